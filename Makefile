@@ -1,0 +1,44 @@
+# The README's two commands: `make run` and `make test`. Both work on a fresh machine.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PEERS := tests/peers
+
+.PHONY: run test install peers lint typecheck pytest bench
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+# Re-install whenever pyproject.toml changes.
+$(VENV)/.installed: pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+install: $(VENV)/.installed
+
+# Real MCP servers, Node 22 and the official conformance suite, from npm, into a local folder.
+$(PEERS)/node_modules/.installed: $(PEERS)/package.json
+	cd $(PEERS) && npm install --no-audit --no-fund
+	touch $@
+
+peers: $(PEERS)/node_modules/.installed
+
+run: install
+	$(VENV)/bin/toolweave tools list
+
+lint: install
+	$(VENV)/bin/ruff check src tests benchmarks examples
+	$(VENV)/bin/ruff format --check src tests benchmarks examples
+
+typecheck: install
+	$(VENV)/bin/mypy src
+
+# pytest exits 5 when it collects no test; that is not a failure of the build.
+pytest: install peers
+	$(PY) -m pytest || [ $$? -eq 5 ]
+
+test: lint typecheck pytest
+
+bench: install peers
+	$(PY) benchmarks/run_all.py

@@ -1,0 +1,71 @@
+"""toolweave: typed tools, provider-neutral tool calling, MCP and an agent loop.
+
+Public names are loaded on first use (PEP 562) so `import toolweave` stays fast; pydantic and
+the rest are imported only when a name that needs them is touched.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    name: "toolweave.tools"
+    for name in (
+        "ExecutionFailed",
+        "FunctionTool",
+        "InvalidArguments",
+        "Permission",
+        "PermissionDenied",
+        "PermissionPolicy",
+        "Tool",
+        "ToolAnnotations",
+        "ToolCancelled",
+        "ToolContext",
+        "ToolDef",
+        "ToolError",
+        "ToolInvocation",
+        "ToolNotFound",
+        "ToolRegistry",
+        "ToolResult",
+        "ToolTimeout",
+        "tool",
+    )
+}
+
+if TYPE_CHECKING:
+    from .tools import (
+        ExecutionFailed,
+        FunctionTool,
+        InvalidArguments,
+        Permission,
+        PermissionDenied,
+        PermissionPolicy,
+        Tool,
+        ToolAnnotations,
+        ToolCancelled,
+        ToolContext,
+        ToolDef,
+        ToolError,
+        ToolInvocation,
+        ToolNotFound,
+        ToolRegistry,
+        ToolResult,
+        ToolTimeout,
+        tool,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolweave' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

@@ -1,0 +1,19 @@
+"""The root Typer app; each command group lives in its own module and registers here."""
+
+from __future__ import annotations
+
+import typer
+
+from .tools_cmd import tools_app
+
+app = typer.Typer(
+    name="toolweave",
+    help="Typed tools, MCP and an agent loop for LLM agents.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+app.add_typer(tools_app, name="tools")
+
+
+def main() -> None:
+    app()

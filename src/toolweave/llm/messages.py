@@ -1,0 +1,148 @@
+"""The neutral message format every provider adapter converts to and from.
+
+One tool message per tool call (adapters merge where a provider wants one message); provider
+specifics that must survive a round trip (Gemini thought signatures, Anthropic thinking
+signatures, DeepSeek reasoning) live in `provider_data` / `ThinkingPart`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True, slots=True)
+class TextPart:
+    text: str
+    provider_data: dict[str, Any] = field(default_factory=dict)
+    kind: Literal["text"] = "text"
+
+
+@dataclass(frozen=True, slots=True)
+class ImagePart:
+    """An image by base64 `data` (with `mime_type`) or by `url`."""
+
+    data: str | None = None
+    mime_type: str = "image/png"
+    url: str | None = None
+    kind: Literal["image"] = "image"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallPart:
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    provider_data: dict[str, Any] = field(default_factory=dict)
+    kind: Literal["tool_call"] = "tool_call"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultPart:
+    call_id: str
+    name: str
+    content: str | list[TextPart | ImagePart]
+    is_error: bool = False
+    kind: Literal["tool_result"] = "tool_result"
+
+    @property
+    def text(self) -> str:
+        if isinstance(self.content, str):
+            return self.content
+        return "\n".join(p.text for p in self.content if isinstance(p, TextPart))
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingPart:
+    text: str
+    signature: str | None = None
+    provider_data: dict[str, Any] = field(default_factory=dict)
+    kind: Literal["thinking"] = "thinking"
+
+
+Part: TypeAlias = TextPart | ImagePart | ToolCallPart | ToolResultPart | ThinkingPart
+_PART_TYPES: dict[str, type[Any]] = {
+    "text": TextPart,
+    "image": ImagePart,
+    "tool_call": ToolCallPart,
+    "tool_result": ToolResultPart,
+    "thinking": ThinkingPart,
+}
+
+
+@dataclass(slots=True)
+class Message:
+    role: Role
+    parts: list[Part] = field(default_factory=list)
+
+    @classmethod
+    def system(cls, text: str) -> Message:
+        return cls("system", [TextPart(text)])
+
+    @classmethod
+    def user(cls, text: str, images: Sequence[ImagePart] = ()) -> Message:
+        return cls("user", [TextPart(text), *images])
+
+    @classmethod
+    def assistant(cls, text: str = "", tool_calls: Sequence[ToolCallPart] = ()) -> Message:
+        parts: list[Part] = [TextPart(text)] if text else []
+        parts.extend(tool_calls)
+        return cls("assistant", parts)
+
+    @classmethod
+    def tool_result(
+        cls,
+        call_id: str,
+        name: str,
+        content: str | list[TextPart | ImagePart],
+        is_error: bool = False,
+    ) -> Message:
+        return cls("tool", [ToolResultPart(call_id, name, content, is_error)])
+
+    @property
+    def text(self) -> str:
+        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+
+    @property
+    def tool_calls(self) -> list[ToolCallPart]:
+        return [p for p in self.parts if isinstance(p, ToolCallPart)]
+
+    @property
+    def tool_results(self) -> list[ToolResultPart]:
+        return [p for p in self.parts if isinstance(p, ToolResultPart)]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form for session stores; `from_dict` restores it exactly."""
+        parts = []
+        for part in self.parts:
+            data: dict[str, Any] = {"kind": part.kind}
+            for name in part.__dataclass_fields__:
+                if name == "kind":
+                    continue
+                value = getattr(part, name)
+                if name == "content" and not isinstance(value, str):
+                    value = [{"kind": p.kind, **_fields(p)} for p in value]
+                data[name] = value
+            parts.append(data)
+        return {"role": self.role, "parts": parts}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Message:
+        parts: list[Part] = []
+        for raw in data["parts"]:
+            fields = dict(raw)
+            kind = fields.pop("kind")
+            if kind == "tool_result" and not isinstance(fields["content"], str):
+                fields["content"] = [
+                    _PART_TYPES[c["kind"]](**{k: v for k, v in c.items() if k != "kind"})
+                    for c in fields["content"]
+                ]
+            parts.append(_PART_TYPES[kind](**fields))
+        return cls(data["role"], parts)
+
+
+def _fields(part: Any) -> dict[str, Any]:
+    return {n: getattr(part, n) for n in part.__dataclass_fields__ if n != "kind"}

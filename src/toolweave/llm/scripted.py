@@ -1,0 +1,126 @@
+"""Models that need no network: `ScriptedModel` replays steps, `FunctionModel` calls a function.
+
+Both are public: tests, examples and offline demos drive the agent loop with them.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from typing import TypeAlias
+
+from .messages import Message, TextPart
+from .types import (
+    Finished,
+    ModelRequest,
+    ModelResponse,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallReady,
+    Usage,
+)
+
+StepResult: TypeAlias = Message | ModelResponse
+Step: TypeAlias = (
+    Message
+    | ModelResponse
+    | BaseException
+    | Callable[[ModelRequest], StepResult | Awaitable[StepResult]]
+)
+_WORDS = re.compile(r"\S+\s*|\s+")
+
+
+async def _resolve(step: Step, request: ModelRequest, usage: Usage | None) -> ModelResponse:
+    if isinstance(step, BaseException):
+        raise step
+    if callable(step) and not isinstance(step, Message | ModelResponse):
+        outcome = step(request)
+        step = await outcome if inspect.isawaitable(outcome) else outcome
+    if isinstance(step, Message):
+        return ModelResponse(step, usage=usage if usage is not None else Usage())
+    if isinstance(step, ModelResponse):
+        return step
+    raise TypeError(
+        f"a scripted step must be a Message, ModelResponse, exception or callable, got {step!r}"
+    )
+
+
+async def _stream_response(response: ModelResponse) -> AsyncIterator[StreamEvent]:
+    """Split a finished response into the events a real provider would stream."""
+    for part in response.message.parts:
+        if isinstance(part, TextPart):
+            for word in _WORDS.findall(part.text):
+                yield TextDelta(word)
+    for index, call in enumerate(response.message.tool_calls):
+        arguments = json.dumps(call.arguments, ensure_ascii=False)
+        yield ToolCallDelta(index, call.id, call.name, arguments)
+        yield ToolCallReady(call)
+    yield Finished(response)
+
+
+class ScriptedModel:
+    """Replays `steps` in order, one per model call, and records every request in `.requests`.
+
+    A step is a `Message`, a `ModelResponse`, an exception to raise, or a callable (sync or
+    async) that receives the `ModelRequest` and returns a Message or ModelResponse.
+    """
+
+    def __init__(
+        self, steps: Iterable[Step], usage: Usage | None = None, model_name: str = "scripted"
+    ) -> None:
+        self._steps = list(steps)
+        self._usage = usage
+        self._model_name = model_name
+        self.requests: list[ModelRequest] = []
+
+    @property
+    def model_name(self) -> str:
+        return self._model_name
+
+    @property
+    def remaining(self) -> int:
+        return len(self._steps) - len(self.requests)
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        index = len(self.requests)
+        self.requests.append(request)
+        if index >= len(self._steps):
+            raise RuntimeError(
+                f"ScriptedModel ran out of steps: call {index + 1} but only "
+                f"{len(self._steps)} scripted; add a step for this turn"
+            )
+        return await _resolve(self._steps[index], request, self._usage)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        response = await self.complete(request)
+        async for event in _stream_response(response):
+            yield event
+
+
+class FunctionModel:
+    """A model whose every answer comes from `function(request)` (sync or async)."""
+
+    def __init__(
+        self,
+        function: Callable[[ModelRequest], StepResult | Awaitable[StepResult]],
+        model_name: str = "function",
+    ) -> None:
+        self._function = function
+        self._model_name = model_name
+        self.requests: list[ModelRequest] = []
+
+    @property
+    def model_name(self) -> str:
+        return self._model_name
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        self.requests.append(request)
+        return await _resolve(self._function, request, None)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        response = await self.complete(request)
+        async for event in _stream_response(response):
+            yield event

@@ -1,0 +1,105 @@
+"""Requests, responses, usage, stream events and errors shared by every `Model`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from toolweave.tools import ToolDef
+
+from .messages import Message, ToolCallPart
+
+FinishReason = Literal["stop", "tool_calls", "length", "content_filter", "error"]
+ToolChoice: TypeAlias = Literal["auto", "none", "required"] | dict[str, str]
+
+
+@dataclass(slots=True)
+class ModelRequest:
+    messages: list[Message]
+    tools: list[ToolDef] = field(default_factory=list)
+    tool_choice: ToolChoice = "auto"
+    output_schema: dict[str, Any] | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    strict_tools: bool = False
+    """Send tool schemas in the provider's strict dialect (OpenAI strict mode)."""
+    output_name: str = "final_output"
+    """The name native structured output is declared under."""
+
+
+@dataclass(slots=True)
+class Usage:
+    """Token counts. `input_tokens` always includes cached input (Anthropic's is added up)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass(slots=True)
+class ModelResponse:
+    message: Message
+    finish_reason: FinishReason = "stop"
+    usage: Usage = field(default_factory=Usage)
+    raw: Any = None
+
+    def __post_init__(self) -> None:
+        # Providers disagree (Gemini says STOP with calls); the message is the truth.
+        if self.message.tool_calls:
+            self.finish_reason = "tool_calls"
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    index: int
+    id: str | None
+    name: str | None
+    arguments_delta: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallReady:
+    call: ToolCallPart
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    response: ModelResponse
+
+
+StreamEvent: TypeAlias = TextDelta | ThinkingDelta | ToolCallDelta | ToolCallReady | Finished
+
+
+class ModelError(Exception):
+    """A provider refused or failed. `retryable` says whether trying again may help."""
+
+    def __init__(self, status: int | None, message: str, retryable: bool = False) -> None:
+        super().__init__(f"{status}: {message}" if status is not None else message)
+        self.status = status
+        self.message = message
+        self.retryable = retryable

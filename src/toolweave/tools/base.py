@@ -1,0 +1,92 @@
+"""The `Tool` protocol every tool implements, its annotations, and the definition models see.
+
+Anything with these attributes and an async `execute` is a tool: function tools, MCP-proxied
+tools, built-ins. The registry and the agent loop depend only on this protocol.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from .context import ToolContext
+from .permissions import Permission
+from .result import ToolResult
+
+
+@dataclass(frozen=True, slots=True)
+class ToolAnnotations:
+    """Behaviour hints, with the same meaning as MCP's tool annotations.
+
+    Defaults follow MCP: a tool is assumed to write, possibly destructively, not idempotently,
+    and to reach the open world, unless it says otherwise.
+    """
+
+    read_only: bool = False
+    destructive: bool = True
+    idempotent: bool = False
+    open_world: bool = True
+    title: str | None = None
+
+    def to_mcp(self) -> dict[str, Any]:
+        """The MCP wire form (`readOnlyHint`, ...)."""
+        hints: dict[str, Any] = {
+            "readOnlyHint": self.read_only,
+            "destructiveHint": self.destructive,
+            "idempotentHint": self.idempotent,
+            "openWorldHint": self.open_world,
+        }
+        if self.title is not None:
+            hints["title"] = self.title
+        return hints
+
+    @classmethod
+    def from_mcp(cls, hints: dict[str, Any] | None) -> ToolAnnotations:
+        hints = hints or {}
+        return cls(
+            read_only=bool(hints.get("readOnlyHint", False)),
+            destructive=bool(hints.get("destructiveHint", True)),
+            idempotent=bool(hints.get("idempotentHint", False)),
+            open_world=bool(hints.get("openWorldHint", True)),
+            title=hints.get("title"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDef:
+    """What a model is told about a tool: name, description and JSON Schema parameters."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """A callable capability with an exact JSON Schema."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def parameters(self) -> dict[str, Any]: ...
+
+    @property
+    def permissions(self) -> frozenset[Permission]: ...
+
+    @property
+    def annotations(self) -> ToolAnnotations: ...
+
+    @property
+    def primary_arg(self) -> str | None:
+        """The argument policy rules match on (`command` for a shell, `path` for files)."""
+        ...
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
+
+
+def tool_def(tool: Tool) -> ToolDef:
+    return ToolDef(name=tool.name, description=tool.description, parameters=tool.parameters)

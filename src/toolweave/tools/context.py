@@ -1,0 +1,148 @@
+"""The per-call context a tool receives: identity, shared run state, dependencies, cancellation
+and progress reporting.
+
+A tool asks for it by annotating a parameter as `ToolContext`; it is injected and never appears
+in the schema the model sees.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
+
+
+class CancellationSignal:
+    """A cancellation flag a tool can poll (`is_set`) or await (`wait`).
+
+    Signals form a tree: cancelling a parent (the run) cancels every child (each call), while a
+    child (one call that timed out) can be cancelled alone. The asyncio.Event is created lazily
+    so contexts stay cheap for the many calls that never wait on it.
+    """
+
+    __slots__ = ("_children", "_event", "_set")
+
+    def __init__(self) -> None:
+        self._set = False
+        self._event: asyncio.Event | None = None
+        self._children: list[CancellationSignal] = []
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def set(self) -> None:
+        if self._set:
+            return
+        self._set = True
+        if self._event is not None:
+            self._event.set()
+        for child in self._children:
+            child.set()
+
+    async def wait(self) -> None:
+        if self._set:
+            return
+        if self._event is None:
+            self._event = asyncio.Event()
+        await self._event.wait()
+
+    def child(self) -> CancellationSignal:
+        signal = CancellationSignal()
+        if self._set:
+            signal._set = True
+        else:
+            self._children.append(signal)
+        return signal
+
+    def release(self, child: CancellationSignal) -> None:
+        """Forget a finished child so long runs do not accumulate them."""
+        with contextlib.suppress(ValueError):
+            self._children.remove(child)
+
+
+class ToolContext:
+    """Everything a running tool may need besides its arguments.
+
+    `state` is a dict shared by every call of one run; `deps` is the caller's dependency object
+    (a database handle, an HTTP client), passed through untouched.
+    """
+
+    __slots__ = (
+        "call_id",
+        "cancellation",
+        "deps",
+        "extras",
+        "progress_callback",
+        "session_id",
+        "state",
+        "trace_id",
+    )
+
+    def __init__(
+        self,
+        session_id: str | None = None,
+        trace_id: str | None = None,
+        call_id: str | None = None,
+        state: dict[str, Any] | None = None,
+        deps: Any = None,
+        *,
+        cancellation: CancellationSignal | None = None,
+        progress_callback: ProgressCallback | None = None,
+        extras: dict[str, Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.trace_id = trace_id
+        self.call_id = call_id
+        self.state: dict[str, Any] = state if state is not None else {}
+        self.deps = deps
+        self.cancellation = cancellation if cancellation is not None else CancellationSignal()
+        self.progress_callback = progress_callback
+        # Seams for higher layers (the agent's output channel, the MCP request) without making
+        # this layer depend on them.
+        self.extras: dict[str, Any] = extras if extras is not None else {}
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the caller cancelled this call (or the run it belongs to)."""
+        return self.cancellation.is_set()
+
+    async def wait_cancelled(self) -> None:
+        """Return when the call is cancelled; race it against work to stop promptly."""
+        await self.cancellation.wait()
+
+    def cancel(self) -> None:
+        self.cancellation.set()
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Tell the caller how far the tool got; a no-op when nobody listens."""
+        callback = self.progress_callback
+        if callback is None:
+            return
+        outcome = callback(progress, total, message)
+        if inspect.isawaitable(outcome):
+            await outcome
+
+    def for_call(self, call_id: str | None) -> ToolContext:
+        """A context for one call of a batch: same run state, own id, own child cancellation."""
+        return ToolContext(
+            session_id=self.session_id,
+            trace_id=self.trace_id,
+            call_id=call_id,
+            state=self.state,
+            deps=self.deps,
+            cancellation=self.cancellation.child(),
+            progress_callback=self.progress_callback,
+            extras=self.extras,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"ToolContext(session_id={self.session_id!r}, trace_id={self.trace_id!r}, "
+            f"call_id={self.call_id!r}, cancelled={self.cancelled})"
+        )

@@ -1,0 +1,72 @@
+"""Typed outcomes of a failed tool call.
+
+`recoverable` tells the agent loop what to do: a recoverable error goes back to the model as
+text it can act on (fix the arguments, try again); any other error ends the run. The message of
+every error is written for the model: it names what went wrong and how to recover.
+"""
+
+from __future__ import annotations
+
+
+class ToolError(Exception):
+    """Base of every tool failure. Subclasses fix `recoverable`; the base defaults to False."""
+
+    recoverable: bool = False
+
+    def __init__(
+        self, message: str, *, tool: str | None = None, recoverable: bool | None = None
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.tool = tool
+        if recoverable is not None:
+            self.recoverable = recoverable
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r}, tool={self.tool!r})"
+
+
+class ToolNotFound(ToolError):
+    """No tool of that name; the message lists what is available."""
+
+    recoverable = False
+
+
+class InvalidArguments(ToolError):
+    """The arguments did not match the schema. The message names the field and what was expected."""
+
+    recoverable = True
+
+
+class ExecutionFailed(ToolError):
+    """The tool raised. Carries the original exception's message (and the exception as cause)."""
+
+    recoverable = True
+
+
+class PermissionDenied(ToolError):
+    """A permission policy or gate refused the call before it ran."""
+
+    recoverable = False
+
+    def __init__(
+        self, message: str, *, tool: str | None = None, permission: str | None = None
+    ) -> None:
+        super().__init__(message, tool=tool)
+        self.permission = permission
+
+
+class ToolTimeout(ToolError):
+    """The call ran past its timeout and was cancelled."""
+
+    recoverable = True
+
+    def __init__(self, message: str, *, tool: str | None = None, timeout: float) -> None:
+        super().__init__(message, tool=tool)
+        self.timeout = timeout
+
+
+class ToolCancelled(ToolError):
+    """The caller cancelled the call (the run was stopped)."""
+
+    recoverable = False

@@ -1,0 +1,162 @@
+"""`@tool`: a typed Python function becomes a `Tool` with an exact JSON Schema.
+
+Sync functions run in a worker thread so they never block the event loop; async functions are
+awaited directly. Every exception becomes a `ToolError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import inspect
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar, overload
+
+from .base import ToolAnnotations
+from .context import ToolContext
+from .errors import ExecutionFailed, ToolError
+from .permissions import Permission, permission_set
+from .result import ToolResult, to_tool_result
+from .schema import FunctionSchema, function_schema
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class FunctionTool:
+    """A `Tool` backed by a Python function; build it with `@tool`."""
+
+    def __init__(
+        self,
+        func: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        permissions: Iterable[str | Permission] | None = None,
+        read_only: bool = False,
+        destructive: bool | None = None,
+        idempotent: bool | None = None,
+        open_world: bool = False,
+        primary_arg: str | None = None,
+        tags: Iterable[str] | None = None,
+        category: str | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        self.func = func
+        self._name = name or func.__name__
+        self._schema: FunctionSchema = function_schema(func, self._name, description)
+        if primary_arg is not None and primary_arg not in self._schema.parameters["properties"]:
+            raise ValueError(
+                f"tool {self._name!r}: primary_arg {primary_arg!r} is not one of its parameters "
+                f"{sorted(self._schema.parameters['properties'])}"
+            )
+        self._permissions = permission_set(permissions)
+        # A read-only tool is by definition neither destructive nor in need of idempotency care.
+        self._annotations = ToolAnnotations(
+            read_only=read_only,
+            destructive=(not read_only) if destructive is None else destructive,
+            idempotent=read_only if idempotent is None else idempotent,
+            open_world=open_world,
+        )
+        self._primary_arg = primary_arg
+        self.tags: frozenset[str] = frozenset(tags or ())
+        self.category = category
+        self.timeout = timeout
+        self._is_async = inspect.iscoroutinefunction(func)
+        self.__wrapped__ = func
+        self.__doc__ = func.__doc__
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def description(self) -> str:
+        return self._schema.description
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        return self._schema.parameters
+
+    @property
+    def permissions(self) -> frozenset[Permission]:
+        return self._permissions
+
+    @property
+    def annotations(self) -> ToolAnnotations:
+        return self._annotations
+
+    @property
+    def primary_arg(self) -> str | None:
+        return self._primary_arg
+
+    @property
+    def schema(self) -> FunctionSchema:
+        return self._schema
+
+    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        schema = self._schema
+        kwargs = schema.validate(self._name, args)
+        if schema.context_param is not None:
+            kwargs[schema.context_param] = ctx
+        positional = [kwargs.pop(p) for p in schema.positional_only]
+        try:
+            if self._is_async:
+                value = await self.func(*positional, **kwargs)
+            else:
+                call = functools.partial(self.func, *positional, **kwargs)
+                value = await asyncio.get_running_loop().run_in_executor(
+                    None, contextvars.copy_context().run, call
+                )
+        except ToolError:
+            raise
+        except Exception as exc:
+            raise ExecutionFailed(
+                f"Tool '{self._name}' failed: {type(exc).__name__}: {exc}. "
+                "Check the arguments or try a different approach.",
+                tool=self._name,
+            ) from exc
+        return to_tool_result(value)
+
+    async def __call__(self, **kwargs: Any) -> ToolResult:
+        """Run the tool directly (handy in tests); arguments are validated as for a model."""
+        return await self.execute(kwargs, ToolContext())
+
+    def __repr__(self) -> str:
+        return f"FunctionTool(name={self._name!r})"
+
+
+@overload
+def tool(func: F, /) -> FunctionTool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    permissions: Iterable[str | Permission] | None = None,
+    read_only: bool = False,
+    destructive: bool | None = None,
+    idempotent: bool | None = None,
+    open_world: bool = False,
+    primary_arg: str | None = None,
+    tags: Iterable[str] | None = None,
+    category: str | None = None,
+    timeout: float | None = None,
+) -> Callable[[F], FunctionTool]: ...
+
+
+def tool(
+    func: Callable[..., Any] | None = None,
+    /,
+    **options: Any,
+) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
+    """Turn a typed function into a tool; use bare (`@tool`) or with options (`@tool(...)`)."""
+    if func is not None:
+        return FunctionTool(func, **options)
+
+    def decorate(f: Callable[..., Any]) -> FunctionTool:
+        return FunctionTool(f, **options)
+
+    return decorate

@@ -1,0 +1,273 @@
+"""The tool registry: lookup, permission checks, validation, timeouts, concurrent invocation.
+
+`definitions()` is sorted by name and cached, so every turn sends byte-identical tool lists and
+provider prompt caches hit. `overlay()` gives a session layer whose tools shadow the shared ones
+without touching them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from time import perf_counter
+from typing import Any
+
+from .arguments import parse_arguments
+from .base import Tool, ToolDef, tool_def
+from .context import ToolContext
+from .errors import ExecutionFailed, ToolError, ToolNotFound, ToolTimeout
+from .permissions import PermissionPolicy
+from .result import ToolResult
+
+TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+DEFAULT_BATCH_TIMEOUT = 60.0
+
+
+@dataclass(slots=True)
+class ToolInvocation:
+    """The record of one call: what was asked, what came back, how long it took."""
+
+    name: str
+    call_id: str | None
+    args: dict[str, Any] | str | None
+    result: ToolResult
+    error: ToolError | None
+    duration: float
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and not self.result.is_error
+
+
+@dataclass(slots=True)
+class ToolStats:
+    calls: int = 0
+    errors: int = 0
+    total_duration: float = 0.0
+
+    @property
+    def mean_duration(self) -> float:
+        return self.total_duration / self.calls if self.calls else 0.0
+
+
+@dataclass(slots=True)
+class _Entry:
+    tool: Tool
+    tags: frozenset[str]
+    category: str | None
+    timeout: float | None
+
+
+class ToolRegistry:
+    """Holds tools by name and runs them safely. Never raises from `invoke`."""
+
+    def __init__(
+        self, policy: PermissionPolicy | None = None, *, parent: ToolRegistry | None = None
+    ) -> None:
+        self.policy: PermissionPolicy | None = (
+            policy if policy is not None or parent is None else parent.policy
+        )
+        self._parent = parent
+        self._entries: dict[str, _Entry] = {}
+        self._stats: dict[str, ToolStats] = {}
+        self._version = 0
+        self._definitions_key: tuple[int, ...] = (-1,)
+        self._definitions: list[ToolDef] = []
+
+    # -- contents -------------------------------------------------------------------------
+
+    def register(
+        self,
+        tool: Tool,
+        *,
+        tags: Iterable[str] | None = None,
+        category: str | None = None,
+        timeout: float | None = None,
+    ) -> Tool:
+        name = tool.name
+        if not TOOL_NAME.match(name):
+            raise ToolError(
+                f"cannot register tool {name!r}: names must be 1-64 characters of letters, "
+                "digits, '_' or '-' (what every model provider accepts); rename it"
+            )
+        if name in self._entries:
+            raise ToolError(
+                f"cannot register tool {name!r}: a tool with that name is already registered; "
+                "unregister it first or choose another name",
+                tool=name,
+            )
+        self._entries[name] = _Entry(
+            tool=tool,
+            tags=frozenset(tags if tags is not None else getattr(tool, "tags", ())),
+            category=category if category is not None else getattr(tool, "category", None),
+            timeout=timeout if timeout is not None else getattr(tool, "timeout", None),
+        )
+        self._version += 1
+        return tool
+
+    def register_all(self, tools: Iterable[Tool]) -> None:
+        for t in tools:
+            self.register(t)
+
+    def unregister(self, name: str) -> Tool:
+        entry = self._entries.pop(name, None)
+        if entry is None:
+            raise ToolNotFound(f"cannot unregister {name!r}: no such tool in this registry")
+        self._version += 1
+        return entry.tool
+
+    def _entry(self, name: str) -> _Entry | None:
+        entry = self._entries.get(name)
+        if entry is None and self._parent is not None:
+            return self._parent._entry(name)
+        return entry
+
+    def get(self, name: str) -> Tool | None:
+        entry = self._entry(name)
+        return entry.tool if entry is not None else None
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self._entry(name) is not None
+
+    def __len__(self) -> int:
+        return len(self.names())
+
+    def _all_entries(self) -> dict[str, _Entry]:
+        merged = self._parent._all_entries() if self._parent is not None else {}
+        merged.update(self._entries)
+        return merged
+
+    def names(self) -> list[str]:
+        return sorted(self._all_entries())
+
+    def tools(self) -> list[Tool]:
+        return [e.tool for _, e in sorted(self._all_entries().items())]
+
+    def _key(self) -> tuple[int, ...]:
+        own = (id(self), self._version)
+        return own + self._parent._key() if self._parent is not None else own
+
+    def definitions(self) -> list[ToolDef]:
+        """Definitions sorted by name; the same objects until the contents change."""
+        key = self._key()
+        if key != self._definitions_key:
+            self._definitions = [tool_def(t) for t in self.tools()]
+            self._definitions_key = key
+        return list(self._definitions)
+
+    def find_by_tag(self, tag: str) -> list[Tool]:
+        return [e.tool for _, e in sorted(self._all_entries().items()) if tag in e.tags]
+
+    def find_by_category(self, category: str) -> list[Tool]:
+        return [e.tool for _, e in sorted(self._all_entries().items()) if e.category == category]
+
+    def overlay(self) -> ToolRegistry:
+        """A session layer: its tools shadow this registry's, which stays untouched."""
+        return ToolRegistry(parent=self)
+
+    def stats(self) -> dict[str, ToolStats]:
+        return dict(sorted(self._stats.items()))
+
+    # -- invocation -----------------------------------------------------------------------
+
+    async def invoke(
+        self,
+        name: str,
+        args: dict[str, Any] | str | None,
+        ctx: ToolContext | None = None,
+        *,
+        call_id: str | None = None,
+        timeout: float | None = None,
+    ) -> ToolInvocation:
+        """Run one tool. Errors come back in the invocation; only cancellation propagates."""
+        if ctx is None:
+            ctx = ToolContext(call_id=call_id)
+        start = perf_counter()
+        error: ToolError | None = None
+        parsed: dict[str, Any] | str | None = args
+        limit = timeout
+        try:
+            entry = self._entry(name)
+            if entry is None:
+                raise ToolNotFound(self._not_found_message(name), tool=name)
+            tool = entry.tool
+            if self.policy is not None:
+                self.policy.check(name, tool.permissions)
+            parsed = parse_arguments(args, name)
+            if entry.timeout is not None and (limit is None or entry.timeout < limit):
+                limit = entry.timeout
+            if limit is None:
+                result = await tool.execute(parsed, ctx)
+            else:
+                result = await self._execute_with_timeout(tool, parsed, ctx, limit)
+        except ToolError as exc:
+            error = exc
+        except asyncio.CancelledError:
+            ctx.cancel()
+            raise
+        except Exception as exc:
+            error = ExecutionFailed(f"Tool '{name}' failed: {type(exc).__name__}: {exc}", tool=name)
+            error.__cause__ = exc
+        if error is not None:
+            result = ToolResult.error(error.message)
+        duration = perf_counter() - start
+        stats = self._stats.get(name)
+        if stats is None:
+            stats = self._stats[name] = ToolStats()
+        stats.calls += 1
+        stats.total_duration += duration
+        if error is not None or result.is_error:
+            stats.errors += 1
+        return ToolInvocation(name, call_id or ctx.call_id, parsed, result, error, duration)
+
+    async def _execute_with_timeout(
+        self, tool: Tool, args: dict[str, Any], ctx: ToolContext, limit: float
+    ) -> ToolResult:
+        try:
+            async with asyncio.timeout(limit) as scope:
+                return await tool.execute(args, ctx)
+        except TimeoutError:
+            if not scope.expired():
+                raise  # the tool's own TimeoutError, not ours
+            ctx.cancel()  # cooperative tools (and threads polling ctx) stop now
+            raise ToolTimeout(
+                f"Tool '{tool.name}' timed out after {limit:g}s and was cancelled. Try a "
+                "smaller request, narrower arguments, or a different tool.",
+                tool=tool.name,
+                timeout=limit,
+            ) from None
+
+    async def invoke_all(
+        self,
+        calls: Sequence[tuple[str, dict[str, Any] | str | None] | tuple[str, Any, str | None]],
+        ctx: ToolContext | None = None,
+        timeout: float | None = DEFAULT_BATCH_TIMEOUT,
+    ) -> list[ToolInvocation]:
+        """Run calls concurrently, each with its own timeout; results in input order.
+
+        A call is `(name, args)` or `(name, args, call_id)`. Cancelling the caller cancels
+        every call (their contexts' cancellation fires).
+        """
+        parent = ctx if ctx is not None else ToolContext()
+
+        async def one(call: tuple[Any, ...]) -> ToolInvocation:
+            call_id = call[2] if len(call) > 2 else None
+            child = parent.for_call(call_id)
+            try:
+                return await self.invoke(call[0], call[1], child, call_id=call_id, timeout=timeout)
+            finally:
+                parent.cancellation.release(child.cancellation)
+
+        if len(calls) == 1:
+            return [await one(calls[0])]
+        try:
+            return list(await asyncio.gather(*(one(c) for c in calls)))
+        except asyncio.CancelledError:
+            parent.cancel()
+            raise
+
+    def _not_found_message(self, name: str) -> str:
+        available = ", ".join(self.names()) or "(none)"
+        return f"Unknown tool '{name}'. Available tools: {available}. Call one of these instead."

@@ -1,0 +1,122 @@
+"""What a tool returns: content parts for the model, an optional structured value, an error flag.
+
+Plain return values are converted here so tool authors can return `str`, numbers, dicts, lists,
+pydantic models or dataclasses and get a well-formed `ToolResult`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+
+@dataclass(frozen=True, slots=True)
+class TextContent:
+    text: str
+    type: Literal["text"] = "text"
+
+
+@dataclass(frozen=True, slots=True)
+class ImageContent:
+    """An image as base64 `data` with its MIME type."""
+
+    data: str
+    mime_type: str
+    type: Literal["image"] = "image"
+
+
+@dataclass(frozen=True, slots=True)
+class AudioContent:
+    """Audio as base64 `data` with its MIME type (MCP servers may return it)."""
+
+    data: str
+    mime_type: str
+    type: Literal["audio"] = "audio"
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceContent:
+    """A resource by URI, embedded (`text` or base64 `blob`) or linked (neither)."""
+
+    uri: str
+    mime_type: str | None = None
+    text: str | None = None
+    blob: str | None = None
+    name: str | None = None
+    type: Literal["resource"] = "resource"
+
+
+Content: TypeAlias = TextContent | ImageContent | AudioContent | ResourceContent
+
+
+@dataclass(slots=True)
+class ToolResult:
+    """The outcome of one tool call as the model and the caller see it."""
+
+    content: list[Content] = field(default_factory=list)
+    structured: Any = None
+    is_error: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def text_result(cls, text: str, *, is_error: bool = False) -> ToolResult:
+        return cls(content=[TextContent(text)], is_error=is_error)
+
+    @classmethod
+    def error(cls, message: str) -> ToolResult:
+        """A domain error the model should see and can act on; the run goes on."""
+        return cls(content=[TextContent(message)], is_error=True)
+
+    @property
+    def text(self) -> str:
+        """All text parts joined by newlines; resources contribute their embedded text."""
+        parts: list[str] = []
+        for item in self.content:
+            if isinstance(item, TextContent) or (
+                isinstance(item, ResourceContent) and item.text is not None
+            ):
+                parts.append(item.text)
+        return "\n".join(parts)
+
+
+def to_jsonable(value: Any) -> Any:
+    """Turn pydantic models, dataclasses, enums, tuples and sets into plain JSON values."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, set | frozenset):
+        return sorted((to_jsonable(v) for v in value), key=repr)
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    enum_value = getattr(value, "value", None)
+    if enum_value is not None and type(value).__module__ != "builtins":
+        return to_jsonable(enum_value)
+    return str(value)
+
+
+def to_tool_result(value: Any) -> ToolResult:
+    """Convert whatever a tool function returned into a `ToolResult`.
+
+    str -> one text part; None -> no content; a `ToolResult` or content part passes through;
+    anything JSON-like -> `structured` plus its JSON as text (so providers without structured
+    results still see it).
+    """
+    if isinstance(value, str):
+        return ToolResult(content=[TextContent(value)])
+    if isinstance(value, ToolResult):
+        return value
+    if value is None:
+        return ToolResult()
+    if isinstance(value, TextContent | ImageContent | AudioContent | ResourceContent):
+        return ToolResult(content=[value])
+    structured = to_jsonable(value)
+    text = json.dumps(structured, ensure_ascii=False)
+    return ToolResult(content=[TextContent(text)], structured=structured)
