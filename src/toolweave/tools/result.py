@@ -74,10 +74,9 @@ class ToolResult:
         """All text parts joined by newlines; resources contribute their embedded text."""
         parts: list[str] = []
         for item in self.content:
-            if isinstance(item, TextContent) or (
-                isinstance(item, ResourceContent) and item.text is not None
-            ):
-                parts.append(item.text)
+            text = item.text if isinstance(item, TextContent | ResourceContent) else None
+            if text is not None:
+                parts.append(text)
         return "\n".join(parts)
 
 
