@@ -28,8 +28,8 @@ run: install
 	$(VENV)/bin/toolweave tools list
 
 lint: install
-	$(VENV)/bin/ruff check src tests benchmarks examples
-	$(VENV)/bin/ruff format --check src tests benchmarks examples
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 typecheck: install
 	$(VENV)/bin/mypy src
