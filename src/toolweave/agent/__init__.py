@@ -1,0 +1,58 @@
+"""The agent loop: `Agent`, its events, sessions and structured output.
+
+`Agent` composes a `toolweave.llm.Model` with a `toolweave.tools.ToolRegistry`; everything a run
+does is visible as typed events on `Agent.run_stream`.
+"""
+
+from __future__ import annotations
+
+from .agent import Agent, OutputMode, RunResult
+from .errors import AgentError, MaxTurnsExceeded, OutputValidationError, SessionBusy
+from .events import (
+    AgentEvent,
+    OutputDelta,
+    RunCompleted,
+    RunFailed,
+    RunStarted,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallRequested,
+    ToolExecutionCompleted,
+    ToolExecutionStarted,
+    TurnCompleted,
+    UserMessage,
+)
+from .gates import GateRequest, PolicyGate, ToolGate
+from .output import OutputSpec
+from .session import Session, estimate_tokens
+from .store import SessionStore, SqliteSessionStore
+
+__all__ = [
+    "Agent",
+    "AgentError",
+    "AgentEvent",
+    "GateRequest",
+    "MaxTurnsExceeded",
+    "OutputDelta",
+    "OutputMode",
+    "OutputSpec",
+    "OutputValidationError",
+    "PolicyGate",
+    "RunCompleted",
+    "RunFailed",
+    "RunResult",
+    "RunStarted",
+    "Session",
+    "SessionBusy",
+    "SessionStore",
+    "SqliteSessionStore",
+    "TextDelta",
+    "ThinkingDelta",
+    "ToolCallRequested",
+    "ToolExecutionCompleted",
+    "ToolExecutionStarted",
+    "ToolGate",
+    "TurnCompleted",
+    "UserMessage",
+    "estimate_tokens",
+]

@@ -1,0 +1,216 @@
+"""`Agent`: a model, its tools and its limits; `run`, `run_sync` and `run_stream` drive the loop.
+
+An Agent holds no per-run state, so one instance serves any number of concurrent runs (each
+with its own `Session`). Settings are validated here so a typo fails at construction with the
+field's name rather than mid-run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from toolweave.llm import Message, Model, Usage
+from toolweave.tools import (
+    FunctionTool,
+    PermissionPolicy,
+    Tool,
+    ToolInvocation,
+    ToolRegistry,
+    UserOutput,
+)
+
+from ._loop import Run
+from .events import AgentEvent
+from .gates import PolicyGate, ToolGate
+from .output import DEFAULT_OUTPUT_NAME, OutputSpec
+from .session import Session
+
+OutputMode = Literal["auto", "native", "tool"]
+
+
+@dataclass(slots=True)
+class RunResult:
+    """What a finished run produced.
+
+    `output` is the answer text, or an instance of `output_type`; `messages` is the session's
+    whole history after the run and `new_messages` the part this run added; `invocations`
+    are the tool calls in the order the model made them; `user_outputs` what tools sent to
+    the user (`ctx.send_*`).
+    """
+
+    output: Any
+    messages: list[Message]
+    usage: Usage
+    invocations: list[ToolInvocation]
+    new_messages: list[Message] = field(default_factory=list)
+    turns: int = 0
+    run_id: str = ""
+    session_id: str = ""
+    user_outputs: list[UserOutput] = field(default_factory=list)
+
+
+_DONE: Any = object()
+
+
+class Agent:
+    """A model with tools, instructions and limits.
+
+    `model` is a `Model` or a string for `toolweave.llm.model_from_string` ("openai:gpt-4o").
+    `tools` is a list of tools (plain functions are wrapped with `@tool`) or a `ToolRegistry`.
+    Every limit is a named setting: `max_turns` counts model calls, `tool_timeout` is per
+    call in seconds, `max_tool_result_chars` caps what one result may put in the context.
+    """
+
+    def __init__(
+        self,
+        model: Model | str,
+        tools: Sequence[Tool | Callable[..., Any]] | ToolRegistry | None = None,
+        *,
+        instructions: str | None = None,
+        max_turns: int = 10,
+        tool_timeout: float = 60.0,
+        max_tool_result_chars: int = 8000,
+        output_type: Any = None,
+        output_mode: OutputMode = "auto",
+        output_retries: int = 1,
+        output_name: str = DEFAULT_OUTPUT_NAME,
+        on_max_turns: Literal["error", "final_answer"] = "error",
+        policy: PermissionPolicy | None = None,
+        gates: Sequence[ToolGate] = (),
+        user_output: Literal["all", "media_only"] = "all",
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        name: str = "agent",
+    ) -> None:
+        if isinstance(model, str):
+            from toolweave.llm import model_from_string  # adapters load only when asked for
+
+            model = model_from_string(model)
+        if not isinstance(model, Model):
+            raise TypeError(
+                f"Agent(model=...) must be a toolweave.llm.Model or a model string such as "
+                f"'openai:gpt-4o', got {type(model).__name__}"
+            )
+        _positive("max_turns", max_turns)
+        _positive("tool_timeout", tool_timeout)
+        _positive("max_tool_result_chars", max_tool_result_chars)
+        if output_retries < 0:
+            raise ValueError("Agent(output_retries=...) must be 0 or more")
+        _choice("on_max_turns", on_max_turns, ("error", "final_answer"))
+        _choice("output_mode", output_mode, ("auto", "native", "tool"))
+        _choice("user_output", user_output, ("all", "media_only"))
+        self.model: Model = model
+        self.name = name
+        self.registry = tools if isinstance(tools, ToolRegistry) else _registry(tools or ())
+        self.instructions = instructions
+        self.max_turns = max_turns
+        self.tool_timeout = tool_timeout
+        self.max_tool_result_chars = max_tool_result_chars
+        self.output_retries = output_retries
+        self.on_max_turns = on_max_turns
+        self.policy = policy
+        for gate in gates:
+            if not isinstance(gate, ToolGate):
+                raise TypeError(
+                    f"Agent(gates=...) items need an `async def check(self, request)` method; "
+                    f"got {gate!r}"
+                )
+        self.gates: tuple[ToolGate, ...] = (PolicyGate(), *gates)
+        self.user_output = user_output
+        self.model_settings: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens}
+        self._output = OutputSpec(output_type, output_name) if output_type is not None else None
+        if self._output is not None and output_name in self.registry:
+            raise ValueError(
+                f"Agent(output_name={output_name!r}) clashes with a tool of that name; pass "
+                "another output_name"
+            )
+        if output_mode == "auto":
+            native = bool(getattr(model, "supports_native_output", False))
+            output_mode = "native" if native else "tool"
+        self.output_mode: Literal["native", "tool"] = output_mode
+        self._system_message = Message.system(instructions) if instructions else None
+
+    # -- running ------------------------------------------------------------------------
+
+    async def run(
+        self, prompt: str, session: Session | None = None, *, deps: Any = None
+    ) -> RunResult:
+        """Run to a final answer. Cancelling the awaiting task cancels running tools and
+        leaves `session` consistent."""
+        return await Run(
+            self, prompt, session if session is not None else Session(), deps, None
+        ).execute()
+
+    def run_sync(
+        self, prompt: str, session: Session | None = None, *, deps: Any = None
+    ) -> RunResult:
+        """`run` for synchronous code; not callable from inside a running event loop."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.run(prompt, session, deps=deps))
+        raise RuntimeError(
+            "Agent.run_sync() was called inside a running event loop; use `await agent.run()`"
+        )
+
+    async def run_stream(
+        self, prompt: str, session: Session | None = None, *, deps: Any = None
+    ) -> AsyncIterator[AgentEvent]:
+        """Yield the run's events as they happen; a failed run yields `RunFailed`, then raises.
+
+        Closing the iterator early (or cancelling its consumer) cancels the run.
+        """
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        run = Run(
+            self, prompt, session if session is not None else Session(), deps, queue.put_nowait
+        )
+        task = asyncio.ensure_future(run.execute())
+        task.add_done_callback(lambda _: queue.put_nowait(_DONE))
+        try:
+            while True:
+                event = await queue.get()
+                if event is _DONE:
+                    break
+                yield event
+            await task  # re-raises the run's error after RunFailed was yielded
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+
+    def _session_registry(self, session: Session) -> ToolRegistry:
+        """The session's overlay on this agent's tools, with this agent's policy applied."""
+        overlay = session.tool_overlay(self.registry)
+        overlay.policy = self.policy if self.policy is not None else self.registry.policy
+        return overlay
+
+    def __repr__(self) -> str:
+        return (
+            f"Agent(name={self.name!r}, model={self.model.model_name!r}, "
+            f"tools={self.registry.names()})"
+        )
+
+
+def _registry(tools: Sequence[Tool | Callable[..., Any]]) -> ToolRegistry:
+    registry = ToolRegistry()
+    for item in tools:
+        if isinstance(item, Tool):
+            registry.register(item)
+        elif callable(item):
+            registry.register(FunctionTool(item))
+        else:
+            raise TypeError(f"Agent(tools=...) items must be tools or functions, got {item!r}")
+    return registry
+
+
+def _positive(name: str, value: float) -> None:
+    if value <= 0:
+        raise ValueError(f"Agent({name}=...) must be positive, got {value!r}")
+
+
+def _choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ValueError(f"Agent({name}={value!r}) must be one of {', '.join(allowed)}")

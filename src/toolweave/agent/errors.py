@@ -1,0 +1,35 @@
+"""Why a run stopped without an answer.
+
+Tool failures keep their own `ToolError` types (a run ended by a denial raises the
+`PermissionDenied` itself); the classes here cover what only the loop can detect.
+"""
+
+from __future__ import annotations
+
+
+class AgentError(Exception):
+    """Base of the loop's own failures."""
+
+
+class MaxTurnsExceeded(AgentError):
+    """The run used `max_turns` model calls without reaching an answer."""
+
+    def __init__(self, max_turns: int) -> None:
+        super().__init__(
+            f"the run reached max_turns={max_turns} model calls without a final answer; raise "
+            "Agent(max_turns=...) or pass on_max_turns='final_answer' to get a last answer "
+            "without tools"
+        )
+        self.max_turns = max_turns
+
+
+class OutputValidationError(AgentError):
+    """The model's final answer did not match `output_type`, even after one correction."""
+
+    def __init__(self, message: str, raw: str) -> None:
+        super().__init__(message)
+        self.raw = raw
+
+
+class SessionBusy(AgentError):
+    """Two runs tried to use one session at the same time; histories would interleave."""

@@ -1,0 +1,175 @@
+"""A conversation that outlives one run: its history, its store, and compaction.
+
+Compaction replaces the oldest tool results with short stubs once the history passes a token
+budget; tool output is the bulk of an agent's context and the cheapest to re-fetch, while the
+user's words and the model's answers carry the thread. The most recent results are never
+touched, because the model is usually still working with them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import uuid
+from collections.abc import Sequence
+
+from toolweave.llm import ImagePart, Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
+from toolweave.tools import ToolRegistry
+
+from .errors import SessionBusy
+from .store import SessionStore
+
+DEFAULT_MAX_HISTORY_TOKENS = 100_000
+DEFAULT_KEEP_RECENT_RESULTS = 4
+_STUB_PREFIX = "[compacted:"
+_IMAGE_TOKENS = 800
+# Han, kana, hangul, CJK compatibility and extension blocks: about one token per character.
+_CJK = re.compile(
+    "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ceaf]"
+)
+
+
+def estimate_tokens(text: str) -> int:
+    """A tokenizer-free estimate: one token per CJK character, one per four other characters.
+
+    Counting characters alone undercounts Chinese about fourfold; counting words misses JSON,
+    which has few spaces. This mix stays within ~25% of real tokenizers on both.
+    """
+    if not text:
+        return 0
+    cjk = len(_CJK.findall(text))
+    return cjk + (len(text) - cjk + 3) // 4
+
+
+def message_tokens(message: Message) -> int:
+    total = 4  # role and framing
+    for part in message.parts:
+        if isinstance(part, TextPart | ThinkingPart):
+            total += estimate_tokens(part.text)
+        elif isinstance(part, ToolCallPart):
+            total += estimate_tokens(part.name) + estimate_tokens(
+                json.dumps(part.arguments, ensure_ascii=False)
+            )
+        elif isinstance(part, ToolResultPart):
+            total += estimate_tokens(part.text)
+            if not isinstance(part.content, str):
+                total += _IMAGE_TOKENS * sum(isinstance(c, ImagePart) for c in part.content)
+        elif isinstance(part, ImagePart):
+            total += _IMAGE_TOKENS
+    return total
+
+
+class Session:
+    """The history shared by successive runs; persisted when a `store` is given.
+
+    `max_history_tokens` is the compaction budget (estimated tokens); `keep_recent_results`
+    tool results at the end are never compacted. `plan_mode` is carried for gates (each
+    `GateRequest` has the session); no built-in gate acts on it yet.
+    """
+
+    def __init__(
+        self,
+        id: str | None = None,
+        plan_mode: bool = False,
+        store: SessionStore | None = None,
+        *,
+        max_history_tokens: int = DEFAULT_MAX_HISTORY_TOKENS,
+        keep_recent_results: int = DEFAULT_KEEP_RECENT_RESULTS,
+    ) -> None:
+        if max_history_tokens <= 0:
+            raise ValueError("Session(max_history_tokens=...) must be positive")
+        if keep_recent_results < 0:
+            raise ValueError("Session(keep_recent_results=...) must be 0 or more")
+        self.id = id if id is not None else uuid.uuid4().hex
+        self.plan_mode = plan_mode
+        self.store = store
+        self.max_history_tokens = max_history_tokens
+        self.keep_recent_results = keep_recent_results
+        self.messages: list[Message] = store.load(self.id) if store is not None else []
+        self._busy = False
+        self._overlay: tuple[ToolRegistry, ToolRegistry] | None = None
+        # Token estimates by message identity (messages are replaced, never edited in place),
+        # so checking the budget every turn costs O(new messages), not O(history).
+        self._token_cache: dict[int, tuple[Message, int]] = {}
+
+    def tool_overlay(self, shared: ToolRegistry) -> ToolRegistry:
+        """This session's layer over `shared`: tools loaded mid-session (MCP servers opened
+        on demand) are registered here and shadow the shared ones, for this session only."""
+        if self._overlay is None or self._overlay[0] is not shared:
+            self._overlay = (shared, shared.overlay())
+        return self._overlay[1]
+
+    def commit(self, messages: Sequence[Message]) -> None:
+        """Persist messages already appended to `self.messages` (one transaction)."""
+        if self.store is not None and messages:
+            self.store.append(self.id, messages)
+
+    def tokens(self) -> int:
+        """The estimated size of the history in tokens."""
+        cache, total = self._token_cache, 0
+        for message in self.messages:
+            hit = cache.get(id(message))
+            if hit is None or hit[0] is not message:
+                hit = cache[id(message)] = (message, message_tokens(message))
+            total += hit[1]
+        if len(cache) > 2 * len(self.messages) + 64:
+            live = {id(m) for m in self.messages}
+            self._token_cache = {k: v for k, v in cache.items() if k in live}
+        return total
+
+    def clear(self) -> None:
+        """Forget the history (and erase it from the store)."""
+        self.messages.clear()
+        self._token_cache.clear()
+        if self.store is not None:
+            self.store.clear(self.id)
+
+    def compact(self) -> int:
+        """Stub old tool results until the history fits the budget; returns how many."""
+        total = self.tokens()
+        if total <= self.max_history_tokens:
+            return 0
+        positions = [
+            (m, p)
+            for m, message in enumerate(self.messages)
+            for p, part in enumerate(message.parts)
+            if isinstance(part, ToolResultPart)
+        ]
+        keep = len(positions) - self.keep_recent_results
+        compacted = 0
+        for m, p in positions[: max(keep, 0)]:
+            if total <= self.max_history_tokens:
+                break
+            message = self.messages[m]
+            part = message.parts[p]
+            assert isinstance(part, ToolResultPart)
+            if isinstance(part.content, str) and part.content.startswith(_STUB_PREFIX):
+                continue
+            before = message_tokens(message)
+            stub = (
+                f"{_STUB_PREFIX} this {part.name} result ({len(part.text)} characters) was "
+                "removed to save context; call the tool again if you need it]"
+            )
+            parts = list(message.parts)
+            parts[p] = dataclasses.replace(part, content=stub)
+            self.messages[m] = Message(message.role, parts)
+            total -= before - message_tokens(self.messages[m])
+            compacted += 1
+        if compacted and self.store is not None:
+            self.store.rewrite(self.id, self.messages)
+        return compacted
+
+    def acquire(self) -> None:
+        if self._busy:
+            raise SessionBusy(
+                f"session {self.id!r} is already in a run; wait for it to finish or give the "
+                "second run its own Session"
+            )
+        self._busy = True
+
+    def release(self) -> None:
+        self._busy = False
+
+    def __repr__(self) -> str:
+        return f"Session(id={self.id!r}, messages={len(self.messages)}, store={self.store!r})"

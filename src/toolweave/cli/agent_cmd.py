@@ -1,0 +1,195 @@
+"""`toolweave run` and `toolweave chat`: drive an agent from the terminal.
+
+Configuration problems (no model, a missing API key, a malformed model string) end in one
+line that says what to set, never a traceback. The chat history lives in a SQLite session file,
+so a conversation continues where it stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from toolweave.agent import Agent, AgentEvent, Session
+
+MODEL_ENV = "TOOLWEAVE_MODEL"
+SESSIONS_ENV = "TOOLWEAVE_SESSIONS"
+DEFAULT_SESSIONS = "~/.toolweave/sessions.db"
+
+_MODEL = typer.Option(
+    None, "--model", "-m", envvar=MODEL_ENV, help="Model string, e.g. openai:gpt-4o."
+)
+_INSTRUCTIONS = typer.Option(None, "--instructions", "-i", help="System instructions.")
+_TOOLS = typer.Option("demo", "--tools", help="Tool set: 'demo' (weather, math) or 'none'.")
+_MAX_TURNS = typer.Option(10, "--max-turns", min=1, help="Model calls allowed per run.")
+_SESSION_FILE = typer.Option(
+    Path(DEFAULT_SESSIONS), "--session-file", envvar=SESSIONS_ENV, help="SQLite chat history."
+)
+_SESSION_ID = typer.Option("chat", "--session", "-s", help="Conversation name in that file.")
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code)
+
+
+def _build_agent(model: str | None, instructions: str | None, tools: str, max_turns: int) -> Agent:
+    from toolweave.agent import Agent
+    from toolweave.llm import ModelConfigError
+    from toolweave.tools.demo import DEMO_TOOLS
+
+    if not model:
+        raise _fail(f"no model given: pass --model or set {MODEL_ENV} (e.g. openai:gpt-4o)")
+    if tools not in ("demo", "none"):
+        raise _fail(f"--tools must be 'demo' or 'none', got {tools!r}")
+    try:
+        return Agent(
+            model,
+            list(DEMO_TOOLS) if tools == "demo" else [],
+            instructions=instructions,
+            max_turns=max_turns,
+        )
+    except ModelConfigError as exc:
+        raise _fail(str(exc)) from None
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"
+
+
+def run_command(
+    prompt: str = typer.Argument(..., help="What to ask."),
+    model: str | None = _MODEL,
+    instructions: str | None = _INSTRUCTIONS,
+    tools: str = _TOOLS,
+    max_turns: int = _MAX_TURNS,
+    as_json: bool = typer.Option(False, "--json", help="Print output, usage and tool calls."),
+) -> None:
+    """Run one prompt to a final answer and print it."""
+    agent = _build_agent(model, instructions, tools, max_turns)
+    try:
+        result = agent.run_sync(prompt)
+    except Exception as exc:
+        raise _fail(_one_line(exc), code=1) from None
+    if not as_json:
+        typer.echo(result.output)
+        return
+    usage = result.usage
+    summary = {
+        "output": result.output,
+        "turns": result.turns,
+        "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
+        "tool_calls": [{"name": i.name, "ok": i.ok} for i in result.invocations],
+    }
+    typer.echo(json.dumps(summary, ensure_ascii=False, indent=2))
+
+
+def chat_command(
+    model: str | None = _MODEL,
+    instructions: str | None = _INSTRUCTIONS,
+    tools: str = _TOOLS,
+    max_turns: int = _MAX_TURNS,
+    session_file: Path = _SESSION_FILE,
+    session_id: str = _SESSION_ID,
+) -> None:
+    """Chat with an agent: streamed answers, tool calls as they run, /clear, /exit."""
+    from rich.console import Console
+
+    from toolweave.agent import Session, SqliteSessionStore
+
+    agent = _build_agent(model, instructions, tools, max_turns)
+    store = SqliteSessionStore(session_file.expanduser())
+    session = Session(session_id, store=store)
+    console = Console(highlight=False)
+    console.print(
+        f"[bold]toolweave chat[/] · {agent.model.model_name} · session {session_id!r} "
+        f"({len(session.messages)} messages) · /clear, /exit"
+    )
+    try:
+        chat_loop(agent, session, console, lambda: console.input("[bold green]you>[/] "))
+    finally:
+        store.close()
+
+
+def chat_loop(
+    agent: Agent, session: Session, console: Console, read_line: Callable[[], str]
+) -> None:
+    """The REPL: one line in, one streamed run out, until /exit or end of input.
+
+    Input is read on the main thread between runs and every run shares one event loop (model
+    clients keep their connections); Ctrl-C during a run cancels just that run, leaving the
+    session consistent, and Ctrl-C at the prompt leaves.
+    """
+    with asyncio.Runner() as runner:
+        while True:
+            try:
+                line = read_line().strip()
+            except (EOFError, KeyboardInterrupt):
+                console.print()
+                return
+            if not line:
+                continue
+            if line in ("/exit", "/quit"):
+                return
+            if line == "/clear":
+                session.clear()
+                console.print("[dim]history cleared[/]")
+            elif line.startswith("/"):
+                console.print(f"[yellow]unknown command {line.split()[0]}; try /clear or /exit[/]")
+            else:
+                try:
+                    runner.run(_stream(agent, session, console, line))
+                except KeyboardInterrupt:
+                    console.print("\n[yellow](interrupted)[/]")
+                except Exception as exc:
+                    console.print(f"[red]error:[/] {_one_line(exc)}")
+
+
+async def _stream(agent: Agent, session: Session, console: Console, line: str) -> None:
+    async for event in agent.run_stream(line, session):
+        _render(console, event)
+
+
+def _render(console: Console, event: AgentEvent) -> None:
+    from toolweave.agent import (
+        TextDelta,
+        ToolExecutionCompleted,
+        ToolExecutionStarted,
+        TurnCompleted,
+        UserMessage,
+    )
+
+    if isinstance(event, TextDelta):
+        console.print(event.text, end="", markup=False, soft_wrap=True)
+    elif isinstance(event, ToolExecutionStarted):
+        console.print(f"[dim]  → {event.call.name}({_args(event.call.arguments)})[/]")
+    elif isinstance(event, ToolExecutionCompleted):
+        mark = "[red]✗[/]" if event.is_error else "[green]✓[/]"
+        first = event.result.text.strip().splitlines()
+        detail = f": {first[0][:100]}" if event.is_error and first else ""
+        console.print(f"  {mark} [dim]{event.call.name} {event.duration:.2f}s{detail}[/]")
+    elif isinstance(event, UserMessage):
+        out = event.output
+        shown = out.text if out.kind == "text" else f"{out.kind}: {out.filename or out.mime_type}"
+        console.print(f"[cyan]  ℹ {shown}[/]", markup=True)
+    elif isinstance(event, TurnCompleted) and event.reason != "tool_calls":
+        console.print()
+
+
+def _args(arguments: dict[str, Any]) -> str:
+    text = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run_command)
+    app.command("chat")(chat_command)

@@ -1,0 +1,196 @@
+"""Sessions: persistence across processes, one transaction per turn, crashes, compaction."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from toolweave.agent import Agent, Session, SqliteSessionStore, estimate_tokens
+from toolweave.llm import ImagePart, Message, ScriptedModel, ThinkingPart, ToolCallPart
+from toolweave.tools import tool
+from toolweave.tools.demo import celsius_to_fahrenheit, get_weather
+
+WRITER = textwrap.dedent(
+    """
+    import sys
+    from toolweave.agent import Agent, Session, SqliteSessionStore
+    from toolweave.llm import Message, ScriptedModel, ToolCallPart
+    from toolweave.tools.demo import get_weather
+
+    model = ScriptedModel([
+        Message.assistant("", [ToolCallPart("c1", "get_weather", {"city": "Beijing"})]),
+        Message.assistant("Sunny, 12°C."),
+    ])
+    session = Session("trip", store=SqliteSessionStore(sys.argv[1]))
+    print(Agent(model, [get_weather]).run_sync("北京天气如何?", session).output)
+    """
+)
+
+CRASHER = textwrap.dedent(
+    """
+    import os, sys
+    from toolweave.agent import Agent, Session, SqliteSessionStore
+    from toolweave.llm import Message, ScriptedModel, ToolCallPart
+    from toolweave.tools import tool
+    from toolweave.tools.demo import get_weather
+
+    @tool
+    def power_cut() -> str:
+        '''Kills the process mid-turn.'''
+        os._exit(3)
+
+    model = ScriptedModel([
+        Message.assistant("", [ToolCallPart("c1", "get_weather", {"city": "Beijing"})]),
+        Message.assistant("", [ToolCallPart("c2", "power_cut", {})]),
+    ])
+    session = Session("crash", store=SqliteSessionStore(sys.argv[1]))
+    Agent(model, [get_weather, power_cut]).run_sync("go", session)
+    """
+)
+
+
+def run_python(script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=60
+    )
+
+
+async def test_a_session_written_by_another_process_is_read_back(tmp_path: Path) -> None:
+    db = tmp_path / "sessions.db"
+    proc = run_python(WRITER, str(db))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "Sunny, 12°C."
+
+    store = SqliteSessionStore(db)
+    session = Session("trip", store=store)
+    assert [m.role for m in session.messages] == ["user", "assistant", "tool", "assistant"]
+    assert session.messages[0].text == "北京天气如何?"
+    assert session.messages[1].tool_calls == [
+        ToolCallPart("c1", "get_weather", {"city": "Beijing"})
+    ]
+
+    model = ScriptedModel([Message.assistant("53.6°F")])
+    await Agent(model, [get_weather]).run("And in Fahrenheit?", session)
+    assert [m.role for m in model.requests[0].messages][:4] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+    assert len(Session("trip", store=SqliteSessionStore(db)).messages) == 6
+    assert store.session_ids() == ["trip"]
+    journal = sqlite3.connect(db).execute("PRAGMA journal_mode").fetchone()[0]
+    assert journal == "wal"
+
+
+async def test_each_turn_is_committed_before_the_next_begins(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    reader = SqliteSessionStore(db)
+    seen: list[list[str]] = []
+
+    def answer(message: Message) -> Any:
+        def step(request: Any) -> Message:
+            seen.append([m.role for m in reader.load("t")])  # what a crash now would keep
+            return message
+
+        return step
+
+    model = ScriptedModel(
+        [
+            answer(Message.assistant("", [ToolCallPart("a", "get_weather", {"city": "Beijing"})])),
+            answer(
+                Message.assistant("", [ToolCallPart("b", "celsius_to_fahrenheit", {"celsius": 1})])
+            ),
+            answer(Message.assistant("done")),
+        ]
+    )
+    session = Session("t", store=SqliteSessionStore(db))
+    await Agent(model, [get_weather, celsius_to_fahrenheit]).run("go", session)
+    assert seen == [
+        [],
+        ["user", "assistant", "tool"],
+        ["user", "assistant", "tool", "assistant", "tool"],
+    ]
+    assert len(reader.load("t")) == 6
+
+
+def test_a_crash_mid_turn_loses_only_that_turn(tmp_path: Path) -> None:
+    db = tmp_path / "crash.db"
+    proc = run_python(CRASHER, str(db))
+    assert proc.returncode == 3, proc.stderr
+    messages = Session("crash", store=SqliteSessionStore(db)).messages
+    assert [m.role for m in messages] == ["user", "assistant", "tool"]
+    assert messages[2].tool_results[0].call_id == "c1"
+
+
+def test_store_round_trips_every_part_and_clears(tmp_path: Path) -> None:
+    store = SqliteSessionStore(tmp_path / "x" / "deep.db")
+    messages = [
+        Message.user("look", [ImagePart(data="aGk=", mime_type="image/png")]),
+        Message(
+            "assistant",
+            [
+                ThinkingPart("hmm", signature="sig"),
+                ToolCallPart("1", "f", {"a": [1, {"b": None}]}, {"thoughtSignature": "x"}),
+            ],
+        ),
+        Message.tool_result("1", "f", "result", is_error=True),
+    ]
+    store.append("s", messages)
+    assert store.load("s") == messages
+    session = Session("s", store=store)
+    session.clear()
+    assert session.messages == [] and store.load("s") == []
+
+
+def test_token_estimate_counts_cjk_per_character() -> None:
+    assert estimate_tokens("") == 0
+    assert estimate_tokens("你好世界") == 4
+    assert estimate_tokens("hello world!") == 3
+    assert estimate_tokens("北京 weather") == 2 + 2
+    assert estimate_tokens('{"a":1,"b":2}') == 4
+
+
+def big_turns(n: int, size: int) -> list[Message]:
+    messages = [Message.user("start")]
+    for i in range(n):
+        call = ToolCallPart(str(i), "fetch", {"page": i})
+        messages.append(Message.assistant("", [call]))
+        messages.append(Message.tool_result(str(i), "fetch", f"page {i} " + "x" * size))
+    return messages
+
+
+def test_compaction_stubs_the_oldest_results_first_and_persists(tmp_path: Path) -> None:
+    store = SqliteSessionStore(tmp_path / "c.db")
+    store.append("c", big_turns(6, 4000))
+    session = Session("c", store=store, max_history_tokens=3000, keep_recent_results=2)
+    assert session.tokens() > 3000
+    compacted = session.compact()
+    assert compacted == 4
+    texts = [m.tool_results[0].text for m in session.messages if m.role == "tool"]
+    assert all(t.startswith("[compacted:") and "fetch" in t for t in texts[:4])
+    assert texts[4].startswith("page 4") and texts[5].startswith("page 5")
+    assert session.compact() == 0  # stubs are not compacted again
+    assert session.tokens() < 3000
+    assert Session("c", store=store).messages == session.messages
+
+
+async def test_compaction_happens_during_a_run() -> None:
+    @tool
+    def fetch(page: int) -> str:
+        """Returns a big page."""
+        return f"page {page} " + "y" * 6000
+
+    script: list[Any] = [
+        Message.assistant("", [ToolCallPart(str(i), "fetch", {"page": i})]) for i in range(4)
+    ]
+    model = ScriptedModel([*script, Message.assistant("summary")])
+    session = Session(max_history_tokens=2500, keep_recent_results=1)
+    await Agent(model, [fetch]).run("read everything", session)
+    last = [p for m in model.requests[-1].messages for p in m.tool_results]
+    assert [p.text.startswith("[compacted:") for p in last] == [True, True, True, False]
+    assert "page 3" in last[-1].text
