@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from toolweave.tools import ToolDef
 
+from ._http import ModelConfigError
+from ._prompted import PromptedToolsModel, parse_tool_calls
+from ._schema_dialects import to_gemini_schema, to_openai_strict
+from .anthropic import AnthropicModel
+from .gemini import GeminiModel
 from .messages import (
     ImagePart,
     Message,
@@ -15,6 +20,9 @@ from .messages import (
     ToolResultPart,
 )
 from .model import Model
+from .openai_chat import OpenAIChatModel
+from .openai_responses import OpenAIResponsesModel
+from .providers import PRESETS, Preset, model_config_problem, model_from_string
 from .scripted import FunctionModel, ScriptedModel
 from .types import (
     Finished,
@@ -32,16 +40,24 @@ from .types import (
 )
 
 __all__ = [
+    "PRESETS",
+    "AnthropicModel",
     "FinishReason",
     "Finished",
     "FunctionModel",
+    "GeminiModel",
     "ImagePart",
     "Message",
     "Model",
+    "ModelConfigError",
     "ModelError",
     "ModelRequest",
     "ModelResponse",
+    "OpenAIChatModel",
+    "OpenAIResponsesModel",
     "Part",
+    "Preset",
+    "PromptedToolsModel",
     "Role",
     "ScriptedModel",
     "StreamEvent",
@@ -56,4 +72,9 @@ __all__ = [
     "ToolDef",
     "ToolResultPart",
     "Usage",
+    "model_config_problem",
+    "model_from_string",
+    "parse_tool_calls",
+    "to_gemini_schema",
+    "to_openai_strict",
 ]

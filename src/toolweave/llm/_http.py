@@ -1,0 +1,238 @@
+"""What every HTTP adapter shares: API keys, the httpx client, retries and streamed bodies.
+
+Retries follow the providers' own guidance: 408/409/429/5xx and dropped connections are
+retried with exponential backoff, honouring `retry-after-ms` / `Retry-After` when the server
+sends them; any other 4xx fails at once with the provider's own message, because repeating a
+bad request only burns quota.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import os
+import random
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any, Self
+
+import httpx
+
+from ._sse import SSEDecoder
+from .types import ModelError
+
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+BACKOFF_BASE = 0.5
+"""Seconds before the first retry when the server gives no hint; doubles each attempt."""
+BACKOFF_MAX = 8.0
+"""Ceiling for computed backoff."""
+RETRY_AFTER_MAX = 60.0
+"""Longest server-requested wait honoured; longer hints fall back to computed backoff."""
+DEFAULT_TIMEOUT = 600.0
+"""Seconds per request; long generations with thinking can take minutes."""
+CONNECT_TIMEOUT = 10.0
+"""Seconds to open a connection; an unreachable server should fail fast."""
+
+
+class ModelConfigError(ValueError):
+    """A model cannot be built: a missing API key, a bad model string, a bad option.
+
+    `setting` names what to change (an environment variable or argument); the message is one
+    line that says how, so command-line tools can print it as is.
+    """
+
+    def __init__(self, message: str, setting: str | None = None) -> None:
+        super().__init__(message)
+        self.setting = setting
+
+
+def resolve_api_key(
+    api_key: str | None, env_vars: Sequence[str], owner: str, *, required: bool = True
+) -> str | None:
+    """The explicit key, else the first set environment variable, else a clear error."""
+    if api_key:
+        return api_key
+    for name in env_vars:
+        value = os.environ.get(name)
+        if value:
+            return value
+    if not required:
+        return None
+    names = " or ".join(env_vars)
+    raise ModelConfigError(
+        f"{owner} needs an API key: set the environment variable {names} "
+        f"(export {env_vars[0]}=...) or pass api_key=...",
+        setting=env_vars[0],
+    )
+
+
+def dumps(body: Any) -> bytes:
+    """Compact UTF-8 JSON, the way request bodies are sent."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _retry_after(headers: httpx.Headers) -> float | None:
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return float(millis) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        try:
+            parsed = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        return max(0.0, float(parsed.timestamp()) - time.time())
+
+
+def backoff_delay(attempt: int, headers: httpx.Headers | None) -> float:
+    hinted = _retry_after(headers) if headers is not None else None
+    if hinted is not None and 0 <= hinted <= RETRY_AFTER_MAX:
+        return hinted
+    delay: float = min(BACKOFF_BASE * 2.0**attempt, BACKOFF_MAX)
+    return delay * (1 - 0.25 * random.random())
+
+
+def error_message(body: bytes) -> str:
+    """The provider's own words from an error body (OpenAI, Anthropic and Gemini shapes)."""
+    text = body.decode("utf-8", "replace").strip()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text[:500] or "empty error body"
+    if isinstance(data, list) and data:
+        data = data[0]
+    if isinstance(data, dict):
+        error = data.get("error", data)
+        if isinstance(error, dict):
+            message = error.get("message") or error.get("msg")
+            kind = error.get("type") or error.get("status") or error.get("code")
+            if message:
+                return f"{kind}: {message}" if isinstance(kind, str) else str(message)
+        elif isinstance(error, str):
+            return error
+    return text[:500]
+
+
+def is_retryable(status: int) -> bool:
+    return status in RETRYABLE_STATUS or status >= 500
+
+
+class HttpModel:
+    """Base of the adapters: one lazily created `httpx.AsyncClient` per event loop."""
+
+    provider = "http"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str,
+        max_retries: int,
+        timeout: float,
+        headers: Mapping[str, str] | None,
+        client: httpx.AsyncClient | None,
+    ) -> None:
+        if not model:
+            raise ModelConfigError(f"{type(self).__name__}: model must be a non-empty name")
+        if max_retries < 0:
+            raise ModelConfigError(f"max_retries must be >= 0, got {max_retries}")
+        self._model = model
+        self.base_url = base_url.rstrip("/")
+        self.max_retries = max_retries
+        self.timeout = timeout
+        self._extra_headers = dict(headers or {})
+        self._client = client
+        self._owns_client = client is None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def model_name(self) -> str:
+        return self._model
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._model!r}, base_url={self.base_url!r})"
+
+    def _headers(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    def _http(self) -> httpx.AsyncClient:
+        loop = asyncio.get_running_loop()
+        if self._client is None or (self._owns_client and self._loop is not loop):
+            # A pooled connection belongs to the loop that opened it (run_sync makes new loops).
+            timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, CONNECT_TIMEOUT))
+            self._client = httpx.AsyncClient(timeout=timeout)
+            self._loop = loop
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None and self._owns_client:
+            await self._client.aclose()
+            self._client = None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def _send(self, url: str, body: Any, *, stream: bool) -> httpx.Response:
+        """POST with retries; returns a successful response (open when `stream`)."""
+        client = self._http()
+        headers = {**self._headers(), **self._extra_headers, "content-type": "application/json"}
+        content = dumps(body)
+        attempt = 0
+        while True:
+            request = client.build_request("POST", url, content=content, headers=headers)
+            try:
+                response = await client.send(request, stream=stream)
+            except httpx.TransportError as exc:
+                if attempt >= self.max_retries:
+                    raise ModelError(None, f"{type(exc).__name__}: {exc} ({url})", True) from exc
+                await asyncio.sleep(backoff_delay(attempt, None))
+                attempt += 1
+                continue
+            if response.status_code < 400:
+                return response
+            raw = await response.aread()
+            await response.aclose()
+            # OpenAI and Anthropic may override the status-based rule with x-should-retry.
+            hint = response.headers.get("x-should-retry")
+            retryable = (
+                hint == "true" if hint in ("true", "false") else is_retryable(response.status_code)
+            )
+            if not retryable or attempt >= self.max_retries:
+                raise ModelError(response.status_code, error_message(raw), retryable)
+            await asyncio.sleep(backoff_delay(attempt, response.headers))
+            attempt += 1
+
+    async def _post_json(self, url: str, body: Any) -> Any:
+        response = await self._send(url, body, stream=False)
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise ModelError(response.status_code, f"invalid JSON from {url}: {exc}") from exc
+
+    async def _sse(self, url: str, body: Any) -> AsyncIterator[tuple[str, str]]:
+        """Yield `(event, data)` pairs of a streamed response."""
+        response = await self._send(url, body, stream=True)
+        decoder = SSEDecoder()
+        try:
+            async for chunk in response.aiter_bytes():
+                for event in decoder.feed(chunk):
+                    yield event
+            for event in decoder.flush():
+                yield event
+        except httpx.TransportError as exc:
+            raise ModelError(
+                None, f"stream interrupted: {type(exc).__name__}: {exc}", True
+            ) from exc
+        finally:
+            await response.aclose()

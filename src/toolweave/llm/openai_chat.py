@@ -1,0 +1,390 @@
+"""OpenAI Chat Completions (`/chat/completions`) and every server that copies it.
+
+The same wire format is spoken by OpenAI, DeepSeek, Qwen (DashScope compatible mode), Ollama,
+vLLM and llama.cpp server, each with quirks this adapter tolerates: streamed tool calls
+without `index` or reusing an index for a new call, missing call ids, `reasoning_content`
+(DeepSeek, vLLM reasoning parsers) that must be echoed back on the same assistant turn, and
+servers without native tool calling (`tool_mode="prompted"`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any, Literal
+
+import httpx
+
+from . import _prompted
+from ._http import DEFAULT_TIMEOUT, HttpModel, ModelConfigError, resolve_api_key
+from ._schema_dialects import to_openai_strict
+from ._wire import (
+    arguments_json,
+    image_url,
+    new_call_id,
+    result_images,
+    tool_call,
+)
+from .messages import ImagePart, Message, Part, TextPart, ThinkingPart, ToolCallPart
+from .types import (
+    Finished,
+    FinishReason,
+    ModelError,
+    ModelRequest,
+    ModelResponse,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolCallReady,
+    Usage,
+)
+
+OutputMode = Literal["json_schema", "vllm", "none"]
+_FINISH: dict[str, FinishReason] = {
+    "stop": "stop",
+    "length": "length",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "content_filter": "content_filter",
+    "insufficient_system_resource": "error",
+}
+
+
+def _content(message: Message) -> str | list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, TextPart) and part.text:
+            parts.append({"type": "text", "text": part.text})
+        elif isinstance(part, ImagePart):
+            parts.append({"type": "image_url", "image_url": {"url": image_url(part)}})
+    if all(p["type"] == "text" for p in parts):
+        return "".join(p["text"] for p in parts)
+    return parts
+
+
+def chat_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Neutral history -> `messages`; tool images follow the tool run as a user message."""
+    out: list[dict[str, Any]] = []
+    pending_images: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role != "tool" and pending_images:
+            out.append({"role": "user", "content": pending_images})
+            pending_images = []
+        if message.role in ("system", "user"):
+            out.append({"role": message.role, "content": _content(message)})
+        elif message.role == "assistant":
+            calls = message.tool_calls
+            # `content` may be null only next to tool calls.
+            content = message.text or (None if calls else "")
+            entry: dict[str, Any] = {"role": "assistant", "content": content}
+            if calls:
+                entry["tool_calls"] = [
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {"name": c.name, "arguments": arguments_json(c)},
+                    }
+                    for c in calls
+                ]
+            for part in message.parts:
+                # Reasoning goes back in the field it came in (DeepSeek: reasoning_content).
+                if isinstance(part, ThinkingPart) and "field" in part.provider_data:
+                    entry[str(part.provider_data["field"])] = part.text
+            out.append(entry)
+        else:
+            for result in message.tool_results:
+                out.append({"role": "tool", "tool_call_id": result.call_id, "content": result.text})
+                images = result_images(result)
+                if images:
+                    pending_images.append(
+                        {
+                            "type": "text",
+                            "text": f"Images returned by {result.name} ({result.call_id}):",
+                        }
+                    )
+                    pending_images.extend(
+                        {"type": "image_url", "image_url": {"url": image_url(i)}} for i in images
+                    )
+    if pending_images:
+        out.append({"role": "user", "content": pending_images})
+    return out
+
+
+def parse_usage(data: Mapping[str, Any] | None) -> Usage:
+    if not data:
+        return Usage()
+    prompt = data.get("prompt_tokens_details") or {}
+    completion = data.get("completion_tokens_details") or {}
+    cached = prompt.get("cached_tokens") or data.get("prompt_cache_hit_tokens") or 0
+    return Usage(
+        input_tokens=data.get("prompt_tokens") or 0,
+        output_tokens=data.get("completion_tokens") or 0,
+        cache_read_tokens=cached,
+        reasoning_tokens=completion.get("reasoning_tokens") or 0,
+    )
+
+
+def _reasoning(data: Mapping[str, Any]) -> tuple[str, str] | None:
+    for field in ("reasoning_content", "reasoning"):
+        value = data.get(field)
+        if isinstance(value, str) and value:
+            return field, value
+    return None
+
+
+def parse_chat_completion(data: Mapping[str, Any]) -> ModelResponse:
+    if data.get("error"):
+        raise ModelError(None, str(data["error"]))
+    choices = data.get("choices") or []
+    if not choices:
+        raise ModelError(None, f"response has no choices: {json.dumps(data)[:300]}")
+    choice = choices[0]
+    wire = choice.get("message") or {}
+    parts: list[Part] = []
+    reasoning = _reasoning(wire)
+    if reasoning:
+        parts.append(ThinkingPart(reasoning[1], provider_data={"field": reasoning[0]}))
+    text = wire.get("content") or wire.get("refusal") or ""
+    if text:
+        parts.append(TextPart(text))
+    for call in wire.get("tool_calls") or []:
+        function = call.get("function") or {}
+        parts.append(tool_call(call.get("id"), function.get("name", ""), function.get("arguments")))
+    finish = _FINISH.get(choice.get("finish_reason") or "stop", "stop")
+    if wire.get("refusal") and not wire.get("content"):
+        finish = "content_filter"
+    return ModelResponse(Message("assistant", parts), finish, parse_usage(data.get("usage")), data)
+
+
+class _Slot:
+    __slots__ = ("chunks", "id", "name")
+
+    def __init__(self, call_id: str | None, name: str) -> None:
+        self.id = call_id
+        self.name = name
+        self.chunks: list[str] = []
+
+
+class ChatStreamParser:
+    """Turns `chat.completion.chunk` payloads into neutral stream events."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
+        self.reasoning_field = "reasoning_content"
+        self.slots: list[_Slot] = []
+        self.by_index: dict[int, int] = {}
+        self.finish: str | None = None
+        self.usage = Usage()
+        self.ready = False
+        self.calls: list[ToolCallPart] = []
+
+    def feed(self, data: str) -> list[StreamEvent]:
+        if data == "[DONE]":
+            return []
+        chunk = json.loads(data)
+        if chunk.get("error"):
+            error = chunk["error"]
+            message = error.get("message", str(error)) if isinstance(error, dict) else str(error)
+            raise ModelError(None, f"stream error: {message}", retryable=True)
+        if chunk.get("usage"):
+            self.usage = parse_usage(chunk["usage"])
+        events: list[StreamEvent] = []
+        for choice in chunk.get("choices") or ():
+            delta = choice.get("delta") or {}
+            content = delta.get("content")
+            if content:
+                self.text.append(content)
+                events.append(TextDelta(content))
+            reasoning = _reasoning(delta)
+            if reasoning:
+                self.reasoning_field = reasoning[0]
+                self.reasoning.append(reasoning[1])
+                events.append(ThinkingDelta(reasoning[1]))
+            for call in delta.get("tool_calls") or ():
+                events.append(self._call_delta(call))
+            if choice.get("finish_reason"):
+                self.finish = choice["finish_reason"]
+                events.extend(self._ready())
+        return events
+
+    def _call_delta(self, call: Mapping[str, Any]) -> ToolCallDelta:
+        function = call.get("function") or {}
+        call_id = call.get("id") or None
+        index = call.get("index")
+        position = self.by_index.get(index) if index is not None else None
+        if position is None and index is None and self.slots and not call_id:
+            position = len(self.slots) - 1  # no index at all: continue the last call
+        if position is not None and call_id and self.slots[position].id not in (None, call_id):
+            position = None  # the index was reused for a new call
+        if position is None:
+            self.slots.append(_Slot(call_id, function.get("name") or ""))
+            position = len(self.slots) - 1
+            if index is not None:
+                self.by_index[index] = position
+        slot = self.slots[position]
+        if call_id and slot.id is None:
+            slot.id = call_id
+        if function.get("name") and not slot.name:
+            slot.name = function["name"]
+        fragment = function.get("arguments") or ""
+        if fragment:
+            slot.chunks.append(fragment)
+        return ToolCallDelta(position, call_id, function.get("name"), fragment)
+
+    def _ready(self) -> list[StreamEvent]:
+        if self.ready:
+            return []
+        self.ready = True
+        self.calls = [
+            tool_call(slot.id or new_call_id(), slot.name, "".join(slot.chunks))
+            for slot in self.slots
+        ]
+        return [ToolCallReady(call) for call in self.calls]
+
+    def finish_response(self) -> tuple[list[StreamEvent], ModelResponse]:
+        events = self._ready()
+        parts: list[Part] = []
+        if self.reasoning:
+            parts.append(
+                ThinkingPart("".join(self.reasoning), provider_data={"field": self.reasoning_field})
+            )
+        if self.text:
+            parts.append(TextPart("".join(self.text)))
+        parts.extend(self.calls)
+        finish = _FINISH.get(self.finish or "stop", "stop")
+        return events, ModelResponse(Message("assistant", parts), finish, self.usage)
+
+
+class OpenAIChatModel(HttpModel):
+    """`/chat/completions` over httpx. Keys come from `OPENAI_API_KEY` unless overridden.
+
+    `tool_mode="prompted"` describes tools in the system prompt for servers without native
+    tool calling; `output_mode` picks how `output_schema` is enforced (`json_schema`
+    `response_format`, vLLM's `structured_outputs`, or `none` to leave it to the prompt).
+    """
+
+    provider = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        max_retries: int = 2,
+        timeout: float = DEFAULT_TIMEOUT,
+        headers: Mapping[str, str] | None = None,
+        client: httpx.AsyncClient | None = None,
+        tool_mode: Literal["native", "prompted"] = "native",
+        output_mode: OutputMode = "json_schema",
+        max_tokens_field: str = "max_completion_tokens",
+        api_key_env: Sequence[str] = ("OPENAI_API_KEY",),
+        require_api_key: bool = True,
+        extra_body: Mapping[str, Any] | None = None,
+    ) -> None:
+        import os
+
+        if tool_mode not in ("native", "prompted"):
+            raise ModelConfigError(f"tool_mode must be 'native' or 'prompted', got {tool_mode!r}")
+        if output_mode not in ("json_schema", "vllm", "none"):
+            raise ModelConfigError(
+                f"output_mode must be 'json_schema', 'vllm' or 'none', got {output_mode!r}"
+            )
+        super().__init__(
+            model,
+            base_url=base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1",
+            max_retries=max_retries,
+            timeout=timeout,
+            headers=headers,
+            client=client,
+        )
+        self.api_key = resolve_api_key(
+            api_key, tuple(api_key_env), type(self).__name__, required=require_api_key
+        )
+        self.tool_mode = tool_mode
+        self.output_mode: OutputMode = output_mode
+        self.max_tokens_field = max_tokens_field
+        self.extra_body = dict(extra_body or {})
+
+    @property
+    def supports_native_output(self) -> bool:
+        return self.output_mode != "none"
+
+    def _headers(self) -> dict[str, str]:
+        return {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+
+    def build_body(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self._model, "messages": chat_messages(request.messages)}
+        if request.tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": to_openai_strict(t.parameters)
+                        if request.strict_tools
+                        else t.parameters,
+                        **({"strict": True} if request.strict_tools else {}),
+                    },
+                }
+                for t in request.tools
+            ]
+            choice = request.tool_choice
+            body["tool_choice"] = (
+                {"type": "function", "function": {"name": choice["name"]}}
+                if isinstance(choice, dict)
+                else choice
+            )
+        if request.output_schema is not None:
+            if self.output_mode == "json_schema":
+                body["response_format"] = {
+                    "type": "json_schema",
+                    "json_schema": {
+                        "name": request.output_name,
+                        "schema": to_openai_strict(request.output_schema),
+                        "strict": True,
+                    },
+                }
+            elif self.output_mode == "vllm":
+                body["structured_outputs"] = {"json": request.output_schema}
+        if request.max_tokens is not None:
+            body[self.max_tokens_field] = request.max_tokens
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        if stream:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
+        body.update(self.extra_body)
+        return body
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        if self.tool_mode == "prompted":
+            return _prompted.parse_response(
+                await self._complete(_prompted.rewrite(request)), request
+            )
+        return await self._complete(request)
+
+    async def _complete(self, request: ModelRequest) -> ModelResponse:
+        data = await self._post_json(
+            f"{self.base_url}/chat/completions", self.build_body(request, stream=False)
+        )
+        return parse_chat_completion(data)
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        if self.tool_mode == "prompted":
+            return _prompted.stream(self._stream(_prompted.rewrite(request)), request)
+        return self._stream(request)
+
+    async def _stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        parser = ChatStreamParser()
+        url = f"{self.base_url}/chat/completions"
+        async for _event, data in self._sse(url, self.build_body(request, stream=True)):
+            for event in parser.feed(data):
+                yield event
+        events, response = parser.finish_response()
+        for event in events:
+            yield event
+        yield Finished(response)

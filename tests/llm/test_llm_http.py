@@ -1,0 +1,190 @@
+"""Retries, provider error messages, API-key errors and the SSE decoder."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+
+import httpx
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from llm_cases import collect, opening
+from llm_server import ReplayServer
+
+from toolweave.llm import (
+    AnthropicModel,
+    GeminiModel,
+    ModelConfigError,
+    ModelError,
+    ModelRequest,
+    OpenAIChatModel,
+    OpenAIResponsesModel,
+    _http,
+)
+from toolweave.llm._sse import SSEDecoder
+
+
+@pytest.fixture(autouse=True)
+def _instant_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_http, "BACKOFF_BASE", 0.0)
+
+
+def _chat(replay: ReplayServer, client: httpx.AsyncClient, retries: int = 2) -> OpenAIChatModel:
+    return OpenAIChatModel(
+        "gpt-4o", base_url=replay.url, api_key="k", max_retries=retries, client=client
+    )
+
+
+async def test_429_with_retry_after_then_success(
+    replay: ReplayServer, client: httpx.AsyncClient
+) -> None:
+    replay.json("openai_error_429.json", 429, retry_after="0")
+    replay.json("openai_error_429.json", 503, retry_after_ms="1")
+    replay.json("openai_chat_text.json")
+    response = await _chat(replay, client).complete(ModelRequest(opening()))
+    assert response.message.text == "北京今天晴，15℃。"
+    assert len(replay.requests) == 3
+
+
+async def test_retries_exhausted_keeps_provider_message(
+    replay: ReplayServer, client: httpx.AsyncClient
+) -> None:
+    for _ in range(2):
+        replay.json("openai_error_429.json", 429)
+    with pytest.raises(ModelError) as caught:
+        await _chat(replay, client, retries=1).complete(ModelRequest(opening()))
+    assert caught.value.status == 429 and caught.value.retryable
+    assert "Rate limit reached for gpt-4o" in caught.value.message
+    assert len(replay.requests) == 2
+
+
+@pytest.mark.parametrize(
+    ("factory", "fixture"),
+    [
+        (lambda url, c: OpenAIChatModel("m", base_url=url, api_key="k", client=c), "openai"),
+        (lambda url, c: OpenAIResponsesModel("m", base_url=url, api_key="k", client=c), "openai"),
+        (lambda url, c: AnthropicModel("m", base_url=url, api_key="k", client=c), "anthropic"),
+        (lambda url, c: GeminiModel("m", base_url=url, api_key="k", client=c), "gemini"),
+    ],
+)
+async def test_4xx_fails_at_once_with_provider_message(
+    replay: ReplayServer, client: httpx.AsyncClient, factory: object, fixture: str
+) -> None:
+    replay.json(f"{fixture}_error_400.json", 400)
+    model = factory(replay.url, client)  # type: ignore[operator]
+    with pytest.raises(ModelError) as caught:
+        await model.complete(ModelRequest(opening()))
+    assert caught.value.status == 400 and not caught.value.retryable
+    assert len(replay.requests) == 1
+    expected = {"openai": "Invalid schema", "anthropic": "tool_use_id", "gemini": "Cannot find"}
+    assert expected[fixture] in caught.value.message
+
+
+async def test_streams_retry_before_the_first_byte(
+    replay: ReplayServer, client: httpx.AsyncClient
+) -> None:
+    replay.json("anthropic_error_529.json", 529, retry_after="0")
+    replay.json("gemini_error_429.json", 408)
+    replay.sse("anthropic_text.sse")
+    model = AnthropicModel("claude", base_url=replay.url, api_key="k", client=client)
+    _, response = await collect(model.stream(ModelRequest(opening())))
+    assert response.message.text == "Beijing is sunny today, 15°C."
+    assert len(replay.requests) == 3
+
+
+async def test_connection_refused_is_a_retryable_model_error(client: httpx.AsyncClient) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    model = OpenAIChatModel(
+        "m", base_url=f"http://127.0.0.1:{port}", api_key="k", max_retries=1, client=client
+    )
+    with pytest.raises(ModelError) as caught:
+        await model.complete(ModelRequest(opening()))
+    assert caught.value.retryable and caught.value.status is None
+
+
+def test_retry_after_forms() -> None:
+    assert _http.backoff_delay(0, httpx.Headers({"retry-after-ms": "250"})) == 0.25
+    assert _http.backoff_delay(0, httpx.Headers({"retry-after": "3"})) == 3.0
+    date = httpx.Headers({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"})
+    assert _http.backoff_delay(0, date) == 0.0  # a date in the past: go now
+    huge = httpx.Headers({"retry-after": "3600"})
+    assert _http.backoff_delay(0, huge) <= _http.BACKOFF_MAX  # ignored past the cap
+
+
+@pytest.mark.parametrize(
+    ("factory", "variable"),
+    [
+        (lambda: OpenAIChatModel("gpt-4o"), "OPENAI_API_KEY"),
+        (lambda: OpenAIResponsesModel("gpt-4.1"), "OPENAI_API_KEY"),
+        (lambda: AnthropicModel("claude-sonnet-4-5"), "ANTHROPIC_API_KEY"),
+        (lambda: GeminiModel("gemini-2.5-flash"), "GEMINI_API_KEY or GOOGLE_API_KEY"),
+    ],
+)
+def test_missing_key_names_the_variable(factory: object, variable: str) -> None:
+    with pytest.raises(ModelConfigError) as caught:
+        factory()  # type: ignore[operator]
+    message = str(caught.value)
+    assert variable in message and "\n" not in message
+    assert caught.value.setting == variable.split()[0]
+
+
+def test_key_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GOOGLE_API_KEY", "from-google")
+    assert GeminiModel("gemini-2.5-flash").api_key == "from-google"
+
+
+def test_one_model_survives_several_event_loops(replay: ReplayServer) -> None:
+    replay.json("openai_chat_text.json")
+    replay.json("openai_chat_text.json")
+    model = OpenAIChatModel("gpt-4o", base_url=replay.url, api_key="k")
+
+    async def once() -> str:
+        text = (await model.complete(ModelRequest(opening()))).message.text
+        await model.aclose()
+        return text
+
+    assert asyncio.run(once()) == asyncio.run(once()) == "北京今天晴，15℃。"
+
+
+def test_sse_decoder_handles_crlf_comments_and_multiline() -> None:
+    decoder = SSEDecoder()
+    raw = b': keep-alive\r\nevent: delta\r\ndata: {"a":\r\ndata: 1}\r\n\r\ndata: [DONE]\r\n\r\n'
+    assert decoder.feed(raw) == [("delta", '{"a":\n1}'), ("", "[DONE]")]
+    assert decoder.flush() == []
+
+
+def test_sse_decoder_flushes_an_unterminated_event() -> None:
+    decoder = SSEDecoder()
+    assert decoder.feed(b"data: last") == []
+    assert decoder.flush() == [("", "last")]
+
+
+@given(st.lists(st.integers(min_value=1, max_value=9), min_size=1, max_size=40))
+def test_sse_decoder_is_independent_of_chunking(cuts: list[int]) -> None:
+    raw = "event: a\r\ndata: 北京\r\n\r\ndata: ☀️ sunny\n\n: ping\n\nevent: b\rdata: x\r\r".encode()
+    decoder, events, position, index = SSEDecoder(), [], 0, 0
+    while position < len(raw):
+        size = cuts[index % len(cuts)]
+        events.extend(decoder.feed(raw[position : position + size]))
+        position += size
+        index += 1
+    events.extend(decoder.flush())
+    assert events == [("a", "北京"), ("", "☀️ sunny"), ("b", "x")]
+
+
+async def test_x_should_retry_overrides_the_status_rule(
+    replay: ReplayServer, client: httpx.AsyncClient
+) -> None:
+    replay.json("openai_error_429.json", 500, x_should_retry="false")
+    with pytest.raises(ModelError) as caught:
+        await _chat(replay, client).complete(ModelRequest(opening()))
+    assert caught.value.status == 500 and not caught.value.retryable
+    assert len(replay.requests) == 1
+    replay.reset()
+    replay.json("openai_error_400.json", 400, x_should_retry="true")
+    replay.json("openai_chat_text.json")
+    assert (await _chat(replay, client).complete(ModelRequest(opening()))).message.text
+    assert len(replay.requests) == 2
