@@ -34,8 +34,35 @@ _EXPORTS: dict[str, str] = {
         "tool",
     )
 }
+_EXPORTS.update({name: "toolweave.agent" for name in ("Agent", "RunResult", "Session")})
+_EXPORTS.update(
+    {
+        name: "toolweave.llm"
+        for name in (
+            "FunctionModel",
+            "Message",
+            "ModelConfigError",
+            "ModelError",
+            "ModelRequest",
+            "ModelResponse",
+            "ScriptedModel",
+            "model_from_string",
+        )
+    }
+)
 
 if TYPE_CHECKING:
+    from .agent import Agent, RunResult, Session
+    from .llm import (
+        FunctionModel,
+        Message,
+        ModelConfigError,
+        ModelError,
+        ModelRequest,
+        ModelResponse,
+        ScriptedModel,
+        model_from_string,
+    )
     from .tools import (
         ExecutionFailed,
         FunctionTool,

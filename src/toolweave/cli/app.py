@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from . import agent_cmd
 from .tools_cmd import tools_app
 
 app = typer.Typer(
@@ -13,6 +14,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(tools_app, name="tools")
+agent_cmd.register(app)
 
 
 def main() -> None:

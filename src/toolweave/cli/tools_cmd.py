@@ -1,14 +1,25 @@
-"""`toolweave tools`: inspect the tools a registry exposes."""
+"""`toolweave tools`: inspect the tools a registry exposes.
+
+`--json` prints exactly the definitions a model is sent (sorted by name, stable bytes), so the
+output doubles as a check that a tool's schema is what its author meant.
+"""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 tools_app = typer.Typer(help="Inspect tools.", no_args_is_help=True)
+
+
+def _parameter_summary(parameters: dict[str, Any]) -> str:
+    """`name*` for required parameters, `name` for optional ones, in signature order."""
+    required = set(parameters.get("required", ()))
+    return ", ".join(f"{p}*" if p in required else p for p in parameters.get("properties", {}))
 
 
 @tools_app.command("list")
@@ -26,13 +37,15 @@ def list_tools(
         ]
         typer.echo(json.dumps(defs, indent=2, ensure_ascii=False))
         return
-    table = Table(title=f"{len(registry)} tools")
-    table.add_column("name", style="bold cyan")
+    table = Table(title=f"{len(registry)} tools", caption="* required parameter")
+    table.add_column("name", style="bold cyan", no_wrap=True)
     table.add_column("permissions")
+    table.add_column("read-only")
     table.add_column("parameters")
     table.add_column("description")
     for t in registry.tools():
-        params = ", ".join(t.parameters.get("properties", {}))
         perms = ", ".join(sorted(p.value for p in t.permissions)) or "-"
-        table.add_row(t.name, perms, params, t.description.splitlines()[0] if t.description else "")
+        first_line = t.description.splitlines()[0] if t.description else ""
+        read_only = "yes" if t.annotations.read_only else "no"
+        table.add_row(t.name, perms, read_only, _parameter_summary(t.parameters), first_line)
     Console().print(table)

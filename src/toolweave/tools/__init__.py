@@ -1,35 +1,78 @@
 """The tool core: the `Tool` protocol, `@tool`, results, errors, permissions and the registry.
 
-This layer knows nothing about models or agents; everything above builds on it.
+This layer knows nothing about models or agents; everything above builds on it. Names load on
+first use (PEP 562): importing a light submodule (errors, context, result) must not pay for
+pydantic, so an MCP stdio server can answer `initialize` before any schema is built.
 """
 
 from __future__ import annotations
 
-from .arguments import parse_arguments, repair_json
-from .base import Tool, ToolAnnotations, ToolDef, tool_def
-from .context import CancellationSignal, ToolContext
-from .errors import (
-    ExecutionFailed,
-    InvalidArguments,
-    PermissionDenied,
-    ToolCancelled,
-    ToolError,
-    ToolNotFound,
-    ToolTimeout,
-)
-from .function_tool import FunctionTool, tool
-from .permissions import Permission, PermissionPolicy
-from .registry import ToolInvocation, ToolRegistry, ToolStats
-from .result import (
-    AudioContent,
-    Content,
-    ImageContent,
-    ResourceContent,
-    TextContent,
-    ToolResult,
-    to_tool_result,
-)
-from .shaping import shape_result, truncate_text, wrap_untrusted
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, str] = {
+    "parse_arguments": "arguments",
+    "repair_json": "arguments",
+    "Tool": "base",
+    "ToolAnnotations": "base",
+    "ToolDef": "base",
+    "tool_def": "base",
+    "CancellationSignal": "context",
+    "ToolContext": "context",
+    "OutputSink": "context",
+    "UserOutput": "context",
+    "ExecutionFailed": "errors",
+    "InvalidArguments": "errors",
+    "PermissionDenied": "errors",
+    "ToolCancelled": "errors",
+    "ToolError": "errors",
+    "ToolNotFound": "errors",
+    "ToolTimeout": "errors",
+    "FunctionTool": "function_tool",
+    "tool": "function_tool",
+    "Permission": "permissions",
+    "PermissionPolicy": "permissions",
+    "ToolInvocation": "registry",
+    "ToolRegistry": "registry",
+    "ToolStats": "registry",
+    "AudioContent": "result",
+    "Content": "result",
+    "ImageContent": "result",
+    "ResourceContent": "result",
+    "TextContent": "result",
+    "ToolResult": "result",
+    "to_tool_result": "result",
+    "shape_result": "shaping",
+    "truncate_text": "shaping",
+    "wrap_untrusted": "shaping",
+}
+
+if TYPE_CHECKING:
+    from .arguments import parse_arguments, repair_json
+    from .base import Tool, ToolAnnotations, ToolDef, tool_def
+    from .context import CancellationSignal, OutputSink, ToolContext, UserOutput
+    from .errors import (
+        ExecutionFailed,
+        InvalidArguments,
+        PermissionDenied,
+        ToolCancelled,
+        ToolError,
+        ToolNotFound,
+        ToolTimeout,
+    )
+    from .function_tool import FunctionTool, tool
+    from .permissions import Permission, PermissionPolicy
+    from .registry import ToolInvocation, ToolRegistry, ToolStats
+    from .result import (
+        AudioContent,
+        Content,
+        ImageContent,
+        ResourceContent,
+        TextContent,
+        ToolResult,
+        to_tool_result,
+    )
+    from .shaping import shape_result, truncate_text, wrap_untrusted
 
 __all__ = [
     "AudioContent",
@@ -39,6 +82,7 @@ __all__ = [
     "FunctionTool",
     "ImageContent",
     "InvalidArguments",
+    "OutputSink",
     "Permission",
     "PermissionDenied",
     "PermissionPolicy",
@@ -56,6 +100,7 @@ __all__ = [
     "ToolResult",
     "ToolStats",
     "ToolTimeout",
+    "UserOutput",
     "parse_arguments",
     "repair_json",
     "shape_result",
@@ -65,3 +110,16 @@ __all__ = [
     "truncate_text",
     "wrap_untrusted",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolweave.tools' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

@@ -1,7 +1,9 @@
 """Split a docstring into the tool description and per-parameter descriptions.
 
 Google, NumPy and Sphinx styles are parsed with griffe, which is imported only when a docstring
-actually has a parameter section (griffe costs ~70 ms to import).
+actually has a parameter section (griffe costs ~70 ms to import). The description keeps the
+prose, admonitions ("Note: ...") and a one-line "Returns:" summary; parameter text moves into
+the schema, and other sections (Raises, Examples) are dropped: the model cannot act on them.
 """
 
 from __future__ import annotations
@@ -66,4 +68,11 @@ def _parse_with_griffe(doc: str) -> ParsedDocstring:
                 description = " ".join(str(param.description).split())
                 if description:
                     params[param.name.lstrip("*")] = description
+        elif section.kind is DocstringSectionKind.admonition:
+            note = " ".join(str(section.value.description).split())
+            texts.append(f"{section.title}: {note}" if section.title else note)
+        elif section.kind is DocstringSectionKind.returns:
+            returns = " ".join(" ".join(str(r.description).split()) for r in section.value)
+            if returns.strip():
+                texts.append(f"Returns: {returns.strip()}")
     return ParsedDocstring("\n\n".join(t for t in texts if t), params)

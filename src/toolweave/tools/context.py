@@ -1,5 +1,5 @@
-"""The per-call context a tool receives: identity, shared run state, dependencies, cancellation
-and progress reporting.
+"""The per-call context a tool receives: identity, shared run state, dependencies, cancellation,
+progress reporting and an output channel to the user.
 
 A tool asks for it by annotating a parameter as `ToolContext`; it is injected and never appears
 in the schema the model sees.
@@ -10,10 +10,33 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import mimetypes
+import os
 from collections.abc import Awaitable, Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class UserOutput:
+    """Something a tool sends straight to the user while it runs; the model never sees it.
+
+    `text` for kind "text"; `data` (raw bytes) for images and in-memory files; `path` for a
+    file on disk (not read here, so large files cost nothing until the receiver wants them).
+    """
+
+    kind: Literal["text", "image", "file"]
+    text: str | None = None
+    data: bytes | None = None
+    mime_type: str | None = None
+    filename: str | None = None
+    path: str | None = None
+    call_id: str | None = None
+
+
+OutputSink = Callable[[UserOutput], Awaitable[None] | None]
 
 
 class CancellationSignal:
@@ -76,6 +99,7 @@ class ToolContext:
         "cancellation",
         "deps",
         "extras",
+        "output_sink",
         "progress_callback",
         "session_id",
         "state",
@@ -93,6 +117,7 @@ class ToolContext:
         cancellation: CancellationSignal | None = None,
         progress_callback: ProgressCallback | None = None,
         extras: dict[str, Any] | None = None,
+        output_sink: OutputSink | None = None,
     ) -> None:
         self.session_id = session_id
         self.trace_id = trace_id
@@ -104,6 +129,7 @@ class ToolContext:
         # Seams for higher layers (the agent's output channel, the MCP request) without making
         # this layer depend on them.
         self.extras: dict[str, Any] = extras if extras is not None else {}
+        self.output_sink = output_sink
 
     @property
     def cancelled(self) -> bool:
@@ -128,6 +154,51 @@ class ToolContext:
         if inspect.isawaitable(outcome):
             await outcome
 
+    async def _send(self, item: UserOutput) -> None:
+        sink = self.output_sink
+        if sink is None:
+            return
+        outcome = sink(item)
+        if inspect.isawaitable(outcome):
+            await outcome
+
+    async def send_text(self, text: str) -> None:
+        """Show `text` to the user now (a status line, a partial finding); a no-op unattended."""
+        await self._send(UserOutput("text", text=text, call_id=self.call_id))
+
+    async def send_image(self, data: bytes, mime_type: str = "image/png") -> None:
+        """Show an image (raw bytes) to the user now; a no-op when nobody listens."""
+        await self._send(UserOutput("image", data=data, mime_type=mime_type, call_id=self.call_id))
+
+    async def send_file(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        data: bytes | None = None,
+        filename: str | None = None,
+        mime_type: str | None = None,
+    ) -> None:
+        """Hand the user a file, by `path` on disk or as in-memory `data` with a `filename`."""
+        if (path is None) == (data is None):
+            raise ValueError("send_file needs exactly one of `path` or `data`")
+        if path is not None:
+            path = os.fspath(path)
+            filename = filename or os.path.basename(path)
+        elif not filename:
+            raise ValueError("send_file(data=...) needs a `filename` so the user can save it")
+        if mime_type is None:
+            mime_type = mimetypes.guess_type(filename or "")[0] or "application/octet-stream"
+        await self._send(
+            UserOutput(
+                "file",
+                data=data,
+                mime_type=mime_type,
+                filename=filename,
+                path=path,
+                call_id=self.call_id,
+            )
+        )
+
     def for_call(self, call_id: str | None) -> ToolContext:
         """A context for one call of a batch: same run state, own id, own child cancellation."""
         return ToolContext(
@@ -139,6 +210,7 @@ class ToolContext:
             cancellation=self.cancellation.child(),
             progress_callback=self.progress_callback,
             extras=self.extras,
+            output_sink=self.output_sink,
         )
 
     def __repr__(self) -> str:

@@ -1,7 +1,8 @@
 """`@tool`: a typed Python function becomes a `Tool` with an exact JSON Schema.
 
 Sync functions run in a worker thread so they never block the event loop; async functions are
-awaited directly. Every exception becomes a `ToolError`.
+awaited directly. Every exception (SystemExit from an argparse-using helper included) becomes a
+`ToolError`; only the caller's own cancellation propagates, as asyncio requires.
 """
 
 from __future__ import annotations
@@ -10,17 +11,30 @@ import asyncio
 import contextvars
 import functools
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar, overload
 
 from .base import ToolAnnotations
 from .context import ToolContext
-from .errors import ExecutionFailed, ToolError
+from .errors import ExecutionFailed, ToolCancelled, ToolError
 from .permissions import Permission, permission_set
 from .result import ToolResult, to_tool_result
 from .schema import FunctionSchema, function_schema
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _ThreadStopIteration(Exception):
+    """StopIteration cannot cross into an asyncio future (the await would hang); carry it."""
+
+
+def _guard_stop_iteration(
+    func: Callable[..., Any], positional: Sequence[Any], kwargs: dict[str, Any]
+) -> Any:
+    try:
+        return func(*positional, **kwargs)
+    except StopIteration as exc:
+        raise _ThreadStopIteration(str(exc)) from exc
 
 
 class FunctionTool:
@@ -43,7 +57,10 @@ class FunctionTool:
         timeout: float | None = None,
     ) -> None:
         self.func = func
-        self._name = name or func.__name__
+        func_name = name or getattr(func, "__name__", None)
+        if not func_name or func_name == "<lambda>":
+            raise TypeError(f"cannot name a tool for {func!r}; pass name='...' to @tool")
+        self._name: str = func_name
         self._schema: FunctionSchema = function_schema(func, self._name, description)
         if primary_arg is not None and primary_arg not in self._schema.parameters["properties"]:
             raise ValueError(
@@ -62,7 +79,10 @@ class FunctionTool:
         self.tags: frozenset[str] = frozenset(tags or ())
         self.category = category
         self.timeout = timeout
-        self._is_async = inspect.iscoroutinefunction(func)
+        self._is_async = inspect.iscoroutinefunction(func) or (
+            not inspect.isroutine(func)  # an object with `async def __call__`
+            and inspect.iscoroutinefunction(type(func).__call__)
+        )
         self.__wrapped__ = func
         self.__doc__ = func.__doc__
 
@@ -99,24 +119,35 @@ class FunctionTool:
         kwargs = schema.validate(self._name, args)
         if schema.context_param is not None:
             kwargs[schema.context_param] = ctx
-        positional = [kwargs.pop(p) for p in schema.positional_only]
+        positional = (
+            [kwargs.pop(p) for p in schema.positional_only] if schema.positional_only else ()
+        )
         try:
             if self._is_async:
                 value = await self.func(*positional, **kwargs)
             else:
-                call = functools.partial(self.func, *positional, **kwargs)
+                call = functools.partial(_guard_stop_iteration, self.func, positional, kwargs)
                 value = await asyncio.get_running_loop().run_in_executor(
                     None, contextvars.copy_context().run, call
                 )
+            return to_tool_result(value)
         except ToolError:
             raise
-        except Exception as exc:
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # the caller cancelled us: let cancellation propagate
+            raise ToolCancelled(  # the tool gave up on its own (e.g. it saw ctx.cancelled)
+                f"Tool '{self._name}' was cancelled before it finished.", tool=self._name
+            ) from None
+        except (Exception, SystemExit) as exc:
+            original = exc.__cause__ if isinstance(exc, _ThreadStopIteration) else exc
+            detail = str(original) or "(no message)"
             raise ExecutionFailed(
-                f"Tool '{self._name}' failed: {type(exc).__name__}: {exc}. "
+                f"Tool '{self._name}' failed: {type(original).__name__}: {detail}. "
                 "Check the arguments or try a different approach.",
                 tool=self._name,
-            ) from exc
-        return to_tool_result(value)
+            ) from original
 
     async def __call__(self, **kwargs: Any) -> ToolResult:
         """Run the tool directly (handy in tests); arguments are validated as for a model."""

@@ -121,15 +121,21 @@ class PermissionPolicy:
 
     def check(self, tool_name: str, permissions: frozenset[Permission]) -> None:
         """Raise `PermissionDenied` for the first (sorted) permission the policy refuses."""
+        if not permissions:
+            return
         for permission in sorted(permissions):
             if not self.is_allowed(permission):
-                reason = (
-                    "it is denied by the policy"
-                    if permission in self.denied
-                    else "it is not in the policy's allowed list"
-                    if self.allowed
-                    else "unspecified permissions are not allowed (allow_unspecified=False)"
-                )
+                if permission in self.denied:
+                    reason = "it is denied by the policy (remove it from `denied` to allow it)"
+                elif self.allowed:
+                    reason = (
+                        "it is not in the policy's allowed list (add it to `allowed` to allow it)"
+                    )
+                else:
+                    reason = (
+                        "unspecified permissions are not allowed (allow_unspecified=False; add "
+                        "it to `allowed` to allow it)"
+                    )
                 raise PermissionDenied(
                     f"tool {tool_name!r} needs permission {permission.value!r} and {reason}",
                     tool=tool_name,

@@ -2,7 +2,8 @@
 
 `definitions()` is sorted by name and cached, so every turn sends byte-identical tool lists and
 provider prompt caches hit. `overlay()` gives a session layer whose tools shadow the shared ones
-without touching them.
+without touching them. `invoke` is the hot path of every agent turn: it never raises for a
+failed call (the error is part of the `ToolInvocation`) and does no work a call does not need.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from typing import Any
 from .arguments import parse_arguments
 from .base import Tool, ToolDef, tool_def
 from .context import ToolContext
-from .errors import ExecutionFailed, ToolError, ToolNotFound, ToolTimeout
+from .errors import ExecutionFailed, ToolCancelled, ToolError, ToolNotFound, ToolTimeout
 from .permissions import PermissionPolicy
-from .result import ToolResult
+from .result import ToolResult, to_tool_result
 
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 DEFAULT_BATCH_TIMEOUT = 60.0
@@ -163,9 +164,13 @@ class ToolRegistry:
     def find_by_category(self, category: str) -> list[Tool]:
         return [e.tool for _, e in sorted(self._all_entries().items()) if e.category == category]
 
-    def overlay(self) -> ToolRegistry:
-        """A session layer: its tools shadow this registry's, which stays untouched."""
-        return ToolRegistry(parent=self)
+    def overlay(self, policy: PermissionPolicy | None = None) -> ToolRegistry:
+        """A session layer: its tools shadow this registry's, which stays untouched.
+
+        The layer uses `policy` when given, else this registry's. Its stats count only calls
+        made through it; `unregister` removes only its own tools.
+        """
+        return ToolRegistry(policy, parent=self)
 
     def stats(self) -> dict[str, ToolStats]:
         return dict(sorted(self._stats.items()))
@@ -181,63 +186,90 @@ class ToolRegistry:
         call_id: str | None = None,
         timeout: float | None = None,
     ) -> ToolInvocation:
-        """Run one tool. Errors come back in the invocation; only cancellation propagates."""
+        """Run one tool. Errors come back in the invocation; only cancellation propagates.
+
+        Order: lookup, permission policy, argument parsing (repairing broken JSON), then the
+        tool (which validates) under the tighter of `timeout` and the tool's own timeout.
+        """
         if ctx is None:
             ctx = ToolContext(call_id=call_id)
         start = perf_counter()
         error: ToolError | None = None
         parsed: dict[str, Any] | str | None = args
-        limit = timeout
+        entry = self._entries.get(name)
+        if entry is None and self._parent is not None:
+            entry = self._parent._entry(name)
         try:
-            entry = self._entry(name)
             if entry is None:
                 raise ToolNotFound(self._not_found_message(name), tool=name)
             tool = entry.tool
             if self.policy is not None:
                 self.policy.check(name, tool.permissions)
             parsed = parse_arguments(args, name)
-            if entry.timeout is not None and (limit is None or entry.timeout < limit):
-                limit = entry.timeout
+            if ctx.cancellation.is_set():
+                raise ToolCancelled(
+                    f"Tool '{name}' was not run: the call was cancelled.", tool=name
+                )
+            limit = entry.timeout
+            if timeout is not None and (limit is None or timeout < limit):
+                limit = timeout
             if limit is None:
                 result = await tool.execute(parsed, ctx)
             else:
                 result = await self._execute_with_timeout(tool, parsed, ctx, limit)
+            if type(result) is not ToolResult:
+                result = to_tool_result(result)  # a hand-written tool returned a plain value
         except ToolError as exc:
             error = exc
         except asyncio.CancelledError:
-            ctx.cancel()
-            raise
-        except Exception as exc:
-            error = ExecutionFailed(f"Tool '{name}' failed: {type(exc).__name__}: {exc}", tool=name)
+            task = asyncio.current_task()
+            if task is None or task.cancelling():
+                ctx.cancel()  # tools still running (threads, subtasks) see it
+                raise
+            error = ToolCancelled(f"Tool '{name}' was cancelled before it finished.", tool=name)
+        except (Exception, SystemExit) as exc:
+            error = ExecutionFailed(
+                f"Tool '{name}' failed: {type(exc).__name__}: {exc}. Check the arguments or "
+                "try a different approach.",
+                tool=name,
+            )
             error.__cause__ = exc
         if error is not None:
             result = ToolResult.error(error.message)
         duration = perf_counter() - start
-        stats = self._stats.get(name)
-        if stats is None:
-            stats = self._stats[name] = ToolStats()
-        stats.calls += 1
-        stats.total_duration += duration
-        if error is not None or result.is_error:
-            stats.errors += 1
+        if entry is not None:  # names a model made up are not tools; do not grow stats for them
+            stats = self._stats.get(name)
+            if stats is None:
+                stats = self._stats[name] = ToolStats()
+            stats.calls += 1
+            stats.total_duration += duration
+            if error is not None or result.is_error:
+                stats.errors += 1
         return ToolInvocation(name, call_id or ctx.call_id, parsed, result, error, duration)
 
     async def _execute_with_timeout(
         self, tool: Tool, args: dict[str, Any], ctx: ToolContext, limit: float
     ) -> ToolResult:
+        # The call gets its own child signal: a timeout stops this call, not the caller's run.
+        call_ctx = ctx.for_call(ctx.call_id)
         try:
             async with asyncio.timeout(limit) as scope:
-                return await tool.execute(args, ctx)
+                return await tool.execute(args, call_ctx)
         except TimeoutError:
             if not scope.expired():
                 raise  # the tool's own TimeoutError, not ours
-            ctx.cancel()  # cooperative tools (and threads polling ctx) stop now
+            call_ctx.cancel()  # cooperative tools (and threads polling ctx) stop now
             raise ToolTimeout(
                 f"Tool '{tool.name}' timed out after {limit:g}s and was cancelled. Try a "
                 "smaller request, narrower arguments, or a different tool.",
                 tool=tool.name,
                 timeout=limit,
             ) from None
+        except asyncio.CancelledError:
+            call_ctx.cancel()  # before the release below detaches it from the caller's signal
+            raise
+        finally:
+            ctx.cancellation.release(call_ctx.cancellation)
 
     async def invoke_all(
         self,
@@ -247,8 +279,10 @@ class ToolRegistry:
     ) -> list[ToolInvocation]:
         """Run calls concurrently, each with its own timeout; results in input order.
 
-        A call is `(name, args)` or `(name, args, call_id)`. Cancelling the caller cancels
-        every call (their contexts' cancellation fires).
+        A call is `(name, args)` or `(name, args, call_id)`. Each call gets a child of `ctx`
+        (shared state and deps, its own id and cancellation). Cancelling the awaiting task
+        cancels every call's context; cancelling `ctx` reaches every running call. The caller's
+        `ctx` itself is never cancelled here, so the run can go on after a stopped batch.
         """
         parent = ctx if ctx is not None else ToolContext()
 
@@ -261,12 +295,8 @@ class ToolRegistry:
                 parent.cancellation.release(child.cancellation)
 
         if len(calls) == 1:
-            return [await one(calls[0])]
-        try:
-            return list(await asyncio.gather(*(one(c) for c in calls)))
-        except asyncio.CancelledError:
-            parent.cancel()
-            raise
+            return [await one(calls[0])]  # no task needed for a single call
+        return list(await asyncio.gather(*(one(c) for c in calls)))
 
     def _not_found_message(self, name: str) -> str:
         available = ", ".join(self.names()) or "(none)"

@@ -109,7 +109,7 @@ def to_tool_result(value: Any) -> ToolResult:
     results still see it).
     """
     if isinstance(value, str):
-        return ToolResult(content=[TextContent(value)])
+        return ToolResult([TextContent(value)])
     if isinstance(value, ToolResult):
         return value
     if value is None:

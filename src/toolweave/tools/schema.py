@@ -1,25 +1,34 @@
 """JSON Schema and a cached validator from a Python function's signature.
 
 pydantic v2 does the heavy lifting: each function gets one argument model, built once, whose
-schema is what the model sees and whose compiled validator checks every call (~1 µs).
+schema is what the model sees and whose compiled validator checks every call (~1 µs). The model
+is an implementation detail: parameter names that would clash with pydantic's own attributes
+(`json`, `schema`, `model_*`, a leading `_`) are carried by alias, so any Python name works.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
+import sys
+import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import GenerateJsonSchema
+from pydantic_core import SchemaValidator
 
 from ._docstrings import parse_docstring
 from .context import ToolContext
 from .errors import InvalidArguments
+
+MAX_REPORTED_PROBLEMS = 10
+_RESERVED = frozenset(name for name in dir(BaseModel) if not name.startswith("__"))
 
 
 class _ToolJsonSchema(GenerateJsonSchema):
@@ -38,21 +47,34 @@ class FunctionSchema:
     args_model: type[BaseModel]
     context_param: str | None
     positional_only: tuple[str, ...]
+    renames: tuple[tuple[str, str], ...] = ()
+    """(model field, parameter) pairs for parameters carried by alias."""
+    fields_validator: SchemaValidator | None = None
+    """The model's field validator alone: yields the values dict without building a model."""
 
     def validate(self, tool_name: str, args: dict[str, Any]) -> dict[str, Any]:
         """Validate and coerce arguments; the error names each bad field and what it expected."""
+        values: dict[str, Any]
         try:
-            model = self.args_model.__pydantic_validator__.validate_python(args)
+            if self.fields_validator is not None:
+                values = self.fields_validator.validate_python(args)[0]
+            else:
+                values = self.args_model.__pydantic_validator__.validate_python(args).__dict__
+                values = values.copy()
         except ValidationError as exc:
             raise InvalidArguments(
                 describe_validation_error(tool_name, exc), tool=tool_name
             ) from exc
-        return dict(model.__dict__)
+        for field_name, param in self.renames:
+            values[param] = values.pop(field_name)
+        return values
 
 
 def describe_validation_error(tool_name: str, exc: ValidationError) -> str:
+    """One sentence per bad field: where, what was expected, what arrived."""
     problems = []
-    for err in exc.errors(include_url=False):
+    errors = exc.errors(include_url=False)
+    for err in errors[:MAX_REPORTED_PROBLEMS]:
         where = ".".join(str(p) for p in err["loc"]) or "(arguments)"
         if err["type"] == "missing":
             problems.append(f"'{where}' is required but missing")
@@ -63,6 +85,8 @@ def describe_validation_error(tool_name: str, exc: ValidationError) -> str:
             if len(got) > 80:
                 got = got[:77] + "..."
             problems.append(f"'{where}': {err['msg']} (got {got})")
+    if len(errors) > MAX_REPORTED_PROBLEMS:
+        problems.append(f"and {len(errors) - MAX_REPORTED_PROBLEMS} more problems")
     return (
         f"Invalid arguments for tool '{tool_name}': "
         + "; ".join(problems)
@@ -70,32 +94,83 @@ def describe_validation_error(tool_name: str, exc: ValidationError) -> str:
     )
 
 
+def _fields_validator(model: type[BaseModel]) -> SchemaValidator | None:
+    """Validate into a plain dict (half the cost of a model instance); None if pydantic's core
+    schema is not the model-over-fields shape this relies on."""
+    core = model.__pydantic_core_schema__
+    top: Any = core["schema"] if core["type"] == "definitions" else core
+    if top.get("type") != "model" or top["schema"].get("type") != "model-fields":
+        return None
+    fields: Any = top["schema"]
+    if core["type"] == "definitions":
+        fields = {"type": "definitions", "schema": fields, "definitions": core["definitions"]}
+    return SchemaValidator(fields, top.get("config"))
+
+
 def _is_context(annotation: Any) -> bool:
+    """`ToolContext`, a subclass, `Annotated[...]` of one, or `ToolContext | None`."""
+    if typing.get_origin(annotation) is Annotated:
+        annotation = typing.get_args(annotation)[0]
+    if typing.get_origin(annotation) is typing.Union or isinstance(annotation, types.UnionType):
+        members = typing.get_args(annotation)
+        rest = [m for m in members if m is not type(None)]
+        return len(members) == 2 and len(rest) == 1 and _is_context(rest[0])
     return inspect.isclass(annotation) and issubclass(annotation, ToolContext)
 
 
-def _field_description(annotation: Any) -> str | None:
-    if typing.get_origin(annotation) is typing.Annotated:
-        for meta in annotation.__metadata__:
-            if isinstance(meta, FieldInfo) and meta.description:
-                return meta.description
-    return None
+def _has_description(annotation: Any, default: Any) -> bool:
+    if isinstance(default, FieldInfo) and default.description:
+        return True
+    if typing.get_origin(annotation) is Annotated:
+        return any(isinstance(m, FieldInfo) and m.description for m in annotation.__metadata__)
+    return False
 
 
-def function_schema(func: Callable[..., Any], name: str, description: str | None) -> FunctionSchema:
-    """Build the schema and validator for `func`; raise TypeError naming any unusable parameter."""
+def _caller_namespace() -> dict[str, Any]:
+    """Locals of the nearest frame outside toolweave.tools: where a local type would live."""
+    package = __name__.rpartition(".")[0]
+    frame = sys._getframe(1)
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module != package and not module.startswith(package + "."):
+            break
+        frame = frame.f_back  # type: ignore[assignment]
+    return dict(frame.f_locals) if frame is not None else {}
+
+
+def _annotated(func: Any) -> Any:
+    """What carries the annotations: the function, a partial's function, or `__call__`."""
+    if isinstance(func, functools.partial):
+        return _annotated(func.func)
+    if inspect.isroutine(func) or inspect.isclass(func):
+        return func
+    return type(func).__call__ if callable(func) else func
+
+
+def _type_hints(func: Callable[..., Any], name: str) -> dict[str, Any]:
+    source = _annotated(func)
     try:
-        hints = typing.get_type_hints(func, include_extras=True)
+        return typing.get_type_hints(source, include_extras=True)
+    except NameError:
+        pass
+    try:  # a type defined inside the function that decorates (tests, factories)
+        return typing.get_type_hints(source, localns=_caller_namespace(), include_extras=True)
     except NameError as exc:
         raise TypeError(
             f"tool {name!r}: cannot resolve a type hint ({exc}); define the type at module level "
             "or import it where the function is defined"
         ) from exc
+
+
+def function_schema(func: Callable[..., Any], name: str, description: str | None) -> FunctionSchema:
+    """Build the schema and validator for `func`; raise TypeError naming any unusable parameter."""
+    hints = _type_hints(func, name)
     doc = parse_docstring(func)
     fields: dict[str, Any] = {}
     context_param: str | None = None
     positional_only: list[str] = []
-    for param in inspect.signature(func).parameters.values():
+    renames: list[tuple[str, str]] = []
+    for index, param in enumerate(inspect.signature(func).parameters.values()):
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise TypeError(
                 f"tool {name!r}: *{param.name} / **{param.name} cannot be described to a model; "
@@ -105,34 +180,44 @@ def function_schema(func: Callable[..., Any], name: str, description: str | None
         if _is_context(annotation):
             context_param = param.name
             continue
-        if param.name.startswith("_"):
-            raise TypeError(
-                f"tool {name!r}: parameter {param.name!r} starts with '_', which JSON Schema "
-                "property names from pydantic cannot; rename it"
-            )
         if param.kind is param.POSITIONAL_ONLY:
             positional_only.append(param.name)
         default = ... if param.default is inspect.Parameter.empty else param.default
+        extra: dict[str, Any] = {}
         doc_description = doc.params.get(param.name)
-        if doc_description and not _field_description(annotation):
-            fields[param.name] = (annotation, Field(default, description=doc_description))
-        else:
-            fields[param.name] = (annotation, default)
-    model = create_model(
-        f"{name}_arguments",
-        __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
-        **fields,
-    )
-    schema = model.model_json_schema(schema_generator=_ToolJsonSchema)
+        if doc_description and not _has_description(annotation, default):
+            extra["description"] = doc_description
+        field_name = param.name
+        if field_name in _RESERVED or field_name.startswith(("_", "model_")):
+            field_name = f"tw_param_{index}"
+            extra["alias"] = param.name
+            renames.append((field_name, param.name))
+        if extra:
+            annotation = Annotated[annotation, Field(**extra)]
+        fields[field_name] = (annotation, default)
+    try:
+        model = create_model(
+            f"{name}_arguments",
+            __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
+            **fields,
+        )
+        schema = model.model_json_schema(schema_generator=_ToolJsonSchema)
+    except Exception as exc:  # pydantic's schema errors name the type, not the tool
+        raise TypeError(
+            f"tool {name!r}: cannot build a JSON Schema for its parameters: {exc}. Use JSON-like "
+            "types (str, int, float, bool, list, dict, Literal, Enum, pydantic models, "
+            "dataclasses) for every parameter"
+        ) from exc
     schema.pop("title", None)
     schema.setdefault("properties", {})
-    parameters = _stable(schema)
     return FunctionSchema(
         description=description if description is not None else doc.description,
-        parameters=parameters,
+        parameters=_stable(schema),
         args_model=model,
         context_param=context_param,
         positional_only=tuple(positional_only),
+        renames=tuple(renames),
+        fields_validator=_fields_validator(model),
     )
 
 

@@ -17,19 +17,30 @@ _CLOSE = "</tool_output>"
 
 
 def truncate_text(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> str:
-    """Keep the head and a short tail of `text`, with a marker saying how much was cut."""
+    """Keep the head and a short tail of `text`, with a marker saying how much was cut.
+
+    The result, marker included, never exceeds `max_chars`; a budget too small for the marker
+    gets a plain cut.
+    """
     if max_chars <= 0:
-        raise ValueError("max_chars must be positive")
+        raise ValueError(f"max_chars must be a positive number of characters, got {max_chars}")
     if len(text) <= max_chars:
         return text
-    tail = min(max_chars // 5, 1000)
-    head = max_chars - tail
-    cut = len(text) - head - tail
-    marker = (
-        f"\n[... truncated {cut} of {len(text)} characters; ask for a narrower range or a "
+    longest = len(_marker(len(text), len(text)))  # the cut is shorter than the text
+    room = max_chars - longest
+    if room < 2:
+        return text[:max_chars]
+    tail = min(room // 5, 1000)
+    head = room - tail
+    marker = _marker(len(text) - head - tail, len(text))
+    return text[:head] + marker + (text[-tail:] if tail else "")
+
+
+def _marker(cut: int, total: int) -> str:
+    return (
+        f"\n[... truncated {cut} of {total} characters; ask for a narrower range or a "
         "more specific query to see the rest ...]\n"
     )
-    return text[:head] + marker + (text[-tail:] if tail else "")
 
 
 def wrap_untrusted(text: str, tool_name: str) -> str:
@@ -46,12 +57,20 @@ def shape_result(
     result: ToolResult, tool_name: str, max_chars: int = DEFAULT_MAX_CHARS, *, wrap: bool = True
 ) -> ToolResult:
     """Truncate every text part to a shared budget and wrap it; non-text parts pass through."""
+    if max_chars <= 0:
+        raise ValueError(f"max_chars must be a positive number of characters, got {max_chars}")
     shaped: list[Content] = []
     budget = max_chars
     for part in result.content:
         if isinstance(part, TextContent):
-            text = truncate_text(part.text, max(budget, 1))
-            budget = max(budget - len(text), 0)
+            if budget > 0:
+                text = truncate_text(part.text, budget)
+                budget -= len(text)
+            else:
+                text = (
+                    f"[... {len(part.text)} more characters omitted: the output budget of "
+                    f"{max_chars} characters is used up ...]"
+                )
             shaped.append(TextContent(wrap_untrusted(text, tool_name) if wrap else text))
         else:
             shaped.append(part)
