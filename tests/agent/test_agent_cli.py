@@ -156,3 +156,48 @@ def test_ctrl_c_during_a_run_cancels_only_that_run() -> None:
     assert [m.role for m in session.messages] == ["user", "assistant", "tool", "user", "assistant"]
     # The tool noticed the cancellation and stopped cleanly, so its own result is kept.
     assert "stopped" in session.messages[2].tool_results[0].text
+
+
+def test_text_from_models_and_tools_is_never_read_as_rich_markup() -> None:
+    @tool
+    async def echo(ctx: ToolContext, note: str) -> str:
+        """Sends the note to the user."""
+        await ctx.send_text(f"note: {note} [bold]")
+        raise ValueError(f"bad note {note}")
+
+    model = ScriptedModel(
+        [
+            Message.assistant("", [ToolCallPart("1", "echo", {"note": "[/bold]"})]),
+            Message.assistant("done [/]"),
+            RuntimeError("failed: [/red] [type=missing]"),
+        ]
+    )
+    out = io.StringIO()
+    lines = iter(["first", "second"])
+
+    def read_line() -> str:
+        try:
+            return next(lines)
+        except StopIteration:
+            raise EOFError from None
+
+    chat_loop(Agent(model, [echo]), Session(), Console(file=out, width=200), read_line)
+    text = out.getvalue()
+    assert "→ echo(note='[/bold]')" in text
+    assert "ℹ note: [/bold] [bold]" in text
+    assert "✗ echo" in text and "bad note [/bold]" in text
+    assert "done [/]" in text
+    assert "error: RuntimeError: failed: [/red] [type=missing]" in text
+
+
+def test_an_unusable_session_file_is_a_one_line_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    with FakeOpenAI([]) as server:
+        model = f"openai-compat:{server.base_url}#fake"
+        result = runner.invoke(
+            app, ["chat", "--model", model, "--session-file", str(blocker / "chat.db")]
+        )
+    assert result.exit_code == 2
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith("error: cannot open the session file") and "TOOLWEAVE_SESSIONS" in line

@@ -56,12 +56,13 @@ def check_wire(requests: list[dict[str, Any]]) -> None:
 
 async def test_weather_scenario_end_to_end() -> None:
     with FakeOpenAI(scenario()) as server:
-        agent = Agent(
-            model_for(server),
-            [get_weather, celsius_to_fahrenheit],
-            instructions="You are a concise travel assistant.",
-        )
-        result = await agent.run(PROMPT)
+        async with model_for(server) as model:
+            agent = Agent(
+                model,
+                [get_weather, celsius_to_fahrenheit],
+                instructions="You are a concise travel assistant.",
+            )
+            result = await agent.run(PROMPT)
     assert result.output == ANSWER
     assert [i.name for i in result.invocations] == ["get_weather", "celsius_to_fahrenheit"]
     assert result.invocations[1].result.structured == 53.6
@@ -72,12 +73,13 @@ async def test_weather_scenario_end_to_end() -> None:
 
 async def test_weather_scenario_streamed_end_to_end() -> None:
     with FakeOpenAI(scenario()) as server:
-        agent = Agent(
-            model_for(server),
-            [get_weather, celsius_to_fahrenheit],
-            instructions="You are a concise travel assistant.",
-        )
-        events = [e async for e in agent.run_stream(PROMPT)]
+        async with model_for(server) as model:
+            agent = Agent(
+                model,
+                [get_weather, celsius_to_fahrenheit],
+                instructions="You are a concise travel assistant.",
+            )
+            events = [e async for e in agent.run_stream(PROMPT)]
     assert all(r.get("stream") for r in server.requests)
     check_wire(server.requests)
     text = "".join(e.text for e in events if isinstance(e, TextDelta))
@@ -109,9 +111,10 @@ async def test_parallel_calls_and_structured_advice_over_the_wire() -> None:
         Reply('```json\n{"fahrenheit": 53.6, "wear": "a light jacket",}\n```'),
     ]
     with FakeOpenAI(replies) as server:
-        agent = Agent(model_for(server), [get_weather, celsius_to_fahrenheit], output_type=Advice)
-        assert agent.output_mode == "native"
-        events = [e async for e in agent.run_stream(PROMPT)]
+        async with model_for(server) as model:
+            agent = Agent(model, [get_weather, celsius_to_fahrenheit], output_type=Advice)
+            assert agent.output_mode == "native"
+            events = [e async for e in agent.run_stream(PROMPT)]
     final = events[-1]
     assert isinstance(final, RunCompleted)
     assert final.result.output == Advice(fahrenheit=53.6, wear="a light jacket")
@@ -131,12 +134,16 @@ async def test_the_agent_accepts_a_model_string() -> None:
             [get_weather, celsius_to_fahrenheit],
             instructions="You are a concise travel assistant.",
         )
-        assert (await agent.run(PROMPT)).output == ANSWER
+        assert isinstance(agent.model, OpenAIChatModel)
+        async with agent.model:
+            assert (await agent.run(PROMPT)).output == ANSWER
     check_wire(server.requests)
 
 
 async def test_a_server_error_fails_the_run() -> None:
     from toolweave.llm import ModelError
 
-    with FakeOpenAI([]) as server, pytest.raises(ModelError, match="script exhausted"):
-        await Agent(model_for(server, max_retries=0)).run("hi")
+    with FakeOpenAI([]) as server:
+        async with model_for(server, max_retries=0) as model:
+            with pytest.raises(ModelError, match="script exhausted"):
+                await Agent(model).run("hi")

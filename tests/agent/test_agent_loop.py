@@ -1,4 +1,4 @@
-"""The loop's contract, driven by ScriptedModel: tools, errors, limits, events, cancellation."""
+"""The loop's contract, driven by ScriptedModel: tools, errors, gates, limits, shaping, events."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 import pytest
+from agent_script import call, calls, collect, tool_messages
 
 from toolweave.agent import (
     Agent,
@@ -17,16 +18,14 @@ from toolweave.agent import (
     RunFailed,
     RunStarted,
     Session,
-    SessionBusy,
     TextDelta,
     ToolCallRequested,
     ToolExecutionCompleted,
     ToolExecutionStarted,
     TurnCompleted,
-    UserMessage,
 )
 from toolweave.agent._loop import FINAL_ANSWER_PROMPT
-from toolweave.llm import Message, ModelError, ModelResponse, ScriptedModel, ToolCallPart, Usage
+from toolweave.llm import Message, ModelError, ModelResponse, ScriptedModel, Usage
 from toolweave.tools import (
     PermissionDenied,
     PermissionPolicy,
@@ -36,22 +35,6 @@ from toolweave.tools import (
     tool,
 )
 from toolweave.tools.demo import celsius_to_fahrenheit, get_weather
-
-
-def call(name: str, cid: str, **args: Any) -> ToolCallPart:
-    return ToolCallPart(cid, name, args)
-
-
-def calls(*parts: ToolCallPart, text: str = "") -> Message:
-    return Message.assistant(text, list(parts))
-
-
-def tool_messages(request_messages: list[Message]) -> list[Any]:
-    return [p for m in request_messages if m.role == "tool" for p in m.tool_results]
-
-
-async def collect(agent: Agent, prompt: str, session: Session | None = None) -> list[Any]:
-    return [event async for event in agent.run_stream(prompt, session)]
 
 
 async def test_weather_scenario_runs_to_an_answer() -> None:
@@ -343,132 +326,6 @@ async def test_model_errors_fail_the_run_with_an_event() -> None:
     assert [m.role for m in session.messages] == ["user"]
 
 
-async def test_cancellation_cancels_tools_and_keeps_the_history_consistent() -> None:
-    started = asyncio.Event()
-    saw_cancel = asyncio.Event()
-
-    @tool
-    async def quick() -> str:
-        """Finishes at once."""
-        return "quick result"
-
-    @tool
-    async def forever(ctx: ToolContext) -> str:
-        """Runs until cancelled."""
-        started.set()
-        try:
-            await asyncio.Event().wait()
-        finally:
-            if ctx.cancelled:
-                saw_cancel.set()
-        return "never"
-
-    session = Session()
-    model = ScriptedModel([calls(call("quick", "q"), call("forever", "f"))])
-    task = asyncio.create_task(Agent(model, [quick, forever]).run("go", session))
-    await started.wait()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert saw_cancel.is_set()
-    quick_part, forever_part = tool_messages(session.messages)
-    assert "quick result" in quick_part.text and not quick_part.is_error
-    assert forever_part.is_error and "cancelled" in forever_part.text
-    # The session can be resumed: the next request pairs every call with a result.
-    resumed = ScriptedModel([Message.assistant("resumed")])
-    assert (await Agent(resumed, [quick, forever]).run("again", session)).output == "resumed"
-
-
-async def test_closing_the_stream_early_cancels_the_run() -> None:
-    saw_cancel = asyncio.Event()
-
-    @tool
-    async def forever(ctx: ToolContext) -> str:
-        """Runs until cancelled."""
-        await ctx.wait_cancelled()
-        saw_cancel.set()
-        return "stopped"
-
-    session = Session()
-    stream = Agent(ScriptedModel([calls(call("forever", "f"))]), [forever]).run_stream(
-        "go", session
-    )
-    async for event in stream:  # type: ignore[attr-defined]
-        if isinstance(event, ToolExecutionStarted):
-            break
-    await stream.aclose()  # type: ignore[attr-defined]
-    assert saw_cancel.is_set()
-    assert tool_messages(session.messages)[0].call_id == "f"
-
-
-async def test_tools_can_send_text_images_and_files_to_the_user(tmp_path: Any) -> None:
-    report = tmp_path / "report.csv"
-    report.write_text("a,b\n1,2\n")
-
-    @tool
-    async def work(ctx: ToolContext) -> str:
-        """Reports as it goes."""
-        await ctx.send_text("halfway there")
-        await ctx.send_image(b"\x89PNG", "image/png")
-        await ctx.send_file(report)
-        await ctx.send_file(data=b"{}", filename="out.json")
-        return "done"
-
-    script = [calls(call("work", "w1")), Message.assistant("ok")]
-    events = await collect(Agent(ScriptedModel(script), [work]), "go")
-    sent = [e for e in events if isinstance(e, UserMessage)]
-    assert [e.kind for e in sent] == ["text", "image", "file", "file"]
-    assert all(e.tool == "work" and e.output.call_id == "w1" for e in sent)
-    assert sent[0].output.text == "halfway there" and sent[1].output.data == b"\x89PNG"
-    assert sent[2].output.path == str(report) and sent[2].output.mime_type == "text/csv"
-    assert sent[3].output.filename == "out.json" and sent[3].output.mime_type == "application/json"
-
-    background = Agent(ScriptedModel(script), [work], user_output="media_only")
-    result = await background.run("go")
-    assert [o.kind for o in result.user_outputs] == ["image", "file", "file"]
-
-
-async def test_sessions_carry_history_and_refuse_concurrent_runs() -> None:
-    session = Session()
-    first = ScriptedModel([Message.assistant("hello")])
-    await Agent(first).run("hi", session)
-    second = ScriptedModel([Message.assistant("again")])
-    await Agent(second).run("and now?", session)
-    assert [m.text for m in second.requests[0].messages] == ["hi", "hello", "and now?"]
-
-    gate, entered = asyncio.Event(), asyncio.Event()
-
-    async def slow_step(request: Any) -> Message:
-        entered.set()
-        await gate.wait()
-        return Message.assistant("late")
-
-    busy = asyncio.create_task(Agent(ScriptedModel([slow_step])).run("one", session))
-    await entered.wait()
-    with pytest.raises(SessionBusy):
-        await Agent(ScriptedModel([Message.assistant("x")])).run("two", session)
-    gate.set()
-    assert (await busy).output == "late"
-
-
-def test_run_sync_and_settings_validation() -> None:
-    result = Agent(ScriptedModel([Message.assistant("sync ok")])).run_sync("go")
-    assert result.output == "sync ok"
-    with pytest.raises(ValueError, match="max_turns"):
-        Agent(ScriptedModel([]), max_turns=0)
-    with pytest.raises(ValueError, match="on_max_turns"):
-        Agent(ScriptedModel([]), on_max_turns="explode")  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="model"):
-        Agent(object())  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="gates"):
-        Agent(ScriptedModel([]), gates=[lambda request: None])  # type: ignore[list-item]
-
-
-async def test_run_sync_refuses_a_running_loop() -> None:
-    with pytest.raises(RuntimeError, match=r"await agent\.run"):
-        Agent(ScriptedModel([])).run_sync("go")
-
-
 async def test_plain_functions_become_tools() -> None:
     def add(a: int, b: int) -> int:
         """Add two numbers."""
@@ -500,14 +357,3 @@ async def test_the_agent_tool_timeout_applies_to_every_call() -> None:
     result = await Agent(model, [hang], tool_timeout=0.05).run("go")
     assert result.output == "gave up"
     assert "timed out after 0.05s" in tool_messages(model.requests[1].messages)[0].text
-
-
-async def test_a_history_ending_in_unanswered_calls_is_repaired_before_the_next_run() -> None:
-    session = Session()
-    session.messages += [Message.user("hi"), calls(call("get_weather", "old", city="Beijing"))]
-    model = ScriptedModel([Message.assistant("hello again")])
-    await Agent(model, [get_weather]).run("still there?", session)
-    roles = [m.role for m in model.requests[0].messages]
-    assert roles == ["user", "assistant", "tool", "user"]
-    (repaired,) = tool_messages(model.requests[0].messages)
-    assert repaired.call_id == "old" and repaired.is_error

@@ -35,8 +35,8 @@ async def test_weather_scenario_with_mcp_tools() -> None:
     async with weather_server() as client:
         tools = await client.as_tools()
         with FakeOpenAI(replies) as server:
-            model = OpenAIChatModel("fake", base_url=server.base_url, api_key="sk-test")
-            events = [e async for e in Agent(model, tools).run_stream(PROMPT)]
+            async with OpenAIChatModel("fake", base_url=server.base_url, api_key="sk-test") as m:
+                events = [e async for e in Agent(m, tools).run_stream(PROMPT)]
     final = events[-1]
     assert final.result.output == ANSWER  # type: ignore[union-attr]
     sent = server.requests

@@ -23,7 +23,7 @@ class Advice(BaseModel):
     wear: list[str]
 
 
-GOOD = {"city": "Beijing", "fahrenheit": 53.6, "wear": ["jacket", "scarf"]}
+GOOD: dict[str, Any] = {"city": "Beijing", "fahrenheit": 53.6, "wear": ["jacket", "scarf"]}
 
 MESSY = [
     '{"city": "Beijing", "fahrenheit": 53.6, "wear": ["jacket", "scarf"]}',
@@ -182,3 +182,23 @@ def test_messy_renderings_of_any_object_parse_back(value: dict[str, Any], frame:
     spec = OutputSpec(dict[str, Any])
     assert spec.parse_text(frame.format(sloppy(value))) == value
     assert spec.parse_text(frame.format(json.dumps(value, ensure_ascii=False))) == value
+
+
+async def test_an_invalid_answer_on_the_final_answer_call_fails_with_the_validation_error() -> None:
+    model = ScriptedModel(
+        [
+            Message.assistant("", [ToolCallPart("w", "get_weather", {"city": "Beijing"})]),
+            Message.assistant('{"city": "Beijing"}'),
+        ]
+    )
+    agent = Agent(
+        model,
+        [get_weather],
+        output_type=Advice,
+        output_mode="native",
+        max_turns=1,
+        on_max_turns="final_answer",
+    )
+    with pytest.raises(OutputValidationError, match="fahrenheit"):
+        await agent.run("advise")
+    assert len(model.requests) == 2  # no retry past the last allowed call

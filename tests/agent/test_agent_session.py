@@ -194,3 +194,20 @@ async def test_compaction_happens_during_a_run() -> None:
     last = [p for m in model.requests[-1].messages for p in m.tool_results]
     assert [p.text.startswith("[compacted:") for p in last] == [True, True, True, False]
     assert "page 3" in last[-1].text
+
+
+async def test_compaction_at_the_start_of_a_run_writes_each_message_once(tmp_path: Path) -> None:
+    with SqliteSessionStore(tmp_path / "once.db") as store:
+        store.append("c", [*big_turns(4, 8000), Message.assistant("summarised")])
+        session = Session("c", store=store, max_history_tokens=3000, keep_recent_results=1)
+        await Agent(ScriptedModel([Message.assistant("again")])).run("next question", session)
+        stored = store.load("c")
+    assert stored == session.messages
+    assert [m.text for m in stored[-2:]] == ["next question", "again"]
+    assert sum(m.tool_results[0].text.startswith("[compacted:") for m in stored[2::2][:4]) == 3
+
+
+def test_cjk_punctuation_and_full_width_forms_count_as_cjk() -> None:
+    assert estimate_tokens("你好，世界。") == 6
+    assert estimate_tokens("「东京」") == 4
+    assert estimate_tokens("ＡＢ") == 2

@@ -16,7 +16,7 @@ from toolweave import llm
 from toolweave.llm import Message, ModelRequest, ModelResponse, ToolCallPart, ToolResultPart, Usage
 from toolweave.tools import ToolContext, ToolDef, ToolInvocation, ToolNotFound, UserOutput
 
-from ._shape import error_part, result_part
+from ._shape import acceptance, error_part, rejection, result_part
 from .errors import MaxTurnsExceeded, OutputValidationError
 from .events import (
     AgentEvent,
@@ -63,7 +63,7 @@ class Run:
         self.emit = emit
         self.run_id = uuid.uuid4().hex
         self.prompt = prompt
-        self.registry = agent._session_registry(session)
+        self.registry = agent.registry  # the session's overlay, set once the session is ours
         self.ctx = ToolContext(
             session_id=session.id, trace_id=self.run_id, deps=deps, output_sink=self._sink
         )
@@ -85,6 +85,9 @@ class Run:
         session = self.session
         session.acquire()
         try:
+            # Only after acquiring: the overlay is per session, and a run refused with
+            # SessionBusy must not swap the policy under the run that holds the session.
+            self.registry = self.agent._session_registry(session)
             return await self._execute()
         finally:
             session.release()
@@ -100,6 +103,7 @@ class Run:
         calls_made = 0
         final_call = False
         retries_left = agent.output_retries
+        limit = agent.max_tool_result_chars
         try:
             while True:
                 if calls_made >= agent.max_turns:
@@ -108,7 +112,8 @@ class Run:
                     final_call = True
                     self._append(Message.user(FINAL_ANSWER_PROMPT))
                 turn = calls_made + 1
-                self.session.compact()
+                if self.session.compact():
+                    self._pending.clear()  # the store rewrote the whole history, these included
                 response = await self._call_model(self._request(final_call), turn)
                 calls_made += 1
                 self.usage = self.usage + response.usage
@@ -127,13 +132,15 @@ class Run:
                         else:
                             output = spec.parse_text(message.text)
                     except OutputValidationError as exc:
-                        if retries_left <= 0:
+                        if retries_left <= 0 or final_call:
                             raise
                         retries_left -= 1
-                        self._reject(calls, output_call, exc)
+                        for reply in rejection(spec, calls, output_call, exc, limit):
+                            self._append(reply)
                         self._end_turn(turn, "retry", response.usage)
                         continue
-                    self._accept(calls, output_call)
+                    for reply in acceptance(calls, output_call, limit):
+                        self._append(reply)
                     self._final_partial(output, turn)
                     reason = "stop" if output_call is not None else response.finish_reason
                     self._end_turn(turn, reason, response.usage)
@@ -190,31 +197,46 @@ class Run:
             return await model.complete(request)
         spec = self.agent._output
         partial = self._partial = PartialOutput(spec) if spec is not None else None
-        native = self.agent.output_mode == "native"
-        output_indexes: set[int] = set()
+        output_indexes: set[int] = set()  # the final-output tool's calls in this response
         response: ModelResponse | None = None
-        async for event in model.stream(request):
-            if isinstance(event, llm.TextDelta):
-                emit(TextDelta(event.text, turn))
-                if partial is not None and native:
-                    self._emit_partial(partial, event.text, turn)
-            elif isinstance(event, llm.ToolCallDelta):
-                if partial is not None and spec is not None and not native:
-                    if event.name == spec.name:
-                        output_indexes.add(event.index)
-                    if event.index in output_indexes:
-                        self._emit_partial(partial, event.arguments_delta, turn)
-            elif isinstance(event, llm.ToolCallReady):
-                self._announce(event.call, turn)
-            elif isinstance(event, llm.ThinkingDelta):
-                emit(ThinkingDelta(event.text, turn))
-            elif isinstance(event, llm.Finished):
-                response = event.response
+        stream = model.stream(request)
+        try:
+            async for event in stream:
+                response = self._on_stream_event(event, partial, output_indexes, turn) or response
+        finally:
+            # Close now, not at garbage collection: a cancelled run must release its connection.
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
         if response is None:
             raise llm.ModelError(
                 None, f"model {model.model_name!r} ended its stream without a Finished event"
             )
         return response
+
+    def _on_stream_event(
+        self, event: llm.StreamEvent, partial: PartialOutput | None, indexes: set[int], turn: int
+    ) -> ModelResponse | None:
+        emit, spec = self.emit, self.agent._output
+        assert emit is not None
+        native = self.agent.output_mode == "native"
+        if isinstance(event, llm.TextDelta):
+            emit(TextDelta(event.text, turn))
+            if partial is not None and native:
+                self._emit_partial(partial, event.text, turn)
+        elif isinstance(event, llm.ToolCallDelta):
+            if partial is not None and spec is not None and not native:
+                if event.name == spec.name:
+                    indexes.add(event.index)
+                if event.index in indexes:
+                    self._emit_partial(partial, event.arguments_delta, turn)
+        elif isinstance(event, llm.ToolCallReady):
+            self._announce(event.call, turn)
+        elif isinstance(event, llm.ThinkingDelta):
+            emit(ThinkingDelta(event.text, turn))
+        elif isinstance(event, llm.Finished):
+            return event.response
+        return None
 
     def _emit_partial(self, partial: PartialOutput, chunk: str, turn: int) -> None:
         value = partial.feed(chunk)
@@ -263,7 +285,7 @@ class Run:
             for i in runnable:
                 self.emit(ToolExecutionStarted(calls[i], turn))
         invocations = await self._invoke_all(
-            asyncio.gather(*(self._invoke(i, calls[i], parts, turn) for i in runnable))
+            [asyncio.ensure_future(self._invoke(i, calls[i], parts, turn)) for i in runnable]
         )
         self.invocations.extend(invocations)
         for message_part in parts:
@@ -275,19 +297,21 @@ class Run:
                 return error
         return None
 
-    async def _invoke_all(
-        self, batch: asyncio.Future[list[ToolInvocation]]
-    ) -> list[ToolInvocation]:
-        """Await the batch. On cancellation the tools' signal fires first and they get one
-        loop iteration to notice it (cooperative tools stop cleanly, threads see
-        `ctx.cancelled`); then the rest are cancelled and awaited, so nothing outlives the run."""
+    async def _invoke_all(self, tasks: list[asyncio.Task[ToolInvocation]]) -> list[ToolInvocation]:
+        """Await the calls. If that is interrupted (cancellation, or a call failing outside the
+        registry's error handling), the tools' signal fires first and they get one loop
+        iteration to notice it (cooperative tools stop cleanly, threads see `ctx.cancelled`);
+        then the rest are cancelled and awaited, so nothing outlives the run."""
         try:
-            return await asyncio.shield(batch)
-        except asyncio.CancelledError:
+            return await asyncio.shield(asyncio.gather(*tasks))
+        except BaseException:
             self.ctx.cancel()
-            await asyncio.sleep(0)
-            batch.cancel()
-            await asyncio.gather(batch, return_exceptions=True)
+            try:
+                await asyncio.sleep(0)
+            finally:  # a second cancellation must not leave the tools running
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
             raise
 
     async def _invoke(
@@ -350,38 +374,6 @@ class Run:
                 self._append(Message("tool", [part]))
                 answered.add(call.id)
         self._inflight = None
-
-    def _accept(self, calls: list[ToolCallPart], output_call: ToolCallPart | None) -> None:
-        if output_call is None:
-            return
-        limit = self.agent.max_tool_result_chars
-        for call in calls:
-            text = (
-                "Final answer accepted."
-                if call is output_call
-                else ("Not executed: the final answer was given in the same turn.")
-            )
-            self._append(Message("tool", [error_part(call, text, limit, is_error=False)]))
-
-    def _reject(
-        self,
-        calls: list[ToolCallPart],
-        output_call: ToolCallPart | None,
-        exc: OutputValidationError,
-    ) -> None:
-        spec = self.agent._output
-        assert spec is not None
-        if output_call is None:
-            self._append(Message.user(spec.retry_message(exc)))
-            return
-        limit = self.agent.max_tool_result_chars
-        for call in calls:
-            text = (
-                f"Invalid final answer: {exc}. Call {spec.name} again with corrected arguments."
-                if call is output_call
-                else f"Not executed: call other tools in a turn without {spec.name}."
-            )
-            self._append(Message("tool", [error_part(call, text, limit)]))
 
     def _result(self, output: Any, new: list[Message], turns: int) -> RunResult:
         from .agent import RunResult

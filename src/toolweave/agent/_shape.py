@@ -1,4 +1,4 @@
-"""Turn a tool invocation into the `ToolResultPart` the model reads.
+"""Turn tool invocations (and final-answer calls) into the `ToolResultPart`s the model reads.
 
 Tool output is capped at the run's budget and wrapped as data, not instructions
 (`toolweave.tools.shape_result`); the loop's own error texts (recovery hints, "not executed")
@@ -7,7 +7,9 @@ are capped but not wrapped, since they come from us and must be read as guidance
 
 from __future__ import annotations
 
-from toolweave.llm import ImagePart, TextPart, ToolCallPart, ToolResultPart
+from typing import TYPE_CHECKING
+
+from toolweave.llm import ImagePart, Message, TextPart, ToolCallPart, ToolResultPart
 from toolweave.tools import (
     AudioContent,
     Content,
@@ -19,6 +21,10 @@ from toolweave.tools import (
     shape_result,
     truncate_text,
 )
+
+if TYPE_CHECKING:
+    from .errors import OutputValidationError
+    from .output import OutputSpec
 
 _EMPTY = "(the tool returned no output)"
 
@@ -58,3 +64,56 @@ def _textual(item: Content) -> Content:
         return TextContent(f"[{kind}resource {item.uri} ({item.mime_type or 'unknown type'})]")
     assert isinstance(item, AudioContent)
     return TextContent(f"[audio ({item.mime_type}) omitted: this model reads no audio]")
+
+
+def acceptance(
+    calls: list[ToolCallPart], output_call: ToolCallPart | None, max_chars: int
+) -> list[Message]:
+    """Answers to a turn whose final-output call was valid: one tool message per call."""
+    if output_call is None:
+        return []
+    return [
+        Message(
+            "tool",
+            [
+                error_part(
+                    call,
+                    "Final answer accepted."
+                    if call is output_call
+                    else "Not executed: the final answer was given in the same turn.",
+                    max_chars,
+                    is_error=False,
+                )
+            ],
+        )
+        for call in calls
+    ]
+
+
+def rejection(
+    spec: OutputSpec | None,
+    calls: list[ToolCallPart],
+    output_call: ToolCallPart | None,
+    exc: OutputValidationError,
+    max_chars: int,
+) -> list[Message]:
+    """What asks the model to correct an invalid answer: the error as the final-output call's
+    result, or (for a text answer) a user message with the error and the schema."""
+    assert spec is not None
+    if output_call is None:
+        return [Message.user(spec.retry_message(exc))]
+    return [
+        Message(
+            "tool",
+            [
+                error_part(
+                    call,
+                    f"Invalid final answer: {exc}. Call {spec.name} again with corrected arguments."
+                    if call is output_call
+                    else f"Not executed: call other tools in a turn without {spec.name}.",
+                    max_chars,
+                )
+            ],
+        )
+        for call in calls
+    ]

@@ -8,7 +8,7 @@ field's name rather than mid-run.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -151,17 +151,28 @@ class Agent:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.run(prompt, session, deps=deps))
+            return asyncio.run(self._run_and_close(prompt, session, deps))
         raise RuntimeError(
             "Agent.run_sync() was called inside a running event loop; use `await agent.run()`"
         )
 
+    async def _run_and_close(self, prompt: str, session: Session | None, deps: Any) -> RunResult:
+        """`run`, then close the HTTP client the model opened on this throwaway event loop
+        (its connections die with the loop; unclosed they leak sockets until collected)."""
+        try:
+            return await self.run(prompt, session, deps=deps)
+        finally:
+            aclose = getattr(self.model, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
     async def run_stream(
         self, prompt: str, session: Session | None = None, *, deps: Any = None
-    ) -> AsyncIterator[AgentEvent]:
+    ) -> AsyncGenerator[AgentEvent, None]:
         """Yield the run's events as they happen; a failed run yields `RunFailed`, then raises.
 
-        Closing the iterator early (or cancelling its consumer) cancels the run.
+        Closing the generator early (`aclose()`, or `contextlib.aclosing` around an `async for`
+        that breaks) or cancelling its consumer cancels the run.
         """
         queue: asyncio.Queue[Any] = asyncio.Queue()
         run = Run(

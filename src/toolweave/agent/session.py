@@ -24,9 +24,11 @@ DEFAULT_MAX_HISTORY_TOKENS = 100_000
 DEFAULT_KEEP_RECENT_RESULTS = 4
 _STUB_PREFIX = "[compacted:"
 _IMAGE_TOKENS = 800
-# Han, kana, hangul, CJK compatibility and extension blocks: about one token per character.
+# CJK punctuation, kana, Han, hangul, CJK compatibility, full-width forms and extension blocks:
+# about one token per character.
 _CJK = re.compile(
-    "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ceaf]"
+    "[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef"
+    "\U00020000-\U0002ceaf]"
 )
 
 

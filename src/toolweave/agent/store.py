@@ -117,6 +117,12 @@ class SqliteSessionStore:
         with self._lock:
             self._db.close()
 
+    def __enter__(self) -> SqliteSessionStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     def _touch(self, session_id: str) -> None:
         now = time.time()
         self._db.execute(
@@ -144,4 +150,11 @@ class _Transaction:
         self._db.execute("BEGIN IMMEDIATE")
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        self._db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+        if exc_type is None:
+            try:
+                self._db.execute("COMMIT")
+                return
+            except sqlite3.Error:
+                self._db.execute("ROLLBACK")  # never leave the connection inside a transaction
+                raise
+        self._db.execute("ROLLBACK")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -61,6 +62,13 @@ def _build_agent(model: str | None, instructions: str | None, tools: str, max_tu
         raise _fail(str(exc)) from None
 
 
+def escape(text: str) -> str:
+    """Text from models and tools, made safe to embed in Rich markup (rich loads lazily)."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
+
+
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}"
@@ -107,12 +115,18 @@ def chat_command(
     from toolweave.agent import Session, SqliteSessionStore
 
     agent = _build_agent(model, instructions, tools, max_turns)
-    store = SqliteSessionStore(session_file.expanduser())
-    session = Session(session_id, store=store)
+    try:
+        store = SqliteSessionStore(session_file.expanduser())
+        session = Session(session_id, store=store)
+    except (OSError, sqlite3.Error, ValueError) as exc:
+        raise _fail(
+            f"cannot open the session file {str(session_file)!r} ({exc}); pass --session-file "
+            f"or set {SESSIONS_ENV} to a writable path"
+        ) from None
     console = Console(highlight=False)
     console.print(
-        f"[bold]toolweave chat[/] · {agent.model.model_name} · session {session_id!r} "
-        f"({len(session.messages)} messages) · /clear, /exit"
+        f"[bold]toolweave chat[/] · {escape(agent.model.model_name)} · session "
+        f"{escape(repr(session_id))} ({len(session.messages)} messages) · /clear, /exit"
     )
     try:
         chat_loop(agent, session, console, lambda: console.input("[bold green]you>[/] "))
@@ -126,32 +140,48 @@ def chat_loop(
     """The REPL: one line in, one streamed run out, until /exit or end of input.
 
     Input is read on the main thread between runs and every run shares one event loop (model
-    clients keep their connections); Ctrl-C during a run cancels just that run, leaving the
-    session consistent, and Ctrl-C at the prompt leaves.
+    clients keep their connections, closed when the chat ends); Ctrl-C during a run cancels
+    just that run, leaving the session consistent, and Ctrl-C at the prompt leaves.
     """
     with asyncio.Runner() as runner:
-        while True:
+        try:
+            _repl(runner, agent, session, console, read_line)
+        finally:
+            aclose = getattr(agent.model, "aclose", None)
+            if aclose is not None:
+                runner.run(aclose())
+
+
+def _repl(
+    runner: asyncio.Runner,
+    agent: Agent,
+    session: Session,
+    console: Console,
+    read_line: Callable[[], str],
+) -> None:
+    while True:
+        try:
+            line = read_line().strip()
+        except (EOFError, KeyboardInterrupt):
+            console.print()
+            return
+        if not line:
+            continue
+        if line in ("/exit", "/quit"):
+            return
+        if line == "/clear":
+            session.clear()
+            console.print("[dim]history cleared[/]")
+        elif line.startswith("/"):
+            unknown = escape(line.split()[0])
+            console.print(f"[yellow]unknown command {unknown}; try /clear or /exit[/]")
+        else:
             try:
-                line = read_line().strip()
-            except (EOFError, KeyboardInterrupt):
-                console.print()
-                return
-            if not line:
-                continue
-            if line in ("/exit", "/quit"):
-                return
-            if line == "/clear":
-                session.clear()
-                console.print("[dim]history cleared[/]")
-            elif line.startswith("/"):
-                console.print(f"[yellow]unknown command {line.split()[0]}; try /clear or /exit[/]")
-            else:
-                try:
-                    runner.run(_stream(agent, session, console, line))
-                except KeyboardInterrupt:
-                    console.print("\n[yellow](interrupted)[/]")
-                except Exception as exc:
-                    console.print(f"[red]error:[/] {_one_line(exc)}")
+                runner.run(_stream(agent, session, console, line))
+            except KeyboardInterrupt:
+                console.print("\n[yellow](interrupted)[/]")
+            except Exception as exc:
+                console.print(f"[red]error:[/] {escape(_one_line(exc))}")
 
 
 async def _stream(agent: Agent, session: Session, console: Console, line: str) -> None:
@@ -170,17 +200,20 @@ def _render(console: Console, event: AgentEvent) -> None:
 
     if isinstance(event, TextDelta):
         console.print(event.text, end="", markup=False, soft_wrap=True)
+    # Names, arguments, errors and tool text come from the model and tools: never Rich markup.
     elif isinstance(event, ToolExecutionStarted):
-        console.print(f"[dim]  → {event.call.name}({_args(event.call.arguments)})[/]")
+        call = escape(f"{event.call.name}({_args(event.call.arguments)})")
+        console.print(f"[dim]  → {call}[/]")
     elif isinstance(event, ToolExecutionCompleted):
         mark = "[red]✗[/]" if event.is_error else "[green]✓[/]"
         first = event.result.text.strip().splitlines()
         detail = f": {first[0][:100]}" if event.is_error and first else ""
-        console.print(f"  {mark} [dim]{event.call.name} {event.duration:.2f}s{detail}[/]")
+        line = escape(f"{event.call.name} {event.duration:.2f}s{detail}")
+        console.print(f"  {mark} [dim]{line}[/]")
     elif isinstance(event, UserMessage):
         out = event.output
         shown = out.text if out.kind == "text" else f"{out.kind}: {out.filename or out.mime_type}"
-        console.print(f"[cyan]  ℹ {shown}[/]", markup=True)
+        console.print(f"[cyan]  ℹ {escape(shown or '')}[/]")
     elif isinstance(event, TurnCompleted) and event.reason != "tool_calls":
         console.print()
 
