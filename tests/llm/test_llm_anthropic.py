@@ -122,7 +122,7 @@ async def test_no_empty_text_blocks_and_tool_choice(
     replay: ReplayServer, client: httpx.AsyncClient
 ) -> None:
     replay.json("anthropic_text.json")
-    history = [Message.user("hi"), Message.assistant(""), Message.user("")]
+    history = [Message.user("hi"), Message.assistant(" \n"), Message.user(""), Message.user(" ")]
     request = ModelRequest([*history, Message.user("go")], tools=TOOLS, tool_choice="required")
     await _model(replay, client).complete(request)
     body = replay.requests[0].body
@@ -190,3 +190,5 @@ async def test_output_tool_with_other_tools_and_thinking(
     assert plain["tool_choice"] == {"type": "any"}
     assert thinking["tool_choice"] == {"type": "auto"}
     assert thinking["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert thinking["max_tokens"] > 2048, "the thinking budget must stay below max_tokens"
+    assert plain["max_tokens"] == 8192

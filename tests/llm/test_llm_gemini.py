@@ -167,3 +167,9 @@ async def test_late_streamed_signature_moves_onto_the_first_call(
     check_gemini(body)
     parts = body["contents"][1]["parts"]
     assert parts[0]["thoughtSignature"] == SIG and "thoughtSignature" not in parts[1]
+
+
+def test_native_output_only_where_gemini_allows_it_next_to_tools() -> None:
+    assert not GeminiModel("gemini-2.5-flash", api_key="k").supports_native_output
+    assert not GeminiModel("models/gemini-1.5-pro", api_key="k").supports_native_output
+    assert GeminiModel("gemini-3-pro-preview", api_key="k").supports_native_output

@@ -99,3 +99,9 @@ def test_bad_options_are_config_errors() -> None:
         OpenAIChatModel("m", api_key="k", tool_mode="json")  # type: ignore[arg-type]
     with pytest.raises(ModelConfigError, match="schema_mode"):
         GeminiModel("m", api_key="k", schema_mode="openapi")  # type: ignore[arg-type]
+
+
+def test_base_url_without_scheme_is_a_config_error() -> None:
+    with pytest.raises(ModelConfigError, match="http:// or https://") as caught:
+        model_from_string("openai-compat:localhost:8000/v1#qwen")
+    assert caught.value.setting == "base_url"

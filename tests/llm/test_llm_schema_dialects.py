@@ -116,3 +116,26 @@ def test_gemini_type_lists_become_nullable() -> None:
         "nullable": True,
         "format": "int64",
     }
+
+
+def test_gemini_enums_are_strings_and_empty_objects_stay_bare() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "level": {"type": "integer", "enum": [1, 2, 3], "description": "How loud"},
+            "mode": {"enum": ["fast", "slow", None]},
+            "answer": {"const": 42},
+            "extra": {"type": "object", "properties": {}, "additionalProperties": True},
+        },
+    }
+    properties = to_gemini_schema(schema)["properties"]
+    assert properties["level"] == {
+        "type": "INTEGER",
+        "description": "How loud Allowed values: 1, 2, 3.",
+    }, "non-string enums would come back as strings and fail validation"
+    assert properties["mode"] == {"type": "STRING", "enum": ["fast", "slow"], "nullable": True}
+    assert properties["answer"] == {"description": "Allowed values: 42."}
+    assert properties["extra"] == {"type": "OBJECT"}, "Gemini rejects empty `properties`"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        types.Schema.model_validate(to_gemini_schema(schema))

@@ -1,14 +1,17 @@
-"""Provider-neutral messages, the `Model` protocol, offline models and provider adapters."""
+"""Provider-neutral messages, the `Model` protocol, offline models and provider adapters.
+
+The neutral types load eagerly (every layer above uses them); the HTTP adapters, presets and
+prompted mode load on first use (PEP 562), so code that only builds messages or drives a
+`ScriptedModel` never pays for httpx.
+"""
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from toolweave.tools import ToolDef
 
-from ._http import ModelConfigError
-from ._prompted import PromptedToolsModel, parse_tool_calls
-from ._schema_dialects import to_gemini_schema, to_openai_strict
-from .anthropic import AnthropicModel
-from .gemini import GeminiModel
 from .messages import (
     ImagePart,
     Message,
@@ -20,9 +23,6 @@ from .messages import (
     ToolResultPart,
 )
 from .model import Model
-from .openai_chat import OpenAIChatModel
-from .openai_responses import OpenAIResponsesModel
-from .providers import PRESETS, Preset, model_config_problem, model_from_string
 from .scripted import FunctionModel, ScriptedModel
 from .types import (
     Finished,
@@ -38,6 +38,46 @@ from .types import (
     ToolChoice,
     Usage,
 )
+
+_LAZY: dict[str, str] = {
+    "ModelConfigError": "._http",
+    "PromptedToolsModel": "._prompted",
+    "parse_tool_calls": "._prompted",
+    "to_gemini_schema": "._schema_dialects",
+    "to_openai_strict": "._schema_dialects",
+    "AnthropicModel": ".anthropic",
+    "GeminiModel": ".gemini",
+    "OpenAIChatModel": ".openai_chat",
+    "OpenAIResponsesModel": ".openai_responses",
+    "PRESETS": ".providers",
+    "Preset": ".providers",
+    "model_config_problem": ".providers",
+    "model_from_string": ".providers",
+}
+
+if TYPE_CHECKING:
+    from ._http import ModelConfigError
+    from ._prompted import PromptedToolsModel, parse_tool_calls
+    from ._schema_dialects import to_gemini_schema, to_openai_strict
+    from .anthropic import AnthropicModel
+    from .gemini import GeminiModel
+    from .openai_chat import OpenAIChatModel
+    from .openai_responses import OpenAIResponsesModel
+    from .providers import PRESETS, Preset, model_config_problem, model_from_string
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "PRESETS",

@@ -14,13 +14,14 @@ import json
 import os
 import random
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from contextlib import aclosing
 from typing import Any, Self
 
 import httpx
 
 from ._sse import SSEDecoder
-from .types import ModelError
+from .types import ModelError, StreamEvent
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 BACKOFF_BASE = 0.5
@@ -144,6 +145,12 @@ class HttpModel:
             raise ModelConfigError(f"{type(self).__name__}: model must be a non-empty name")
         if max_retries < 0:
             raise ModelConfigError(f"max_retries must be >= 0, got {max_retries}")
+        if not base_url.startswith(("http://", "https://")):
+            raise ModelConfigError(
+                f"{type(self).__name__}: base_url must start with http:// or https://, "
+                f"got {base_url!r} (e.g. 'http://localhost:8000/v1')",
+                setting="base_url",
+            )
         self._model = model
         self.base_url = base_url.rstrip("/")
         self.max_retries = max_retries
@@ -220,7 +227,7 @@ class HttpModel:
         except ValueError as exc:
             raise ModelError(response.status_code, f"invalid JSON from {url}: {exc}") from exc
 
-    async def _sse(self, url: str, body: Any) -> AsyncIterator[tuple[str, str]]:
+    async def _sse(self, url: str, body: Any) -> AsyncGenerator[tuple[str, str], None]:
         """Yield `(event, data)` pairs of a streamed response."""
         response = await self._send(url, body, stream=True)
         decoder = SSEDecoder()
@@ -236,3 +243,21 @@ class HttpModel:
             ) from exc
         finally:
             await response.aclose()
+
+    async def _stream_events(
+        self, url: str, body: Any, feed: Callable[[str], list[StreamEvent]]
+    ) -> AsyncIterator[StreamEvent]:
+        """Yield what `feed` makes of each SSE payload; a payload it cannot read is a ModelError.
+
+        The response is closed as soon as this generator stops, even when the caller raises.
+        """
+        async with aclosing(self._sse(url, body)) as events:
+            async for _event, data in events:
+                try:
+                    parsed = feed(data)
+                except (ValueError, LookupError, TypeError, AttributeError) as exc:
+                    raise ModelError(
+                        None, f"unreadable stream event from {url} ({exc!r}): {data[:200]}"
+                    ) from exc
+                for event in parsed:
+                    yield event

@@ -17,7 +17,7 @@ from typing import Any
 
 from toolweave.tools import ToolDef
 
-from ._wire import arguments_json, new_call_id, tool_call
+from ._wire import arguments_json, new_call_id, system_text, tool_call
 from .messages import ImagePart, Message, Part, TextPart, ToolCallPart, ToolResultPart
 from .model import Model
 from .types import (
@@ -71,7 +71,7 @@ def rewrite(request: ModelRequest) -> ModelRequest:
     """The same conversation with tools in the system prompt and no native tool fields."""
     if not request.tools:
         return request
-    system = "\n\n".join(m.text for m in request.messages if m.role == "system" and m.text)
+    system = system_text(request.messages)
     messages: list[Message] = [Message.system(f"{system}\n\n{_instructions(request)}".strip())]
     merged_results: Message | None = None
     for message in request.messages:

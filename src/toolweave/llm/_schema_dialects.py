@@ -9,6 +9,7 @@ Gemini's `parameters` take an OpenAPI 3.0 subset without references, defaults or
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 _GEMINI_KEYS = frozenset(
@@ -163,17 +164,33 @@ def _gemini(node: Any, root: dict[str, Any], depth: int) -> dict[str, Any]:
         if key not in _GEMINI_KEYS or key in ("type", "anyOf"):
             continue
         if key == "properties" and isinstance(value, dict):
-            out[key] = {name: _gemini(sub, root, depth + 1) for name, sub in value.items()}
+            if value:  # Gemini rejects an empty `properties`; a bare OBJECT is accepted
+                out[key] = {name: _gemini(sub, root, depth + 1) for name, sub in value.items()}
         elif key == "items":
             out[key] = _gemini(value, root, depth + 1)
         elif key == "enum":
-            out[key] = [str(v) for v in value if v is not None]
-            out.setdefault("type", "STRING")
+            continue  # after the loop: it may rewrite the description
         elif key == "format" and kind == "string" and value not in _GEMINI_STRING_FORMATS:
             continue
         else:
             out[key] = value
+    if isinstance(node.get("enum"), list):
+        _gemini_enum(out, [v for v in node["enum"] if v is not None])
+        if None in node["enum"]:
+            out["nullable"] = True
     return out
+
+
+def _gemini_enum(out: dict[str, Any], values: list[Any]) -> None:
+    """Gemini enums are string-only. Other enums keep their type and name the allowed values
+    in the description: sent as strings they would come back as strings and fail validation.
+    """
+    if all(isinstance(v, str) for v in values):
+        out["enum"] = values
+        out["type"] = "STRING"
+        return
+    allowed = "Allowed values: " + ", ".join(json.dumps(v) for v in values) + "."
+    out["description"] = f"{out['description']} {allowed}" if out.get("description") else allowed
 
 
 def strip_for_gemini_json_schema(schema: dict[str, Any]) -> dict[str, Any]:

@@ -2,8 +2,9 @@
 
 The wire rules honoured here: the system prompt is a top-level field; every `tool_result` of
 one turn goes into the single user message that follows the assistant's `tool_use` blocks
-(results first, then any user text); errors carry `is_error`; empty text blocks are
-rejected by the API, so none are sent; thinking blocks are echoed with their signatures.
+(results first, then any user text); errors carry `is_error`; empty or whitespace-only
+text blocks are rejected by the API, so none are sent; thinking blocks are echoed with their
+signatures (only Anthropic's own: other providers' reasoning would be refused).
 Streaming joins `input_json_delta` fragments and parses them at `content_block_stop` (an
 empty string means `{}`); usage combines `message_start` with the cumulative `message_delta`.
 There is no native structured output: `output_schema` is emulated with a forced tool whose
@@ -46,7 +47,8 @@ from .types import (
 
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 8192
-"""Anthropic requires `max_tokens`; used when the request leaves it unset."""
+"""Anthropic requires `max_tokens`; used when the request leaves it unset (on top of the
+thinking budget when thinking is on, since the budget must stay below `max_tokens`)."""
 _FINISH: dict[str, FinishReason] = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -73,7 +75,7 @@ def _result_block(result: ToolResultPart) -> dict[str, Any]:
         content = [
             {"type": "text", "text": p.text} if isinstance(p, TextPart) else _image(p)
             for p in result.content
-            if not (isinstance(p, TextPart) and not p.text)
+            if not (isinstance(p, TextPart) and not p.text.strip())
         ]
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": result.call_id}
     if content:
@@ -87,13 +89,15 @@ def _assistant_blocks(message: Message) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in message.parts:
         if isinstance(part, ThinkingPart):
+            # Other providers' reasoning (Gemini signatures, DeepSeek text) carries
+            # provider_data and would be rejected here: only Anthropic's own goes back.
             if "redacted" in part.provider_data:
                 blocks.append({"type": "redacted_thinking", "data": part.provider_data["redacted"]})
-            elif part.signature:
+            elif part.signature and not part.provider_data:
                 blocks.append(
                     {"type": "thinking", "thinking": part.text, "signature": part.signature}
                 )
-        elif isinstance(part, TextPart) and part.text:
+        elif isinstance(part, TextPart) and part.text.strip():
             blocks.append({"type": "text", "text": part.text})
         elif isinstance(part, ToolCallPart):
             blocks.append(
@@ -119,7 +123,7 @@ def anthropic_messages(messages: list[Message]) -> list[dict[str, Any]]:
             blocks = [
                 {"type": "text", "text": p.text} if isinstance(p, TextPart) else _image(p)
                 for p in message.parts
-                if isinstance(p, ImagePart) or (isinstance(p, TextPart) and p.text)
+                if isinstance(p, ImagePart) or (isinstance(p, TextPart) and p.text.strip())
             ]
         if not blocks:
             continue
@@ -249,7 +253,8 @@ class AnthropicStreamParser:
         return []
 
     def finish_response(self) -> ModelResponse:
-        if "stop_reason" not in self.message:
+        # message_start carries `"stop_reason": null`; only message_delta sets it.
+        if self.message.get("stop_reason") is None:
             raise ModelError(None, "stream ended before message_delta", retryable=True)
         self.message["usage"] = self.usage
         return parse_message(self.message, self.output_name)
@@ -294,7 +299,7 @@ class AnthropicModel(HttpModel):
     def build_body(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self._model,
-            "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
+            "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS + (self.thinking_budget or 0),
             "messages": anthropic_messages(request.messages),
         }
         system = system_text(request.messages)
@@ -342,7 +347,6 @@ class AnthropicModel(HttpModel):
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         parser = AnthropicStreamParser(request.output_name if request.output_schema else None)
         body = self.build_body(request, stream=True)
-        async for _event, data in self._sse(f"{self.base_url}/v1/messages", body):
-            for event in parser.feed(data):
-                yield event
+        async for event in self._stream_events(f"{self.base_url}/v1/messages", body, parser.feed):
+            yield event
         yield Finished(parser.finish_response())

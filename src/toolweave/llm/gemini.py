@@ -260,7 +260,6 @@ class GeminiModel(HttpModel):
     """Gemini over httpx. Keys from `GEMINI_API_KEY` or `GOOGLE_API_KEY`."""
 
     provider = "gemini"
-    supports_native_output = True
 
     def __init__(
         self,
@@ -296,6 +295,16 @@ class GeminiModel(HttpModel):
         self.schema_mode: SchemaMode = schema_mode
         self.api_version = api_version
         self.extra_body = dict(extra_body or {})
+
+    @property
+    def supports_native_output(self) -> bool:
+        """Whether `output_schema` may be combined with tools in one request.
+
+        Gemini 1.x and 2.x answer 400 ("Function calling with a response mime type:
+        'application/json' is unsupported"), so an agent with tools must fall back to a forced
+        final tool there; later models combine structured output with function calling.
+        """
+        return not self._model.startswith(("gemini-1", "gemini-2"))
 
     def _headers(self) -> dict[str, str]:
         return {"x-goog-api-key": self.api_key or ""}
@@ -352,7 +361,9 @@ class GeminiModel(HttpModel):
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         parser = GeminiStreamParser()
         url = self._url("streamGenerateContent") + "?alt=sse"
-        async for _event, data in self._sse(url, self.build_body(request)):
-            for event in parser.feed(data):
-                yield event
+        async for event in self._stream_events(url, self.build_body(request), parser.feed):
+            yield event
+        if parser.finish is None and not parser.blocked:
+            # Gemini puts finishReason on the last chunk; without it the stream was cut.
+            raise ModelError(None, "stream ended before a finishReason", retryable=True)
         yield Finished(parser.finish_response())

@@ -10,6 +10,7 @@ servers without native tool calling (`tool_mode="prompted"`).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Literal
 
@@ -178,10 +179,12 @@ class ChatStreamParser:
         self.finish: str | None = None
         self.usage = Usage()
         self.ready = False
+        self.done = False
         self.calls: list[ToolCallPart] = []
 
     def feed(self, data: str) -> list[StreamEvent]:
         if data == "[DONE]":
+            self.done = True
             return []
         chunk = json.loads(data)
         if chunk.get("error"):
@@ -213,9 +216,13 @@ class ChatStreamParser:
         function = call.get("function") or {}
         call_id = call.get("id") or None
         index = call.get("index")
-        position = self.by_index.get(index) if index is not None else None
-        if position is None and index is None and self.slots and not call_id:
-            position = len(self.slots) - 1  # no index at all: continue the last call
+        position: int | None
+        if index is not None:
+            position = self.by_index.get(index)
+        elif call_id:  # no index: the id says which call this continues, if any
+            position = next((i for i, s in enumerate(self.slots) if s.id == call_id), None)
+        else:  # neither: a fragment of the latest call
+            position = len(self.slots) - 1 if self.slots else None
         if position is not None and call_id and self.slots[position].id not in (None, call_id):
             position = None  # the index was reused for a new call
         if position is None:
@@ -244,6 +251,9 @@ class ChatStreamParser:
         return [ToolCallReady(call) for call in self.calls]
 
     def finish_response(self) -> tuple[list[StreamEvent], ModelResponse]:
+        if self.finish is None and not self.done:
+            # Neither a finish_reason nor [DONE]: the connection was cut mid-answer.
+            raise ModelError(None, "stream ended before finish_reason or [DONE]", retryable=True)
         events = self._ready()
         parts: list[Part] = []
         if self.reasoning:
@@ -284,8 +294,6 @@ class OpenAIChatModel(HttpModel):
         require_api_key: bool = True,
         extra_body: Mapping[str, Any] | None = None,
     ) -> None:
-        import os
-
         if tool_mode not in ("native", "prompted"):
             raise ModelConfigError(f"tool_mode must be 'native' or 'prompted', got {tool_mode!r}")
         if output_mode not in ("json_schema", "vllm", "none"):
@@ -381,9 +389,10 @@ class OpenAIChatModel(HttpModel):
     async def _stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         parser = ChatStreamParser()
         url = f"{self.base_url}/chat/completions"
-        async for _event, data in self._sse(url, self.build_body(request, stream=True)):
-            for event in parser.feed(data):
-                yield event
+        async for event in self._stream_events(
+            url, self.build_body(request, stream=True), parser.feed
+        ):
+            yield event
         events, response = parser.finish_response()
         for event in events:
             yield event

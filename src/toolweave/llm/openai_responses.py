@@ -276,7 +276,6 @@ class OpenAIResponsesModel(HttpModel):
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         parser = ResponsesStreamParser()
         body = self.build_body(request, stream=True)
-        async for _event, data in self._sse(f"{self.base_url}/responses", body):
-            for event in parser.feed(data):
-                yield event
+        async for event in self._stream_events(f"{self.base_url}/responses", body, parser.feed):
+            yield event
         yield Finished(parser.finish_response())

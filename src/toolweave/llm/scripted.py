@@ -9,15 +9,16 @@ import inspect
 import json
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from typing import TypeAlias
+from typing import TypeAlias, cast
 
-from .messages import Message, TextPart
+from .messages import Message, TextPart, ThinkingPart
 from .types import (
     Finished,
     ModelRequest,
     ModelResponse,
     StreamEvent,
     TextDelta,
+    ThinkingDelta,
     ToolCallDelta,
     ToolCallReady,
     Usage,
@@ -28,6 +29,7 @@ Step: TypeAlias = (
     Message
     | ModelResponse
     | BaseException
+    | type[BaseException]
     | Callable[[ModelRequest], StepResult | Awaitable[StepResult]]
 )
 _WORDS = re.compile(r"\S+\s*|\s+")
@@ -36,15 +38,18 @@ _WORDS = re.compile(r"\S+\s*|\s+")
 async def _resolve(step: Step, request: ModelRequest, usage: Usage | None) -> ModelResponse:
     if isinstance(step, BaseException):
         raise step
+    if isinstance(step, type) and issubclass(step, BaseException):
+        raise step()
+    value: object = step
     if callable(step) and not isinstance(step, Message | ModelResponse):
-        outcome = step(request)
-        step = await outcome if inspect.isawaitable(outcome) else outcome
-    if isinstance(step, Message):
-        return ModelResponse(step, usage=usage if usage is not None else Usage())
-    if isinstance(step, ModelResponse):
-        return step
+        outcome = cast(Callable[[ModelRequest], object], step)(request)
+        value = await outcome if inspect.isawaitable(outcome) else outcome
+    if isinstance(value, Message):
+        return ModelResponse(value, usage=usage if usage is not None else Usage())
+    if isinstance(value, ModelResponse):
+        return value
     raise TypeError(
-        f"a scripted step must be a Message, ModelResponse, exception or callable, got {step!r}"
+        f"a scripted step must be a Message, ModelResponse, exception or callable, got {value!r}"
     )
 
 
@@ -54,6 +59,8 @@ async def _stream_response(response: ModelResponse) -> AsyncIterator[StreamEvent
         if isinstance(part, TextPart):
             for word in _WORDS.findall(part.text):
                 yield TextDelta(word)
+        elif isinstance(part, ThinkingPart) and part.text:
+            yield ThinkingDelta(part.text)
     for index, call in enumerate(response.message.tool_calls):
         arguments = json.dumps(call.arguments, ensure_ascii=False)
         yield ToolCallDelta(index, call.id, call.name, arguments)
@@ -64,8 +71,9 @@ async def _stream_response(response: ModelResponse) -> AsyncIterator[StreamEvent
 class ScriptedModel:
     """Replays `steps` in order, one per model call, and records every request in `.requests`.
 
-    A step is a `Message`, a `ModelResponse`, an exception to raise, or a callable (sync or
-    async) that receives the `ModelRequest` and returns a Message or ModelResponse.
+    A step is a `Message`, a `ModelResponse`, an exception (instance or class) to raise, or a
+    callable (sync or async) that receives the `ModelRequest` and returns a Message or
+    ModelResponse. `usage` is reported on every response built from a bare `Message`.
     """
 
     def __init__(
