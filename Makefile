@@ -25,7 +25,7 @@ $(PEERS)/node_modules/.installed: $(PEERS)/package.json
 peers: $(PEERS)/node_modules/.installed
 
 run: install
-	$(VENV)/bin/toolweave tools list
+	$(VENV)/bin/toolweave serve --http 127.0.0.1:8765
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -5,6 +5,8 @@ from __future__ import annotations
 import typer
 
 from . import agent_cmd
+from .mcp_cmd import mcp_app
+from .serve_cmd import serve
 from .tools_cmd import tools_app
 
 app = typer.Typer(
@@ -14,6 +16,8 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(tools_app, name="tools")
+app.add_typer(mcp_app, name="mcp")
+app.command("serve")(serve)
 agent_cmd.register(app)
 
 

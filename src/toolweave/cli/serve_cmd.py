@@ -1,0 +1,88 @@
+"""`toolweave serve`: run the tool host over stdio or Streamable HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+HOW_TO_CONNECT = """\
+toolweave serve: MCP endpoint {url}
+
+Add it to Claude Code:
+  claude mcp add --transport http toolweave {url}{auth_flag}
+
+Add it to Claude Desktop (claude_desktop_config.json, "mcpServers"), either spawning it:
+{desktop}
+or bridging to this running HTTP server:
+  "toolweave": {{"command": "npx", "args": ["-y", "mcp-remote", "{url}"]}}
+
+Ctrl+C stops the server.
+"""
+
+
+def _split_address(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit():
+        raise typer.BadParameter(f"--http expects HOST:PORT such as 127.0.0.1:8765, not {value!r}")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def serve(
+    stdio: bool = typer.Option(False, "--stdio", help="Serve one client over stdin/stdout."),
+    http: str | None = typer.Option(
+        None, "--http", metavar="HOST:PORT", help="Serve Streamable HTTP, e.g. 127.0.0.1:8765."
+    ),
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config", "-c", help="toolweave.toml to use (default: ./toolweave.toml if present)."
+        ),
+    ] = None,
+    token: str | None = typer.Option(
+        None, "--token", help="Bearer token HTTP clients must send (required beyond loopback)."
+    ),
+) -> None:
+    """Expose the configured tools (and proxied MCP servers) as an MCP server."""
+    from toolweave.host import ToolHost, load_host_config
+
+    if stdio and http:
+        raise typer.BadParameter("choose one of --stdio or --http")
+    try:
+        host_config = load_host_config(config)
+        if http is not None:
+            host_config.transport = "http"
+            host_config.host, host_config.port = _split_address(http)
+        elif stdio:
+            host_config.transport = "stdio"
+        if token:
+            host_config.token = token
+        host = ToolHost(host_config)
+    except (ValueError, TypeError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    if host_config.transport == "stdio":
+        asyncio.run(host.serve_stdio())
+        return
+    script = Path(sys.executable).with_name("toolweave")
+    executable = str(script) if script.exists() else shutil.which("toolweave") or sys.argv[0]
+    executable = str(Path(executable).absolute())  # hosts spawn it from their own directory
+    desktop = json.dumps(
+        {"toolweave": {"command": executable, "args": ["serve", "--stdio"]}}, indent=2
+    )
+    auth_flag = ' --header "Authorization: Bearer <token>"' if host_config.token else ""
+    banner = HOW_TO_CONNECT.format(url=host_config.url, desktop=desktop, auth_flag=auth_flag)
+    try:
+        asyncio.run(host.serve_http(on_ready=lambda: typer.echo(banner)))
+    except KeyboardInterrupt:
+        pass
+    except OSError as exc:  # the port is taken or the address is not ours
+        typer.echo(
+            f"error: cannot listen on {host_config.host}:{host_config.port}: {exc}", err=True
+        )
+        raise typer.Exit(1) from None

@@ -1,0 +1,25 @@
+"""The tool host behind `toolweave serve`: configured capability providers as one MCP server.
+
+Providers (the demo tools now; memory, knowledge base, notes, skills and built-ins as they land)
+contribute tools; downstream MCP servers from `[mcpServers]` are proxied as a gateway; the host
+policy governs every call. See docs/serve.md.
+"""
+
+from __future__ import annotations
+
+from .app import GovernedTool, ToolHost
+from .config import HostConfig, PolicyConfig, load_host_config, parse_config
+from .providers import PROVIDERS, CapabilityProvider, DemoProvider, load_provider
+
+__all__ = [
+    "PROVIDERS",
+    "CapabilityProvider",
+    "DemoProvider",
+    "GovernedTool",
+    "HostConfig",
+    "PolicyConfig",
+    "ToolHost",
+    "load_host_config",
+    "load_provider",
+    "parse_config",
+]

@@ -1,0 +1,194 @@
+"""`toolweave.toml`: what `toolweave serve` exposes and how, with defaults that work offline.
+
+Every setting has a default, so no file at all is a valid configuration: the demo tools over
+stdio, nothing downstream, no network. Errors name the exact key and the fix.
+
+```toml
+[serve]
+name = "toolweave"             # serverInfo.name
+transport = "stdio"            # "stdio" or "http"
+host = "127.0.0.1"             # HTTP bind address; beyond loopback a token is required
+port = 8765
+path = "/mcp"
+token = ""                     # bearer token; or env TOOLWEAVE_SERVE_TOKEN
+allowed_origins = []           # browser origins besides loopback (DNS-rebinding guard)
+providers = ["demo"]           # capability providers to expose, in order
+tool_timeout = 60.0            # seconds per call
+data_dir = "~/.toolweave"      # embedded SQLite and caches of stateful providers
+
+[serve.policy]                 # PermissionPolicy applied before any tool runs or forwards
+allowed = []                   # e.g. ["read", "mcp:github"]; non-empty = whitelist
+denied = []                    # e.g. ["shell", "mcp:filesystem"]; always wins
+allow_unspecified = true
+
+[mcpServers.files]             # downstream servers proxied as `files__<tool>`
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]
+```
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolweave.mcp.server.app import LOOPBACK_HOSTS
+
+DEFAULT_CONFIG_FILE = "toolweave.toml"
+TOKEN_ENV = "TOOLWEAVE_SERVE_TOKEN"
+
+_SERVE_KEYS = {
+    "name",
+    "transport",
+    "host",
+    "port",
+    "path",
+    "token",
+    "allowed_origins",
+    "providers",
+    "tool_timeout",
+    "data_dir",
+    "policy",
+}
+_POLICY_KEYS = {"allowed", "denied", "allow_unspecified"}
+
+
+@dataclass(slots=True)
+class PolicyConfig:
+    allowed: list[str] = field(default_factory=list)
+    denied: list[str] = field(default_factory=list)
+    allow_unspecified: bool = True
+
+
+@dataclass(slots=True)
+class HostConfig:
+    """The parsed `toolweave.toml` (see the module docstring for every key and default)."""
+
+    name: str = "toolweave"
+    transport: str = "stdio"
+    host: str = "127.0.0.1"
+    port: int = 8765
+    path: str = "/mcp"
+    token: str | None = None
+    allowed_origins: list[str] = field(default_factory=list)
+    providers: list[str] = field(default_factory=lambda: ["demo"])
+    tool_timeout: float = 60.0
+    data_dir: Path = field(default_factory=lambda: Path("~/.toolweave").expanduser())
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    mcp_servers: dict[str, Any] = field(default_factory=dict)
+    source: Path | None = None
+
+    @property
+    def loopback(self) -> bool:
+        return self.host in LOOPBACK_HOSTS
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host and not self.host.startswith("[") else self.host
+        return f"http://{host}:{self.port}{self.path}"
+
+    def check(self) -> None:
+        """Cross-field rules: a token is mandatory once the server is reachable off-host."""
+        if self.transport == "http" and not self.loopback and not self.token:
+            raise ValueError(
+                f"[serve].host = {self.host!r} exposes the server beyond this machine: set "
+                f"[serve].token (or the {TOKEN_ENV} environment variable) so clients must send "
+                "a bearer token, or bind to 127.0.0.1"
+            )
+
+
+def _expect(where: str, value: Any, kind: type | tuple[type, ...], hint: str) -> Any:
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ValueError(f"{where} must be {hint}, not {value!r}")
+    return value
+
+
+def _strings(where: str, value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{where} must be a list of strings, not {value!r}")
+    return list(value)
+
+
+def parse_config(raw: dict[str, Any], *, source: Path | None = None) -> HostConfig:
+    """Validate a decoded TOML document into a `HostConfig`."""
+    where = str(source or DEFAULT_CONFIG_FILE)
+    unknown_top = set(raw) - {"serve", "mcpServers"}
+    if unknown_top:
+        raise ValueError(
+            f"{where}: unknown top-level table(s) {sorted(unknown_top)}; toolweave serve reads "
+            "[serve], [serve.policy] and [mcpServers.<name>]"
+        )
+    serve = _expect("[serve]", raw.get("serve", {}), dict, "a table")
+    unknown = set(serve) - _SERVE_KEYS
+    if unknown:
+        raise ValueError(f"[serve]: unknown key(s) {sorted(unknown)}; known: {sorted(_SERVE_KEYS)}")
+    config = HostConfig(source=source)
+    if "name" in serve:
+        config.name = _expect("[serve].name", serve["name"], str, "a string")
+    if "transport" in serve:
+        config.transport = serve["transport"]
+        if config.transport not in ("stdio", "http"):
+            raise ValueError(
+                f"[serve].transport must be 'stdio' or 'http', not {config.transport!r}"
+            )
+    if "host" in serve:
+        config.host = _expect("[serve].host", serve["host"], str, "an address like 127.0.0.1")
+    if "port" in serve:
+        config.port = _expect("[serve].port", serve["port"], int, "an integer 1-65535")
+        if not 0 < config.port < 65536:
+            raise ValueError(f"[serve].port must be 1-65535, not {config.port}")
+    if "path" in serve:
+        config.path = _expect("[serve].path", serve["path"], str, "a path like /mcp")
+        if not config.path.startswith("/"):
+            raise ValueError(f"[serve].path must start with '/', e.g. '/mcp', not {config.path!r}")
+    config.token = serve.get("token") or os.environ.get(TOKEN_ENV) or None
+    if "allowed_origins" in serve:
+        config.allowed_origins = _strings("[serve].allowed_origins", serve["allowed_origins"])
+    if "providers" in serve:
+        config.providers = _strings("[serve].providers", serve["providers"])
+    if "tool_timeout" in serve:
+        timeout = _expect("[serve].tool_timeout", serve["tool_timeout"], (int, float), "seconds")
+        if timeout <= 0:
+            raise ValueError("[serve].tool_timeout must be a positive number of seconds")
+        config.tool_timeout = float(timeout)
+    if "data_dir" in serve:
+        data_dir = _expect("[serve].data_dir", serve["data_dir"], str, "a directory path")
+        config.data_dir = Path(data_dir).expanduser()
+    policy = _expect("[serve.policy]", serve.get("policy", {}), dict, "a table")
+    unknown = set(policy) - _POLICY_KEYS
+    if unknown:
+        raise ValueError(
+            f"[serve.policy]: unknown key(s) {sorted(unknown)}; known: {sorted(_POLICY_KEYS)}"
+        )
+    config.policy = PolicyConfig(
+        allowed=_strings("[serve.policy].allowed", policy.get("allowed", [])),
+        denied=_strings("[serve.policy].denied", policy.get("denied", [])),
+        allow_unspecified=_expect(
+            "[serve.policy].allow_unspecified",
+            policy.get("allow_unspecified", True),
+            bool,
+            "true or false",
+        ),
+    )
+    config.mcp_servers = _expect("[mcpServers]", raw.get("mcpServers", {}), dict, "a table")
+    return config
+
+
+def load_host_config(path: str | Path | None = None) -> HostConfig:
+    """Read `path`, or `./toolweave.toml` when it exists, or return the defaults."""
+    if path is None:
+        candidate = Path(DEFAULT_CONFIG_FILE)
+        if not candidate.is_file():
+            return parse_config({})
+        path = candidate
+    file = Path(path)
+    try:
+        raw = tomllib.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"config file {file} does not exist; create it or drop --config") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{file} is not valid TOML: {exc}") from None
+    return parse_config(raw, source=file)

@@ -1,0 +1,75 @@
+"""The gateway provider: downstream MCP servers from `[mcpServers]`, proxied under prefixed names.
+
+Discovery is lazy: nothing is spawned or dialled until a client first lists or calls tools, and
+then every server connects concurrently; one that fails is logged and skipped, never blocking
+the others. Tools are published as `<server>__<tool>` (the `McpManager` naming) and carry the
+custom permission `mcp:<server>`, so `[serve.policy]` can allow or deny a whole server before
+any call is forwarded. Later changes downstream (a `tools/list_changed`, a reconnect) reach
+the host through `watch`, which mirrors the manager's registry updates.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+
+from toolweave.tools.base import Tool
+from toolweave.tools.registry import ToolRegistry
+
+from .config import HostConfig
+
+logger = logging.getLogger("toolweave.host.gateway")
+
+
+class GatewayProvider:
+    """Proxies every server of `[mcpServers]` through one `McpManager`."""
+
+    name = "mcp"
+
+    def __init__(self, config: HostConfig) -> None:
+        from toolweave.mcp.manager import McpManager
+
+        self.config = config
+        # Validated now (a config mistake stops `toolweave serve` at once), connected later.
+        self.manager: McpManager = McpManager.from_config({"mcpServers": config.mcp_servers})
+
+    async def tools(self) -> list[Tool]:
+        if not self.manager.servers:
+            return []
+        errors = await self.manager.start()
+        for name, error in errors.items():
+            logger.warning("downstream MCP server %r is unavailable: %s", name, error)
+        return list(self.manager.tools())
+
+    def watch(self, on_add: Callable[[Tool], None], on_remove: Callable[[str], None]) -> None:
+        """Mirror later changes (a downstream `tools/list_changed`, a reconnect) to the host."""
+        self.manager.attach(_Mirror(on_add, on_remove))
+
+    async def close(self) -> None:
+        await self.manager.close()
+
+
+class _Mirror(ToolRegistry):
+    """A registry the manager keeps in step; every change is forwarded to the host's server."""
+
+    def __init__(self, on_add: Callable[[Tool], None], on_remove: Callable[[str], None]) -> None:
+        super().__init__()
+        self._on_add = on_add
+        self._on_remove = on_remove
+
+    def register(
+        self,
+        tool: Tool,
+        *,
+        tags: Iterable[str] | None = None,
+        category: str | None = None,
+        timeout: float | None = None,
+    ) -> Tool:
+        registered = super().register(tool, tags=tags, category=category, timeout=timeout)
+        self._on_add(tool)
+        return registered
+
+    def unregister(self, name: str) -> Tool:
+        tool = super().unregister(name)
+        self._on_remove(name)
+        return tool

@@ -1,0 +1,278 @@
+"""The MCP methods a server answers, one coroutine each, shared by every transport.
+
+Error policy (spec 2025-11-25 and the forge contract): an unknown tool, prompt or bad request
+shape is a JSON-RPC error (-32602); invalid arguments and anything the tool itself raises are a
+result with `isError: true` naming the problem, so the model can correct itself; MCP/transport
+failures inside a tool (a proxied server died, sampling timed out) stay JSON-RPC errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from toolweave.mcp._jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, JsonRpcError, RequestContext
+from toolweave.mcp.errors import McpError
+from toolweave.tools.errors import ToolError
+from toolweave.tools.result import ToolResult
+
+from ._session import (
+    LEGACY_VERSIONS,
+    META_SERVER_INFO,
+    SUPPORTED_VERSIONS,
+    ServerSession,
+)
+from .context import LOG_LEVELS, Context
+from .results import PROBE_ALWAYS_KEY, PROBE_PATTERNS_KEY, error_result, result_to_wire
+
+Handler = Callable[[ServerSession, dict[str, Any], RequestContext], Awaitable[dict[str, Any]]]
+MAX_COMPLETIONS = 100
+
+
+async def initialize(
+    session: ServerSession, params: dict[str, Any], ctx: RequestContext
+) -> dict[str, Any]:
+    requested = params.get("protocolVersion")
+    version = requested if requested in LEGACY_VERSIONS else LEGACY_VERSIONS[0]
+    session.protocol_version = version
+    info = params.get("clientInfo")
+    session.client_info = info if isinstance(info, dict) else {}
+    caps = params.get("capabilities")
+    session.client_capabilities = caps if isinstance(caps, dict) else {}
+    server = session.server
+    result: dict[str, Any] = {
+        "protocolVersion": version,
+        "capabilities": server.capabilities(),
+        "serverInfo": server.info,
+    }
+    if server.instructions:
+        result["instructions"] = server.instructions
+    return result
+
+
+async def discover(
+    session: ServerSession, params: dict[str, Any], ctx: RequestContext
+) -> dict[str, Any]:
+    server = session.server
+    result: dict[str, Any] = {
+        "supportedVersions": list(SUPPORTED_VERSIONS),
+        "capabilities": server.capabilities(),
+        "_meta": {META_SERVER_INFO: server.info},
+    }
+    if server.instructions:
+        result["instructions"] = server.instructions
+    return result
+
+
+async def tools_list(
+    session: ServerSession, params: dict[str, Any], ctx: RequestContext
+) -> dict[str, Any]:
+    await session.server.load_tool_sources()
+    return {"tools": session.server.tool_definitions()}
+
+
+def _bad_params(message: str) -> JsonRpcError:
+    return JsonRpcError(INVALID_PARAMS, message)
+
+
+async def tools_call(
+    session: ServerSession, params: dict[str, Any], ctx: RequestContext
+) -> dict[str, Any]:
+    server = session.server
+    name = params.get("name")
+    if not isinstance(name, str):
+        raise _bad_params("tools/call needs params.name, the tool's name as a string")
+    entry = server.tool_entry(name)
+    if entry is None:
+        await server.load_tool_sources()
+        entry = server.tool_entry(name)
+    if entry is None:
+        known = ", ".join(server.tool_names()[:20])
+        raise _bad_params(f"Unknown tool: {name!r}. Available tools: {known}")
+    args = params.get("arguments")
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        return result_to_wire(error_result(f"arguments of tool {name!r} must be a JSON object"))
+    call_ctx = Context(session, ctx, tool_name=name, deps=server.deps)
+    tool = entry.tool()
+    try:
+        if call_ctx.probe:
+            result = await _probe(entry, tool, args, call_ctx)
+        elif entry.timeout is not None:
+            async with asyncio.timeout(entry.timeout):
+                result = await tool.execute(args, call_ctx)
+        else:
+            result = await tool.execute(args, call_ctx)
+    except asyncio.CancelledError:
+        call_ctx.cancel()  # a sync handler in a worker thread can poll ctx.cancelled
+        raise
+    except McpError:
+        raise  # infrastructure failure: a JSON-RPC error, not something the model can fix
+    except ToolError as exc:
+        result = error_result(exc.message)
+    except TimeoutError:
+        call_ctx.cancel()
+        result = error_result(
+            f"Tool {name!r} timed out after {entry.timeout:g}s; try a smaller request"
+        )
+    return result_to_wire(result, wrap_structured=entry.wrap_structured)
+
+
+async def _probe(entry: Any, tool: Any, args: dict[str, Any], ctx: Context) -> ToolResult:
+    """Answer a forge permission probe without running the tool (unless it handles probes)."""
+    if not entry.supports_probe:
+        return error_result(
+            f"Tool {entry.name!r} does not support permission probes (it declares no "
+            "permission patterns); call it without _meta['forge.permission_patterns']"
+        )
+    if entry.probe is True:  # the tool answers probes itself (is_probe(ctx) / probe_result)
+        result: ToolResult = await tool.execute(args, ctx)
+        return result
+    schema = getattr(tool, "schema", None)
+    if schema is not None:  # validate first so patterns are computed from well-formed input
+        args = schema.validate(entry.name, args)
+    patterns = entry.probe(args)
+    if inspect.isawaitable(patterns):
+        patterns = await patterns
+    meta = {PROBE_PATTERNS_KEY: list(patterns), PROBE_ALWAYS_KEY: list(entry.always)}
+    return ToolResult(content=[], metadata={"_meta": meta})
+
+
+async def resources_list(
+    session: ServerSession, params: dict[str, Any], ctx: RequestContext
+) -> dict[str, Any]:
+    return {"resources": [r.definition() for r in session.server.resources if not r.is_template]}
+
+
+async def resource_templates_list(
+    session: ServerSession, params: dict[str, Any], ctx: RequestContext
+) -> dict[str, Any]:
+    templates = [r.definition() for r in session.server.resources if r.is_template]
+    return {"resourceTemplates": templates}
+
+
+async def _call(func: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    value = func(**kwargs)
+    if inspect.isawaitable(value):
+        value = await value
+    return value
+
+
+async def resources_read(
+    session: ServerSession, params: dict[str, Any], ctx: RequestContext
+) -> dict[str, Any]:
+    uri = params.get("uri")
+    if not isinstance(uri, str):
+        raise _bad_params("resources/read needs params.uri, the resource URI as a string")
+    for entry in session.server.resources:
+        variables = entry.match(uri)
+        if variables is not None:
+            value = await _call(entry.func, variables)
+            return {"contents": entry.contents(uri, value)}
+    code = INVALID_PARAMS if session.is_modern(ctx.meta) else RESOURCE_NOT_FOUND
+    raise JsonRpcError(code, f"Resource not found: {uri}", {"uri": uri})
+
+
+async def resources_subscribe(
+    session: ServerSession, params: dict[str, Any], ctx: RequestContext
+) -> dict[str, Any]:
+    uri = params.get("uri")
+    if not isinstance(uri, str):
+        raise _bad_params("resources/subscribe needs params.uri as a string")
+    session.subscriptions.add(uri)
+    return {}
+
+
+async def resources_unsubscribe(
+    session: ServerSession, params: dict[str, Any], ctx: RequestContext
+) -> dict[str, Any]:
+    uri = params.get("uri")
+    if not isinstance(uri, str):
+        raise _bad_params("resources/unsubscribe needs params.uri as a string")
+    session.subscriptions.discard(uri)
+    return {}
+
+
+async def prompts_list(
+    session: ServerSession, params: dict[str, Any], ctx: RequestContext
+) -> dict[str, Any]:
+    return {"prompts": [p.definition() for p in session.server.prompts.values()]}
+
+
+async def prompts_get(
+    session: ServerSession, params: dict[str, Any], ctx: RequestContext
+) -> dict[str, Any]:
+    name = params.get("name")
+    entry = session.server.prompts.get(name) if isinstance(name, str) else None
+    if entry is None:
+        known = ", ".join(sorted(session.server.prompts))
+        raise _bad_params(f"Unknown prompt: {name!r}. Available prompts: {known}")
+    arguments = params.get("arguments") or {}
+    if not isinstance(arguments, dict):
+        raise _bad_params(f"arguments of prompt {name!r} must be an object of strings")
+    declared = entry.definition().get("arguments", [])
+    missing = [a["name"] for a in declared if a["required"] and a["name"] not in arguments]
+    if missing:
+        raise _bad_params(f"prompt {name!r} is missing required arguments: {', '.join(missing)}")
+    unknown = set(arguments) - {a["name"] for a in declared}
+    if unknown:
+        raise _bad_params(f"prompt {name!r} has no arguments named {', '.join(sorted(unknown))}")
+    return entry.messages(await _call(entry.func, dict(arguments)))
+
+
+async def complete(
+    session: ServerSession, params: dict[str, Any], ctx: RequestContext
+) -> dict[str, Any]:
+    ref = params.get("ref") or {}
+    argument = params.get("argument") or {}
+    key = ref.get("name") if ref.get("type") == "ref/prompt" else ref.get("uri")
+    handler = session.server.completions.get(key) if isinstance(key, str) else None
+    values: list[str] = []
+    if handler is not None:
+        context = (params.get("context") or {}).get("arguments") or {}
+        found = await _call(
+            handler,
+            {
+                "argument": argument.get("name", ""),
+                "value": argument.get("value", ""),
+                "context": context,
+            },
+        )
+        values = [str(v) for v in found]
+    return {
+        "completion": {
+            "values": values[:MAX_COMPLETIONS],
+            "total": len(values),
+            "hasMore": len(values) > MAX_COMPLETIONS,
+        }
+    }
+
+
+async def set_level(
+    session: ServerSession, params: dict[str, Any], ctx: RequestContext
+) -> dict[str, Any]:
+    level = params.get("level")
+    if level not in LOG_LEVELS:
+        raise _bad_params(f"logging/setLevel: level must be one of {', '.join(LOG_LEVELS)}")
+    session.log_level = str(level)
+    return {}
+
+
+HANDLERS: dict[str, Handler] = {
+    "initialize": initialize,
+    "server/discover": discover,
+    "tools/list": tools_list,
+    "tools/call": tools_call,
+    "resources/list": resources_list,
+    "resources/templates/list": resource_templates_list,
+    "resources/read": resources_read,
+    "resources/subscribe": resources_subscribe,
+    "resources/unsubscribe": resources_unsubscribe,
+    "prompts/list": prompts_list,
+    "prompts/get": prompts_get,
+    "completion/complete": complete,
+    "logging/setLevel": set_level,
+}

@@ -1,0 +1,427 @@
+"""Streamable HTTP for `McpServer`: a Starlette app with sessions, SSE, resumability and the
+stateless 2026-07-28 request shape.
+
+Each POSTed request gets a `ReplyStream`. The first thing the handler emits decides the
+answer's shape: if it is the final response, the client gets plain `application/json` (the
+fast path for ordinary calls); if a notification, a server-to-client request or a stream close
+comes first, the answer becomes an SSE stream that opens with a priming event (id + `retry`).
+Every SSE event is kept in the event store, so a client whose stream dropped (or was closed on
+purpose, SEP-1699 polling) resumes with GET + `Last-Event-ID` and receives the rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import hmac
+import time
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from toolweave.mcp._jsonrpc import INVALID_PARAMS, JsonRpcError, JsonRpcPeer, decode, encode
+
+from ._session import (
+    LEGACY_VERSIONS,
+    META_CLIENT_CAPABILITIES,
+    META_PROTOCOL_VERSION,
+    MODERN_VERSIONS,
+    ServerSession,
+    unsupported_version,
+)
+from ._sse import EventStore, InMemoryEventStore, ReplyStream, drain, sse_event
+from .app import LOOPBACK_HOSTS
+
+if TYPE_CHECKING:
+    from .app import McpServer
+
+HEADER_MISMATCH = -32020
+SESSION_IDLE_TIMEOUT = 3600.0
+_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+class _HttpSession:
+    __slots__ = ("last_seen", "peer", "session", "standalone", "streams")
+
+    def __init__(self, session: ServerSession, peer: JsonRpcPeer) -> None:
+        self.session = session
+        self.peer = peer
+        self.streams: dict[str, ReplyStream] = {}
+        self.standalone: asyncio.Queue[bytes | None] | None = None
+        self.last_seen = time.monotonic()
+
+
+def _error(status: int, code: int, message: str, request_id: Any = None) -> Response:
+    body = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+    return Response(encode(body), status_code=status, media_type="application/json")
+
+
+def _decode_header(value: str) -> str | None:
+    """A header value with the `=?base64?...?=` sentinel decoded; None if it is malformed."""
+    if value.startswith("=?base64?") and value.endswith("?="):
+        try:
+            return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
+        except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors
+            return None
+    return value
+
+
+class StreamableHttpApp:
+    """The ASGI endpoint; `build_app` mounts it at the MCP path."""
+
+    def __init__(
+        self,
+        server: McpServer,
+        *,
+        allowed_origins: Sequence[str],
+        allowed_hosts: Sequence[str] | None,
+        auth_token: str | None,
+        event_store: EventStore | None,
+        sse_retry_ms: int,
+    ) -> None:
+        self.server = server
+        self.allowed_origins = set(allowed_origins)
+        self.allowed_hosts = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
+        self.auth_token = auth_token
+        self.store: EventStore = event_store if event_store is not None else InMemoryEventStore()
+        self.retry_ms = sse_retry_ms
+        self.sessions: dict[str, _HttpSession] = {}
+
+    # -- guards -----------------------------------------------------------------------------------
+
+    def _guard(self, request: Request) -> Response | None:
+        origin = request.headers.get("origin")
+        if origin is not None and not self._origin_ok(origin):
+            return _error(403, INVALID_PARAMS, f"Forbidden: origin {origin!r} is not allowed")
+        if self.allowed_hosts is not None:
+            host = (request.headers.get("host") or "").lower()
+            name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+            if host not in self.allowed_hosts and name not in self.allowed_hosts:
+                return _error(403, INVALID_PARAMS, f"Forbidden: host {host!r} is not allowed")
+        if self.auth_token is not None:
+            given = request.headers.get("authorization", "")
+            expected = f"Bearer {self.auth_token}"
+            if not hmac.compare_digest(given.encode(), expected.encode()):
+                response = _error(401, INVALID_PARAMS, "Unauthorized: send a bearer token")
+                response.headers["WWW-Authenticate"] = "Bearer"
+                return response
+        return None
+
+    def _origin_ok(self, origin: str) -> bool:
+        if "*" in self.allowed_origins or origin in self.allowed_origins:
+            return True
+        hostname = (urlsplit(origin).hostname or "").lower()
+        return hostname in LOOPBACK_HOSTS
+
+    # -- ASGI -------------------------------------------------------------------------------------
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        request = Request(scope, receive)
+        response = self._guard(request)
+        if response is None:
+            if request.method == "POST":
+                response = await self._post(request)
+            elif request.method == "GET":
+                response = await self._get(request)
+            elif request.method == "DELETE":
+                response = self._delete(request)
+            else:
+                response = Response(status_code=405, headers={"Allow": "GET, POST, DELETE"})
+        await response(scope, receive, send)
+
+    async def _post(self, request: Request) -> Response:
+        try:
+            message = decode(await request.body())
+        except JsonRpcError as exc:
+            return _error(400, exc.code, exc.message)
+        if not isinstance(message, dict):
+            return _error(400, -32600, "POST one JSON-RPC message (an object); batches are gone")
+        accept = request.headers.get("accept", "")
+        json_ok = "application/json" in accept or "*/*" in accept or not accept
+        sse_ok = "text/event-stream" in accept
+        method = message.get("method")
+        params = message.get("params")
+        if not isinstance(params, dict):
+            params = {}
+        meta = params.get("_meta")
+        if not isinstance(meta, dict):
+            meta = {}
+        if isinstance(method, str) and "id" in message and META_PROTOCOL_VERSION in meta:
+            return await self._stateless(request, message, method, params, meta, json_ok, sse_ok)
+        version = request.headers.get("mcp-protocol-version")
+        if version is not None and version not in LEGACY_VERSIONS:
+            return _error(400, -32600, f"Unsupported MCP-Protocol-Version {version!r}")
+        session_id = request.headers.get("mcp-session-id")
+        if method == "initialize" and "id" in message:
+            return await self._answer(self._new_session(), message, json_ok, sse_ok, new=True)
+        is_request = isinstance(method, str) and "id" in message
+        if session_id is None:
+            if not is_request:  # a 2026-07-28 notification: nothing is waiting for it here
+                return Response(status_code=202)
+            return _error(400, -32600, "Bad Request: Mcp-Session-Id header is required")
+        http_session = self.sessions.get(session_id)
+        if http_session is None:
+            return _error(404, -32600, "Session not found: initialize a new session")
+        http_session.last_seen = time.monotonic()
+        if not is_request:
+            http_session.peer.feed(message)  # a notification or a response to our request
+            return Response(status_code=202)
+        return await self._answer(http_session, message, json_ok, sse_ok)
+
+    def _new_session(self) -> _HttpSession:
+        now = time.monotonic()
+        for sid, old in list(self.sessions.items()):
+            if now - old.last_seen > SESSION_IDLE_TIMEOUT:
+                self._close(sid)
+        session = self.server.new_session(session_id=uuid.uuid4().hex)
+        holder: list[_HttpSession] = []
+
+        async def standalone_send(message: dict[str, Any]) -> None:
+            queue = holder[0].standalone
+            if queue is not None:
+                queue.put_nowait(sse_event(None, encode(message)))
+
+        peer = JsonRpcPeer(standalone_send, session.handle, session.on_notification)
+        session.peer = peer
+        http_session = _HttpSession(session, peer)
+        holder.append(http_session)
+        assert session.session_id is not None
+        self.sessions[session.session_id] = http_session
+        self.server.sessions.add(session)
+        return http_session
+
+    async def _answer(
+        self,
+        http_session: _HttpSession,
+        message: dict[str, Any],
+        json_ok: bool,
+        sse_ok: bool,
+        *,
+        new: bool = False,
+    ) -> Response:
+        stream = ReplyStream(message["id"], json_ok=json_ok, sse_ok=sse_ok)
+        store = self.store
+
+        async def send(msg: dict[str, Any]) -> None:
+            await stream.send(msg, store)
+
+        http_session.streams[stream.id] = stream
+        http_session.peer.feed(message, send=send, transport=stream)
+        headers = {"Mcp-Session-Id": http_session.session.session_id or ""} if new else {}
+        return await self._respond(stream, headers, http_session)
+
+    async def _respond(
+        self, stream: ReplyStream, headers: dict[str, str], http_session: _HttpSession | None
+    ) -> Response:
+        await stream.decided
+        if stream.mode == "json":
+            if http_session is not None:
+                http_session.streams.pop(stream.id, None)
+            return Response(encode(stream.final), media_type="application/json", headers=headers)
+        queue = stream.queue
+        priming = f"id: {stream.id}.0\nretry: {self.retry_ms}\ndata: \n\n".encode()
+
+        async def events() -> AsyncIterator[bytes]:
+            yield priming
+            if queue is not None:
+                async for chunk in drain(queue):
+                    yield chunk
+            if stream.finished and stream.queue is queue:
+                self._forget(stream, http_session)
+
+        return StreamingResponse(
+            events(), media_type="text/event-stream", headers={**_SSE_HEADERS, **headers}
+        )
+
+    async def _stateless(
+        self,
+        request: Request,
+        message: dict[str, Any],
+        method: str,
+        params: dict[str, Any],
+        meta: dict[str, Any],
+        json_ok: bool,
+        sse_ok: bool,
+    ) -> Response:
+        request_id = message["id"]
+        version = meta.get(META_PROTOCOL_VERSION)
+        headers = request.headers
+        if headers.get("mcp-protocol-version") != version:
+            return _error(
+                400,
+                HEADER_MISMATCH,
+                f"Header mismatch: MCP-Protocol-Version {headers.get('mcp-protocol-version')!r} "
+                f"must equal _meta protocolVersion {version!r}",
+                request_id,
+            )
+        if version not in MODERN_VERSIONS:
+            error = unsupported_version(version)
+            body = {"jsonrpc": "2.0", "id": request_id, "error": error.to_dict()}
+            return Response(encode(body), status_code=400, media_type="application/json")
+        if headers.get("mcp-method") != method:
+            return _error(
+                400,
+                HEADER_MISMATCH,
+                f"Header mismatch: Mcp-Method {headers.get('mcp-method')!r} must equal {method!r}",
+                request_id,
+            )
+        name_field = _NAME_PARAM.get(method)
+        if name_field is not None:
+            raw = headers.get("mcp-name")
+            if raw is None or _decode_header(raw) != params.get(name_field):
+                return _error(
+                    400,
+                    HEADER_MISMATCH,
+                    f"Header mismatch: Mcp-Name {raw!r} must equal params.{name_field}",
+                    request_id,
+                )
+        if not isinstance(meta.get(META_CLIENT_CAPABILITIES), dict):
+            return _error(
+                400,
+                INVALID_PARAMS,
+                f"_meta[{META_CLIENT_CAPABILITIES!r}] is required (an object)",
+                request_id,
+            )
+        stream = ReplyStream(request_id, json_ok=json_ok, sse_ok=sse_ok)
+        store = self.store
+
+        async def send(msg: dict[str, Any]) -> None:
+            await stream.send(msg, store)
+
+        session = self.server.new_session(stateless=True)
+        peer = JsonRpcPeer(send, session.handle)
+        session.peer = peer
+        peer.feed(message, transport=stream)
+        return await self._respond(stream, {}, None)
+
+    async def _get(self, request: Request) -> Response:
+        if "text/event-stream" not in request.headers.get("accept", ""):
+            return Response("GET needs Accept: text/event-stream", status_code=406)
+        session_id = request.headers.get("mcp-session-id")
+        if session_id is None:
+            return _error(400, -32600, "Bad Request: Mcp-Session-Id header is required")
+        http_session = self.sessions.get(session_id)
+        if http_session is None:
+            return _error(404, -32600, "Session not found: initialize a new session")
+        http_session.last_seen = time.monotonic()
+        last_event_id = request.headers.get("last-event-id")
+        if last_event_id is not None:
+            return await self._resume(http_session, last_event_id)
+        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        if http_session.standalone is not None:
+            http_session.standalone.put_nowait(None)  # one standalone stream per session
+        http_session.standalone = queue
+        priming = f"retry: {self.retry_ms}\n\n".encode()
+
+        async def events() -> AsyncIterator[bytes]:
+            try:
+                yield priming
+                async for chunk in drain(queue):
+                    yield chunk
+            finally:
+                if http_session.standalone is queue:
+                    http_session.standalone = None
+
+        return StreamingResponse(events(), media_type="text/event-stream", headers=_SSE_HEADERS)
+
+    async def _resume(self, http_session: _HttpSession, last_event_id: str) -> Response:
+        replay = await self.store.replay_after(last_event_id)
+        if replay is None:
+            return _error(404, -32600, f"Unknown Last-Event-ID {last_event_id!r}")
+        stream_id, events = replay
+        stream = http_session.streams.get(stream_id)
+        if stream is None and not events:
+            return _error(404, -32600, f"Unknown Last-Event-ID {last_event_id!r}")
+        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        for event_id, data in events:
+            queue.put_nowait(sse_event(event_id, data))
+        if stream is None or stream.finished:
+            queue.put_nowait(None)
+        else:
+            if stream.queue is not None:
+                stream.queue.put_nowait(None)
+            stream.queue = queue
+
+        async def replayed() -> AsyncIterator[bytes]:
+            async for chunk in drain(queue):
+                yield chunk
+            if stream is not None and stream.finished and stream.queue is queue:
+                self._forget(stream, http_session)
+
+        return StreamingResponse(replayed(), media_type="text/event-stream", headers=_SSE_HEADERS)
+
+    def _forget(self, stream: ReplyStream, http_session: _HttpSession | None) -> None:
+        """A fully delivered stream needs no replay: drop it and its stored events."""
+        if http_session is not None:
+            http_session.streams.pop(stream.id, None)
+        forget = getattr(self.store, "forget", None)
+        if forget is not None:
+            forget(stream.id)
+
+    def _delete(self, request: Request) -> Response:
+        session_id = request.headers.get("mcp-session-id")
+        if session_id is None:
+            return _error(400, -32600, "Bad Request: Mcp-Session-Id header is required")
+        if session_id not in self.sessions:
+            return _error(404, -32600, "Session not found")
+        self._close(session_id)
+        return Response(status_code=200)
+
+    def _close(self, session_id: str) -> None:
+        http_session = self.sessions.pop(session_id)
+        http_session.peer.close()
+        if http_session.standalone is not None:
+            http_session.standalone.put_nowait(None)
+        for stream in http_session.streams.values():
+            if stream.queue is not None:
+                stream.queue.put_nowait(None)
+        self.server.sessions.discard(http_session.session)
+        forget = getattr(self.store, "forget", None)
+        if forget is not None:
+            for stream_id in http_session.streams:
+                forget(stream_id)
+
+    def close_all(self) -> None:
+        for session_id in list(self.sessions):
+            self._close(session_id)
+
+
+def build_app(
+    server: McpServer,
+    path: str,
+    *,
+    allowed_origins: Sequence[str],
+    allowed_hosts: Sequence[str] | None,
+    auth_token: str | None,
+    event_store: EventStore | None,
+    sse_retry_ms: int,
+) -> Starlette:
+    endpoint = StreamableHttpApp(
+        server,
+        allowed_origins=allowed_origins,
+        allowed_hosts=allowed_hosts,
+        auth_token=auth_token,
+        event_store=event_store,
+        sse_retry_ms=sse_retry_ms,
+    )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            endpoint.close_all()
+
+    app = Starlette(
+        routes=[Route(path, endpoint, methods=["GET", "POST", "DELETE"])], lifespan=lifespan
+    )
+    app.state.mcp = endpoint
+    return app

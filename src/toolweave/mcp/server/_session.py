@@ -1,0 +1,125 @@
+"""One client's view of a server: a stdio process, an HTTP session, or a single stateless request.
+
+MCP is dual-era. A legacy (2025-11-25 and earlier) client opens with `initialize` and the
+session remembers its version, identity, capabilities and log level; a modern (2026-07-28)
+request carries all of that in its own `_meta`. The session answers both from the same handlers:
+`*_for(meta)` picks the per-request value when there is one, and `handle` wraps modern results
+with `resultType` and `serverInfo`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from toolweave.mcp._jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError, RequestContext
+
+if TYPE_CHECKING:
+    from toolweave.mcp._jsonrpc import JsonRpcPeer
+
+    from .app import McpServer
+
+LEGACY_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+MODERN_VERSIONS = ("2026-07-28",)
+SUPPORTED_VERSIONS = (*MODERN_VERSIONS, *LEGACY_VERSIONS)
+
+META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+#: Methods whose modern results must carry caching hints (`ttlMs`, `cacheScope`).
+CACHEABLE_METHODS = frozenset(
+    {
+        "server/discover",
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+    }
+)
+
+
+def unsupported_version(requested: Any) -> JsonRpcError:
+    return JsonRpcError(
+        UNSUPPORTED_PROTOCOL_VERSION,
+        "Unsupported protocol version",
+        {"supported": list(SUPPORTED_VERSIONS), "requested": requested},
+    )
+
+
+class ServerSession:
+    """Per-client state plus the request dispatcher the JSON-RPC peer calls."""
+
+    def __init__(
+        self, server: McpServer, *, session_id: str | None = None, stateless: bool = False
+    ) -> None:
+        self.server = server
+        self.session_id = session_id
+        self.stateless = stateless
+        self.peer: JsonRpcPeer | None = None
+        self.initialized = False
+        self.protocol_version: str = LEGACY_VERSIONS[0]
+        self.client_info: dict[str, Any] = {}
+        self.client_capabilities: dict[str, Any] = {}
+        self.log_level = "debug"
+        self.subscriptions: set[str] = set()
+
+    # -- era-aware accessors ----------------------------------------------------------------
+
+    @staticmethod
+    def is_modern(meta: dict[str, Any]) -> bool:
+        return META_PROTOCOL_VERSION in meta
+
+    def protocol_version_for(self, meta: dict[str, Any]) -> str:
+        version = meta.get(META_PROTOCOL_VERSION)
+        return version if isinstance(version, str) else self.protocol_version
+
+    def client_info_for(self, meta: dict[str, Any]) -> dict[str, Any]:
+        info = meta.get(META_CLIENT_INFO)
+        return info if isinstance(info, dict) else self.client_info
+
+    def client_capabilities_for(self, meta: dict[str, Any]) -> dict[str, Any]:
+        caps = meta.get(META_CLIENT_CAPABILITIES)
+        return caps if isinstance(caps, dict) else self.client_capabilities
+
+    def log_level_for(self, meta: dict[str, Any]) -> str:
+        level = meta.get(META_LOG_LEVEL)
+        return level if isinstance(level, str) else self.log_level
+
+    # -- dispatch -------------------------------------------------------------------------------
+
+    async def handle(
+        self, method: str, params: dict[str, Any], ctx: RequestContext
+    ) -> dict[str, Any]:
+        from ._handlers import HANDLERS
+
+        handler = HANDLERS.get(method)
+        meta = ctx.meta
+        version = meta.get(META_PROTOCOL_VERSION)
+        if version is None:
+            if handler is None:
+                raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+            return await handler(self, params, ctx)
+        if version not in MODERN_VERSIONS:
+            raise unsupported_version(version)
+        if not isinstance(meta.get(META_CLIENT_CAPABILITIES), dict):
+            raise JsonRpcError(
+                INVALID_PARAMS,
+                f"_meta[{META_CLIENT_CAPABILITIES!r}] is required on {version} requests "
+                "(an object, {} when the client has none)",
+            )
+        if handler is None or method == "initialize":
+            raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        result = dict(await handler(self, params, ctx))
+        result["resultType"] = "complete"
+        if method in CACHEABLE_METHODS:
+            result["ttlMs"] = self.server.cache_ttl_ms
+            result["cacheScope"] = self.server.cache_scope
+        result["_meta"] = {**(result.get("_meta") or {}), META_SERVER_INFO: self.server.info}
+        return result
+
+    def on_notification(self, method: str, params: dict[str, Any]) -> None:
+        if method == "notifications/initialized":
+            self.initialized = True

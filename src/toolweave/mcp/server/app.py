@@ -1,0 +1,448 @@
+"""`McpServer`: write an MCP server with decorators, serve it over stdio or Streamable HTTP.
+
+Tools are toolweave tools: `@server.tool` builds a `FunctionTool` (the same schema `@tool`
+makes) and `server.add_tool` takes any existing `Tool`. Everything heavy (pydantic schemas,
+starlette, uvicorn) loads only when needed, so a stdio server starts in a few tens of ms.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, overload
+
+from toolweave.tools.base import Tool
+from toolweave.tools.permissions import Permission
+
+from ._session import ServerSession
+from ._tools import PatternSource, PromptEntry, ResourceEntry, ToolEntry, check_name
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+    from ._sse import EventStore
+
+logger = logging.getLogger("toolweave.mcp.server")
+F = TypeVar("F", bound=Callable[..., Any])
+ToolSource = Callable[[], Awaitable[Iterable[Tool]]]
+# Options handed to `FunctionTool` at build time, and those the server itself consumes.
+_FUNCTION_TOOL_OPTIONS = frozenset(
+    {
+        "description",
+        "read_only",
+        "destructive",
+        "idempotent",
+        "open_world",
+        "permissions",
+        "primary_arg",
+        "tags",
+        "category",
+    }
+)
+_ENTRY_OPTIONS = frozenset(
+    {
+        "name",
+        "title",
+        "permission_patterns",
+        "always_patterns",
+        "meta",
+        "structured_output",
+        "timeout",
+    }
+)
+
+
+class McpServer:
+    """An MCP server: tools, resources, prompts and completions, on any transport.
+
+    `deps` is handed to every tool as `ctx.deps` (a database handle, an HTTP client).
+    `cache_ttl_ms` / `cache_scope` are the caching hints 2026-07-28 clients receive on lists.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        instructions: str | None = None,
+        *,
+        deps: Any = None,
+        cache_ttl_ms: int = 0,
+        cache_scope: str = "private",
+    ) -> None:
+        if cache_ttl_ms < 0 or cache_scope not in ("public", "private"):
+            raise ValueError("cache_ttl_ms must be >= 0 and cache_scope 'public' or 'private'")
+        self.name = name
+        self.version = version
+        self.instructions = instructions
+        self.deps = deps
+        # Caching hints on 2026-07-28 list/read results; 0 = re-fetch freely (tools may change).
+        self.cache_ttl_ms = cache_ttl_ms
+        self.cache_scope = cache_scope
+        self.info: dict[str, Any] = {"name": name, "version": version}
+        self._tools: dict[str, ToolEntry] = {}
+        self._tool_list: list[dict[str, Any]] | None = None
+        self.resources: list[ResourceEntry] = []
+        self.prompts: dict[str, PromptEntry] = {}
+        self.completions: dict[str, Callable[..., Any]] = {}
+        self.sessions: set[ServerSession] = set()
+        self._sources: list[ToolSource] = []
+        self._sources_lock: asyncio.Lock | None = None
+
+    # -- tools ----------------------------------------------------------------------------------
+
+    @overload
+    def tool(self, func: F, /) -> F: ...
+
+    @overload
+    def tool(
+        self,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        read_only: bool = False,
+        destructive: bool | None = None,
+        idempotent: bool | None = None,
+        open_world: bool = False,
+        permissions: Iterable[str | Permission] | None = None,
+        primary_arg: str | None = None,
+        tags: Iterable[str] | None = None,
+        category: str | None = None,
+        timeout: float | None = None,
+        structured_output: bool = True,
+        permission_patterns: PatternSource | bool | None = None,
+        always_patterns: Sequence[str] = (),
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]: ...
+
+    def tool(  # type: ignore[misc]  # the overload spells the options out
+        self, func: Callable[..., Any] | None = None, /, **options: Any
+    ) -> Callable[..., Any]:
+        """Register a function as a tool; bare (`@server.tool`) or with options.
+
+        The schema comes from type hints and the docstring exactly as with `@tool`; a parameter
+        annotated `Context` is injected. `structured_output` derives an `outputSchema` from the
+        return type. `permission_patterns=lambda args: [...]` (with `always_patterns`) makes the
+        tool answer forge permission probes without running; `permission_patterns=True` means
+        the tool answers probes itself (check `is_probe(ctx)`, return `probe_result(...)`).
+        The function is returned unchanged.
+        """
+        if func is not None:
+            self._register_function(func, {})
+            return func
+
+        def decorate(f: F) -> F:
+            self._register_function(f, options)
+            return f
+
+        return decorate
+
+    def _register_function(self, func: Callable[..., Any], options: dict[str, Any]) -> None:
+        options = dict(options)
+        name = check_name("tool", options.pop("name", None) or func.__name__)
+        entry_options = {
+            "title": options.pop("title", None),
+            "probe": options.pop("permission_patterns", None),
+            "always": options.pop("always_patterns", ()),
+            "meta": options.pop("meta", None),
+            "output_schema": bool(options.pop("structured_output", True)),
+            "timeout": options.pop("timeout", None),
+        }
+        unknown = set(options) - _FUNCTION_TOOL_OPTIONS
+        if unknown:
+            raise TypeError(
+                f"tool {name!r}: unknown option(s) {sorted(unknown)}; @server.tool accepts "
+                f"{sorted(_FUNCTION_TOOL_OPTIONS | _ENTRY_OPTIONS)}"
+            )
+        if any(
+            p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+            for p in inspect.signature(func).parameters.values()
+        ):
+            raise TypeError(
+                f"tool {name!r}: *args / **kwargs cannot be described to a model; declare each "
+                "parameter explicitly"
+            )
+
+        def build() -> Tool:
+            from toolweave.tools.function_tool import FunctionTool
+
+            return FunctionTool(func, name=name, **options)
+
+        self._add_entry(ToolEntry(name, build, func=func, **entry_options))
+
+    def add_tool(
+        self,
+        tool: Tool,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        permission_patterns: PatternSource | bool | None = None,
+        always_patterns: Sequence[str] = (),
+        meta: dict[str, Any] | None = None,
+        output_schema: dict[str, Any] | bool | None = True,
+        timeout: float | None = None,
+    ) -> None:
+        """Publish an existing toolweave `Tool` (a `FunctionTool`, a proxied MCP tool, ...)."""
+        tool_name = check_name("tool", name or tool.name)
+        self._add_entry(
+            ToolEntry(
+                tool_name,
+                lambda: tool,
+                title=title,
+                probe=permission_patterns,
+                always=always_patterns,
+                meta=meta,
+                output_schema=output_schema,
+                timeout=timeout,
+            )
+        )
+
+    def _add_entry(self, entry: ToolEntry) -> None:
+        if entry.name in self._tools:
+            raise ValueError(
+                f"a tool named {entry.name!r} is already registered; pass name=... to register "
+                "this one under another name, or remove_tool() the old one first"
+            )
+        self._tools[entry.name] = entry
+        self._tool_list = None
+
+    def remove_tool(self, name: str) -> None:
+        if self._tools.pop(name, None) is None:
+            raise KeyError(f"no tool named {name!r}; registered: {', '.join(self.tool_names())}")
+        self._tool_list = None
+
+    def tool_entry(self, name: str) -> ToolEntry | None:
+        return self._tools.get(name)
+
+    def tool_names(self) -> list[str]:
+        return sorted(self._tools)
+
+    def tool_definitions(self) -> list[dict[str, Any]]:
+        """The tools/list payload, sorted by name and cached until the tool set changes."""
+        if self._tool_list is None:
+            self._tool_list = [self._tools[n].definition() for n in sorted(self._tools)]
+        return self._tool_list
+
+    def add_tool_source(self, source: ToolSource) -> None:
+        """Register tools discovered on demand (a gateway's downstream servers, say).
+
+        `source` is awaited once, on the first tools/list or tools/call, and returns the
+        `Tool`s to publish with default options (or publishes them itself through `add_tool`
+        and returns `[]`); a server therefore starts without waiting for them. A source that
+        raises is logged and skipped.
+        """
+        self._sources.append(source)
+
+    async def load_tool_sources(self) -> None:
+        """Run pending tool sources (once each); handlers call this before listing tools."""
+        if not self._sources:
+            return
+        if self._sources_lock is None:
+            self._sources_lock = asyncio.Lock()
+        async with self._sources_lock:
+            while self._sources:
+                source = self._sources.pop(0)
+                try:
+                    tools = list(await source())
+                except Exception:  # one broken source must not hide every other tool
+                    logger.exception("tool source %r failed; its tools are not published", source)
+                    continue
+                for tool in tools:
+                    self.add_tool(tool)
+
+    def prepare(self) -> None:
+        """Build every tool schema and prompt definition now (raises on the first bad one)."""
+        self.tool_definitions()
+        for prompt in self.prompts.values():
+            prompt.definition()
+
+    # -- resources, prompts, completions ---------------------------------------------------------
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+    ) -> Callable[[F], F]:
+        """Register a resource (`"docs://readme"`) or a template (`"users://{id}/profile"`).
+
+        The function returns `str` (text), `bytes` (blob), any JSON value, or ready MCP
+        contents; template variables arrive as keyword arguments.
+        """
+
+        def decorate(func: F) -> F:
+            self.resources.append(
+                ResourceEntry(
+                    uri,
+                    func,
+                    name=name,
+                    title=title,
+                    description=description,
+                    mime_type=mime_type,
+                )
+            )
+            return func
+
+        return decorate
+
+    @overload
+    def prompt(self, func: F, /) -> F: ...
+
+    @overload
+    def prompt(
+        self, *, name: str | None = None, title: str | None = None, description: str | None = None
+    ) -> Callable[[F], F]: ...
+
+    def prompt(  # type: ignore[misc]  # options are spelled out in the overload
+        self, func: Callable[..., Any] | None = None, /, **options: Any
+    ) -> Callable[..., Any]:
+        """Register a prompt; its string parameters are the prompt's arguments.
+
+        Return a string (one user message), a list of strings / message dicts, or a full
+        `{"messages": [...]}` result.
+        """
+
+        def decorate(f: F) -> F:
+            name = check_name("prompt", options.get("name") or f.__name__)
+            if name in self.prompts:
+                raise ValueError(f"a prompt named {name!r} is already registered")
+            self.prompts[name] = PromptEntry(
+                f, name=name, title=options.get("title"), description=options.get("description")
+            )
+            return f
+
+        return decorate(func) if func is not None else decorate
+
+    def completion(self, ref: str) -> Callable[[F], F]:
+        """Register argument completion for a prompt name or a resource template URI.
+
+        The function receives `argument` (name), `value` (typed so far) and `context` (other
+        arguments already chosen) and returns candidate strings.
+        """
+
+        def decorate(func: F) -> F:
+            self.completions[ref] = func
+            return func
+
+        return decorate
+
+    # -- protocol ---------------------------------------------------------------------------------
+
+    def capabilities(self) -> dict[str, Any]:
+        caps: dict[str, Any] = {
+            "tools": {"listChanged": True},
+            "logging": {},
+            "completions": {},
+        }
+        if self.resources:
+            caps["resources"] = {"subscribe": True, "listChanged": True}
+        if self.prompts:
+            caps["prompts"] = {"listChanged": True}
+        return caps
+
+    def new_session(
+        self, *, session_id: str | None = None, stateless: bool = False
+    ) -> ServerSession:
+        return ServerSession(self, session_id=session_id, stateless=stateless)
+
+    async def notify_tools_changed(self) -> None:
+        """Tell every connected session that tools/list changed."""
+        for session in list(self.sessions):
+            if session.peer is not None and not session.peer.closed:
+                await session.peer.notify("notifications/tools/list_changed")
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Tell the sessions subscribed to `uri` that it changed."""
+        for session in list(self.sessions):
+            if uri in session.subscriptions and session.peer is not None:
+                await session.peer.notify("notifications/resources/updated", {"uri": uri})
+
+    # -- transports -------------------------------------------------------------------------------
+
+    async def run_stdio(self) -> None:
+        """Serve one client over stdin/stdout until stdin closes."""
+        from ._stdio import serve_stdio
+
+        await serve_stdio(self)
+
+    def asgi_app(
+        self,
+        path: str = "/mcp",
+        *,
+        allowed_origins: Sequence[str] = (),
+        allowed_hosts: Sequence[str] | None = None,
+        auth_token: str | None = None,
+        event_store: EventStore | None = None,
+        sse_retry_ms: int = 1000,
+    ) -> Starlette:
+        """A Starlette app serving Streamable HTTP at `path` (mount it in FastAPI if you like).
+
+        Origins and hosts other than loopback are refused unless listed (DNS-rebinding
+        protection); `allowed_hosts=None` checks Host only for loopback names. With
+        `auth_token`, every request needs `Authorization: Bearer <token>`.
+        """
+        try:
+            from ._http import build_app
+        except ImportError as exc:
+            raise ImportError(
+                f"Streamable HTTP needs starlette and uvicorn ({exc.name} is missing): "
+                "pip install 'toolweave[server]'"
+            ) from exc
+
+        return build_app(
+            self,
+            path,
+            allowed_origins=allowed_origins,
+            allowed_hosts=allowed_hosts,
+            auth_token=auth_token,
+            event_store=event_store,
+            sse_retry_ms=sse_retry_ms,
+        )
+
+    def run(
+        self,
+        transport: str = "stdio",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        path: str = "/mcp",
+        auth_token: str | None = None,
+        log_level: str = "info",
+    ) -> None:
+        """Serve until interrupted: `"stdio"` (logs go to stderr only) or `"http"`.
+
+        Over HTTP, uvicorn logs its startup line (`Uvicorn running on ...`) to stderr at the
+        default `log_level`; per-request access logs are off.
+        """
+        if transport == "stdio":
+            asyncio.run(self.run_stdio())
+            return
+        if transport != "http":
+            raise ValueError(f"transport must be 'stdio' or 'http', not {transport!r}")
+        app = self.asgi_app(path, allowed_hosts=_loopback_hosts(host), auth_token=auth_token)
+        import uvicorn
+
+        uvicorn.run(
+            app,
+            host=host,
+            port=port,
+            log_level=log_level,
+            access_log=False,
+            timeout_graceful_shutdown=2,
+        )
+
+    def __repr__(self) -> str:
+        return f"McpServer(name={self.name!r}, tools={len(self._tools)})"
+
+
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]", "::1")
+
+
+def _loopback_hosts(bind: str) -> tuple[str, ...] | None:
+    """Bound to loopback, only loopback Host headers are legitimate (DNS-rebinding guard)."""
+    return LOOPBACK_HOSTS if bind in LOOPBACK_HOSTS else None

@@ -1,0 +1,228 @@
+"""`toolweave serve`: config, providers, the policy gate, the gateway and the CLI."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import IO
+
+import pytest
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+
+from toolweave.host import HostConfig, ToolHost, load_host_config, parse_config
+from toolweave.mcp.testing import connect
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+TOOLWEAVE = Path(sys.executable).with_name("toolweave")
+
+
+def test_defaults_work_without_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    config = load_host_config()
+    assert (config.transport, config.host, config.port, config.path) == (
+        "stdio",
+        "127.0.0.1",
+        8765,
+        "/mcp",
+    )
+    assert config.providers == ["demo"] and config.mcp_servers == {}
+    assert config.url == "http://127.0.0.1:8765/mcp"
+
+
+def test_config_errors_name_the_field(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"\[serve\].port must be an integer"):
+        parse_config({"serve": {"port": "80"}})
+    with pytest.raises(ValueError, match=r"unknown key\(s\) \['prot'\]"):
+        parse_config({"serve": {"prot": 1}})
+    with pytest.raises(ValueError, match=r"\[serve.policy\].denied must be a list"):
+        parse_config({"serve": {"policy": {"denied": "shell"}}})
+    exposed = parse_config({"serve": {"transport": "http", "host": "0.0.0.0"}})
+    with pytest.raises(ValueError, match=r"\[serve\].token"):
+        exposed.check()
+    bad = tmp_path / "toolweave.toml"
+    bad.write_text("[serve\n")
+    with pytest.raises(ValueError, match="not valid TOML"):
+        load_host_config(bad)
+    with pytest.raises(ValueError, match="unknown provider 'nope'"):
+        ToolHost(parse_config({"serve": {"providers": ["nope"]}}))
+    with pytest.raises(ValueError, match=r"mcpServers\.files"):
+        ToolHost(parse_config({"mcpServers": {"files": {"args": ["x"]}}}))
+
+
+async def test_demo_tools_through_the_host() -> None:
+    host = ToolHost(HostConfig())
+    async with connect(host.server) as client:
+        names = [t["name"] for t in await client.list_tools()]
+        result = await client.call_tool("calculate", {"expression": "(3 + 4) * 2"})
+    await host.close()
+    assert names == ["calculate", "celsius_to_fahrenheit", "get_weather"]
+    assert result["structuredContent"] == {"result": 14.0}
+
+
+def gateway_config(tmp_path: Path, **policy: list[str]) -> HostConfig:
+    python = sys.executable
+    return parse_config(
+        {
+            "serve": {"providers": [], "policy": policy},
+            "mcpServers": {
+                "weather": {"command": python, "args": [str(EXAMPLES / "weather_server.py")]},
+                "files": {
+                    "command": python,
+                    "args": [str(EXAMPLES / "probe_file_writer.py"), "--root", str(tmp_path)],
+                },
+            },
+        }
+    )
+
+
+async def test_gateway_is_lazy_prefixed_and_forwards_probes(tmp_path: Path) -> None:
+    host = ToolHost(gateway_config(tmp_path))
+    manager = host.providers[0].manager  # type: ignore[attr-defined]
+    assert not any(s.connected for s in manager.servers.values())  # nothing spawned yet
+    try:
+        async with connect(host.server) as client:
+            tools = {t["name"]: t for t in await client.list_tools()}
+            converted = await client.call_tool("weather__celsius_to_fahrenheit", {"celsius": 0})
+            probe = await client.probe("files__write_file", {"path": "a.txt", "content": "x"})
+            assert not (tmp_path / "a.txt").exists()
+            written = await client.call_tool("files__write_file", {"path": "a.txt", "content": "x"})
+    finally:
+        await host.close()
+    assert sorted(tools) == [
+        "files__read_file",
+        "files__write_file",
+        "weather__celsius_to_fahrenheit",
+        "weather__get_weather",
+    ]
+    assert tools["files__write_file"]["_meta"] == {"forge.supports_permission_patterns": True}
+    assert converted["structuredContent"] == {"result": 32.0}
+    assert probe["_meta"] == {"forge.patterns": ["write:a.txt"], "forge.always": ["fs:write"]}
+    assert written.get("isError") is not True and (tmp_path / "a.txt").read_text() == "x"
+
+
+DYNAMIC_SERVER = """
+from toolweave.mcp import McpServer
+
+server = McpServer("dyn")
+
+
+@server.tool
+async def grow() -> str:
+    @server.tool
+    def extra() -> str:
+        return "extra!"
+
+    await server.notify_tools_changed()
+    return "grown"
+
+
+server.run()
+"""
+
+
+async def test_gateway_mirrors_downstream_tool_changes(tmp_path: Path) -> None:
+    script = tmp_path / "dynamic_server.py"
+    script.write_text(DYNAMIC_SERVER)
+    config = parse_config(
+        {
+            "serve": {"providers": []},
+            "mcpServers": {"dyn": {"command": sys.executable, "args": [str(script)]}},
+        }
+    )
+    host = ToolHost(config)
+    try:
+        async with connect(host.server) as client:
+            before = [t["name"] for t in await client.list_tools()]
+            grown = await client.call_tool("dyn__grow")
+            await client.wait_for_notification("notifications/tools/list_changed")
+            after = [t["name"] for t in await client.list_tools()]
+            extra = await client.call_tool("dyn__extra")
+    finally:
+        await host.close()
+    assert before == ["dyn__grow"] and grown["content"][0]["text"] == "grown"
+    assert after == ["dyn__extra", "dyn__grow"]
+    assert extra["content"][0]["text"] == "extra!"
+
+
+async def test_policy_is_applied_before_forwarding(tmp_path: Path) -> None:
+    host = ToolHost(gateway_config(tmp_path, denied=["mcp:files"]))
+    try:
+        async with connect(host.server) as client:
+            denied = await client.call_tool("files__write_file", {"path": "b.txt", "content": "x"})
+            probe = await client.probe("files__write_file", {"path": "b.txt", "content": "x"})
+            allowed = await client.call_tool("weather__celsius_to_fahrenheit", {"celsius": 100})
+    finally:
+        await host.close()
+    assert denied["isError"] is True and "mcp:files" in denied["content"][0]["text"]
+    assert probe["isError"] is True
+    assert not (tmp_path / "b.txt").exists()
+    assert allowed["structuredContent"] == {"result": 212.0}
+
+
+async def test_cli_stdio_serves_the_official_client(tmp_path: Path) -> None:
+    params = StdioServerParameters(command=str(TOOLWEAVE), args=["serve", "--stdio"], cwd=tmp_path)
+    async with Client(params, mode="auto") as client:
+        tools = (await client.list_tools()).tools
+        result = await client.call_tool("calculate", {"expression": "2 ** 10"})
+    assert len(tools) == 3 and result.structured_content == {"result": 1024.0}
+
+
+def test_cli_refuses_public_bind_without_token() -> None:
+    out = subprocess.run(
+        [str(TOOLWEAVE), "serve", "--http", "0.0.0.0:8799"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={k: v for k, v in os.environ.items() if k != "TOOLWEAVE_SERVE_TOKEN"},
+    )
+    assert out.returncode == 2 and "token" in out.stderr
+
+
+async def test_cli_http_prints_how_to_connect_and_serves(tmp_path: Path) -> None:
+    port = free_port()
+    proc = start_serve(port, tmp_path)
+    try:
+        assert proc.stdout is not None
+        banner = "".join(iter_until(proc.stdout, "Ctrl+C"))
+        url = f"http://127.0.0.1:{port}/mcp"
+        assert url in banner and "claude mcp add --transport http toolweave" in banner
+        assert '"serve"' in banner and "--stdio" in banner and str(TOOLWEAVE) in banner
+        async with Client(url, mode="legacy") as client:
+            tools = (await client.list_tools()).tools
+            result = await client.call_tool("get_weather", {"city": "London"})
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert {t.name for t in tools} == {"calculate", "celsius_to_fahrenheit", "get_weather"}
+    assert result.structured_content is not None and result.structured_content["celsius"] == 9.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def start_serve(port: int, cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [str(TOOLWEAVE), "serve", "--http", f"127.0.0.1:{port}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=cwd,
+    )
+
+
+def iter_until(stream: IO[str], marker: str) -> list[str]:
+    lines = []
+    for line in stream:
+        lines.append(line)
+        if marker in line:
+            break
+    return lines
