@@ -14,12 +14,19 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, str] = {
     name: "toolweave.tools"
     for name in (
+        "AudioContent",
+        "CancellationSignal",
+        "Content",
         "ExecutionFailed",
         "FunctionTool",
+        "ImageContent",
         "InvalidArguments",
+        "OutputSink",
         "Permission",
         "PermissionDenied",
         "PermissionPolicy",
+        "ResourceContent",
+        "TextContent",
         "Tool",
         "ToolAnnotations",
         "ToolCancelled",
@@ -30,11 +37,23 @@ _EXPORTS: dict[str, str] = {
         "ToolNotFound",
         "ToolRegistry",
         "ToolResult",
+        "ToolStats",
         "ToolTimeout",
+        "UserOutput",
+        "parse_arguments",
+        "repair_json",
+        "shape_result",
+        "to_tool_result",
         "tool",
+        "tool_def",
+        "truncate_text",
+        "wrap_untrusted",
     )
 }
 _EXPORTS.update({name: "toolweave.agent" for name in ("Agent", "RunResult", "Session")})
+_EXPORTS.update(
+    {name: "toolweave.mcp" for name in ("McpClient", "McpError", "McpManager", "McpTimeout")}
+)
 _EXPORTS.update(
     {
         name: "toolweave.llm"
@@ -63,13 +82,21 @@ if TYPE_CHECKING:
         ScriptedModel,
         model_from_string,
     )
+    from .mcp import McpClient, McpError, McpManager, McpTimeout
     from .tools import (
+        AudioContent,
+        CancellationSignal,
+        Content,
         ExecutionFailed,
         FunctionTool,
+        ImageContent,
         InvalidArguments,
+        OutputSink,
         Permission,
         PermissionDenied,
         PermissionPolicy,
+        ResourceContent,
+        TextContent,
         Tool,
         ToolAnnotations,
         ToolCancelled,
@@ -80,8 +107,17 @@ if TYPE_CHECKING:
         ToolNotFound,
         ToolRegistry,
         ToolResult,
+        ToolStats,
         ToolTimeout,
+        UserOutput,
+        parse_arguments,
+        repair_json,
+        shape_result,
+        to_tool_result,
         tool,
+        tool_def,
+        truncate_text,
+        wrap_untrusted,
     )
 
 

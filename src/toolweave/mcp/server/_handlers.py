@@ -113,11 +113,14 @@ async def tools_call(
         raise  # infrastructure failure: a JSON-RPC error, not something the model can fix
     except ToolError as exc:
         result = error_result(exc.message)
-    except TimeoutError:
-        call_ctx.cancel()
-        result = error_result(
-            f"Tool {name!r} timed out after {entry.timeout:g}s; try a smaller request"
-        )
+    except TimeoutError as exc:
+        if entry.timeout is None:  # raised by the tool itself (a `Tool` added with add_tool)
+            result = error_result(f"Tool {name!r} timed out: {exc or 'no detail'}")
+        else:
+            call_ctx.cancel()
+            result = error_result(
+                f"Tool {name!r} timed out after {entry.timeout:g}s; try a smaller request"
+            )
     return result_to_wire(result, wrap_structured=entry.wrap_structured)
 
 
@@ -134,9 +137,12 @@ async def _probe(entry: Any, tool: Any, args: dict[str, Any], ctx: Context) -> T
     schema = getattr(tool, "schema", None)
     if schema is not None:  # validate first so patterns are computed from well-formed input
         args = schema.validate(entry.name, args)
-    patterns = entry.probe(args)
-    if inspect.isawaitable(patterns):
-        patterns = await patterns
+    try:
+        patterns = entry.probe(args)
+        if inspect.isawaitable(patterns):
+            patterns = await patterns
+    except ValueError as exc:  # e.g. a validator refusing the path the call would write
+        return error_result(f"Tool {entry.name!r} refuses these arguments: {exc}")
     meta = {PROBE_PATTERNS_KEY: list(patterns), PROBE_ALWAYS_KEY: list(entry.always)}
     return ToolResult(content=[], metadata={"_meta": meta})
 
@@ -226,8 +232,13 @@ async def prompts_get(
 async def complete(
     session: ServerSession, params: dict[str, Any], ctx: RequestContext
 ) -> dict[str, Any]:
-    ref = params.get("ref") or {}
+    ref = params.get("ref")
     argument = params.get("argument") or {}
+    if not isinstance(ref, dict) or not isinstance(argument, dict):
+        raise _bad_params(
+            "completion/complete needs params.ref ({'type': 'ref/prompt', 'name': ...} or "
+            "{'type': 'ref/resource', 'uri': ...}) and params.argument ({'name', 'value'})"
+        )
     key = ref.get("name") if ref.get("type") == "ref/prompt" else ref.get("uri")
     handler = session.server.completions.get(key) if isinstance(key, str) else None
     values: list[str] = []

@@ -12,39 +12,35 @@ purpose, SEP-1699 polling) resumes with GET + `Last-Event-ID` and receives the r
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
-import hmac
 import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from toolweave.mcp._jsonrpc import INVALID_PARAMS, JsonRpcError, JsonRpcPeer, decode, encode
-
-from ._session import (
-    LEGACY_VERSIONS,
-    META_CLIENT_CAPABILITIES,
-    META_PROTOCOL_VERSION,
-    MODERN_VERSIONS,
-    ServerSession,
-    unsupported_version,
+from toolweave.mcp._jsonrpc import (
+    METHOD_NOT_FOUND,
+    JsonRpcError,
+    JsonRpcPeer,
+    RequestContext,
+    decode,
+    encode,
 )
+
+from ._guards import AccessGuard, check_modern_request
+from ._guards import error_response as _error
+from ._session import LEGACY_VERSIONS, META_PROTOCOL_VERSION, ServerSession
 from ._sse import EventStore, InMemoryEventStore, ReplyStream, drain, sse_event
-from .app import LOOPBACK_HOSTS
 
 if TYPE_CHECKING:
     from .app import McpServer
 
-HEADER_MISMATCH = -32020
 SESSION_IDLE_TIMEOUT = 3600.0
-_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 _SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
@@ -59,19 +55,31 @@ class _HttpSession:
         self.last_seen = time.monotonic()
 
 
-def _error(status: int, code: int, message: str, request_id: Any = None) -> Response:
-    body = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
-    return Response(encode(body), status_code=status, media_type="application/json")
+def _answering(session: ServerSession) -> Any:
+    """`session.handle`, ending the request's reply stream when the request ends unanswered.
 
+    A cancelled request (`notifications/cancelled`, a closed session) gets no JSON-RPC response,
+    yet its POST is still waiting: without this the HTTP exchange would hang forever.
+    """
 
-def _decode_header(value: str) -> str | None:
-    """A header value with the `=?base64?...?=` sentinel decoded; None if it is malformed."""
-    if value.startswith("=?base64?") and value.endswith("?="):
+    async def handle(method: str, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         try:
-            return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
-        except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors
-            return None
-    return value
+            result = await session.handle(method, params, ctx)
+        except asyncio.CancelledError:
+            if isinstance(ctx.transport, ReplyStream):
+                ctx.transport.abandon()
+            raise
+        if ctx.cancelled and isinstance(ctx.transport, ReplyStream):
+            ctx.transport.abandon()  # the handler swallowed the cancellation: no answer is sent
+        return result
+
+    return handle
+
+
+async def _disconnected(request: Request) -> None:
+    """Return once the client hangs up (the request body has been read already)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
 class StreamableHttpApp:
@@ -88,44 +96,16 @@ class StreamableHttpApp:
         sse_retry_ms: int,
     ) -> None:
         self.server = server
-        self.allowed_origins = set(allowed_origins)
-        self.allowed_hosts = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
-        self.auth_token = auth_token
+        self.guard = AccessGuard(allowed_origins, allowed_hosts, auth_token)
         self.store: EventStore = event_store if event_store is not None else InMemoryEventStore()
         self.retry_ms = sse_retry_ms
         self.sessions: dict[str, _HttpSession] = {}
-
-    # -- guards -----------------------------------------------------------------------------------
-
-    def _guard(self, request: Request) -> Response | None:
-        origin = request.headers.get("origin")
-        if origin is not None and not self._origin_ok(origin):
-            return _error(403, INVALID_PARAMS, f"Forbidden: origin {origin!r} is not allowed")
-        if self.allowed_hosts is not None:
-            host = (request.headers.get("host") or "").lower()
-            name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-            if host not in self.allowed_hosts and name not in self.allowed_hosts:
-                return _error(403, INVALID_PARAMS, f"Forbidden: host {host!r} is not allowed")
-        if self.auth_token is not None:
-            given = request.headers.get("authorization", "")
-            expected = f"Bearer {self.auth_token}"
-            if not hmac.compare_digest(given.encode(), expected.encode()):
-                response = _error(401, INVALID_PARAMS, "Unauthorized: send a bearer token")
-                response.headers["WWW-Authenticate"] = "Bearer"
-                return response
-        return None
-
-    def _origin_ok(self, origin: str) -> bool:
-        if "*" in self.allowed_origins or origin in self.allowed_origins:
-            return True
-        hostname = (urlsplit(origin).hostname or "").lower()
-        return hostname in LOOPBACK_HOSTS
 
     # -- ASGI -------------------------------------------------------------------------------------
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         request = Request(scope, receive)
-        response = self._guard(request)
+        response = self.guard.check(request)
         if response is None:
             if request.method == "POST":
                 response = await self._post(request)
@@ -189,7 +169,7 @@ class StreamableHttpApp:
             if queue is not None:
                 queue.put_nowait(sse_event(None, encode(message)))
 
-        peer = JsonRpcPeer(standalone_send, session.handle, session.on_notification)
+        peer = JsonRpcPeer(standalone_send, _answering(session), session.on_notification)
         session.peer = peer
         http_session = _HttpSession(session, peer)
         holder.append(http_session)
@@ -219,21 +199,53 @@ class StreamableHttpApp:
         return await self._respond(stream, headers, http_session)
 
     async def _respond(
-        self, stream: ReplyStream, headers: dict[str, str], http_session: _HttpSession | None
+        self,
+        stream: ReplyStream,
+        headers: dict[str, str],
+        http_session: _HttpSession | None,
+        *,
+        stateless: tuple[Request, JsonRpcPeer] | None = None,
     ) -> Response:
-        await stream.decided
-        if stream.mode == "json":
+        if stateless is None:
+            await stream.decided
+        else:  # 2026-07-28: the client hanging up cancels the request
+            hangup = asyncio.ensure_future(_disconnected(stateless[0]))
+            try:
+                await asyncio.wait((stream.decided, hangup), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                hangup.cancel()
+            if not stream.decided.done():
+                stateless[1].close()
+                stream.abandon()
+        if stream.mode in ("json", "none"):
             if http_session is not None:
                 http_session.streams.pop(stream.id, None)
-            return Response(encode(stream.final), media_type="application/json", headers=headers)
-        queue = stream.queue
+            if stream.mode == "none":
+                self._forget(stream, None)
+                return Response(status_code=202, headers=headers)
+            final = stream.final or {}
+            error = final.get("error")
+            # 2026-07-28: an unimplemented method is a 404 (it tells a modern server apart).
+            not_found = stateless is not None and error and error.get("code") == METHOD_NOT_FOUND
+            return Response(
+                encode(final),
+                status_code=404 if not_found else 200,
+                media_type="application/json",
+                headers=headers,
+            )
+        queue = stream.first_queue
         priming = f"id: {stream.id}.0\nretry: {self.retry_ms}\ndata: \n\n".encode()
 
         async def events() -> AsyncIterator[bytes]:
-            yield priming
-            if queue is not None:
+            try:
+                yield priming
                 async for chunk in drain(queue):
                     yield chunk
+            finally:
+                if stateless is not None:  # never resumable: drop its events either way
+                    if not stream.finished:
+                        stateless[1].close()  # the client closed the stream: that cancels it
+                    self._forget(stream, None)
             if stream.finished and stream.queue is queue:
                 self._forget(stream, http_session)
 
@@ -252,44 +264,9 @@ class StreamableHttpApp:
         sse_ok: bool,
     ) -> Response:
         request_id = message["id"]
-        version = meta.get(META_PROTOCOL_VERSION)
-        headers = request.headers
-        if headers.get("mcp-protocol-version") != version:
-            return _error(
-                400,
-                HEADER_MISMATCH,
-                f"Header mismatch: MCP-Protocol-Version {headers.get('mcp-protocol-version')!r} "
-                f"must equal _meta protocolVersion {version!r}",
-                request_id,
-            )
-        if version not in MODERN_VERSIONS:
-            error = unsupported_version(version)
-            body = {"jsonrpc": "2.0", "id": request_id, "error": error.to_dict()}
-            return Response(encode(body), status_code=400, media_type="application/json")
-        if headers.get("mcp-method") != method:
-            return _error(
-                400,
-                HEADER_MISMATCH,
-                f"Header mismatch: Mcp-Method {headers.get('mcp-method')!r} must equal {method!r}",
-                request_id,
-            )
-        name_field = _NAME_PARAM.get(method)
-        if name_field is not None:
-            raw = headers.get("mcp-name")
-            if raw is None or _decode_header(raw) != params.get(name_field):
-                return _error(
-                    400,
-                    HEADER_MISMATCH,
-                    f"Header mismatch: Mcp-Name {raw!r} must equal params.{name_field}",
-                    request_id,
-                )
-        if not isinstance(meta.get(META_CLIENT_CAPABILITIES), dict):
-            return _error(
-                400,
-                INVALID_PARAMS,
-                f"_meta[{META_CLIENT_CAPABILITIES!r}] is required (an object)",
-                request_id,
-            )
+        refused = check_modern_request(request, request_id, method, params, meta)
+        if refused is not None:
+            return refused
         stream = ReplyStream(request_id, json_ok=json_ok, sse_ok=sse_ok)
         store = self.store
 
@@ -297,10 +274,10 @@ class StreamableHttpApp:
             await stream.send(msg, store)
 
         session = self.server.new_session(stateless=True)
-        peer = JsonRpcPeer(send, session.handle)
+        peer = JsonRpcPeer(send, _answering(session))
         session.peer = peer
         peer.feed(message, transport=stream)
-        return await self._respond(stream, {}, None)
+        return await self._respond(stream, {}, None, stateless=(request, peer))
 
     async def _get(self, request: Request) -> Response:
         if "text/event-stream" not in request.headers.get("accept", ""):
@@ -338,22 +315,21 @@ class StreamableHttpApp:
             return _error(404, -32600, f"Unknown Last-Event-ID {last_event_id!r}")
         stream_id, events = replay
         stream = http_session.streams.get(stream_id)
-        if stream is None and not events:
+        if stream is None:  # unknown, fully delivered, or another session's stream
             return _error(404, -32600, f"Unknown Last-Event-ID {last_event_id!r}")
         queue: asyncio.Queue[bytes | None] = asyncio.Queue()
         for event_id, data in events:
             queue.put_nowait(sse_event(event_id, data))
-        if stream is None or stream.finished:
+        if stream.queue is not None:
+            stream.queue.put_nowait(None)  # one reader per stream: end an older connection
+        stream.queue = queue
+        if stream.finished:
             queue.put_nowait(None)
-        else:
-            if stream.queue is not None:
-                stream.queue.put_nowait(None)
-            stream.queue = queue
 
         async def replayed() -> AsyncIterator[bytes]:
             async for chunk in drain(queue):
                 yield chunk
-            if stream is not None and stream.finished and stream.queue is queue:
+            if stream.finished and stream.queue is queue:
                 self._forget(stream, http_session)
 
         return StreamingResponse(replayed(), media_type="text/event-stream", headers=_SSE_HEADERS)
@@ -381,8 +357,7 @@ class StreamableHttpApp:
         if http_session.standalone is not None:
             http_session.standalone.put_nowait(None)
         for stream in http_session.streams.values():
-            if stream.queue is not None:
-                stream.queue.put_nowait(None)
+            stream.abandon()  # in-flight POSTs get their answer: none is coming
         self.server.sessions.discard(http_session.session)
         forget = getattr(self.store, "forget", None)
         if forget is not None:

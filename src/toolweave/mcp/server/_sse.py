@@ -1,6 +1,6 @@
 """SSE plumbing for the Streamable HTTP transport: reply streams and the event store.
 
-A `_ReplyStream` is the answer channel of one POSTed request. The first message decides its
+A `ReplyStream` is the answer channel of one POSTed request. The first message decides its
 shape: the final response alone becomes a plain JSON body (the fast path), anything earlier
 (a notification, a server-to-client request, an explicit close) turns it into an SSE stream.
 Every SSE event is kept in the `EventStore` so a client whose stream dropped, or was closed on
@@ -68,7 +68,17 @@ def sse_event(event_id: str | None, data: bytes) -> bytes:
 class ReplyStream:
     """The answer channel of one POSTed request (see the module docstring)."""
 
-    __slots__ = ("decided", "final", "finished", "id", "json_ok", "mode", "queue", "request_id")
+    __slots__ = (
+        "decided",
+        "final",
+        "finished",
+        "first_queue",
+        "id",
+        "json_ok",
+        "mode",
+        "queue",
+        "request_id",
+    )
 
     def __init__(self, request_id: Any, *, json_ok: bool, sse_ok: bool) -> None:
         self.id = uuid.uuid4().hex
@@ -79,6 +89,9 @@ class ReplyStream:
         self.final: dict[str, Any] | None = None
         self.finished = False
         self.queue: asyncio.Queue[bytes | None] | None = asyncio.Queue()
+        # What the POST's own response drains, even if the handler closed the stream before
+        # the response started (the events sent until then still reach the client).
+        self.first_queue = self.queue
 
     def _decide(self, mode: str) -> None:
         self.mode = mode
@@ -110,6 +123,18 @@ class ReplyStream:
             self.finished = True
             if self.queue is not None:
                 self.queue.put_nowait(None)
+
+    def abandon(self) -> None:
+        """The request ended without an answer (cancelled, or its session closed).
+
+        Nothing sent yet: the POST is answered `202 Accepted` with no body (the JSON-RPC
+        exchange has no response to give). Already streaming: the SSE stream ends.
+        """
+        self.finished = True
+        if not self.decided.done():
+            self._decide("none")
+        elif self.queue is not None:
+            self.queue.put_nowait(None)
 
     def close_stream(self) -> None:
         """Close the SSE stream now; later messages wait in the event store for a resume."""

@@ -382,9 +382,11 @@ class McpServer:
     ) -> Starlette:
         """A Starlette app serving Streamable HTTP at `path` (mount it in FastAPI if you like).
 
-        Origins and hosts other than loopback are refused unless listed (DNS-rebinding
-        protection); `allowed_hosts=None` checks Host only for loopback names. With
-        `auth_token`, every request needs `Authorization: Bearer <token>`.
+        A browser `Origin` other than loopback is refused unless listed in `allowed_origins`
+        (DNS-rebinding protection). `allowed_hosts` lists the `Host` header values to accept
+        (`run()` passes the loopback names when bound to loopback); None skips the Host check,
+        for apps behind a proxy that picks the host. With `auth_token`, every request needs
+        `Authorization: Bearer <token>` (compared in constant time).
         """
         try:
             from ._http import build_app
@@ -417,14 +419,24 @@ class McpServer:
         """Serve until interrupted: `"stdio"` (logs go to stderr only) or `"http"`.
 
         Over HTTP, uvicorn logs its startup line (`Uvicorn running on ...`) to stderr at the
-        default `log_level`; per-request access logs are off.
+        default `log_level`; per-request access logs are off. Binding beyond loopback without
+        `auth_token` logs a warning: anyone who can reach the port can call every tool.
         """
         if transport == "stdio":
             asyncio.run(self.run_stdio())
             return
         if transport != "http":
             raise ValueError(f"transport must be 'stdio' or 'http', not {transport!r}")
-        app = self.asgi_app(path, allowed_hosts=_loopback_hosts(host), auth_token=auth_token)
+        loopback = _loopback_hosts(host)
+        if loopback is None and auth_token is None:
+            logger.warning(
+                "serving %s on %s:%s without auth_token: anyone who can reach this address can "
+                "call every tool; pass auth_token=... or bind to 127.0.0.1",
+                self.name,
+                host,
+                port,
+            )
+        app = self.asgi_app(path, allowed_hosts=loopback, auth_token=auth_token)
         import uvicorn
 
         uvicorn.run(

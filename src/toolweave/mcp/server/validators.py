@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import socket
 from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -60,10 +61,7 @@ def check_url(
     if not allow_private:
         if host == "localhost" or host.endswith(".localhost"):
             raise ValueError(f"URL {url!r} points at this machine; use a public address")
-        try:
-            address = ipaddress.ip_address(host)
-        except ValueError:
-            address = None
+        address = _literal_address(host)
         if address is not None and (
             address.is_private
             or address.is_loopback
@@ -74,6 +72,19 @@ def check_url(
         ):
             raise ValueError(f"URL {url!r} points at a private or reserved address")
     return parts.geturl()
+
+
+def _literal_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """`host` as an IP address, including the legacy IPv4 spellings HTTP clients still resolve
+    (`2130706433`, `0x7f.1`, `127.1`), so they cannot smuggle loopback past the check."""
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(host))
+    except OSError:
+        return None
 
 
 def check_identifier(value: str, *, kind: str = "identifier", max_length: int = 64) -> str:

@@ -21,12 +21,17 @@ DEFAULT_INTERVAL = 1.0
 OnChange = Callable[[bytes], Awaitable[None] | None]
 
 
-def content_hash(path: str | Path) -> str | None:
-    """SHA-256 of the file, or None when it does not exist (yet)."""
+def _read(path: Path) -> bytes | None:
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        return path.read_bytes()
     except FileNotFoundError:
         return None
+
+
+def content_hash(path: str | Path) -> str | None:
+    """SHA-256 of the file, or None when it does not exist (yet)."""
+    data = _read(Path(path))
+    return None if data is None else hashlib.sha256(data).hexdigest()
 
 
 class ConfigWatcher:
@@ -50,12 +55,15 @@ class ConfigWatcher:
 
     async def check(self) -> bool:
         """Compare once; True when the content changed and `on_change` was called."""
-        current = content_hash(self.path)
-        if current == self.last_hash or current is None:
+        data = _read(self.path)  # read once: the callback gets exactly the bytes hashed
+        if data is None:
+            return False
+        current = hashlib.sha256(data).hexdigest()
+        if current == self.last_hash:
             return False
         self.last_hash = current
         try:
-            outcome = self.on_change(self.path.read_bytes())
+            outcome = self.on_change(data)
             if inspect.isawaitable(outcome):
                 await outcome
         except Exception:

@@ -1,0 +1,108 @@
+"""What a client does for its server: roots, sampling, elicitation and log messages.
+
+Kept apart from the connection logic because both eras route here: in 2025-11-25 the server
+sends these as requests in the middle of a call, in 2026-07-28 they arrive batched as the
+`inputRequests` of an `input_required` result (multi round-trip requests) and the answers go
+back with the retried request. Either way the host's callbacks see the same plain params dicts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ._jsonrpc import METHOD_NOT_FOUND, JsonRpcError
+from .protocol import CLIENT_NAME
+
+ServerRequestHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+
+LOG_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
+
+
+class ClientCallbacks:
+    """The host's answers to server-initiated requests, and the capabilities they imply."""
+
+    def __init__(
+        self,
+        sampling_handler: ServerRequestHandler | None,
+        elicitation_handler: ServerRequestHandler | None,
+        roots: list[dict[str, Any]] | None,
+        server_log: logging.Logger,
+    ) -> None:
+        self.sampling_handler = sampling_handler
+        self.elicitation_handler = elicitation_handler
+        self.roots = roots
+        self.server_log = server_log
+
+    def capabilities(self) -> dict[str, Any]:
+        capabilities: dict[str, Any] = {}
+        if self.roots is not None:
+            capabilities["roots"] = {"listChanged": True}
+        if self.sampling_handler is not None:
+            capabilities["sampling"] = {}
+        if self.elicitation_handler is not None:
+            capabilities["elicitation"] = {"form": {}, "url": {}}
+        return capabilities
+
+    async def dispatch(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Answer one server request; unknown or unsupported ones get METHOD_NOT_FOUND."""
+        handler: ServerRequestHandler | None = None
+        if method == "roots/list" and self.roots is not None:
+            return {"roots": list(self.roots)}
+        if method == "sampling/createMessage":
+            handler = self.sampling_handler
+        elif method == "elicitation/create":
+            handler = self.elicitation_handler
+        elif method == "ping":
+            return {}
+        if handler is None:
+            raise JsonRpcError(METHOD_NOT_FOUND, f"client {CLIENT_NAME} does not handle {method}")
+        result = await handler(params)
+        if method == "elicitation/create":
+            apply_elicitation_defaults(params, result)
+        return result
+
+    async def answer_inputs(self, requests: dict[str, Any]) -> dict[str, Any]:
+        """Fulfil the `inputRequests` of an `input_required` result, concurrently."""
+
+        async def one(raw: Any) -> dict[str, Any]:
+            raw = raw if isinstance(raw, dict) else {}
+            params = raw.get("params")
+            return await self.dispatch(
+                str(raw.get("method")), params if isinstance(params, dict) else {}
+            )
+
+        keys = list(requests)
+        answers = await asyncio.gather(*(one(requests[k]) for k in keys))
+        return dict(zip(keys, answers, strict=True))
+
+    def log_message(self, params: dict[str, Any]) -> None:
+        """A `notifications/message` from the server, into Python logging at its level."""
+        level = LOG_LEVELS.get(str(params.get("level")), logging.INFO)
+        origin = params.get("logger")
+        self.server_log.log(level, "%s%s", f"[{origin}] " if origin else "", params.get("data"))
+
+
+def apply_elicitation_defaults(params: dict[str, Any], result: dict[str, Any]) -> None:
+    """Fill fields the user left out of an accepted form with the schema's defaults (SEP-1034)."""
+    schema = params.get("requestedSchema")
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if result.get("action") != "accept" or not isinstance(properties, dict):
+        return
+    content = result.setdefault("content", {})
+    if not isinstance(content, dict):
+        return
+    for key, spec in properties.items():
+        if key not in content and isinstance(spec, dict) and "default" in spec:
+            content[key] = spec["default"]

@@ -1,0 +1,394 @@
+"""The Streamable HTTP transport (2025-11-25 sessions and the 2026-07-28 stateless shape).
+
+Every outgoing message is one POST. `send` returns once the server has accepted it: a JSON
+answer is fed to the peer at once, an SSE answer is consumed by a background task so many
+requests stream concurrently. HTTP failures are raised from `send` as `JsonRpcError`s so they
+reach the waiting request directly (and the era probe can read them). SSE streams that end
+before their answer are resumed with GET + `Last-Event-ID` after the server's `retry` delay;
+a 404 on a known session means the server forgot us, so the client negotiates again and the
+message is resent. OAuth is delegated to `auth` (see `_oauth.py`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlsplit
+
+from ._jsonrpc import CONNECTION_CLOSED, INTERNAL_ERROR, JsonRpcError, decode, encode
+from .errors import McpConnectionClosed, McpError
+from .protocol import META_PROTOCOL_VERSION, MODERN_VERSIONS
+
+if TYPE_CHECKING:
+    import httpx
+
+logger = logging.getLogger("toolweave.mcp.http")
+
+#: Reconnection delay when the server did not send `retry:` (milliseconds).
+DEFAULT_RETRY_MS = 1000
+#: Most authorizations (OAuth 401/403 challenges answered) for one request.
+MAX_AUTH_ATTEMPTS = 2
+#: Most reconnection attempts for one interrupted stream before its request fails.
+MAX_RESUME_ATTEMPTS = 5
+_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+class HttpAuth(Protocol):
+    """What the transport needs from an authentication provider."""
+
+    async def headers(self, client: httpx.AsyncClient) -> dict[str, str]: ...
+
+    async def handle_challenge(self, response: httpx.Response, client: httpx.AsyncClient) -> bool:
+        """React to a 401/403; True means "retry the request now"."""
+        ...
+
+
+class _Stream:
+    """Where one SSE stream stands: last event id, retry delay, requests still unanswered."""
+
+    __slots__ = ("last_event_id", "retry_ms", "waiting")
+
+    def __init__(self, waiting: set[Any]) -> None:
+        self.last_event_id: str | None = None
+        self.retry_ms = DEFAULT_RETRY_MS
+        self.waiting = waiting
+
+
+class HttpTransport:
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: dict[str, str] | None = None,
+        auth: HttpAuth | None = None,
+        timeout: float = 30.0,
+        name: str | None = None,
+    ) -> None:
+        self.url = url
+        self.extra_headers = dict(headers or {})
+        self.auth = auth
+        self.timeout = timeout
+        self.name = name or (urlsplit(url).hostname or "http")
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+        self.reinitialize: Callable[[], Awaitable[None]] | None = None
+        self._client: httpx.AsyncClient | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._by_request: dict[Any, asyncio.Task[None]] = {}
+        self._reinit_lock = asyncio.Lock()
+        self._on_message: Callable[[Any], None] = lambda message: None
+        self._get_started = False
+
+    async def start(
+        self, on_message: Callable[[Any], None], on_close: Callable[[McpError], None]
+    ) -> None:
+        import httpx
+
+        self._on_message = on_message
+        self.session_id = None
+        self.protocol_version = None
+        self._get_started = False
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                timeout=httpx.Timeout(self.timeout, read=None),
+                limits=httpx.Limits(max_connections=256, max_keepalive_connections=64),
+            )
+
+    # -- sending --------------------------------------------------------------------------------
+
+    def _headers(self, message: dict[str, Any] | None, *, accept: str) -> dict[str, str]:
+        headers = {"Accept": accept, **self.extra_headers}
+        if message is not None:
+            headers["Content-Type"] = "application/json"
+        version = self.protocol_version
+        params = message.get("params") if message is not None else None
+        if isinstance(params, dict) and isinstance(params.get("_meta"), dict):
+            version = params["_meta"].get(META_PROTOCOL_VERSION, version)
+        if version is not None:
+            headers["MCP-Protocol-Version"] = str(version)
+        if self.session_id is not None:
+            headers["Mcp-Session-Id"] = self.session_id
+        method = message.get("method") if message is not None else None
+        if version in MODERN_VERSIONS and isinstance(method, str):
+            headers["Mcp-Method"] = method
+            key = _NAME_PARAM.get(method)
+            if key and isinstance(params, dict) and isinstance(params.get(key), str):
+                headers["Mcp-Name"] = params[key]
+        return headers
+
+    async def send(self, message: dict[str, Any]) -> None:
+        """Requests are posted in the background (their answers may take as long as the work);
+        notifications and responses are posted before returning."""
+        if self._client is None:
+            raise McpConnectionClosed(f"HTTP transport to {self.url} is closed")
+        method = message.get("method")
+        if method == "notifications/cancelled":
+            params = message.get("params") or {}
+            task = self._by_request.pop(params.get("requestId"), None)
+            if task is not None:
+                task.cancel()  # drop the request's POST or SSE stream
+            if self.protocol_version in MODERN_VERSIONS:
+                return  # the stateless revision has no client notifications: that was it
+        if method is not None and "id" in message:
+            task = asyncio.ensure_future(self._request(message))
+            self._track(task, message["id"])
+            return
+        await self._post(message)
+
+    async def _request(self, message: dict[str, Any]) -> None:
+        """Post one request; a failure becomes that request's error answer."""
+        try:
+            await self._post(message)
+        except JsonRpcError as exc:
+            self._on_message({"jsonrpc": "2.0", "id": message["id"], "error": exc.to_dict()})
+        except Exception as exc:
+            error = {"code": CONNECTION_CLOSED, "message": f"{type(exc).__name__}: {exc}"}
+            self._on_message({"jsonrpc": "2.0", "id": message["id"], "error": error})
+
+    async def _post(self, message: dict[str, Any]) -> None:
+        client = self._client
+        if client is None:
+            raise McpConnectionClosed(f"HTTP transport to {self.url} is closed")
+        method = message.get("method")
+        body = encode(message)
+        for attempt in range(MAX_AUTH_ATTEMPTS + 1):
+            session_used = self.session_id
+            headers = self._headers(message, accept="application/json, text/event-stream")
+            if self.auth is not None:
+                headers.update(await self.auth.headers(client))
+            request = client.build_request("POST", self.url, content=body, headers=headers)
+            try:
+                response = await client.send(request, stream=True)
+            except Exception as exc:
+                raise JsonRpcError(
+                    CONNECTION_CLOSED, f"POST {self.url} failed: {type(exc).__name__}: {exc}"
+                ) from exc
+            status = response.status_code
+            if status in (401, 403) and self.auth is not None and attempt < MAX_AUTH_ATTEMPTS:
+                retry = await self.auth.handle_challenge(response, client)
+                await response.aclose()
+                if retry:
+                    continue
+                raise JsonRpcError(
+                    CONNECTION_CLOSED, f"the server at {self.url} refused authorization ({status})"
+                )
+            if (
+                status == 404
+                and session_used is not None
+                and method != "initialize"
+                and attempt < 2
+            ):
+                await response.aclose()
+                await self._session_expired(session_used)
+                continue
+            await self._accept(response, message)
+            return
+
+    async def _session_expired(self, session_used: str) -> None:
+        async with self._reinit_lock:
+            if self.session_id != session_used:
+                return  # another request already started a new session
+            logger.info("%s: session %s expired; initializing again", self.name, session_used)
+            self.session_id = None
+            self._get_started = False
+            if self.reinitialize is None:
+                raise McpConnectionClosed(f"the session at {self.url} expired")
+            await self.reinitialize()
+
+    async def _accept(self, response: httpx.Response, message: dict[str, Any]) -> None:
+        status = response.status_code
+        if status >= 400:
+            raw = await response.aread()
+            await response.aclose()
+            raise _http_error(status, raw, self.url)
+        session = response.headers.get("mcp-session-id")
+        if session and message.get("method") == "initialize":
+            self.session_id = session
+        ctype = response.headers.get("content-type", "")
+        request_id = message.get("id") if "method" in message else None
+        if ctype.startswith("text/event-stream"):
+            waiting = {request_id} if request_id is not None else set()
+            task = asyncio.ensure_future(self._consume(response, _Stream(waiting)))
+            self._track(task, request_id)
+        else:
+            raw = await response.aread()
+            await response.aclose()
+            if raw.strip() and ctype.startswith("application/json"):
+                self._feed_all(decode(raw))
+        if message.get("method") == "notifications/initialized":
+            await self._start_get()
+
+    def _track(self, task: asyncio.Task[None], request_id: Any) -> None:
+        self._tasks.add(task)
+        if request_id is not None:
+            self._by_request[request_id] = task
+
+        def done(t: asyncio.Task[None]) -> None:
+            self._tasks.discard(t)
+            if request_id is not None and self._by_request.get(request_id) is t:
+                del self._by_request[request_id]
+
+        task.add_done_callback(done)
+
+    def _feed_all(self, decoded: Any, stream: _Stream | None = None) -> None:
+        for message in decoded if isinstance(decoded, list) else [decoded]:
+            if stream is not None and isinstance(message, dict) and "method" not in message:
+                stream.waiting.discard(message.get("id"))
+            self._on_message(message)
+
+    # -- SSE ------------------------------------------------------------------------------------
+
+    async def _consume(self, response: httpx.Response, stream: _Stream) -> None:
+        """Read a POST's SSE answer, resuming with GET + Last-Event-ID while answers are due."""
+        attempts = 0
+        while True:
+            try:
+                await self._read_events(response, stream)
+            except Exception as exc:
+                logger.debug("%s: SSE stream broke: %r", self.name, exc)
+            finally:
+                await response.aclose()
+            if not stream.waiting or self._client is None:
+                return
+            if stream.last_event_id is None or attempts >= MAX_RESUME_ATTEMPTS:
+                self._fail(stream, "the server closed the stream before answering")
+                return
+            attempts += 1
+            await asyncio.sleep(stream.retry_ms / 1000)
+            resumed = await self._get(stream.last_event_id)
+            if resumed is None:
+                self._fail(stream, "the stream could not be resumed")
+                return
+            response = resumed
+
+    def _fail(self, stream: _Stream, reason: str) -> None:
+        for request_id in list(stream.waiting):
+            self._on_message(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "error": {"code": CONNECTION_CLOSED, "message": f"{self.url}: {reason}"},
+                }
+            )
+        stream.waiting.clear()
+
+    async def _read_events(self, response: httpx.Response, stream: _Stream) -> None:
+        data: list[str] = []
+        async for line in response.aiter_lines():
+            if not line:
+                if data:
+                    payload = "\n".join(data)
+                    data = []
+                    if not payload.strip():
+                        continue  # a priming event: it only carries an id to resume from
+                    try:
+                        decoded = decode(payload)
+                    except JsonRpcError:
+                        logger.warning(
+                            "%s: skipping a non-JSON SSE event: %.200r", self.name, payload
+                        )
+                        continue
+                    self._feed_all(decoded, stream)
+                continue
+            if line.startswith(":"):
+                continue
+            field, _, value = line.partition(":")
+            value = value.removeprefix(" ")
+            if field == "data":
+                data.append(value)
+            elif field == "id":
+                stream.last_event_id = value
+            elif field == "retry" and value.isdigit():
+                stream.retry_ms = int(value)
+
+    async def _get(self, last_event_id: str | None) -> httpx.Response | None:
+        client = self._client
+        if client is None:
+            return None
+        headers = self._headers(None, accept="text/event-stream")
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = last_event_id
+        if self.auth is not None:
+            headers.update(await self.auth.headers(client))
+        try:
+            response = await asyncio.wait_for(
+                client.send(client.build_request("GET", self.url, headers=headers), stream=True),
+                self.timeout,
+            )
+        except Exception as exc:
+            logger.debug("%s: GET failed: %r", self.name, exc)
+            return None
+        if response.status_code != 200 or not response.headers.get("content-type", "").startswith(
+            "text/event-stream"
+        ):
+            await response.aclose()
+            return None
+        return response
+
+    async def _start_get(self) -> None:
+        """Open the standalone GET stream before any further request, so server messages for
+        those requests have somewhere to go; then keep it open in the background."""
+        if self._get_started or self.protocol_version in MODERN_VERSIONS:
+            return
+        self._get_started = True
+        first = await self._get(None)
+        if first is None:
+            return  # the server offers no GET stream (405); that is allowed
+        task = asyncio.ensure_future(self._listen(first))
+        self._track(task, None)
+
+    async def _listen(self, response: httpx.Response | None) -> None:
+        """Read the standalone GET stream, reconnecting (with Last-Event-ID) when it drops."""
+        stream = _Stream(set())
+        failures = 0
+        while self._client is not None and failures < MAX_RESUME_ATTEMPTS:
+            if response is None:
+                failures += 1
+            else:
+                failures = 0
+                with contextlib.suppress(Exception):
+                    await self._read_events(response, stream)
+                await response.aclose()
+            await asyncio.sleep(stream.retry_ms / 1000)
+            response = await self._get(stream.last_event_id)
+
+    # -- shutdown -------------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        client, self._client = self._client, None
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if client is None:
+            return
+        if self.session_id is not None:
+            headers = self._headers(None, accept="application/json")
+            with contextlib.suppress(Exception):
+                await client.delete(self.url, headers=headers, timeout=min(self.timeout, 5.0))
+            self.session_id = None
+        await client.aclose()
+
+
+def _http_error(status: int, raw: bytes, url: str) -> JsonRpcError:
+    """A JSON-RPC error from a failed POST: the server's own error body when it sent one."""
+    with contextlib.suppress(JsonRpcError):
+        decoded = decode(raw) if raw.strip() else None
+        if isinstance(decoded, dict) and isinstance(decoded.get("error"), dict):
+            error = decoded["error"]
+            code = error.get("code")
+            return JsonRpcError(
+                code if isinstance(code, int) else INTERNAL_ERROR,
+                str(error.get("message", f"HTTP {status}")),
+                error.get("data"),
+            )
+    text = raw.decode(errors="replace").strip()[:300]
+    return JsonRpcError(
+        CONNECTION_CLOSED if status >= 500 else INTERNAL_ERROR,
+        f"HTTP {status} from {url}" + (f": {text}" if text else ""),
+    )

@@ -1,0 +1,525 @@
+"""`McpClient`: one connection to one MCP server, over stdio or Streamable HTTP.
+
+The client owns the MCP semantics on top of the JSON-RPC peer: era negotiation, the `_meta`
+envelope of the stateless revision (and its multi-round-trip input requests), paginated and
+cached listings, tool-result conversion with output-schema validation, and the callbacks a server
+may invoke (sampling, elicitation, roots). Transports only move messages, so reconnecting is just
+"new peer, same transport settings".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Protocol
+
+from toolweave.tools.result import ResourceContent, ToolResult
+from toolweave.tools.shaping import DEFAULT_MAX_CHARS
+
+from . import protocol
+from ._callbacks import LOG_LEVELS, ClientCallbacks, ServerRequestHandler
+from ._jsonrpc import JsonRpcPeer, ProgressHandler, RequestContext
+from ._schema_check import schema_errors
+from .errors import McpConnectionClosed, McpError
+from .models import (
+    McpPrompt,
+    McpPromptMessage,
+    McpPromptResult,
+    McpResource,
+    McpResourceTemplate,
+    McpToolInfo,
+    content_from_wire,
+    resource_from_wire,
+    tool_result_from_wire,
+)
+
+if TYPE_CHECKING:
+    from ._http import HttpAuth
+    from .bridge import McpTool, ToolFilter
+
+#: Default seconds a request may wait for its answer (progress restarts the clock).
+DEFAULT_TIMEOUT = 30.0
+#: Default hard maximum for one request, however much progress it reports.
+DEFAULT_MAX_TIMEOUT = 600.0
+#: Most multi-round-trip (`input_required`) rounds one request may take.
+MAX_INPUT_ROUNDS = 8
+
+NotificationListener = Callable[[str, dict[str, Any]], Awaitable[None] | None]
+
+
+class Transport(Protocol):
+    async def start(
+        self, on_message: Callable[[Any], None], on_close: Callable[[McpError], None]
+    ) -> None: ...
+
+    async def send(self, message: dict[str, Any]) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+class McpClient:
+    """A connection to one MCP server. Use `McpClient.stdio(...)` or `McpClient.http(...)`.
+
+    `async with client:` connects and negotiates; every request method raises `McpError` on
+    protocol or transport failure and `McpTimeout` when the server does not answer in time.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        name: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_timeout: float = DEFAULT_MAX_TIMEOUT,
+        protocol_mode: str = "auto",
+        sampling_handler: ServerRequestHandler | None = None,
+        elicitation_handler: ServerRequestHandler | None = None,
+        roots: list[dict[str, Any]] | None = None,
+        on_notification: NotificationListener | None = None,
+    ) -> None:
+        if protocol_mode not in ("auto", "modern", "legacy"):
+            raise ValueError(
+                f"protocol_mode must be 'auto', 'modern' or 'legacy', not {protocol_mode!r}"
+            )
+        self.transport = transport
+        self.name = name or getattr(transport, "name", None) or "mcp"
+        self.timeout = timeout
+        self.max_timeout = max_timeout
+        self.protocol_mode = protocol_mode
+        self.on_notification = on_notification
+        self._peer: JsonRpcPeer | None = None
+        self._negotiated: protocol.Negotiated | None = None
+        self._tools: list[McpToolInfo] | None = None
+        self._tools_by_name: dict[str, McpToolInfo] = {}
+        self._log_level: str | None = None
+        self._connect_lock = asyncio.Lock()
+        self._listener: asyncio.Task[None] | None = None
+        self.callbacks = ClientCallbacks(
+            sampling_handler,
+            elicitation_handler,
+            roots,
+            logging.getLogger(f"toolweave.mcp.server.{self.name}"),
+        )
+        self.tools_version = 0
+
+    # -- construction ---------------------------------------------------------------------------
+
+    @classmethod
+    def stdio(
+        cls,
+        command: str,
+        args: list[str] | None = None,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        *,
+        name: str | None = None,
+        max_line_bytes: int | None = None,
+        **options: Any,
+    ) -> McpClient:
+        """A client that runs `command args...` and speaks MCP over its stdin/stdout."""
+        from ._stdio import DEFAULT_MAX_LINE_BYTES, StdioTransport
+
+        transport = StdioTransport(
+            command,
+            list(args or []),
+            env=env,
+            cwd=cwd,
+            max_line_bytes=max_line_bytes or DEFAULT_MAX_LINE_BYTES,
+            name=name,
+        )
+        return cls(transport, name=name, timeout=timeout, **options)
+
+    @classmethod
+    def http(
+        cls,
+        url: str,
+        headers: dict[str, str] | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        *,
+        name: str | None = None,
+        auth: HttpAuth | None = None,
+        **options: Any,
+    ) -> McpClient:
+        """A client for a Streamable HTTP endpoint; `auth` is e.g. an `OAuthClientProvider`."""
+        from ._http import HttpTransport
+
+        transport = HttpTransport(url, headers=headers, auth=auth, timeout=timeout, name=name)
+        return cls(transport, name=name, timeout=timeout, **options)
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> McpClient:
+        await self.connect()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    @property
+    def connected(self) -> bool:
+        return self._peer is not None and not self._peer.closed and self._negotiated is not None
+
+    async def connect(self) -> None:
+        """Start the transport and negotiate; a no-op when already connected."""
+        async with self._connect_lock:
+            if self.connected:
+                return
+            peer = JsonRpcPeer(self.transport.send, self._serve, self._notified)
+            self._peer = peer
+            self._negotiated = None
+            await self.transport.start(peer.feed, peer.close)
+            if hasattr(self.transport, "reinitialize"):
+                self.transport.reinitialize = self._renegotiate
+            try:
+                await self._negotiate(peer)
+            except BaseException:
+                peer.close()
+                await self.transport.close()
+                raise
+            self._listen()
+
+    def _listen(self) -> None:
+        """In the stateless era list changes arrive only on a `subscriptions/listen` stream."""
+        negotiated = self._negotiated
+        if negotiated is None or not negotiated.modern:
+            return
+        wanted = {
+            key: True
+            for capability, key in (
+                ("tools", "toolsListChanged"),
+                ("prompts", "promptsListChanged"),
+                ("resources", "resourcesListChanged"),
+            )
+            if isinstance(negotiated.capabilities.get(capability), dict)
+            and negotiated.capabilities[capability].get("listChanged")
+        }
+        if wanted:
+            self._listener = asyncio.ensure_future(self._subscription(wanted))
+
+    async def _subscription(self, wanted: dict[str, bool]) -> None:
+        try:
+            await self._send_request("subscriptions/listen", {"notifications": wanted}, None, None)
+        except McpError as exc:  # the stream ended (server restart, close); lists stay cached
+            self._invalidate()
+            self.callbacks.server_log.debug("subscriptions/listen ended: %s", exc)
+
+    async def _negotiate(self, peer: JsonRpcPeer) -> None:
+        async def request(method: str, params: dict[str, Any], timeout: float | None) -> Any:
+            return await peer.request(method, params, timeout=timeout or self.timeout)
+
+        async def notify(method: str, params: dict[str, Any] | None) -> None:
+            await peer.notify(method, params)
+
+        negotiated = await protocol.negotiate(
+            request,
+            notify,
+            self.callbacks.capabilities(),
+            mode=self.protocol_mode,
+            timeout=self.timeout,
+        )
+        self._negotiated = negotiated
+        if hasattr(self.transport, "protocol_version"):
+            self.transport.protocol_version = negotiated.protocol_version
+        self._invalidate()
+
+    async def _renegotiate(self) -> None:
+        """Called by the HTTP transport when the server forgot our session (HTTP 404)."""
+        if self._peer is not None:
+            await self._negotiate(self._peer)
+
+    async def close(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await listener
+        peer, self._peer = self._peer, None
+        if peer is not None:
+            peer.close()
+        await self.transport.close()
+
+    async def reconnect(self) -> None:
+        """Drop the connection (killing a stdio server) and connect again from scratch."""
+        await self.close()
+        await self.connect()
+
+    # -- what the server said about itself -----------------------------------------------------
+
+    def _require(self) -> protocol.Negotiated:
+        if self._negotiated is None:
+            raise McpConnectionClosed(
+                f"MCP client {self.name!r} is not connected; use `async with client:` or "
+                f"`await client.connect()` first"
+            )
+        return self._negotiated
+
+    @property
+    def server_info(self) -> protocol.ServerInfo:
+        return self._require().server_info
+
+    @property
+    def protocol_version(self) -> str:
+        return self._require().protocol_version
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        return self._require().capabilities
+
+    @property
+    def instructions(self) -> str | None:
+        return self._require().instructions
+
+    @property
+    def server_pid(self) -> int | None:
+        pid = getattr(self.transport, "pid", None)
+        return pid if isinstance(pid, int) else None
+
+    # -- requests -------------------------------------------------------------------------------
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressHandler | None = None,
+    ) -> dict[str, Any]:
+        """Send any request and return its raw result (the typed methods build on this)."""
+        call_timeout = timeout if timeout is not None else self.timeout
+        return await self._send_request(method, params, call_timeout, on_progress)
+
+    async def _send_request(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        call_timeout: float | None,
+        on_progress: ProgressHandler | None,
+    ) -> dict[str, Any]:
+        negotiated = self._require()
+        peer = self._peer
+        if peer is None:
+            raise McpConnectionClosed(f"MCP client {self.name!r} is closed")
+        if not negotiated.modern:
+            return await peer.request(
+                method,
+                params,
+                timeout=call_timeout,
+                max_timeout=self.max_timeout,
+                on_progress=on_progress,
+            )
+        params = dict(params or {})
+        for _round in range(MAX_INPUT_ROUNDS):
+            meta = dict(params.get("_meta") or {})
+            meta.update(
+                protocol.modern_meta(
+                    negotiated.protocol_version, self.callbacks.capabilities(), self._log_level
+                )
+            )
+            params["_meta"] = meta
+            result = await peer.request(
+                method,
+                params,
+                timeout=call_timeout,
+                max_timeout=self.max_timeout,
+                on_progress=on_progress,
+            )
+            if result.get("resultType", "complete") != "input_required":
+                return result
+            params.pop("inputResponses", None)
+            requests = result.get("inputRequests")
+            if isinstance(requests, dict) and requests:
+                params["inputResponses"] = await self.callbacks.answer_inputs(requests)
+            if "requestState" in result:
+                params["requestState"] = result["requestState"]
+            else:
+                params.pop("requestState", None)
+        raise McpError(
+            f"{method} still asked for input after {MAX_INPUT_ROUNDS} rounds; the server "
+            f"{self.name!r} is looping"
+        )
+
+    async def _paginate(self, method: str, key: str) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        while True:
+            result = await self.request(method, {"cursor": cursor} if cursor else None)
+            page = result.get(key)
+            if isinstance(page, list):
+                items.extend(item for item in page if isinstance(item, dict))
+            next_cursor = result.get("nextCursor")
+            if not isinstance(next_cursor, str) or not next_cursor or next_cursor in seen:
+                return items
+            seen.add(next_cursor)
+            cursor = next_cursor
+
+    async def list_tools(self, *, refresh: bool = False) -> list[McpToolInfo]:
+        """Every tool, across all pages; cached until `notifications/tools/list_changed`."""
+        if self._tools is None or refresh:
+            version = self.tools_version
+            tools = [
+                McpToolInfo.from_wire(raw) for raw in await self._paginate("tools/list", "tools")
+            ]
+            if version == self.tools_version:
+                self._tools = tools
+                self._tools_by_name = {tool.name: tool for tool in tools}
+            return tools
+        return list(self._tools)
+
+    async def call_tool(
+        self,
+        name: str,
+        args: dict[str, Any] | None = None,
+        timeout: float | None = None,
+        on_progress: ProgressHandler | None = None,
+        *,
+        meta: dict[str, Any] | None = None,
+    ) -> ToolResult:
+        """Call a tool. A tool's own failure comes back as `is_error=True`, not an exception."""
+        params: dict[str, Any] = {"name": name, "arguments": args or {}}
+        if meta:
+            params["_meta"] = dict(meta)
+        try:
+            raw = await self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
+        except McpError as exc:
+            exc.tool = exc.tool or name
+            raise
+        result = tool_result_from_wire(raw)
+        probe = bool(meta and meta.get("forge.permission_patterns"))
+        if not probe and not result.is_error:  # a probe runs nothing, so there is nothing to check
+            await self._check_structured(name, result)
+        return result
+
+    async def _check_structured(self, name: str, result: ToolResult) -> None:
+        """A tool with an output schema must return structured content that matches it."""
+        info = self._tools_by_name.get(name)
+        if info is None and self._tools is None and result.structured is not None:
+            await self.list_tools()  # learn the schema once; the listing is cached
+            info = self._tools_by_name.get(name)
+        if info is None or info.output_schema is None:
+            return
+        where = f"tool {name!r} on MCP server {self.name!r}"
+        if result.structured is None:
+            raise McpError(
+                f"{where} declares an output schema but returned no structuredContent", tool=name
+            )
+        errors = schema_errors(result.structured, info.output_schema)
+        if errors:
+            raise McpError(
+                f"{where} returned structured content that does not match its output schema: "
+                f"{'; '.join(errors[:5])}",
+                tool=name,
+            )
+
+    async def as_tools(
+        self,
+        prefix: str | None = None,
+        include: ToolFilter | None = None,
+        exclude: ToolFilter | None = None,
+        *,
+        max_chars: int = DEFAULT_MAX_CHARS,
+    ) -> list[McpTool]:
+        """This server's tools as toolweave `Tool`s (see `toolweave.mcp.bridge.as_tools`)."""
+        from .bridge import as_tools
+
+        return await as_tools(self, prefix, include, exclude, max_chars=max_chars)
+
+    async def list_resources(self) -> list[McpResource]:
+        return [
+            McpResource.from_wire(r) for r in await self._paginate("resources/list", "resources")
+        ]
+
+    async def list_resource_templates(self) -> list[McpResourceTemplate]:
+        raw = await self._paginate("resources/templates/list", "resourceTemplates")
+        return [McpResourceTemplate.from_wire(r) for r in raw]
+
+    async def read_resource(self, uri: str) -> list[ResourceContent]:
+        result = await self.request("resources/read", {"uri": uri})
+        contents = result.get("contents")
+        return (
+            [resource_from_wire(c) for c in contents if isinstance(c, dict)]
+            if isinstance(contents, list)
+            else []
+        )
+
+    async def subscribe_resource(self, uri: str) -> None:
+        await self.request("resources/subscribe", {"uri": uri})
+
+    async def unsubscribe_resource(self, uri: str) -> None:
+        await self.request("resources/unsubscribe", {"uri": uri})
+
+    async def list_prompts(self) -> list[McpPrompt]:
+        return [McpPrompt.from_wire(p) for p in await self._paginate("prompts/list", "prompts")]
+
+    async def get_prompt(self, name: str, args: dict[str, str] | None = None) -> McpPromptResult:
+        params: dict[str, Any] = {"name": name}
+        if args:
+            params["arguments"] = {k: str(v) for k, v in args.items()}
+        result = await self.request("prompts/get", params)
+        messages = [
+            McpPromptMessage(
+                role=str(m.get("role", "user")), content=content_from_wire(m.get("content"))
+            )
+            for m in result.get("messages") or []
+            if isinstance(m, dict)
+        ]
+        description = result.get("description")
+        return McpPromptResult(messages, description if isinstance(description, str) else None)
+
+    async def complete(
+        self,
+        ref: dict[str, Any],
+        argument: str,
+        value: str,
+        context: dict[str, str] | None = None,
+    ) -> list[str]:
+        """Completion values for one argument of a prompt (`{"type": "ref/prompt", "name"}`) or
+        resource template (`{"type": "ref/resource", "uri"}`)."""
+        params: dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
+        if context:
+            params["context"] = {"arguments": context}
+        result = await self.request("completion/complete", params)
+        completion = result.get("completion")
+        values = completion.get("values") if isinstance(completion, dict) else None
+        return [str(v) for v in values] if isinstance(values, list) else []
+
+    async def set_logging_level(self, level: str) -> None:
+        """Ask for server log messages at `level` and above (they go to Python logging)."""
+        if level not in LOG_LEVELS:
+            raise ValueError(f"logging level must be one of {sorted(LOG_LEVELS)}, not {level!r}")
+        self._log_level = level
+        if not self._require().modern:
+            await self.request("logging/setLevel", {"level": level})
+
+    async def ping(self) -> None:
+        await self.request("ping")
+
+    # -- what the server asks of us -------------------------------------------------------------
+
+    async def _serve(
+        self, method: str, params: dict[str, Any], ctx: RequestContext
+    ) -> dict[str, Any]:
+        return await self.callbacks.dispatch(method, params)
+
+    def _notified(self, method: str, params: dict[str, Any]) -> Awaitable[None] | None:
+        if method == "notifications/tools/list_changed":
+            self._invalidate()
+        elif method == "notifications/message":
+            self.callbacks.log_message(params)
+        if self.on_notification is not None:
+            return self.on_notification(method, params)
+        return None
+
+    def _invalidate(self) -> None:
+        self._tools = None
+        self._tools_by_name = {}
+        self.tools_version += 1

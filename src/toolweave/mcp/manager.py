@@ -1,0 +1,366 @@
+"""`McpManager`: many MCP servers from one Claude-Desktop-style `mcpServers` config.
+
+Servers connect concurrently and independently: one that fails (bad command, refused port,
+slow start) is recorded with its error and never blocks or breaks the others. Bridged tools are
+named `<server>__<tool>` so two servers cannot collide, and every registry the manager was
+attached to is kept in step when servers are added, removed, reconnected or change their tool
+lists.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from toolweave.tools.base import Tool
+from toolweave.tools.registry import ToolRegistry
+from toolweave.tools.shaping import DEFAULT_MAX_CHARS
+
+from .bridge import McpTool, ToolFilter, safe_tool_name, select
+from .client import DEFAULT_TIMEOUT, McpClient
+from .errors import McpError
+
+logger = logging.getLogger("toolweave.mcp.manager")
+
+SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,48}$")
+TOOL_SEPARATOR = "__"
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """One entry of `mcpServers`: a stdio command or an HTTP url."""
+
+    name: str
+    command: str | None = None
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    timeout: float | None = None
+
+    @classmethod
+    def from_dict(cls, name: str, raw: Any) -> ServerConfig:
+        where = f"mcpServers.{name}"
+        if not SERVER_NAME.match(name):
+            raise ValueError(
+                f"{where}: server names must be 1-48 letters, digits, '_' or '-' (they prefix "
+                f"tool names models must accept); rename it"
+            )
+        if not isinstance(raw, dict):
+            raise ValueError(f"{where} must be an object with `command` or `url`")
+        command, url = raw.get("command"), raw.get("url")
+        if bool(command) == bool(url):
+            raise ValueError(f"{where}: give exactly one of `command` (stdio) or `url` (HTTP)")
+        args, env, headers = raw.get("args", []), raw.get("env", {}), raw.get("headers", {})
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise ValueError(f"{where}.args must be a list of strings")
+        for key, value in (("env", env), ("headers", headers)):
+            if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+                raise ValueError(f"{where}.{key} must be an object of string values")
+        timeout = raw.get("timeout")
+        if timeout is not None and not isinstance(timeout, int | float):
+            raise ValueError(f"{where}.timeout must be a number of seconds")
+        return cls(
+            name=name,
+            command=str(command) if command else None,
+            args=list(args),
+            env=dict(env),
+            cwd=str(raw["cwd"]) if raw.get("cwd") else None,
+            url=str(url) if url else None,
+            headers=dict(headers),
+            timeout=float(timeout) if timeout is not None else None,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.command is not None:
+            out["command"] = self.command
+            if self.args:
+                out["args"] = list(self.args)
+            if self.env:
+                out["env"] = dict(self.env)
+            if self.cwd:
+                out["cwd"] = self.cwd
+        else:
+            out["url"] = self.url
+            if self.headers:
+                out["headers"] = dict(self.headers)
+        if self.timeout is not None:
+            out["timeout"] = self.timeout
+        return out
+
+    def make_client(self, timeout: float, **options: Any) -> McpClient:
+        timeout = self.timeout or timeout
+        if self.command is not None:
+            return McpClient.stdio(
+                self.command,
+                self.args,
+                self.env or None,
+                self.cwd,
+                timeout,
+                name=self.name,
+                **options,
+            )
+        assert self.url is not None
+        return McpClient.http(self.url, self.headers or None, timeout, name=self.name, **options)
+
+
+def load_config(source: str | Path | dict[str, Any]) -> dict[str, ServerConfig]:
+    """Parse `{"mcpServers": {...}}` from a dict or a JSON file, validating every entry."""
+    if isinstance(source, dict):
+        raw = source
+    else:
+        path = Path(source)
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        except ValueError as exc:
+            raise ValueError(f"{path} is not valid JSON: {exc}") from exc
+    servers = raw.get("mcpServers", {}) if isinstance(raw, dict) else None
+    if not isinstance(servers, dict):
+        raise ValueError("`mcpServers` must be an object mapping server names to definitions")
+    return {name: ServerConfig.from_dict(name, entry) for name, entry in servers.items()}
+
+
+@dataclass(slots=True)
+class ServerState:
+    """A configured server at run time: its client once connected, or why it is not."""
+
+    config: ServerConfig
+    client: McpClient | None = None
+    tools: list[McpTool] = field(default_factory=list)
+    error: str | None = None
+    # Connect and list_changed refreshes bridge one at a time, so unchanged tools keep identity.
+    bridging: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False, compare=False)
+
+    @property
+    def connected(self) -> bool:
+        return self.client is not None and self.client.connected
+
+
+class McpManager:
+    """Connects, bridges and manages a set of MCP servers."""
+
+    def __init__(
+        self,
+        servers: dict[str, ServerConfig] | None = None,
+        *,
+        config_path: str | Path | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        include: ToolFilter | None = None,
+        exclude: ToolFilter | None = None,
+        max_chars: int = DEFAULT_MAX_CHARS,
+        client_options: dict[str, Any] | None = None,
+    ) -> None:
+        self.config_path = Path(config_path) if config_path is not None else None
+        self.timeout = timeout
+        self.include = include
+        self.exclude = exclude
+        self.max_chars = max_chars
+        self.client_options = dict(client_options or {})
+        self.servers: dict[str, ServerState] = {
+            name: ServerState(config) for name, config in (servers or {}).items()
+        }
+        self._registries: list[tuple[ToolRegistry, set[str]]] = []
+        self._lock = asyncio.Lock()
+
+    @classmethod
+    def from_config(cls, source: str | Path | dict[str, Any], **options: Any) -> McpManager:
+        """A manager for every server in a config file (path) or dict; call `start()` next."""
+        if not isinstance(source, dict):
+            options.setdefault("config_path", source)
+        return cls(load_config(source), **options)
+
+    async def __aenter__(self) -> McpManager:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def start(self) -> dict[str, str]:
+        """Connect every server not yet connected, concurrently (so calling it again retries
+        the ones that failed); returns `{name: error}` for those that are down."""
+        pending = [state for state in self.servers.values() if not state.connected]
+        await asyncio.gather(*(self._connect(state) for state in pending))
+        self._sync()
+        return self.errors
+
+    @property
+    def errors(self) -> dict[str, str]:
+        return {n: s.error for n, s in sorted(self.servers.items()) if s.error is not None}
+
+    async def _connect(self, state: ServerState) -> None:
+        name = state.config.name
+        client = state.client or state.config.make_client(
+            self.timeout, on_notification=self._listener(name), **self.client_options
+        )
+        state.client = client
+        try:
+            await client.connect()
+            async with state.bridging:
+                state.tools = await self._bridge(state, client)
+            state.error = None
+        except Exception as exc:  # any failure stays with this server; the others go on
+            state.error = f"{type(exc).__name__}: {exc}"
+            state.tools = []
+            logger.warning("MCP server %r failed to connect: %s", name, state.error)
+
+    async def _bridge(self, state: ServerState, client: McpClient) -> list[McpTool]:
+        """The server's tools as `McpTool`s; an unchanged tool keeps its object, so a
+        `list_changed` does not churn registries or invalidate tools a session loaded."""
+        name = state.config.name
+        previous = {t.remote_name: t for t in state.tools if t.client is client}
+        bridged: list[McpTool] = []
+        for info in select(await client.list_tools(), self.include, self.exclude):
+            same = previous.get(info.name)
+            if same is not None and same.info == info:
+                bridged.append(same)
+                continue
+            bridged.append(
+                McpTool(
+                    client,
+                    info,
+                    name=safe_tool_name(f"{name}{TOOL_SEPARATOR}{info.name}"),
+                    max_chars=self.max_chars,
+                    server=name,
+                )
+            )
+        return bridged
+
+    def _listener(self, name: str) -> Any:
+        async def on_notification(method: str, params: dict[str, Any]) -> None:
+            if method != "notifications/tools/list_changed":
+                return
+            state = self.servers.get(name)
+            if state is None or state.client is None:
+                return
+            try:
+                async with state.bridging:
+                    state.tools = await self._bridge(state, state.client)
+            except McpError as exc:
+                logger.warning("could not refresh the tools of %r: %s", name, exc)
+                return
+            self._sync()
+
+        return on_notification
+
+    # -- tools ----------------------------------------------------------------------------------
+
+    def tools(self) -> list[McpTool]:
+        """Every bridged tool of every connected server, sorted by name."""
+        found = [t for s in self.servers.values() if s.connected for t in s.tools]
+        return sorted(found, key=lambda t: t.name)
+
+    def find(self, name: str) -> McpTool | None:
+        for state in self.servers.values():
+            for bridged in state.tools:
+                if bridged.name == name:
+                    return bridged
+        return None
+
+    def model_tools(
+        self,
+        *,
+        lazy: bool = True,
+        registry: ToolRegistry | None = None,
+        self_management: bool = False,
+    ) -> list[Tool]:
+        """What to give the model: `mcp_discover` + `mcp_load` (lazy, the default) or every
+        bridged tool (eager), plus the self-management tools when `self_management` is on.
+        `registry` is the session overlay lazy loading puts tools into."""
+        from .lazy import lazy_tools
+        from .self_tools import self_management_tools
+
+        tools: list[Tool] = lazy_tools(self, registry=registry) if lazy else list(self.tools())
+        if self_management:
+            tools.extend(self_management_tools(self))
+        return tools
+
+    def attach(self, registry: ToolRegistry) -> None:
+        """Register every tool eagerly in `registry` and keep it in step from now on."""
+        if all(r is not registry for r, _ in self._registries):
+            self._registries.append((registry, set()))
+        self._sync()
+
+    def detach(self, registry: ToolRegistry) -> None:
+        """Stop managing `registry`, unregistering the tools this manager put there."""
+        for entry in list(self._registries):
+            if entry[0] is registry:
+                self._registries.remove(entry)
+                for name in entry[1]:
+                    if name in registry:
+                        registry.unregister(name)
+
+    def _sync(self) -> None:
+        wanted: dict[str, Tool] = {t.name: t for t in self.tools()}
+        for registry, mine in self._registries:
+            for name in list(mine):
+                if wanted.get(name) is not registry.get(name):
+                    if name in registry:
+                        registry.unregister(name)
+                    mine.discard(name)
+            for name, bridged in wanted.items():
+                if name not in registry:
+                    registry.register(bridged)
+                    mine.add(name)
+
+    # -- run-time management --------------------------------------------------------------------
+
+    async def add(self, config: ServerConfig) -> ServerState:
+        """Connect a new server; it is recorded (with its error) even if connecting fails."""
+        async with self._lock:
+            if config.name in self.servers:
+                raise ValueError(
+                    f"an MCP server named {config.name!r} already exists; remove it first"
+                )
+            state = self.servers[config.name] = ServerState(config)
+        await self._connect(state)
+        self._sync()
+        return state
+
+    async def remove(self, name: str) -> ServerConfig:
+        """Disconnect and forget a server; returns its config (for a rollback)."""
+        async with self._lock:
+            state = self.servers.pop(name, None)
+        if state is None:
+            raise KeyError(f"no MCP server named {name!r}; known: {sorted(self.servers)}")
+        if state.client is not None:
+            await state.client.close()
+        state.tools = []
+        self._sync()
+        return state.config
+
+    async def reconnect(self, name: str, config: ServerConfig | None = None) -> ServerState:
+        """Reconnect a server (with a new definition when given), whether or not it ever
+        connected before."""
+        state = self.servers.get(name)
+        if state is None:
+            if config is None:
+                raise KeyError(f"no MCP server named {name!r}; known: {sorted(self.servers)}")
+            return await self.add(config)
+        if state.client is not None:
+            await state.client.close()
+        if config is not None and config != state.config:
+            state.config = config
+            state.client = None
+        await self._connect(state)
+        self._sync()
+        return state
+
+    async def close(self) -> None:
+        await asyncio.gather(
+            *(s.client.close() for s in self.servers.values() if s.client is not None),
+            return_exceptions=True,
+        )

@@ -1,0 +1,203 @@
+"""What the client hands back: listings of tools, resources and prompts, and wire conversions.
+
+Listings are small frozen dataclasses rather than pydantic models: a server with hundreds of
+tools is parsed on every `list_changed`, and plain attribute access is what callers want. Tool
+results become the tool core's `ToolResult`, so an MCP tool is indistinguishable from a local one
+to the agent loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolweave.tools.base import ToolAnnotations
+from toolweave.tools.result import (
+    AudioContent,
+    Content,
+    ImageContent,
+    ResourceContent,
+    TextContent,
+    ToolResult,
+)
+
+
+def _str(raw: dict[str, Any], key: str) -> str | None:
+    value = raw.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _dict(raw: dict[str, Any], key: str) -> dict[str, Any]:
+    value = raw.get(key)
+    return dict(value) if isinstance(value, dict) else {}
+
+
+@dataclass(frozen=True, slots=True)
+class McpToolInfo:
+    """One entry of `tools/list`."""
+
+    name: str
+    description: str = ""
+    input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
+    output_schema: dict[str, Any] | None = None
+    title: str | None = None
+    annotations: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def tool_annotations(self) -> ToolAnnotations:
+        hints = dict(self.annotations)
+        if self.title is not None:
+            hints.setdefault("title", self.title)
+        return ToolAnnotations.from_mcp(hints)
+
+    @classmethod
+    def from_wire(cls, raw: dict[str, Any]) -> McpToolInfo:
+        schema = raw.get("inputSchema")
+        output = raw.get("outputSchema")
+        return cls(
+            name=str(raw.get("name", "")),
+            description=_str(raw, "description") or "",
+            input_schema=dict(schema) if isinstance(schema, dict) else {"type": "object"},
+            output_schema=dict(output) if isinstance(output, dict) else None,
+            title=_str(raw, "title"),
+            annotations=_dict(raw, "annotations"),
+            meta=_dict(raw, "_meta"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class McpResource:
+    """One entry of `resources/list`."""
+
+    uri: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    size: int | None = None
+    annotations: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_wire(cls, raw: dict[str, Any]) -> McpResource:
+        size = raw.get("size")
+        return cls(
+            uri=str(raw.get("uri", "")),
+            name=str(raw.get("name", "")),
+            title=_str(raw, "title"),
+            description=_str(raw, "description"),
+            mime_type=_str(raw, "mimeType"),
+            size=size if isinstance(size, int) else None,
+            annotations=_dict(raw, "annotations"),
+            meta=_dict(raw, "_meta"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class McpResourceTemplate:
+    """One entry of `resources/templates/list` (an RFC 6570 URI template)."""
+
+    uri_template: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_wire(cls, raw: dict[str, Any]) -> McpResourceTemplate:
+        return cls(
+            uri_template=str(raw.get("uriTemplate", "")),
+            name=str(raw.get("name", "")),
+            title=_str(raw, "title"),
+            description=_str(raw, "description"),
+            mime_type=_str(raw, "mimeType"),
+            meta=_dict(raw, "_meta"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class McpPrompt:
+    """One entry of `prompts/list`; `arguments` are `{name, description, required}` dicts."""
+
+    name: str
+    title: str | None = None
+    description: str | None = None
+    arguments: list[dict[str, Any]] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_wire(cls, raw: dict[str, Any]) -> McpPrompt:
+        arguments = raw.get("arguments")
+        return cls(
+            name=str(raw.get("name", "")),
+            title=_str(raw, "title"),
+            description=_str(raw, "description"),
+            arguments=[a for a in arguments if isinstance(a, dict)]
+            if isinstance(arguments, list)
+            else [],
+            meta=_dict(raw, "_meta"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class McpPromptMessage:
+    role: str
+    content: Content
+
+
+@dataclass(frozen=True, slots=True)
+class McpPromptResult:
+    """The answer of `prompts/get`."""
+
+    messages: list[McpPromptMessage]
+    description: str | None = None
+
+
+def content_from_wire(raw: Any) -> Content:
+    """One MCP content block as a tool-core content part (unknown kinds become text)."""
+    if not isinstance(raw, dict):
+        return TextContent(str(raw))
+    kind = raw.get("type")
+    if kind == "text":
+        return TextContent(str(raw.get("text", "")))
+    if kind == "image":
+        return ImageContent(str(raw.get("data", "")), str(raw.get("mimeType", "image/png")))
+    if kind == "audio":
+        return AudioContent(str(raw.get("data", "")), str(raw.get("mimeType", "audio/wav")))
+    if kind == "resource":
+        inner = raw.get("resource")
+        return resource_from_wire(inner if isinstance(inner, dict) else {})
+    if kind == "resource_link":
+        return ResourceContent(
+            uri=str(raw.get("uri", "")), mime_type=_str(raw, "mimeType"), name=_str(raw, "name")
+        )
+    return TextContent(str(raw))
+
+
+def resource_from_wire(raw: dict[str, Any]) -> ResourceContent:
+    """Embedded resource contents (`text` or base64 `blob`)."""
+    return ResourceContent(
+        uri=str(raw.get("uri", "")),
+        mime_type=_str(raw, "mimeType"),
+        text=_str(raw, "text"),
+        blob=_str(raw, "blob"),
+        name=_str(raw, "name"),
+    )
+
+
+def tool_result_from_wire(raw: dict[str, Any]) -> ToolResult:
+    """A `CallToolResult` as a `ToolResult`; `isError` stays a result, not an exception."""
+    content = raw.get("content")
+    parts = [content_from_wire(item) for item in content] if isinstance(content, list) else []
+    metadata: dict[str, Any] = {}
+    meta = raw.get("_meta")
+    if isinstance(meta, dict):
+        metadata["meta"] = meta
+    return ToolResult(
+        content=parts,
+        structured=raw.get("structuredContent"),
+        is_error=bool(raw.get("isError", False)),
+        metadata=metadata,
+    )

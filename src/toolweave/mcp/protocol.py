@@ -1,0 +1,193 @@
+"""Protocol versions and the era negotiation a client runs when it connects.
+
+MCP has two eras. Up to 2025-11-25 a connection starts with an `initialize` handshake and
+(over HTTP) a session. From 2026-07-28 it is stateless: every request carries the protocol
+version, the client's identity and capabilities in `_meta`, and `server/discover` replaces the
+handshake. Today almost every server is of the first era, so the client probes with
+`server/discover` and falls back to `initialize` on anything that is not positive evidence of a
+modern server, exactly as the 2026-07-28 stdio and HTTP bindings prescribe. The result of the
+probe is kept per connection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._jsonrpc import JsonRpcError
+from .errors import McpError
+
+HANDSHAKE_VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+MODERN_VERSIONS: tuple[str, ...] = ("2026-07-28",)
+LATEST_HANDSHAKE = HANDSHAKE_VERSIONS[-1]
+LATEST_MODERN = MODERN_VERSIONS[-1]
+
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+
+#: How long the `server/discover` probe may take before the server counts as legacy.
+DISCOVER_TIMEOUT = 10.0
+
+CLIENT_NAME = "toolweave"
+
+
+def client_version() -> str:
+    from toolweave import __version__
+
+    return __version__
+
+
+@dataclass(frozen=True, slots=True)
+class ServerInfo:
+    """Who the server says it is (`serverInfo` / `io.modelcontextprotocol/serverInfo`)."""
+
+    name: str
+    version: str
+    title: str | None = None
+
+    @classmethod
+    def from_wire(cls, raw: Any) -> ServerInfo:
+        raw = raw if isinstance(raw, dict) else {}
+        return cls(
+            name=str(raw.get("name", "unknown")),
+            version=str(raw.get("version", "")),
+            title=raw.get("title") if isinstance(raw.get("title"), str) else None,
+        )
+
+
+@dataclass(slots=True)
+class Negotiated:
+    """The outcome of connecting: era, version and what the server offers."""
+
+    protocol_version: str
+    server_info: ServerInfo
+    capabilities: dict[str, Any] = field(default_factory=dict)
+    instructions: str | None = None
+
+    @property
+    def modern(self) -> bool:
+        return self.protocol_version in MODERN_VERSIONS
+
+
+Requester = Callable[[str, dict[str, Any], float | None], Awaitable[dict[str, Any]]]
+Notifier = Callable[[str, dict[str, Any] | None], Awaitable[None]]
+
+
+def modern_meta(
+    version: str,
+    capabilities: dict[str, Any],
+    log_level: str | None = None,
+) -> dict[str, Any]:
+    """The `_meta` envelope every 2026-era request carries."""
+    meta: dict[str, Any] = {
+        META_PROTOCOL_VERSION: version,
+        META_CLIENT_INFO: {"name": CLIENT_NAME, "version": client_version()},
+        META_CLIENT_CAPABILITIES: capabilities,
+    }
+    if log_level is not None:
+        meta[META_LOG_LEVEL] = log_level
+    return meta
+
+
+def _supported(error: JsonRpcError) -> list[str] | None:
+    data = error.data
+    if isinstance(data, dict) and isinstance(data.get("supported"), list):
+        return [str(v) for v in data["supported"]]
+    return None
+
+
+async def negotiate(
+    request: Requester,
+    notify: Notifier,
+    capabilities: dict[str, Any],
+    *,
+    mode: str = "auto",
+    timeout: float | None = None,
+) -> Negotiated:
+    """Connect in the newest era both sides speak.
+
+    `mode` is "auto" (probe `server/discover`, fall back to `initialize`), "modern" (discover
+    only) or "legacy" (initialize only). `request(method, params, timeout)` sends one request;
+    the caller's transport must already stamp the version header it is told about.
+    """
+    if mode not in ("auto", "modern", "legacy"):
+        raise ValueError(f"protocol mode must be 'auto', 'modern' or 'legacy', not {mode!r}")
+    if mode != "legacy":
+        version = LATEST_MODERN
+        for _attempt in range(2):
+            try:
+                result = await request(
+                    "server/discover",
+                    {"_meta": modern_meta(version, capabilities)},
+                    min(DISCOVER_TIMEOUT, timeout) if timeout else DISCOVER_TIMEOUT,
+                )
+            except JsonRpcError as exc:
+                supported = _supported(exc) if exc.code == UNSUPPORTED_PROTOCOL_VERSION else None
+                mutual = [v for v in MODERN_VERSIONS if v in (supported or ())]
+                if mutual and version != mutual[-1]:
+                    version = mutual[-1]
+                    continue
+                if supported is not None and not any(v in HANDSHAKE_VERSIONS for v in supported):
+                    raise McpError(
+                        f"the server supports only protocol versions {supported}; this client "
+                        f"speaks {list(HANDSHAKE_VERSIONS + MODERN_VERSIONS)}",
+                        code=exc.code,
+                    ) from exc
+                if mode == "modern":
+                    raise
+                break
+            except McpError:
+                if mode == "modern":
+                    raise
+                break  # no answer in time: a legacy server that ignores pre-initialize requests
+            offered = result.get("supportedVersions")
+            mutual = [v for v in MODERN_VERSIONS if isinstance(offered, list) and v in offered]
+            if not mutual:
+                if mode == "modern":
+                    raise McpError(f"the server offers no modern protocol version: {offered!r}")
+                break
+            meta = result.get("_meta") if isinstance(result.get("_meta"), dict) else {}
+            return Negotiated(
+                protocol_version=mutual[-1],
+                server_info=ServerInfo.from_wire((meta or {}).get(META_SERVER_INFO)),
+                capabilities=dict(result.get("capabilities") or {}),
+                instructions=result.get("instructions"),
+            )
+    return await initialize(request, notify, capabilities, timeout=timeout)
+
+
+async def initialize(
+    request: Requester,
+    notify: Notifier,
+    capabilities: dict[str, Any],
+    *,
+    timeout: float | None = None,
+) -> Negotiated:
+    """The 2025-era handshake: `initialize`, check the version, `notifications/initialized`."""
+    result = await request(
+        "initialize",
+        {
+            "protocolVersion": LATEST_HANDSHAKE,
+            "capabilities": capabilities,
+            "clientInfo": {"name": CLIENT_NAME, "version": client_version()},
+        },
+        timeout,
+    )
+    version = result.get("protocolVersion")
+    if version not in HANDSHAKE_VERSIONS:
+        raise McpError(
+            f"the server answered initialize with protocol version {version!r}; this client "
+            f"supports {list(HANDSHAKE_VERSIONS)}"
+        )
+    await notify("notifications/initialized", None)
+    return Negotiated(
+        protocol_version=str(version),
+        server_info=ServerInfo.from_wire(result.get("serverInfo")),
+        capabilities=dict(result.get("capabilities") or {}),
+        instructions=result.get("instructions"),
+    )

@@ -1,0 +1,131 @@
+"""Checks a Streamable HTTP request must pass before any handler sees it.
+
+Kept apart from the transport so the security-relevant rules read in one place: Origin and Host
+validation (DNS-rebinding protection), the bearer token (compared in constant time), and the
+2026-07-28 rule that headers mirrored from the body (`MCP-Protocol-Version`, `Mcp-Method`,
+`Mcp-Name`) must match it, so a proxy routing on headers and the server agree on the request.
+"""
+
+from __future__ import annotations
+
+import base64
+import hmac
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from toolweave.mcp._jsonrpc import INVALID_PARAMS, encode
+
+from ._session import (
+    META_CLIENT_CAPABILITIES,
+    META_PROTOCOL_VERSION,
+    MODERN_VERSIONS,
+    unsupported_version,
+)
+from .app import LOOPBACK_HOSTS
+
+HEADER_MISMATCH = -32020
+_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+def error_response(status: int, code: int, message: str, request_id: Any = None) -> Response:
+    body = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+    return Response(encode(body), status_code=status, media_type="application/json")
+
+
+def decode_header(value: str) -> str | None:
+    """A header value with the `=?base64?...?=` sentinel decoded; None if it is malformed."""
+    if value.startswith("=?base64?") and value.endswith("?="):
+        try:
+            return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
+        except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors
+            return None
+    return value
+
+
+class AccessGuard:
+    """Origin, Host and bearer-token checks; `check` returns the refusal or None."""
+
+    def __init__(
+        self,
+        allowed_origins: Sequence[str],
+        allowed_hosts: Sequence[str] | None,
+        auth_token: str | None,
+    ) -> None:
+        self.allowed_origins = set(allowed_origins)
+        self.allowed_hosts = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
+        self.expected = None if auth_token is None else f"Bearer {auth_token}".encode()
+
+    def check(self, request: Request) -> Response | None:
+        origin = request.headers.get("origin")
+        if origin is not None and not self._origin_ok(origin):
+            return error_response(
+                403, INVALID_PARAMS, f"Forbidden: origin {origin!r} is not allowed"
+            )
+        if self.allowed_hosts is not None:
+            host = (request.headers.get("host") or "").lower()
+            name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+            if host not in self.allowed_hosts and name not in self.allowed_hosts:
+                message = f"Forbidden: host {host!r} is not allowed"
+                return error_response(403, INVALID_PARAMS, message)
+        if self.expected is not None:
+            given = request.headers.get("authorization", "").encode()
+            if not hmac.compare_digest(given, self.expected):
+                response = error_response(401, INVALID_PARAMS, "Unauthorized: send a bearer token")
+                response.headers["WWW-Authenticate"] = "Bearer"
+                return response
+        return None
+
+    def _origin_ok(self, origin: str) -> bool:
+        if "*" in self.allowed_origins or origin in self.allowed_origins:
+            return True
+        hostname = (urlsplit(origin).hostname or "").lower()
+        return hostname in LOOPBACK_HOSTS
+
+
+def check_modern_request(
+    request: Request, request_id: Any, method: str, params: dict[str, Any], meta: dict[str, Any]
+) -> Response | None:
+    """The 2026-07-28 header/body agreement and required `_meta`; the refusal or None."""
+    version = meta.get(META_PROTOCOL_VERSION)
+    headers = request.headers
+    if headers.get("mcp-protocol-version") != version:
+        return error_response(
+            400,
+            HEADER_MISMATCH,
+            f"Header mismatch: MCP-Protocol-Version {headers.get('mcp-protocol-version')!r} "
+            f"must equal _meta protocolVersion {version!r}",
+            request_id,
+        )
+    if version not in MODERN_VERSIONS:
+        error = unsupported_version(version)
+        body = {"jsonrpc": "2.0", "id": request_id, "error": error.to_dict()}
+        return Response(encode(body), status_code=400, media_type="application/json")
+    if headers.get("mcp-method") != method:
+        return error_response(
+            400,
+            HEADER_MISMATCH,
+            f"Header mismatch: Mcp-Method {headers.get('mcp-method')!r} must equal {method!r}",
+            request_id,
+        )
+    name_field = _NAME_PARAM.get(method)
+    if name_field is not None:
+        raw = headers.get("mcp-name")
+        if raw is None or decode_header(raw) != params.get(name_field):
+            return error_response(
+                400,
+                HEADER_MISMATCH,
+                f"Header mismatch: Mcp-Name {raw!r} must equal params.{name_field}",
+                request_id,
+            )
+    if not isinstance(meta.get(META_CLIENT_CAPABILITIES), dict):
+        return error_response(
+            400,
+            INVALID_PARAMS,
+            f"_meta[{META_CLIENT_CAPABILITIES!r}] is required (an object)",
+            request_id,
+        )
+    return None

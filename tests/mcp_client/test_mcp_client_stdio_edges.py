@@ -1,0 +1,123 @@
+"""stdio edge cases against a hand-written raw server: pagination, cancellation, dead servers,
+reconnect, noisy and huge output, schema violations, stubborn shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import sys
+import time
+
+import pytest
+from mcp_peers import RAW_SERVER
+
+from toolweave.mcp import McpClient, McpConnectionClosed, McpError, McpTimeout
+
+
+async def test_pagination_follows_cursors(raw: McpClient) -> None:
+    tools = await raw.list_tools()
+    assert len(tools) == 8  # four pages of two
+    assert tools[-1].name == "bad.structured"
+    resources = await raw.list_resources()
+    assert [r.uri for r in resources] == [f"raw://r/{i}" for i in range(5)]
+
+
+async def test_timeout_sends_cancelled_and_session_survives(raw: McpClient) -> None:
+    with pytest.raises(McpTimeout) as info:
+        await raw.call_tool("hang", {}, timeout=0.1)
+    assert info.value.tool == "hang"
+    cancelled = json.loads((await raw.call_tool("cancelled", {})).text)
+    assert len(cancelled) == 1  # the server got notifications/cancelled for that request
+
+
+async def test_caller_cancellation_is_forwarded(raw: McpClient) -> None:
+    task = asyncio.ensure_future(raw.call_tool("hang", {}))
+    await asyncio.sleep(0)  # let the request go out
+    await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    cancelled: list[int] = []
+    while not cancelled:  # the notification is sent in the background; poll the server
+        cancelled = json.loads((await raw.call_tool("cancelled", {})).text)
+    assert len(cancelled) == 1
+
+
+async def test_server_killed_mid_session_fails_pending_fast_then_reconnect(
+    raw: McpClient,
+) -> None:
+    pid = raw.server_pid
+    assert pid is not None
+    pending = [asyncio.ensure_future(raw.call_tool("hang", {}, timeout=30)) for _ in range(5)]
+    await raw.ping()  # the hang requests are on the wire before the ping's answer
+    started = time.monotonic()
+    os.kill(pid, signal.SIGKILL)
+    for call in pending:
+        with pytest.raises(McpConnectionClosed, match="exited"):
+            await call
+    assert time.monotonic() - started < 1.0
+    assert not raw.connected
+    with pytest.raises(McpConnectionClosed):
+        await raw.call_tool("echo", {"text": "x"})
+    await raw.reconnect()
+    assert raw.server_pid not in (None, pid)
+    assert (await raw.call_tool("echo", {"text": "back"})).text == "back"
+
+
+async def test_server_exiting_during_a_call_reports_exit_code(raw: McpClient) -> None:
+    with pytest.raises(McpConnectionClosed, match="code 3"):
+        await raw.call_tool("die", {})
+
+
+async def test_noise_is_skipped_with_a_warning(
+    raw: McpClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="toolweave.mcp.stdio"):
+        result = await raw.call_tool("noise", {})
+    assert result.text == "after noise"
+    assert any("non-JSON" in r.message for r in caplog.records)
+
+
+async def test_huge_lines_and_the_line_cap() -> None:
+    async with McpClient.stdio(sys.executable, [RAW_SERVER], max_line_bytes=1 << 20) as client:
+        ok = await client.call_tool("big", {"size": 900_000})
+        assert len(ok.text) == 900_000
+        with pytest.raises(McpTimeout):  # the 2 MB answer is dropped, so it never arrives
+            await client.call_tool("big", {"size": 2_000_000}, timeout=1.0)
+        assert (await client.call_tool("echo", {"text": "fine"})).text == "fine"
+    async with McpClient.stdio(sys.executable, [RAW_SERVER]) as client:
+        large = await client.call_tool("big", {"size": 8_000_000})  # default cap: 64 MiB
+        assert len(large.text) == 8_000_000
+
+
+async def test_structured_content_is_checked_against_the_output_schema(raw: McpClient) -> None:
+    with pytest.raises(McpError, match=r"does not match its output schema: \$\.count"):
+        await raw.call_tool("bad.structured", {})
+
+
+async def test_stderr_goes_to_logging_not_protocol(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="toolweave.mcp.server.raw"):
+        async with McpClient.stdio(sys.executable, [RAW_SERVER], name="raw") as client:
+            await client.ping()
+            transport = client.transport
+    assert "raw server ready" in list(getattr(transport, "stderr_tail", []))
+
+
+async def test_stubborn_server_is_killed_on_close() -> None:
+    from toolweave.mcp._stdio import StdioTransport
+
+    transport = StdioTransport(sys.executable, [RAW_SERVER, "--stubborn"], shutdown_timeout=0.2)
+    client = McpClient(transport, name="stubborn")
+    await client.connect()
+    await client.ping()
+    await client.close()
+    assert transport.returncode == -signal.SIGKILL
+
+
+async def test_bad_command_is_a_clear_error() -> None:
+    client = McpClient.stdio("/nonexistent/mcp-server")
+    with pytest.raises(McpConnectionClosed, match="could not start MCP server"):
+        await client.connect()

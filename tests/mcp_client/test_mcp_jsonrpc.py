@@ -1,0 +1,211 @@
+"""The JSON-RPC core in isolation: two peers wired back to back through in-memory queues."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from toolweave.mcp import McpConnectionClosed, McpTimeout
+from toolweave.mcp._jsonrpc import (
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    JsonRpcError,
+    JsonRpcPeer,
+    RequestContext,
+    decode,
+    encode,
+)
+
+
+def pair(
+    server_handler: Any, client_notifications: list[tuple[str, dict[str, Any]]] | None = None
+) -> tuple[JsonRpcPeer, JsonRpcPeer, list[dict[str, Any]]]:
+    """A client and a server peer; every message crosses as encoded bytes, like a transport."""
+    wire: list[dict[str, Any]] = []
+    client: JsonRpcPeer
+    server: JsonRpcPeer
+
+    async def to_server(message: dict[str, Any]) -> None:
+        wire.append(message)
+        server.feed(decode(encode(message)))
+
+    async def to_client(message: dict[str, Any]) -> None:
+        wire.append(message)
+        client.feed(decode(encode(message)))
+
+    def on_note(method: str, params: dict[str, Any]) -> None:
+        if client_notifications is not None:
+            client_notifications.append((method, params))
+
+    client = JsonRpcPeer(to_server, on_notification=on_note)
+    server = JsonRpcPeer(to_client, server_handler)
+    return client, server, wire
+
+
+async def test_request_response_and_concurrency() -> None:
+    async def handler(method: str, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+        await asyncio.sleep(0)
+        return {"echo": params["n"], "method": method}
+
+    client, _, _ = pair(handler)
+    results = await asyncio.gather(*(client.request("echo", {"n": i}) for i in range(200)))
+    assert [r["echo"] for r in results] == list(range(200))
+    assert client.pending == 0
+    assert await client.request("ping") == {}
+
+
+async def test_errors_travel_with_code_and_data() -> None:
+    async def handler(method: str, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+        if method == "bad":
+            raise JsonRpcError(-32602, "x is wrong", {"field": "x"})
+        raise RuntimeError("boom")
+
+    client, _, _ = pair(handler)
+    with pytest.raises(JsonRpcError) as info:
+        await client.request("bad")
+    assert (info.value.code, info.value.message, info.value.data) == (
+        -32602,
+        "x is wrong",
+        {"field": "x"},
+    )
+    with pytest.raises(JsonRpcError) as info:
+        await client.request("other")
+    assert "RuntimeError: boom" in info.value.message
+    plain, _, _ = pair(None)
+    with pytest.raises(JsonRpcError) as info:
+        await plain.request("nothing")
+    assert info.value.code == METHOD_NOT_FOUND
+
+
+async def test_timeout_sends_cancel_and_remote_handler_is_cancelled() -> None:
+    started = asyncio.Event()
+    cancelled = asyncio.Event()
+
+    async def handler(method: str, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+        if method == "fast":
+            return {"ok": True}
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return {}
+
+    client, _, wire = pair(handler)
+    with pytest.raises(McpTimeout) as info:
+        await client.request("slow", timeout=0.05)
+    assert info.value.timeout == 0.05 and not info.value.recoverable
+    await cancelled.wait()
+    cancels = [m for m in wire if m.get("method") == "notifications/cancelled"]
+    assert cancels and cancels[0]["params"]["requestId"] == 1
+    # No answer was sent for the cancelled request, and the session still works.
+    assert not any(m.get("id") == 1 and "method" not in m for m in wire)
+    assert await client.request("fast") == {"ok": True}
+
+
+async def test_caller_cancellation_is_forwarded() -> None:
+    started = asyncio.Event()
+    cancelled = asyncio.Event()
+
+    async def handler(method: str, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            cancelled.set()
+        return {}
+
+    client, _, wire = pair(handler)
+    task = asyncio.ensure_future(client.request("slow"))
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await cancelled.wait()
+    assert any(m.get("method") == "notifications/cancelled" for m in wire)
+
+
+async def test_progress_resets_timeout_until_hard_maximum() -> None:
+    seen: list[tuple[float, float | None, str | None]] = []
+    release = asyncio.Event()
+
+    async def handler(method: str, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+        steps = params["steps"]
+        for i in range(steps):
+            await ctx.report_progress(i + 1, steps, f"step {i + 1}")
+            await asyncio.sleep(0.03)
+        if params.get("hang"):
+            await release.wait()
+        return {"done": True}
+
+    client, _, _ = pair(handler)
+    # 8 steps of 30 ms outlast the 150 ms timeout only because progress resets the clock.
+    result = await client.request(
+        "work", {"steps": 8}, timeout=0.15, on_progress=lambda p, t, m: seen.append((p, t, m))
+    )
+    assert result == {"done": True}
+    assert seen[0] == (1, 8, "step 1") and len(seen) == 8
+    # Progress keeps arriving, but the hard maximum still ends the call.
+    with pytest.raises(McpTimeout):
+        await client.request(
+            "work", {"steps": 50}, timeout=0.15, max_timeout=0.3, on_progress=lambda *a: None
+        )
+
+
+async def test_close_fails_pending_at_once_and_later_requests() -> None:
+    async def handler(method: str, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+        await asyncio.Event().wait()
+        return {}
+
+    client, _, _ = pair(handler)
+    calls = [asyncio.ensure_future(client.request("hang")) for _ in range(5)]
+    await asyncio.sleep(0)
+    client.close(McpConnectionClosed("server exited with code 1"))
+    for call in calls:
+        with pytest.raises(McpConnectionClosed, match="exited with code 1"):
+            await call
+    with pytest.raises(McpConnectionClosed):
+        await client.request("again")
+
+
+async def test_batches_and_garbage_are_rejected() -> None:
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    peer = JsonRpcPeer(send)
+    peer.feed([{"jsonrpc": "2.0", "id": 1, "method": "ping"}])
+    peer.feed({"jsonrpc": "2.0", "id": 2, "method": "ping", "params": [1]})
+    peer.feed({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+    for _ in range(5):
+        await asyncio.sleep(0)
+    by_id = {m["id"]: m for m in sent}
+    assert by_id[None]["error"]["code"] == INVALID_REQUEST
+    assert by_id[2]["error"]["code"] == -32602
+    assert by_id[3]["result"] == {}
+    with pytest.raises(JsonRpcError):
+        decode(b"{not json")
+
+
+async def test_server_to_client_request_through_context() -> None:
+    async def handler(method: str, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+        answer = await ctx.request("sampling/createMessage", {"q": 1})
+        await ctx.notify("notifications/message", {"level": "info", "data": "hi"})
+        return {"inner": answer}
+
+    notes: list[tuple[str, dict[str, Any]]] = []
+    client, _, _ = pair(handler, notes)
+
+    async def client_handler(
+        method: str, params: dict[str, Any], ctx: RequestContext
+    ) -> dict[str, Any]:
+        return {"method": method, "q": params["q"]}
+
+    client.on_request = client_handler
+    result = await client.request("tools/call", {})
+    assert result == {"inner": {"method": "sampling/createMessage", "q": 1}}
+    assert notes == [("notifications/message", {"level": "info", "data": "hi"})]

@@ -1,0 +1,131 @@
+"""The OAuth provider against a small real authorization server (a Starlette app over httpx's
+ASGI transport): the full code flow, then a token refresh, then a refused refresh. The official
+conformance suite covers discovery variants, scopes and client authentication methods."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+from urllib.parse import parse_qs
+
+import httpx
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from toolweave.mcp import OAuthClientProvider, headless_redirect
+from toolweave.mcp._oauth import canonical_resource, parse_challenge, resource_allowed
+
+BASE = "http://mcp.test"
+
+
+def authorization_server(log: list[dict[str, Any]]) -> Starlette:
+    async def mcp(request: Request) -> Response:
+        if request.headers.get("authorization", "").startswith("Bearer "):
+            return JSONResponse({"ok": True})
+        challenge = f'Bearer resource_metadata="{BASE}/prm", scope="files:read"'
+        return Response(status_code=401, headers={"WWW-Authenticate": challenge})
+
+    async def prm(request: Request) -> Response:
+        return JSONResponse({"resource": f"{BASE}/mcp", "authorization_servers": [f"{BASE}/as"]})
+
+    async def metadata(request: Request) -> Response:
+        return JSONResponse(
+            {
+                "issuer": f"{BASE}/as",
+                "authorization_endpoint": f"{BASE}/as/authorize",
+                "token_endpoint": f"{BASE}/as/token",
+                "registration_endpoint": f"{BASE}/as/register",
+                "token_endpoint_auth_methods_supported": ["client_secret_post"],
+            }
+        )
+
+    async def register(request: Request) -> Response:
+        log.append({"register": await request.json()})
+        return JSONResponse({"client_id": "c1", "client_secret": "s1"}, status_code=201)
+
+    async def authorize(request: Request) -> Response:
+        log.append({"authorize": dict(request.query_params)})
+        q = request.query_params
+        return RedirectResponse(f"{q['redirect_uri']}?code=k1&state={q['state']}", 302)
+
+    async def token(request: Request) -> Response:
+        form = {k: v[0] for k, v in parse_qs((await request.body()).decode()).items()}
+        log.append({"token": form})
+        if form["grant_type"] == "refresh_token" and form["refresh_token"] == "r1":
+            return JSONResponse({"access_token": "a2", "token_type": "Bearer", "expires_in": 60})
+        if form["grant_type"] == "authorization_code" and form["code"] == "k1":
+            return JSONResponse(
+                {
+                    "access_token": "a1",
+                    "refresh_token": "r1",
+                    "token_type": "Bearer",
+                    "expires_in": 60,
+                }
+            )
+        return JSONResponse({"error": "invalid_grant"}, status_code=400)
+
+    return Starlette(
+        routes=[
+            Route("/mcp", mcp, methods=["POST"]),
+            Route("/prm", prm),
+            Route("/.well-known/oauth-authorization-server/as", metadata),
+            Route("/as/register", register, methods=["POST"]),
+            Route("/as/authorize", authorize),
+            Route("/as/token", token, methods=["POST"]),
+        ]
+    )
+
+
+async def test_code_flow_then_refresh() -> None:
+    log: list[dict[str, Any]] = []
+    transport = httpx.ASGITransport(app=authorization_server(log))
+
+    def make_client() -> httpx.AsyncClient:
+        return httpx.AsyncClient(transport=transport)
+
+    provider = OAuthClientProvider(headless_redirect(make_client), client_name="tw-test")
+    async with make_client() as client:
+        refused = await client.post(f"{BASE}/mcp")
+        assert refused.status_code == 401
+        assert await provider.handle_challenge(refused, client)
+        headers = await provider.headers(client)
+        assert headers == {"Authorization": "Bearer a1"}
+        assert (await client.post(f"{BASE}/mcp", headers=headers)).json() == {"ok": True}
+
+        asked = log[1]["authorize"]
+        assert asked["code_challenge_method"] == "S256" and asked["client_id"] == "c1"
+        assert asked["resource"] == f"{BASE}/mcp" and asked["scope"] == "files:read"
+        exchange = log[2]["token"]
+        assert exchange["client_secret"] == "s1" and exchange["code_verifier"]
+        assert log[0]["register"]["token_endpoint_auth_method"] == "client_secret_post"
+
+        assert provider.tokens is not None
+        provider.tokens.expires_at = time.time() - 1  # expired: the next request refreshes
+        assert await provider.headers(client) == {"Authorization": "Bearer a2"}
+        assert log[-1]["token"]["grant_type"] == "refresh_token"
+        assert log[-1]["token"]["resource"] == f"{BASE}/mcp"
+
+        provider.tokens.refresh_token = "revoked"
+        provider.tokens.expires_at = time.time() - 1
+        assert await provider.headers(client) == {}  # refresh refused: authorize again
+        assert provider.tokens is None
+
+
+def test_challenge_and_resource_helpers() -> None:
+    parsed = parse_challenge('Bearer error="insufficient_scope", scope="a b", realm=x')
+    assert parsed == {"error": "insufficient_scope", "scope": "a b", "realm": "x"}
+    assert canonical_resource("HTTP://Example.COM:8080/mcp#frag") == "http://example.com:8080/mcp"
+    assert resource_allowed("http://h/mcp", "http://h/")
+    assert resource_allowed("http://h/mcp/x", "http://h/mcp")
+    assert not resource_allowed("http://h/mcp", "https://evil.example.com/mcp")
+    assert not resource_allowed("http://h/mcpx", "http://h/mcp")
+
+
+async def test_forbidden_without_insufficient_scope_is_not_retried() -> None:
+    provider = OAuthClientProvider(headless_redirect())
+    request = httpx.Request("POST", f"{BASE}/mcp")
+    response = httpx.Response(403, request=request, headers={"WWW-Authenticate": "Bearer"})
+    async with httpx.AsyncClient() as client:
+        assert not await provider.handle_challenge(response, client)
