@@ -32,6 +32,8 @@ from toolweave.tools import InvalidArguments, ToolRegistry, parse_arguments, rep
         ('{"city": "北京", "note": "it\'s"}', {"city": "北京", "note": "it's"}),
         ('{"a": 1', {"a": 1}),
         ('Sure, here are the arguments: {"a": 1}', {"a": 1}),
+        (json.dumps(json.dumps({"a": 1, "b": "x"})), {"a": 1, "b": "x"}),
+        ("\"{'a': 1,}\"", {"a": 1}),
     ],
 )
 def test_parse_and_repair(raw: Any, expected: dict[str, Any]) -> None:
@@ -47,6 +49,7 @@ def test_parse_and_repair(raw: Any, expected: dict[str, Any]) -> None:
         ("true", "got a boolean"),
         ("hello there", "is not JSON and could not be repaired"),
         (5, "got int"),
+        (b'{"a": "\xff"}', "the bytes are not UTF-8"),
     ],
 )
 def test_non_objects_are_invalid_arguments(raw: Any, fragment: str) -> None:

@@ -4,9 +4,15 @@ every failure mode turning into a `ToolError`."""
 from __future__ import annotations
 
 import asyncio
+import datetime
+import decimal
 import enum
+import functools
+import json
+import pathlib
 import sys
 import threading
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -156,6 +162,13 @@ class Level(enum.Enum):
         (Level.HIGH, "high", '"high"'),
         ((1, 2), [1, 2], "[1, 2]"),
         ({"b", "a"}, ["a", "b"], '["a", "b"]'),
+        (
+            {"day": datetime.date(2024, 5, 1), "id": uuid.UUID(int=1)},
+            {"day": "2024-05-01", "id": "00000000-0000-0000-0000-000000000001"},
+            '{"day": "2024-05-01", "id": "00000000-0000-0000-0000-000000000001"}',
+        ),
+        ([decimal.Decimal("1.5"), pathlib.PurePosixPath("/tmp/x")], ["1.5", "/tmp/x"], None),
+        (Permission.READ, "read", '"read"'),  # has a `.value` but is no enum: its str()
     ],
 )
 async def test_return_values_are_converted(returned: Any, structured: Any, text: str) -> None:
@@ -166,6 +179,7 @@ async def test_return_values_are_converted(returned: Any, structured: Any, text:
 
     result = await produce.execute({}, ToolContext())
     assert result.structured == structured
+    text = json.dumps(structured, ensure_ascii=False) if text is None else text
     assert result.text == text
     assert result.is_error is False
     assert result.content == [TextContent(text)]
@@ -189,8 +203,21 @@ async def test_none_results_and_content_parts_pass_through() -> None:
         """A ready result."""
         return explicit
 
+    @tool
+    def caption_and_picture() -> list[TextContent | ImageContent]:
+        """Several content parts."""
+        return [TextContent("a cat"), image]
+
+    @tool
+    def empty_list() -> list[int]:
+        """An empty list is a JSON value, not an empty set of parts."""
+        return []
+
     assert (await nothing.execute({}, ToolContext())) == ToolResult()
     assert (await picture.execute({}, ToolContext())).content == [image]
+    both = await caption_and_picture.execute({}, ToolContext())
+    assert both.content == [TextContent("a cat"), image] and both.structured is None
+    assert (await empty_list.execute({}, ToolContext())).structured == []
     assert (await custom.execute({}, ToolContext())) is explicit
     assert ToolResult.error("bad").is_error and ToolResult.error("bad").text == "bad"
 
@@ -282,3 +309,30 @@ async def test_report_progress_reaches_the_callback() -> None:
     sync_seen: list[float] = []
     await ToolContext(progress_callback=lambda p, t, m: sync_seen.append(p)).report_progress(0.5)
     assert sync_seen == [0.5]
+
+
+def test_timeout_must_be_positive() -> None:
+    def f() -> None:
+        """Nothing."""
+
+    for bad in (0, -1.0):
+        with pytest.raises(ValueError, match=r"tool 'f': timeout must be a positive number"):
+            tool(timeout=bad)(f)
+
+
+async def test_an_async_function_behind_a_sync_decorator_is_awaited() -> None:
+    def logged(func: Any) -> Any:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return func(*args, **kwargs)  # returns the coroutine without awaiting it
+
+        return wrapper
+
+    @tool
+    @logged
+    async def greet(name: str) -> str:
+        """Greet someone."""
+        await asyncio.sleep(0)
+        return f"hello {name}"
+
+    assert (await greet.execute({"name": "Ada"}, ToolContext())).text == "hello Ada"

@@ -64,9 +64,30 @@ def test_policy_rules(
     assert policy.is_allowed(permission) is expected
 
 
-def test_default_policy_allows_everything() -> None:
+def test_default_policy_is_the_seeds_read_mostly_policy() -> None:
     policy = PermissionPolicy()
-    assert all(policy.is_allowed(p) for p in (R, W, D, N, S, F, Permission.custom("x:y")))
+    assert (policy.allowed, policy.denied, policy.allow_unspecified) == ({R, N}, {D, S}, True)
+    assert [p for p in (R, W, D, N, S, F) if policy.is_allowed(p)] == [R, N]
+    assert not policy.is_allowed(Permission.custom("x:y"))
+    # Each list defaults on its own; an explicit empty list empties it.
+    assert PermissionPolicy(denied=[N]).allowed == {R, N}
+    assert not PermissionPolicy(denied=[N]).is_allowed(N)
+    assert PermissionPolicy(allowed=[W]).denied == {D, S}
+    everything = PermissionPolicy(allowed=[], denied=[])
+    assert all(everything.is_allowed(p) for p in (R, W, D, N, S, F, Permission.custom("x:y")))
+
+
+@pytest.mark.parametrize(
+    ("permission", "fragment"),
+    [
+        (S, "`denied` was not given, so it is the default ['delete', 'shell']"),
+        (W, "`allowed` was not given, so it is the default ['network', 'read']"),
+    ],
+)
+def test_denials_by_a_default_list_say_so(permission: Permission, fragment: str) -> None:
+    with pytest.raises(PermissionDenied) as info:
+        PermissionPolicy().check("t", frozenset({permission}))
+    assert fragment in info.value.message and info.value.permission == permission.value
 
 
 @pytest.mark.parametrize(
@@ -77,11 +98,11 @@ def test_default_policy_allows_everything() -> None:
             "it is denied by the policy (remove it from `denied` to allow it)",
         ),
         (
-            PermissionPolicy(allowed=[R]),
+            PermissionPolicy(allowed=[R], denied=[]),
             "it is not in the policy's allowed list (add it to `allowed` to allow it)",
         ),
         (
-            PermissionPolicy(allow_unspecified=False),
+            PermissionPolicy(allowed=[], denied=[], allow_unspecified=False),
             "unspecified permissions are not allowed (allow_unspecified=False; add it to "
             "`allowed` to allow it)",
         ),

@@ -3,6 +3,7 @@ before execution, and session overlays. Concurrency lives in test_tools_registry
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -21,6 +22,7 @@ from toolweave.tools import (
     ToolNotFound,
     ToolRegistry,
     ToolResult,
+    ToolTimeout,
     tool,
 )
 
@@ -76,12 +78,43 @@ def test_register_rejects_duplicates_and_bad_names_with_tool_error() -> None:
     with pytest.raises(ToolError, match="1-64 characters"):
         registry.register(bad)
 
+    def plain(x: int) -> int:
+        return x
 
-def test_register_overrides_tags_category_timeout() -> None:
+    with pytest.raises(TypeError, match=r"turn a function into one with @tool"):
+        registry.register(plain)  # type: ignore[arg-type]
+
+
+def test_register_all_is_all_or_nothing() -> None:
+    @tool(name="add")
+    def other_add() -> None:
+        """Clashes with `add`."""
+
+    registry = make_registry(add)
+    with pytest.raises(ToolError, match="'add': a tool with that name is already registered"):
+        registry.register_all([shout, other_add])
+    with pytest.raises(ToolError, match="'shout': it appears twice in this batch"):
+        registry.register_all([shout, fail, shout])
+    assert registry.names() == ["add"]  # nothing half-registered
+    with pytest.raises(ToolError, match="timeout must be a positive number of seconds"):
+        registry.register(shout, timeout=0)
+    assert registry.names() == ["add"]
+
+
+async def test_register_overrides_tags_category_timeout() -> None:
+    @tool(tags=["slow"], category="wait", timeout=60)
+    async def hang() -> None:
+        """Never returns."""
+        await asyncio.Event().wait()
+
     registry = ToolRegistry()
-    registry.register(add, tags=["other"], category="misc", timeout=1.0)
+    registry.register(add, tags=["other"], category="misc")
+    registry.register(hang, timeout=0.01)
     assert registry.find_by_tag("other") == [add] and registry.find_by_tag("math") == []
     assert registry.find_by_category("misc") == [add]
+    assert registry.find_by_tag("slow") == [hang] and registry.find_by_category("wait") == [hang]
+    timed_out = (await registry.invoke("hang", {})).error
+    assert isinstance(timed_out, ToolTimeout) and timed_out.timeout == 0.01
 
 
 def test_definitions_sorted_cached_and_byte_stable() -> None:
@@ -146,6 +179,22 @@ async def test_invoke_never_raises(
     assert fragment in invocation.error.message
     assert invocation.ok is False
     assert invocation.result.is_error and invocation.result.text == invocation.error.message
+
+
+async def test_not_found_suggests_close_names_and_caps_the_list() -> None:
+    typo = (await make_registry().invoke("ad", {})).error
+    assert isinstance(typo, ToolNotFound)
+    assert typo.message == (
+        "Unknown tool 'ad'. Did you mean 'add'? Available tools: add, fail, shout. "
+        "Call one of these instead."
+    )
+    many = ToolRegistry()
+    for i in range(60):
+        many.register(tool(name=f"t{i:02d}")(add.func))
+    message = (await many.invoke("zzz", {})).error.message  # type: ignore[union-attr]
+    assert "t49" in message and "t50" not in message and "(and 10 more)" in message
+    empty = (await ToolRegistry().invoke("x", {})).error
+    assert empty is not None and "no tools are available" in empty.message
 
 
 async def test_exceptions_from_hand_written_tools_become_tool_errors() -> None:
@@ -249,3 +298,9 @@ async def test_overlay_policy_inherits_or_overrides() -> None:
     assert isinstance((await inherited.invoke("fetch", {"url": "u"})).error, PermissionDenied)
     permissive = shared.overlay(policy=PermissionPolicy(allowed=["network"]))
     assert (await permissive.invoke("fetch", {"url": "u"})).ok
+    # An inheriting session follows the shared policy as it is now, not as it was.
+    shared.policy = PermissionPolicy(allowed=["network"])
+    assert inherited.policy is shared.policy
+    assert (await inherited.invoke("fetch", {"url": "u"})).ok
+    shared.policy = None
+    assert inherited.policy is None and permissive.policy is not None

@@ -67,8 +67,16 @@ async def test_tool_timeout_option_applies_and_the_tighter_limit_wins() -> None:
         await asyncio.Event().wait()
         return "never"
 
-    registry = make_registry(slow)
+    @tool(timeout=60)
+    async def patient() -> str:
+        """Has a generous limit of its own; the call's is tighter."""
+        await asyncio.Event().wait()
+        return "never"
+
+    registry = make_registry(slow, patient)
     invocation = await registry.invoke("slow", {}, timeout=30)
+    assert isinstance(invocation.error, ToolTimeout) and invocation.error.timeout == 0.01
+    invocation = await registry.invoke("patient", {}, timeout=0.01)
     assert isinstance(invocation.error, ToolTimeout) and invocation.error.timeout == 0.01
 
 

@@ -45,14 +45,34 @@ def _detect_style(doc: str) -> str:
     return "google"
 
 
+_GOOGLE_HEADER = re.compile(
+    r"^\s*(Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments|Other Parameters"
+    r"|Returns?|Yields?|Raises|Examples?|Notes?|Warnings?|See Also|Attributes)\s*:\s*$"
+)
+
+
+def _separate_sections(doc: str) -> str:
+    """Put a blank line before each Google section header: griffe only sees a header after
+    one, and "Summary.\nArgs:" or an "Args:" block running into "Returns:" is common."""
+    lines: list[str] = []
+    for line in doc.splitlines():
+        if lines and lines[-1].strip() and _GOOGLE_HEADER.match(line):
+            lines.append("")
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def _parse_with_griffe(doc: str) -> ParsedDocstring:
     from griffe import Docstring, DocstringSectionKind
 
     logger = logging.getLogger("griffe")
     previous = logger.disabled
     logger.disabled = True  # griffe warns about missing types; our types come from hints
+    style = _detect_style(doc)
+    if style == "google":
+        doc = _separate_sections(doc)
     try:
-        sections = Docstring(doc).parse(_detect_style(doc))  # type: ignore[arg-type]
+        sections = Docstring(doc).parse(style)  # type: ignore[arg-type]
     finally:
         logger.disabled = previous
     texts: list[str] = []

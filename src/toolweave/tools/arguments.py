@@ -1,11 +1,11 @@
 """Turn what a model sent as arguments into a dict.
 
 Models send a dict, a JSON string, or broken JSON (single quotes, trailing commas, code fences,
-Python literals, truncated objects). The strict parser (pydantic-core's, ~6x faster than the
-stdlib's on small objects) is tried first, so well-formed calls never pay for repair. Then
-JSON written with Python-isms (`{'a': True,}`) is read exactly through Python's own parser
-(never evaluated), because json-repair guesses wrong on single-quoted strings such as `','`;
-json-repair handles the rest (truncation, prose around the object, unquoted keys).
+Python literals, truncated objects, an object encoded twice). The strict parser (pydantic-core's,
+~6x faster than the stdlib's on small objects) is tried first, so well-formed calls never pay
+for repair. Then JSON written with Python-isms (`{'a': True,}`) is read exactly through Python's
+own parser (never evaluated), because json-repair guesses wrong on single-quoted strings such as
+`','`; json-repair handles the rest (truncation, prose around the object, unquoted keys).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def parse_arguments(raw: dict[str, Any] | str | bytes | None, tool_name: str) ->
         return raw
     if raw is None:
         return {}
-    text = raw.decode() if isinstance(raw, bytes | bytearray) else raw
+    text = _decode(raw, tool_name) if isinstance(raw, bytes | bytearray) else raw
     if not isinstance(text, str):
         raise InvalidArguments(
             f"Invalid arguments for tool '{tool_name}': expected a JSON object of named "
@@ -52,6 +52,8 @@ def parse_arguments(raw: dict[str, Any] | str | bytes | None, tool_name: str) ->
             ) from None
     if value is None:
         return {}
+    if isinstance(value, str) and value.lstrip().startswith("{"):
+        return parse_arguments(value, tool_name)  # JSON encoded twice: a string holding the object
     if not isinstance(value, dict):
         raise InvalidArguments(
             f"Invalid arguments for tool '{tool_name}': expected a JSON object of named "
@@ -60,6 +62,17 @@ def parse_arguments(raw: dict[str, Any] | str | bytes | None, tool_name: str) ->
             tool=tool_name,
         )
     return value
+
+
+def _decode(raw: bytes | bytearray, tool_name: str) -> str:
+    try:
+        return raw.decode()
+    except UnicodeDecodeError as exc:
+        raise InvalidArguments(
+            f"Invalid arguments for tool '{tool_name}': the bytes are not UTF-8 ({exc.reason} at "
+            f"byte {exc.start}). Send the arguments as UTF-8 JSON text.",
+            tool=tool_name,
+        ) from None
 
 
 def _first_parse(text: str) -> Any:

@@ -44,14 +44,16 @@ class CancellationSignal:
 
     Signals form a tree: cancelling a parent (the run) cancels every child (each call), while a
     child (one call that timed out) can be cancelled alone. The asyncio.Event is created lazily
-    so contexts stay cheap for the many calls that never wait on it.
+    so contexts stay cheap for the many calls that never wait on it. `set` may be called from
+    any thread (a sync tool runs in a worker thread): the waiter's loop is woken safely.
     """
 
-    __slots__ = ("_children", "_event", "_set")
+    __slots__ = ("_children", "_event", "_loop", "_set")
 
     def __init__(self) -> None:
         self._set = False
         self._event: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._children: list[CancellationSignal] = []
 
     def is_set(self) -> bool:
@@ -61,16 +63,21 @@ class CancellationSignal:
         if self._set:
             return
         self._set = True
-        if self._event is not None:
-            self._event.set()
-        for child in self._children:
+        event, loop = self._event, self._loop
+        if event is not None and loop is not None:
+            _wake(event, loop)
+        for child in tuple(self._children):  # a copy: another thread may release meanwhile
             child.set()
 
     async def wait(self) -> None:
         if self._set:
             return
-        if self._event is None:
+        loop = asyncio.get_running_loop()
+        if self._event is None or self._loop is not loop:  # first wait, or a new event loop
+            self._loop = loop
             self._event = asyncio.Event()
+            if self._set:  # set() ran in another thread before it could see the event
+                return
         await self._event.wait()
 
     def child(self) -> CancellationSignal:
@@ -85,6 +92,18 @@ class CancellationSignal:
         """Forget a finished child so long runs do not accumulate them."""
         with contextlib.suppress(ValueError):
             self._children.remove(child)
+
+
+def _wake(event: asyncio.Event, loop: asyncio.AbstractEventLoop) -> None:
+    """Set `event`, which belongs to `loop`, from whatever thread we are on."""
+    try:
+        current: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+    except RuntimeError:
+        current = None
+    if current is loop:
+        event.set()
+    elif not loop.is_closed():
+        loop.call_soon_threadsafe(event.set)
 
 
 class ToolContext:

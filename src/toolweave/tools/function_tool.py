@@ -67,6 +67,11 @@ class FunctionTool:
                 f"tool {self._name!r}: primary_arg {primary_arg!r} is not one of its parameters "
                 f"{sorted(self._schema.parameters['properties'])}"
             )
+        if timeout is not None and not timeout > 0:
+            raise ValueError(
+                f"tool {self._name!r}: timeout must be a positive number of seconds or None "
+                f"(no limit), got {timeout!r}"
+            )
         self._permissions = permission_set(permissions)
         # A read-only tool is by definition neither destructive nor in need of idempotency care.
         self._annotations = ToolAnnotations(
@@ -130,6 +135,8 @@ class FunctionTool:
                 value = await asyncio.get_running_loop().run_in_executor(
                     None, contextvars.copy_context().run, call
                 )
+                if inspect.isawaitable(value):  # an async function behind a plain decorator
+                    value = await value
             return to_tool_result(value)
         except ToolError:
             raise

@@ -90,12 +90,20 @@ def permission_set(values: Iterable[str | Permission] | None) -> frozenset[Permi
     return frozenset(Permission.parse(v) for v in values or ())
 
 
+DEFAULT_ALLOWED: frozenset[Permission] = frozenset({Permission.READ, Permission.NETWORK})
+DEFAULT_DENIED: frozenset[Permission] = frozenset({Permission.DELETE, Permission.SHELL})
+
+
 class PermissionPolicy:
     """Decides which permissions may be exercised.
 
     Rules, in order: a denied permission always loses; an allowed one passes; when `allowed`
     is non-empty it is a whitelist, so anything else is denied; with `allowed` empty,
     `allow_unspecified` decides.
+
+    Leaving `allowed` or `denied` out gives the safe defaults (allow READ and NETWORK, deny
+    DELETE and SHELL), so `PermissionPolicy()` is a read-mostly policy; pass `[]` to empty a
+    list (`PermissionPolicy(allowed=[], denied=[])` allows everything).
     """
 
     __slots__ = ("allow_unspecified", "allowed", "denied")
@@ -106,8 +114,8 @@ class PermissionPolicy:
         denied: Iterable[str | Permission] | None = None,
         allow_unspecified: bool = True,
     ) -> None:
-        self.allowed = permission_set(allowed)
-        self.denied = permission_set(denied)
+        self.allowed = DEFAULT_ALLOWED if allowed is None else permission_set(allowed)
+        self.denied = DEFAULT_DENIED if denied is None else permission_set(denied)
         self.allow_unspecified = allow_unspecified
 
     def is_allowed(self, permission: Permission) -> bool:
@@ -127,10 +135,14 @@ class PermissionPolicy:
             if not self.is_allowed(permission):
                 if permission in self.denied:
                     reason = "it is denied by the policy (remove it from `denied` to allow it)"
+                    if self.denied is DEFAULT_DENIED:
+                        reason = _by_default(reason, "denied", self.denied)
                 elif self.allowed:
                     reason = (
                         "it is not in the policy's allowed list (add it to `allowed` to allow it)"
                     )
+                    if self.allowed is DEFAULT_ALLOWED:
+                        reason = _by_default(reason, "allowed", self.allowed)
                 else:
                     reason = (
                         "unspecified permissions are not allowed (allow_unspecified=False; add "
@@ -148,3 +160,9 @@ class PermissionPolicy:
             f"denied={sorted(p.value for p in self.denied)}, "
             f"allow_unspecified={self.allow_unspecified})"
         )
+
+
+def _by_default(reason: str, field: str, values: frozenset[Permission]) -> str:
+    """Say that a list the caller never passed is the default, so the fix is to pass one."""
+    listed = sorted(p.value for p in values)
+    return reason[:-1] + f"; `{field}` was not given, so it is the default {listed})"

@@ -24,6 +24,7 @@ from .result import ToolResult, to_tool_result
 
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 DEFAULT_BATCH_TIMEOUT = 60.0
+MAX_LISTED_TOOLS = 50  # in a ToolNotFound message; hundreds of MCP tools would drown the model
 
 
 @dataclass(slots=True)
@@ -67,15 +68,24 @@ class ToolRegistry:
     def __init__(
         self, policy: PermissionPolicy | None = None, *, parent: ToolRegistry | None = None
     ) -> None:
-        self.policy: PermissionPolicy | None = (
-            policy if policy is not None or parent is None else parent.policy
-        )
+        self._policy = policy
         self._parent = parent
         self._entries: dict[str, _Entry] = {}
         self._stats: dict[str, ToolStats] = {}
         self._version = 0
         self._definitions_key: tuple[int, ...] = (-1,)
         self._definitions: list[ToolDef] = []
+
+    @property
+    def policy(self) -> PermissionPolicy | None:
+        """This registry's policy; an overlay without its own follows the shared one, live."""
+        if self._policy is None and self._parent is not None:
+            return self._parent.policy
+        return self._policy
+
+    @policy.setter
+    def policy(self, policy: PermissionPolicy | None) -> None:
+        self._policy = policy
 
     # -- contents -------------------------------------------------------------------------
 
@@ -87,7 +97,44 @@ class ToolRegistry:
         category: str | None = None,
         timeout: float | None = None,
     ) -> Tool:
-        name = tool.name
+        self._check_new(getattr(tool, "name", tool))
+        entry = _Entry(
+            tool=tool,
+            tags=frozenset(tags if tags is not None else getattr(tool, "tags", ())),
+            category=category if category is not None else getattr(tool, "category", None),
+            timeout=timeout if timeout is not None else getattr(tool, "timeout", None),
+        )
+        if entry.timeout is not None and not entry.timeout > 0:
+            raise ToolError(
+                f"cannot register tool {tool.name!r}: timeout must be a positive number of "
+                f"seconds or None (no limit), got {entry.timeout!r}",
+                tool=tool.name,
+            )
+        self._entries[tool.name] = entry
+        self._version += 1
+        return tool
+
+    def register_all(self, tools: Iterable[Tool]) -> None:
+        """Register several tools: all of them, or (on a bad or duplicate name) none."""
+        batch = list(tools)
+        names: list[object] = [getattr(t, "name", t) for t in batch]
+        for index, name in enumerate(names):
+            self._check_new(name)
+            if name in names[:index]:
+                raise ToolError(
+                    f"cannot register tool {name!r}: it appears twice in this batch; "
+                    "give each tool its own name",
+                    tool=str(name),
+                )
+        for t in batch:
+            self.register(t)
+
+    def _check_new(self, name: object) -> None:
+        if not isinstance(name, str):
+            raise TypeError(
+                f"cannot register {name!r}: a registry holds Tools (with a `name` and an async "
+                "`execute`); turn a function into one with @tool or FunctionTool(func)"
+            )
         if not TOOL_NAME.match(name):
             raise ToolError(
                 f"cannot register tool {name!r}: names must be 1-64 characters of letters, "
@@ -99,18 +146,6 @@ class ToolRegistry:
                 "unregister it first or choose another name",
                 tool=name,
             )
-        self._entries[name] = _Entry(
-            tool=tool,
-            tags=frozenset(tags if tags is not None else getattr(tool, "tags", ())),
-            category=category if category is not None else getattr(tool, "category", None),
-            timeout=timeout if timeout is not None else getattr(tool, "timeout", None),
-        )
-        self._version += 1
-        return tool
-
-    def register_all(self, tools: Iterable[Tool]) -> None:
-        for t in tools:
-            self.register(t)
 
     def unregister(self, name: str) -> Tool:
         entry = self._entries.pop(name, None)
@@ -167,8 +202,9 @@ class ToolRegistry:
     def overlay(self, policy: PermissionPolicy | None = None) -> ToolRegistry:
         """A session layer: its tools shadow this registry's, which stays untouched.
 
-        The layer uses `policy` when given, else this registry's. Its stats count only calls
-        made through it; `unregister` removes only its own tools.
+        The layer uses `policy` when given, else this registry's as it is at each call (a
+        policy set on the shared registry later applies to existing sessions too). Its stats
+        count only calls made through it; `unregister` removes only its own tools.
         """
         return ToolRegistry(policy, parent=self)
 
@@ -203,8 +239,9 @@ class ToolRegistry:
             if entry is None:
                 raise ToolNotFound(self._not_found_message(name), tool=name)
             tool = entry.tool
-            if self.policy is not None:
-                self.policy.check(name, tool.permissions)
+            policy = self.policy
+            if policy is not None:
+                policy.check(name, tool.permissions)
             parsed = parse_arguments(args, name)
             if ctx.cancellation.is_set():
                 raise ToolCancelled(
@@ -299,5 +336,16 @@ class ToolRegistry:
         return list(await asyncio.gather(*(one(c) for c in calls)))
 
     def _not_found_message(self, name: str) -> str:
-        available = ", ".join(self.names()) or "(none)"
-        return f"Unknown tool '{name}'. Available tools: {available}. Call one of these instead."
+        names = self.names()
+        if not names:
+            return f"Unknown tool '{name}': no tools are available here. Answer without one."
+        from difflib import get_close_matches  # only on this error path
+
+        close = get_close_matches(name, names, n=3)
+        hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        available = ", ".join(names[:MAX_LISTED_TOOLS])
+        if len(names) > MAX_LISTED_TOOLS:
+            available += f" (and {len(names) - MAX_LISTED_TOOLS} more)"
+        return (
+            f"Unknown tool '{name}'.{hint} Available tools: {available}. Call one of these instead."
+        )

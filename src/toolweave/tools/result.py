@@ -7,6 +7,7 @@ pydantic models or dataclasses and get a well-formed `ToolResult`.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
@@ -49,6 +50,7 @@ class ResourceContent:
 
 
 Content: TypeAlias = TextContent | ImageContent | AudioContent | ResourceContent
+_PARTS = (TextContent, ImageContent, AudioContent, ResourceContent)
 
 
 @dataclass(slots=True)
@@ -81,7 +83,11 @@ class ToolResult:
 
 
 def to_jsonable(value: Any) -> Any:
-    """Turn pydantic models, dataclasses, enums, tuples and sets into plain JSON values."""
+    """Turn pydantic models, dataclasses, enums, tuples and sets into plain JSON values.
+
+    Anything else goes through pydantic-core's encoder (datetime and date as ISO 8601, UUID,
+    Decimal, Path, bytes as UTF-8); what even that cannot encode becomes its `str()`.
+    """
     if value is None or isinstance(value, str | int | float | bool):
         return value
     if isinstance(value, dict):
@@ -90,23 +96,27 @@ def to_jsonable(value: Any) -> Any:
         return [to_jsonable(v) for v in value]
     if isinstance(value, set | frozenset):
         return sorted((to_jsonable(v) for v in value), key=repr)
+    if isinstance(value, enum.Enum):
+        return to_jsonable(value.value)
     dump = getattr(value, "model_dump", None)
     if callable(dump):
         return dump(mode="json")
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    enum_value = getattr(value, "value", None)
-    if enum_value is not None and type(value).__module__ != "builtins":
-        return to_jsonable(enum_value)
-    return str(value)
+    from pydantic_core import to_jsonable_python  # only for the unusual types that need it
+
+    try:
+        return to_jsonable_python(value)
+    except ValueError:  # PydanticSerializationError: a type with no JSON form
+        return str(value)
 
 
 def to_tool_result(value: Any) -> ToolResult:
     """Convert whatever a tool function returned into a `ToolResult`.
 
-    str -> one text part; None -> no content; a `ToolResult` or content part passes through;
-    anything JSON-like -> `structured` plus its JSON as text (so providers without structured
-    results still see it).
+    str -> one text part; None -> no content; a `ToolResult` passes through; a content part or
+    a non-empty list of them becomes the content; anything JSON-like -> `structured` plus its
+    JSON as text (so providers without structured results still see it).
     """
     if isinstance(value, str):
         return ToolResult([TextContent(value)])
@@ -114,8 +124,10 @@ def to_tool_result(value: Any) -> ToolResult:
         return value
     if value is None:
         return ToolResult()
-    if isinstance(value, TextContent | ImageContent | AudioContent | ResourceContent):
+    if isinstance(value, _PARTS):
         return ToolResult(content=[value])
+    if isinstance(value, list) and value and all(isinstance(v, _PARTS) for v in value):
+        return ToolResult(content=list(value))  # several parts, e.g. text plus an image
     structured = to_jsonable(value)
     text = json.dumps(structured, ensure_ascii=False)
     return ToolResult(content=[TextContent(text)], structured=structured)

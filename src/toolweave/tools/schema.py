@@ -63,35 +63,80 @@ class FunctionSchema:
                 values = values.copy()
         except ValidationError as exc:
             raise InvalidArguments(
-                describe_validation_error(tool_name, exc), tool=tool_name
+                describe_validation_error(tool_name, exc, args), tool=tool_name
             ) from exc
         for field_name, param in self.renames:
             values[param] = values.pop(field_name)
         return values
 
 
-def describe_validation_error(tool_name: str, exc: ValidationError) -> str:
-    """One sentence per bad field: where, what was expected, what arrived."""
-    problems = []
+def describe_validation_error(
+    tool_name: str, exc: ValidationError, args: dict[str, Any] | None = None
+) -> str:
+    """One sentence per bad field: where, what was expected, what arrived.
+
+    With the `args` that failed, pydantic's union-member tags are dropped from the paths
+    (`b: int | str` fails as `b.int` and `b.str`, which name no field the model could send) and
+    the failed alternatives of one field are merged into one sentence.
+    """
+    problems: dict[tuple[str, str], list[str]] = {}
     errors = exc.errors(include_url=False)
-    for err in errors[:MAX_REPORTED_PROBLEMS]:
-        where = ".".join(str(p) for p in err["loc"]) or "(arguments)"
-        if err["type"] == "missing":
-            problems.append(f"'{where}' is required but missing")
-        elif err["type"] == "extra_forbidden":
-            problems.append(f"'{where}' is not a parameter of this tool")
+    for err in errors:
+        kind = err["type"]
+        where = _path(err["loc"], args, err) if args is not None else None
+        where = where or ".".join(str(p) for p in err["loc"]) or "(arguments)"
+        if kind in ("missing", "extra_forbidden"):
+            problems.setdefault((where, kind), [])
         else:
             got = json.dumps(err.get("input"), default=repr, ensure_ascii=False)
             if len(got) > 80:
                 got = got[:77] + "..."
-            problems.append(f"'{where}': {err['msg']} (got {got})")
-    if len(errors) > MAX_REPORTED_PROBLEMS:
-        problems.append(f"and {len(errors) - MAX_REPORTED_PROBLEMS} more problems")
+            problems.setdefault((where, got), []).append(err["msg"])
+    sentences = []
+    for (where, detail), messages in list(problems.items())[:MAX_REPORTED_PROBLEMS]:
+        if detail == "missing":
+            sentences.append(f"'{where}' is required but missing")
+        elif detail == "extra_forbidden":
+            sentences.append(f"'{where}' is not a parameter of this tool")
+        else:
+            rest = [m.removeprefix("Input should be ") for m in messages[1:]]
+            sentences.append(f"'{where}': {' or '.join([messages[0], *rest])} (got {detail})")
+    if len(problems) > MAX_REPORTED_PROBLEMS:
+        sentences.append(f"and {len(problems) - MAX_REPORTED_PROBLEMS} more problems")
     return (
         f"Invalid arguments for tool '{tool_name}': "
-        + "; ".join(problems)
+        + "; ".join(sentences)
         + ". Fix these fields to match the tool's parameter schema and call it again."
     )
+
+
+def _path(loc: tuple[int | str, ...], args: dict[str, Any], err: Any) -> str | None:
+    """The dotted path of an error inside `args`, without pydantic's union-member tags (`int`,
+    `Address`): the steps that lead through the arguments to the rejected value itself (or,
+    for a missing field, to its name). None if no such walk exists."""
+    missing = err["type"] == "missing"
+    target = err.get("input")
+    last = len(loc) - 1
+
+    def walk(index: int, node: Any) -> list[str] | None:
+        if index > last:
+            return [] if node is target else None
+        key = loc[index]
+        if missing and index == last:  # the field that is absent from `node`
+            return [str(key)] if isinstance(node, dict) and key not in node else None
+        present = (isinstance(node, dict) and key in node) or (
+            isinstance(key, int)
+            and isinstance(node, list | tuple)
+            and -len(node) <= key < len(node)
+        )
+        if present:
+            rest = walk(index + 1, node[key])
+            if rest is not None:
+                return [str(key), *rest]
+        return walk(index + 1, node)  # treat `key` as a union-member tag
+
+    parts = walk(0, args)
+    return ".".join(parts) if parts else None
 
 
 def _fields_validator(model: type[BaseModel]) -> SchemaValidator | None:
@@ -153,8 +198,11 @@ def _type_hints(func: Callable[..., Any], name: str) -> dict[str, Any]:
         return typing.get_type_hints(source, include_extras=True)
     except NameError:
         pass
-    try:  # a type defined inside the function that decorates (tests, factories)
-        return typing.get_type_hints(source, localns=_caller_namespace(), include_extras=True)
+    # A type defined inside the function that decorates (tests, factories), or `ToolContext`
+    # imported only under TYPE_CHECKING, as typed code often does.
+    localns = {"ToolContext": ToolContext, **_caller_namespace()}
+    try:
+        return typing.get_type_hints(source, localns=localns, include_extras=True)
     except NameError as exc:
         raise TypeError(
             f"tool {name!r}: cannot resolve a type hint ({exc}); define the type at module level "
