@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from toolweave import llm
 from toolweave.llm import Message, ModelRequest, ModelResponse, ToolCallPart, ToolResultPart, Usage
 from toolweave.tools import ToolContext, ToolDef, ToolInvocation, ToolNotFound, UserOutput
+from toolweave.tools.context import REGISTRY_EXTRA
 
 from ._shape import acceptance, error_part, rejection, result_part
 from .errors import MaxTurnsExceeded, OutputValidationError
@@ -88,6 +89,7 @@ class Run:
             # Only after acquiring: the overlay is per session, and a run refused with
             # SessionBusy must not swap the policy under the run that holds the session.
             self.registry = self.agent._session_registry(session)
+            self.ctx.extras[REGISTRY_EXTRA] = self.registry  # where `mcp_load` adds tools
             return await self._execute()
         finally:
             session.release()

@@ -7,7 +7,7 @@ tools into the session's registry overlay, where they stay for the rest of the s
 shared registry and other sessions never change.
 
 The session registry is the one bound with `lazy_tools(manager, registry=...)`, or else the
-`ToolRegistry` the agent places in `ctx.extras["registry"]` for each call.
+`ToolRegistry` the agent shares as `ctx.registry` (the session overlay) for each call.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from toolweave.tools.result import ToolResult
 
 from .manager import TOOL_SEPARATOR, McpManager
 
-REGISTRY_KEY = "registry"
 _LINE = 100
 
 
@@ -34,11 +33,12 @@ def _one_line(text: str) -> str:
 
 
 def _session_registry(bound: ToolRegistry | None, ctx: ToolContext) -> ToolRegistry:
-    registry = bound if bound is not None else ctx.extras.get(REGISTRY_KEY)
+    registry = bound if bound is not None else ctx.registry
     if not isinstance(registry, ToolRegistry):
         raise ExecutionFailed(
             "mcp_load has no session registry to load into: bind one with "
-            "lazy_tools(manager, registry=...) or set ctx.extras['registry']",
+            "lazy_tools(manager, registry=...) or run it inside an Agent, which shares the "
+            "session registry as ctx.registry",
             tool="mcp_load",
             recoverable=False,
         )

@@ -14,7 +14,10 @@ import mimetypes
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from .registry import ToolRegistry
 
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
 
@@ -37,6 +40,10 @@ class UserOutput:
 
 
 OutputSink = Callable[[UserOutput], Awaitable[None] | None]
+
+
+REGISTRY_EXTRA = "registry"
+"""The `ToolContext.extras` key under which a host shares the session's `ToolRegistry`."""
 
 
 class CancellationSignal:
@@ -149,6 +156,13 @@ class ToolContext:
         # this layer depend on them.
         self.extras: dict[str, Any] = extras if extras is not None else {}
         self.output_sink = output_sink
+
+    @property
+    def registry(self) -> ToolRegistry | None:
+        """The session's tool registry, when the caller shares it (tools that load other
+        tools, such as `mcp_load`, add to it); None otherwise."""
+        registry: ToolRegistry | None = self.extras.get(REGISTRY_EXTRA)
+        return registry
 
     @property
     def cancelled(self) -> bool:
