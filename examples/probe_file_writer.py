@@ -21,10 +21,16 @@ server = McpServer("file-writer", "1.0.0")
 ROOT = Path.cwd()
 
 
+def write_patterns(args: dict[str, str]) -> list[str]:
+    """The canonical path the call would write, so `notes/../secret.txt` cannot pass for
+    `notes/*`; a path escaping the root makes the probe an `isError` result."""
+    return [f"write:{safe_path(ROOT, args['path']).relative_to(ROOT.resolve()).as_posix()}"]
+
+
 @server.tool(
     destructive=True,
     idempotent=True,
-    permission_patterns=lambda args: [f"write:{args['path']}"],
+    permission_patterns=write_patterns,
     always_patterns=["fs:write"],
 )
 def write_file(path: str, content: str) -> ToolResult | str:

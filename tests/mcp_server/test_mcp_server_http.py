@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -32,6 +33,13 @@ def make_server() -> McpServer:
     @server.tool
     async def noisy(ctx: Context) -> str:
         await ctx.info("working")
+        return "done"
+
+    @server.tool
+    async def polled(ctx: Context) -> str:
+        await ctx.info("before")
+        ctx.close_sse_stream()  # SEP-1699 polling: the rest waits for a resume
+        await ctx.info("after")
         return "done"
 
     return server
@@ -140,3 +148,147 @@ async def test_stateless_2026_requests() -> None:
     assert no_method.status_code == 400 and no_method.json()["error"]["code"] == -32020
     assert unsupported.status_code == 400
     assert unsupported.json()["error"]["data"]["supported"][0] == "2026-07-28"
+
+
+def slow_server(started: asyncio.Event, stopped: asyncio.Event) -> McpServer:
+    server = McpServer("slow")
+
+    @server.tool
+    async def wait_forever() -> str:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            stopped.set()
+        return "unreachable"
+
+    return server
+
+
+async def open_session(http: httpx.AsyncClient) -> dict[str, str]:
+    init = await http.post("/mcp", json=INIT, headers=ACCEPT)
+    return {**ACCEPT, "Mcp-Session-Id": init.headers["mcp-session-id"]}
+
+
+CALL_SLOW = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "wait_forever"}}
+
+
+async def test_cancelled_and_closed_requests_still_end_their_post() -> None:
+    started, stopped = asyncio.Event(), asyncio.Event()
+    app = slow_server(started, stopped).asgi_app()
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+        headers = await open_session(http)
+        call = asyncio.create_task(http.post("/mcp", json=CALL_SLOW, headers=headers))
+        await started.wait()
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled"}
+        await http.post("/mcp", json={**cancel, "params": {"requestId": 2}}, headers=headers)
+        cancelled = await call  # before the fix this POST never got an answer
+        assert stopped.is_set()
+        started.clear()
+        stopped.clear()
+        again = asyncio.create_task(http.post("/mcp", json={**CALL_SLOW, "id": 3}, headers=headers))
+        await started.wait()
+        deleted = await http.delete("/mcp", headers=headers)
+        closed = await again
+    assert cancelled.status_code == 202 and cancelled.content == b""
+    assert deleted.status_code == 200 and closed.status_code == 202 and stopped.is_set()
+
+
+async def test_resume_replays_only_to_the_owning_session() -> None:
+    async with client() as http:
+        mine = await open_session(http)
+        polled = await http.post(
+            "/mcp",
+            json={"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "polled"}},
+            headers=mine,
+        )
+        last_id = [line for line in polled.text.splitlines() if line.startswith("id: ")][-1][4:]
+        theirs = await open_session(http)
+        sse = {"Accept": "text/event-stream", "Last-Event-ID": last_id}
+        stolen = await http.get("/mcp", headers={**sse, "Mcp-Session-Id": theirs["Mcp-Session-Id"]})
+        resumed = await http.get("/mcp", headers={**sse, "Mcp-Session-Id": mine["Mcp-Session-Id"]})
+        again = await http.get("/mcp", headers={**sse, "Mcp-Session-Id": mine["Mcp-Session-Id"]})
+    assert [m["params"]["data"] for m in sse_messages(polled.text)] == ["before"]
+    assert stolen.status_code == 404  # another session's stream is not replayed to it
+    rest = sse_messages(resumed.text)
+    assert (
+        rest[0]["params"]["data"] == "after" and rest[1]["result"]["content"][0]["text"] == "done"
+    )
+    assert again.status_code == 404  # a fully delivered stream is forgotten, not kept
+
+
+async def test_stateless_unknown_method_is_404_and_hangup_cancels() -> None:
+    started, stopped = asyncio.Event(), asyncio.Event()
+    app = slow_server(started, stopped).asgi_app()
+    headers = {**ACCEPT, "MCP-Protocol-Version": "2026-07-28"}
+    unknown = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "nope/nothing",
+        "params": {"_meta": MODERN_META},
+    }
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+        missing = await http.post(
+            "/mcp", json=unknown, headers={**headers, "Mcp-Method": "nope/nothing"}
+        )
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == -32601
+
+    body = {**CALL_SLOW, "params": {**CALL_SLOW["params"], "_meta": MODERN_META}}
+    raw = [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+    raw += [(b"mcp-method", b"tools/call"), (b"mcp-name", b"wait_forever")]
+    raw += [(b"content-type", b"application/json"), (b"host", b"127.0.0.1")]
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/mcp",
+        "raw_path": b"/mcp",
+        "root_path": "",
+        "query_string": b"",
+        "headers": raw,
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 80),
+    }
+    messages = [{"type": "http.request", "body": json.dumps(body).encode(), "more_body": False}]
+
+    async def receive() -> dict[str, Any]:
+        if messages:
+            return messages.pop()
+        await started.wait()  # the client hangs up while the tool runs
+        return {"type": "http.disconnect"}
+
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await app(scope, receive, send)
+    await stopped.wait()  # the handler was cancelled, not left running
+    assert sent[0]["status"] == 202
+
+
+async def test_malformed_posts_batches_and_methods_are_refused() -> None:
+    async with client() as http:
+        batch = await http.post("/mcp", json=[INIT], headers=ACCEPT)
+        garbage = await http.post("/mcp", content=b"{not json", headers=ACCEPT)
+        headers = await open_session(http)
+        old_version = await http.post(
+            "/mcp",
+            json={"jsonrpc": "2.0", "id": 9, "method": "ping"},
+            headers={**headers, "MCP-Protocol-Version": "1999-01-01"},
+        )
+        response = await http.post(  # a client's answer to a server request: accepted, no body
+            "/mcp", json={"jsonrpc": "2.0", "id": 77, "result": {}}, headers=headers
+        )
+        no_accept = await http.get("/mcp", headers={"Mcp-Session-Id": headers["Mcp-Session-Id"]})
+        put = await http.put("/mcp", json=INIT, headers=ACCEPT)
+    assert batch.status_code == 400 and batch.json()["error"]["code"] == -32600
+    assert garbage.status_code == 400 and garbage.json()["error"]["code"] == -32700
+    assert old_version.status_code == 400 and "1999-01-01" in old_version.text
+    assert response.status_code == 202 and response.content == b""
+    assert no_accept.status_code == 406
+    assert put.status_code == 405

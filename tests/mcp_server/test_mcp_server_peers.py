@@ -136,6 +136,11 @@ async def test_probe_over_stdio_never_writes(tmp_path: Path) -> None:
             {"path": "a.txt", "content": "hi"},
             meta={"forge.permission_patterns": True},
         )
+        dotted = await client.call_tool(
+            "write_file",
+            {"path": "notes/../a.txt", "content": "hi"},
+            meta={"forge.permission_patterns": True},
+        )
         assert not (tmp_path / "a.txt").exists()
         escaped = await client.call_tool("write_file", {"path": "../x.txt", "content": "no"})
         written = await client.call_tool("write_file", {"path": "a.txt", "content": "hi"})
@@ -143,6 +148,7 @@ async def test_probe_over_stdio_never_writes(tmp_path: Path) -> None:
     assert tools["read_file"].meta is None
     assert probe.content == []
     assert probe.meta == {"forge.patterns": ["write:a.txt"], "forge.always": ["fs:write"]}
+    assert dotted.meta == probe.meta  # patterns are canonical: `..` cannot dodge a rule
     assert escaped.is_error is True and "outside" in escaped.content[0].text  # type: ignore[union-attr]
     assert written.is_error is False and (tmp_path / "a.txt").read_text() == "hi"
 

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
-import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Annotated, Any
@@ -369,44 +366,6 @@ async def test_tools_changed_notification() -> None:
         names = [t["name"] for t in await client.list_tools()]
     assert ("notifications/tools/list_changed", {}) in client.notifications
     assert "fail" not in names
-
-
-def test_server_import_stays_light() -> None:
-    code = (
-        "import sys, toolweave.mcp.server;"
-        "heavy = [m for m in ('pydantic', 'starlette', 'uvicorn', 'httpx') if m in sys.modules];"
-        "print(heavy)"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
-
-
-def test_stdio_answers_piped_requests_then_exits(tmp_path: Path) -> None:
-    requests = tmp_path / "requests.jsonl"
-    calls = [
-        {
-            "jsonrpc": "2.0",
-            "id": i,
-            "method": "tools/call",
-            "params": {"name": name, "arguments": a},
-        }
-        for i, (name, a) in enumerate(
-            [("celsius_to_fahrenheit", {"celsius": 0}), ("get_weather", {"city": "上海"})], 1
-        )
-    ]
-    requests.write_text("\n".join(json.dumps(c) for c in calls) + "\nnot json\n")
-    with requests.open("rb") as stdin:
-        out = subprocess.run(
-            [sys.executable, str(EXAMPLES / "weather_server.py")],
-            stdin=stdin,
-            capture_output=True,
-            timeout=60,
-            check=True,
-        )
-    answers = {m["id"]: m for m in map(json.loads, out.stdout.decode().splitlines())}
-    assert answers[1]["result"]["structuredContent"] == {"result": 32.0}
-    assert answers[2]["result"]["structuredContent"]["condition"] == "小雨"
-    assert answers[None]["error"]["code"] == -32700
 
 
 async def test_tool_sources_load_lazily_and_a_broken_one_is_skipped() -> None:

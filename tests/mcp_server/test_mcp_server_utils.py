@@ -35,6 +35,11 @@ def test_check_url() -> None:
             check_url(bad)
     with pytest.raises(ValueError, match="private"):
         check_url("http://10.0.0.7/admin")
+    # Legacy IPv4 spellings that HTTP clients still resolve to loopback or private hosts.
+    for sneaky in ("http://2130706433/", "http://0x7f.1/", "http://127.1/", "http://10.1/"):
+        with pytest.raises(ValueError, match="private"):
+            check_url(sneaky)
+    assert check_url("http://cafe.be/") == "http://cafe.be/"
     assert check_url("http://127.0.0.1:8080/", allow_private=True) == "http://127.0.0.1:8080/"
 
 
@@ -111,3 +116,5 @@ def test_mcp_new_scaffolds_a_working_project(tmp_path: Path) -> None:
         scaffold("hello-tool", project)
     with pytest.raises(ValueError, match="lowercase"):
         scaffold("Bad Name", tmp_path / "x")
+    with pytest.raises(ValueError, match="start with a letter"):
+        scaffold("2048-tools", tmp_path / "y")

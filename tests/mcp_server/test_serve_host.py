@@ -41,6 +41,8 @@ def test_config_errors_name_the_field(tmp_path: Path) -> None:
         parse_config({"serve": {"prot": 1}})
     with pytest.raises(ValueError, match=r"\[serve.policy\].denied must be a list"):
         parse_config({"serve": {"policy": {"denied": "shell"}}})
+    with pytest.raises(ValueError, match=r"\[serve\].token must be a string"):
+        parse_config({"serve": {"token": 12345}})
     exposed = parse_config({"serve": {"transport": "http", "host": "0.0.0.0"}})
     with pytest.raises(ValueError, match=r"\[serve\].token"):
         exposed.check()
@@ -89,6 +91,7 @@ async def test_gateway_is_lazy_prefixed_and_forwards_probes(tmp_path: Path) -> N
             tools = {t["name"]: t for t in await client.list_tools()}
             converted = await client.call_tool("weather__celsius_to_fahrenheit", {"celsius": 0})
             probe = await client.probe("files__write_file", {"path": "a.txt", "content": "x"})
+            unmarked = await client.probe("files__read_file", {"path": "a.txt"})
             assert not (tmp_path / "a.txt").exists()
             written = await client.call_tool("files__write_file", {"path": "a.txt", "content": "x"})
     finally:
@@ -102,6 +105,9 @@ async def test_gateway_is_lazy_prefixed_and_forwards_probes(tmp_path: Path) -> N
     assert tools["files__write_file"]["_meta"] == {"forge.supports_permission_patterns": True}
     assert converted["structuredContent"] == {"result": 32.0}
     assert probe["_meta"] == {"forge.patterns": ["write:a.txt"], "forge.always": ["fs:write"]}
+    # A tool without the marker is never probed downstream: the host answers itself.
+    assert unmarked["isError"] is True
+    assert "does not support permission probes" in unmarked["content"][0]["text"]
     assert written.get("isError") is not True and (tmp_path / "a.txt").read_text() == "x"
 
 
@@ -209,9 +215,9 @@ def free_port() -> int:
     return port
 
 
-def start_serve(port: int, cwd: Path) -> subprocess.Popen[str]:
+def start_serve(port: int, cwd: Path, *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [str(TOOLWEAVE), "serve", "--http", f"127.0.0.1:{port}"],
+        [str(TOOLWEAVE), "serve", "--http", f"127.0.0.1:{port}", *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -226,3 +232,41 @@ def iter_until(stream: IO[str], marker: str) -> list[str]:
         if marker in line:
             break
     return lines
+
+
+async def test_library_serve_http_fails_closed_without_token() -> None:
+    host = ToolHost(parse_config({"serve": {"host": "0.0.0.0"}}))  # stdio config passes check()
+    with pytest.raises(ValueError, match=r"\[serve\].token"):
+        await host.serve_http()
+
+
+async def test_cli_http_with_token_requires_it(tmp_path: Path) -> None:
+    import httpx
+
+    port = free_port()
+    proc = start_serve(port, tmp_path, "--token", "s3cret-token")
+    try:
+        assert proc.stdout is not None
+        banner = "".join(iter_until(proc.stdout, "Ctrl+C"))
+        url = f"http://127.0.0.1:{port}/mcp"
+        init = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {}},
+        }
+        accept = {"Accept": "application/json, text/event-stream"}
+        async with httpx.AsyncClient() as http:
+            anonymous = await http.post(url, json=init, headers=accept)
+            wrong = await http.post(
+                url, json=init, headers={**accept, "Authorization": "Bearer s3cret-tokeN"}
+            )
+            right = await http.post(
+                url, json=init, headers={**accept, "Authorization": "Bearer s3cret-token"}
+            )
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert "Authorization: Bearer <token>" in banner
+    assert anonymous.status_code == 401 and wrong.status_code == 401
+    assert right.status_code == 200 and right.json()["result"]["serverInfo"]["name"] == "toolweave"

@@ -20,7 +20,7 @@ Add it to Claude Code:
 Add it to Claude Desktop (claude_desktop_config.json, "mcpServers"), either spawning it:
 {desktop}
 or bridging to this running HTTP server:
-  "toolweave": {{"command": "npx", "args": ["-y", "mcp-remote", "{url}"]}}
+  "toolweave": {{"command": "npx", "args": ["-y", "mcp-remote", "{url}"{remote_auth}]}}
 
 Ctrl+C stops the server.
 """
@@ -76,7 +76,10 @@ def serve(
         {"toolweave": {"command": executable, "args": ["serve", "--stdio"]}}, indent=2
     )
     auth_flag = ' --header "Authorization: Bearer <token>"' if host_config.token else ""
-    banner = HOW_TO_CONNECT.format(url=host_config.url, desktop=desktop, auth_flag=auth_flag)
+    remote_auth = ', "--header", "Authorization: Bearer <token>"' if host_config.token else ""
+    banner = HOW_TO_CONNECT.format(
+        url=host_config.url, desktop=desktop, auth_flag=auth_flag, remote_auth=remote_auth
+    )
     try:
         asyncio.run(host.serve_http(on_ready=lambda: typer.echo(banner)))
     except KeyboardInterrupt:

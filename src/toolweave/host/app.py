@@ -158,6 +158,8 @@ class ToolHost:
         from toolweave.mcp.server.app import LOOPBACK_HOSTS
 
         config = self.config
+        config.transport = "http"
+        config.check()  # fail closed: never serve beyond loopback without a token
         app = self.server.asgi_app(
             config.path,
             allowed_origins=config.allowed_origins,

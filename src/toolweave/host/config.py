@@ -144,7 +144,8 @@ def parse_config(raw: dict[str, Any], *, source: Path | None = None) -> HostConf
         config.path = _expect("[serve].path", serve["path"], str, "a path like /mcp")
         if not config.path.startswith("/"):
             raise ValueError(f"[serve].path must start with '/', e.g. '/mcp', not {config.path!r}")
-    config.token = serve.get("token") or os.environ.get(TOKEN_ENV) or None
+    token = _expect("[serve].token", serve.get("token", ""), str, "a string (the bearer token)")
+    config.token = token or os.environ.get(TOKEN_ENV) or None
     if "allowed_origins" in serve:
         config.allowed_origins = _strings("[serve].allowed_origins", serve["allowed_origins"])
     if "providers" in serve:

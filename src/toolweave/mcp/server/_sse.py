@@ -102,6 +102,8 @@ class ReplyStream:
         return message.get("id") == self.request_id and "method" not in message
 
     async def send(self, message: dict[str, Any], store: EventStore) -> None:
+        if self.finished:  # answered or abandoned: a late notification has nowhere to go
+            return
         final = self._is_final(message)
         if self.mode is None and final and self.json_ok:
             self.final = message

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import select
 import stat
 import sys
 import threading
@@ -53,6 +54,18 @@ async def _thread_lines(source: BinaryIO) -> AsyncIterator[bytes]:
         yield line
 
 
+def _write_rest(out: BinaryIO, data: bytes, written: int | None) -> None:
+    """Finish a partial write: an unbuffered write may stop short (a signal, or a non-blocking
+    pipe the host handed us), and half a message would corrupt the protocol stream."""
+    view = memoryview(data)[written or 0 :]
+    while view:
+        if written is None:  # a full non-blocking pipe: wait until the host reads
+            select.select([], [out], [])
+        written = out.write(view)
+        if written is not None:
+            view = view[written:]
+
+
 def _pollable(source: BinaryIO) -> bool:
     mode = os.fstat(source.fileno()).st_mode
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or (stat.S_ISCHR(mode) and source.isatty())
@@ -73,7 +86,10 @@ async def serve_stdio(
     idle.set()
 
     async def send(message: dict[str, Any]) -> None:
-        out.write(encode(message) + b"\n")
+        data = encode(message) + b"\n"
+        written = out.write(data)
+        if written != len(data):
+            _write_rest(out, data, written)
 
     async def handle(method: str, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         nonlocal in_flight

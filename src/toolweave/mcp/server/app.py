@@ -8,7 +8,6 @@ starlette, uvicorn) loads only when needed, so a stdio server starts in a few te
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, overload
@@ -16,8 +15,9 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from toolweave.tools.base import Tool
 from toolweave.tools.permissions import Permission
 
+from ._catalog import PromptEntry, ResourceEntry
 from ._session import ServerSession
-from ._tools import PatternSource, PromptEntry, ResourceEntry, ToolEntry, check_name
+from ._tools import PatternSource, ToolEntry, check_name, function_entry
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -27,31 +27,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("toolweave.mcp.server")
 F = TypeVar("F", bound=Callable[..., Any])
 ToolSource = Callable[[], Awaitable[Iterable[Tool]]]
-# Options handed to `FunctionTool` at build time, and those the server itself consumes.
-_FUNCTION_TOOL_OPTIONS = frozenset(
-    {
-        "description",
-        "read_only",
-        "destructive",
-        "idempotent",
-        "open_world",
-        "permissions",
-        "primary_arg",
-        "tags",
-        "category",
-    }
-)
-_ENTRY_OPTIONS = frozenset(
-    {
-        "name",
-        "title",
-        "permission_patterns",
-        "always_patterns",
-        "meta",
-        "structured_output",
-        "timeout",
-    }
-)
 
 
 class McpServer:
@@ -88,7 +63,7 @@ class McpServer:
         self.completions: dict[str, Callable[..., Any]] = {}
         self.sessions: set[ServerSession] = set()
         self._sources: list[ToolSource] = []
-        self._sources_lock: asyncio.Lock | None = None
+        self._loading: asyncio.Task[None] | None = None
 
     # -- tools ----------------------------------------------------------------------------------
 
@@ -140,37 +115,7 @@ class McpServer:
         return decorate
 
     def _register_function(self, func: Callable[..., Any], options: dict[str, Any]) -> None:
-        options = dict(options)
-        name = check_name("tool", options.pop("name", None) or func.__name__)
-        entry_options = {
-            "title": options.pop("title", None),
-            "probe": options.pop("permission_patterns", None),
-            "always": options.pop("always_patterns", ()),
-            "meta": options.pop("meta", None),
-            "output_schema": bool(options.pop("structured_output", True)),
-            "timeout": options.pop("timeout", None),
-        }
-        unknown = set(options) - _FUNCTION_TOOL_OPTIONS
-        if unknown:
-            raise TypeError(
-                f"tool {name!r}: unknown option(s) {sorted(unknown)}; @server.tool accepts "
-                f"{sorted(_FUNCTION_TOOL_OPTIONS | _ENTRY_OPTIONS)}"
-            )
-        if any(
-            p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-            for p in inspect.signature(func).parameters.values()
-        ):
-            raise TypeError(
-                f"tool {name!r}: *args / **kwargs cannot be described to a model; declare each "
-                "parameter explicitly"
-            )
-
-        def build() -> Tool:
-            from toolweave.tools.function_tool import FunctionTool
-
-            return FunctionTool(func, name=name, **options)
-
-        self._add_entry(ToolEntry(name, build, func=func, **entry_options))
+        self._add_entry(function_entry(func, options))
 
     def add_tool(
         self,
@@ -236,21 +181,28 @@ class McpServer:
         self._sources.append(source)
 
     async def load_tool_sources(self) -> None:
-        """Run pending tool sources (once each); handlers call this before listing tools."""
-        if not self._sources:
-            return
-        if self._sources_lock is None:
-            self._sources_lock = asyncio.Lock()
-        async with self._sources_lock:
-            while self._sources:
-                source = self._sources.pop(0)
-                try:
-                    tools = list(await source())
-                except Exception:  # one broken source must not hide every other tool
-                    logger.exception("tool source %r failed; its tools are not published", source)
-                    continue
+        """Run pending tool sources (once each); handlers call this before listing tools.
+
+        Discovery runs in one shared task that callers await shielded: a client that cancels
+        its tools/list (or hangs up) while a slow downstream server is connecting does not
+        abort the discovery, and the next caller picks up the same run.
+        """
+        loading = self._loading
+        if loading is None or loading.done():
+            if not self._sources:
+                return
+            loading = self._loading = asyncio.get_running_loop().create_task(self._run_sources())
+        await asyncio.shield(loading)
+
+    async def _run_sources(self) -> None:
+        while self._sources:
+            source = self._sources.pop(0)
+            try:
+                tools = list(await source())
                 for tool in tools:
                     self.add_tool(tool)
+            except Exception:  # one broken source must not hide every other tool
+                logger.exception("tool source %r failed; its tools are not published", source)
 
     def prepare(self) -> None:
         """Build every tool schema and prompt definition now (raises on the first bad one)."""
@@ -352,15 +304,25 @@ class McpServer:
 
     async def notify_tools_changed(self) -> None:
         """Tell every connected session that tools/list changed."""
-        for session in list(self.sessions):
-            if session.peer is not None and not session.peer.closed:
-                await session.peer.notify("notifications/tools/list_changed")
+        await self._broadcast(list(self.sessions), "notifications/tools/list_changed", None)
 
     async def notify_resource_updated(self, uri: str) -> None:
         """Tell the sessions subscribed to `uri` that it changed."""
-        for session in list(self.sessions):
-            if uri in session.subscriptions and session.peer is not None:
-                await session.peer.notify("notifications/resources/updated", {"uri": uri})
+        subscribed = [s for s in self.sessions if uri in s.subscriptions]
+        await self._broadcast(subscribed, "notifications/resources/updated", {"uri": uri})
+
+    async def _broadcast(
+        self, sessions: list[ServerSession], method: str, params: dict[str, Any] | None
+    ) -> None:
+        """Notify each session; one that went away is skipped, never stopping the others."""
+        for session in sessions:
+            peer = session.peer
+            if peer is None or peer.closed:
+                continue
+            try:
+                await peer.notify(method, params)
+            except Exception as exc:  # a closed pipe or socket: that client is gone
+                logger.debug("could not send %s to session %s: %s", method, session.session_id, exc)
 
     # -- transports -------------------------------------------------------------------------------
 

@@ -22,8 +22,13 @@ def scaffold(name: str, directory: str | Path | None = None) -> Path:
     """Create the project `name` in `directory` (default `./name`); returns its path."""
     check_slug(name, kind="project name")
     package = name.replace("-", "_")
+    if not package.isidentifier():  # `2048-tools` is a fine slug but not an importable package
+        raise ValueError(
+            f"project name {name!r} must start with a letter: its package {package!r} has to be "
+            "a Python identifier, e.g. 'tools-2048'"
+        )
     target = Path(directory) if directory is not None else Path(name)
-    if target.exists() and any(target.iterdir()):
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise FileExistsError(f"{target} already exists and is not empty; pick another --dir")
     values = {
         "__PROJECT__": name,
