@@ -1,10 +1,12 @@
 """A tiny hand-written MCP stdio server (2025-11-25 handshake only) for edge cases and benchmarks.
 
 It is deliberately raw so tests control the wire exactly: paginated listings, a tool that hangs
-until cancelled and records the `notifications/cancelled` it got, a tool that kills the process
-mid-call, non-JSON noise and very long lines on stdout, and a structured result that violates its
-own output schema. Usage: raw_server.py [--page-size N] [--stubborn] (stubborn: ignores SIGTERM
-and stays alive after stdin closes, so only SIGKILL stops it).
+until cancelled and records the `notifications/cancelled` it got, tools that kill the process
+mid-call (one leaving a child that holds stdout open), non-JSON noise and very long lines on
+stdout, and a structured result that violates its own output schema.
+Usage: raw_server.py [--page-size N] [--stubborn] [--twins] (stubborn: ignores SIGTERM and stays
+alive after stdin closes, so only SIGKILL stops it; twins: adds a tool whose provider-safe name
+collides with another's).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import asyncio
 import json
 import os
 import signal
+import subprocess
 import sys
 from typing import Any
 
@@ -23,6 +26,7 @@ TOOLS: list[dict[str, Any]] = [
     {"name": "hang", "description": "Wait until cancelled.", "inputSchema": {"type": "object"}},
     {"name": "cancelled", "description": "Cancelled ids.", "inputSchema": {"type": "object"}},
     {"name": "die", "description": "Exit mid-call.", "inputSchema": {"type": "object"}},
+    {"name": "orphan", "description": "Exit, child on stdout.", "inputSchema": {"type": "object"}},
     {"name": "big", "description": "A long line.", "inputSchema": {"type": "object"}},
     {"name": "noise", "description": "Garbage first.", "inputSchema": {"type": "object"}},
     {"name": "grow", "description": "Add a tool.", "inputSchema": {"type": "object"}},
@@ -37,6 +41,8 @@ TOOLS: list[dict[str, Any]] = [
         },
     },
 ]
+if "--twins" in sys.argv:  # a name that collides with `bad.structured` once made provider-safe
+    TOOLS.append({"name": "bad_structured", "inputSchema": {"type": "object"}})
 RESOURCES = [{"uri": f"raw://r/{i}", "name": f"r{i}"} for i in range(5)]
 
 out = sys.stdout.buffer
@@ -66,6 +72,10 @@ async def call(name: str, args: dict[str, Any]) -> dict[str, Any]:
         return {"content": [{"type": "text", "text": json.dumps(cancelled)}]}
     if name == "die":
         os._exit(3)
+    if name == "orphan":  # exit, leaving a child that keeps our stdout open
+        child = subprocess.Popen(["sleep", "60"])  # noqa: ASYNC220 - the process dies next
+        print(f"orphan pid {child.pid}", file=sys.stderr, flush=True)
+        os._exit(4)
     if name == "big":
         return {"content": [{"type": "text", "text": "x" * int(args.get("size", 1000))}]}
     if name == "noise":

@@ -147,7 +147,7 @@ async def test_http_session_tools_and_concurrency(everything_http: McpClient) ->
     results = await asyncio.gather(
         *(client.call_tool("get-sum", {"a": i, "b": 2}) for i in range(200))
     )
-    assert results[199].text == "The sum of 199 and 2 is 201."
+    assert [r.text for r in results] == [f"The sum of {i} and 2 is {i + 2}." for i in range(200)]
     image = await client.call_tool("get-tiny-image", {})
     assert any(isinstance(p, ImageContent) for p in image.content)
 

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from mcp_peers import SDK_SERVER
 
-from toolweave.mcp import McpClient, McpTimeout
+from toolweave.mcp import McpClient, McpError, McpTimeout
 from toolweave.tools import ImageContent
 
 
@@ -141,4 +141,28 @@ async def test_permission_probe_only_for_advertising_tools(sdk: McpClient) -> No
     peer: Any = sdk._peer
     before = peer._next_id
     assert await echo.permission_patterns({"text": "x"}) is None
+    with pytest.raises(McpError, match="does not advertise"):  # the raw client refuses too
+        await sdk.call_tool("echo", {"text": "x"}, meta={"forge.permission_patterns": True})
     assert peer._next_id == before  # nothing was sent to a tool that did not opt in
+
+
+async def test_http_version_header_on_everything_after_initialize(sdk_http_url: str) -> None:
+    """`notifications/initialized` and the GET stream carry the negotiated version too."""
+    seen: list[tuple[str, bytes, str | None]] = []
+    got_get = asyncio.Event()
+
+    async def record(request: httpx.Request) -> None:
+        seen.append((request.method, request.content, request.headers.get("mcp-protocol-version")))
+        if request.method == "GET":
+            got_get.set()
+
+    client = McpClient.http(sdk_http_url, protocol_mode="legacy")
+    transport: Any = client.transport
+    transport._client = httpx.AsyncClient(event_hooks={"request": [record]})
+    async with client:
+        await got_get.wait()
+        await client.ping()
+    initialize = next(i for i, (_, body, _) in enumerate(seen) if b'"initialize"' in body)
+    later = seen[initialize + 1 :]
+    assert {method for method, _, _ in later} >= {"POST", "GET", "DELETE"}
+    assert all(version == "2025-11-25" for _, _, version in later), later

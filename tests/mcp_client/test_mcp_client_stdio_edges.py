@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from mcp_peers import RAW_SERVER
@@ -19,7 +20,7 @@ from toolweave.mcp import McpClient, McpConnectionClosed, McpError, McpTimeout
 
 async def test_pagination_follows_cursors(raw: McpClient) -> None:
     tools = await raw.list_tools()
-    assert len(tools) == 8  # four pages of two
+    assert len(tools) == 9  # five pages of two
     assert tools[-1].name == "bad.structured"
     resources = await raw.list_resources()
     assert [r.uri for r in resources] == [f"raw://r/{i}" for i in range(5)]
@@ -72,6 +73,32 @@ async def test_server_exiting_during_a_call_reports_exit_code(raw: McpClient) ->
         await raw.call_tool("die", {})
 
 
+def _process_gone(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")  # dead, only not yet reaped
+
+
+async def test_exit_is_detected_while_an_orphan_holds_stdout(raw: McpClient) -> None:
+    """The server exits but its child keeps stdout open: the exit itself fails the call, and
+    the orphan (in the server's process group) is killed rather than leaked."""
+    started = time.monotonic()
+    with pytest.raises(McpConnectionClosed, match="code 4"):
+        await raw.call_tool("orphan", {})
+    assert time.monotonic() - started < 1.0
+    tail = list(getattr(raw.transport, "stderr_tail", []))
+    orphan = int(next(line for line in tail if line.startswith("orphan pid")).split()[-1])
+    for _ in range(200):  # an external process: check its state until the kill has landed
+        if _process_gone(orphan):
+            break
+        await asyncio.sleep(0.01)
+    assert _process_gone(orphan)
+    await raw.reconnect()
+    assert (await raw.call_tool("echo", {"text": "again"})).text == "again"
+
+
 async def test_noise_is_skipped_with_a_warning(
     raw: McpClient, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -121,3 +148,29 @@ async def test_bad_command_is_a_clear_error() -> None:
     client = McpClient.stdio("/nonexistent/mcp-server")
     with pytest.raises(McpConnectionClosed, match="could not start MCP server"):
         await client.connect()
+
+
+async def test_a_writer_blocked_on_a_full_pipe_is_released_when_the_server_dies() -> None:
+    from toolweave.mcp._stdio import StdioTransport
+
+    deaf = StdioTransport(sys.executable, ["-c", "import signal; signal.pause()"])
+    closed: list[McpError] = []
+    reported = asyncio.Event()
+
+    def on_close(exc: McpError) -> None:
+        closed.append(exc)
+        reported.set()
+
+    await deaf.start(lambda message: None, on_close)
+    try:
+        big = {"jsonrpc": "2.0", "method": "x", "params": {"blob": "y" * (4 << 20)}}
+        send = asyncio.ensure_future(deaf.send(big))
+        await asyncio.sleep(0)
+        assert not send.done()  # the server reads nothing: the pipe is full
+        assert deaf.pid is not None
+        os.kill(deaf.pid, signal.SIGKILL)
+        await asyncio.wait_for(send, 5)  # released, not stuck forever
+        await reported.wait()
+        assert "exited" in closed[0].message
+    finally:
+        await deaf.close()

@@ -209,3 +209,18 @@ async def test_server_to_client_request_through_context() -> None:
     result = await client.request("tools/call", {})
     assert result == {"inner": {"method": "sampling/createMessage", "q": 1}}
     assert notes == [("notifications/message", {"level": "info", "data": "hi"})]
+
+
+async def test_a_boolean_id_does_not_answer_request_1() -> None:
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    peer = JsonRpcPeer(send)
+    call = asyncio.ensure_future(peer.request("x"))
+    await asyncio.sleep(0)
+    assert sent[0]["id"] == 1
+    peer.feed({"jsonrpc": "2.0", "id": True, "result": {"wrong": True}})
+    peer.feed({"jsonrpc": "2.0", "id": 1, "result": {"right": True}})
+    assert await call == {"right": True}

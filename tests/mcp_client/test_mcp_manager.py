@@ -142,6 +142,7 @@ async def test_self_management_tools_persist_and_roll_back(
 ) -> None:
     path = tmp_path / "mcp.json"
     path.write_text(json.dumps({"other": 1, "mcpServers": {"ghost": {"command": "/nope"}}}))
+    path.chmod(0o640)
     async with McpManager.from_config(path) as manager:
         registry = ToolRegistry()
         for t in self_management_tools(manager):
@@ -156,11 +157,12 @@ async def test_self_management_tools_persist_and_roll_back(
         assert added.ok and "Added 'raw'" in added.result.text, added.result.text
         saved = json.loads(path.read_text())
         assert saved["other"] == 1  # unrelated keys survive
+        assert path.stat().st_mode & 0o777 == 0o640  # and so do the file's permissions
         assert saved["mcpServers"]["raw"]["env"] == {"A": "1"}
         assert "raw__echo" in registry
 
         listing = (await registry.invoke("mcp_list", {})).result.text
-        assert "raw (" in listing and "connected, 8 tool(s)" in listing
+        assert "raw (" in listing and "connected, 9 tool(s)" in listing
         assert "ghost (/nope): failed" in listing
 
         bad = await registry.invoke("mcp_add", {"name": "bad name!", "command": "x"})
@@ -169,6 +171,8 @@ async def test_self_management_tools_persist_and_roll_back(
         assert dead.result.is_error and "did not connect" in dead.result.text
         assert "dead" not in manager.servers
         assert "dead" not in json.loads(path.read_text())["mcpServers"]
+        both = await registry.invoke("mcp_add", {"name": "y", "command": "x", "url": "http://h"})
+        assert both.result.is_error and "exactly one of" in both.result.text
         pairs = await registry.invoke("mcp_add", {"name": "y", "command": "x", "env": ["NOEQ"]})
         assert pairs.result.is_error and "env: 'NOEQ' is not KEY=VALUE" in pairs.result.text
 
@@ -181,7 +185,7 @@ async def test_self_management_tools_persist_and_roll_back(
         data["mcpServers"]["raw"]["args"] = [RAW_SERVER, "--page-size", "3"]
         path.write_text(json.dumps(data))
         again = await registry.invoke("mcp_reconnect", {"name": "raw"})
-        assert again.ok and "8 tool(s)" in again.result.text
+        assert again.ok and "9 tool(s)" in again.result.text
         assert manager.servers["raw"].config.args[-1] == "3"
 
         # A failed write rolls the runtime change back.
@@ -208,7 +212,7 @@ async def test_add_and_reconnect_at_runtime() -> None:
     manager = McpManager()
     state = await manager.add(ServerConfig("raw", command=sys.executable, args=[RAW_SERVER]))
     try:
-        assert state.connected and len(state.tools) == 8
+        assert state.connected and len(state.tools) == 9
         client = state.client
         assert client is not None
         old_pid = client.server_pid
@@ -218,3 +222,14 @@ async def test_add_and_reconnect_at_runtime() -> None:
             await manager.add(ServerConfig("raw", command=sys.executable))
     finally:
         await manager.close()
+
+
+async def test_colliding_safe_names_keep_the_first_and_warn(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    twins = ServerConfig("raw", command=sys.executable, args=[RAW_SERVER, "--twins"])
+    async with McpManager({"raw": twins}) as manager:
+        bridged = [t for t in manager.tools() if t.name == "raw__bad_structured"]
+        assert [t.remote_name for t in bridged] == ["bad.structured"]
+        assert len(manager.tools()) == 9  # ten on the server, one dropped
+    assert any("both become 'raw__bad_structured'" in r.message for r in caplog.records)

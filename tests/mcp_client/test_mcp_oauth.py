@@ -4,23 +4,37 @@ conformance suite covers discovery variants, scopes and client authentication me
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 from urllib.parse import parse_qs
 
 import httpx
+import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from toolweave.mcp import OAuthClientProvider, headless_redirect
-from toolweave.mcp._oauth import canonical_resource, parse_challenge, resource_allowed
+from toolweave.mcp._oauth import (
+    OAuthError,
+    canonical_resource,
+    parse_challenge,
+    resource_allowed,
+)
 
-BASE = "http://mcp.test"
+BASE = "http://localhost:8123"  # loopback: plain HTTP is allowed only there
 
 
-def authorization_server(log: list[dict[str, Any]]) -> Starlette:
+def authorization_server(
+    log: list[dict[str, Any]],
+    *,
+    as_base: str = BASE,
+    issuer: str = f"{BASE}/as",
+    pkce: bool = True,
+    state_suffix: str = "",
+) -> Starlette:
     async def mcp(request: Request) -> Response:
         if request.headers.get("authorization", "").startswith("Bearer "):
             return JSONResponse({"ok": True})
@@ -33,11 +47,12 @@ def authorization_server(log: list[dict[str, Any]]) -> Starlette:
     async def metadata(request: Request) -> Response:
         return JSONResponse(
             {
-                "issuer": f"{BASE}/as",
-                "authorization_endpoint": f"{BASE}/as/authorize",
-                "token_endpoint": f"{BASE}/as/token",
-                "registration_endpoint": f"{BASE}/as/register",
+                "issuer": issuer,
+                "authorization_endpoint": f"{as_base}/as/authorize",
+                "token_endpoint": f"{as_base}/as/token",
+                "registration_endpoint": f"{as_base}/as/register",
                 "token_endpoint_auth_methods_supported": ["client_secret_post"],
+                **({"code_challenge_methods_supported": ["S256"]} if pkce else {}),
             }
         )
 
@@ -48,7 +63,8 @@ def authorization_server(log: list[dict[str, Any]]) -> Starlette:
     async def authorize(request: Request) -> Response:
         log.append({"authorize": dict(request.query_params)})
         q = request.query_params
-        return RedirectResponse(f"{q['redirect_uri']}?code=k1&state={q['state']}", 302)
+        state = q["state"] + state_suffix
+        return RedirectResponse(f"{q['redirect_uri']}?code=k1&state={state}", 302)
 
     async def token(request: Request) -> Response:
         form = {k: v[0] for k, v in parse_qs((await request.body()).decode()).items()}
@@ -107,6 +123,10 @@ async def test_code_flow_then_refresh() -> None:
         assert log[-1]["token"]["grant_type"] == "refresh_token"
         assert log[-1]["token"]["resource"] == f"{BASE}/mcp"
 
+        # The token is bound to this server: another origin never sees it.
+        assert await provider.headers(client, "http://localhost:9999/mcp") == {}
+        assert await provider.headers(client, f"{BASE}/mcp") == {"Authorization": "Bearer a2"}
+
         provider.tokens.refresh_token = "revoked"
         provider.tokens.expires_at = time.time() - 1
         assert await provider.headers(client) == {}  # refresh refused: authorize again
@@ -129,3 +149,49 @@ async def test_forbidden_without_insufficient_scope_is_not_retried() -> None:
     response = httpx.Response(403, request=request, headers={"WWW-Authenticate": "Bearer"})
     async with httpx.AsyncClient() as client:
         assert not await provider.handle_challenge(response, client)
+
+
+@pytest.mark.parametrize(
+    ("options", "error"),
+    [
+        ({"state_suffix": "x"}, "wrong state"),
+        ({"pkce": False}, "does not list PKCE S256"),
+        ({"as_base": "http://auth.example.com"}, "is not HTTPS"),
+        ({"issuer": "https://impostor.example.com/as"}, "names issuer"),
+    ],
+)
+async def test_unsafe_authorization_is_refused(options: dict[str, Any], error: str) -> None:
+    log: list[dict[str, Any]] = []
+    transport = httpx.ASGITransport(app=authorization_server(log, **options))
+
+    def make_client() -> httpx.AsyncClient:
+        return httpx.AsyncClient(transport=transport)
+
+    provider = OAuthClientProvider(headless_redirect(make_client), client_id="c1")
+    async with make_client() as client:
+        refused = await client.post(f"{BASE}/mcp")
+        with pytest.raises(OAuthError, match=error):
+            await provider.handle_challenge(refused, client)
+    assert provider.tokens is None
+    assert not any("token" in entry for entry in log)  # no code was ever exchanged
+
+
+async def test_concurrent_challenges_authorize_once() -> None:
+    log: list[dict[str, Any]] = []
+    transport = httpx.ASGITransport(app=authorization_server(log))
+
+    def make_client() -> httpx.AsyncClient:
+        return httpx.AsyncClient(transport=transport)
+
+    provider = OAuthClientProvider(headless_redirect(make_client), client_id="c1")
+    async with make_client() as client:
+        refused = [await client.post(f"{BASE}/mcp") for _ in range(5)]
+        retry = await asyncio.gather(*(provider.handle_challenge(r, client) for r in refused))
+        assert retry == [True] * 5
+        assert await provider.headers(client, f"{BASE}/mcp") == {"Authorization": "Bearer a1"}
+        assert provider.tokens is not None
+        provider.tokens.expires_at = time.time() - 1  # expired: concurrent requests refresh once
+        headers = await asyncio.gather(*(provider.headers(client) for _ in range(5)))
+        assert headers == [{"Authorization": "Bearer a2"}] * 5
+    assert sum("authorize" in entry for entry in log) == 1
+    assert sum(entry.get("token", {}).get("grant_type") == "refresh_token" for entry in log) == 1

@@ -39,7 +39,9 @@ _NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "u
 class HttpAuth(Protocol):
     """What the transport needs from an authentication provider."""
 
-    async def headers(self, client: httpx.AsyncClient) -> dict[str, str]: ...
+    async def headers(self, client: httpx.AsyncClient, url: str) -> dict[str, str]:
+        """Headers for a request to `url` (a provider sends tokens only where they belong)."""
+        ...
 
     async def handle_challenge(self, response: httpx.Response, client: httpx.AsyncClient) -> bool:
         """React to a 401/403; True means "retry the request now"."""
@@ -81,6 +83,7 @@ class HttpTransport:
         self._reinit_lock = asyncio.Lock()
         self._on_message: Callable[[Any], None] = lambda message: None
         self._get_started = False
+        self._initialize_id: Any = None
 
     async def start(
         self, on_message: Callable[[Any], None], on_close: Callable[[McpError], None]
@@ -132,6 +135,8 @@ class HttpTransport:
                 task.cancel()  # drop the request's POST or SSE stream
             if self.protocol_version in MODERN_VERSIONS:
                 return  # the stateless revision has no client notifications: that was it
+        if method == "initialize":
+            self._initialize_id = message.get("id")
         if method is not None and "id" in message:
             task = asyncio.ensure_future(self._request(message))
             self._track(task, message["id"])
@@ -158,7 +163,7 @@ class HttpTransport:
             session_used = self.session_id
             headers = self._headers(message, accept="application/json, text/event-stream")
             if self.auth is not None:
-                headers.update(await self.auth.headers(client))
+                headers.update(await self.auth.headers(client, self.url))
             request = client.build_request("POST", self.url, content=body, headers=headers)
             try:
                 response = await client.send(request, stream=True)
@@ -235,9 +240,20 @@ class HttpTransport:
 
     def _feed_all(self, decoded: Any, stream: _Stream | None = None) -> None:
         for message in decoded if isinstance(decoded, list) else [decoded]:
-            if stream is not None and isinstance(message, dict) and "method" not in message:
-                stream.waiting.discard(message.get("id"))
+            if isinstance(message, dict) and "method" not in message:
+                if stream is not None:
+                    stream.waiting.discard(message.get("id"))
+                if self._initialize_id is not None and message.get("id") == self._initialize_id:
+                    self._adopt_version(message.get("result"))
             self._on_message(message)
+
+    def _adopt_version(self, result: Any) -> None:
+        """Stamp the negotiated version from the initialize answer on, so that
+        `notifications/initialized` and the GET stream carry `MCP-Protocol-Version` too."""
+        self._initialize_id = None
+        version = result.get("protocolVersion") if isinstance(result, dict) else None
+        if isinstance(version, str):
+            self.protocol_version = version
 
     # -- SSE ------------------------------------------------------------------------------------
 
@@ -312,7 +328,7 @@ class HttpTransport:
         if last_event_id is not None:
             headers["Last-Event-ID"] = last_event_id
         if self.auth is not None:
-            headers.update(await self.auth.headers(client))
+            headers.update(await self.auth.headers(client, self.url))
         try:
             response = await asyncio.wait_for(
                 client.send(client.build_request("GET", self.url, headers=headers), stream=True),
@@ -370,6 +386,8 @@ class HttpTransport:
         if self.session_id is not None:
             headers = self._headers(None, accept="application/json")
             with contextlib.suppress(Exception):
+                if self.auth is not None:
+                    headers.update(await self.auth.headers(client, self.url))
                 await client.delete(self.url, headers=headers, timeout=min(self.timeout, 5.0))
             self.session_id = None
         await client.aclose()

@@ -364,7 +364,9 @@ class JsonRpcPeer:
             self._spawn(outcome)
 
     def _on_response(self, message: dict[str, Any]) -> None:
-        pending = self._pending.get(message.get("id"))
+        response_id = message.get("id")
+        # `true` == 1 in Python: a boolean id must not answer request 1.
+        pending = self._pending.get(response_id) if type(response_id) is not bool else None
         if pending is None or pending.future.done():
             if "id" not in message and "result" not in message and "error" not in message:
                 logger.warning("dropping message without method, id or result: %.200r", message)

@@ -9,22 +9,36 @@ authorization-code flow with PKCE S256 and a resource indicator, and keeps the t
 `insufficient_scope` asks again with the wider scope (the transport allows two authorizations
 per request, so a server that never accepts cannot loop us). The browser step
 is a callback (`redirect_handler`) so tests and headless hosts can drive it.
+
+Tokens are bound to the resource they were issued for: `headers(client, url)` returns nothing
+for any other server, and a challenge from a different server starts over rather than reusing
+the first server's authorization server. Authorization-server endpoints must be HTTPS (loopback
+excepted), and the code flow refuses an authorization server whose metadata does not list PKCE
+S256, as the MCP authorization spec requires. Discovery (the public documents, and the
+decision whom credentials may go to) lives in `_oauth_discovery.py`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import logging
-import re
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
-from .errors import McpError
+from ._oauth_discovery import (
+    Discovery,
+    canonical_resource,
+    discover,
+    parse_challenge,
+    resource_allowed,
+)
+from ._oauth_discovery import OAuthError as OAuthError  # public via toolweave.mcp
 
 if TYPE_CHECKING:
     import httpx
@@ -32,34 +46,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("toolweave.mcp.oauth")
 
 RedirectHandler = Callable[[str], Awaitable[str]]
-_CHALLENGE_PARAM = re.compile(r'(\w+)=(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')
-
-
-class OAuthError(McpError):
-    """Authorization against a protected MCP server failed; the message says at which step."""
-
-
-def parse_challenge(header: str) -> dict[str, str]:
-    """The parameters of a `WWW-Authenticate: Bearer ...` challenge."""
-    return {
-        m.group(1): m.group(2) if m.group(2) is not None else m.group(3)
-        for m in _CHALLENGE_PARAM.finditer(header)
-    }
-
-
-def canonical_resource(url: str) -> str:
-    """The RFC 8707 resource identifier of an MCP endpoint: no fragment, lower-case host."""
-    parts = urlsplit(url)
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path, parts.query, ""))
-
-
-def resource_allowed(requested: str, advertised: str) -> bool:
-    """Does the advertised resource cover the server we talk to (same origin, path prefix)?"""
-    a, b = urlsplit(requested), urlsplit(advertised)
-    if (a.scheme.lower(), a.netloc.lower()) != (b.scheme.lower(), b.netloc.lower()):
-        return False
-    prefix = b.path.rstrip("/")
-    return a.path == b.path or a.path.rstrip("/") == prefix or a.path.startswith(prefix + "/")
 
 
 def pkce_pair() -> tuple[str, str]:
@@ -81,13 +67,6 @@ class OAuthClientInfo:
     client_id: str
     client_secret: str | None = None
     auth_method: str | None = None
-
-
-@dataclass(slots=True)
-class _Discovery:
-    resource: str
-    metadata: dict[str, Any] = field(default_factory=dict)
-    scopes_supported: list[str] | None = None
 
 
 class OAuthClientProvider:
@@ -120,31 +99,60 @@ class OAuthClientProvider:
         )
         self.tokens: OAuthTokens | None = None
         self.server_url: str | None = None
-        self._discovery: _Discovery | None = None
+        self._lock = asyncio.Lock()
+        self._discovery: Discovery | None = None
 
     # -- what the transport calls ---------------------------------------------------------------
 
-    async def headers(self, client: httpx.AsyncClient) -> dict[str, str]:
+    async def headers(self, client: httpx.AsyncClient, url: str | None = None) -> dict[str, str]:
+        """The `Authorization` header for a request to `url` (none for a server the tokens were
+        not issued for)."""
         tokens = self.tokens
         if tokens is None:
             return {}
-        if tokens.expires_at is not None and tokens.expires_at < time.time() + 30:
-            if not await self._refresh(client):
+        if url is not None and not self._covers(url):
+            logger.warning("not sending the access token for %s to %s", self.server_url, url)
+            return {}
+        if _expiring(tokens):
+            async with self._lock:  # one refresh for many concurrent requests (tokens rotate)
+                if self.tokens is tokens and not await self._refresh(client):
+                    return {}
+                tokens = self.tokens
+            if tokens is None:
                 return {}
-            tokens = self.tokens
-            assert tokens is not None
         return {"Authorization": f"Bearer {tokens.access_token}"}
 
     async def handle_challenge(self, response: httpx.Response, client: httpx.AsyncClient) -> bool:
-        """Authorize after a 401 (or a 403 asking for more scope); True means retry now."""
-        self.server_url = str(response.request.url)
+        """Authorize after a 401 (or a 403 asking for more scope); True means retry now.
+
+        Concurrent challenges are handled one at a time, and a request refused with a token that
+        has since been replaced just retries: many calls failing together authorize once."""
         challenge = parse_challenge(response.headers.get("www-authenticate", ""))
         if response.status_code == 403 and challenge.get("error") != "insufficient_scope":
             return False
+        sent = response.request.headers.get("authorization")
+        async with self._lock:
+            current, url = self.tokens, str(response.request.url)
+            if (
+                current is not None
+                and sent != f"Bearer {current.access_token}"
+                and self._covers(url)
+            ):
+                return True
+            return await self._answer_challenge(response, client, challenge)
+
+    async def _answer_challenge(
+        self, response: httpx.Response, client: httpx.AsyncClient, challenge: dict[str, str]
+    ) -> bool:
+        self.server_url = str(response.request.url)
+        if not self._covers(self.server_url):  # another server: its own authorization from scratch
+            self._discovery, self.tokens = None, None
         refreshable = self.tokens is not None and self.tokens.refresh_token is not None
         if response.status_code == 401 and refreshable and await self._refresh(client):
             return True
-        discovery = await self._discover(client, challenge)
+        if self._discovery is None:
+            self._discovery = await discover(client, self.server_url, challenge)
+        discovery = self._discovery
         scope = challenge.get("scope") or self.scope
         if scope is None and discovery.scopes_supported:
             scope = " ".join(discovery.scopes_supported)
@@ -152,88 +160,9 @@ class OAuthClientProvider:
         await self._authorize(client, discovery, scope)
         return True
 
-    # -- discovery ------------------------------------------------------------------------------
-
-    async def _get_json(self, client: httpx.AsyncClient, url: str) -> dict[str, Any] | None:
-        try:
-            response = await client.get(url, headers={"MCP-Protocol-Version": "2025-11-25"})
-        except Exception as exc:
-            logger.debug("GET %s failed: %r", url, exc)
-            return None
-        if response.status_code != 200:
-            return None
-        try:
-            data = response.json()
-        except ValueError:
-            return None
-        return data if isinstance(data, dict) else None
-
-    async def _discover(self, client: httpx.AsyncClient, challenge: dict[str, str]) -> _Discovery:
-        if self._discovery is not None:
-            return self._discovery
-        assert self.server_url is not None
-        server = urlsplit(self.server_url)
-        origin = f"{server.scheme}://{server.netloc}"
-        candidates = []
-        if challenge.get("resource_metadata"):
-            candidates.append(challenge["resource_metadata"])
-        path = server.path.rstrip("/")
-        if path:
-            candidates.append(f"{origin}/.well-known/oauth-protected-resource{path}")
-        candidates.append(f"{origin}/.well-known/oauth-protected-resource")
-        prm: dict[str, Any] | None = None
-        for url in candidates:
-            prm = await self._get_json(client, url)
-            if prm is not None:
-                break
-        resource = canonical_resource(self.server_url)
-        scopes: list[str] | None = None
-        if prm is not None:
-            advertised = prm.get("resource")
-            if isinstance(advertised, str):
-                if not resource_allowed(resource, advertised):
-                    raise OAuthError(
-                        f"the protected-resource metadata names resource {advertised!r}, which "
-                        f"does not cover {resource!r}; refusing to send credentials for it"
-                    )
-                resource = advertised
-            servers = prm.get("authorization_servers")
-            issuer = servers[0] if isinstance(servers, list) and servers else origin
-            supported = prm.get("scopes_supported")
-            scopes = [str(s) for s in supported] if isinstance(supported, list) else None
-        else:
-            issuer = origin  # 2025-03-26: the MCP server's origin is the authorization server
-        metadata = await self._as_metadata(client, str(issuer))
-        if metadata is None:
-            base = str(issuer).rstrip("/")
-            metadata = {
-                "authorization_endpoint": f"{base}/authorize",
-                "token_endpoint": f"{base}/token",
-                "registration_endpoint": f"{base}/register",
-            }
-        self._discovery = _Discovery(resource, metadata, scopes)
-        return self._discovery
-
-    async def _as_metadata(self, client: httpx.AsyncClient, issuer: str) -> dict[str, Any] | None:
-        parts = urlsplit(issuer)
-        origin = f"{parts.scheme}://{parts.netloc}"
-        path = parts.path.rstrip("/")
-        if path:
-            urls = [
-                f"{origin}/.well-known/oauth-authorization-server{path}",
-                f"{origin}/.well-known/openid-configuration{path}",
-                f"{origin}{path}/.well-known/openid-configuration",
-            ]
-        else:
-            urls = [
-                f"{origin}/.well-known/oauth-authorization-server",
-                f"{origin}/.well-known/openid-configuration",
-            ]
-        for url in urls:
-            metadata = await self._get_json(client, url)
-            if metadata is not None and "token_endpoint" in metadata:
-                return metadata
-        return None
+    def _covers(self, url: str) -> bool:
+        discovery = self._discovery
+        return discovery is None or resource_allowed(canonical_resource(url), discovery.resource)
 
     # -- registration ---------------------------------------------------------------------------
 
@@ -246,7 +175,7 @@ class OAuthClientProvider:
                 return method
         return "none"
 
-    async def _register(self, client: httpx.AsyncClient, discovery: _Discovery) -> None:
+    async def _register(self, client: httpx.AsyncClient, discovery: Discovery) -> None:
         metadata = discovery.metadata
         if self.client is not None:
             if self.client.auth_method is None:
@@ -283,9 +212,15 @@ class OAuthClientProvider:
     # -- authorization and tokens ---------------------------------------------------------------
 
     async def _authorize(
-        self, client: httpx.AsyncClient, discovery: _Discovery, scope: str | None
+        self, client: httpx.AsyncClient, discovery: Discovery, scope: str | None
     ) -> None:
         assert self.client is not None
+        methods = discovery.metadata.get("code_challenge_methods_supported")
+        if discovery.discovered and not (isinstance(methods, list) and "S256" in methods):
+            raise OAuthError(
+                "the authorization server's metadata does not list PKCE S256 in "
+                "code_challenge_methods_supported; MCP clients must refuse such a server"
+            )
         verifier, challenge = pkce_pair()
         state = secrets.token_urlsafe(16)
         query: dict[str, str] = {
@@ -341,7 +276,7 @@ class OAuthClientProvider:
         return True
 
     async def _token_request(
-        self, client: httpx.AsyncClient, discovery: _Discovery, form: dict[str, str]
+        self, client: httpx.AsyncClient, discovery: Discovery, form: dict[str, str]
     ) -> None:
         assert self.client is not None
         info = self.client
@@ -384,12 +319,16 @@ class ClientCredentialsProvider(OAuthClientProvider):
         self.client.auth_method = "client_secret_basic"
 
     async def _authorize(
-        self, client: httpx.AsyncClient, discovery: _Discovery, scope: str | None
+        self, client: httpx.AsyncClient, discovery: Discovery, scope: str | None
     ) -> None:
         form = {"grant_type": "client_credentials", "resource": discovery.resource}
         if scope:
             form["scope"] = scope
         await self._token_request(client, discovery, form)
+
+
+def _expiring(tokens: OAuthTokens) -> bool:
+    return tokens.expires_at is not None and tokens.expires_at < time.time() + 30
 
 
 async def _no_redirect(url: str) -> str:

@@ -6,7 +6,10 @@ between the pipe and the waiting caller, which is what keeps round trips close t
 Lines are assembled from chunks and joined once, so a multi-megabyte line costs linear time;
 lines over `max_line_bytes` are dropped with a warning. stderr never mixes with the protocol:
 it goes to Python logging and a short tail kept for error messages. When stdout ends the peer is
-closed at once, so pending calls fail immediately with the exit code and the stderr tail.
+closed at once, so pending calls fail immediately with the exit code and the stderr tail; the same
+happens when the process exits while a grandchild (an `npx` or shell wrapper's child) still
+holds stdout open. The server runs in its own process group, and shutdown signals the whole
+group, so wrappers cannot leave orphaned servers behind.
 """
 
 from __future__ import annotations
@@ -30,9 +33,12 @@ logger = logging.getLogger("toolweave.mcp.stdio")
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 #: How long shutdown waits after closing stdin, and again after SIGTERM.
 DEFAULT_SHUTDOWN_TIMEOUT = 2.0
-#: How long to wait for the exit code once stdout has closed.
+#: How long to wait for the exit code once stdout has closed (and for stdout to close once
+#: the process has exited).
 _EXIT_GRACE = 0.5
 _STDERR_TAIL = 20
+#: stderr text without a newline is logged once it reaches this size, so it cannot grow forever.
+_STDERR_MAX_LINE = 64 * 1024
 
 
 class _Protocol(asyncio.SubprocessProtocol):
@@ -47,6 +53,9 @@ class _Protocol(asyncio.SubprocessProtocol):
         self.size = 0
         self.overflow = False
         self.err_partial = b""
+        self.closing = False
+        self.pid = 0  # set once the process runs
+        self.stdout_closed = asyncio.Event()
         self.exited: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.can_write = asyncio.Event()
         self.can_write.set()
@@ -104,6 +113,9 @@ class _Protocol(asyncio.SubprocessProtocol):
 
     def _stderr(self, data: bytes) -> None:
         *lines, self.err_partial = (self.err_partial + data).split(b"\n")
+        if len(self.err_partial) > _STDERR_MAX_LINE:
+            lines.append(self.err_partial)
+            self.err_partial = b""
         for raw in lines:
             text = raw.decode(errors="replace").rstrip()
             if text:
@@ -111,14 +123,25 @@ class _Protocol(asyncio.SubprocessProtocol):
                 self.owner._stderr_log.info("%s", text)
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        if fd == 1:
-            task = asyncio.ensure_future(self._report_close())
-            self.owner._tasks.add(task)
-            task.add_done_callback(self.owner._tasks.discard)
+        if fd == 0:
+            self.can_write.set()  # a writer waiting on a full pipe must not wait forever
+        elif fd == 1:
+            self.stdout_closed.set()
+            self._schedule_close()
 
     def process_exited(self) -> None:
         if not self.exited.done():
             self.exited.set_result(None)
+        self._schedule_close()
+
+    def _schedule_close(self) -> None:
+        if self.closing:
+            return
+        self.closing = True
+        self.can_write.set()
+        task = asyncio.ensure_future(self._report_close())
+        self.owner._tasks.add(task)
+        task.add_done_callback(self.owner._tasks.discard)
 
     def pause_writing(self) -> None:
         self.can_write.clear()
@@ -127,9 +150,17 @@ class _Protocol(asyncio.SubprocessProtocol):
         self.can_write.set()
 
     async def _report_close(self) -> None:
-        # stdout ends just before the process exits; give it a moment to report its code.
+        # stdout ends just before the process exits; give it a moment to report its code. If
+        # the process went first, give stdout a moment to deliver its last answers (a
+        # grandchild may hold it open for good, so never wait longer than that).
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(asyncio.shield(self.exited), _EXIT_GRACE)
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self.stdout_closed.wait(), _EXIT_GRACE)
+        if self.exited.done() and not self.stdout_closed.is_set():
+            # The server is gone but something it started holds our stdout: an orphan of its
+            # process group (still alive, so the group id is still ours).
+            _signal_group(self.pid, signal.SIGKILL)
         code = self.owner.returncode
         message = f"MCP server {self.owner.name!r} exited"
         message += f" with code {code}" if code is not None else " (closed its stdout)"
@@ -207,6 +238,7 @@ class StdioTransport:
             ) from exc
         self._transport = transport
         self._protocol = protocol
+        protocol.pid = transport.get_pid()
         self._stdin = cast(asyncio.WriteTransport, transport.get_pipe_transport(0))
 
     async def send(self, message: dict[str, Any]) -> None:
@@ -226,14 +258,19 @@ class StdioTransport:
         if self._stdin is not None and not self._stdin.is_closing():
             self._stdin.close()
         self._stdin = None
+        pid = transport.get_pid()
+        running = transport.get_returncode() is None
         for sig in (None, signal.SIGTERM, signal.SIGKILL):
             if transport.get_returncode() is not None:
                 break
             if sig is not None:
-                with contextlib.suppress(ProcessLookupError):
-                    transport.send_signal(sig)
+                _signal_group(pid, sig)
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(asyncio.shield(protocol.exited), self.shutdown_timeout)
+        if running or not protocol.stdout_closed.is_set():
+            # Sweep what the server left in its group; the group id is surely still ours while
+            # the leader was alive a moment ago or a member still holds our stdout.
+            _signal_group(pid, signal.SIGKILL)
         for task in list(self._tasks):
             with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError, Exception):
                 await asyncio.wait_for(task, self.shutdown_timeout)
@@ -241,3 +278,9 @@ class StdioTransport:
         self._transport = None
         self._protocol = None
         self._last_returncode = transport.get_returncode()
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    """Signal the server's process group (it leads its own session, so pgid == pid)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)

@@ -16,25 +16,17 @@ from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from toolweave.tools.result import ResourceContent, ToolResult
+from toolweave.tools.result import ToolResult
 from toolweave.tools.shaping import DEFAULT_MAX_CHARS
 
 from . import protocol
-from ._callbacks import LOG_LEVELS, ClientCallbacks, ServerRequestHandler
+from ._callbacks import ClientCallbacks, ServerRequestHandler
+from ._features import ServerFeatures
 from ._jsonrpc import JsonRpcPeer, ProgressHandler, RequestContext
 from ._schema_check import schema_errors
+from .bridge import PROBE_REQUEST, PROBE_SUPPORTED
 from .errors import McpConnectionClosed, McpError
-from .models import (
-    McpPrompt,
-    McpPromptMessage,
-    McpPromptResult,
-    McpResource,
-    McpResourceTemplate,
-    McpToolInfo,
-    content_from_wire,
-    resource_from_wire,
-    tool_result_from_wire,
-)
+from .models import McpToolInfo, tool_result_from_wire
 
 if TYPE_CHECKING:
     from ._http import HttpAuth
@@ -60,7 +52,7 @@ class Transport(Protocol):
     async def close(self) -> None: ...
 
 
-class McpClient:
+class McpClient(ServerFeatures):
     """A connection to one MCP server. Use `McpClient.stdio(...)` or `McpClient.http(...)`.
 
     `async with client:` connects and negotiates; every request method raises `McpError` on
@@ -173,6 +165,10 @@ class McpClient:
         async with self._connect_lock:
             if self.connected:
                 return
+            stale, self._peer = self._peer, None
+            if stale is not None:  # the server died: release its process, pipes or HTTP client
+                stale.close()
+                await self.transport.close()
             peer = JsonRpcPeer(self.transport.send, self._serve, self._notified)
             self._peer = peer
             self._negotiated = None
@@ -347,21 +343,6 @@ class McpClient:
             f"{self.name!r} is looping"
         )
 
-    async def _paginate(self, method: str, key: str) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        while True:
-            result = await self.request(method, {"cursor": cursor} if cursor else None)
-            page = result.get(key)
-            if isinstance(page, list):
-                items.extend(item for item in page if isinstance(item, dict))
-            next_cursor = result.get("nextCursor")
-            if not isinstance(next_cursor, str) or not next_cursor or next_cursor in seen:
-                return items
-            seen.add(next_cursor)
-            cursor = next_cursor
-
     async def list_tools(self, *, refresh: bool = False) -> list[McpToolInfo]:
         """Every tool, across all pages; cached until `notifications/tools/list_changed`."""
         if self._tools is None or refresh:
@@ -384,8 +365,15 @@ class McpClient:
         *,
         meta: dict[str, Any] | None = None,
     ) -> ToolResult:
-        """Call a tool. A tool's own failure comes back as `is_error=True`, not an exception."""
+        """Call a tool. A tool's own failure comes back as `is_error=True`, not an exception.
+
+        A permission probe (`meta={"forge.permission_patterns": True}`) is refused with
+        `McpError`, sending nothing, unless the tool advertises
+        `forge.supports_permission_patterns`: an unaware server would run the tool for real."""
         params: dict[str, Any] = {"name": name, "arguments": args or {}}
+        probe = bool(meta and meta.get(PROBE_REQUEST))
+        if probe:
+            await self._require_probe_support(name)
         if meta:
             params["_meta"] = dict(meta)
         try:
@@ -394,10 +382,21 @@ class McpClient:
             exc.tool = exc.tool or name
             raise
         result = tool_result_from_wire(raw)
-        probe = bool(meta and meta.get("forge.permission_patterns"))
         if not probe and not result.is_error:  # a probe runs nothing, so there is nothing to check
             await self._check_structured(name, result)
         return result
+
+    async def _require_probe_support(self, name: str) -> None:
+        info = self._tools_by_name.get(name)
+        if info is None:
+            await self.list_tools(refresh=self._tools is not None)
+            info = self._tools_by_name.get(name)
+        if info is None or info.meta.get(PROBE_SUPPORTED) is not True:
+            raise McpError(
+                f"tool {name!r} on MCP server {self.name!r} does not advertise "
+                f"{PROBE_SUPPORTED}; a permission probe would run it for real, so none was sent",
+                tool=name,
+            )
 
     async def _check_structured(self, name: str, result: ToolResult) -> None:
         """A tool with an output schema must return structured content that matches it."""
@@ -432,76 +431,6 @@ class McpClient:
         from .bridge import as_tools
 
         return await as_tools(self, prefix, include, exclude, max_chars=max_chars)
-
-    async def list_resources(self) -> list[McpResource]:
-        return [
-            McpResource.from_wire(r) for r in await self._paginate("resources/list", "resources")
-        ]
-
-    async def list_resource_templates(self) -> list[McpResourceTemplate]:
-        raw = await self._paginate("resources/templates/list", "resourceTemplates")
-        return [McpResourceTemplate.from_wire(r) for r in raw]
-
-    async def read_resource(self, uri: str) -> list[ResourceContent]:
-        result = await self.request("resources/read", {"uri": uri})
-        contents = result.get("contents")
-        return (
-            [resource_from_wire(c) for c in contents if isinstance(c, dict)]
-            if isinstance(contents, list)
-            else []
-        )
-
-    async def subscribe_resource(self, uri: str) -> None:
-        await self.request("resources/subscribe", {"uri": uri})
-
-    async def unsubscribe_resource(self, uri: str) -> None:
-        await self.request("resources/unsubscribe", {"uri": uri})
-
-    async def list_prompts(self) -> list[McpPrompt]:
-        return [McpPrompt.from_wire(p) for p in await self._paginate("prompts/list", "prompts")]
-
-    async def get_prompt(self, name: str, args: dict[str, str] | None = None) -> McpPromptResult:
-        params: dict[str, Any] = {"name": name}
-        if args:
-            params["arguments"] = {k: str(v) for k, v in args.items()}
-        result = await self.request("prompts/get", params)
-        messages = [
-            McpPromptMessage(
-                role=str(m.get("role", "user")), content=content_from_wire(m.get("content"))
-            )
-            for m in result.get("messages") or []
-            if isinstance(m, dict)
-        ]
-        description = result.get("description")
-        return McpPromptResult(messages, description if isinstance(description, str) else None)
-
-    async def complete(
-        self,
-        ref: dict[str, Any],
-        argument: str,
-        value: str,
-        context: dict[str, str] | None = None,
-    ) -> list[str]:
-        """Completion values for one argument of a prompt (`{"type": "ref/prompt", "name"}`) or
-        resource template (`{"type": "ref/resource", "uri"}`)."""
-        params: dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
-        if context:
-            params["context"] = {"arguments": context}
-        result = await self.request("completion/complete", params)
-        completion = result.get("completion")
-        values = completion.get("values") if isinstance(completion, dict) else None
-        return [str(v) for v in values] if isinstance(values, list) else []
-
-    async def set_logging_level(self, level: str) -> None:
-        """Ask for server log messages at `level` and above (they go to Python logging)."""
-        if level not in LOG_LEVELS:
-            raise ValueError(f"logging level must be one of {sorted(LOG_LEVELS)}, not {level!r}")
-        self._log_level = level
-        if not self._require().modern:
-            await self.request("logging/setLevel", {"level": level})
-
-    async def ping(self) -> None:
-        await self.request("ping")
 
     # -- what the server asks of us -------------------------------------------------------------
 

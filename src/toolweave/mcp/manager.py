@@ -223,20 +223,25 @@ class McpManager:
         name = state.config.name
         previous = {t.remote_name: t for t in state.tools if t.client is client}
         bridged: list[McpTool] = []
+        taken: dict[str, str] = {}
         for info in select(await client.list_tools(), self.include, self.exclude):
+            safe = safe_tool_name(f"{name}{TOOL_SEPARATOR}{info.name}")
+            if safe in taken:  # e.g. `a.b` and `a_b`, or names cut at 64 characters
+                logger.warning(
+                    "MCP server %r: tool %r and %r both become %r; keeping the first (exclude "
+                    "one with the manager's `exclude` filter)",
+                    name,
+                    taken[safe],
+                    info.name,
+                    safe,
+                )
+                continue
+            taken[safe] = info.name
             same = previous.get(info.name)
             if same is not None and same.info == info:
                 bridged.append(same)
                 continue
-            bridged.append(
-                McpTool(
-                    client,
-                    info,
-                    name=safe_tool_name(f"{name}{TOOL_SEPARATOR}{info.name}"),
-                    max_chars=self.max_chars,
-                    server=name,
-                )
-            )
+            bridged.append(McpTool(client, info, name=safe, max_chars=self.max_chars, server=name))
         return bridged
 
     def _listener(self, name: str) -> Any:

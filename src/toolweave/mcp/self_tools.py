@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -45,10 +46,13 @@ def read_config_file(path: Path) -> dict[str, Any]:
 
 
 def write_config_file(path: Path, data: dict[str, Any]) -> None:
-    """Write atomically: readers see the old file or the new one, never half of it."""
+    """Write atomically: readers see the old file or the new one, never half of it. An existing
+    file keeps its permission bits (a new one is private: it may hold env secrets)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        if path.exists():
+            os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(data, handle, indent=2, ensure_ascii=False)
             handle.write("\n")
@@ -117,6 +121,8 @@ def self_management_tools(manager: McpManager, config_path: str | Path | None = 
             return ToolResult.error(f"Invalid name {name!r}: use 1-48 letters, digits, '_' or '-'.")
         if name in manager.servers:
             return ToolResult.error(f"A server named {name!r} exists; remove it first.")
+        if bool(command) == bool(url):
+            return ToolResult.error("Give exactly one of `command` (stdio) or `url` (HTTP).")
         try:
             entry: dict[str, Any] = {"command": command} if command else {"url": url}
             if args:
