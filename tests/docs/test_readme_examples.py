@@ -1,4 +1,4 @@
-"""The README's Python examples run as written (offline ones; the npx one needs the network)."""
+"""The README's Python examples run as written, from the repository root."""
 
 from __future__ import annotations
 
@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
-OFFLINE = [b for b in BLOCKS if "npx" not in b]
+OFFLINE = [b for b in BLOCKS if "npx" not in b]  # nothing may reach the network
 
 
 def test_readme_has_examples() -> None:
-    assert len(OFFLINE) >= 3
+    assert len(OFFLINE) == len(BLOCKS) >= 4
 
 
 @pytest.mark.parametrize("index", range(len(OFFLINE)))
@@ -25,6 +26,7 @@ def test_readme_example_runs(
     script = tmp_path / f"readme_example_{index}.py"
     script.write_text(OFFLINE[index], encoding="utf-8")
     monkeypatch.setattr(sys, "argv", [str(script)])
+    monkeypatch.chdir(ROOT)
     runpy.run_path(str(script), run_name="readme_example")  # not __main__: servers do not start
     out = capsys.readouterr().out
     if "print(" in OFFLINE[index]:
