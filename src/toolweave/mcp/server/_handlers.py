@@ -37,6 +37,7 @@ async def initialize(
     requested = params.get("protocolVersion")
     version = requested if requested in LEGACY_VERSIONS else LEGACY_VERSIONS[0]
     session.protocol_version = version
+    session.legacy_client = True
     info = params.get("clientInfo")
     session.client_info = info if isinstance(info, dict) else {}
     caps = params.get("capabilities")
@@ -262,6 +263,12 @@ async def complete(
     }
 
 
+async def listen(
+    session: ServerSession, params: dict[str, Any], ctx: RequestContext
+) -> dict[str, Any]:
+    return await session.server.changes.listen(session, params, ctx)
+
+
 async def set_level(
     session: ServerSession, params: dict[str, Any], ctx: RequestContext
 ) -> dict[str, Any]:
@@ -286,4 +293,5 @@ HANDLERS: dict[str, Handler] = {
     "prompts/get": prompts_get,
     "completion/complete": complete,
     "logging/setLevel": set_level,
+    "subscriptions/listen": listen,
 }

@@ -267,6 +267,10 @@ class StreamableHttpApp:
         refused = check_modern_request(request, request_id, method, params, meta)
         if refused is not None:
             return refused
+        if method == "subscriptions/listen" and not sse_ok:  # its answer is a long SSE stream
+            return _error(
+                406, -32600, "subscriptions/listen needs Accept: text/event-stream", request_id
+            )
         stream = ReplyStream(request_id, json_ok=json_ok, sse_ok=sse_ok)
         store = self.store
 
@@ -365,6 +369,7 @@ class StreamableHttpApp:
                 forget(stream_id)
 
     def close_all(self) -> None:
+        self.server.changes.end(lambda session: session.stateless)  # listen streams end cleanly
         for session_id in list(self.sessions):
             self._close(session_id)
 

@@ -60,6 +60,8 @@ class ServerSession:
         self.stateless = stateless
         self.peer: JsonRpcPeer | None = None
         self.initialized = False
+        #: Opened with `initialize` (2025-era): list changes are broadcast to it.
+        self.legacy_client = False
         self.protocol_version: str = LEGACY_VERSIONS[0]
         self.client_info: dict[str, Any] = {}
         self.client_capabilities: dict[str, Any] = {}

@@ -138,6 +138,11 @@ class ReplyStream:
         elif self.queue is not None:
             self.queue.put_nowait(None)
 
+    def keepalive(self) -> None:
+        """An SSE comment line on a quiet long-lived stream (a `subscriptions/listen` answer)."""
+        if self.mode == "sse" and not self.finished and self.queue is not None:
+            self.queue.put_nowait(b":\n\n")
+
     def close_stream(self) -> None:
         """Close the SSE stream now; later messages wait in the event store for a resume."""
         if self.mode is None:

@@ -120,6 +120,7 @@ async def serve_stdio(
                 continue
             peer.feed(message)
         await asyncio.sleep(0)  # let requests fed just now start
+        server.changes.end(lambda s: s is session)  # listen streams: answered, not awaited
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(idle.wait(), EOF_GRACE)
     finally:

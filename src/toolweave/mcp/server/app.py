@@ -16,6 +16,7 @@ from toolweave.tools.base import Tool
 from toolweave.tools.permissions import Permission
 
 from ._catalog import PromptEntry, ResourceEntry
+from ._listen import PROMPTS_CHANGED, RESOURCE_UPDATED, RESOURCES_CHANGED, TOOLS_CHANGED, ChangeFeed
 from ._session import ServerSession
 from ._tools import PatternSource, ToolEntry, check_name, function_entry
 
@@ -62,6 +63,7 @@ class McpServer:
         self.prompts: dict[str, PromptEntry] = {}
         self.completions: dict[str, Callable[..., Any]] = {}
         self.sessions: set[ServerSession] = set()
+        self.changes = ChangeFeed()  # 2026-07-28 `subscriptions/listen` streams
         self._sources: list[ToolSource] = []
         self._loading: asyncio.Task[None] | None = None
 
@@ -303,26 +305,27 @@ class McpServer:
         return ServerSession(self, session_id=session_id, stateless=stateless)
 
     async def notify_tools_changed(self) -> None:
-        """Tell every connected session that tools/list changed."""
-        await self._broadcast(list(self.sessions), "notifications/tools/list_changed", None)
+        """Tell every client that tools/list changed: 2025-era sessions and 2026-07-28
+        `subscriptions/listen` streams that asked for `toolsListChanged`."""
+        await self._notify_list(TOOLS_CHANGED)
+
+    async def notify_prompts_changed(self) -> None:
+        """Tell every client that prompts/list changed (as `notify_tools_changed`)."""
+        await self._notify_list(PROMPTS_CHANGED)
+
+    async def notify_resources_changed(self) -> None:
+        """Tell every client that resources/list changed (as `notify_tools_changed`)."""
+        await self._notify_list(RESOURCES_CHANGED)
 
     async def notify_resource_updated(self, uri: str) -> None:
-        """Tell the sessions subscribed to `uri` that it changed."""
+        """Tell the clients subscribed to `uri` that it changed."""
+        self.changes.publish(RESOURCE_UPDATED, uri)
         subscribed = [s for s in self.sessions if uri in s.subscriptions]
-        await self._broadcast(subscribed, "notifications/resources/updated", {"uri": uri})
+        await self.changes.broadcast(subscribed, RESOURCE_UPDATED, {"uri": uri})
 
-    async def _broadcast(
-        self, sessions: list[ServerSession], method: str, params: dict[str, Any] | None
-    ) -> None:
-        """Notify each session; one that went away is skipped, never stopping the others."""
-        for session in sessions:
-            peer = session.peer
-            if peer is None or peer.closed:
-                continue
-            try:
-                await peer.notify(method, params)
-            except Exception as exc:  # a closed pipe or socket: that client is gone
-                logger.debug("could not send %s to session %s: %s", method, session.session_id, exc)
+    async def _notify_list(self, method: str) -> None:
+        self.changes.publish(method)
+        await self.changes.broadcast(self.sessions, method, None)
 
     # -- transports -------------------------------------------------------------------------------
 
