@@ -23,15 +23,12 @@ from toolweave.tools.permissions import Permission
 from toolweave.tools.result import Content, ResourceContent, TextContent, ToolResult
 from toolweave.tools.shaping import DEFAULT_MAX_CHARS, truncate_text
 
+from ._forge import PROBE_ALWAYS, PROBE_PATTERNS, PROBE_REQUEST, PROBE_SUPPORTED
 from .models import McpToolInfo
 
 if TYPE_CHECKING:
     from .client import McpClient
 
-PROBE_REQUEST = "forge.permission_patterns"
-PROBE_SUPPORTED = "forge.supports_permission_patterns"
-PROBE_PATTERNS = "forge.patterns"
-PROBE_ALWAYS = "forge.always"
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 ToolFilter = Iterable[str] | Callable[[McpToolInfo], bool]

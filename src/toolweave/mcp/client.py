@@ -22,9 +22,9 @@ from toolweave.tools.shaping import DEFAULT_MAX_CHARS
 from . import protocol
 from ._callbacks import ClientCallbacks, ServerRequestHandler
 from ._features import ServerFeatures
+from ._forge import PROBE_REQUEST, PROBE_SUPPORTED
 from ._jsonrpc import JsonRpcPeer, ProgressHandler, RequestContext
 from ._schema_check import schema_errors
-from .bridge import PROBE_REQUEST, PROBE_SUPPORTED
 from .errors import McpConnectionClosed, McpError
 from .models import McpToolInfo, tool_result_from_wire
 

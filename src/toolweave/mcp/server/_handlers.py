@@ -18,6 +18,7 @@ from toolweave.mcp.errors import McpError
 from toolweave.tools.errors import ToolError
 from toolweave.tools.result import ToolResult
 
+from .._forge import PROBE_ALWAYS, PROBE_PATTERNS
 from ._session import (
     LEGACY_VERSIONS,
     META_SERVER_INFO,
@@ -25,7 +26,7 @@ from ._session import (
     ServerSession,
 )
 from .context import LOG_LEVELS, Context
-from .results import PROBE_ALWAYS_KEY, PROBE_PATTERNS_KEY, error_result, result_to_wire
+from .results import error_result, result_to_wire
 
 Handler = Callable[[ServerSession, dict[str, Any], RequestContext], Awaitable[dict[str, Any]]]
 MAX_COMPLETIONS = 100
@@ -144,7 +145,7 @@ async def _probe(entry: Any, tool: Any, args: dict[str, Any], ctx: Context) -> T
             patterns = await patterns
     except ValueError as exc:  # e.g. a validator refusing the path the call would write
         return error_result(f"Tool {entry.name!r} refuses these arguments: {exc}")
-    meta = {PROBE_PATTERNS_KEY: list(patterns), PROBE_ALWAYS_KEY: list(entry.always)}
+    meta = {PROBE_PATTERNS: list(patterns), PROBE_ALWAYS: list(entry.always)}
     return ToolResult(content=[], metadata={"_meta": meta})
 
 

@@ -26,7 +26,7 @@ from toolweave.tools.result import (
     ToolResult,
 )
 
-from .results import PROBE_SUPPORT_KEY
+from .._forge import PROBE_SUPPORTED
 
 logger = logging.getLogger("toolweave.mcp.server")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
@@ -204,7 +204,7 @@ class ToolEntry:
         entry["annotations"] = annotations
         meta = dict(self.meta or {})
         if self.supports_probe:
-            meta[PROBE_SUPPORT_KEY] = True
+            meta[PROBE_SUPPORTED] = True
         if meta:
             entry["_meta"] = meta
         self._definition = entry

@@ -15,7 +15,7 @@ from toolweave.mcp._jsonrpc import RequestContext
 from toolweave.mcp.errors import McpError
 from toolweave.tools.context import ToolContext
 
-from .results import PROBE_REQUEST_KEY
+from .._forge import PROBE_REQUEST
 
 if TYPE_CHECKING:
     from ._session import ServerSession
@@ -57,7 +57,7 @@ class Context(ToolContext):
         self._session = session
         self._request = request
         self.meta: dict[str, Any] = request.meta
-        self.probe = request.meta.get(PROBE_REQUEST_KEY) is True
+        self.probe = request.meta.get(PROBE_REQUEST) is True
         self.tool_name = tool_name
 
     @property

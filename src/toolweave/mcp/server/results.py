@@ -20,13 +20,8 @@ from toolweave.tools.result import (
     ToolResult,
 )
 
-#: `_meta` key on a tools/call request asking for permission patterns instead of a run.
-PROBE_REQUEST_KEY = "forge.permission_patterns"
-#: `_meta` keys of a probe answer: argument-dependent patterns and always-on patterns.
-PROBE_PATTERNS_KEY = "forge.patterns"
-PROBE_ALWAYS_KEY = "forge.always"
-#: `_meta` flag in tools/list marking a tool that answers probes.
-PROBE_SUPPORT_KEY = "forge.supports_permission_patterns"
+from .._forge import PROBE_ALWAYS, PROBE_PATTERNS
+
 #: `ToolResult.metadata` key whose dict is sent as the result's `_meta`.
 META_KEY = "_meta"
 
@@ -60,7 +55,7 @@ def image_result(
 
 def probe_result(patterns: list[str], always: list[str] | None = None) -> ToolResult:
     """The answer to a permission probe: no content, the patterns in `_meta`."""
-    meta = {PROBE_PATTERNS_KEY: list(patterns), PROBE_ALWAYS_KEY: list(always or [])}
+    meta = {PROBE_PATTERNS: list(patterns), PROBE_ALWAYS: list(always or [])}
     return ToolResult(content=[], metadata={META_KEY: meta})
 
 
