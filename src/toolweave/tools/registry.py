@@ -33,7 +33,7 @@ class ToolInvocation:
 
     name: str
     call_id: str | None
-    args: dict[str, Any] | str | None
+    args: dict[str, Any] | str | bytes | None
     result: ToolResult
     error: ToolError | None
     duration: float
@@ -216,7 +216,7 @@ class ToolRegistry:
     async def invoke(
         self,
         name: str,
-        args: dict[str, Any] | str | None,
+        args: dict[str, Any] | str | bytes | None,
         ctx: ToolContext | None = None,
         *,
         call_id: str | None = None,
@@ -231,7 +231,7 @@ class ToolRegistry:
             ctx = ToolContext(call_id=call_id)
         start = perf_counter()
         error: ToolError | None = None
-        parsed: dict[str, Any] | str | None = args
+        parsed: dict[str, Any] | str | bytes | None = args
         entry = self._entries.get(name)
         if entry is None and self._parent is not None:
             entry = self._parent._entry(name)
@@ -310,7 +310,9 @@ class ToolRegistry:
 
     async def invoke_all(
         self,
-        calls: Sequence[tuple[str, dict[str, Any] | str | None] | tuple[str, Any, str | None]],
+        calls: Sequence[
+            tuple[str, dict[str, Any] | str | bytes | None] | tuple[str, Any, str | None]
+        ],
         ctx: ToolContext | None = None,
         timeout: float | None = DEFAULT_BATCH_TIMEOUT,
     ) -> list[ToolInvocation]:
