@@ -1,0 +1,12 @@
+"""Storage plumbing every store shares: one SQLite connection driven from async code.
+
+The stores themselves (sessions, memory, knowledge base, teams, quotas, query log, schedules)
+live with their capability; this package holds only what they must not each write again. It
+imports nothing else from toolweave, so any layer may use it. See docs/architecture.md, "Stores".
+"""
+
+from __future__ import annotations
+
+from .sqlite import SQLiteDatabase
+
+__all__ = ["SQLiteDatabase"]

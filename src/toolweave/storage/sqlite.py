@@ -1,0 +1,132 @@
+"""An SQLite file used from asyncio without blocking the event loop.
+
+sqlite3 calls block: a locked database waits up to its busy timeout, a large write fsyncs. Run on
+the event loop, one such call would freeze every run, MCP connection and HTTP stream in the
+process. So every store talks to SQLite through `SQLiteDatabase`, which owns one connection and
+one worker thread: calls are queued to that thread in order (SQLite serialises writers anyway),
+`transaction()` wraps a function in BEGIN IMMEDIATE ... COMMIT and rolls back on any error, so a
+multi-row write is all or nothing. Synchronous callers (a CLI command, a test) use the `*_sync`
+twins, which run on the same thread and so never race the async ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+
+DEFAULT_BUSY_TIMEOUT = 30.0
+"""Seconds a write waits for another process's lock before failing with `database is locked`."""
+
+
+class SQLiteDatabase:
+    """One SQLite file (WAL) behind a single worker thread.
+
+    `path=":memory:"` keeps the database in this process. `schema` is a script run once at open
+    (use `CREATE ... IF NOT EXISTS`). `synchronous="FULL"` makes each commit survive power loss;
+    `"NORMAL"` (WAL's usual setting) survives a process crash, which is what most stores need.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        schema: str = "",
+        synchronous: str = "NORMAL",
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+    ) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            resolved = Path(self.path).expanduser()
+            resolved.parent.mkdir(parents=True, exist_ok=True)
+            self.path = str(resolved)
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="toolweave-sqlite")
+        self._closed = False
+        self._thread: threading.Thread | None = None
+        self._db: sqlite3.Connection = self._executor.submit(
+            self._open, schema, synchronous, busy_timeout
+        ).result()
+
+    def _open(self, schema: str, synchronous: str, busy_timeout: float) -> sqlite3.Connection:
+        self._thread = threading.current_thread()
+        db = sqlite3.connect(
+            self.path, isolation_level=None, check_same_thread=False, timeout=busy_timeout
+        )
+        if self.path != ":memory:":
+            db.execute("PRAGMA journal_mode=WAL")
+        db.execute(f"PRAGMA synchronous={synchronous}")
+        db.execute("PRAGMA foreign_keys=ON")
+        if schema:
+            db.executescript(schema)
+        return db
+
+    # -- async ------------------------------------------------------------------------------
+
+    async def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `fn(connection)` on the worker thread (autocommit: one statement, one commit)."""
+        return await asyncio.wrap_future(self._submit(fn))
+
+    async def transaction(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `fn(connection)` inside BEGIN IMMEDIATE ... COMMIT; any error rolls it all back."""
+        return await asyncio.wrap_future(self._submit(self._in_transaction(fn)))
+
+    async def close(self) -> None:
+        """Close the connection and stop the worker thread; later calls raise."""
+        if self._closed:
+            return
+        await asyncio.wrap_future(self._submit(lambda db: db.close()))
+        self._shutdown()
+
+    # -- sync twins, for CLI commands and tests with no running loop --------------------------
+
+    def run_sync(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        return self._submit(fn).result()
+
+    def transaction_sync(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        return self._submit(self._in_transaction(fn)).result()
+
+    def close_sync(self) -> None:
+        if self._closed:
+            return
+        self._submit(lambda db: db.close()).result()
+        self._shutdown()
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _submit(self, fn: Callable[[sqlite3.Connection], T]) -> Future[T]:
+        if self._closed:
+            raise sqlite3.ProgrammingError(f"{self!r} is closed")
+        if threading.current_thread() is self._thread:
+            raise RuntimeError("SQLiteDatabase call made from inside one of its own callbacks")
+        return self._executor.submit(fn, self._db)
+
+    @staticmethod
+    def _in_transaction(fn: Callable[[sqlite3.Connection], T]) -> Callable[[sqlite3.Connection], T]:
+        def wrapped(db: sqlite3.Connection) -> T:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                result = fn(db)
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            try:
+                db.execute("COMMIT")
+            except sqlite3.Error:
+                db.execute("ROLLBACK")  # never leave the connection inside a transaction
+                raise
+            return result
+
+        return wrapped
+
+    def _shutdown(self) -> None:
+        self._closed = True
+        self._executor.shutdown(wait=True)
+
+    def __repr__(self) -> str:
+        return f"SQLiteDatabase({self.path!r})"
