@@ -219,7 +219,7 @@ async def test_elicitation_sep1330_enums(ctx: Context) -> str:
     return _elicit_text("Elicitation completed", await ctx.elicit(message, schema))
 
 
-class JsonSchema2020Tool:
+class JSONSchema2020Tool:
     """A hand-written `Tool` whose input schema uses JSON Schema 2020-12 features verbatim."""
 
     name = "json_schema_2020_12_tool"
@@ -244,7 +244,7 @@ class JsonSchema2020Tool:
         return text_result(f"JSON Schema 2020-12 tool called with: {json.dumps(args)}")
 
 
-server.add_tool(JsonSchema2020Tool())
+server.add_tool(JSONSchema2020Tool())
 
 
 @server.resource(

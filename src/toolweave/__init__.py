@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from .version import __version__
 
 _EXPORTS: dict[str, str] = {
     name: "toolweave.tools"
@@ -51,8 +51,12 @@ _EXPORTS: dict[str, str] = {
     )
 }
 _EXPORTS.update({name: "toolweave.agent" for name in ("Agent", "RunResult", "Session")})
+_EXPORTS.update({name: "toolweave.errors" for name in ("ConfigError", "ToolweaveError")})
 _EXPORTS.update(
-    {name: "toolweave.mcp" for name in ("McpClient", "McpError", "McpManager", "McpTimeout")}
+    {
+        name: "toolweave.mcp"
+        for name in ("McpClient", "McpError", "McpManager", "McpServer", "McpTimeout")
+    }
 )
 _EXPORTS.update(
     {
@@ -72,6 +76,7 @@ _EXPORTS.update(
 
 if TYPE_CHECKING:
     from .agent import Agent, RunResult, Session
+    from .errors import ConfigError, ToolweaveError
     from .llm import (
         FunctionModel,
         Message,
@@ -82,7 +87,7 @@ if TYPE_CHECKING:
         ScriptedModel,
         model_from_string,
     )
-    from .mcp import McpClient, McpError, McpManager, McpTimeout
+    from .mcp import McpClient, McpError, McpManager, McpServer, McpTimeout
     from .tools import (
         AudioContent,
         CancellationSignal,
@@ -132,3 +137,60 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted([*globals(), *_EXPORTS])
+
+
+__all__ = [
+    "Agent",
+    "AudioContent",
+    "CancellationSignal",
+    "ConfigError",
+    "Content",
+    "ExecutionFailed",
+    "FunctionModel",
+    "FunctionTool",
+    "ImageContent",
+    "InvalidArguments",
+    "McpClient",
+    "McpError",
+    "McpManager",
+    "McpServer",
+    "McpTimeout",
+    "Message",
+    "ModelConfigError",
+    "ModelError",
+    "ModelRequest",
+    "ModelResponse",
+    "OutputSink",
+    "Permission",
+    "PermissionDenied",
+    "PermissionPolicy",
+    "ResourceContent",
+    "RunResult",
+    "ScriptedModel",
+    "Session",
+    "TextContent",
+    "Tool",
+    "ToolAnnotations",
+    "ToolCancelled",
+    "ToolContext",
+    "ToolDef",
+    "ToolError",
+    "ToolInvocation",
+    "ToolNotFound",
+    "ToolRegistry",
+    "ToolResult",
+    "ToolStats",
+    "ToolTimeout",
+    "ToolweaveError",
+    "UserOutput",
+    "__version__",
+    "model_from_string",
+    "parse_arguments",
+    "repair_json",
+    "shape_result",
+    "to_tool_result",
+    "tool",
+    "tool_def",
+    "truncate_text",
+    "wrap_untrusted",
+]

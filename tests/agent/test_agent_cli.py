@@ -11,7 +11,7 @@ from agent_fake_openai import FakeOpenAI, Reply
 from rich.console import Console
 from typer.testing import CliRunner
 
-from toolweave.agent import Agent, Session, SqliteSessionStore
+from toolweave.agent import Agent, Session, SQLiteSessionStore
 from toolweave.cli import app
 from toolweave.cli.agent_cmd import chat_loop
 from toolweave.llm import Message, ScriptedModel, ToolCallPart
@@ -91,7 +91,7 @@ def test_chat_streams_keeps_history_in_a_file_and_clears(tmp_path: Path) -> None
     assert "history cleared" in again.output
     last_request = server.requests[-1]["messages"]
     assert [m["role"] for m in last_request] == ["user", "assistant", "tool", "assistant", "user"]
-    assert SqliteSessionStore(db).load("trip") == []
+    assert SQLiteSessionStore(db).load("trip") == []
 
 
 def test_chat_loop_shows_tool_errors_user_messages_and_run_failures() -> None:

@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from toolweave.agent import Agent, Session, SqliteSessionStore, estimate_tokens
+from toolweave.agent import Agent, Session, SQLiteSessionStore, estimate_tokens
 from toolweave.llm import ImagePart, Message, ScriptedModel, ThinkingPart, ToolCallPart
 from toolweave.tools import tool
 from toolweave.tools.demo import celsius_to_fahrenheit, get_weather
@@ -17,7 +17,7 @@ from toolweave.tools.demo import celsius_to_fahrenheit, get_weather
 WRITER = textwrap.dedent(
     """
     import sys
-    from toolweave.agent import Agent, Session, SqliteSessionStore
+    from toolweave.agent import Agent, Session, SQLiteSessionStore
     from toolweave.llm import Message, ScriptedModel, ToolCallPart
     from toolweave.tools.demo import get_weather
 
@@ -25,7 +25,7 @@ WRITER = textwrap.dedent(
         Message.assistant("", [ToolCallPart("c1", "get_weather", {"city": "Beijing"})]),
         Message.assistant("Sunny, 12°C."),
     ])
-    session = Session("trip", store=SqliteSessionStore(sys.argv[1]))
+    session = Session("trip", store=SQLiteSessionStore(sys.argv[1]))
     print(Agent(model, [get_weather]).run_sync("北京天气如何?", session).output)
     """
 )
@@ -33,7 +33,7 @@ WRITER = textwrap.dedent(
 CRASHER = textwrap.dedent(
     """
     import os, sys
-    from toolweave.agent import Agent, Session, SqliteSessionStore
+    from toolweave.agent import Agent, Session, SQLiteSessionStore
     from toolweave.llm import Message, ScriptedModel, ToolCallPart
     from toolweave.tools import tool
     from toolweave.tools.demo import get_weather
@@ -47,7 +47,7 @@ CRASHER = textwrap.dedent(
         Message.assistant("", [ToolCallPart("c1", "get_weather", {"city": "Beijing"})]),
         Message.assistant("", [ToolCallPart("c2", "power_cut", {})]),
     ])
-    session = Session("crash", store=SqliteSessionStore(sys.argv[1]))
+    session = Session("crash", store=SQLiteSessionStore(sys.argv[1]))
     Agent(model, [get_weather, power_cut]).run_sync("go", session)
     """
 )
@@ -65,7 +65,7 @@ async def test_a_session_written_by_another_process_is_read_back(tmp_path: Path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "Sunny, 12°C."
 
-    store = SqliteSessionStore(db)
+    store = SQLiteSessionStore(db)
     session = Session("trip", store=store)
     assert [m.role for m in session.messages] == ["user", "assistant", "tool", "assistant"]
     assert session.messages[0].text == "北京天气如何?"
@@ -81,7 +81,7 @@ async def test_a_session_written_by_another_process_is_read_back(tmp_path: Path)
         "tool",
         "assistant",
     ]
-    assert len(Session("trip", store=SqliteSessionStore(db)).messages) == 6
+    assert len(Session("trip", store=SQLiteSessionStore(db)).messages) == 6
     assert store.session_ids() == ["trip"]
     journal = sqlite3.connect(db).execute("PRAGMA journal_mode").fetchone()[0]
     assert journal == "wal"
@@ -89,7 +89,7 @@ async def test_a_session_written_by_another_process_is_read_back(tmp_path: Path)
 
 async def test_each_turn_is_committed_before_the_next_begins(tmp_path: Path) -> None:
     db = tmp_path / "s.db"
-    reader = SqliteSessionStore(db)
+    reader = SQLiteSessionStore(db)
     seen: list[list[str]] = []
 
     def answer(message: Message) -> Any:
@@ -108,7 +108,7 @@ async def test_each_turn_is_committed_before_the_next_begins(tmp_path: Path) -> 
             answer(Message.assistant("done")),
         ]
     )
-    session = Session("t", store=SqliteSessionStore(db))
+    session = Session("t", store=SQLiteSessionStore(db))
     await Agent(model, [get_weather, celsius_to_fahrenheit]).run("go", session)
     assert seen == [
         [],
@@ -122,13 +122,13 @@ def test_a_crash_mid_turn_loses_only_that_turn(tmp_path: Path) -> None:
     db = tmp_path / "crash.db"
     proc = run_python(CRASHER, str(db))
     assert proc.returncode == 3, proc.stderr
-    messages = Session("crash", store=SqliteSessionStore(db)).messages
+    messages = Session("crash", store=SQLiteSessionStore(db)).messages
     assert [m.role for m in messages] == ["user", "assistant", "tool"]
     assert messages[2].tool_results[0].call_id == "c1"
 
 
 def test_store_round_trips_every_part_and_clears(tmp_path: Path) -> None:
-    store = SqliteSessionStore(tmp_path / "x" / "deep.db")
+    store = SQLiteSessionStore(tmp_path / "x" / "deep.db")
     messages = [
         Message.user("look", [ImagePart(data="aGk=", mime_type="image/png")]),
         Message(
@@ -165,7 +165,7 @@ def big_turns(n: int, size: int) -> list[Message]:
 
 
 def test_compaction_stubs_the_oldest_results_first_and_persists(tmp_path: Path) -> None:
-    store = SqliteSessionStore(tmp_path / "c.db")
+    store = SQLiteSessionStore(tmp_path / "c.db")
     store.append("c", big_turns(6, 4000))
     session = Session("c", store=store, max_history_tokens=3000, keep_recent_results=2)
     assert session.tokens() > 3000
@@ -197,7 +197,7 @@ async def test_compaction_happens_during_a_run() -> None:
 
 
 async def test_compaction_at_the_start_of_a_run_writes_each_message_once(tmp_path: Path) -> None:
-    with SqliteSessionStore(tmp_path / "once.db") as store:
+    with SQLiteSessionStore(tmp_path / "once.db") as store:
         store.append("c", [*big_turns(4, 8000), Message.assistant("summarised")])
         session = Session("c", store=store, max_history_tokens=3000, keep_recent_results=1)
         await Agent(ScriptedModel([Message.assistant("again")])).run("next question", session)

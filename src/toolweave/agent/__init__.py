@@ -25,7 +25,7 @@ from .events import (
 from .gates import GateRequest, PolicyGate, ToolGate
 from .output import OutputSpec
 from .session import Session, estimate_tokens
-from .store import SessionStore, SqliteSessionStore
+from .store import SessionStore, SQLiteSessionStore
 
 __all__ = [
     "Agent",
@@ -42,10 +42,10 @@ __all__ = [
     "RunFailed",
     "RunResult",
     "RunStarted",
+    "SQLiteSessionStore",
     "Session",
     "SessionBusy",
     "SessionStore",
-    "SqliteSessionStore",
     "TextDelta",
     "ThinkingDelta",
     "ToolCallRequested",

@@ -12,6 +12,7 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from toolweave.errors import ConfigError
 from toolweave.llm import Message, Model, Usage
 from toolweave.tools import (
     FunctionTool,
@@ -98,7 +99,7 @@ class Agent:
         _positive("tool_timeout", tool_timeout)
         _positive("max_tool_result_chars", max_tool_result_chars)
         if output_retries < 0:
-            raise ValueError("Agent(output_retries=...) must be 0 or more")
+            raise ConfigError("Agent(output_retries=...) must be 0 or more")
         _choice("on_max_turns", on_max_turns, ("error", "final_answer"))
         _choice("output_mode", output_mode, ("auto", "native", "tool"))
         _choice("user_output", user_output, ("all", "media_only"))
@@ -123,7 +124,7 @@ class Agent:
         self.model_settings: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens}
         self._output = OutputSpec(output_type, output_name) if output_type is not None else None
         if self._output is not None and output_name in self.registry:
-            raise ValueError(
+            raise ConfigError(
                 f"Agent(output_name={output_name!r}) clashes with a tool of that name; pass "
                 "another output_name"
             )
@@ -219,9 +220,9 @@ def _registry(tools: Sequence[Tool | Callable[..., Any]]) -> ToolRegistry:
 
 def _positive(name: str, value: float) -> None:
     if value <= 0:
-        raise ValueError(f"Agent({name}=...) must be positive, got {value!r}")
+        raise ConfigError(f"Agent({name}=...) must be positive, got {value!r}")
 
 
 def _choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
-        raise ValueError(f"Agent({name}={value!r}) must be one of {', '.join(allowed)}")
+        raise ConfigError(f"Agent({name}={value!r}) must be one of {', '.join(allowed)}")

@@ -6,8 +6,10 @@ Tool failures keep their own `ToolError` types (a run ended by a denial raises t
 
 from __future__ import annotations
 
+from toolweave.errors import ToolweaveError
 
-class AgentError(Exception):
+
+class AgentError(ToolweaveError):
     """Base of the loop's own failures."""
 
 

@@ -14,6 +14,7 @@ import re
 import uuid
 from collections.abc import Sequence
 
+from toolweave.errors import ConfigError
 from toolweave.llm import ImagePart, Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
 from toolweave.tools import ToolRegistry
 
@@ -80,9 +81,9 @@ class Session:
         keep_recent_results: int = DEFAULT_KEEP_RECENT_RESULTS,
     ) -> None:
         if max_history_tokens <= 0:
-            raise ValueError("Session(max_history_tokens=...) must be positive")
+            raise ConfigError("Session(max_history_tokens=...) must be positive")
         if keep_recent_results < 0:
-            raise ValueError("Session(keep_recent_results=...) must be 0 or more")
+            raise ConfigError("Session(keep_recent_results=...) must be 0 or more")
         self.id = id if id is not None else uuid.uuid4().hex
         self.plan_mode = plan_mode
         self.store = store

@@ -1,6 +1,6 @@
 """Where session histories live between runs and processes.
 
-`SqliteSessionStore` writes each turn in one transaction on a WAL database with full sync: a
+`SQLiteSessionStore` writes each turn in one transaction on a WAL database with full sync: a
 crash loses at most the turn in flight and never leaves half a turn (an assistant tool call
 without its result) in the history.
 """
@@ -49,7 +49,7 @@ def _encode(message: Message) -> str:
     return json.dumps(message.to_dict(), ensure_ascii=False, separators=(",", ":"))
 
 
-class SqliteSessionStore:
+class SQLiteSessionStore:
     """Session histories in one SQLite file (WAL, one transaction per write).
 
     Several processes may share the file; SQLite serialises their writers. `path=":memory:"`
@@ -117,7 +117,7 @@ class SqliteSessionStore:
         with self._lock:
             self._db.close()
 
-    def __enter__(self) -> SqliteSessionStore:
+    def __enter__(self) -> SQLiteSessionStore:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -135,7 +135,7 @@ class SqliteSessionStore:
         return _Transaction(self._db)
 
     def __repr__(self) -> str:
-        return f"SqliteSessionStore({self.path!r})"
+        return f"SQLiteSessionStore({self.path!r})"
 
 
 class _Transaction:

@@ -112,11 +112,11 @@ def chat_command(
     """Chat with an agent: streamed answers, tool calls as they run, /clear, /exit."""
     from rich.console import Console
 
-    from toolweave.agent import Session, SqliteSessionStore
+    from toolweave.agent import Session, SQLiteSessionStore
 
     agent = _build_agent(model, instructions, tools, max_turns)
     try:
-        store = SqliteSessionStore(session_file.expanduser())
+        store = SQLiteSessionStore(session_file.expanduser())
         session = Session(session_id, store=store)
     except (OSError, sqlite3.Error, ValueError) as exc:
         raise _fail(

@@ -12,13 +12,13 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from toolweave import __version__
 from toolweave.mcp.server import McpServer, is_probe, probe_result
 from toolweave.tools.base import Tool, ToolAnnotations
 from toolweave.tools.context import ToolContext
 from toolweave.tools.errors import ToolError
 from toolweave.tools.permissions import Permission, PermissionPolicy
 from toolweave.tools.result import ToolResult
+from toolweave.version import __version__
 
 from .config import HostConfig
 from .providers import CapabilityProvider, load_provider

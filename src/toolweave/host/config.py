@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolweave.errors import ConfigError
 from toolweave.mcp.server.app import LOOPBACK_HOSTS
 
 DEFAULT_CONFIG_FILE = "toolweave.toml"
@@ -93,7 +94,7 @@ class HostConfig:
     def check(self) -> None:
         """Cross-field rules: a token is mandatory once the server is reachable off-host."""
         if self.transport == "http" and not self.loopback and not self.token:
-            raise ValueError(
+            raise ConfigError(
                 f"[serve].host = {self.host!r} exposes the server beyond this machine: set "
                 f"[serve].token (or the {TOKEN_ENV} environment variable) so clients must send "
                 "a bearer token, or bind to 127.0.0.1"
@@ -102,13 +103,13 @@ class HostConfig:
 
 def _expect(where: str, value: Any, kind: type | tuple[type, ...], hint: str) -> Any:
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise ValueError(f"{where} must be {hint}, not {value!r}")
+        raise ConfigError(f"{where} must be {hint}, not {value!r}")
     return value
 
 
 def _strings(where: str, value: Any) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ValueError(f"{where} must be a list of strings, not {value!r}")
+        raise ConfigError(f"{where} must be a list of strings, not {value!r}")
     return list(value)
 
 
@@ -117,21 +118,23 @@ def parse_config(raw: dict[str, Any], *, source: Path | None = None) -> HostConf
     where = str(source or DEFAULT_CONFIG_FILE)
     unknown_top = set(raw) - {"serve", "mcpServers"}
     if unknown_top:
-        raise ValueError(
+        raise ConfigError(
             f"{where}: unknown top-level table(s) {sorted(unknown_top)}; toolweave serve reads "
             "[serve], [serve.policy] and [mcpServers.<name>]"
         )
     serve = _expect("[serve]", raw.get("serve", {}), dict, "a table")
     unknown = set(serve) - _SERVE_KEYS
     if unknown:
-        raise ValueError(f"[serve]: unknown key(s) {sorted(unknown)}; known: {sorted(_SERVE_KEYS)}")
+        raise ConfigError(
+            f"[serve]: unknown key(s) {sorted(unknown)}; known: {sorted(_SERVE_KEYS)}"
+        )
     config = HostConfig(source=source)
     if "name" in serve:
         config.name = _expect("[serve].name", serve["name"], str, "a string")
     if "transport" in serve:
         config.transport = serve["transport"]
         if config.transport not in ("stdio", "http"):
-            raise ValueError(
+            raise ConfigError(
                 f"[serve].transport must be 'stdio' or 'http', not {config.transport!r}"
             )
     if "host" in serve:
@@ -139,11 +142,11 @@ def parse_config(raw: dict[str, Any], *, source: Path | None = None) -> HostConf
     if "port" in serve:
         config.port = _expect("[serve].port", serve["port"], int, "an integer 1-65535")
         if not 0 < config.port < 65536:
-            raise ValueError(f"[serve].port must be 1-65535, not {config.port}")
+            raise ConfigError(f"[serve].port must be 1-65535, not {config.port}")
     if "path" in serve:
         config.path = _expect("[serve].path", serve["path"], str, "a path like /mcp")
         if not config.path.startswith("/"):
-            raise ValueError(f"[serve].path must start with '/', e.g. '/mcp', not {config.path!r}")
+            raise ConfigError(f"[serve].path must start with '/', e.g. '/mcp', not {config.path!r}")
     token = _expect("[serve].token", serve.get("token", ""), str, "a string (the bearer token)")
     config.token = token or os.environ.get(TOKEN_ENV) or None
     if "allowed_origins" in serve:
@@ -153,7 +156,7 @@ def parse_config(raw: dict[str, Any], *, source: Path | None = None) -> HostConf
     if "tool_timeout" in serve:
         timeout = _expect("[serve].tool_timeout", serve["tool_timeout"], (int, float), "seconds")
         if timeout <= 0:
-            raise ValueError("[serve].tool_timeout must be a positive number of seconds")
+            raise ConfigError("[serve].tool_timeout must be a positive number of seconds")
         config.tool_timeout = float(timeout)
     if "data_dir" in serve:
         data_dir = _expect("[serve].data_dir", serve["data_dir"], str, "a directory path")
@@ -161,7 +164,7 @@ def parse_config(raw: dict[str, Any], *, source: Path | None = None) -> HostConf
     policy = _expect("[serve.policy]", serve.get("policy", {}), dict, "a table")
     unknown = set(policy) - _POLICY_KEYS
     if unknown:
-        raise ValueError(
+        raise ConfigError(
             f"[serve.policy]: unknown key(s) {sorted(unknown)}; known: {sorted(_POLICY_KEYS)}"
         )
     config.policy = PolicyConfig(
@@ -189,7 +192,9 @@ def load_host_config(path: str | Path | None = None) -> HostConfig:
     try:
         raw = tomllib.loads(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ValueError(f"config file {file} does not exist; create it or drop --config") from None
+        raise ConfigError(
+            f"config file {file} does not exist; create it or drop --config"
+        ) from None
     except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{file} is not valid TOML: {exc}") from None
+        raise ConfigError(f"{file} is not valid TOML: {exc}") from None
     return parse_config(raw, source=file)

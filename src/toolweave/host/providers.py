@@ -13,6 +13,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
+from toolweave.errors import ConfigError
 from toolweave.tools.base import Tool
 
 from .config import HostConfig
@@ -62,7 +63,7 @@ def load_provider(name: str, config: HostConfig) -> CapabilityProvider:
     target = PROVIDERS.get(name)
     if target is None:
         available = ", ".join(sorted(PROVIDERS))
-        raise ValueError(f"[serve].providers: unknown provider {name!r}; available: {available}")
+        raise ConfigError(f"[serve].providers: unknown provider {name!r}; available: {available}")
     module_name, _, attribute = target.partition(":")
     factory: Any = getattr(importlib.import_module(module_name), attribute)
     provider = factory(config)

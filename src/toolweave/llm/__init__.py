@@ -27,6 +27,7 @@ from .scripted import FunctionModel, ScriptedModel
 from .types import (
     Finished,
     FinishReason,
+    ModelConfigError,
     ModelError,
     ModelRequest,
     ModelResponse,
@@ -40,11 +41,10 @@ from .types import (
 )
 
 _LAZY: dict[str, str] = {
-    "ModelConfigError": "._http",
-    "PromptedToolsModel": "._prompted",
-    "parse_tool_calls": "._prompted",
-    "to_gemini_schema": "._schema_dialects",
-    "to_openai_strict": "._schema_dialects",
+    "PromptedToolsModel": ".prompted",
+    "parse_tool_calls": ".prompted",
+    "to_gemini_schema": ".schema_dialects",
+    "to_openai_strict": ".schema_dialects",
     "AnthropicModel": ".anthropic",
     "GeminiModel": ".gemini",
     "OpenAIChatModel": ".openai_chat",
@@ -56,14 +56,13 @@ _LAZY: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
-    from ._http import ModelConfigError
-    from ._prompted import PromptedToolsModel, parse_tool_calls
-    from ._schema_dialects import to_gemini_schema, to_openai_strict
     from .anthropic import AnthropicModel
     from .gemini import GeminiModel
     from .openai_chat import OpenAIChatModel
     from .openai_responses import OpenAIResponsesModel
+    from .prompted import PromptedToolsModel, parse_tool_calls
     from .providers import PRESETS, Preset, model_config_problem, model_from_string
+    from .schema_dialects import to_gemini_schema, to_openai_strict
 
 
 def __getattr__(name: str) -> Any:

@@ -21,7 +21,7 @@ from typing import Any, Self
 import httpx
 
 from ._sse import SSEDecoder
-from .types import ModelError, StreamEvent
+from .types import ModelConfigError, ModelError, StreamEvent
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 BACKOFF_BASE = 0.5
@@ -34,18 +34,6 @@ DEFAULT_TIMEOUT = 600.0
 """Seconds per request; long generations with thinking can take minutes."""
 CONNECT_TIMEOUT = 10.0
 """Seconds to open a connection; an unreachable server should fail fast."""
-
-
-class ModelConfigError(ValueError):
-    """A model cannot be built: a missing API key, a bad model string, a bad option.
-
-    `setting` names what to change (an environment variable or argument); the message is one
-    line that says how, so command-line tools can print it as is.
-    """
-
-    def __init__(self, message: str, setting: str | None = None) -> None:
-        super().__init__(message)
-        self.setting = setting
 
 
 def resolve_api_key(
@@ -126,7 +114,7 @@ def is_retryable(status: int) -> bool:
     return status in RETRYABLE_STATUS or status >= 500
 
 
-class HttpModel:
+class HTTPModel:
     """Base of the adapters: one lazily created `httpx.AsyncClient` per event loop."""
 
     provider = "http"

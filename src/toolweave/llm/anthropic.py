@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from ._http import DEFAULT_TIMEOUT, HttpModel, resolve_api_key
+from ._http import DEFAULT_TIMEOUT, HTTPModel, resolve_api_key
 from ._wire import system_text, tool_call
 from .messages import (
     ImagePart,
@@ -260,7 +260,7 @@ class AnthropicStreamParser:
         return parse_message(self.message, self.output_name)
 
 
-class AnthropicModel(HttpModel):
+class AnthropicModel(HTTPModel):
     """`/v1/messages` over httpx. Keys from `ANTHROPIC_API_KEY`."""
 
     provider = "anthropic"

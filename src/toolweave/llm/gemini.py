@@ -5,7 +5,7 @@ an object `response` (`{"output": ...}` or `{"error": ...}`), one user turn answ
 calls of a model turn; `functionCall.id` is often missing, so ids are generated locally and
 never sent back as if they were Gemini's; a `thoughtSignature` goes back byte-identical on the
 same part it came with; the finish reason is STOP even with calls (the message decides);
-`parameters` take an OpenAPI subset (see `_schema_dialects`), or full JSON Schema through
+`parameters` take an OpenAPI subset (see `schema_dialects`), or full JSON Schema through
 `parametersJsonSchema` with `schema_mode="json_schema"`.
 """
 
@@ -19,13 +19,14 @@ from typing import Any, Literal
 
 import httpx
 
-from ._http import DEFAULT_TIMEOUT, HttpModel, ModelConfigError, is_retryable, resolve_api_key
-from ._schema_dialects import strip_for_gemini_json_schema, to_gemini_schema
+from ._http import DEFAULT_TIMEOUT, HTTPModel, is_retryable, resolve_api_key
 from ._wire import new_call_id, system_text, tool_result_value
 from .messages import ImagePart, Message, Part, TextPart, ThinkingPart, ToolCallPart
+from .schema_dialects import strip_for_gemini_json_schema, to_gemini_schema
 from .types import (
     Finished,
     FinishReason,
+    ModelConfigError,
     ModelError,
     ModelRequest,
     ModelResponse,
@@ -256,7 +257,7 @@ def parse_generate_content(data: Mapping[str, Any]) -> ModelResponse:
     return parser.finish_response(data)
 
 
-class GeminiModel(HttpModel):
+class GeminiModel(HTTPModel):
     """Gemini over httpx. Keys from `GEMINI_API_KEY` or `GOOGLE_API_KEY`."""
 
     provider = "gemini"

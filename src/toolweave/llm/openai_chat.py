@@ -16,9 +16,8 @@ from typing import Any, Literal
 
 import httpx
 
-from . import _prompted
-from ._http import DEFAULT_TIMEOUT, HttpModel, ModelConfigError, resolve_api_key
-from ._schema_dialects import to_openai_strict
+from . import prompted
+from ._http import DEFAULT_TIMEOUT, HTTPModel, resolve_api_key
 from ._wire import (
     arguments_json,
     image_url,
@@ -27,9 +26,11 @@ from ._wire import (
     tool_call,
 )
 from .messages import ImagePart, Message, Part, TextPart, ThinkingPart, ToolCallPart
+from .schema_dialects import to_openai_strict
 from .types import (
     Finished,
     FinishReason,
+    ModelConfigError,
     ModelError,
     ModelRequest,
     ModelResponse,
@@ -267,7 +268,7 @@ class ChatStreamParser:
         return events, ModelResponse(Message("assistant", parts), finish, self.usage)
 
 
-class OpenAIChatModel(HttpModel):
+class OpenAIChatModel(HTTPModel):
     """`/chat/completions` over httpx. Keys come from `OPENAI_API_KEY` unless overridden.
 
     `tool_mode="prompted"` describes tools in the system prompt for servers without native
@@ -370,9 +371,7 @@ class OpenAIChatModel(HttpModel):
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         if self.tool_mode == "prompted":
-            return _prompted.parse_response(
-                await self._complete(_prompted.rewrite(request)), request
-            )
+            return prompted.parse_response(await self._complete(prompted.rewrite(request)), request)
         return await self._complete(request)
 
     async def _complete(self, request: ModelRequest) -> ModelResponse:
@@ -383,7 +382,7 @@ class OpenAIChatModel(HttpModel):
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         if self.tool_mode == "prompted":
-            return _prompted.stream(self._stream(_prompted.rewrite(request)), request)
+            return prompted.stream(self._stream(prompted.rewrite(request)), request)
         return self._stream(request)
 
     async def _stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:

@@ -16,10 +16,10 @@ from typing import Any
 
 import httpx
 
-from ._http import DEFAULT_TIMEOUT, HttpModel, resolve_api_key
-from ._schema_dialects import to_openai_strict
+from ._http import DEFAULT_TIMEOUT, HTTPModel, resolve_api_key
 from ._wire import arguments_json, image_url, tool_call
 from .messages import ImagePart, Message, Part, TextPart, ThinkingPart
+from .schema_dialects import to_openai_strict
 from .types import (
     Finished,
     FinishReason,
@@ -191,7 +191,7 @@ class ResponsesStreamParser:
         return self.response
 
 
-class OpenAIResponsesModel(HttpModel):
+class OpenAIResponsesModel(HTTPModel):
     """`/responses` over httpx, `store=false`. Keys from `OPENAI_API_KEY`."""
 
     provider = "openai-responses"

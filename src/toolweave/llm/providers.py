@@ -12,12 +12,12 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ._http import ModelConfigError
 from .anthropic import AnthropicModel
 from .gemini import GeminiModel
 from .model import Model
 from .openai_chat import OpenAIChatModel, OutputMode
 from .openai_responses import OpenAIResponsesModel
+from .types import ModelConfigError
 
 
 @dataclass(frozen=True, slots=True)

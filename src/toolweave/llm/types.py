@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from toolweave.errors import ConfigError, ToolweaveError
 from toolweave.tools import ToolDef
 
 from .messages import Message, ToolCallPart
@@ -95,7 +96,7 @@ class Finished:
 StreamEvent: TypeAlias = TextDelta | ThinkingDelta | ToolCallDelta | ToolCallReady | Finished
 
 
-class ModelError(Exception):
+class ModelError(ToolweaveError):
     """A provider refused or failed. `retryable` says whether trying again may help."""
 
     def __init__(self, status: int | None, message: str, retryable: bool = False) -> None:
@@ -103,3 +104,15 @@ class ModelError(Exception):
         self.status = status
         self.message = message
         self.retryable = retryable
+
+
+class ModelConfigError(ConfigError):
+    """A model cannot be built: a missing API key, a bad model string, a bad option.
+
+    `setting` names what to change (an environment variable or argument); the message is one
+    line that says how, so command-line tools can print it as is.
+    """
+
+    def __init__(self, message: str, setting: str | None = None) -> None:
+        super().__init__(message)
+        self.setting = setting

@@ -37,7 +37,7 @@ CLIENT_NAME = "toolweave"
 
 
 def client_version() -> str:
-    from toolweave import __version__
+    from toolweave.version import __version__
 
     return __version__
 

@@ -7,8 +7,10 @@ every error is written for the model: it names what went wrong and how to recove
 
 from __future__ import annotations
 
+from toolweave.errors import ToolweaveError
 
-class ToolError(Exception):
+
+class ToolError(ToolweaveError):
     """Base of every tool failure. Subclasses fix `recoverable`; the base defaults to False."""
 
     recoverable: bool = False

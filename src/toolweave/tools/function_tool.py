@@ -14,6 +14,8 @@ import inspect
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar, overload
 
+from toolweave.errors import ConfigError
+
 from .base import ToolAnnotations
 from .context import ToolContext
 from .errors import ExecutionFailed, ToolCancelled, ToolError
@@ -63,12 +65,12 @@ class FunctionTool:
         self._name: str = func_name
         self._schema: FunctionSchema = function_schema(func, self._name, description)
         if primary_arg is not None and primary_arg not in self._schema.parameters["properties"]:
-            raise ValueError(
+            raise ConfigError(
                 f"tool {self._name!r}: primary_arg {primary_arg!r} is not one of its parameters "
                 f"{sorted(self._schema.parameters['properties'])}"
             )
         if timeout is not None and not timeout > 0:
-            raise ValueError(
+            raise ConfigError(
                 f"tool {self._name!r}: timeout must be a positive number of seconds or None "
                 f"(no limit), got {timeout!r}"
             )

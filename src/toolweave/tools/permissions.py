@@ -10,6 +10,8 @@ import re
 from collections.abc import Iterable
 from typing import ClassVar
 
+from toolweave.errors import ConfigError
+
 from .errors import PermissionDenied
 
 _CUSTOM_NAME = re.compile(r"^[a-z][a-z0-9_.-]*:[a-z0-9_.*-]+$")
@@ -34,7 +36,7 @@ class Permission:
     def custom(cls, name: str) -> Permission:
         """A namespaced permission such as ``"db:write"`` or ``"mcp:github"``."""
         if not _CUSTOM_NAME.match(name):
-            raise ValueError(
+            raise ConfigError(
                 f"custom permission {name!r} must look like 'namespace:name' "
                 "(lowercase letters, digits, '_', '.', '-'; e.g. 'db:write')"
             )

@@ -11,6 +11,8 @@ import dataclasses
 import html
 import re
 
+from toolweave.errors import ConfigError
+
 from .result import Content, TextContent, ToolResult
 
 DEFAULT_MAX_CHARS = 8000
@@ -25,7 +27,7 @@ def truncate_text(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> str:
     gets a plain cut.
     """
     if max_chars <= 0:
-        raise ValueError(f"max_chars must be a positive number of characters, got {max_chars}")
+        raise ConfigError(f"max_chars must be a positive number of characters, got {max_chars}")
     if len(text) <= max_chars:
         return text
     longest = len(_marker(len(text), len(text)))  # the cut is shorter than the text
@@ -66,7 +68,7 @@ def shape_result(
 ) -> ToolResult:
     """Truncate every text part to a shared budget and wrap it; non-text parts pass through."""
     if max_chars <= 0:
-        raise ValueError(f"max_chars must be a positive number of characters, got {max_chars}")
+        raise ConfigError(f"max_chars must be a positive number of characters, got {max_chars}")
     shaped: list[Content] = []
     budget = max_chars
     for part in result.content:

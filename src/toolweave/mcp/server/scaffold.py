@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from toolweave import __version__
+from toolweave.version import __version__
 
 from .validators import check_slug
 
