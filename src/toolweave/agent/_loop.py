@@ -57,7 +57,7 @@ class Run:
     """The state of one run; `execute` drives it to a `RunResult` or raises."""
 
     def __init__(
-        self, agent: Agent, prompt: str, session: Session, deps: Any, emit: Emit | None
+        self, agent: Agent[Any, Any], prompt: str, session: Session, deps: Any, emit: Emit | None
     ) -> None:
         self.agent = agent
         self.session = session
@@ -82,7 +82,7 @@ class Run:
 
     # -- the loop -----------------------------------------------------------------------
 
-    async def execute(self) -> RunResult:
+    async def execute(self) -> RunResult[Any]:
         session = self.session
         session.acquire()
         try:
@@ -94,7 +94,7 @@ class Run:
         finally:
             session.release()
 
-    async def _execute(self) -> RunResult:
+    async def _execute(self) -> RunResult[Any]:
         agent, emit, spec = self.agent, self.emit, self.agent._output
         history = self.session.messages
         self._settle(_UNANSWERED)  # a history written elsewhere may end in unanswered calls
@@ -377,7 +377,7 @@ class Run:
                 answered.add(call.id)
         self._inflight = None
 
-    def _result(self, output: Any, new: list[Message], turns: int) -> RunResult:
+    def _result(self, output: Any, new: list[Message], turns: int) -> RunResult[Any]:
         from .agent import RunResult
 
         return RunResult(

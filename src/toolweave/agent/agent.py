@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Generic, Literal
+
+from typing_extensions import TypeVar
 
 from toolweave.errors import ConfigError
 from toolweave.llm import Message, Model, Usage
@@ -22,6 +24,7 @@ from toolweave.tools import (
     ToolRegistry,
     UserOutput,
 )
+from toolweave.tools.context import DepsT
 
 from ._loop import Run
 from .events import AgentEvent
@@ -30,10 +33,12 @@ from .output import DEFAULT_OUTPUT_NAME, OutputSpec
 from .session import Session
 
 OutputMode = Literal["auto", "native", "tool"]
+OutputT = TypeVar("OutputT", default=str)
+"""The type of `RunResult.output`: `output_type` when given, else the answer text."""
 
 
 @dataclass(slots=True)
-class RunResult:
+class RunResult(Generic[OutputT]):
     """What a finished run produced.
 
     `output` is the answer text, or an instance of `output_type`; `messages` is the session's
@@ -42,7 +47,7 @@ class RunResult:
     the user (`ctx.send_*`).
     """
 
-    output: Any
+    output: OutputT
     messages: list[Message]
     usage: Usage
     invocations: list[ToolInvocation]
@@ -56,13 +61,15 @@ class RunResult:
 _DONE: Any = object()
 
 
-class Agent:
-    """A model with tools, instructions and limits.
+class Agent(Generic[DepsT, OutputT]):
+    """A model with tools, instructions and limits; `Agent[Deps, Output]` to the type checker.
 
     `model` is a `Model` or a string for `toolweave.llm.model_from_string` ("openai:gpt-4o").
     `tools` is a list of tools (plain functions are wrapped with `@tool`) or a `ToolRegistry`.
     Every limit is a named setting: `max_turns` counts model calls, `tool_timeout` is per
     call in seconds, `max_tool_result_chars` caps what one result may put in the context.
+    `deps_type` only informs the type checker (as in pydantic-ai): tools annotated
+    `ctx: ToolContext[Deps]` then see `ctx.deps` typed, and `run(deps=...)` is checked.
     """
 
     def __init__(
@@ -74,7 +81,7 @@ class Agent:
         max_turns: int = 10,
         tool_timeout: float = 60.0,
         max_tool_result_chars: int = 8000,
-        output_type: Any = None,
+        output_type: type[OutputT] | None = None,
         output_mode: OutputMode = "auto",
         output_retries: int = 1,
         output_name: str = DEFAULT_OUTPUT_NAME,
@@ -85,6 +92,7 @@ class Agent:
         temperature: float | None = None,
         max_tokens: int | None = None,
         name: str = "agent",
+        deps_type: type[DepsT] | None = None,
     ) -> None:
         if isinstance(model, str):
             from toolweave.llm import model_from_string  # adapters load only when asked for
@@ -137,8 +145,12 @@ class Agent:
     # -- running ------------------------------------------------------------------------
 
     async def run(
-        self, prompt: str, session: Session | None = None, *, deps: Any = None
-    ) -> RunResult:
+        self,
+        prompt: str,
+        session: Session | None = None,
+        *,
+        deps: DepsT = None,  # type: ignore[assignment]
+    ) -> RunResult[OutputT]:
         """Run to a final answer. Cancelling the awaiting task cancels running tools and
         leaves `session` consistent."""
         return await Run(
@@ -146,8 +158,12 @@ class Agent:
         ).execute()
 
     def run_sync(
-        self, prompt: str, session: Session | None = None, *, deps: Any = None
-    ) -> RunResult:
+        self,
+        prompt: str,
+        session: Session | None = None,
+        *,
+        deps: DepsT = None,  # type: ignore[assignment]
+    ) -> RunResult[OutputT]:
         """`run` for synchronous code; not callable from inside a running event loop."""
         try:
             asyncio.get_running_loop()
@@ -157,7 +173,9 @@ class Agent:
             "Agent.run_sync() was called inside a running event loop; use `await agent.run()`"
         )
 
-    async def _run_and_close(self, prompt: str, session: Session | None, deps: Any) -> RunResult:
+    async def _run_and_close(
+        self, prompt: str, session: Session | None, deps: DepsT
+    ) -> RunResult[OutputT]:
         """`run`, then close the HTTP client the model opened on this throwaway event loop
         (its connections die with the loop; unclosed they leak sockets until collected)."""
         try:
@@ -168,7 +186,11 @@ class Agent:
                 await aclose()
 
     async def run_stream(
-        self, prompt: str, session: Session | None = None, *, deps: Any = None
+        self,
+        prompt: str,
+        session: Session | None = None,
+        *,
+        deps: DepsT = None,  # type: ignore[assignment]
     ) -> AsyncGenerator[AgentEvent, None]:
         """Yield the run's events as they happen; a failed run yields `RunFailed`, then raises.
 

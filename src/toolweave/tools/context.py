@@ -14,10 +14,16 @@ import mimetypes
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal
+
+from typing_extensions import TypeVar
 
 if TYPE_CHECKING:
     from .registry import ToolRegistry
+
+DepsT = TypeVar("DepsT", default=Any)
+"""The type of `ToolContext.deps` (and `Agent`'s deps); `Any` when not given, so a bare
+`ToolContext` annotation stays valid under mypy --strict."""
 
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
 
@@ -113,11 +119,13 @@ def _wake(event: asyncio.Event, loop: asyncio.AbstractEventLoop) -> None:
         loop.call_soon_threadsafe(event.set)
 
 
-class ToolContext:
+class ToolContext(Generic[DepsT]):
     """Everything a running tool may need besides its arguments.
 
     `state` is a dict shared by every call of one run; `deps` is the caller's dependency object
-    (a database handle, an HTTP client), passed through untouched.
+    (a database handle, an HTTP client), passed through untouched. Annotate a parameter
+    `ctx: ToolContext[MyDeps]` and `ctx.deps` is a `MyDeps` to the type checker, as in
+    pydantic-ai's `RunContext[Deps]`.
     """
 
     __slots__ = (
@@ -138,7 +146,7 @@ class ToolContext:
         trace_id: str | None = None,
         call_id: str | None = None,
         state: dict[str, Any] | None = None,
-        deps: Any = None,
+        deps: DepsT = None,  # type: ignore[assignment]  # None when the caller has no deps
         *,
         cancellation: CancellationSignal | None = None,
         progress_callback: ProgressCallback | None = None,
@@ -149,7 +157,7 @@ class ToolContext:
         self.trace_id = trace_id
         self.call_id = call_id
         self.state: dict[str, Any] = state if state is not None else {}
-        self.deps = deps
+        self.deps: DepsT = deps
         self.cancellation = cancellation if cancellation is not None else CancellationSignal()
         self.progress_callback = progress_callback
         # Seams for higher layers (the agent's output channel, the MCP request) without making
@@ -232,7 +240,7 @@ class ToolContext:
             )
         )
 
-    def for_call(self, call_id: str | None) -> ToolContext:
+    def for_call(self, call_id: str | None) -> ToolContext[DepsT]:
         """A context for one call of a batch: same run state, own id, own child cancellation."""
         return ToolContext(
             session_id=self.session_id,

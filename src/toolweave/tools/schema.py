@@ -160,6 +160,7 @@ def _is_context(annotation: Any) -> bool:
         members = typing.get_args(annotation)
         rest = [m for m in members if m is not type(None)]
         return len(members) == 2 and len(rest) == 1 and _is_context(rest[0])
+    annotation = typing.get_origin(annotation) or annotation  # ToolContext[Deps]
     return inspect.isclass(annotation) and issubclass(annotation, ToolContext)
 
 
