@@ -11,9 +11,9 @@ from pydantic import BaseModel
 
 from toolweave.agent import (
     Agent,
+    ModelTextDelta,
     OutputDelta,
     RunCompleted,
-    TextDelta,
     ToolCallRequested,
     ToolExecutionCompleted,
 )
@@ -82,7 +82,7 @@ async def test_weather_scenario_streamed_end_to_end() -> None:
             events = [e async for e in agent.run_stream(PROMPT)]
     assert all(r.get("stream") for r in server.requests)
     check_wire(server.requests)
-    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    text = "".join(e.text for e in events if isinstance(e, ModelTextDelta))
     assert text == "Let me check the weather." + ANSWER
     assert [e.call.name for e in events if isinstance(e, ToolCallRequested)] == [
         "get_weather",

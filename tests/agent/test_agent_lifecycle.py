@@ -12,7 +12,7 @@ import pytest
 from agent_fake_openai import FakeOpenAI, Reply
 from agent_script import call, calls, collect, tool_messages
 
-from toolweave.agent import Agent, Session, SessionBusy, ToolExecutionStarted, UserMessage
+from toolweave.agent import Agent, Session, SessionBusy, ToolExecutionStarted, UserOutputSent
 from toolweave.llm import (
     Finished,
     Message,
@@ -108,8 +108,8 @@ async def test_tools_can_send_text_images_and_files_to_the_user(tmp_path: Any) -
 
     script = [calls(call("work", "w1")), Message.assistant("ok")]
     events = await collect(Agent(ScriptedModel(script), [work]), "go")
-    sent = [e for e in events if isinstance(e, UserMessage)]
-    assert [e.kind for e in sent] == ["text", "image", "file", "file"]
+    sent = [e for e in events if isinstance(e, UserOutputSent)]
+    assert [e.output.kind for e in sent] == ["text", "image", "file", "file"]
     assert all(e.tool == "work" and e.output.call_id == "w1" for e in sent)
     assert sent[0].output.text == "halfway there" and sent[1].output.data == b"\x89PNG"
     assert sent[2].output.path == str(report) and sent[2].output.mime_type == "text/csv"

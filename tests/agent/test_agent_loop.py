@@ -14,11 +14,11 @@ from toolweave.agent import (
     Agent,
     GateRequest,
     MaxTurnsExceeded,
+    ModelTextDelta,
     RunCompleted,
     RunFailed,
     RunStarted,
     Session,
-    TextDelta,
     ToolCallRequested,
     ToolExecutionCompleted,
     ToolExecutionStarted,
@@ -286,7 +286,7 @@ async def test_event_order() -> None:
     kinds = [type(e).__name__ for e in events]
     assert kinds == [
         "RunStarted",
-        "TextDelta",
+        "ModelTextDelta",
         "ToolCallRequested",
         "ToolCallRequested",
         "ToolExecutionStarted",
@@ -294,14 +294,14 @@ async def test_event_order() -> None:
         "ToolExecutionCompleted",
         "ToolExecutionCompleted",
         "TurnCompleted",
-        "TextDelta",
-        "TextDelta",
+        "ModelTextDelta",
+        "ModelTextDelta",
         "TurnCompleted",
         "RunCompleted",
     ]
     assert isinstance(events[0], RunStarted) and events[0].prompt == "go"
     assert [e.reason for e in events if isinstance(e, TurnCompleted)] == ["tool_calls", "stop"]
-    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "HiDone now"
+    assert "".join(e.text for e in events if isinstance(e, ModelTextDelta)) == "HiDone now"
     requested = [e.call.id for e in events if isinstance(e, ToolCallRequested)]
     started = [e.call.id for e in events if isinstance(e, ToolExecutionStarted)]
     done = [e for e in events if isinstance(e, ToolExecutionCompleted)]

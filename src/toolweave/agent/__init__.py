@@ -10,17 +10,17 @@ from .agent import Agent, OutputMode, RunResult
 from .errors import AgentError, MaxTurnsExceeded, OutputValidationError, SessionBusy
 from .events import (
     AgentEvent,
+    ModelTextDelta,
+    ModelThinkingDelta,
     OutputDelta,
     RunCompleted,
     RunFailed,
     RunStarted,
-    TextDelta,
-    ThinkingDelta,
     ToolCallRequested,
     ToolExecutionCompleted,
     ToolExecutionStarted,
     TurnCompleted,
-    UserMessage,
+    UserOutputSent,
 )
 from .gates import GateRequest, PolicyGate, ToolGate
 from .output import OutputSpec
@@ -33,6 +33,8 @@ __all__ = [
     "AgentEvent",
     "GateRequest",
     "MaxTurnsExceeded",
+    "ModelTextDelta",
+    "ModelThinkingDelta",
     "OutputDelta",
     "OutputMode",
     "OutputSpec",
@@ -46,13 +48,11 @@ __all__ = [
     "Session",
     "SessionBusy",
     "SessionStore",
-    "TextDelta",
-    "ThinkingDelta",
     "ToolCallRequested",
     "ToolExecutionCompleted",
     "ToolExecutionStarted",
     "ToolGate",
     "TurnCompleted",
-    "UserMessage",
+    "UserOutputSent",
     "estimate_tokens",
 ]

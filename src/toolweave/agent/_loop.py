@@ -21,17 +21,17 @@ from ._shape import acceptance, error_part, rejection, result_part
 from .errors import MaxTurnsExceeded, OutputValidationError
 from .events import (
     AgentEvent,
+    ModelTextDelta,
+    ModelThinkingDelta,
     OutputDelta,
     RunCompleted,
     RunFailed,
     RunStarted,
-    TextDelta,
-    ThinkingDelta,
     ToolCallRequested,
     ToolExecutionCompleted,
     ToolExecutionStarted,
     TurnCompleted,
-    UserMessage,
+    UserOutputSent,
 )
 from .gates import GateRequest, clear_call
 from .output import PartialOutput
@@ -223,7 +223,7 @@ class Run:
         assert emit is not None
         native = self.agent.output_mode == "native"
         if isinstance(event, llm.TextDelta):
-            emit(TextDelta(event.text, turn))
+            emit(ModelTextDelta(event.text, turn))
             if partial is not None and native:
                 self._emit_partial(partial, event.text, turn)
         elif isinstance(event, llm.ToolCallDelta):
@@ -235,7 +235,7 @@ class Run:
         elif isinstance(event, llm.ToolCallReady):
             self._announce(event.call, turn)
         elif isinstance(event, llm.ThinkingDelta):
-            emit(ThinkingDelta(event.text, turn))
+            emit(ModelThinkingDelta(event.text, turn))
         elif isinstance(event, llm.Finished):
             return event.response
         return None
@@ -339,7 +339,7 @@ class Run:
         self.user_outputs.append(item)
         if self.emit is not None:
             name = self._call_names.get(item.call_id) if item.call_id is not None else None
-            self.emit(UserMessage(item, name))
+            self.emit(UserOutputSent(item, name))
 
     # -- history ------------------------------------------------------------------------
 

@@ -1,15 +1,20 @@
 """The typed events `Agent.run_stream` yields, in the order a run produces them.
 
-A run is `RunStarted`, then per turn the model's `TextDelta`s / `ThinkingDelta`s (and
-`OutputDelta`s with partial structured output), a `ToolCallRequested` per call, then
+A run is `RunStarted`, then per turn the model's `ModelTextDelta`s / `ModelThinkingDelta`s
+(and `OutputDelta`s with partial structured output), a `ToolCallRequested` per call, then
 `ToolExecutionStarted` / `ToolExecutionCompleted` per executed call (completions arrive as calls
-finish; all calls of a turn run concurrently) with any `UserMessage`s tools send meanwhile,
+finish; all calls of a turn run concurrently) with any `UserOutputSent`s tools send meanwhile,
 then `TurnCompleted(reason)`; finally exactly one `RunCompleted` or `RunFailed`.
+
+The model deltas are named apart from `toolweave.llm.TextDelta` / `ThinkingDelta` (what a
+`Model` streams, without a turn) so an import never picks the wrong one. Every event has a
+`kind` literal (`"run_started"`, `"model_text_delta"`, ...), so a stream serialises to a UI as
+a tagged union: `{"kind": "tool_call_requested", ...}`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from toolweave.llm import ToolCallPart, ToolResultPart, Usage
@@ -26,22 +31,25 @@ class RunStarted:
     run_id: str
     session_id: str
     prompt: str
+    kind: Literal["run_started"] = field(default="run_started", init=False)
 
 
 @dataclass(frozen=True, slots=True)
-class TextDelta:
+class ModelTextDelta:
     """A fragment of the model's answer text."""
 
     text: str
     turn: int
+    kind: Literal["model_text_delta"] = field(default="model_text_delta", init=False)
 
 
 @dataclass(frozen=True, slots=True)
-class ThinkingDelta:
+class ModelThinkingDelta:
     """A fragment of the model's visible reasoning (providers that expose it)."""
 
     text: str
     turn: int
+    kind: Literal["model_thinking_delta"] = field(default="model_thinking_delta", init=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,18 +58,21 @@ class OutputDelta:
 
     partial: Any
     turn: int
+    kind: Literal["output_delta"] = field(default="output_delta", init=False)
 
 
 @dataclass(frozen=True, slots=True)
 class ToolCallRequested:
     call: ToolCallPart
     turn: int
+    kind: Literal["tool_call_requested"] = field(default="tool_call_requested", init=False)
 
 
 @dataclass(frozen=True, slots=True)
 class ToolExecutionStarted:
     call: ToolCallPart
     turn: int
+    kind: Literal["tool_execution_started"] = field(default="tool_execution_started", init=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +84,9 @@ class ToolExecutionCompleted:
     error: ToolError | None
     duration: float
     turn: int
+    kind: Literal["tool_execution_completed"] = field(
+        default="tool_execution_completed", init=False
+    )
 
     @property
     def is_error(self) -> bool:
@@ -80,15 +94,12 @@ class ToolExecutionCompleted:
 
 
 @dataclass(frozen=True, slots=True)
-class UserMessage:
+class UserOutputSent:
     """Text, an image or a file a tool sent to the user while it ran (`ctx.send_*`)."""
 
     output: UserOutput
     tool: str | None
-
-    @property
-    def kind(self) -> Literal["text", "image", "file"]:
-        return self.output.kind
+    kind: Literal["user_output_sent"] = field(default="user_output_sent", init=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,11 +114,13 @@ class TurnCompleted:
     turn: int
     reason: TurnReason
     usage: Usage
+    kind: Literal["turn_completed"] = field(default="turn_completed", init=False)
 
 
 @dataclass(frozen=True, slots=True)
 class RunCompleted:
     result: RunResult
+    kind: Literal["run_completed"] = field(default="run_completed", init=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,17 +128,18 @@ class RunFailed:
     """The run ended without an answer; the stream raises `error` right after this event."""
 
     error: BaseException
+    kind: Literal["run_failed"] = field(default="run_failed", init=False)
 
 
 AgentEvent: TypeAlias = (
     RunStarted
-    | TextDelta
-    | ThinkingDelta
+    | ModelTextDelta
+    | ModelThinkingDelta
     | OutputDelta
     | ToolCallRequested
     | ToolExecutionStarted
     | ToolExecutionCompleted
-    | UserMessage
+    | UserOutputSent
     | TurnCompleted
     | RunCompleted
     | RunFailed

@@ -191,14 +191,14 @@ async def _stream(agent: Agent, session: Session, console: Console, line: str) -
 
 def _render(console: Console, event: AgentEvent) -> None:
     from toolweave.agent import (
-        TextDelta,
+        ModelTextDelta,
         ToolExecutionCompleted,
         ToolExecutionStarted,
         TurnCompleted,
-        UserMessage,
+        UserOutputSent,
     )
 
-    if isinstance(event, TextDelta):
+    if isinstance(event, ModelTextDelta):
         console.print(event.text, end="", markup=False, soft_wrap=True)
     # Names, arguments, errors and tool text come from the model and tools: never Rich markup.
     elif isinstance(event, ToolExecutionStarted):
@@ -210,7 +210,7 @@ def _render(console: Console, event: AgentEvent) -> None:
         detail = f": {first[0][:100]}" if event.is_error and first else ""
         line = escape(f"{event.call.name} {event.duration:.2f}s{detail}")
         console.print(f"  {mark} [dim]{line}[/]")
-    elif isinstance(event, UserMessage):
+    elif isinstance(event, UserOutputSent):
         out = event.output
         shown = out.text if out.kind == "text" else f"{out.kind}: {out.filename or out.mime_type}"
         console.print(f"[cyan]  ℹ {escape(shown or '')}[/]")
