@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import signal
 from pathlib import Path
@@ -19,6 +20,11 @@ from toolweave.tools import ToolContext, tool
 from toolweave.tools.demo import get_weather
 
 runner = CliRunner()
+
+
+async def _stored(db: Path, session_id: str) -> list[Message]:
+    async with SQLiteSessionStore(db) as store:
+        return await store.load(session_id)
 
 
 def weather_replies() -> list[Reply]:
@@ -91,7 +97,7 @@ def test_chat_streams_keeps_history_in_a_file_and_clears(tmp_path: Path) -> None
     assert "history cleared" in again.output
     last_request = server.requests[-1]["messages"]
     assert [m["role"] for m in last_request] == ["user", "assistant", "tool", "assistant", "user"]
-    assert SQLiteSessionStore(db).load("trip") == []
+    assert asyncio.run(_stored(db, "trip")) == []
 
 
 def test_chat_loop_shows_tool_errors_user_messages_and_run_failures() -> None:

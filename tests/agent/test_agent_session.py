@@ -1,7 +1,9 @@
-"""Sessions: persistence across processes, one transaction per turn, crashes, compaction."""
+"""Sessions: persistence across processes, one transaction per turn, crashes, compaction, and
+an async store that never blocks the event loop."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import subprocess
 import sys
@@ -9,7 +11,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from toolweave.agent import Agent, Session, SQLiteSessionStore, estimate_tokens
+from toolweave.agent import Agent, Session, SessionStore, SQLiteSessionStore, estimate_tokens
 from toolweave.llm import ImagePart, Message, ScriptedModel, ThinkingPart, ToolCallPart
 from toolweave.tools import tool
 from toolweave.tools.demo import celsius_to_fahrenheit, get_weather
@@ -67,6 +69,8 @@ async def test_a_session_written_by_another_process_is_read_back(tmp_path: Path)
 
     store = SQLiteSessionStore(db)
     session = Session("trip", store=store)
+    assert session.messages == []  # read on first use, not in the constructor
+    await session.load()
     assert [m.role for m in session.messages] == ["user", "assistant", "tool", "assistant"]
     assert session.messages[0].text == "北京天气如何?"
     assert session.messages[1].tool_calls == [
@@ -81,8 +85,9 @@ async def test_a_session_written_by_another_process_is_read_back(tmp_path: Path)
         "tool",
         "assistant",
     ]
-    assert len(Session("trip", store=SQLiteSessionStore(db)).messages) == 6
-    assert store.session_ids() == ["trip"]
+    assert len(await Session("trip", store=SQLiteSessionStore(db)).load()) == 6
+    assert await store.session_ids() == ["trip"]
+    await store.close()
     journal = sqlite3.connect(db).execute("PRAGMA journal_mode").fetchone()[0]
     assert journal == "wal"
 
@@ -93,8 +98,8 @@ async def test_each_turn_is_committed_before_the_next_begins(tmp_path: Path) -> 
     seen: list[list[str]] = []
 
     def answer(message: Message) -> Any:
-        def step(request: Any) -> Message:
-            seen.append([m.role for m in reader.load("t")])  # what a crash now would keep
+        async def step(request: Any) -> Message:
+            seen.append([m.role for m in await reader.load("t")])  # what a crash would keep
             return message
 
         return step
@@ -115,19 +120,20 @@ async def test_each_turn_is_committed_before_the_next_begins(tmp_path: Path) -> 
         ["user", "assistant", "tool"],
         ["user", "assistant", "tool", "assistant", "tool"],
     ]
-    assert len(reader.load("t")) == 6
+    assert len(await reader.load("t")) == 6
+    await reader.close()
 
 
-def test_a_crash_mid_turn_loses_only_that_turn(tmp_path: Path) -> None:
+async def test_a_crash_mid_turn_loses_only_that_turn(tmp_path: Path) -> None:
     db = tmp_path / "crash.db"
     proc = run_python(CRASHER, str(db))
     assert proc.returncode == 3, proc.stderr
-    messages = Session("crash", store=SQLiteSessionStore(db)).messages
+    messages = await Session("crash", store=SQLiteSessionStore(db)).load()
     assert [m.role for m in messages] == ["user", "assistant", "tool"]
     assert messages[2].tool_results[0].call_id == "c1"
 
 
-def test_store_round_trips_every_part_and_clears(tmp_path: Path) -> None:
+async def test_store_round_trips_every_part_and_clears(tmp_path: Path) -> None:
     store = SQLiteSessionStore(tmp_path / "x" / "deep.db")
     messages = [
         Message.user("look", [ImagePart(data="aGk=", mime_type="image/png")]),
@@ -140,11 +146,14 @@ def test_store_round_trips_every_part_and_clears(tmp_path: Path) -> None:
         ),
         Message.tool_result("1", "f", "result", is_error=True),
     ]
-    store.append("s", messages)
-    assert store.load("s") == messages
+    await store.append("s", messages)
+    assert await store.load("s") == messages
     session = Session("s", store=store)
-    session.clear()
-    assert session.messages == [] and store.load("s") == []
+    await session.clear()
+    assert session.messages == [] and await store.load("s") == []
+    await session.load()  # clear() counts as loaded: nothing comes back
+    assert session.messages == []
+    await store.close()
 
 
 def test_token_estimate_counts_cjk_per_character() -> None:
@@ -164,19 +173,21 @@ def big_turns(n: int, size: int) -> list[Message]:
     return messages
 
 
-def test_compaction_stubs_the_oldest_results_first_and_persists(tmp_path: Path) -> None:
+async def test_compaction_stubs_the_oldest_results_first_and_persists(tmp_path: Path) -> None:
     store = SQLiteSessionStore(tmp_path / "c.db")
-    store.append("c", big_turns(6, 4000))
+    await store.append("c", big_turns(6, 4000))
     session = Session("c", store=store, max_history_tokens=3000, keep_recent_results=2)
+    await session.load()
     assert session.tokens() > 3000
-    compacted = session.compact()
+    compacted = await session.compact()
     assert compacted == 4
     texts = [m.tool_results[0].text for m in session.messages if m.role == "tool"]
     assert all(t.startswith("[compacted:") and "fetch" in t for t in texts[:4])
     assert texts[4].startswith("page 4") and texts[5].startswith("page 5")
-    assert session.compact() == 0  # stubs are not compacted again
+    assert await session.compact() == 0  # stubs are not compacted again
     assert session.tokens() < 3000
-    assert Session("c", store=store).messages == session.messages
+    assert await Session("c", store=store).load() == session.messages
+    await store.close()
 
 
 async def test_compaction_happens_during_a_run() -> None:
@@ -197,11 +208,11 @@ async def test_compaction_happens_during_a_run() -> None:
 
 
 async def test_compaction_at_the_start_of_a_run_writes_each_message_once(tmp_path: Path) -> None:
-    with SQLiteSessionStore(tmp_path / "once.db") as store:
-        store.append("c", [*big_turns(4, 8000), Message.assistant("summarised")])
+    async with SQLiteSessionStore(tmp_path / "once.db") as store:
+        await store.append("c", [*big_turns(4, 8000), Message.assistant("summarised")])
         session = Session("c", store=store, max_history_tokens=3000, keep_recent_results=1)
         await Agent(ScriptedModel([Message.assistant("again")])).run("next question", session)
-        stored = store.load("c")
+        stored = await store.load("c")
     assert stored == session.messages
     assert [m.text for m in stored[-2:]] == ["next question", "again"]
     assert sum(m.tool_results[0].text.startswith("[compacted:") for m in stored[2::2][:4]) == 3
@@ -211,3 +222,30 @@ def test_cjk_punctuation_and_full_width_forms_count_as_cjk() -> None:
     assert estimate_tokens("你好，世界。") == 6
     assert estimate_tokens("「东京」") == 4
     assert estimate_tokens("ＡＢ") == 2
+
+
+async def test_a_locked_database_does_not_block_the_event_loop(tmp_path: Path) -> None:
+    """Another process holds the write lock: the append waits on the store's worker thread
+    while the event loop keeps serving other tasks, then lands once the lock is released."""
+    db = tmp_path / "locked.db"
+    store = SQLiteSessionStore(db, busy_timeout=30.0)
+    await store.load("warm")  # the schema exists before the other writer locks the file
+    locker = sqlite3.connect(db, isolation_level=None)
+    locker.execute("BEGIN IMMEDIATE")
+    write = asyncio.ensure_future(store.append("s", [Message.user("你好")]))
+    loop_ran = asyncio.Event()
+    asyncio.get_running_loop().call_soon(loop_ran.set)
+    await loop_ran.wait()  # the loop turned while the write waits for the lock
+    assert not write.done()
+    locker.execute("ROLLBACK")
+    locker.close()
+    await write
+    assert [m.text for m in await store.load("s")] == ["你好"]
+    await store.close()
+
+
+async def test_the_store_meets_the_protocol() -> None:
+    async with SQLiteSessionStore(":memory:") as store:
+        assert isinstance(store, SessionStore)
+        await store.append("内存", [Message.user("hi")])
+        assert [m.text for m in await store.load("内存")] == ["hi"]

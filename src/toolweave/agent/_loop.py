@@ -17,8 +17,9 @@ from toolweave.llm import Message, ModelRequest, ModelResponse, ToolCallPart, To
 from toolweave.tools import ToolContext, ToolDef, ToolInvocation, ToolNotFound, UserOutput
 from toolweave.tools.context import REGISTRY_EXTRA
 
-from ._shape import acceptance, error_part, rejection, result_part
-from .errors import MaxTurnsExceeded, OutputValidationError
+from ._answer import Answer, OutputHandler, Retry
+from ._shape import error_part, result_part
+from .errors import MaxTurnsExceeded
 from .events import (
     AgentEvent,
     ModelTextDelta,
@@ -39,7 +40,8 @@ from .output import PartialOutput
 if TYPE_CHECKING:
     from toolweave.tools import ToolError
 
-    from .agent import Agent, RunResult
+    from ._config import RunConfig
+    from .agent import RunResult
     from .session import Session
 
 Emit = Callable[[AgentEvent], None]
@@ -57,16 +59,19 @@ class Run:
     """The state of one run; `execute` drives it to a `RunResult` or raises."""
 
     def __init__(
-        self, agent: Agent[Any, Any], prompt: str, session: Session, deps: Any, emit: Emit | None
+        self, config: RunConfig, prompt: str, session: Session, deps: Any, emit: Emit | None
     ) -> None:
-        self.agent = agent
+        self.config = config
         self.session = session
         self.emit = emit
         self.run_id = uuid.uuid4().hex
         self.prompt = prompt
-        self.registry = agent.registry  # the session's overlay, set once the session is ours
+        self.registry = config.registry  # the session's overlay, set once the session is ours
         self.ctx = ToolContext(
             session_id=session.id, trace_id=self.run_id, deps=deps, output_sink=self._sink
+        )
+        self.output = OutputHandler(
+            config.output, config.output_mode, config.output_retries, config.max_tool_result_chars
         )
         self.usage = Usage()
         self.invocations: list[ToolInvocation] = []
@@ -88,116 +93,100 @@ class Run:
         try:
             # Only after acquiring: the overlay is per session, and a run refused with
             # SessionBusy must not swap the policy under the run that holds the session.
-            self.registry = self.agent._session_registry(session)
+            self.registry = self.config.session_registry(session)
             self.ctx.extras[REGISTRY_EXTRA] = self.registry  # where `mcp_load` adds tools
+            await session.load()
             return await self._execute()
         finally:
             session.release()
 
     async def _execute(self) -> RunResult[Any]:
-        agent, emit, spec = self.agent, self.emit, self.agent._output
         history = self.session.messages
         self._settle(_UNANSWERED)  # a history written elsewhere may end in unanswered calls
         start = len(history)
         self._append(Message.user(self.prompt))
-        if emit is not None:
-            emit(RunStarted(self.run_id, self.session.id, self.prompt))
-        calls_made = 0
-        final_call = False
-        retries_left = agent.output_retries
-        limit = agent.max_tool_result_chars
+        if self.emit is not None:
+            self.emit(RunStarted(self.run_id, self.session.id, self.prompt))
         try:
-            while True:
-                if calls_made >= agent.max_turns:
-                    if agent.on_max_turns == "error" or final_call:
-                        raise MaxTurnsExceeded(agent.max_turns)
-                    final_call = True
-                    self._append(Message.user(FINAL_ANSWER_PROMPT))
-                turn = calls_made + 1
-                if self.session.compact():
-                    self._pending.clear()  # the store rewrote the whole history, these included
-                response = await self._call_model(self._request(final_call), turn)
-                calls_made += 1
-                self.usage = self.usage + response.usage
-                message = response.message
-                self._append(message)
-                calls = message.tool_calls
-                output_call = None
-                if spec is not None and agent.output_mode == "tool":
-                    output_call = next((c for c in calls if c.name == spec.name), None)
-                if output_call is not None or not calls:
-                    try:
-                        if spec is None:
-                            output: Any = message.text
-                        elif output_call is not None:
-                            output = spec.parse_arguments(output_call.arguments)
-                        else:
-                            output = spec.parse_text(message.text)
-                    except OutputValidationError as exc:
-                        if retries_left <= 0 or final_call:
-                            raise
-                        retries_left -= 1
-                        for reply in rejection(spec, calls, output_call, exc, limit):
-                            self._append(reply)
-                        self._end_turn(turn, "retry", response.usage)
-                        continue
-                    for reply in acceptance(calls, output_call, limit):
-                        self._append(reply)
-                    self._final_partial(output, turn)
-                    reason = "stop" if output_call is not None else response.finish_reason
-                    self._end_turn(turn, reason, response.usage)
-                    result = self._result(output, history[start:], calls_made)
-                    if emit is not None:
-                        emit(RunCompleted(result))
-                    return result
-                if final_call:
-                    raise MaxTurnsExceeded(agent.max_turns)
-                fatal = await self._run_tools(calls, turn)
-                self._end_turn(turn, "error" if fatal is not None else "tool_calls", response.usage)
-                if fatal is not None:
-                    raise fatal
+            output, turns = await self._turns()
         except asyncio.CancelledError:
             self.ctx.cancel()
             self._settle(_CANCELLED)
-            self._commit()
+            await self._commit()
             raise
         except BaseException as exc:
             self._settle(_ABORTED)
-            self._commit()
-            if emit is not None:
-                emit(RunFailed(exc))
+            await self._commit()
+            if self.emit is not None:
+                self.emit(RunFailed(exc))
             raise
+        result = self._result(output, history[start:], turns)
+        if self.emit is not None:
+            self.emit(RunCompleted(result))
+        return result
+
+    async def _turns(self) -> tuple[Any, int]:
+        """Model call, then the answer or the tools, until an answer; returns it and the
+        number of model calls."""
+        config = self.config
+        calls_made = 0
+        final_call = False
+        while True:
+            if calls_made >= config.max_turns:
+                if config.on_max_turns == "error" or final_call:
+                    raise MaxTurnsExceeded(config.max_turns)
+                final_call = True
+                self._append(Message.user(FINAL_ANSWER_PROMPT))
+            turn = calls_made + 1
+            if await self.session.compact():
+                self._pending.clear()  # the store rewrote the whole history, these included
+            response = await self._call_model(self._request(final_call), turn)
+            calls_made += 1
+            self.usage = self.usage + response.usage
+            message = response.message
+            self._append(message)
+            outcome = self.output.check(message, response.finish_reason, final_call)
+            if isinstance(outcome, Retry):
+                self._append_all(outcome.replies)
+                await self._end_turn(turn, "retry", response.usage)
+            elif isinstance(outcome, Answer):
+                self._append_all(outcome.replies)
+                self._final_partial(outcome.output, turn)
+                await self._end_turn(turn, outcome.reason, response.usage)
+                return outcome.output, calls_made
+            elif final_call:
+                raise MaxTurnsExceeded(config.max_turns)
+            else:
+                fatal = await self._run_tools(message.tool_calls, turn)
+                reason = "error" if fatal is not None else "tool_calls"
+                await self._end_turn(turn, reason, response.usage)
+                if fatal is not None:
+                    raise fatal
 
     def _request(self, final_call: bool) -> ModelRequest:
-        agent, spec = self.agent, self.agent._output
+        config, output = self.config, self.output
         defs = self.registry.definitions()
         key = tuple(map(id, defs))
         if key != self._defs_key:
-            if spec is not None and agent.output_mode == "tool":
-                defs = sorted([*defs, spec.tool_def], key=lambda d: d.name)
-            self._defs_key, self._defs = key, defs
-        native = spec is not None and agent.output_mode == "native"
-        tool_choice: llm.ToolChoice = "auto"
-        if spec is not None and agent.output_mode == "tool":
-            tool_choice = {"name": spec.name} if final_call else "required"
-        elif final_call:
-            tool_choice = "none"
+            self._defs_key, self._defs = key, output.tools(defs)
         history = self.session.messages
-        system = agent._system_message
+        system = config.system_message
+        native = output.native
         return ModelRequest(
             messages=[system, *history] if system is not None else list(history),
             tools=self._defs,
-            tool_choice=tool_choice,
-            output_schema=spec.schema if native and spec is not None else None,
-            output_name=spec.name if spec is not None else "final_output",
-            **agent.model_settings,
+            tool_choice=output.tool_choice(final_call),
+            output_schema=native.schema if native is not None else None,
+            output_name=output.name,
+            max_tokens=config.max_tokens,
+            temperature=config.temperature,
         )
 
     async def _call_model(self, request: ModelRequest, turn: int) -> ModelResponse:
-        model, emit = self.agent.model, self.emit
+        model, emit = self.config.model, self.emit
         if emit is None:
             return await model.complete(request)
-        spec = self.agent._output
+        spec = self.output.spec
         partial = self._partial = PartialOutput(spec) if spec is not None else None
         output_indexes: set[int] = set()  # the final-output tool's calls in this response
         response: ModelResponse | None = None
@@ -219,16 +208,15 @@ class Run:
     def _on_stream_event(
         self, event: llm.StreamEvent, partial: PartialOutput | None, indexes: set[int], turn: int
     ) -> ModelResponse | None:
-        emit, spec = self.emit, self.agent._output
+        emit, output = self.emit, self.output
         assert emit is not None
-        native = self.agent.output_mode == "native"
         if isinstance(event, llm.TextDelta):
             emit(ModelTextDelta(event.text, turn))
-            if partial is not None and native:
+            if partial is not None and output.native is not None:
                 self._emit_partial(partial, event.text, turn)
         elif isinstance(event, llm.ToolCallDelta):
-            if partial is not None and spec is not None and not native:
-                if event.name == spec.name:
+            if partial is not None and output.as_tool is not None:
+                if output.is_output_call(event.name):
                     indexes.add(event.index)
                 if event.index in indexes:
                     self._emit_partial(partial, event.arguments_delta, turn)
@@ -247,7 +235,7 @@ class Run:
 
     def _final_partial(self, output: Any, turn: int) -> None:
         """Streams end on the validated value, even when repair was needed to get it."""
-        spec, partial = self.agent._output, self._partial
+        spec, partial = self.output.spec, self._partial
         if self.emit is None or spec is None or partial is None:
             return
         final = spec.dump(output)
@@ -255,7 +243,7 @@ class Run:
             self.emit(OutputDelta(final, turn))
 
     def _announce(self, call: ToolCallPart, turn: int) -> None:
-        spec = self.agent._output
+        spec = self.output.spec
         if call.id in self._announced or (spec is not None and call.name == spec.name):
             return
         self._announced.add(call.id)
@@ -275,11 +263,13 @@ class Run:
         runnable: list[int] = []
         for i, call in enumerate(calls):
             tool = registry.get(call.name)
-            refusal = await clear_call(self.agent.gates, GateRequest(call, tool, registry, session))
+            refusal = await clear_call(
+                self.config.gates, GateRequest(call, tool, registry, session)
+            )
             if refusal is None:
                 runnable.append(i)
             else:
-                parts[i] = error_part(call, refusal.message, self.agent.max_tool_result_chars)
+                parts[i] = error_part(call, refusal.message, self.config.max_tool_result_chars)
                 if not refusal.recoverable:
                     self._settle(f"Not executed: the call to {call.name!r} was refused.")
                     return refusal
@@ -323,18 +313,18 @@ class Run:
         child = ctx.for_call(call.id)
         try:
             inv = await self.registry.invoke(
-                call.name, call.arguments, child, call_id=call.id, timeout=self.agent.tool_timeout
+                call.name, call.arguments, child, call_id=call.id, timeout=self.config.tool_timeout
             )
         finally:
             ctx.cancellation.release(child.cancellation)
-        part = result_part(call, inv, self.agent.max_tool_result_chars)
+        part = result_part(call, inv, self.config.max_tool_result_chars)
         parts[index] = part
         if emit is not None:
             emit(ToolExecutionCompleted(call, part, inv.error, inv.duration, turn))
         return inv
 
     def _sink(self, item: UserOutput) -> None:
-        if item.kind == "text" and self.agent.user_output == "media_only":
+        if item.kind == "text" and self.config.user_output == "media_only":
             return
         self.user_outputs.append(item)
         if self.emit is not None:
@@ -347,12 +337,17 @@ class Run:
         self.session.messages.append(message)
         self._pending.append(message)
 
-    def _commit(self) -> None:
-        pending, self._pending = self._pending, []
-        self.session.commit(pending)
+    def _append_all(self, messages: list[Message]) -> None:
+        for message in messages:
+            self._append(message)
 
-    def _end_turn(self, turn: int, reason: Any, usage: Usage) -> None:
-        self._commit()
+    async def _commit(self) -> None:
+        pending, self._pending = self._pending, []
+        # Shielded: a run cancelled mid-write still finishes the one transaction it started.
+        await asyncio.shield(self.session.commit(pending))
+
+    async def _end_turn(self, turn: int, reason: Any, usage: Usage) -> None:
+        await self._commit()
         self._inflight = None
         if self.emit is not None:
             self.emit(TurnCompleted(turn, reason, usage))
@@ -369,7 +364,7 @@ class Run:
         finished: dict[str, ToolResultPart] = {}
         if self._inflight is not None:
             finished = {p.call_id: p for p in self._inflight[1] if p is not None}
-        limit = self.agent.max_tool_result_chars
+        limit = self.config.max_tool_result_chars
         for call in history[index].tool_calls:
             if call.id not in answered:
                 part = finished.get(call.id) or error_part(call, text, limit)

@@ -26,6 +26,7 @@ from toolweave.tools import (
 )
 from toolweave.tools.context import DepsT
 
+from ._config import RunConfig
 from ._loop import Run
 from .events import AgentEvent
 from .gates import PolicyGate, ToolGate
@@ -111,27 +112,15 @@ class Agent(Generic[DepsT, OutputT]):
         _choice("on_max_turns", on_max_turns, ("error", "final_answer"))
         _choice("output_mode", output_mode, ("auto", "native", "tool"))
         _choice("user_output", user_output, ("all", "media_only"))
-        self.model: Model = model
-        self.name = name
-        self.registry = tools if isinstance(tools, ToolRegistry) else _registry(tools or ())
-        self.instructions = instructions
-        self.max_turns = max_turns
-        self.tool_timeout = tool_timeout
-        self.max_tool_result_chars = max_tool_result_chars
-        self.output_retries = output_retries
-        self.on_max_turns = on_max_turns
-        self.policy = policy
+        registry = tools if isinstance(tools, ToolRegistry) else _registry(tools or ())
         for gate in gates:
             if not isinstance(gate, ToolGate):
                 raise TypeError(
                     f"Agent(gates=...) items need an `async def check(self, request)` method; "
                     f"got {gate!r}"
                 )
-        self.gates: tuple[ToolGate, ...] = (PolicyGate(), *gates)
-        self.user_output = user_output
-        self.model_settings: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens}
-        self._output = OutputSpec(output_type, output_name) if output_type is not None else None
-        if self._output is not None and output_name in self.registry:
+        output = OutputSpec(output_type, output_name) if output_type is not None else None
+        if output is not None and output_name in registry:
             raise ConfigError(
                 f"Agent(output_name={output_name!r}) clashes with a tool of that name; pass "
                 "another output_name"
@@ -139,8 +128,39 @@ class Agent(Generic[DepsT, OutputT]):
         if output_mode == "auto":
             native = bool(getattr(model, "supports_native_output", False))
             output_mode = "native" if native else "tool"
-        self.output_mode: Literal["native", "tool"] = output_mode
-        self._system_message = Message.system(instructions) if instructions else None
+        self.name = name
+        self.instructions = instructions
+        self._config = RunConfig(
+            model=model,
+            registry=registry,
+            system_message=Message.system(instructions) if instructions else None,
+            max_turns=max_turns,
+            tool_timeout=tool_timeout,
+            max_tool_result_chars=max_tool_result_chars,
+            output=output,
+            output_mode=output_mode,
+            output_retries=output_retries,
+            on_max_turns=on_max_turns,
+            policy=policy,
+            gates=(PolicyGate(), *gates),
+            user_output=user_output,
+            temperature=temperature,
+            max_tokens=max_tokens,
+        )
+
+    @property
+    def model(self) -> Model:
+        return self._config.model
+
+    @property
+    def registry(self) -> ToolRegistry:
+        """The agent's shared tools (each session layers its own on top)."""
+        return self._config.registry
+
+    @property
+    def output_mode(self) -> Literal["native", "tool"]:
+        """How structured output is asked for: the provider's native format or a final tool."""
+        return self._config.output_mode
 
     # -- running ------------------------------------------------------------------------
 
@@ -154,7 +174,7 @@ class Agent(Generic[DepsT, OutputT]):
         """Run to a final answer. Cancelling the awaiting task cancels running tools and
         leaves `session` consistent."""
         return await Run(
-            self, prompt, session if session is not None else Session(), deps, None
+            self._config, prompt, session if session is not None else Session(), deps, None
         ).execute()
 
     def run_sync(
@@ -199,7 +219,11 @@ class Agent(Generic[DepsT, OutputT]):
         """
         queue: asyncio.Queue[Any] = asyncio.Queue()
         run = Run(
-            self, prompt, session if session is not None else Session(), deps, queue.put_nowait
+            self._config,
+            prompt,
+            session if session is not None else Session(),
+            deps,
+            queue.put_nowait,
         )
         task = asyncio.ensure_future(run.execute())
         task.add_done_callback(lambda _: queue.put_nowait(_DONE))
@@ -214,12 +238,6 @@ class Agent(Generic[DepsT, OutputT]):
             if not task.done():
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
-
-    def _session_registry(self, session: Session) -> ToolRegistry:
-        """The session's overlay on this agent's tools, with this agent's policy applied."""
-        overlay = session.tool_overlay(self.registry)
-        overlay.policy = self.policy if self.policy is not None else self.registry.policy
-        return overlay
 
     def __repr__(self) -> str:
         return (

@@ -69,6 +69,9 @@ class Session:
     `max_history_tokens` is the compaction budget (estimated tokens); `keep_recent_results`
     tool results at the end are never compacted. `plan_mode` is carried for gates (each
     `GateRequest` has the session); no built-in gate acts on it yet.
+
+    With a `store`, the history is read on first use: a run loads it before its first turn,
+    and `await session.load()` reads it earlier (to show it before running).
     """
 
     def __init__(
@@ -89,7 +92,8 @@ class Session:
         self.store = store
         self.max_history_tokens = max_history_tokens
         self.keep_recent_results = keep_recent_results
-        self.messages: list[Message] = store.load(self.id) if store is not None else []
+        self.messages: list[Message] = []
+        self._loaded = store is None
         self._busy = False
         self._overlay: tuple[ToolRegistry, ToolRegistry] | None = None
         # Token estimates by message identity (messages are replaced, never edited in place),
@@ -103,10 +107,18 @@ class Session:
             self._overlay = (shared, shared.overlay())
         return self._overlay[1]
 
-    def commit(self, messages: Sequence[Message]) -> None:
+    async def load(self) -> list[Message]:
+        """Read the stored history, once (later calls return what is in memory)."""
+        if not self._loaded:
+            assert self.store is not None
+            self.messages[:0] = await self.store.load(self.id)
+            self._loaded = True
+        return self.messages
+
+    async def commit(self, messages: Sequence[Message]) -> None:
         """Persist messages already appended to `self.messages` (one transaction)."""
         if self.store is not None and messages:
-            self.store.append(self.id, messages)
+            await self.store.append(self.id, messages)
 
     def tokens(self) -> int:
         """The estimated size of the history in tokens."""
@@ -121,14 +133,15 @@ class Session:
             self._token_cache = {k: v for k, v in cache.items() if k in live}
         return total
 
-    def clear(self) -> None:
+    async def clear(self) -> None:
         """Forget the history (and erase it from the store)."""
         self.messages.clear()
         self._token_cache.clear()
+        self._loaded = True
         if self.store is not None:
-            self.store.clear(self.id)
+            await self.store.clear(self.id)
 
-    def compact(self) -> int:
+    async def compact(self) -> int:
         """Stub old tool results until the history fits the budget; returns how many."""
         total = self.tokens()
         if total <= self.max_history_tokens:
@@ -160,7 +173,7 @@ class Session:
             total -= before - message_tokens(self.messages[m])
             compacted += 1
         if compacted and self.store is not None:
-            self.store.rewrite(self.id, self.messages)
+            await self.store.rewrite(self.id, self.messages)
         return compacted
 
     def acquire(self) -> None:

@@ -124,14 +124,10 @@ def chat_command(
             f"or set {SESSIONS_ENV} to a writable path"
         ) from None
     console = Console(highlight=False)
-    console.print(
-        f"[bold]toolweave chat[/] · {escape(agent.model.model_name)} · session "
-        f"{escape(repr(session_id))} ({len(session.messages)} messages) · /clear, /exit"
-    )
     try:
         chat_loop(agent, session, console, lambda: console.input("[bold green]you>[/] "))
     finally:
-        store.close()
+        asyncio.run(store.close())
 
 
 def chat_loop(
@@ -145,6 +141,11 @@ def chat_loop(
     """
     with asyncio.Runner() as runner:
         try:
+            runner.run(session.load())
+            console.print(
+                f"[bold]toolweave chat[/] · {escape(agent.model.model_name)} · session "
+                f"{escape(repr(session.id))} ({len(session.messages)} messages) · /clear, /exit"
+            )
             _repl(runner, agent, session, console, read_line)
         finally:
             aclose = getattr(agent.model, "aclose", None)
@@ -170,7 +171,7 @@ def _repl(
         if line in ("/exit", "/quit"):
             return
         if line == "/clear":
-            session.clear()
+            runner.run(session.clear())
             console.print("[dim]history cleared[/]")
         elif line.startswith("/"):
             unknown = escape(line.split()[0])
