@@ -1,7 +1,44 @@
-"""The `toolweave` command line: a thin Typer layer over the library."""
+"""The `toolweave` command line: a thin Typer layer over the library.
+
+Typer and Rich come with the `cli` extra (`pip install 'toolweave[cli]'`), so a library user
+does not install them. `main` checks for them before anything else and, when they are missing,
+prints the one line that fixes it and exits 1, with no traceback.
+"""
 
 from __future__ import annotations
 
-from .app import app, main
+import sys
+from typing import TYPE_CHECKING, Any
+
+CLI_REQUIREMENTS = ("typer", "rich", "click")
+"""The modules the command line needs beyond the library (click comes with typer)."""
+INSTALL_HINT = "pip install 'toolweave[cli]'"
+
+if TYPE_CHECKING:
+    from .app import app
+
+
+def main() -> None:
+    try:
+        from .app import app
+    except ModuleNotFoundError as exc:
+        missing = (exc.name or "").split(".")[0]
+        if missing not in CLI_REQUIREMENTS:
+            raise
+        sys.stderr.write(
+            f"toolweave: the command line needs {missing!r}, which is not installed; "
+            f"install the cli extra: {INSTALL_HINT}\n"
+        )
+        raise SystemExit(1) from None
+    app()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        from .app import app
+
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["app", "main"]

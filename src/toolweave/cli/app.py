@@ -20,6 +20,3 @@ app.add_typer(mcp_app, name="mcp")
 app.command("serve")(serve)
 agent_cmd.register(app)
 
-
-def main() -> None:
-    app()
