@@ -19,4 +19,3 @@ app.add_typer(tools_app, name="tools")
 app.add_typer(mcp_app, name="mcp")
 app.command("serve")(serve)
 agent_cmd.register(app)
-
