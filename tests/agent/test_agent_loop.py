@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from typing import Any
 
 import pytest
@@ -81,26 +80,27 @@ async def test_every_turn_sends_the_same_sorted_tool_definitions() -> None:
 
 
 async def test_calls_of_a_turn_run_concurrently_and_answer_in_call_order() -> None:
+    barrier = asyncio.Barrier(3)  # passable only once all three calls are running at once
+
     @tool
-    async def slow(label: str) -> str:
-        """Takes 0.3 s."""
-        await asyncio.sleep(0.3)
+    async def meet(label: str) -> str:
+        """Waits for the other calls of the turn."""
+        await barrier.wait()
         return f"done {label}"
 
     model = ScriptedModel(
         [
             calls(
-                call("slow", "a", label="a"),
-                call("slow", "b", label="b"),
-                call("slow", "c", label="c"),
+                call("meet", "a", label="a"),
+                call("meet", "b", label="b"),
+                call("meet", "c", label="c"),
             ),
             Message.assistant("all done"),
         ]
     )
-    start = time.perf_counter()
-    result = await Agent(model, [slow]).run("go")
-    elapsed = time.perf_counter() - start
-    assert elapsed < 0.8, f"three 0.3 s tools took {elapsed:.2f}s: not concurrent"
+    # Run one at a time, the first call would wait at the barrier until its timeout.
+    result = await Agent(model, [meet], tool_timeout=60).run("go")
+    assert not any(inv.error for inv in result.invocations), "calls did not run concurrently"
     sent = model.requests[1].messages
     tool_msgs = [m for m in sent if m.role == "tool"]
     assert len(tool_msgs) == 3 and all(len(m.parts) == 1 for m in tool_msgs)
