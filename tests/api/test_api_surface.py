@@ -21,11 +21,18 @@ SRC = Path(toolweave.__file__).parent
 SUBMODULES = {m.name for m in pkgutil.iter_modules(toolweave.__path__)}
 
 
-def test_all_matches_the_lazy_exports() -> None:
+def test_all_matches_the_lazy_exports_and_the_type_checking_imports() -> None:
     assert sorted(toolweave.__all__) == sorted({*toolweave._EXPORTS, "__version__"})
     assert len(toolweave.__all__) == len(set(toolweave.__all__))
     for name in toolweave.__all__:
         assert getattr(toolweave, name) is not None, name
+    # What type checkers see (the TYPE_CHECKING imports) is exactly what runs.
+    tree = ast.parse((SRC / "__init__.py").read_text(encoding="utf-8"))
+    guarded = next(n for n in tree.body if isinstance(n, ast.If))
+    typed = {
+        a.asname or a.name for n in guarded.body if isinstance(n, ast.ImportFrom) for a in n.names
+    }
+    assert typed == set(toolweave._EXPORTS)
 
 
 def test_star_import_exports_only_public_names() -> None:
