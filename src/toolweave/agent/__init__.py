@@ -24,6 +24,7 @@ from .events import (
 )
 from .gates import GateRequest, PolicyGate, ToolGate
 from .output import OutputSpec
+from .postgres_store import PostgresSessionStore
 from .session import Session, estimate_tokens
 from .store import SessionStore, SQLiteSessionStore
 
@@ -40,6 +41,7 @@ __all__ = [
     "OutputSpec",
     "OutputValidationError",
     "PolicyGate",
+    "PostgresSessionStore",
     "RunCompleted",
     "RunFailed",
     "RunResult",

@@ -49,7 +49,8 @@ class SessionStore(Protocol):
     async def clear(self, session_id: str) -> None: ...
 
 
-def _encode(message: Message) -> str:
+def encode_message(message: Message) -> str:
+    """A message as the compact JSON text every session store keeps."""
     return json.dumps(message.to_dict(), ensure_ascii=False, separators=(",", ":"))
 
 
@@ -79,7 +80,7 @@ class SQLiteSessionStore:
     async def append(self, session_id: str, messages: Sequence[Message]) -> None:
         if not messages:
             return
-        encoded = [_encode(m) for m in messages]
+        encoded = [encode_message(m) for m in messages]
 
         def write(db: sqlite3.Connection) -> None:
             (last,) = db.execute(
@@ -96,7 +97,7 @@ class SQLiteSessionStore:
 
     async def rewrite(self, session_id: str, messages: Sequence[Message]) -> None:
         """Replace the whole history at once (after compaction)."""
-        encoded = [_encode(m) for m in messages]
+        encoded = [encode_message(m) for m in messages]
 
         def write(db: sqlite3.Connection) -> None:
             db.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
