@@ -12,6 +12,8 @@ import copy
 import json
 from typing import Any
 
+from toolweave.errors import ConfigError
+
 _GEMINI_KEYS = frozenset(
     {
         "type",
@@ -43,12 +45,12 @@ _MAX_INLINE_DEPTH = 8
 
 def _resolve(ref: str, root: dict[str, Any]) -> dict[str, Any]:
     if not ref.startswith("#/"):
-        raise ValueError(f"only local $ref values are supported, got {ref!r}")
+        raise ConfigError(f"only local $ref values are supported, got {ref!r}")
     node: Any = root
     for key in ref[2:].split("/"):
         node = node[key.replace("~1", "/").replace("~0", "~")]
     if not isinstance(node, dict):
-        raise ValueError(f"$ref {ref!r} does not point to a schema object")
+        raise ConfigError(f"$ref {ref!r} does not point to a schema object")
     return node
 
 

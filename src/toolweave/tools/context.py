@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Generic, Literal
 
 from typing_extensions import TypeVar
 
+from toolweave.errors import ConfigError
+
 if TYPE_CHECKING:
     from .registry import ToolRegistry
 
@@ -221,12 +223,12 @@ class ToolContext(Generic[DepsT]):
     ) -> None:
         """Hand the user a file, by `path` on disk or as in-memory `data` with a `filename`."""
         if (path is None) == (data is None):
-            raise ValueError("send_file needs exactly one of `path` or `data`")
+            raise ConfigError("send_file needs exactly one of `path` or `data`")
         if path is not None:
             path = os.fspath(path)
             filename = filename or os.path.basename(path)
         elif not filename:
-            raise ValueError("send_file(data=...) needs a `filename` so the user can save it")
+            raise ConfigError("send_file(data=...) needs a `filename` so the user can save it")
         if mime_type is None:
             mime_type = mimetypes.guess_type(filename or "")[0] or "application/octet-stream"
         await self._send(
