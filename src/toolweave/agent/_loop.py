@@ -343,8 +343,9 @@ class Run:
 
     async def _commit(self) -> None:
         pending, self._pending = self._pending, []
-        # Shielded: a run cancelled mid-write still finishes the one transaction it started.
-        await asyncio.shield(self.session.commit(pending))
+        if pending and self.session.store is not None:
+            # Shielded: a run cancelled mid-write still finishes the transaction it started.
+            await asyncio.shield(self.session.commit(pending))
 
     async def _end_turn(self, turn: int, reason: Any, usage: Usage) -> None:
         await self._commit()
