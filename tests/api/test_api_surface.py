@@ -16,7 +16,14 @@ import pytest
 import toolweave
 from toolweave import ConfigError, ToolweaveError
 
-PACKAGES = ("toolweave.tools", "toolweave.llm", "toolweave.mcp", "toolweave.agent")
+PACKAGES = (
+    "toolweave.tools",
+    "toolweave.storage",
+    "toolweave.llm",
+    "toolweave.mcp",
+    "toolweave.agent",
+    "toolweave.host",
+)
 SRC = Path(toolweave.__file__).parent
 SUBMODULES = {m.name for m in pkgutil.iter_modules(toolweave.__path__)}
 
