@@ -1,4 +1,4 @@
-"""MCP client throughput: toolweave's McpClient vs the official SDK's ClientSession.
+"""MCP client throughput: toolweave's MCPClient vs the official SDK's ClientSession.
 
 Both clients call `tools/call echo` on the same minimal stdio server (this file run with
 `--serve`: a raw JSON-RPC loop that answers whatever arrived in one read with one write, so the
@@ -94,12 +94,12 @@ async def main(calls: int, rounds: int) -> None:
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    from toolweave.mcp import McpClient
+    from toolweave.mcp import MCPClient
 
     server = [__file__, "--serve"]
     params = StdioServerParameters(command=sys.executable, args=server)
     async with (
-        McpClient.stdio(sys.executable, server, timeout=60) as client,
+        MCPClient.stdio(sys.executable, server, timeout=60) as client,
         stdio_client(params) as (read, write),
         ClientSession(read, write) as session,
     ):
@@ -131,7 +131,7 @@ async def main(calls: int, rounds: int) -> None:
         f"with {IN_FLIGHT} in flight, best of {rounds} alternating rounds"
     )
     print(f"{'':22}{'sequential':>14}{'200 in flight':>16}")
-    for label, key in (("toolweave McpClient", "ours"), ("official mcp SDK", "official")):
+    for label, key in (("toolweave MCPClient", "ours"), ("official mcp SDK", "official")):
         print(f"{label:22}{best[key, 'seq']:>11,.0f}/s{best[key, 'conc']:>13,.0f}/s")
     seq_ratio = best["ours", "seq"] / best["official", "seq"]
     conc_ratio = best["ours", "conc"] / best["official", "conc"]

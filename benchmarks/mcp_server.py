@@ -1,4 +1,4 @@
-"""Our `McpServer` vs the official SDK's `MCPServer`: the same echo tool, the same minimal client.
+"""Our `MCPServer` vs the official SDK's `MCPServer`: the same echo tool, the same minimal client.
 
 Measured over stdio, each server in its own process:
 - cold start: spawn to the `initialize` answer (median of several spawns);
@@ -26,9 +26,9 @@ CONCURRENT_CALLS = 5000
 CONCURRENCY = 50
 
 OURS = """
-from toolweave.mcp import McpServer
+from toolweave.mcp import MCPServer
 
-server = McpServer("echo")
+server = MCPServer("echo")
 
 
 @server.tool

@@ -1,6 +1,6 @@
 """Load test for `toolweave serve --http`: many MCP clients hammering one host on loopback.
 
-`CLIENTS` clients (each its own HTTP connection and MCP session, via toolweave's `McpClient`)
+`CLIENTS` clients (each its own HTTP connection and MCP session, via toolweave's `MCPClient`)
 make `CALLS` sequential `tools/call`s each, all at once. Reports errors (the goal is none),
 throughput and latency percentiles (p50/p99/max).
 
@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from toolweave.mcp import McpClient
+from toolweave.mcp import MCPClient
 
 CLIENTS = 50
 CALLS = 200
@@ -49,7 +49,7 @@ def start_host(port: int, cwd: str) -> subprocess.Popen[str]:
 
 
 async def one_client(url: str, latencies: list[float], errors: list[str]) -> None:
-    client = McpClient.http(url)
+    client = MCPClient.http(url)
     try:
         await client.connect()
         for i in range(CALLS):

@@ -17,7 +17,7 @@ import asyncio
 import json
 from typing import Any, ClassVar
 
-from toolweave.mcp import Context, McpServer, image_result, text_result
+from toolweave.mcp import Context, MCPServer, image_result, text_result
 from toolweave.tools import ToolAnnotations, ToolContext, ToolResult
 from toolweave.tools.result import AudioContent, ImageContent, ResourceContent, TextContent
 
@@ -28,7 +28,7 @@ IMAGE = (
 )
 AUDIO = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
 
-server = McpServer("mcp-conformance-test-server", "1.0.0")
+server = MCPServer("mcp-conformance-test-server", "1.0.0")
 
 
 @server.tool(description="Tests simple text content response")

@@ -13,11 +13,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from toolweave.mcp import McpServer, error_result
+from toolweave.mcp import MCPServer, error_result
 from toolweave.mcp.server.validators import safe_path
 from toolweave.tools import ToolResult
 
-server = McpServer("file-writer", "1.0.0")
+server = MCPServer("file-writer", "1.0.0")
 ROOT = Path.cwd()
 
 

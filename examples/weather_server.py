@@ -12,9 +12,9 @@ from typing import Annotated
 
 from pydantic import Field
 
-from toolweave.mcp import McpServer
+from toolweave.mcp import MCPServer
 
-server = McpServer(
+server = MCPServer(
     "weather",
     "1.0.0",
     instructions="Use get_weather for current conditions and celsius_to_fahrenheit to convert.",

@@ -55,7 +55,7 @@ _EXPORTS.update({name: "toolweave.errors" for name in ("ConfigError", "Toolweave
 _EXPORTS.update(
     {
         name: "toolweave.mcp"
-        for name in ("McpClient", "McpError", "McpManager", "McpServer", "McpTimeout")
+        for name in ("MCPClient", "MCPError", "MCPManager", "MCPServer", "MCPTimeout")
     }
 )
 _EXPORTS.update(
@@ -87,7 +87,7 @@ if TYPE_CHECKING:
         ScriptedModel,
         model_from_string,
     )
-    from .mcp import McpClient, McpError, McpManager, McpServer, McpTimeout
+    from .mcp import MCPClient, MCPError, MCPManager, MCPServer, MCPTimeout
     from .tools import (
         AudioContent,
         CancellationSignal,
@@ -152,11 +152,11 @@ __all__ = [
     "FunctionTool",
     "ImageContent",
     "InvalidArguments",
-    "McpClient",
-    "McpError",
-    "McpManager",
-    "McpServer",
-    "McpTimeout",
+    "MCPClient",
+    "MCPError",
+    "MCPManager",
+    "MCPServer",
+    "MCPTimeout",
     "Message",
     "ModelConfigError",
     "ModelError",

@@ -1,5 +1,5 @@
 """The canonical scenario with its tools served by a real MCP server (the official SDK, over
-stdio, reached through toolweave's McpClient) and the model behind a loopback OpenAI server."""
+stdio, reached through toolweave's MCPClient) and the model behind a loopback OpenAI server."""
 
 from __future__ import annotations
 
@@ -14,16 +14,16 @@ from agent_fake_openai import FakeOpenAI, Reply
 
 from toolweave.agent import Agent, RunFailed, Session
 from toolweave.llm import Message, ModelRequest, OpenAIChatModel, ScriptedModel, ToolCallPart
-from toolweave.mcp import McpError
-from toolweave.mcp.client import McpClient
+from toolweave.mcp import MCPError
+from toolweave.mcp.client import MCPClient
 
 SERVER = str(Path(__file__).with_name("agent_weather_mcp_server.py"))
 PROMPT = "What's the weather in Beijing in Fahrenheit, and what should I wear?"
 ANSWER = "Sunny, 12°C / 53.6°F in Beijing: a light jacket will do."
 
 
-def weather_server() -> McpClient:
-    return McpClient.stdio(sys.executable, [SERVER], name="weather")
+def weather_server() -> MCPClient:
+    return MCPClient.stdio(sys.executable, [SERVER], name="weather")
 
 
 async def test_weather_scenario_with_mcp_tools() -> None:
@@ -69,7 +69,7 @@ async def test_a_dead_mcp_server_ends_the_run() -> None:
         )
         session = Session()
         events: list[Any] = []
-        with pytest.raises(McpError):
+        with pytest.raises(MCPError):
             async for event in Agent(model, tools).run_stream(PROMPT, session):
                 events.append(event)
     assert isinstance(events[-1], RunFailed) and events[-1].error.recoverable is False

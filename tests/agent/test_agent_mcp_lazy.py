@@ -9,7 +9,7 @@ from pathlib import Path
 
 from toolweave.agent import Agent, Session
 from toolweave.llm import Message, ModelRequest, ScriptedModel, ToolCallPart
-from toolweave.mcp import McpManager
+from toolweave.mcp import MCPManager
 
 SERVER = str(Path(__file__).resolve().parents[2] / "examples" / "weather_server.py")
 CONFIG = {"mcpServers": {"weather": {"command": sys.executable, "args": [SERVER]}}}
@@ -34,7 +34,7 @@ async def test_model_discovers_loads_and_calls_an_mcp_tool_in_its_session() -> N
             Message.assistant("A fresh session."),
         ]
     )
-    async with McpManager.from_config(CONFIG) as manager:
+    async with MCPManager.from_config(CONFIG) as manager:
         agent = Agent(model, manager.model_tools(lazy=True))
         session = Session()
         result = await agent.run("Weather in Beijing?", session=session)

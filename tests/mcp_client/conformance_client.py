@@ -13,7 +13,7 @@ from typing import Any
 
 from toolweave.mcp import (
     ClientCredentialsProvider,
-    McpClient,
+    MCPClient,
     OAuthClientProvider,
     headless_redirect,
 )
@@ -38,7 +38,7 @@ async def run(scenario: str, url: str) -> None:
             client_secret=context.get("client_secret"),
             client_metadata_url=CIMD_URL,
         )
-    client = McpClient.http(url, auth=auth, elicitation_handler=elicit_with_defaults)
+    client = MCPClient.http(url, auth=auth, elicitation_handler=elicit_with_defaults)
     async with client:
         tools = await client.list_tools()
         for info in tools:

@@ -17,35 +17,35 @@ from mcp_peers import (
     stop,
 )
 
-from toolweave.mcp import McpClient
+from toolweave.mcp import MCPClient
 
 
 @pytest.fixture
-async def everything() -> AsyncIterator[McpClient]:
-    async with McpClient.stdio(NODE, [EVERYTHING], name="everything") as client:
+async def everything() -> AsyncIterator[MCPClient]:
+    async with MCPClient.stdio(NODE, [EVERYTHING], name="everything") as client:
         yield client
 
 
 @pytest.fixture
-async def everything_http() -> AsyncIterator[McpClient]:
+async def everything_http() -> AsyncIterator[MCPClient]:
     port = free_port()
     process = await start_http_peer([NODE, EVERYTHING, "streamableHttp"], port, b"listening")
     try:
-        async with McpClient.http(f"http://127.0.0.1:{port}/mcp", name="everything") as client:
+        async with MCPClient.http(f"http://127.0.0.1:{port}/mcp", name="everything") as client:
             yield client
     finally:
         await stop(process)
 
 
 @pytest.fixture
-async def sdk() -> AsyncIterator[McpClient]:
-    async with McpClient.stdio(sys.executable, [SDK_SERVER], name="sdk") as client:
+async def sdk() -> AsyncIterator[MCPClient]:
+    async with MCPClient.stdio(sys.executable, [SDK_SERVER], name="sdk") as client:
         yield client
 
 
 @pytest.fixture
-async def raw() -> AsyncIterator[McpClient]:
-    async with McpClient.stdio(sys.executable, [RAW_SERVER], name="raw", timeout=10) as client:
+async def raw() -> AsyncIterator[MCPClient]:
+    async with MCPClient.stdio(sys.executable, [RAW_SERVER], name="raw", timeout=10) as client:
         yield client
 
 

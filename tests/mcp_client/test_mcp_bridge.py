@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from mcp_peers import RAW_SERVER, SDK_SERVER
 
-from toolweave.mcp import McpClient, McpTimeout, McpTool
+from toolweave.mcp import MCPClient, MCPTimeout, MCPTool
 from toolweave.tools import ToolCancelled, ToolContext, ToolRegistry, ToolTimeout
 
 
-async def test_as_tools_filters_prefix_and_schema(everything: McpClient) -> None:
+async def test_as_tools_filters_prefix_and_schema(everything: MCPClient) -> None:
     tools = await everything.as_tools(prefix="ev_", include=["get-*", "echo"], exclude=["~image"])
     names = sorted(t.name for t in tools)
     assert "ev_echo" in names and "ev_get-sum" in names and "ev_get-tiny-image" not in names
@@ -29,21 +29,21 @@ async def test_as_tools_filters_prefix_and_schema(everything: McpClient) -> None
     assert chosen == []  # every server-everything tool says it is not destructive
 
 
-async def test_unsafe_names_are_made_provider_safe(raw: McpClient) -> None:
+async def test_unsafe_names_are_made_provider_safe(raw: MCPClient) -> None:
     tools = {t.remote_name: t for t in await raw.as_tools()}
     assert tools["bad.structured"].name == "bad_structured"
 
 
-async def test_results_are_truncated_to_the_budget(raw: McpClient) -> None:
+async def test_results_are_truncated_to_the_budget(raw: MCPClient) -> None:
     big = next(t for t in await raw.as_tools() if t.name == "big")
-    assert isinstance(big, McpTool) and big.max_chars == 8000
+    assert isinstance(big, MCPTool) and big.max_chars == 8000
     result = await big.execute({"size": 50_000}, ToolContext())
     assert len(result.text) <= 8000 and "truncated" in result.text
     small = await big.execute({"size": 100}, ToolContext())
     assert small.text == "x" * 100
 
 
-async def test_registry_timeout_cancels_on_the_server(raw: McpClient) -> None:
+async def test_registry_timeout_cancels_on_the_server(raw: MCPClient) -> None:
     registry = ToolRegistry()
     for bridged in await raw.as_tools():
         registry.register(bridged)
@@ -55,7 +55,7 @@ async def test_registry_timeout_cancels_on_the_server(raw: McpClient) -> None:
     assert len(cancelled) == 1
 
 
-async def test_context_cancellation_stops_the_call(raw: McpClient) -> None:
+async def test_context_cancellation_stops_the_call(raw: MCPClient) -> None:
     hang = next(t for t in await raw.as_tools() if t.name == "hang")
     ctx = ToolContext()
     call = asyncio.ensure_future(hang.execute({}, ctx))
@@ -65,7 +65,7 @@ async def test_context_cancellation_stops_the_call(raw: McpClient) -> None:
         await call
 
 
-async def test_progress_reaches_the_tool_context(sdk: McpClient) -> None:
+async def test_progress_reaches_the_tool_context(sdk: MCPClient) -> None:
     slow = next(t for t in await sdk.as_tools() if t.name == "slow")
     seen: list[float] = []
     ctx = ToolContext(progress_callback=lambda p, t, m: seen.append(p))
@@ -80,7 +80,7 @@ async def test_list_changed_refreshes_the_cache() -> None:
         if method == "notifications/tools/list_changed":
             changed.set()
 
-    async with McpClient.stdio(sys.executable, [RAW_SERVER], on_notification=on_note) as client:
+    async with MCPClient.stdio(sys.executable, [RAW_SERVER], on_notification=on_note) as client:
         before = await client.list_tools()
         await client.call_tool("grow", {})
         await changed.wait()
@@ -95,7 +95,7 @@ async def test_list_changed_in_the_stateless_era_via_subscriptions_listen() -> N
         if method == "notifications/tools/list_changed":
             changed.set()
 
-    async with McpClient.stdio(sys.executable, [SDK_SERVER], on_notification=on_note) as client:
+    async with MCPClient.stdio(sys.executable, [SDK_SERVER], on_notification=on_note) as client:
         assert client.protocol_version == "2026-07-28"
         before = {t.name for t in await client.list_tools()}
         added = (await client.call_tool("grow", {})).text
@@ -106,8 +106,8 @@ async def test_list_changed_in_the_stateless_era_via_subscriptions_listen() -> N
 
 async def test_modern_http_timeout_aborts_the_stream(sdk_http_url: str) -> None:
     """The stateless revision has no client notifications: a timeout closes the POST stream."""
-    async with McpClient.http(sdk_http_url) as client:
+    async with MCPClient.http(sdk_http_url) as client:
         assert client.protocol_version == "2026-07-28"
-        with pytest.raises(McpTimeout):
+        with pytest.raises(MCPTimeout):
             await client.call_tool("slow", {"steps": 1, "delay": 30}, timeout=0.2)
         assert (await client.call_tool("echo", {"text": "ok"})).text == "ok"

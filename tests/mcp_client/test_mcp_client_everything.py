@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from toolweave.mcp import McpClient, McpError
+from toolweave.mcp import MCPClient, MCPError
 from toolweave.tools import ImageContent, ResourceContent, TextContent
 
 
-async def test_connect_and_identity(everything: McpClient) -> None:
+async def test_connect_and_identity(everything: MCPClient) -> None:
     assert everything.server_info.name == "mcp-servers/everything"
     assert everything.protocol_version == "2025-11-25"  # a legacy server: discover fell back
     assert "tools" in everything.capabilities
@@ -23,7 +23,7 @@ async def test_connect_and_identity(everything: McpClient) -> None:
     await everything.ping()
 
 
-async def test_tools_listing_and_annotations(everything: McpClient) -> None:
+async def test_tools_listing_and_annotations(everything: MCPClient) -> None:
     tools = {t.name: t for t in await everything.list_tools()}
     assert {"echo", "get-sum", "get-tiny-image", "get-structured-content"} <= set(tools)
     echo = tools["echo"]
@@ -33,7 +33,7 @@ async def test_tools_listing_and_annotations(everything: McpClient) -> None:
     assert await everything.list_tools() == list(tools.values())  # cached, same order
 
 
-async def test_call_text_image_structured_and_resources(everything: McpClient) -> None:
+async def test_call_text_image_structured_and_resources(everything: MCPClient) -> None:
     echo = await everything.call_tool("echo", {"message": "hi"})
     assert echo.text == "Echo: hi" and not echo.is_error
     image = await everything.call_tool("get-tiny-image", {})
@@ -51,16 +51,16 @@ async def test_call_text_image_structured_and_resources(everything: McpClient) -
     assert embedded[0].text is not None and "Resource 3" in embedded[0].text
 
 
-async def test_invalid_arguments_come_back_as_error_result_or_error(everything: McpClient) -> None:
+async def test_invalid_arguments_come_back_as_error_result_or_error(everything: MCPClient) -> None:
     try:
         result = await everything.call_tool("get-sum", {"a": "not a number"})
-    except McpError as exc:
+    except MCPError as exc:
         assert exc.code is not None and not exc.recoverable
     else:
         assert result.is_error
 
 
-async def test_progress_notifications(everything: McpClient) -> None:
+async def test_progress_notifications(everything: MCPClient) -> None:
     seen: list[tuple[float, float | None]] = []
     result = await everything.call_tool(
         "trigger-long-running-operation",
@@ -71,14 +71,14 @@ async def test_progress_notifications(everything: McpClient) -> None:
     assert [p for p, _ in seen] == [1, 2, 3, 4] and seen[0][1] == 4
 
 
-async def test_200_concurrent_calls(everything: McpClient) -> None:
+async def test_200_concurrent_calls(everything: MCPClient) -> None:
     results = await asyncio.gather(
         *(everything.call_tool("get-sum", {"a": i, "b": 1}) for i in range(200))
     )
     assert [r.text for r in results] == [f"The sum of {i} and 1 is {i + 1}." for i in range(200)]
 
 
-async def test_prompts_resources_completion(everything: McpClient) -> None:
+async def test_prompts_resources_completion(everything: MCPClient) -> None:
     prompts = {p.name: p for p in await everything.list_prompts()}
     assert prompts["args-prompt"].arguments[0]["name"] == "city"
     got = await everything.get_prompt("args-prompt", {"city": "Paris"})
@@ -99,7 +99,7 @@ async def test_prompts_resources_completion(everything: McpClient) -> None:
     assert values == ["Engineering"]
 
 
-async def test_resource_subscription_round_trip(everything: McpClient) -> None:
+async def test_resource_subscription_round_trip(everything: MCPClient) -> None:
     uri = "demo://resource/dynamic/text/1"
     await everything.subscribe_resource(uri)
     await everything.unsubscribe_resource(uri)
@@ -107,7 +107,7 @@ async def test_resource_subscription_round_trip(everything: McpClient) -> None:
 
 
 async def test_server_logging_reaches_python_logging(
-    everything: McpClient, caplog: pytest.LogCaptureFixture
+    everything: MCPClient, caplog: pytest.LogCaptureFixture
 ) -> None:
     await everything.set_logging_level("debug")
     got = asyncio.Event()
@@ -131,7 +131,7 @@ async def test_server_logging_reaches_python_logging(
         await everything.set_logging_level("loud")
 
 
-async def test_http_session_tools_and_concurrency(everything_http: McpClient) -> None:
+async def test_http_session_tools_and_concurrency(everything_http: MCPClient) -> None:
     client = everything_http
     assert client.protocol_version == "2025-11-25"
     session = getattr(client.transport, "session_id", None)
@@ -152,7 +152,7 @@ async def test_http_session_tools_and_concurrency(everything_http: McpClient) ->
     assert any(isinstance(p, ImageContent) for p in image.content)
 
 
-async def test_http_reconnect_opens_a_new_session(everything_http: McpClient) -> None:
+async def test_http_reconnect_opens_a_new_session(everything_http: MCPClient) -> None:
     transport: Any = everything_http.transport
     first = transport.session_id
     await everything_http.reconnect()
@@ -160,10 +160,10 @@ async def test_http_reconnect_opens_a_new_session(everything_http: McpClient) ->
     assert (await everything_http.call_tool("echo", {"message": "new"})).text == "Echo: new"
 
 
-async def test_http_timeout_then_session_still_usable(everything_http: McpClient) -> None:
-    from toolweave.mcp import McpTimeout
+async def test_http_timeout_then_session_still_usable(everything_http: MCPClient) -> None:
+    from toolweave.mcp import MCPTimeout
 
-    with pytest.raises(McpTimeout):
+    with pytest.raises(MCPTimeout):
         await everything_http.call_tool(
             "trigger-long-running-operation", {"duration": 5, "steps": 1}, timeout=0.2
         )

@@ -10,18 +10,18 @@ import httpx
 import pytest
 from mcp_peers import SDK_SERVER
 
-from toolweave.mcp import McpClient, McpError, McpTimeout
+from toolweave.mcp import MCPClient, MCPError, MCPTimeout
 from toolweave.tools import ImageContent
 
 
-async def test_modern_era_over_stdio(sdk: McpClient) -> None:
+async def test_modern_era_over_stdio(sdk: MCPClient) -> None:
     assert sdk.protocol_version == "2026-07-28"  # server/discover answered
     assert sdk.server_info.name == "sdk-test-server" and sdk.server_info.version == "1.2.3"
     assert sdk.instructions == "Test server for toolweave."
     assert "tools" in sdk.capabilities
 
 
-async def test_structured_image_error_and_progress(sdk: McpClient) -> None:
+async def test_structured_image_error_and_progress(sdk: MCPClient) -> None:
     added = await sdk.call_tool("add", {"a": 2, "b": 3})
     assert added.structured == {"total": 5, "terms": [2, 3]}
     image = await sdk.call_tool("image", {})
@@ -38,14 +38,14 @@ async def test_structured_image_error_and_progress(sdk: McpClient) -> None:
     assert steps == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
 
 
-async def test_timeout_cancels_and_session_survives(sdk: McpClient) -> None:
-    with pytest.raises(McpTimeout) as info:
+async def test_timeout_cancels_and_session_survives(sdk: MCPClient) -> None:
+    with pytest.raises(MCPTimeout) as info:
         await sdk.call_tool("slow", {"steps": 1, "delay": 30}, timeout=0.3)
     assert info.value.tool == "slow" and not info.value.recoverable
     assert (await sdk.call_tool("echo", {"text": "still here"})).text == "still here"
 
 
-async def test_progress_extends_the_timeout(sdk: McpClient) -> None:
+async def test_progress_extends_the_timeout(sdk: MCPClient) -> None:
     # 8 steps of 0.1 s = 0.8 s total, over a 0.5 s timeout that each progress report resets.
     result = await sdk.call_tool(
         "slow", {"steps": 8, "delay": 0.1}, timeout=0.5, on_progress=lambda *a: None
@@ -53,7 +53,7 @@ async def test_progress_extends_the_timeout(sdk: McpClient) -> None:
     assert result.structured == {"result": "done after 8 steps"}
 
 
-async def test_resources_prompts(sdk: McpClient) -> None:
+async def test_resources_prompts(sdk: MCPClient) -> None:
     resources = await sdk.list_resources()
     assert [r.uri for r in resources] == ["test://greeting"]
     assert (await sdk.read_resource("test://greeting"))[0].text == "hello from a resource"
@@ -83,7 +83,7 @@ async def test_elicitation_sampling_roots_in_both_eras(mode: str) -> None:
             "stopReason": "endTurn",
         }
 
-    async with McpClient.stdio(
+    async with MCPClient.stdio(
         sys.executable,
         [SDK_SERVER],
         elicitation_handler=elicit,
@@ -100,7 +100,7 @@ async def test_elicitation_sampling_roots_in_both_eras(mode: str) -> None:
 
 
 async def test_http_both_eras_and_404_reinitialize(sdk_http_url: str) -> None:
-    async with McpClient.http(sdk_http_url) as modern:
+    async with MCPClient.http(sdk_http_url) as modern:
         assert modern.protocol_version == "2026-07-28"
         assert getattr(modern.transport, "session_id", "x") is None  # stateless
         assert (await modern.call_tool("add", {"a": 1, "b": 1})).structured["total"] == 2
@@ -108,7 +108,7 @@ async def test_http_both_eras_and_404_reinitialize(sdk_http_url: str) -> None:
             *(modern.call_tool("echo", {"text": str(i)}) for i in range(50))
         )
         assert [r.text for r in results] == [str(i) for i in range(50)]
-    async with McpClient.http(sdk_http_url, protocol_mode="legacy") as legacy:
+    async with MCPClient.http(sdk_http_url, protocol_mode="legacy") as legacy:
         assert legacy.protocol_version == "2025-11-25"
         transport: Any = legacy.transport
         assert transport.session_id
@@ -131,7 +131,7 @@ async def test_http_both_eras_and_404_reinitialize(sdk_http_url: str) -> None:
     assert response.status_code == 404
 
 
-async def test_permission_probe_only_for_advertising_tools(sdk: McpClient) -> None:
+async def test_permission_probe_only_for_advertising_tools(sdk: MCPClient) -> None:
     tools = {t.name: t for t in await sdk.as_tools()}
     shell, echo = tools["shell"], tools["echo"]
     assert shell.supports_permission_probe and not echo.supports_permission_probe
@@ -141,7 +141,7 @@ async def test_permission_probe_only_for_advertising_tools(sdk: McpClient) -> No
     peer: Any = sdk._peer
     before = peer._next_id
     assert await echo.permission_patterns({"text": "x"}) is None
-    with pytest.raises(McpError, match="does not advertise"):  # the raw client refuses too
+    with pytest.raises(MCPError, match="does not advertise"):  # the raw client refuses too
         await sdk.call_tool("echo", {"text": "x"}, meta={"forge.permission_patterns": True})
     assert peer._next_id == before  # nothing was sent to a tool that did not opt in
 
@@ -156,7 +156,7 @@ async def test_http_version_header_on_everything_after_initialize(sdk_http_url: 
         if request.method == "GET":
             got_get.set()
 
-    client = McpClient.http(sdk_http_url, protocol_mode="legacy")
+    client = MCPClient.http(sdk_http_url, protocol_mode="legacy")
     transport: Any = client.transport
     transport._client = httpx.AsyncClient(event_hooks={"request": [record]})
     async with client:

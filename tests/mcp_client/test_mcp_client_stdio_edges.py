@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from mcp_peers import RAW_SERVER
 
-from toolweave.mcp import McpClient, McpConnectionClosed, McpError, McpTimeout
+from toolweave.mcp import MCPClient, MCPConnectionClosed, MCPError, MCPTimeout
 
 
-async def test_pagination_follows_cursors(raw: McpClient) -> None:
+async def test_pagination_follows_cursors(raw: MCPClient) -> None:
     tools = await raw.list_tools()
     assert len(tools) == 9  # five pages of two
     assert tools[-1].name == "bad.structured"
@@ -26,15 +26,15 @@ async def test_pagination_follows_cursors(raw: McpClient) -> None:
     assert [r.uri for r in resources] == [f"raw://r/{i}" for i in range(5)]
 
 
-async def test_timeout_sends_cancelled_and_session_survives(raw: McpClient) -> None:
-    with pytest.raises(McpTimeout) as info:
+async def test_timeout_sends_cancelled_and_session_survives(raw: MCPClient) -> None:
+    with pytest.raises(MCPTimeout) as info:
         await raw.call_tool("hang", {}, timeout=0.1)
     assert info.value.tool == "hang"
     cancelled = json.loads((await raw.call_tool("cancelled", {})).text)
     assert len(cancelled) == 1  # the server got notifications/cancelled for that request
 
 
-async def test_caller_cancellation_is_forwarded(raw: McpClient) -> None:
+async def test_caller_cancellation_is_forwarded(raw: MCPClient) -> None:
     task = asyncio.ensure_future(raw.call_tool("hang", {}))
     await asyncio.sleep(0)  # let the request go out
     await asyncio.sleep(0)
@@ -48,7 +48,7 @@ async def test_caller_cancellation_is_forwarded(raw: McpClient) -> None:
 
 
 async def test_server_killed_mid_session_fails_pending_fast_then_reconnect(
-    raw: McpClient,
+    raw: MCPClient,
 ) -> None:
     pid = raw.server_pid
     assert pid is not None
@@ -57,19 +57,19 @@ async def test_server_killed_mid_session_fails_pending_fast_then_reconnect(
     started = time.monotonic()
     os.kill(pid, signal.SIGKILL)
     for call in pending:
-        with pytest.raises(McpConnectionClosed, match="exited"):
+        with pytest.raises(MCPConnectionClosed, match="exited"):
             await call
     assert time.monotonic() - started < 1.0
     assert not raw.connected
-    with pytest.raises(McpConnectionClosed):
+    with pytest.raises(MCPConnectionClosed):
         await raw.call_tool("echo", {"text": "x"})
     await raw.reconnect()
     assert raw.server_pid not in (None, pid)
     assert (await raw.call_tool("echo", {"text": "back"})).text == "back"
 
 
-async def test_server_exiting_during_a_call_reports_exit_code(raw: McpClient) -> None:
-    with pytest.raises(McpConnectionClosed, match="code 3"):
+async def test_server_exiting_during_a_call_reports_exit_code(raw: MCPClient) -> None:
+    with pytest.raises(MCPConnectionClosed, match="code 3"):
         await raw.call_tool("die", {})
 
 
@@ -81,11 +81,11 @@ def _process_gone(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")  # dead, only not yet reaped
 
 
-async def test_exit_is_detected_while_an_orphan_holds_stdout(raw: McpClient) -> None:
+async def test_exit_is_detected_while_an_orphan_holds_stdout(raw: MCPClient) -> None:
     """The server exits but its child keeps stdout open: the exit itself fails the call, and
     the orphan (in the server's process group) is killed rather than leaked."""
     started = time.monotonic()
-    with pytest.raises(McpConnectionClosed, match="code 4"):
+    with pytest.raises(MCPConnectionClosed, match="code 4"):
         await raw.call_tool("orphan", {})
     assert time.monotonic() - started < 1.0
     tail = list(getattr(raw.transport, "stderr_tail", []))
@@ -100,7 +100,7 @@ async def test_exit_is_detected_while_an_orphan_holds_stdout(raw: McpClient) -> 
 
 
 async def test_noise_is_skipped_with_a_warning(
-    raw: McpClient, caplog: pytest.LogCaptureFixture
+    raw: MCPClient, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.WARNING, logger="toolweave.mcp.stdio"):
         result = await raw.call_tool("noise", {})
@@ -109,25 +109,25 @@ async def test_noise_is_skipped_with_a_warning(
 
 
 async def test_huge_lines_and_the_line_cap() -> None:
-    async with McpClient.stdio(sys.executable, [RAW_SERVER], max_line_bytes=1 << 20) as client:
+    async with MCPClient.stdio(sys.executable, [RAW_SERVER], max_line_bytes=1 << 20) as client:
         ok = await client.call_tool("big", {"size": 900_000})
         assert len(ok.text) == 900_000
-        with pytest.raises(McpTimeout):  # the 2 MB answer is dropped, so it never arrives
+        with pytest.raises(MCPTimeout):  # the 2 MB answer is dropped, so it never arrives
             await client.call_tool("big", {"size": 2_000_000}, timeout=1.0)
         assert (await client.call_tool("echo", {"text": "fine"})).text == "fine"
-    async with McpClient.stdio(sys.executable, [RAW_SERVER]) as client:
+    async with MCPClient.stdio(sys.executable, [RAW_SERVER]) as client:
         large = await client.call_tool("big", {"size": 8_000_000})  # default cap: 64 MiB
         assert len(large.text) == 8_000_000
 
 
-async def test_structured_content_is_checked_against_the_output_schema(raw: McpClient) -> None:
-    with pytest.raises(McpError, match=r"does not match its output schema: \$\.count"):
+async def test_structured_content_is_checked_against_the_output_schema(raw: MCPClient) -> None:
+    with pytest.raises(MCPError, match=r"does not match its output schema: \$\.count"):
         await raw.call_tool("bad.structured", {})
 
 
 async def test_stderr_goes_to_logging_not_protocol(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.INFO, logger="toolweave.mcp.server.raw"):
-        async with McpClient.stdio(sys.executable, [RAW_SERVER], name="raw") as client:
+        async with MCPClient.stdio(sys.executable, [RAW_SERVER], name="raw") as client:
             await client.ping()
             transport = client.transport
     assert "raw server ready" in list(getattr(transport, "stderr_tail", []))
@@ -137,7 +137,7 @@ async def test_stubborn_server_is_killed_on_close() -> None:
     from toolweave.mcp._stdio import StdioTransport
 
     transport = StdioTransport(sys.executable, [RAW_SERVER, "--stubborn"], shutdown_timeout=0.2)
-    client = McpClient(transport, name="stubborn")
+    client = MCPClient(transport, name="stubborn")
     await client.connect()
     await client.ping()
     await client.close()
@@ -145,8 +145,8 @@ async def test_stubborn_server_is_killed_on_close() -> None:
 
 
 async def test_bad_command_is_a_clear_error() -> None:
-    client = McpClient.stdio("/nonexistent/mcp-server")
-    with pytest.raises(McpConnectionClosed, match="could not start MCP server"):
+    client = MCPClient.stdio("/nonexistent/mcp-server")
+    with pytest.raises(MCPConnectionClosed, match="could not start MCP server"):
         await client.connect()
 
 
@@ -154,10 +154,10 @@ async def test_a_writer_blocked_on_a_full_pipe_is_released_when_the_server_dies(
     from toolweave.mcp._stdio import StdioTransport
 
     deaf = StdioTransport(sys.executable, ["-c", "import signal; signal.pause()"])
-    closed: list[McpError] = []
+    closed: list[MCPError] = []
     reported = asyncio.Event()
 
-    def on_close(exc: McpError) -> None:
+    def on_close(exc: MCPError) -> None:
         closed.append(exc)
         reported.set()
 

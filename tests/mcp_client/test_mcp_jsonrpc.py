@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from toolweave.mcp import McpConnectionClosed, McpTimeout
+from toolweave.mcp import MCPConnectionClosed, MCPTimeout
 from toolweave.mcp._jsonrpc import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
-    JsonRpcError,
-    JsonRpcPeer,
+    JSONRPCError,
+    JSONRPCPeer,
     RequestContext,
     decode,
     encode,
@@ -21,11 +21,11 @@ from toolweave.mcp._jsonrpc import (
 
 def pair(
     server_handler: Any, client_notifications: list[tuple[str, dict[str, Any]]] | None = None
-) -> tuple[JsonRpcPeer, JsonRpcPeer, list[dict[str, Any]]]:
+) -> tuple[JSONRPCPeer, JSONRPCPeer, list[dict[str, Any]]]:
     """A client and a server peer; every message crosses as encoded bytes, like a transport."""
     wire: list[dict[str, Any]] = []
-    client: JsonRpcPeer
-    server: JsonRpcPeer
+    client: JSONRPCPeer
+    server: JSONRPCPeer
 
     async def to_server(message: dict[str, Any]) -> None:
         wire.append(message)
@@ -39,8 +39,8 @@ def pair(
         if client_notifications is not None:
             client_notifications.append((method, params))
 
-    client = JsonRpcPeer(to_server, on_notification=on_note)
-    server = JsonRpcPeer(to_client, server_handler)
+    client = JSONRPCPeer(to_server, on_notification=on_note)
+    server = JSONRPCPeer(to_client, server_handler)
     return client, server, wire
 
 
@@ -59,22 +59,22 @@ async def test_request_response_and_concurrency() -> None:
 async def test_errors_travel_with_code_and_data() -> None:
     async def handler(method: str, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         if method == "bad":
-            raise JsonRpcError(-32602, "x is wrong", {"field": "x"})
+            raise JSONRPCError(-32602, "x is wrong", {"field": "x"})
         raise RuntimeError("boom")
 
     client, _, _ = pair(handler)
-    with pytest.raises(JsonRpcError) as info:
+    with pytest.raises(JSONRPCError) as info:
         await client.request("bad")
     assert (info.value.code, info.value.message, info.value.data) == (
         -32602,
         "x is wrong",
         {"field": "x"},
     )
-    with pytest.raises(JsonRpcError) as info:
+    with pytest.raises(JSONRPCError) as info:
         await client.request("other")
     assert "RuntimeError: boom" in info.value.message
     plain, _, _ = pair(None)
-    with pytest.raises(JsonRpcError) as info:
+    with pytest.raises(JSONRPCError) as info:
         await plain.request("nothing")
     assert info.value.code == METHOD_NOT_FOUND
 
@@ -95,7 +95,7 @@ async def test_timeout_sends_cancel_and_remote_handler_is_cancelled() -> None:
         return {}
 
     client, _, wire = pair(handler)
-    with pytest.raises(McpTimeout) as info:
+    with pytest.raises(MCPTimeout) as info:
         await client.request("slow", timeout=0.05)
     assert info.value.timeout == 0.05 and not info.value.recoverable
     await cancelled.wait()
@@ -149,7 +149,7 @@ async def test_progress_resets_timeout_until_hard_maximum() -> None:
     assert result == {"done": True}
     assert seen[0] == (1, 8, "step 1") and len(seen) == 8
     # Progress keeps arriving, but the hard maximum still ends the call.
-    with pytest.raises(McpTimeout):
+    with pytest.raises(MCPTimeout):
         await client.request(
             "work", {"steps": 50}, timeout=0.15, max_timeout=0.3, on_progress=lambda *a: None
         )
@@ -163,11 +163,11 @@ async def test_close_fails_pending_at_once_and_later_requests() -> None:
     client, _, _ = pair(handler)
     calls = [asyncio.ensure_future(client.request("hang")) for _ in range(5)]
     await asyncio.sleep(0)
-    client.close(McpConnectionClosed("server exited with code 1"))
+    client.close(MCPConnectionClosed("server exited with code 1"))
     for call in calls:
-        with pytest.raises(McpConnectionClosed, match="exited with code 1"):
+        with pytest.raises(MCPConnectionClosed, match="exited with code 1"):
             await call
-    with pytest.raises(McpConnectionClosed):
+    with pytest.raises(MCPConnectionClosed):
         await client.request("again")
 
 
@@ -177,7 +177,7 @@ async def test_batches_and_garbage_are_rejected() -> None:
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    peer = JsonRpcPeer(send)
+    peer = JSONRPCPeer(send)
     peer.feed([{"jsonrpc": "2.0", "id": 1, "method": "ping"}])
     peer.feed({"jsonrpc": "2.0", "id": 2, "method": "ping", "params": [1]})
     peer.feed({"jsonrpc": "2.0", "id": 3, "method": "ping"})
@@ -187,7 +187,7 @@ async def test_batches_and_garbage_are_rejected() -> None:
     assert by_id[None]["error"]["code"] == INVALID_REQUEST
     assert by_id[2]["error"]["code"] == -32602
     assert by_id[3]["result"] == {}
-    with pytest.raises(JsonRpcError):
+    with pytest.raises(JSONRPCError):
         decode(b"{not json")
 
 
@@ -217,7 +217,7 @@ async def test_a_boolean_id_does_not_answer_request_1() -> None:
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    peer = JsonRpcPeer(send)
+    peer = JSONRPCPeer(send)
     call = asyncio.ensure_future(peer.request("x"))
     await asyncio.sleep(0)
     assert sent[0]["id"] == 1

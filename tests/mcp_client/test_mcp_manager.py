@@ -1,4 +1,4 @@
-"""McpManager, lazy two-phase loading and the self-management tools against real servers:
+"""MCPManager, lazy two-phase loading and the self-management tools against real servers:
 server-everything, server-filesystem and server-memory on Node 22."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pytest
 from mcp_peers import EVERYTHING, FILESYSTEM, MEMORY, NODE, RAW_SERVER
 
 from toolweave.mcp import (
-    McpManager,
-    McpTool,
+    MCPManager,
+    MCPTool,
     ServerConfig,
     load_config,
     self_management_tools,
@@ -41,14 +41,14 @@ def config(tmp_path: Path, *, broken: bool = False) -> dict[str, Any]:
 
 
 @pytest.fixture
-async def manager(tmp_path: Path) -> AsyncIterator[McpManager]:
+async def manager(tmp_path: Path) -> AsyncIterator[MCPManager]:
     path = tmp_path / "mcp.json"
     path.write_text(json.dumps(config(tmp_path, broken=True)))
-    async with McpManager.from_config(path) as started:
+    async with MCPManager.from_config(path) as started:
         yield started
 
 
-async def test_concurrent_start_with_one_broken_server(manager: McpManager) -> None:
+async def test_concurrent_start_with_one_broken_server(manager: MCPManager) -> None:
     assert set(manager.errors) == {"broken"}
     assert "could not start" in manager.errors["broken"]
     connected = sorted(n for n, s in manager.servers.items() if s.connected)
@@ -61,7 +61,7 @@ async def test_concurrent_start_with_one_broken_server(manager: McpManager) -> N
     assert {"everything__echo", "fs__read_text_file", "memory__create_entities"} <= set(names)
 
 
-async def test_eager_registry_calls_through(manager: McpManager, tmp_path: Path) -> None:
+async def test_eager_registry_calls_through(manager: MCPManager, tmp_path: Path) -> None:
     registry = ToolRegistry()
     manager.attach(registry)
     assert len(registry) == len(manager.tools())
@@ -69,7 +69,7 @@ async def test_eager_registry_calls_through(manager: McpManager, tmp_path: Path)
     read = await registry.invoke("fs__read_text_file", {"path": path})
     assert read.ok and "hello file" in read.result.text
     echo = registry.get("everything__echo")
-    assert isinstance(echo, McpTool) and echo.annotations.read_only
+    assert isinstance(echo, MCPTool) and echo.annotations.read_only
     created = await registry.invoke(
         "memory__create_entities",
         {"entities": [{"name": "Ada", "entityType": "person", "observations": ["math"]}]},
@@ -81,7 +81,7 @@ async def test_eager_registry_calls_through(manager: McpManager, tmp_path: Path)
     assert len(registry) == 0
 
 
-async def test_lazy_mode_discover_then_load_into_the_session(manager: McpManager) -> None:
+async def test_lazy_mode_discover_then_load_into_the_session(manager: MCPManager) -> None:
     shared = ToolRegistry()
     for t in manager.model_tools(lazy=True):
         shared.register(t)
@@ -103,7 +103,7 @@ async def test_lazy_mode_discover_then_load_into_the_session(manager: McpManager
     assert "Already loaded" in again.result.text
 
 
-async def test_lazy_mode_sends_at_most_15_percent_of_eager_bytes(manager: McpManager) -> None:
+async def test_lazy_mode_sends_at_most_15_percent_of_eager_bytes(manager: MCPManager) -> None:
     def size(tools: list[Any]) -> int:
         """Bytes of the tool definitions a provider request carries on the first turn."""
         defs = [tool_def(t) for t in tools]
@@ -119,7 +119,7 @@ async def test_lazy_mode_sends_at_most_15_percent_of_eager_bytes(manager: McpMan
 
 async def test_filters_by_prefix_list_and_keyword(tmp_path: Path) -> None:
     raw = {"mcpServers": {"everything": {"command": NODE, "args": [EVERYTHING]}}}
-    async with McpManager.from_config(raw, include=["get-*", "echo"], exclude=["~image"]) as m:
+    async with MCPManager.from_config(raw, include=["get-*", "echo"], exclude=["~image"]) as m:
         names = {t.name for t in m.tools()}
     assert "everything__echo" in names and "everything__get-sum" in names
     assert "everything__get-tiny-image" not in names
@@ -143,7 +143,7 @@ async def test_self_management_tools_persist_and_roll_back(
     path = tmp_path / "mcp.json"
     path.write_text(json.dumps({"other": 1, "mcpServers": {"ghost": {"command": "/nope"}}}))
     path.chmod(0o640)
-    async with McpManager.from_config(path) as manager:
+    async with MCPManager.from_config(path) as manager:
         registry = ToolRegistry()
         for t in self_management_tools(manager):
             registry.register(t)
@@ -209,7 +209,7 @@ async def test_self_management_tools_persist_and_roll_back(
 
 
 async def test_add_and_reconnect_at_runtime() -> None:
-    manager = McpManager()
+    manager = MCPManager()
     state = await manager.add(ServerConfig("raw", command=sys.executable, args=[RAW_SERVER]))
     try:
         assert state.connected and len(state.tools) == 9
@@ -228,7 +228,7 @@ async def test_colliding_safe_names_keep_the_first_and_warn(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     twins = ServerConfig("raw", command=sys.executable, args=[RAW_SERVER, "--twins"])
-    async with McpManager({"raw": twins}) as manager:
+    async with MCPManager({"raw": twins}) as manager:
         bridged = [t for t in manager.tools() if t.name == "raw__bad_structured"]
         assert [t.remote_name for t in bridged] == ["bad.structured"]
         assert len(manager.tools()) == 9  # ten on the server, one dropped

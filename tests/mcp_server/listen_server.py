@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import sys
 
-from toolweave.mcp import McpServer
+from toolweave.mcp import MCPServer
 
-server = McpServer("listen-test", "1.0.0")
+server = MCPServer("listen-test", "1.0.0")
 
 
 @server.tool

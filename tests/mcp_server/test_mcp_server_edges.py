@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from toolweave.mcp import McpServer
-from toolweave.mcp._jsonrpc import JsonRpcError
+from toolweave.mcp import MCPServer
+from toolweave.mcp._jsonrpc import JSONRPCError
 from toolweave.mcp.server.validators import safe_path
 from toolweave.mcp.testing import connect
 from toolweave.tools import FunctionTool, ToolContext, ToolResult, tool
@@ -17,7 +17,7 @@ from toolweave.tools import FunctionTool, ToolContext, ToolResult, tool
 
 async def test_probe_patterns_refusing_arguments_is_a_domain_error(tmp_path: Any) -> None:
     ran: list[str] = []
-    server = McpServer("writer")
+    server = MCPServer("writer")
 
     def canonical(args: dict[str, Any]) -> list[str]:
         return [f"write:{safe_path(tmp_path, args['path']).relative_to(tmp_path.resolve())}"]
@@ -36,14 +36,14 @@ async def test_probe_patterns_refusing_arguments_is_a_domain_error(tmp_path: Any
 
 
 async def test_malformed_completion_request_is_invalid_params() -> None:
-    server = McpServer("c")
+    server = MCPServer("c")
 
     @server.prompt
     def greet(name: str) -> str:
         return f"hi {name}"
 
     async with connect(server) as client:
-        with pytest.raises(JsonRpcError) as bad:
+        with pytest.raises(JSONRPCError) as bad:
             await client.request("completion/complete", {"ref": "greet", "argument": {}})
     assert bad.value.code == -32602 and "params.ref" in bad.value.message
 
@@ -65,7 +65,7 @@ class _SlowBackend:
 
 
 async def test_timeout_raised_by_a_tool_itself_is_a_tool_error() -> None:
-    server = McpServer("t")
+    server = MCPServer("t")
     server.add_tool(_SlowBackend())  # type: ignore[arg-type]
     async with connect(server) as client:
         result = await client.call_tool("slow_backend")
@@ -74,7 +74,7 @@ async def test_timeout_raised_by_a_tool_itself_is_a_tool_error() -> None:
 
 
 async def test_a_cancelled_listing_does_not_lose_a_slow_tool_source() -> None:
-    server = McpServer("sources")
+    server = MCPServer("sources")
     started, release = asyncio.Event(), asyncio.Event()
     runs: list[str] = []
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from toolweave.mcp import Context, McpServer
+from toolweave.mcp import Context, MCPServer
 
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 INIT = {
@@ -23,8 +23,8 @@ MODERN_META = {
 }
 
 
-def make_server() -> McpServer:
-    server = McpServer("http-test")
+def make_server() -> MCPServer:
+    server = MCPServer("http-test")
 
     @server.tool
     def echo(text: str) -> str:
@@ -150,8 +150,8 @@ async def test_stateless_2026_requests() -> None:
     assert unsupported.json()["error"]["data"]["supported"][0] == "2026-07-28"
 
 
-def slow_server(started: asyncio.Event, stopped: asyncio.Event) -> McpServer:
-    server = McpServer("slow")
+def slow_server(started: asyncio.Event, stopped: asyncio.Event) -> MCPServer:
+    server = MCPServer("slow")
 
     @server.tool
     async def wait_forever() -> str:

@@ -1,6 +1,6 @@
 """`subscriptions/listen` (MCP 2026-07-28): list changes reach stateless clients.
 
-Real peers only: our `McpClient` and the official SDK client against `listen_server.py` over stdio
+Real peers only: our `MCPClient` and the official SDK client against `listen_server.py` over stdio
 and Streamable HTTP, the raw stdio wire for exact message shapes, and the in-memory client for
 the era rules (a 2025 session gets broadcasts, a listen stream gets stamped notifications).
 Every wait is on an event or a message, never on a timer.
@@ -25,8 +25,8 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.subscriptions import PromptsListChanged, ResourceUpdated, ToolsListChanged
 
-from toolweave.mcp import McpClient, McpServer
-from toolweave.mcp._jsonrpc import JsonRpcError
+from toolweave.mcp import MCPClient, MCPServer
+from toolweave.mcp._jsonrpc import JSONRPCError
 from toolweave.mcp.testing import connect
 
 SCRIPT = Path(__file__).with_name("listen_server.py")
@@ -89,7 +89,7 @@ def http_url() -> Iterator[str]:
         proc.wait(timeout=10)
 
 
-async def check_tool_list_follows(client: McpClient, seen: Notifications) -> None:
+async def check_tool_list_follows(client: MCPClient, seen: Notifications) -> None:
     ack = await seen.wait(ACK)
     assert client.protocol_version == "2026-07-28"
     assert ack["notifications"] == {
@@ -117,13 +117,13 @@ async def check_tool_list_follows(client: McpClient, seen: Notifications) -> Non
 
 async def test_our_client_over_stdio_sees_new_tools() -> None:
     seen = Notifications()
-    async with McpClient.stdio(sys.executable, [str(SCRIPT)], on_notification=seen) as client:
+    async with MCPClient.stdio(sys.executable, [str(SCRIPT)], on_notification=seen) as client:
         await check_tool_list_follows(client, seen)
 
 
 async def test_our_client_over_http_sees_new_tools(http_url: str) -> None:
     seen = Notifications()
-    async with McpClient.http(http_url, on_notification=seen) as client:
+    async with MCPClient.http(http_url, on_notification=seen) as client:
         await check_tool_list_follows(client, seen)
 
 
@@ -226,16 +226,16 @@ async def test_stdio_wire_acknowledges_stamps_cancels_and_ends_gracefully() -> N
 
 
 async def test_eras_and_errors_in_memory() -> None:
-    server = McpServer("eras")
+    server = MCPServer("eras")
 
     @server.tool
     def noop() -> str:
         return "ok"
 
     async with connect(server) as client:  # a 2025-11-25 session (it sent initialize)
-        with pytest.raises(JsonRpcError) as legacy:
+        with pytest.raises(JSONRPCError) as legacy:
             await client.request("subscriptions/listen", {"notifications": {}})
-        with pytest.raises(JsonRpcError) as malformed:
+        with pytest.raises(JSONRPCError) as malformed:
             await client.request(
                 "subscriptions/listen",
                 {"_meta": MODERN_META, "notifications": {"toolsListChanged": "yes"}},
@@ -278,7 +278,7 @@ async def test_eras_and_errors_in_memory() -> None:
 
 
 @asynccontextmanager
-async def serve_in_process(server: McpServer) -> AsyncIterator[str]:
+async def serve_in_process(server: MCPServer) -> AsyncIterator[str]:
     """Our ASGI app under uvicorn on loopback, in this event loop (so the test sees the server)."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
@@ -296,7 +296,7 @@ async def serve_in_process(server: McpServer) -> AsyncIterator[str]:
 
 
 async def test_http_listen_needs_sse_and_ends_gracefully() -> None:
-    server = McpServer("graceful")
+    server = MCPServer("graceful")
 
     @server.tool
     def noop() -> str:
@@ -330,7 +330,7 @@ async def test_quiet_http_stream_gets_keepalive_comments(monkeypatch: pytest.Mon
     from toolweave.mcp.server import _listen
 
     monkeypatch.setattr(_listen, "KEEPALIVE_SECONDS", 0.01)
-    server = McpServer("quiet")
+    server = MCPServer("quiet")
     body = {
         "jsonrpc": "2.0",
         "id": "q",
@@ -376,7 +376,7 @@ async def test_gateway_forwards_downstream_changes_to_2026_http_clients() -> Non
     try:
         async with (
             serve_in_process(host.server) as url,
-            McpClient.http(url, on_notification=seen) as client,
+            MCPClient.http(url, on_notification=seen) as client,
         ):
             await seen.wait(ACK)
             before = [t.name for t in await client.list_tools()]

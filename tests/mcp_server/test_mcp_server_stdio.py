@@ -13,10 +13,10 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 NOISY_SERVER = """
 import logging, sys
-from toolweave.mcp import McpServer
+from toolweave.mcp import MCPServer
 
 logging.basicConfig(level=logging.INFO, stream=sys.stdout)  # a careless server logs to stdout
-server = McpServer("noisy")
+server = MCPServer("noisy")
 
 
 @server.tool
@@ -96,9 +96,9 @@ def test_stdio_answers_piped_requests_then_exits(tmp_path: Path) -> None:
 
 
 BIG_SERVER = """
-from toolweave.mcp import McpServer
+from toolweave.mcp import MCPServer
 
-server = McpServer("big")
+server = MCPServer("big")
 
 
 @server.tool

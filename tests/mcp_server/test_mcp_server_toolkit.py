@@ -12,15 +12,15 @@ from pydantic import BaseModel, Field
 
 from toolweave.mcp import (
     Context,
-    McpError,
-    McpServer,
+    MCPError,
+    MCPServer,
     error_result,
     image_result,
     is_probe,
     probe_result,
     text_result,
 )
-from toolweave.mcp._jsonrpc import JsonRpcError
+from toolweave.mcp._jsonrpc import JSONRPCError
 from toolweave.mcp.testing import connect
 from toolweave.tools import FunctionTool, ToolResult, tool
 
@@ -32,8 +32,8 @@ class Forecast(BaseModel):
     celsius: float
 
 
-def make_server() -> McpServer:
-    server = McpServer("test-server", "1.2.3", instructions="Use add for sums.")
+def make_server() -> MCPServer:
+    server = MCPServer("test-server", "1.2.3", instructions="Use add for sums.")
 
     @server.tool(read_only=True)
     def add(a: int, b: Annotated[int, Field(description="second addend")] = 2) -> int:
@@ -63,7 +63,7 @@ def make_server() -> McpServer:
 
     @server.tool
     def broken_downstream() -> str:
-        raise McpError("downstream server went away", code=-32000)
+        raise MCPError("downstream server went away", code=-32000)
 
     return server
 
@@ -120,12 +120,12 @@ async def test_results_structured_and_wrapped() -> None:
 
 async def test_error_kinds() -> None:
     async with connect(make_server()) as client:
-        with pytest.raises(JsonRpcError) as unknown:
+        with pytest.raises(JSONRPCError) as unknown:
             await client.call_tool("nope")
         invalid = await client.call_tool("add", {"a": "forty"})
         raised = await client.call_tool("fail", {"reason": "disk full"})
         domain = await client.call_tool("not_found", {"name": "x"})
-        with pytest.raises(JsonRpcError) as infra:
+        with pytest.raises(JSONRPCError) as infra:
             await client.call_tool("broken_downstream")
     assert unknown.value.code == -32602 and "nope" in unknown.value.message
     assert invalid["isError"] is True and "'a'" in invalid["content"][0]["text"]
@@ -140,7 +140,7 @@ async def test_add_existing_tool_and_duplicate_names() -> None:
         """Upper-case the text."""
         return text.upper()
 
-    server = McpServer("s")
+    server = MCPServer("s")
     server.add_tool(shout, title="Shout")
     with pytest.raises(ValueError, match="already registered"):
         server.add_tool(shout)
@@ -153,8 +153,8 @@ async def test_add_existing_tool_and_duplicate_names() -> None:
     assert result["content"] == [{"type": "text", "text": "HI"}]
 
 
-def probe_server(writes: list[str]) -> McpServer:
-    server = McpServer("writer")
+def probe_server(writes: list[str]) -> MCPServer:
+    server = MCPServer("writer")
 
     @server.tool(
         permission_patterns=lambda args: [f"write:{args['path']}"],
@@ -202,7 +202,7 @@ async def test_permission_probe_never_runs_the_tool() -> None:
 
 
 async def test_context_progress_logging_sampling_elicitation() -> None:
-    server = McpServer("ctx")
+    server = MCPServer("ctx")
 
     @server.tool
     async def chatty(ctx: Context) -> str:
@@ -228,20 +228,20 @@ async def test_context_progress_logging_sampling_elicitation() -> None:
 
 
 async def test_sampling_without_capability_is_an_infrastructure_error() -> None:
-    server = McpServer("ctx")
+    server = MCPServer("ctx")
 
     @server.tool
     async def needs_model(ctx: Context) -> str:
         return str(await ctx.sample("hi"))
 
     async with connect(server) as client:
-        with pytest.raises(JsonRpcError) as failure:
+        with pytest.raises(JSONRPCError) as failure:
             await client.call_tool("needs_model")
     assert failure.value.code == -32021 and "sampling" in failure.value.message
 
 
 async def test_cancellation_reaches_async_and_sync_handlers() -> None:
-    server = McpServer("slow")
+    server = MCPServer("slow")
     started = asyncio.Event()
     stopped = asyncio.Event()
     sync_started = threading.Event()
@@ -280,7 +280,7 @@ async def test_cancellation_reaches_async_and_sync_handlers() -> None:
 
 
 async def test_resources_prompts_completion() -> None:
-    server = McpServer("content")
+    server = MCPServer("content")
 
     @server.resource("docs://readme", mime_type="text/markdown")
     def readme() -> str:
@@ -316,11 +316,11 @@ async def test_resources_prompts_completion() -> None:
         templates = await client.list_resource_templates()
         text = await client.read_resource("docs://readme")
         user = await client.read_resource("users://7/profile")
-        with pytest.raises(JsonRpcError) as missing:
+        with pytest.raises(JSONRPCError) as missing:
             await client.read_resource("docs://nope")
         (prompt,) = await client.list_prompts()
         got = await client.get_prompt("review", {"code": "x=1"})
-        with pytest.raises(JsonRpcError):
+        with pytest.raises(JSONRPCError):
             await client.get_prompt("review", {})
         values = await client.complete({"type": "ref/prompt", "name": "review"}, "language", "p")
     assert templates[0]["uriTemplate"] == "users://{user_id}/profile"
@@ -346,7 +346,7 @@ async def test_stateless_2026_requests_and_discover() -> None:
         called = await client.request(
             "tools/call", {"name": "add", "arguments": {"a": 1}, "_meta": meta}
         )
-        with pytest.raises(JsonRpcError) as old:
+        with pytest.raises(JSONRPCError) as old:
             await client.request(
                 "tools/list", {"_meta": {**meta, "io.modelcontextprotocol/protocolVersion": "1"}}
             )
@@ -369,7 +369,7 @@ async def test_tools_changed_notification() -> None:
 
 
 async def test_tool_sources_load_lazily_and_a_broken_one_is_skipped() -> None:
-    server = McpServer("sources")
+    server = MCPServer("sources")
     loads: list[str] = []
 
     async def broken() -> list[Any]:
@@ -397,7 +397,7 @@ async def test_tool_sources_load_lazily_and_a_broken_one_is_skipped() -> None:
 
 
 async def test_tool_timeout_is_a_tool_error() -> None:
-    server = McpServer("slow")
+    server = MCPServer("slow")
 
     @server.tool(timeout=0.05)
     async def stuck(ctx: Context) -> str:

@@ -1,4 +1,4 @@
-"""Validators, config live reload by content hash, and `toolweave mcp new` scaffolding."""
+"""Validators and `toolweave mcp new` scaffolding."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import pytest
 
 from toolweave.mcp.server.scaffold import scaffold
 from toolweave.mcp.server.validators import check_identifier, check_slug, check_url, safe_path
-from toolweave.mcp.server.watch import ConfigWatcher, watch_config
 
 TOOLWEAVE = Path(sys.executable).with_name("toolweave")
 
@@ -51,35 +50,6 @@ def test_identifiers_and_slugs() -> None:
             check_identifier(bad)
     with pytest.raises(ValueError, match="lowercase"):
         check_slug("Weather Tools")
-
-
-async def test_watch_config_fires_on_content_change_only(tmp_path: Path) -> None:
-    path = tmp_path / "config.toml"
-    path.write_text("a = 1\n")
-    seen: list[bytes] = []
-    watcher = ConfigWatcher(path, seen.append)
-    assert await watcher.check() is False
-    path.write_text("a = 1\n")  # rewritten, same content: no reload
-    assert await watcher.check() is False
-    path.write_text("a = 2\n")
-    assert await watcher.check() is True
-    assert seen == [b"a = 2\n"]
-
-
-async def test_watch_config_survives_a_failing_callback(tmp_path: Path) -> None:
-    path = tmp_path / "config.toml"
-    path.write_text("x")
-
-    async def reject(content: bytes) -> None:
-        raise ValueError("bad config")
-
-    watcher = watch_config(path, reject, interval=60)
-    path.write_text("y")
-    assert await watcher.check() is True  # logged, not raised
-    assert await watcher.check() is False  # reported once
-    await watcher.stop()
-    with pytest.raises(ValueError, match="interval"):
-        ConfigWatcher(path, reject, interval=0)
 
 
 def test_mcp_new_scaffolds_a_working_project(tmp_path: Path) -> None:

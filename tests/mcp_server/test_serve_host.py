@@ -112,9 +112,9 @@ async def test_gateway_is_lazy_prefixed_and_forwards_probes(tmp_path: Path) -> N
 
 
 DYNAMIC_SERVER = """
-from toolweave.mcp import McpServer
+from toolweave.mcp import MCPServer
 
-server = McpServer("dyn")
+server = MCPServer("dyn")
 
 
 @server.tool

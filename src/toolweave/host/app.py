@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from toolweave.mcp.server import McpServer, is_probe, probe_result
+from toolweave.mcp.server import MCPServer, is_probe, probe_result
 from toolweave.tools.base import Tool, ToolAnnotations
 from toolweave.tools.context import ToolContext
 from toolweave.tools.errors import ToolError
@@ -94,7 +94,7 @@ class ToolHost:
         self.providers: list[CapabilityProvider] = [load_provider(n, config) for n in names]
         policy = config.policy
         self.policy = PermissionPolicy(policy.allowed, policy.denied, policy.allow_unspecified)
-        self.server = McpServer(config.name, __version__, instructions=INSTRUCTIONS)
+        self.server = MCPServer(config.name, __version__, instructions=INSTRUCTIONS)
         self._notify: asyncio.Task[None] | None = None
         for provider in self.providers:
             self.server.add_tool_source(self._source(provider))
@@ -155,7 +155,7 @@ class ToolHost:
 
         import uvicorn
 
-        from toolweave.mcp.server.app import LOOPBACK_HOSTS
+        from toolweave.mcp.shared.constants import LOOPBACK_HOSTS
 
         config = self.config
         config.transport = "http"

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from toolweave.errors import ConfigError
-from toolweave.mcp.server.app import LOOPBACK_HOSTS
+from toolweave.mcp.shared.constants import LOOPBACK_HOSTS
 
 DEFAULT_CONFIG_FILE = "toolweave.toml"
 TOKEN_ENV = "TOOLWEAVE_SERVE_TOKEN"

@@ -2,7 +2,7 @@
 
 Discovery is lazy: nothing is spawned or dialled until a client first lists or calls tools, and
 then every server connects concurrently; one that fails is logged and skipped, never blocking
-the others. Tools are published as `<server>__<tool>` (the `McpManager` naming) and carry the
+the others. Tools are published as `<server>__<tool>` (the `MCPManager` naming) and carry the
 custom permission `mcp:<server>`, so `[serve.policy]` can allow or deny a whole server before
 any call is forwarded. Later changes downstream (a `tools/list_changed`, a reconnect) reach
 the host through `watch`, which mirrors the manager's registry updates.
@@ -22,16 +22,16 @@ logger = logging.getLogger("toolweave.host.gateway")
 
 
 class GatewayProvider:
-    """Proxies every server of `[mcpServers]` through one `McpManager`."""
+    """Proxies every server of `[mcpServers]` through one `MCPManager`."""
 
     name = "mcp"
 
     def __init__(self, config: HostConfig) -> None:
-        from toolweave.mcp.manager import McpManager
+        from toolweave.mcp.manager import MCPManager
 
         self.config = config
         # Validated now (a config mistake stops `toolweave serve` at once), connected later.
-        self.manager: McpManager = McpManager.from_config({"mcpServers": config.mcp_servers})
+        self.manager: MCPManager = MCPManager.from_config({"mcpServers": config.mcp_servers})
 
     async def tools(self) -> list[Tool]:
         if not self.manager.servers:

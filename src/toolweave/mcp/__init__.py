@@ -12,15 +12,15 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS: dict[str, str] = {
-    "McpTool": "bridge",
+    "MCPTool": "bridge",
     "PermissionPatterns": "bridge",
     "as_tools": "bridge",
-    "McpClient": "client",
-    "McpConnectionClosed": "errors",
-    "McpError": "errors",
-    "McpTimeout": "errors",
+    "MCPClient": "client",
+    "MCPConnectionClosed": "errors",
+    "MCPError": "errors",
+    "MCPTimeout": "errors",
     "lazy_tools": "lazy",
-    "McpManager": "manager",
+    "MCPManager": "manager",
     "ClientCredentialsProvider": "_oauth",
     "OAuthClientProvider": "_oauth",
     "OAuthError": "_oauth",
@@ -28,23 +28,21 @@ _EXPORTS: dict[str, str] = {
     "ServerConfig": "manager",
     "ServerState": "manager",
     "load_config": "manager",
-    "McpPrompt": "models",
-    "McpPromptMessage": "models",
-    "McpPromptResult": "models",
-    "McpResource": "models",
-    "McpResourceTemplate": "models",
-    "McpToolInfo": "models",
+    "MCPPrompt": "models",
+    "MCPPromptMessage": "models",
+    "MCPPromptResult": "models",
+    "MCPResource": "models",
+    "MCPResourceTemplate": "models",
+    "MCPToolInfo": "models",
     "ServerInfo": "protocol",
     "self_management_tools": "self_tools",
     "Context": "server",
-    "McpServer": "server",
+    "MCPServer": "server",
     "error_result": "server",
     "image_result": "server",
     "is_probe": "server",
     "probe_result": "server",
     "text_result": "server",
-    "watch_config": "server",
-    "ConfigWatcher": "server",
     "EventStore": "server",
     "InMemoryEventStore": "server",
 }
@@ -56,54 +54,51 @@ if TYPE_CHECKING:
         OAuthError,
         headless_redirect,
     )
-    from .bridge import McpTool, PermissionPatterns, as_tools
-    from .client import McpClient
-    from .errors import McpConnectionClosed, McpError, McpTimeout
+    from .bridge import MCPTool, PermissionPatterns, as_tools
+    from .client import MCPClient
+    from .errors import MCPConnectionClosed, MCPError, MCPTimeout
     from .lazy import lazy_tools
-    from .manager import McpManager, ServerConfig, ServerState, load_config
+    from .manager import MCPManager, ServerConfig, ServerState, load_config
     from .models import (
-        McpPrompt,
-        McpPromptMessage,
-        McpPromptResult,
-        McpResource,
-        McpResourceTemplate,
-        McpToolInfo,
+        MCPPrompt,
+        MCPPromptMessage,
+        MCPPromptResult,
+        MCPResource,
+        MCPResourceTemplate,
+        MCPToolInfo,
     )
     from .protocol import ServerInfo
     from .self_tools import self_management_tools
     from .server import (
-        ConfigWatcher,
         Context,
         EventStore,
         InMemoryEventStore,
-        McpServer,
+        MCPServer,
         error_result,
         image_result,
         is_probe,
         probe_result,
         text_result,
-        watch_config,
     )
 
 __all__ = [
     "ClientCredentialsProvider",
-    "ConfigWatcher",
     "Context",
     "EventStore",
     "InMemoryEventStore",
-    "McpClient",
-    "McpConnectionClosed",
-    "McpError",
-    "McpManager",
-    "McpPrompt",
-    "McpPromptMessage",
-    "McpPromptResult",
-    "McpResource",
-    "McpResourceTemplate",
-    "McpServer",
-    "McpTimeout",
-    "McpTool",
-    "McpToolInfo",
+    "MCPClient",
+    "MCPConnectionClosed",
+    "MCPError",
+    "MCPManager",
+    "MCPPrompt",
+    "MCPPromptMessage",
+    "MCPPromptResult",
+    "MCPResource",
+    "MCPResourceTemplate",
+    "MCPServer",
+    "MCPTimeout",
+    "MCPTool",
+    "MCPToolInfo",
     "OAuthClientProvider",
     "OAuthError",
     "PermissionPatterns",
@@ -120,7 +115,6 @@ __all__ = [
     "probe_result",
     "self_management_tools",
     "text_result",
-    "watch_config",
 ]
 
 

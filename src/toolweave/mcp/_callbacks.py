@@ -13,7 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ._jsonrpc import METHOD_NOT_FOUND, JsonRpcError
+from ._jsonrpc import METHOD_NOT_FOUND, JSONRPCError
 from .protocol import CLIENT_NAME
 
 ServerRequestHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
@@ -67,7 +67,7 @@ class ClientCallbacks:
         elif method == "ping":
             return {}
         if handler is None:
-            raise JsonRpcError(METHOD_NOT_FOUND, f"client {CLIENT_NAME} does not handle {method}")
+            raise JSONRPCError(METHOD_NOT_FOUND, f"client {CLIENT_NAME} does not handle {method}")
         result = await handler(params)
         if method == "elicitation/create":
             apply_elicitation_defaults(params, result)

@@ -1,8 +1,8 @@
-"""The request/response half of `McpClient`: paginated listings, resources, prompts,
+"""The request/response half of `MCPClient`: paginated listings, resources, prompts,
 completion, logging level and ping.
 
 These methods are plain "send one request, convert the answer" code with no connection state of
-their own, so they live apart from the connection, era and tool logic in `client.py`; `McpClient`
+their own, so they live apart from the connection, era and tool logic in `client.py`; `MCPClient`
 inherits them. They rely only on `request()` and `_require()`, declared below for the type
 checker.
 """
@@ -15,11 +15,11 @@ from toolweave.tools.result import ResourceContent
 
 from ._callbacks import LOG_LEVELS
 from .models import (
-    McpPrompt,
-    McpPromptMessage,
-    McpPromptResult,
-    McpResource,
-    McpResourceTemplate,
+    MCPPrompt,
+    MCPPromptMessage,
+    MCPPromptResult,
+    MCPResource,
+    MCPResourceTemplate,
     content_from_wire,
     resource_from_wire,
 )
@@ -62,14 +62,14 @@ class ServerFeatures:
             seen.add(next_cursor)
             cursor = next_cursor
 
-    async def list_resources(self) -> list[McpResource]:
+    async def list_resources(self) -> list[MCPResource]:
         return [
-            McpResource.from_wire(r) for r in await self._paginate("resources/list", "resources")
+            MCPResource.from_wire(r) for r in await self._paginate("resources/list", "resources")
         ]
 
-    async def list_resource_templates(self) -> list[McpResourceTemplate]:
+    async def list_resource_templates(self) -> list[MCPResourceTemplate]:
         raw = await self._paginate("resources/templates/list", "resourceTemplates")
-        return [McpResourceTemplate.from_wire(r) for r in raw]
+        return [MCPResourceTemplate.from_wire(r) for r in raw]
 
     async def read_resource(self, uri: str) -> list[ResourceContent]:
         result = await self.request("resources/read", {"uri": uri})
@@ -86,23 +86,23 @@ class ServerFeatures:
     async def unsubscribe_resource(self, uri: str) -> None:
         await self.request("resources/unsubscribe", {"uri": uri})
 
-    async def list_prompts(self) -> list[McpPrompt]:
-        return [McpPrompt.from_wire(p) for p in await self._paginate("prompts/list", "prompts")]
+    async def list_prompts(self) -> list[MCPPrompt]:
+        return [MCPPrompt.from_wire(p) for p in await self._paginate("prompts/list", "prompts")]
 
-    async def get_prompt(self, name: str, args: dict[str, str] | None = None) -> McpPromptResult:
+    async def get_prompt(self, name: str, args: dict[str, str] | None = None) -> MCPPromptResult:
         params: dict[str, Any] = {"name": name}
         if args:
             params["arguments"] = {k: str(v) for k, v in args.items()}
         result = await self.request("prompts/get", params)
         messages = [
-            McpPromptMessage(
+            MCPPromptMessage(
                 role=str(m.get("role", "user")), content=content_from_wire(m.get("content"))
             )
             for m in result.get("messages") or []
             if isinstance(m, dict)
         ]
         description = result.get("description")
-        return McpPromptResult(messages, description if isinstance(description, str) else None)
+        return MCPPromptResult(messages, description if isinstance(description, str) else None)
 
     async def complete(
         self,

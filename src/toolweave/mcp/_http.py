@@ -2,7 +2,7 @@
 
 Every outgoing message is one POST. `send` returns once the server has accepted it: a JSON
 answer is fed to the peer at once, an SSE answer is consumed by a background task so many
-requests stream concurrently. HTTP failures are raised from `send` as `JsonRpcError`s so they
+requests stream concurrently. HTTP failures are raised from `send` as `JSONRPCError`s so they
 reach the waiting request directly (and the era probe can read them). SSE streams that end
 before their answer are resumed with GET + `Last-Event-ID` after the server's `retry` delay;
 a 404 on a known session means the server forgot us, so the client negotiates again and the
@@ -18,9 +18,9 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
-from ._jsonrpc import CONNECTION_CLOSED, INTERNAL_ERROR, JsonRpcError, decode, encode
-from .errors import McpConnectionClosed, McpError
-from .protocol import META_PROTOCOL_VERSION, MODERN_VERSIONS
+from ._jsonrpc import CONNECTION_CLOSED, INTERNAL_ERROR, JSONRPCError, decode, encode
+from .errors import MCPConnectionClosed, MCPError
+from .shared.constants import META_PROTOCOL_VERSION, MODERN_VERSIONS, PROTOCOL_VERSION_HEADER
 
 if TYPE_CHECKING:
     import httpx
@@ -36,7 +36,7 @@ MAX_RESUME_ATTEMPTS = 5
 _NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 
-class HttpAuth(Protocol):
+class HTTPAuth(Protocol):
     """What the transport needs from an authentication provider."""
 
     async def headers(self, client: httpx.AsyncClient, url: str) -> dict[str, str]:
@@ -59,13 +59,13 @@ class _Stream:
         self.waiting = waiting
 
 
-class HttpTransport:
+class HTTPTransport:
     def __init__(
         self,
         url: str,
         *,
         headers: dict[str, str] | None = None,
-        auth: HttpAuth | None = None,
+        auth: HTTPAuth | None = None,
         timeout: float = 30.0,
         name: str | None = None,
     ) -> None:
@@ -86,7 +86,7 @@ class HttpTransport:
         self._initialize_id: Any = None
 
     async def start(
-        self, on_message: Callable[[Any], None], on_close: Callable[[McpError], None]
+        self, on_message: Callable[[Any], None], on_close: Callable[[MCPError], None]
     ) -> None:
         import httpx
 
@@ -111,7 +111,7 @@ class HttpTransport:
         if isinstance(params, dict) and isinstance(params.get("_meta"), dict):
             version = params["_meta"].get(META_PROTOCOL_VERSION, version)
         if version is not None:
-            headers["MCP-Protocol-Version"] = str(version)
+            headers[PROTOCOL_VERSION_HEADER] = str(version)
         if self.session_id is not None:
             headers["Mcp-Session-Id"] = self.session_id
         method = message.get("method") if message is not None else None
@@ -126,7 +126,7 @@ class HttpTransport:
         """Requests are posted in the background (their answers may take as long as the work);
         notifications and responses are posted before returning."""
         if self._client is None:
-            raise McpConnectionClosed(f"HTTP transport to {self.url} is closed")
+            raise MCPConnectionClosed(f"HTTP transport to {self.url} is closed")
         method = message.get("method")
         if method == "notifications/cancelled":
             params = message.get("params") or {}
@@ -147,7 +147,7 @@ class HttpTransport:
         """Post one request; a failure becomes that request's error answer."""
         try:
             await self._post(message)
-        except JsonRpcError as exc:
+        except JSONRPCError as exc:
             self._on_message({"jsonrpc": "2.0", "id": message["id"], "error": exc.to_dict()})
         except Exception as exc:
             error = {"code": CONNECTION_CLOSED, "message": f"{type(exc).__name__}: {exc}"}
@@ -156,7 +156,7 @@ class HttpTransport:
     async def _post(self, message: dict[str, Any]) -> None:
         client = self._client
         if client is None:
-            raise McpConnectionClosed(f"HTTP transport to {self.url} is closed")
+            raise MCPConnectionClosed(f"HTTP transport to {self.url} is closed")
         method = message.get("method")
         body = encode(message)
         for attempt in range(MAX_AUTH_ATTEMPTS + 1):
@@ -168,7 +168,7 @@ class HttpTransport:
             try:
                 response = await client.send(request, stream=True)
             except Exception as exc:
-                raise JsonRpcError(
+                raise JSONRPCError(
                     CONNECTION_CLOSED, f"POST {self.url} failed: {type(exc).__name__}: {exc}"
                 ) from exc
             status = response.status_code
@@ -177,7 +177,7 @@ class HttpTransport:
                 await response.aclose()
                 if retry:
                     continue
-                raise JsonRpcError(
+                raise JSONRPCError(
                     CONNECTION_CLOSED, f"the server at {self.url} refused authorization ({status})"
                 )
             if (
@@ -200,7 +200,7 @@ class HttpTransport:
             self.session_id = None
             self._get_started = False
             if self.reinitialize is None:
-                raise McpConnectionClosed(f"the session at {self.url} expired")
+                raise MCPConnectionClosed(f"the session at {self.url} expired")
             await self.reinitialize()
 
     async def _accept(self, response: httpx.Response, message: dict[str, Any]) -> None:
@@ -302,7 +302,7 @@ class HttpTransport:
                         continue  # a priming event: it only carries an id to resume from
                     try:
                         decoded = decode(payload)
-                    except JsonRpcError:
+                    except JSONRPCError:
                         logger.warning(
                             "%s: skipping a non-JSON SSE event: %.200r", self.name, payload
                         )
@@ -393,20 +393,20 @@ class HttpTransport:
         await client.aclose()
 
 
-def _http_error(status: int, raw: bytes, url: str) -> JsonRpcError:
+def _http_error(status: int, raw: bytes, url: str) -> JSONRPCError:
     """A JSON-RPC error from a failed POST: the server's own error body when it sent one."""
-    with contextlib.suppress(JsonRpcError):
+    with contextlib.suppress(JSONRPCError):
         decoded = decode(raw) if raw.strip() else None
         if isinstance(decoded, dict) and isinstance(decoded.get("error"), dict):
             error = decoded["error"]
             code = error.get("code")
-            return JsonRpcError(
+            return JSONRPCError(
                 code if isinstance(code, int) else INTERNAL_ERROR,
                 str(error.get("message", f"HTTP {status}")),
                 error.get("data"),
             )
     text = raw.decode(errors="replace").strip()[:300]
-    return JsonRpcError(
+    return JSONRPCError(
         CONNECTION_CLOSED if status >= 500 else INTERNAL_ERROR,
         f"HTTP {status} from {url}" + (f": {text}" if text else ""),
     )

@@ -10,15 +10,15 @@ API (stable; only additive changes):
 - Codes: `PARSE_ERROR`, `INVALID_REQUEST`, `METHOD_NOT_FOUND`, `INVALID_PARAMS`,
   `INTERNAL_ERROR` (JSON-RPC) and MCP's `CONNECTION_CLOSED` (-32000), `REQUEST_TIMEOUT`
   (-32001), `RESOURCE_NOT_FOUND` (-32002), `URL_ELICITATION_REQUIRED` (-32042).
-- `JsonRpcError(code, message, data=None)`: an `McpError` carrying a wire error. Raise it from a
+- `JSONRPCError(code, message, data=None)`: an `MCPError` carrying a wire error. Raise it from a
   request handler to answer with that error; `peer.request` raises it when the peer answers with
   an error. `err.to_dict()` gives the wire `error` object.
 - `encode(message) -> bytes` (compact UTF-8 JSON, no trailing newline) and `decode(data) ->
-  Any` (raises `JsonRpcError(PARSE_ERROR)`).
-- `JsonRpcPeer(send, on_request=None, on_notification=None, answer_ping=True)`:
+  Any` (raises `JSONRPCError(PARSE_ERROR)`).
+- `JSONRPCPeer(send, on_request=None, on_notification=None, answer_ping=True)`:
   - `send`: `async (message: dict) -> None`, writes one message to the transport.
   - `on_request`: `async (method, params, ctx: RequestContext) -> dict` returns the `result`;
-    raise `JsonRpcError` for an error answer (any other exception becomes `INTERNAL_ERROR` with
+    raise `JSONRPCError` for an error answer (any other exception becomes `INTERNAL_ERROR` with
     its text). Each incoming request runs in its own task, so handlers may run concurrently.
     Without a handler every request is answered `METHOD_NOT_FOUND` (except `ping`, answered
     `{}` when `answer_ping`).
@@ -35,14 +35,14 @@ API (stable; only additive changes):
     for the matching response. With `on_progress` a `progressToken` is added to `_meta` and
     each progress notification calls `on_progress(progress, total, message)` (sync or async)
     and restarts the `timeout` clock, but never past `max_timeout` seconds in total. On
-    timeout it sends `notifications/cancelled` and raises `McpTimeout`; if the awaiting task is
+    timeout it sends `notifications/cancelled` and raises `MCPTimeout`; if the awaiting task is
     cancelled it sends `notifications/cancelled` too and re-raises `CancelledError`. (The
     `initialize` request is never cancelled on the wire, as the spec requires.)
   - `await peer.notify(method, params=None, *, send=None)`.
     A `notifications/cancelled` from the peer naming one of *our* pending requests fails it
-    with `McpError` (2026-07-28 servers end `subscriptions/listen` streams that way).
+    with `MCPError` (2026-07-28 servers end `subscriptions/listen` streams that way).
   - `peer.close(exc=None)`: fails every pending request with `exc` (default
-    `McpConnectionClosed`), cancels running handler tasks; later requests fail at once.
+    `MCPConnectionClosed`), cancels running handler tasks; later requests fail at once.
   - `peer.pending` (count of requests awaiting answers), `peer.closed`.
 - `RequestContext` (given to `on_request`): `id`, `method`, `meta` (the request's `_meta` or
   `{}`), `progress_token`, `transport`, `cancelled` (True after the remote cancelled it),
@@ -60,7 +60,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .errors import McpConnectionClosed, McpError, McpTimeout
+from .errors import MCPConnectionClosed, MCPError, MCPTimeout
 
 logger = logging.getLogger("toolweave.mcp.jsonrpc")
 
@@ -83,7 +83,7 @@ _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 _loads = json.loads
 
 
-class JsonRpcError(McpError):
+class JSONRPCError(MCPError):
     """An error as it travels on the wire: `code`, `message` and optional `data`."""
 
     code: int
@@ -98,7 +98,7 @@ class JsonRpcError(McpError):
         return error
 
     def __repr__(self) -> str:
-        return f"JsonRpcError({self.code}, {self.message!r})"
+        return f"JSONRPCError({self.code}, {self.message!r})"
 
 
 def encode(message: Any) -> bytes:
@@ -107,11 +107,11 @@ def encode(message: Any) -> bytes:
 
 
 def decode(data: str | bytes) -> Any:
-    """Parse one message; a malformed one raises `JsonRpcError(PARSE_ERROR)`."""
+    """Parse one message; a malformed one raises `JSONRPCError(PARSE_ERROR)`."""
     try:
         return _loads(data)
     except ValueError as exc:
-        raise JsonRpcError(PARSE_ERROR, f"Parse error: {exc}") from None
+        raise JSONRPCError(PARSE_ERROR, f"Parse error: {exc}") from None
 
 
 class RequestContext:
@@ -121,7 +121,7 @@ class RequestContext:
 
     def __init__(
         self,
-        peer: JsonRpcPeer,
+        peer: JSONRPCPeer,
         request_id: Any,
         method: str,
         meta: dict[str, Any],
@@ -176,7 +176,7 @@ class _Pending:
         self.on_progress: ProgressHandler | None = None
 
 
-class JsonRpcPeer:
+class JSONRPCPeer:
     """One end of a JSON-RPC connection: issues requests, answers requests, routes the rest."""
 
     def __init__(
@@ -243,7 +243,7 @@ class JsonRpcPeer:
         try:
             await (send or self._send)(message)
             return await pending.future
-        except McpTimeout:
+        except MCPTimeout:
             await self._cancel_remote(request_id, method, "timeout", send)
             raise
         except asyncio.CancelledError:
@@ -291,7 +291,7 @@ class JsonRpcPeer:
             return
         timeout = pending.timeout or 0.0
         pending.future.set_exception(
-            McpTimeout(
+            MCPTimeout(
                 f"MCP request {pending.method!r} timed out after {timeout:g}s; raise the "
                 f"timeout (the `timeout` setting) if the server is just slow",
                 timeout=timeout,
@@ -328,9 +328,9 @@ class JsonRpcPeer:
         """Handle one decoded incoming message (response, request or notification)."""
         if type(message) is not dict:
             if isinstance(message, list):
-                error = JsonRpcError(INVALID_REQUEST, "JSON-RPC batches are not supported")
+                error = JSONRPCError(INVALID_REQUEST, "JSON-RPC batches are not supported")
             else:
-                error = JsonRpcError(INVALID_REQUEST, "A JSON-RPC message must be an object")
+                error = JSONRPCError(INVALID_REQUEST, "A JSON-RPC message must be an object")
             self._reply(send, {"jsonrpc": "2.0", "id": None, "error": error.to_dict()})
             return
         method = message.get("method")
@@ -383,7 +383,7 @@ class JsonRpcPeer:
         if type(error) is dict:
             code = error.get("code")
             pending.future.set_exception(
-                JsonRpcError(
+                JSONRPCError(
                     code if type(code) is int else INTERNAL_ERROR,
                     str(error.get("message", "unknown error")),
                     error.get("data"),
@@ -391,7 +391,7 @@ class JsonRpcPeer:
             )
         else:
             pending.future.set_exception(
-                JsonRpcError(INVALID_REQUEST, f"malformed response: {message!r:.200}")
+                JSONRPCError(INVALID_REQUEST, f"malformed response: {message!r:.200}")
             )
 
     def _on_request(
@@ -403,11 +403,11 @@ class JsonRpcPeer:
             or not isinstance(request_id, str | int)
             or (type(request_id) is bool)
         ):
-            error = JsonRpcError(INVALID_REQUEST, "a request needs a string method and an id")
+            error = JSONRPCError(INVALID_REQUEST, "a request needs a string method and an id")
             self._reply(send, {"jsonrpc": "2.0", "id": None, "error": error.to_dict()})
             return
         if type(params) is not dict:
-            error = JsonRpcError(INVALID_PARAMS, f"params of {method!r} must be an object")
+            error = JSONRPCError(INVALID_PARAMS, f"params of {method!r} must be an object")
             self._reply(send, {"jsonrpc": "2.0", "id": request_id, "error": error.to_dict()})
             return
         if request_id in self._running:
@@ -428,7 +428,7 @@ class JsonRpcPeer:
             if method == "ping" and self.answer_ping:
                 result: dict[str, Any] = {}
             elif self.on_request is None:
-                raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+                raise JSONRPCError(METHOD_NOT_FOUND, f"Method not found: {method}")
             else:
                 result = await self.on_request(method, params, ctx)
             response = {"jsonrpc": "2.0", "id": ctx.id, "result": result}
@@ -436,14 +436,14 @@ class JsonRpcPeer:
             # Cancelled by the remote (it wants no answer) or by close().
             self._running.pop(ctx.id, None)
             return
-        except JsonRpcError as exc:
+        except JSONRPCError as exc:
             response = {"jsonrpc": "2.0", "id": ctx.id, "error": exc.to_dict()}
-        except McpError as exc:
-            error = JsonRpcError(exc.code if exc.code is not None else INTERNAL_ERROR, str(exc))
+        except MCPError as exc:
+            error = JSONRPCError(exc.code if exc.code is not None else INTERNAL_ERROR, str(exc))
             response = {"jsonrpc": "2.0", "id": ctx.id, "error": error.to_dict()}
         except Exception as exc:
             logger.exception("handler for %r failed", method)
-            error = JsonRpcError(INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
+            error = JSONRPCError(INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
             response = {"jsonrpc": "2.0", "id": ctx.id, "error": error.to_dict()}
         self._running.pop(ctx.id, None)
         if ctx.cancelled or self._closed is not None:
@@ -462,7 +462,7 @@ class JsonRpcPeer:
             if pending is not None and not pending.future.done():
                 reason = params.get("reason") or "no reason given"
                 pending.future.set_exception(
-                    McpError(f"the peer cancelled {pending.method!r}: {reason}")
+                    MCPError(f"the peer cancelled {pending.method!r}: {reason}")
                 )
             return  # otherwise already answered or unknown: the spec says ignore
         task, ctx = running
@@ -485,17 +485,17 @@ class JsonRpcPeer:
 
     # -- lifecycle ------------------------------------------------------------------------------
 
-    def _closed_error(self) -> McpError:
+    def _closed_error(self) -> MCPError:
         closed = self._closed
-        if isinstance(closed, McpError):
-            return McpConnectionClosed(closed.message)
-        return McpConnectionClosed(f"MCP connection closed: {closed}")
+        if isinstance(closed, MCPError):
+            return MCPConnectionClosed(closed.message)
+        return MCPConnectionClosed(f"MCP connection closed: {closed}")
 
     def close(self, exc: BaseException | None = None) -> None:
         """Fail every pending request and stop every running handler; idempotent."""
         if self._closed is not None:
             return
-        self._closed = exc if exc is not None else McpConnectionClosed()
+        self._closed = exc if exc is not None else MCPConnectionClosed()
         for pending in list(self._pending.values()):
             if not pending.future.done():
                 pending.future.set_exception(self._closed_error())

@@ -70,7 +70,7 @@ class OAuthClientInfo:
 
 
 class OAuthClientProvider:
-    """Authentication for `McpClient.http(url, auth=OAuthClientProvider(...))`.
+    """Authentication for `MCPClient.http(url, auth=OAuthClientProvider(...))`.
 
     `redirect_handler(authorization_url)` must return the URL the authorization server
     redirected the browser to (it carries `code` and `state`). `client_id`/`client_secret` are

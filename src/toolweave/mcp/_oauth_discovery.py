@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from .errors import McpError
+from .errors import MCPError
+from .shared.constants import LATEST_HANDSHAKE, PROTOCOL_VERSION_HEADER
 
 if TYPE_CHECKING:
     import httpx
@@ -25,7 +26,7 @@ logger = logging.getLogger("toolweave.mcp.oauth")
 _CHALLENGE_PARAM = re.compile(r'(\w+)=(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')
 
 
-class OAuthError(McpError):
+class OAuthError(MCPError):
     """Authorization against a protected MCP server failed; the message says at which step."""
 
 
@@ -75,7 +76,7 @@ class Discovery:
 
 async def get_json(client: httpx.AsyncClient, url: str) -> dict[str, Any] | None:
     try:
-        response = await client.get(url, headers={"MCP-Protocol-Version": "2025-11-25"})
+        response = await client.get(url, headers={PROTOCOL_VERSION_HEADER: LATEST_HANDSHAKE})
     except Exception as exc:
         logger.debug("GET %s failed: %r", url, exc)
         return None

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from ._jsonrpc import encode
-from .errors import McpConnectionClosed, McpError
+from .errors import MCPConnectionClosed, MCPError
 
 logger = logging.getLogger("toolweave.mcp.stdio")
 
@@ -166,7 +166,7 @@ class _Protocol(asyncio.SubprocessProtocol):
         message += f" with code {code}" if code is not None else " (closed its stdout)"
         if self.owner.stderr_tail:
             message += "; last stderr: " + " | ".join(list(self.owner.stderr_tail)[-5:])
-        self.on_close(McpConnectionClosed(message))
+        self.on_close(MCPConnectionClosed(message))
 
 
 class StdioTransport:
@@ -198,7 +198,7 @@ class StdioTransport:
         self._last_returncode: int | None = None
         self._stderr_log = logging.getLogger(f"toolweave.mcp.server.{self.name}")
         self._on_message: Callable[[Any], None] = lambda message: None
-        self._on_close: Callable[[McpError], None] = lambda exc: None
+        self._on_close: Callable[[MCPError], None] = lambda exc: None
 
     @property
     def pid(self) -> int | None:
@@ -212,7 +212,7 @@ class StdioTransport:
         return self._last_returncode
 
     async def start(
-        self, on_message: Callable[[Any], None], on_close: Callable[[McpError], None]
+        self, on_message: Callable[[Any], None], on_close: Callable[[MCPError], None]
     ) -> None:
         self._on_message = on_message
         self._on_close = on_close
@@ -232,7 +232,7 @@ class StdioTransport:
                 start_new_session=True,
             )
         except OSError as exc:
-            raise McpConnectionClosed(
+            raise MCPConnectionClosed(
                 f"could not start MCP server {self.command!r}: {exc}; check `command` and that "
                 f"it is installed and on PATH"
             ) from exc
@@ -244,7 +244,7 @@ class StdioTransport:
     async def send(self, message: dict[str, Any]) -> None:
         stdin = self._stdin
         if stdin is None or stdin.is_closing():
-            raise McpConnectionClosed(f"MCP server {self.name!r} is not running")
+            raise MCPConnectionClosed(f"MCP server {self.name!r} is not running")
         stdin.write(encode(message) + b"\n")
         protocol = self._protocol
         if protocol is not None and not protocol.can_write.is_set():

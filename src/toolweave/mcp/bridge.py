@@ -23,15 +23,15 @@ from toolweave.tools.permissions import Permission
 from toolweave.tools.result import Content, ResourceContent, TextContent, ToolResult
 from toolweave.tools.shaping import DEFAULT_MAX_CHARS, truncate_text
 
-from ._forge import PROBE_ALWAYS, PROBE_PATTERNS, PROBE_REQUEST, PROBE_SUPPORTED
-from .models import McpToolInfo
+from .models import MCPToolInfo
+from .shared.constants import PROBE_ALWAYS, PROBE_PATTERNS, PROBE_REQUEST, PROBE_SUPPORTED
 
 if TYPE_CHECKING:
-    from .client import McpClient
+    from .client import MCPClient
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
-ToolFilter = Iterable[str] | Callable[[McpToolInfo], bool]
+ToolFilter = Iterable[str] | Callable[[MCPToolInfo], bool]
 
 
 def safe_tool_name(name: str) -> str:
@@ -39,7 +39,7 @@ def safe_tool_name(name: str) -> str:
     return (_UNSAFE.sub("_", name) or "_")[:64]
 
 
-def matches(info: McpToolInfo, spec: ToolFilter | None, *, default: bool) -> bool:
+def matches(info: MCPToolInfo, spec: ToolFilter | None, *, default: bool) -> bool:
     """Does a tool pass a filter? Strings are exact names, `prefix*` patterns or `~keyword`
     (matched case-insensitively in the name or description); a callable decides itself."""
     if spec is None:
@@ -60,8 +60,8 @@ def matches(info: McpToolInfo, spec: ToolFilter | None, *, default: bool) -> boo
 
 
 def select(
-    tools: Iterable[McpToolInfo], include: ToolFilter | None, exclude: ToolFilter | None
-) -> list[McpToolInfo]:
+    tools: Iterable[MCPToolInfo], include: ToolFilter | None, exclude: ToolFilter | None
+) -> list[MCPToolInfo]:
     return [
         t
         for t in tools
@@ -77,13 +77,13 @@ class PermissionPatterns:
     always: list[str]
 
 
-class McpTool:
+class MCPTool:
     """One MCP server tool behind the `Tool` protocol."""
 
     def __init__(
         self,
-        client: McpClient,
-        info: McpToolInfo,
+        client: MCPClient,
+        info: MCPToolInfo,
         *,
         name: str | None = None,
         max_chars: int = DEFAULT_MAX_CHARS,
@@ -182,20 +182,20 @@ class McpTool:
         )
 
     def __repr__(self) -> str:
-        return f"McpTool({self.name!r}, server={self.server!r})"
+        return f"MCPTool({self.name!r}, server={self.server!r})"
 
 
 async def as_tools(
-    client: McpClient,
+    client: MCPClient,
     prefix: str | None = None,
     include: ToolFilter | None = None,
     exclude: ToolFilter | None = None,
     *,
     max_chars: int = DEFAULT_MAX_CHARS,
-) -> list[McpTool]:
+) -> list[MCPTool]:
     """The client's tools (filtered) as `Tool`s, names prefixed with `prefix` when given."""
     infos = select(await client.list_tools(), include, exclude)
     return [
-        McpTool(client, info, name=f"{prefix or ''}{info.name}", max_chars=max_chars)
+        MCPTool(client, info, name=f"{prefix or ''}{info.name}", max_chars=max_chars)
         for info in infos
     ]

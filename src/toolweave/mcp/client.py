@@ -1,4 +1,4 @@
-"""`McpClient`: one connection to one MCP server, over stdio or Streamable HTTP.
+"""`MCPClient`: one connection to one MCP server, over stdio or Streamable HTTP.
 
 The client owns the MCP semantics on top of the JSON-RPC peer: era negotiation, the `_meta`
 envelope of the stateless revision (and its multi-round-trip input requests), paginated and
@@ -22,15 +22,15 @@ from toolweave.tools.shaping import DEFAULT_MAX_CHARS
 from . import protocol
 from ._callbacks import ClientCallbacks, ServerRequestHandler
 from ._features import ServerFeatures
-from ._forge import PROBE_REQUEST, PROBE_SUPPORTED
-from ._jsonrpc import JsonRpcPeer, ProgressHandler, RequestContext
+from ._jsonrpc import JSONRPCPeer, ProgressHandler, RequestContext
 from ._schema_check import schema_errors
-from .errors import McpConnectionClosed, McpError
-from .models import McpToolInfo, tool_result_from_wire
+from .errors import MCPConnectionClosed, MCPError
+from .models import MCPToolInfo, tool_result_from_wire
+from .shared.constants import PROBE_REQUEST, PROBE_SUPPORTED
 
 if TYPE_CHECKING:
-    from ._http import HttpAuth
-    from .bridge import McpTool, ToolFilter
+    from ._http import HTTPAuth
+    from .bridge import MCPTool, ToolFilter
 
 #: Default seconds a request may wait for its answer (progress restarts the clock).
 DEFAULT_TIMEOUT = 30.0
@@ -44,7 +44,7 @@ NotificationListener = Callable[[str, dict[str, Any]], Awaitable[None] | None]
 
 class Transport(Protocol):
     async def start(
-        self, on_message: Callable[[Any], None], on_close: Callable[[McpError], None]
+        self, on_message: Callable[[Any], None], on_close: Callable[[MCPError], None]
     ) -> None: ...
 
     async def send(self, message: dict[str, Any]) -> None: ...
@@ -52,11 +52,11 @@ class Transport(Protocol):
     async def close(self) -> None: ...
 
 
-class McpClient(ServerFeatures):
-    """A connection to one MCP server. Use `McpClient.stdio(...)` or `McpClient.http(...)`.
+class MCPClient(ServerFeatures):
+    """A connection to one MCP server. Use `MCPClient.stdio(...)` or `MCPClient.http(...)`.
 
-    `async with client:` connects and negotiates; every request method raises `McpError` on
-    protocol or transport failure and `McpTimeout` when the server does not answer in time.
+    `async with client:` connects and negotiates; every request method raises `MCPError` on
+    protocol or transport failure and `MCPTimeout` when the server does not answer in time.
     """
 
     def __init__(
@@ -82,10 +82,10 @@ class McpClient(ServerFeatures):
         self.max_timeout = max_timeout
         self.protocol_mode = protocol_mode
         self.on_notification = on_notification
-        self._peer: JsonRpcPeer | None = None
+        self._peer: JSONRPCPeer | None = None
         self._negotiated: protocol.Negotiated | None = None
-        self._tools: list[McpToolInfo] | None = None
-        self._tools_by_name: dict[str, McpToolInfo] = {}
+        self._tools: list[MCPToolInfo] | None = None
+        self._tools_by_name: dict[str, MCPToolInfo] = {}
         self._log_level: str | None = None
         self._connect_lock = asyncio.Lock()
         self._listener: asyncio.Task[None] | None = None
@@ -111,7 +111,7 @@ class McpClient(ServerFeatures):
         name: str | None = None,
         max_line_bytes: int | None = None,
         **options: Any,
-    ) -> McpClient:
+    ) -> MCPClient:
         """A client that runs `command args...` and speaks MCP over its stdin/stdout."""
         from ._stdio import DEFAULT_MAX_LINE_BYTES, StdioTransport
 
@@ -133,18 +133,18 @@ class McpClient(ServerFeatures):
         timeout: float = DEFAULT_TIMEOUT,
         *,
         name: str | None = None,
-        auth: HttpAuth | None = None,
+        auth: HTTPAuth | None = None,
         **options: Any,
-    ) -> McpClient:
+    ) -> MCPClient:
         """A client for a Streamable HTTP endpoint; `auth` is e.g. an `OAuthClientProvider`."""
-        from ._http import HttpTransport
+        from ._http import HTTPTransport
 
-        transport = HttpTransport(url, headers=headers, auth=auth, timeout=timeout, name=name)
+        transport = HTTPTransport(url, headers=headers, auth=auth, timeout=timeout, name=name)
         return cls(transport, name=name, timeout=timeout, **options)
 
     # -- lifecycle ------------------------------------------------------------------------------
 
-    async def __aenter__(self) -> McpClient:
+    async def __aenter__(self) -> MCPClient:
         await self.connect()
         return self
 
@@ -169,7 +169,7 @@ class McpClient(ServerFeatures):
             if stale is not None:  # the server died: release its process, pipes or HTTP client
                 stale.close()
                 await self.transport.close()
-            peer = JsonRpcPeer(self.transport.send, self._serve, self._notified)
+            peer = JSONRPCPeer(self.transport.send, self._serve, self._notified)
             self._peer = peer
             self._negotiated = None
             await self.transport.start(peer.feed, peer.close)
@@ -204,11 +204,11 @@ class McpClient(ServerFeatures):
     async def _subscription(self, wanted: dict[str, bool]) -> None:
         try:
             await self._send_request("subscriptions/listen", {"notifications": wanted}, None, None)
-        except McpError as exc:  # the stream ended (server restart, close); lists stay cached
+        except MCPError as exc:  # the stream ended (server restart, close); lists stay cached
             self._invalidate()
             self.callbacks.server_log.debug("subscriptions/listen ended: %s", exc)
 
-    async def _negotiate(self, peer: JsonRpcPeer) -> None:
+    async def _negotiate(self, peer: JSONRPCPeer) -> None:
         async def request(method: str, params: dict[str, Any], timeout: float | None) -> Any:
             return await peer.request(method, params, timeout=timeout or self.timeout)
 
@@ -252,7 +252,7 @@ class McpClient(ServerFeatures):
 
     def _require(self) -> protocol.Negotiated:
         if self._negotiated is None:
-            raise McpConnectionClosed(
+            raise MCPConnectionClosed(
                 f"MCP client {self.name!r} is not connected; use `async with client:` or "
                 f"`await client.connect()` first"
             )
@@ -303,7 +303,7 @@ class McpClient(ServerFeatures):
         negotiated = self._require()
         peer = self._peer
         if peer is None:
-            raise McpConnectionClosed(f"MCP client {self.name!r} is closed")
+            raise MCPConnectionClosed(f"MCP client {self.name!r} is closed")
         if not negotiated.modern:
             return await peer.request(
                 method,
@@ -338,17 +338,17 @@ class McpClient(ServerFeatures):
                 params["requestState"] = result["requestState"]
             else:
                 params.pop("requestState", None)
-        raise McpError(
+        raise MCPError(
             f"{method} still asked for input after {MAX_INPUT_ROUNDS} rounds; the server "
             f"{self.name!r} is looping"
         )
 
-    async def list_tools(self, *, refresh: bool = False) -> list[McpToolInfo]:
+    async def list_tools(self, *, refresh: bool = False) -> list[MCPToolInfo]:
         """Every tool, across all pages; cached until `notifications/tools/list_changed`."""
         if self._tools is None or refresh:
             version = self.tools_version
             tools = [
-                McpToolInfo.from_wire(raw) for raw in await self._paginate("tools/list", "tools")
+                MCPToolInfo.from_wire(raw) for raw in await self._paginate("tools/list", "tools")
             ]
             if version == self.tools_version:
                 self._tools = tools
@@ -368,7 +368,7 @@ class McpClient(ServerFeatures):
         """Call a tool. A tool's own failure comes back as `is_error=True`, not an exception.
 
         A permission probe (`meta={"forge.permission_patterns": True}`) is refused with
-        `McpError`, sending nothing, unless the tool advertises
+        `MCPError`, sending nothing, unless the tool advertises
         `forge.supports_permission_patterns`: an unaware server would run the tool for real."""
         params: dict[str, Any] = {"name": name, "arguments": args or {}}
         probe = bool(meta and meta.get(PROBE_REQUEST))
@@ -378,7 +378,7 @@ class McpClient(ServerFeatures):
             params["_meta"] = dict(meta)
         try:
             raw = await self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
-        except McpError as exc:
+        except MCPError as exc:
             exc.tool = exc.tool or name
             raise
         result = tool_result_from_wire(raw)
@@ -392,7 +392,7 @@ class McpClient(ServerFeatures):
             await self.list_tools(refresh=self._tools is not None)
             info = self._tools_by_name.get(name)
         if info is None or info.meta.get(PROBE_SUPPORTED) is not True:
-            raise McpError(
+            raise MCPError(
                 f"tool {name!r} on MCP server {self.name!r} does not advertise "
                 f"{PROBE_SUPPORTED}; a permission probe would run it for real, so none was sent",
                 tool=name,
@@ -408,12 +408,12 @@ class McpClient(ServerFeatures):
             return
         where = f"tool {name!r} on MCP server {self.name!r}"
         if result.structured is None:
-            raise McpError(
+            raise MCPError(
                 f"{where} declares an output schema but returned no structuredContent", tool=name
             )
         errors = schema_errors(result.structured, info.output_schema)
         if errors:
-            raise McpError(
+            raise MCPError(
                 f"{where} returned structured content that does not match its output schema: "
                 f"{'; '.join(errors[:5])}",
                 tool=name,
@@ -426,7 +426,7 @@ class McpClient(ServerFeatures):
         exclude: ToolFilter | None = None,
         *,
         max_chars: int = DEFAULT_MAX_CHARS,
-    ) -> list[McpTool]:
+    ) -> list[MCPTool]:
         """This server's tools as toolweave `Tool`s (see `toolweave.mcp.bridge.as_tools`)."""
         from .bridge import as_tools
 

@@ -13,7 +13,7 @@ from typing import Any
 from toolweave.tools.errors import ToolError
 
 
-class McpError(ToolError):
+class MCPError(ToolError):
     """A request failed: the peer answered with an error, or the connection broke.
 
     `code` is the JSON-RPC error code when the peer sent one (None for local failures) and
@@ -36,7 +36,7 @@ class McpError(ToolError):
         self.data = data
 
 
-class McpTimeout(McpError):
+class MCPTimeout(MCPError):
     """A request got no answer within its timeout (or its hard maximum despite progress).
 
     The request was cancelled on the peer with `notifications/cancelled`; the session stays
@@ -48,7 +48,7 @@ class McpTimeout(McpError):
         self.timeout = timeout
 
 
-class McpConnectionClosed(McpError):
+class MCPConnectionClosed(MCPError):
     """The connection to the peer is gone (process exited, stream closed, client closed)."""
 
     def __init__(self, message: str = "MCP connection closed", *, tool: str | None = None) -> None:

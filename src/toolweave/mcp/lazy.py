@@ -22,7 +22,7 @@ from toolweave.tools.function_tool import FunctionTool
 from toolweave.tools.registry import ToolRegistry
 from toolweave.tools.result import ToolResult
 
-from .manager import TOOL_SEPARATOR, McpManager
+from .manager import TOOL_SEPARATOR, MCPManager
 
 _LINE = 100
 
@@ -45,7 +45,7 @@ def _session_registry(bound: ToolRegistry | None, ctx: ToolContext) -> ToolRegis
     return registry
 
 
-def lazy_tools(manager: McpManager, *, registry: ToolRegistry | None = None) -> list[Tool]:
+def lazy_tools(manager: MCPManager, *, registry: ToolRegistry | None = None) -> list[Tool]:
     """`mcp_discover` and `mcp_load` for `manager`'s servers."""
 
     async def mcp_discover(server: str | None = None, query: str | None = None) -> str:

@@ -1,4 +1,4 @@
-"""`McpManager`: many MCP servers from one Claude-Desktop-style `mcpServers` config.
+"""`MCPManager`: many MCP servers from one Claude-Desktop-style `mcpServers` config.
 
 Servers connect concurrently and independently: one that fails (bad command, refused port,
 slow start) is recorded with its error and never blocks or breaks the others. Bridged tools are
@@ -22,9 +22,9 @@ from toolweave.tools.base import Tool
 from toolweave.tools.registry import ToolRegistry
 from toolweave.tools.shaping import DEFAULT_MAX_CHARS
 
-from .bridge import McpTool, ToolFilter, safe_tool_name, select
-from .client import DEFAULT_TIMEOUT, McpClient
-from .errors import McpError
+from .bridge import MCPTool, ToolFilter, safe_tool_name, select
+from .client import DEFAULT_TIMEOUT, MCPClient
+from .errors import MCPError
 
 logger = logging.getLogger("toolweave.mcp.manager")
 
@@ -96,10 +96,10 @@ class ServerConfig:
             out["timeout"] = self.timeout
         return out
 
-    def make_client(self, timeout: float, **options: Any) -> McpClient:
+    def make_client(self, timeout: float, **options: Any) -> MCPClient:
         timeout = self.timeout or timeout
         if self.command is not None:
-            return McpClient.stdio(
+            return MCPClient.stdio(
                 self.command,
                 self.args,
                 self.env or None,
@@ -109,7 +109,7 @@ class ServerConfig:
                 **options,
             )
         assert self.url is not None
-        return McpClient.http(self.url, self.headers or None, timeout, name=self.name, **options)
+        return MCPClient.http(self.url, self.headers or None, timeout, name=self.name, **options)
 
 
 def load_config(source: str | Path | dict[str, Any]) -> dict[str, ServerConfig]:
@@ -133,8 +133,8 @@ class ServerState:
     """A configured server at run time: its client once connected, or why it is not."""
 
     config: ServerConfig
-    client: McpClient | None = None
-    tools: list[McpTool] = field(default_factory=list)
+    client: MCPClient | None = None
+    tools: list[MCPTool] = field(default_factory=list)
     error: str | None = None
     # Connect and list_changed refreshes bridge one at a time, so unchanged tools keep identity.
     bridging: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False, compare=False)
@@ -144,7 +144,7 @@ class ServerState:
         return self.client is not None and self.client.connected
 
 
-class McpManager:
+class MCPManager:
     """Connects, bridges and manages a set of MCP servers."""
 
     def __init__(
@@ -171,13 +171,13 @@ class McpManager:
         self._lock = asyncio.Lock()
 
     @classmethod
-    def from_config(cls, source: str | Path | dict[str, Any], **options: Any) -> McpManager:
+    def from_config(cls, source: str | Path | dict[str, Any], **options: Any) -> MCPManager:
         """A manager for every server in a config file (path) or dict; call `start()` next."""
         if not isinstance(source, dict):
             options.setdefault("config_path", source)
         return cls(load_config(source), **options)
 
-    async def __aenter__(self) -> McpManager:
+    async def __aenter__(self) -> MCPManager:
         await self.start()
         return self
 
@@ -217,12 +217,12 @@ class McpManager:
             state.tools = []
             logger.warning("MCP server %r failed to connect: %s", name, state.error)
 
-    async def _bridge(self, state: ServerState, client: McpClient) -> list[McpTool]:
-        """The server's tools as `McpTool`s; an unchanged tool keeps its object, so a
+    async def _bridge(self, state: ServerState, client: MCPClient) -> list[MCPTool]:
+        """The server's tools as `MCPTool`s; an unchanged tool keeps its object, so a
         `list_changed` does not churn registries or invalidate tools a session loaded."""
         name = state.config.name
         previous = {t.remote_name: t for t in state.tools if t.client is client}
-        bridged: list[McpTool] = []
+        bridged: list[MCPTool] = []
         taken: dict[str, str] = {}
         for info in select(await client.list_tools(), self.include, self.exclude):
             safe = safe_tool_name(f"{name}{TOOL_SEPARATOR}{info.name}")
@@ -241,7 +241,7 @@ class McpManager:
             if same is not None and same.info == info:
                 bridged.append(same)
                 continue
-            bridged.append(McpTool(client, info, name=safe, max_chars=self.max_chars, server=name))
+            bridged.append(MCPTool(client, info, name=safe, max_chars=self.max_chars, server=name))
         return bridged
 
     def _listener(self, name: str) -> Any:
@@ -254,7 +254,7 @@ class McpManager:
             try:
                 async with state.bridging:
                     state.tools = await self._bridge(state, state.client)
-            except McpError as exc:
+            except MCPError as exc:
                 logger.warning("could not refresh the tools of %r: %s", name, exc)
                 return
             self._sync()
@@ -263,12 +263,12 @@ class McpManager:
 
     # -- tools ----------------------------------------------------------------------------------
 
-    def tools(self) -> list[McpTool]:
+    def tools(self) -> list[MCPTool]:
         """Every bridged tool of every connected server, sorted by name."""
         found = [t for s in self.servers.values() if s.connected for t in s.tools]
         return sorted(found, key=lambda t: t.name)
 
-    def find(self, name: str) -> McpTool | None:
+    def find(self, name: str) -> MCPTool | None:
         for state in self.servers.values():
             for bridged in state.tools:
                 if bridged.name == name:

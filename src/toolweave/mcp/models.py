@@ -33,7 +33,7 @@ def _dict(raw: dict[str, Any], key: str) -> dict[str, Any]:
 
 
 @dataclass(frozen=True, slots=True)
-class McpToolInfo:
+class MCPToolInfo:
     """One entry of `tools/list`."""
 
     name: str
@@ -52,7 +52,7 @@ class McpToolInfo:
         return ToolAnnotations.from_mcp(hints)
 
     @classmethod
-    def from_wire(cls, raw: dict[str, Any]) -> McpToolInfo:
+    def from_wire(cls, raw: dict[str, Any]) -> MCPToolInfo:
         schema = raw.get("inputSchema")
         output = raw.get("outputSchema")
         return cls(
@@ -67,7 +67,7 @@ class McpToolInfo:
 
 
 @dataclass(frozen=True, slots=True)
-class McpResource:
+class MCPResource:
     """One entry of `resources/list`."""
 
     uri: str
@@ -80,7 +80,7 @@ class McpResource:
     meta: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_wire(cls, raw: dict[str, Any]) -> McpResource:
+    def from_wire(cls, raw: dict[str, Any]) -> MCPResource:
         size = raw.get("size")
         return cls(
             uri=str(raw.get("uri", "")),
@@ -95,7 +95,7 @@ class McpResource:
 
 
 @dataclass(frozen=True, slots=True)
-class McpResourceTemplate:
+class MCPResourceTemplate:
     """One entry of `resources/templates/list` (an RFC 6570 URI template)."""
 
     uri_template: str
@@ -106,7 +106,7 @@ class McpResourceTemplate:
     meta: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_wire(cls, raw: dict[str, Any]) -> McpResourceTemplate:
+    def from_wire(cls, raw: dict[str, Any]) -> MCPResourceTemplate:
         return cls(
             uri_template=str(raw.get("uriTemplate", "")),
             name=str(raw.get("name", "")),
@@ -118,7 +118,7 @@ class McpResourceTemplate:
 
 
 @dataclass(frozen=True, slots=True)
-class McpPrompt:
+class MCPPrompt:
     """One entry of `prompts/list`; `arguments` are `{name, description, required}` dicts."""
 
     name: str
@@ -128,7 +128,7 @@ class McpPrompt:
     meta: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_wire(cls, raw: dict[str, Any]) -> McpPrompt:
+    def from_wire(cls, raw: dict[str, Any]) -> MCPPrompt:
         arguments = raw.get("arguments")
         return cls(
             name=str(raw.get("name", "")),
@@ -142,16 +142,16 @@ class McpPrompt:
 
 
 @dataclass(frozen=True, slots=True)
-class McpPromptMessage:
+class MCPPromptMessage:
     role: str
     content: Content
 
 
 @dataclass(frozen=True, slots=True)
-class McpPromptResult:
+class MCPPromptResult:
     """The answer of `prompts/get`."""
 
-    messages: list[McpPromptMessage]
+    messages: list[MCPPromptMessage]
     description: str | None = None
 
 

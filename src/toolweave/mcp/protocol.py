@@ -15,20 +15,20 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._jsonrpc import JsonRpcError
-from .errors import McpError
-
-HANDSHAKE_VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-MODERN_VERSIONS: tuple[str, ...] = ("2026-07-28",)
-LATEST_HANDSHAKE = HANDSHAKE_VERSIONS[-1]
-LATEST_MODERN = MODERN_VERSIONS[-1]
-
-UNSUPPORTED_PROTOCOL_VERSION = -32022
-META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
-META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
-META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
-META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+from ._jsonrpc import JSONRPCError
+from .errors import MCPError
+from .shared.constants import (
+    HANDSHAKE_VERSIONS,
+    LATEST_HANDSHAKE,
+    LATEST_MODERN,
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    MODERN_VERSIONS,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
 
 #: How long the `server/discover` probe may take before the server counts as legacy.
 DISCOVER_TIMEOUT = 10.0
@@ -94,7 +94,7 @@ def modern_meta(
     return meta
 
 
-def _supported(error: JsonRpcError) -> list[str] | None:
+def _supported(error: JSONRPCError) -> list[str] | None:
     data = error.data
     if isinstance(data, dict) and isinstance(data.get("supported"), list):
         return [str(v) for v in data["supported"]]
@@ -126,14 +126,14 @@ async def negotiate(
                     {"_meta": modern_meta(version, capabilities)},
                     min(DISCOVER_TIMEOUT, timeout) if timeout else DISCOVER_TIMEOUT,
                 )
-            except JsonRpcError as exc:
+            except JSONRPCError as exc:
                 supported = _supported(exc) if exc.code == UNSUPPORTED_PROTOCOL_VERSION else None
                 mutual = [v for v in MODERN_VERSIONS if v in (supported or ())]
                 if mutual and version != mutual[-1]:
                     version = mutual[-1]
                     continue
                 if supported is not None and not any(v in HANDSHAKE_VERSIONS for v in supported):
-                    raise McpError(
+                    raise MCPError(
                         f"the server supports only protocol versions {supported}; this client "
                         f"speaks {list(HANDSHAKE_VERSIONS + MODERN_VERSIONS)}",
                         code=exc.code,
@@ -141,7 +141,7 @@ async def negotiate(
                 if mode == "modern":
                     raise
                 break
-            except McpError:
+            except MCPError:
                 if mode == "modern":
                     raise
                 break  # no answer in time: a legacy server that ignores pre-initialize requests
@@ -149,7 +149,7 @@ async def negotiate(
             mutual = [v for v in MODERN_VERSIONS if isinstance(offered, list) and v in offered]
             if not mutual:
                 if mode == "modern":
-                    raise McpError(f"the server offers no modern protocol version: {offered!r}")
+                    raise MCPError(f"the server offers no modern protocol version: {offered!r}")
                 break
             meta = result.get("_meta") if isinstance(result.get("_meta"), dict) else {}
             return Negotiated(
@@ -180,7 +180,7 @@ async def initialize(
     )
     version = result.get("protocolVersion")
     if version not in HANDSHAKE_VERSIONS:
-        raise McpError(
+        raise MCPError(
             f"the server answered initialize with protocol version {version!r}; this client "
             f"supports {list(HANDSHAKE_VERSIONS)}"
         )

@@ -22,7 +22,7 @@ from toolweave.tools.base import Tool
 from toolweave.tools.function_tool import FunctionTool
 from toolweave.tools.result import ToolResult
 
-from .manager import SERVER_NAME, McpManager, ServerConfig
+from .manager import SERVER_NAME, MCPManager, ServerConfig
 
 
 def parse_pairs(items: list[str] | None, field_name: str) -> dict[str, str]:
@@ -76,7 +76,7 @@ def _update_file(path: Path, name: str, entry: dict[str, Any] | None) -> None:
     write_config_file(path, data)
 
 
-def self_management_tools(manager: McpManager, config_path: str | Path | None = None) -> list[Tool]:
+def self_management_tools(manager: MCPManager, config_path: str | Path | None = None) -> list[Tool]:
     """The four management tools for `manager`, persisting to `config_path` (default: the
     manager's own config file)."""
     chosen = config_path if config_path is not None else manager.config_path

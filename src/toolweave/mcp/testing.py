@@ -1,4 +1,4 @@
-"""Unit-test an `McpServer` without a process: an in-memory client wired to the server's peer.
+"""Unit-test an `MCPServer` without a process: an in-memory client wired to the server's peer.
 
 Every message still goes through JSON encoding and decoding, so a result that would not
 serialise fails here exactly as it would on stdio or HTTP, and the server runs the same
@@ -17,13 +17,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from ._jsonrpc import METHOD_NOT_FOUND, JsonRpcError, JsonRpcPeer, RequestContext, decode, encode
+from ._jsonrpc import METHOD_NOT_FOUND, JSONRPCError, JSONRPCPeer, RequestContext, decode, encode
+from .shared.constants import LATEST_HANDSHAKE
 
 if TYPE_CHECKING:
-    from .server.app import McpServer
+    from .server.app import MCPServer
 
 RequestCallback = Callable[[dict[str, Any]], Awaitable[dict[str, Any]] | dict[str, Any]]
-PROTOCOL_VERSION = "2025-11-25"
 
 
 class InMemoryClient:
@@ -36,7 +36,7 @@ class InMemoryClient:
 
     def __init__(
         self,
-        server: McpServer,
+        server: MCPServer,
         *,
         sampling: RequestCallback | None = None,
         elicitation: RequestCallback | None = None,
@@ -52,11 +52,11 @@ class InMemoryClient:
         self.initialize_result: dict[str, Any] = {}
         self._arrived = asyncio.Event()
         self.session = server.new_session(session_id="in-memory")
-        self._server_peer = JsonRpcPeer(
+        self._server_peer = JSONRPCPeer(
             self._to_client, self.session.handle, self.session.on_notification
         )
         self.session.peer = self._server_peer
-        self._peer = JsonRpcPeer(self._to_server, self._on_request, self._on_notification)
+        self._peer = JSONRPCPeer(self._to_server, self._on_request, self._on_notification)
 
     async def _to_client(self, message: dict[str, Any]) -> None:
         self._peer.feed(decode(encode(message)))
@@ -70,7 +70,7 @@ class InMemoryClient:
         handler = {"sampling/createMessage": self.sampling, "elicitation/create": self.elicitation}
         callback = handler.get(method)
         if callback is None:
-            raise JsonRpcError(METHOD_NOT_FOUND, f"the test client does not handle {method}")
+            raise JSONRPCError(METHOD_NOT_FOUND, f"the test client does not handle {method}")
         outcome = callback(params)
         if inspect.isawaitable(outcome):
             outcome = await outcome
@@ -105,7 +105,7 @@ class InMemoryClient:
         self.initialize_result = await self.request(
             "initialize",
             {
-                "protocolVersion": PROTOCOL_VERSION,
+                "protocolVersion": LATEST_HANDSHAKE,
                 "capabilities": capabilities,
                 "clientInfo": self.client_info,
             },
@@ -120,7 +120,7 @@ class InMemoryClient:
     async def request(
         self, method: str, params: dict[str, Any] | None = None, **options: Any
     ) -> dict[str, Any]:
-        """Any JSON-RPC request; a server error raises `JsonRpcError`."""
+        """Any JSON-RPC request; a server error raises `JSONRPCError`."""
         return await self._peer.request(method, params, **options)
 
     # -- conveniences -------------------------------------------------------------------------
@@ -181,7 +181,7 @@ class InMemoryClient:
 
 
 @asynccontextmanager
-async def connect(server: McpServer, **options: Any) -> AsyncIterator[InMemoryClient]:
+async def connect(server: MCPServer, **options: Any) -> AsyncIterator[InMemoryClient]:
     """An initialized `InMemoryClient` for `server`, closed on exit."""
     client = InMemoryClient(server, **options)
     try:

@@ -1,4 +1,4 @@
-"""Resources and prompts of an `McpServer`: matching URIs to templates and shaping results.
+"""Resources and prompts of an `MCPServer`: matching URIs to templates and shaping results.
 
 Kept apart from tools because both are plain functions with their own small conventions (a
 template's `{name}` parts become keyword arguments; a prompt's string parameters become its

@@ -19,13 +19,13 @@ from starlette.responses import Response
 
 from toolweave.mcp._jsonrpc import INVALID_PARAMS, encode
 
-from ._session import (
+from ..shared.constants import (
+    LOOPBACK_HOSTS,
     META_CLIENT_CAPABILITIES,
     META_PROTOCOL_VERSION,
     MODERN_VERSIONS,
-    unsupported_version,
 )
-from .app import LOOPBACK_HOSTS
+from ._session import unsupported_version
 
 HEADER_MISMATCH = -32020
 _NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}

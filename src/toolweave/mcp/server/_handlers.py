@@ -13,18 +13,20 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from toolweave.mcp._jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, JsonRpcError, RequestContext
-from toolweave.mcp.errors import McpError
+from toolweave.mcp._jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, JSONRPCError, RequestContext
+from toolweave.mcp.errors import MCPError
 from toolweave.tools.errors import ToolError
 from toolweave.tools.result import ToolResult
 
-from .._forge import PROBE_ALWAYS, PROBE_PATTERNS
-from ._session import (
-    LEGACY_VERSIONS,
+from ..shared.constants import (
+    HANDSHAKE_VERSIONS,
+    LATEST_HANDSHAKE,
     META_SERVER_INFO,
+    PROBE_ALWAYS,
+    PROBE_PATTERNS,
     SUPPORTED_VERSIONS,
-    ServerSession,
 )
+from ._session import ServerSession
 from .context import LOG_LEVELS, Context
 from .results import error_result, result_to_wire
 
@@ -36,7 +38,7 @@ async def initialize(
     session: ServerSession, params: dict[str, Any], ctx: RequestContext
 ) -> dict[str, Any]:
     requested = params.get("protocolVersion")
-    version = requested if requested in LEGACY_VERSIONS else LEGACY_VERSIONS[0]
+    version = requested if requested in HANDSHAKE_VERSIONS else LATEST_HANDSHAKE
     session.protocol_version = version
     session.legacy_client = True
     info = params.get("clientInfo")
@@ -75,8 +77,8 @@ async def tools_list(
     return {"tools": session.server.tool_definitions()}
 
 
-def _bad_params(message: str) -> JsonRpcError:
-    return JsonRpcError(INVALID_PARAMS, message)
+def _bad_params(message: str) -> JSONRPCError:
+    return JSONRPCError(INVALID_PARAMS, message)
 
 
 async def tools_call(
@@ -111,7 +113,7 @@ async def tools_call(
     except asyncio.CancelledError:
         call_ctx.cancel()  # a sync handler in a worker thread can poll ctx.cancelled
         raise
-    except McpError:
+    except MCPError:
         raise  # infrastructure failure: a JSON-RPC error, not something the model can fix
     except ToolError as exc:
         result = error_result(exc.message)
@@ -181,7 +183,7 @@ async def resources_read(
             value = await _call(entry.func, variables)
             return {"contents": entry.contents(uri, value)}
     code = INVALID_PARAMS if session.is_modern(ctx.meta) else RESOURCE_NOT_FOUND
-    raise JsonRpcError(code, f"Resource not found: {uri}", {"uri": uri})
+    raise JSONRPCError(code, f"Resource not found: {uri}", {"uri": uri})
 
 
 async def resources_subscribe(

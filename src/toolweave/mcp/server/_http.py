@@ -1,4 +1,4 @@
-"""Streamable HTTP for `McpServer`: a Starlette app with sessions, SSE, resumability and the
+"""Streamable HTTP for `MCPServer`: a Starlette app with sessions, SSE, resumability and the
 stateless 2026-07-28 request shape.
 
 Each POSTed request gets a `ReplyStream`. The first thing the handler emits decides the
@@ -25,20 +25,21 @@ from starlette.routing import Route
 
 from toolweave.mcp._jsonrpc import (
     METHOD_NOT_FOUND,
-    JsonRpcError,
-    JsonRpcPeer,
+    JSONRPCError,
+    JSONRPCPeer,
     RequestContext,
     decode,
     encode,
 )
 
+from ..shared.constants import HANDSHAKE_VERSIONS, META_PROTOCOL_VERSION
 from ._guards import AccessGuard, check_modern_request
 from ._guards import error_response as _error
-from ._session import LEGACY_VERSIONS, META_PROTOCOL_VERSION, ServerSession
+from ._session import ServerSession
 from ._sse import EventStore, InMemoryEventStore, ReplyStream, drain, sse_event
 
 if TYPE_CHECKING:
-    from .app import McpServer
+    from .app import MCPServer
 
 SESSION_IDLE_TIMEOUT = 3600.0
 _SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
@@ -47,7 +48,7 @@ _SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 class _HttpSession:
     __slots__ = ("last_seen", "peer", "session", "standalone", "streams")
 
-    def __init__(self, session: ServerSession, peer: JsonRpcPeer) -> None:
+    def __init__(self, session: ServerSession, peer: JSONRPCPeer) -> None:
         self.session = session
         self.peer = peer
         self.streams: dict[str, ReplyStream] = {}
@@ -87,7 +88,7 @@ class StreamableHttpApp:
 
     def __init__(
         self,
-        server: McpServer,
+        server: MCPServer,
         *,
         allowed_origins: Sequence[str],
         allowed_hosts: Sequence[str] | None,
@@ -120,7 +121,7 @@ class StreamableHttpApp:
     async def _post(self, request: Request) -> Response:
         try:
             message = decode(await request.body())
-        except JsonRpcError as exc:
+        except JSONRPCError as exc:
             return _error(400, exc.code, exc.message)
         if not isinstance(message, dict):
             return _error(400, -32600, "POST one JSON-RPC message (an object); batches are gone")
@@ -137,7 +138,7 @@ class StreamableHttpApp:
         if isinstance(method, str) and "id" in message and META_PROTOCOL_VERSION in meta:
             return await self._stateless(request, message, method, params, meta, json_ok, sse_ok)
         version = request.headers.get("mcp-protocol-version")
-        if version is not None and version not in LEGACY_VERSIONS:
+        if version is not None and version not in HANDSHAKE_VERSIONS:
             return _error(400, -32600, f"Unsupported MCP-Protocol-Version {version!r}")
         session_id = request.headers.get("mcp-session-id")
         if method == "initialize" and "id" in message:
@@ -169,7 +170,7 @@ class StreamableHttpApp:
             if queue is not None:
                 queue.put_nowait(sse_event(None, encode(message)))
 
-        peer = JsonRpcPeer(standalone_send, _answering(session), session.on_notification)
+        peer = JSONRPCPeer(standalone_send, _answering(session), session.on_notification)
         session.peer = peer
         http_session = _HttpSession(session, peer)
         holder.append(http_session)
@@ -204,7 +205,7 @@ class StreamableHttpApp:
         headers: dict[str, str],
         http_session: _HttpSession | None,
         *,
-        stateless: tuple[Request, JsonRpcPeer] | None = None,
+        stateless: tuple[Request, JSONRPCPeer] | None = None,
     ) -> Response:
         if stateless is None:
             await stream.decided
@@ -278,7 +279,7 @@ class StreamableHttpApp:
             await stream.send(msg, store)
 
         session = self.server.new_session(stateless=True)
-        peer = JsonRpcPeer(send, _answering(session))
+        peer = JSONRPCPeer(send, _answering(session))
         session.peer = peer
         peer.feed(message, transport=stream)
         return await self._respond(stream, {}, None, stateless=(request, peer))
@@ -375,7 +376,7 @@ class StreamableHttpApp:
 
 
 def build_app(
-    server: McpServer,
+    server: MCPServer,
     path: str,
     *,
     allowed_origins: Sequence[str],

@@ -23,14 +23,15 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from toolweave.mcp._jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError, RequestContext
+from toolweave.mcp._jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError, RequestContext
+
+from ..shared.constants import META_SUBSCRIPTION_ID
 
 if TYPE_CHECKING:
     from ._session import ServerSession
 
 logger = logging.getLogger("toolweave.mcp.server")
 
-SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 TOOLS_CHANGED = "notifications/tools/list_changed"
 PROMPTS_CHANGED = "notifications/prompts/list_changed"
@@ -93,7 +94,7 @@ class Subscription:
                 return
             self.pending.discard(item)
             method, uri = item
-            params: dict[str, Any] = {"_meta": {SUBSCRIPTION_ID: self.id}}
+            params: dict[str, Any] = {"_meta": {META_SUBSCRIPTION_ID: self.id}}
             if uri is not None:
                 params["uri"] = uri
             await self.ctx.notify(method, params)
@@ -113,7 +114,7 @@ class ChangeFeed:
     ) -> dict[str, Any]:
         """The `subscriptions/listen` handler: acknowledge, stream changes, end gracefully."""
         if not session.is_modern(ctx.meta):
-            raise JsonRpcError(
+            raise JSONRPCError(
                 METHOD_NOT_FOUND,
                 "Method not found: subscriptions/listen is a 2026-07-28 request (send "
                 "_meta['io.modelcontextprotocol/protocolVersion']); a 2025-11-25 session "
@@ -122,7 +123,7 @@ class ChangeFeed:
         flags, uris = _honored(params.get("notifications"), session.server.capabilities())
         subscription = Subscription(session, ctx, flags, uris)
         self.open.append(subscription)  # before the ack: a change made meanwhile is queued
-        meta = {SUBSCRIPTION_ID: ctx.id}
+        meta = {META_SUBSCRIPTION_ID: ctx.id}
         try:
             acknowledged: dict[str, Any] = {flag: True for flag in sorted(flags)}
             if uris:
@@ -165,7 +166,7 @@ def _honored(requested: Any, capabilities: dict[str, Any]) -> tuple[set[str], li
     """The requested filter cut down to what this server supports (spec: unsupported types are
     left out of the acknowledgment); a malformed filter is an error naming the field."""
     if not isinstance(requested, dict):
-        raise JsonRpcError(
+        raise JSONRPCError(
             INVALID_PARAMS,
             "subscriptions/listen needs params.notifications, an object such as "
             '{"toolsListChanged": true, "resourceSubscriptions": ["file:///a.txt"]}',
@@ -174,7 +175,7 @@ def _honored(requested: Any, capabilities: dict[str, Any]) -> tuple[set[str], li
     for flag, capability in _LIST_FLAGS.values():
         value = requested.get(flag, False)
         if not isinstance(value, bool):
-            raise JsonRpcError(
+            raise JSONRPCError(
                 INVALID_PARAMS,
                 f"params.notifications.{flag} must be true or false, not {value!r}",
             )
@@ -182,7 +183,7 @@ def _honored(requested: Any, capabilities: dict[str, Any]) -> tuple[set[str], li
             flags.add(flag)
     uris = requested.get("resourceSubscriptions", [])
     if not isinstance(uris, list) or not all(isinstance(uri, str) for uri in uris):
-        raise JsonRpcError(
+        raise JSONRPCError(
             INVALID_PARAMS,
             "params.notifications.resourceSubscriptions must be a list of resource URI strings",
         )

@@ -11,23 +11,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from toolweave.mcp._jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError, RequestContext
+from toolweave.mcp._jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError, RequestContext
+
+from ..shared.constants import (
+    LATEST_HANDSHAKE,
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    MODERN_VERSIONS,
+    SUPPORTED_VERSIONS,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
 
 if TYPE_CHECKING:
-    from toolweave.mcp._jsonrpc import JsonRpcPeer
+    from toolweave.mcp._jsonrpc import JSONRPCPeer
 
-    from .app import McpServer
+    from .app import MCPServer
 
-LEGACY_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
-MODERN_VERSIONS = ("2026-07-28",)
-SUPPORTED_VERSIONS = (*MODERN_VERSIONS, *LEGACY_VERSIONS)
-
-META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
-META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
-META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
-META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
-UNSUPPORTED_PROTOCOL_VERSION = -32022
 #: Methods whose modern results must carry caching hints (`ttlMs`, `cacheScope`).
 CACHEABLE_METHODS = frozenset(
     {
@@ -41,8 +43,8 @@ CACHEABLE_METHODS = frozenset(
 )
 
 
-def unsupported_version(requested: Any) -> JsonRpcError:
-    return JsonRpcError(
+def unsupported_version(requested: Any) -> JSONRPCError:
+    return JSONRPCError(
         UNSUPPORTED_PROTOCOL_VERSION,
         "Unsupported protocol version",
         {"supported": list(SUPPORTED_VERSIONS), "requested": requested},
@@ -53,16 +55,16 @@ class ServerSession:
     """Per-client state plus the request dispatcher the JSON-RPC peer calls."""
 
     def __init__(
-        self, server: McpServer, *, session_id: str | None = None, stateless: bool = False
+        self, server: MCPServer, *, session_id: str | None = None, stateless: bool = False
     ) -> None:
         self.server = server
         self.session_id = session_id
         self.stateless = stateless
-        self.peer: JsonRpcPeer | None = None
+        self.peer: JSONRPCPeer | None = None
         self.initialized = False
         #: Opened with `initialize` (2025-era): list changes are broadcast to it.
         self.legacy_client = False
-        self.protocol_version: str = LEGACY_VERSIONS[0]
+        self.protocol_version: str = LATEST_HANDSHAKE
         self.client_info: dict[str, Any] = {}
         self.client_capabilities: dict[str, Any] = {}
         self.log_level = "debug"
@@ -102,18 +104,18 @@ class ServerSession:
         version = meta.get(META_PROTOCOL_VERSION)
         if version is None:
             if handler is None:
-                raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+                raise JSONRPCError(METHOD_NOT_FOUND, f"Method not found: {method}")
             return await handler(self, params, ctx)
         if version not in MODERN_VERSIONS:
             raise unsupported_version(version)
         if not isinstance(meta.get(META_CLIENT_CAPABILITIES), dict):
-            raise JsonRpcError(
+            raise JSONRPCError(
                 INVALID_PARAMS,
                 f"_meta[{META_CLIENT_CAPABILITIES!r}] is required on {version} requests "
                 "(an object, {} when the client has none)",
             )
         if handler is None or method == "initialize":
-            raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+            raise JSONRPCError(METHOD_NOT_FOUND, f"Method not found: {method}")
         result = dict(await handler(self, params, ctx))
         result["resultType"] = "complete"
         if method in CACHEABLE_METHODS:

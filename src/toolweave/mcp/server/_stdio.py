@@ -19,7 +19,7 @@ import threading
 from collections.abc import AsyncIterator
 from typing import Any, BinaryIO
 
-from toolweave.mcp._jsonrpc import JsonRpcError, JsonRpcPeer, RequestContext, decode, encode
+from toolweave.mcp._jsonrpc import JSONRPCError, JSONRPCPeer, RequestContext, decode, encode
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 #: Seconds to keep answering in-flight requests after stdin reached EOF.
@@ -103,7 +103,7 @@ async def serve_stdio(
             if in_flight == 0:
                 idle.set()
 
-    peer = JsonRpcPeer(send, handle, session.on_notification)
+    peer = JSONRPCPeer(send, handle, session.on_notification)
     session.peer = peer
     server.sessions.add(session)
     source = stdin if stdin is not None else sys.stdin.buffer
@@ -115,7 +115,7 @@ async def serve_stdio(
                 continue
             try:
                 message = decode(line)
-            except JsonRpcError as exc:
+            except JSONRPCError as exc:
                 await send({"jsonrpc": "2.0", "id": None, "error": exc.to_dict()})
                 continue
             peer.feed(message)

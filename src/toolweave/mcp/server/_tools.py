@@ -1,9 +1,9 @@
-"""Registered tools of an `McpServer`: options, outputSchema derivation and lazy builds.
+"""Registered tools of an `MCPServer`: options, outputSchema derivation and lazy builds.
 
 Schemas come from the tool core's `FunctionTool` (pydantic), which costs tens of milliseconds to
 import. A server registers its functions at import time but builds their schemas only when a
 client first lists or calls them, so a stdio server answers `initialize` before pydantic is even
-loaded. Builds are cached; `McpServer.prepare()` forces them (tests use it to fail early).
+loaded. Builds are cached; `MCPServer.prepare()` forces them (tests use it to fail early).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from toolweave.tools.result import (
     ToolResult,
 )
 
-from .._forge import PROBE_SUPPORTED
+from ..shared.constants import PROBE_SUPPORTED
 
 logger = logging.getLogger("toolweave.mcp.server")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")

@@ -1,4 +1,4 @@
-"""`McpServer`: write an MCP server with decorators, serve it over stdio or Streamable HTTP.
+"""`MCPServer`: write an MCP server with decorators, serve it over stdio or Streamable HTTP.
 
 Tools are toolweave tools: `@server.tool` builds a `FunctionTool` (the same schema `@tool`
 makes) and `server.add_tool` takes any existing `Tool`. Everything heavy (pydantic schemas,
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from toolweave.tools.base import Tool
 from toolweave.tools.permissions import Permission
 
+from ..shared.constants import LOOPBACK_HOSTS
 from ._catalog import PromptEntry, ResourceEntry
 from ._listen import PROMPTS_CHANGED, RESOURCE_UPDATED, RESOURCES_CHANGED, TOOLS_CHANGED, ChangeFeed
 from ._session import ServerSession
@@ -30,7 +31,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 ToolSource = Callable[[], Awaitable[Iterable[Tool]]]
 
 
-class McpServer:
+class MCPServer:
     """An MCP server: tools, resources, prompts and completions, on any transport.
 
     `deps` is handed to every tool as `ctx.deps` (a database handle, an HTTP client).
@@ -414,10 +415,7 @@ class McpServer:
         )
 
     def __repr__(self) -> str:
-        return f"McpServer(name={self.name!r}, tools={len(self._tools)})"
-
-
-LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]", "::1")
+        return f"MCPServer(name={self.name!r}, tools={len(self._tools)})"
 
 
 def _loopback_hosts(bind: str) -> tuple[str, ...] | None:

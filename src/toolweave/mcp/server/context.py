@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from toolweave.mcp._jsonrpc import RequestContext
-from toolweave.mcp.errors import McpError
+from toolweave.mcp.errors import MCPError
 from toolweave.tools.context import ToolContext
 
-from .._forge import PROBE_REQUEST
+from ..shared.constants import PROBE_REQUEST
 
 if TYPE_CHECKING:
     from ._session import ServerSession
@@ -106,13 +106,13 @@ class Context(ToolContext):
 
     def _require(self, capability: str, what: str) -> None:
         if self._session.is_modern(self.meta):
-            raise McpError(
+            raise MCPError(
                 f"{what} needs a session (protocol 2025-11-25 with initialize); this request is a "
                 "stateless 2026-07-28 request, which has no server-to-client channel",
                 code=-32021,
             )
         if capability not in self.client_capabilities:
-            raise McpError(
+            raise MCPError(
                 f"the client did not declare the {capability!r} capability, so {what} is "
                 "unavailable; check ctx.client_capabilities before asking",
                 code=-32021,

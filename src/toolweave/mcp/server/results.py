@@ -20,7 +20,7 @@ from toolweave.tools.result import (
     ToolResult,
 )
 
-from .._forge import PROBE_ALWAYS, PROBE_PATTERNS
+from ..shared.constants import PROBE_ALWAYS, PROBE_PATTERNS
 
 #: `ToolResult.metadata` key whose dict is sent as the result's `_meta`.
 META_KEY = "_meta"

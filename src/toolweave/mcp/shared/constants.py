@@ -1,0 +1,46 @@
+"""Protocol versions, eras, `_meta` keys and the forge probe keys, each defined once.
+
+MCP has two eras. Up to 2025-11-25 a connection starts with an `initialize` handshake (and,
+over HTTP, a session); from 2026-07-28 every request is stateless and carries the version, the
+client's identity and capabilities in `_meta`. The client and the server both read these names
+from here, so the two sides can never disagree on a key or on the order of a version list.
+This module imports nothing.
+"""
+
+from __future__ import annotations
+
+#: Handshake-era (`initialize`) versions, oldest first.
+HANDSHAKE_VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+#: Stateless-era versions, oldest first.
+MODERN_VERSIONS: tuple[str, ...] = ("2026-07-28",)
+LATEST_HANDSHAKE = HANDSHAKE_VERSIONS[-1]
+LATEST_MODERN = MODERN_VERSIONS[-1]
+#: Every version we speak, newest first (the order servers advertise them in).
+SUPPORTED_VERSIONS: tuple[str, ...] = (*MODERN_VERSIONS[::-1], *HANDSHAKE_VERSIONS[::-1])
+
+#: JSON-RPC error code for a request in a protocol version the peer does not speak.
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+#: The HTTP header carrying the protocol version on every request after the first.
+PROTOCOL_VERSION_HEADER = "MCP-Protocol-Version"
+
+META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+
+# The forge permission-pattern probe (the seed's wire contract): a server marks probe-able tools
+# in tools/list; a host may then call such a tool with the request key set and read the patterns
+# from the result's `_meta` instead of running it.
+#: `_meta` key on a tools/call request asking for permission patterns instead of a run.
+PROBE_REQUEST = "forge.permission_patterns"
+#: `_meta` flag in tools/list marking a tool that answers probes.
+PROBE_SUPPORTED = "forge.supports_permission_patterns"
+#: `_meta` keys of a probe answer: argument-dependent patterns and always-on patterns.
+PROBE_PATTERNS = "forge.patterns"
+PROBE_ALWAYS = "forge.always"
+
+#: Host names that are loopback; a server bound to one accepts only these in `Host`.
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]", "::1")
