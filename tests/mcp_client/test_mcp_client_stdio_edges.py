@@ -134,7 +134,7 @@ async def test_stderr_goes_to_logging_not_protocol(caplog: pytest.LogCaptureFixt
 
 
 async def test_stubborn_server_is_killed_on_close() -> None:
-    from toolweave.mcp._stdio import StdioTransport
+    from toolweave.mcp.client._stdio import StdioTransport
 
     transport = StdioTransport(sys.executable, [RAW_SERVER, "--stubborn"], shutdown_timeout=0.2)
     client = MCPClient(transport, name="stubborn")
@@ -151,7 +151,7 @@ async def test_bad_command_is_a_clear_error() -> None:
 
 
 async def test_a_writer_blocked_on_a_full_pipe_is_released_when_the_server_dies() -> None:
-    from toolweave.mcp._stdio import StdioTransport
+    from toolweave.mcp.client._stdio import StdioTransport
 
     deaf = StdioTransport(sys.executable, ["-c", "import signal; signal.pause()"])
     closed: list[MCPError] = []

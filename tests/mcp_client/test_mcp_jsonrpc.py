@@ -8,15 +8,9 @@ from typing import Any
 import pytest
 
 from toolweave.mcp import MCPConnectionClosed, MCPTimeout
-from toolweave.mcp._jsonrpc import (
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    JSONRPCError,
-    JSONRPCPeer,
-    RequestContext,
-    decode,
-    encode,
-)
+from toolweave.mcp.shared.errors import INVALID_REQUEST, METHOD_NOT_FOUND, JSONRPCError
+from toolweave.mcp.shared.jsonrpc import decode, encode
+from toolweave.mcp.shared.peer import JSONRPCPeer, RequestContext
 
 
 def pair(

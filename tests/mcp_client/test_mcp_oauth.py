@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from toolweave.mcp import OAuthClientProvider, headless_redirect
-from toolweave.mcp._oauth import (
+from toolweave.mcp.client.auth import (
     OAuthError,
     canonical_resource,
     parse_challenge,

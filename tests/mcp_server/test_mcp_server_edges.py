@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from toolweave.mcp import MCPServer
-from toolweave.mcp._jsonrpc import JSONRPCError
+from toolweave.mcp.server.testing import connect
 from toolweave.mcp.server.validators import safe_path
-from toolweave.mcp.testing import connect
+from toolweave.mcp.shared.errors import JSONRPCError
 from toolweave.tools import FunctionTool, ToolContext, ToolResult, tool
 
 

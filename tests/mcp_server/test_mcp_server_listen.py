@@ -26,8 +26,8 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.subscriptions import PromptsListChanged, ResourceUpdated, ToolsListChanged
 
 from toolweave.mcp import MCPClient, MCPServer
-from toolweave.mcp._jsonrpc import JSONRPCError
-from toolweave.mcp.testing import connect
+from toolweave.mcp.server.testing import connect
+from toolweave.mcp.shared.errors import JSONRPCError
 
 SCRIPT = Path(__file__).with_name("listen_server.py")
 SUB_ID = "io.modelcontextprotocol/subscriptionId"

@@ -185,7 +185,7 @@ def test_inspector_cli_over_stdio_and_http(conformance_url: str, tmp_path: Path)
 
 async def test_gateway_proxies_http_server_with_progress_and_logs(conformance_url: str) -> None:
     from toolweave.host import ToolHost, parse_config
-    from toolweave.mcp.testing import connect
+    from toolweave.mcp.server.testing import connect
 
     host = ToolHost(
         parse_config({"serve": {"providers": []}, "mcpServers": {"conf": {"url": conformance_url}}})

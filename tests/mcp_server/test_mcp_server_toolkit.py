@@ -20,8 +20,8 @@ from toolweave.mcp import (
     probe_result,
     text_result,
 )
-from toolweave.mcp._jsonrpc import JSONRPCError
-from toolweave.mcp.testing import connect
+from toolweave.mcp.server.testing import connect
+from toolweave.mcp.shared.errors import JSONRPCError
 from toolweave.tools import FunctionTool, ToolResult, tool
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

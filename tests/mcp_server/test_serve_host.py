@@ -14,7 +14,7 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 from toolweave.host import HostConfig, ToolHost, load_host_config, parse_config
-from toolweave.mcp.testing import connect
+from toolweave.mcp.server.testing import connect
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

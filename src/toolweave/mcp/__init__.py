@@ -1,4 +1,9 @@
-"""MCP for toolweave: our own JSON-RPC core, the client, the manager and the server toolkit.
+"""MCP for toolweave: one shared core, the client, the agent-facing layer and the server toolkit.
+
+Laid out as the official SDK: `shared` (JSON-RPC, errors, protocol versions, `_meta` and probe
+keys), `client` (client, transports, OAuth, models), `server` (the toolkit and its in-memory
+test client) and, on top of the client, the agent-facing layer here (`bridge`, `manager`,
+`lazy`, `self_tools`).
 
 The official SDK is a test oracle only; nothing here imports it. Names load on first use
 (PEP 562) and must stay that way: an MCP stdio server built on `toolweave.mcp.server` imports
@@ -16,25 +21,26 @@ _EXPORTS: dict[str, str] = {
     "PermissionPatterns": "bridge",
     "as_tools": "bridge",
     "MCPClient": "client",
-    "MCPConnectionClosed": "errors",
-    "MCPError": "errors",
-    "MCPTimeout": "errors",
+    "JSONRPCError": "shared.errors",
+    "MCPConnectionClosed": "shared.errors",
+    "MCPError": "shared.errors",
+    "MCPTimeout": "shared.errors",
     "lazy_tools": "lazy",
     "MCPManager": "manager",
-    "ClientCredentialsProvider": "_oauth",
-    "OAuthClientProvider": "_oauth",
-    "OAuthError": "_oauth",
-    "headless_redirect": "_oauth",
+    "ClientCredentialsProvider": "client.auth",
+    "OAuthClientProvider": "client.auth",
+    "OAuthError": "client.auth",
+    "headless_redirect": "client.auth",
     "ServerConfig": "manager",
     "ServerState": "manager",
     "load_config": "manager",
-    "MCPPrompt": "models",
-    "MCPPromptMessage": "models",
-    "MCPPromptResult": "models",
-    "MCPResource": "models",
-    "MCPResourceTemplate": "models",
-    "MCPToolInfo": "models",
-    "ServerInfo": "protocol",
+    "MCPPrompt": "client.models",
+    "MCPPromptMessage": "client.models",
+    "MCPPromptResult": "client.models",
+    "MCPResource": "client.models",
+    "MCPResourceTemplate": "client.models",
+    "MCPToolInfo": "client.models",
+    "ServerInfo": "client.protocol",
     "self_management_tools": "self_tools",
     "Context": "server",
     "MCPServer": "server",
@@ -48,18 +54,13 @@ _EXPORTS: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
-    from ._oauth import (
+    from toolweave.mcp.client.auth import (
         ClientCredentialsProvider,
         OAuthClientProvider,
         OAuthError,
         headless_redirect,
     )
-    from .bridge import MCPTool, PermissionPatterns, as_tools
-    from .client import MCPClient
-    from .errors import MCPConnectionClosed, MCPError, MCPTimeout
-    from .lazy import lazy_tools
-    from .manager import MCPManager, ServerConfig, ServerState, load_config
-    from .models import (
+    from toolweave.mcp.client.models import (
         MCPPrompt,
         MCPPromptMessage,
         MCPPromptResult,
@@ -67,7 +68,13 @@ if TYPE_CHECKING:
         MCPResourceTemplate,
         MCPToolInfo,
     )
-    from .protocol import ServerInfo
+    from toolweave.mcp.client.protocol import ServerInfo
+    from toolweave.mcp.shared.errors import MCPConnectionClosed, MCPError, MCPTimeout
+
+    from .bridge import MCPTool, PermissionPatterns, as_tools
+    from .client import MCPClient
+    from .lazy import lazy_tools
+    from .manager import MCPManager, ServerConfig, ServerState, load_config
     from .self_tools import self_management_tools
     from .server import (
         Context,
@@ -86,6 +93,7 @@ __all__ = [
     "Context",
     "EventStore",
     "InMemoryEventStore",
+    "JSONRPCError",
     "MCPClient",
     "MCPConnectionClosed",
     "MCPError",

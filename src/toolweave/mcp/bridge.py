@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from toolweave.mcp.client.models import MCPToolInfo
 from toolweave.tools.base import ToolAnnotations
 from toolweave.tools.context import ToolContext
 from toolweave.tools.errors import ToolCancelled
@@ -23,7 +24,6 @@ from toolweave.tools.permissions import Permission
 from toolweave.tools.result import Content, ResourceContent, TextContent, ToolResult
 from toolweave.tools.shaping import DEFAULT_MAX_CHARS, truncate_text
 
-from .models import MCPToolInfo
 from .shared.constants import PROBE_ALWAYS, PROBE_PATTERNS, PROBE_REQUEST, PROBE_SUPPORTED
 
 if TYPE_CHECKING:

@@ -18,13 +18,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from toolweave.mcp.client import MCPClient
+from toolweave.mcp.client.client import DEFAULT_TIMEOUT
+from toolweave.mcp.shared.errors import MCPError
 from toolweave.tools.base import Tool
 from toolweave.tools.registry import ToolRegistry
 from toolweave.tools.shaping import DEFAULT_MAX_CHARS
 
 from .bridge import MCPTool, ToolFilter, safe_tool_name, select
-from .client import DEFAULT_TIMEOUT, MCPClient
-from .errors import MCPError
 
 logger = logging.getLogger("toolweave.mcp.manager")
 

@@ -17,7 +17,8 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.responses import Response
 
-from toolweave.mcp._jsonrpc import INVALID_PARAMS, encode
+from toolweave.mcp.shared.errors import INVALID_PARAMS
+from toolweave.mcp.shared.jsonrpc import encode
 
 from ..shared.constants import (
     LOOPBACK_HOSTS,

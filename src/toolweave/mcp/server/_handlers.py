@@ -13,8 +13,8 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from toolweave.mcp._jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, JSONRPCError, RequestContext
-from toolweave.mcp.errors import MCPError
+from toolweave.mcp.shared.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, JSONRPCError, MCPError
+from toolweave.mcp.shared.peer import RequestContext
 from toolweave.tools.errors import ToolError
 from toolweave.tools.result import ToolResult
 

@@ -23,14 +23,9 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from toolweave.mcp._jsonrpc import (
-    METHOD_NOT_FOUND,
-    JSONRPCError,
-    JSONRPCPeer,
-    RequestContext,
-    decode,
-    encode,
-)
+from toolweave.mcp.shared.errors import METHOD_NOT_FOUND, JSONRPCError
+from toolweave.mcp.shared.jsonrpc import decode, encode
+from toolweave.mcp.shared.peer import JSONRPCPeer, RequestContext
 
 from ..shared.constants import HANDSHAKE_VERSIONS, META_PROTOCOL_VERSION
 from ._guards import AccessGuard, check_modern_request

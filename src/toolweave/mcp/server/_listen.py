@@ -23,7 +23,8 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from toolweave.mcp._jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError, RequestContext
+from toolweave.mcp.shared.errors import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError
+from toolweave.mcp.shared.peer import RequestContext
 
 from ..shared.constants import META_SUBSCRIPTION_ID
 

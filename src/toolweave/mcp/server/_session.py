@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from toolweave.mcp._jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError, RequestContext
+from toolweave.mcp.shared.errors import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError
+from toolweave.mcp.shared.peer import RequestContext
 
 from ..shared.constants import (
     LATEST_HANDSHAKE,
@@ -26,7 +27,7 @@ from ..shared.constants import (
 )
 
 if TYPE_CHECKING:
-    from toolweave.mcp._jsonrpc import JSONRPCPeer
+    from toolweave.mcp.shared.peer import JSONRPCPeer
 
     from .app import MCPServer
 

@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
-from toolweave.mcp._jsonrpc import encode
+from toolweave.mcp.shared.jsonrpc import encode
 
 MAX_EVENTS_PER_STREAM = 1000
 

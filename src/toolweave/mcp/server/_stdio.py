@@ -19,7 +19,9 @@ import threading
 from collections.abc import AsyncIterator
 from typing import Any, BinaryIO
 
-from toolweave.mcp._jsonrpc import JSONRPCError, JSONRPCPeer, RequestContext, decode, encode
+from toolweave.mcp.shared.errors import JSONRPCError
+from toolweave.mcp.shared.jsonrpc import decode, encode
+from toolweave.mcp.shared.peer import JSONRPCPeer, RequestContext
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 #: Seconds to keep answering in-flight requests after stdin reached EOF.

@@ -5,16 +5,8 @@ per response, one timer handle per request, no task per outgoing call) serve bot
 multiple of the official SDK's throughput while keeping full control over cancellation and
 progress. Transports (stdio, Streamable HTTP) only move dicts; this module owns the semantics.
 
-API (stable; only additive changes):
+API (stable; only additive changes; the wire format is in `toolweave.mcp.shared.jsonrpc`):
 
-- Codes: `PARSE_ERROR`, `INVALID_REQUEST`, `METHOD_NOT_FOUND`, `INVALID_PARAMS`,
-  `INTERNAL_ERROR` (JSON-RPC) and MCP's `CONNECTION_CLOSED` (-32000), `REQUEST_TIMEOUT`
-  (-32001), `RESOURCE_NOT_FOUND` (-32002), `URL_ELICITATION_REQUIRED` (-32042).
-- `JSONRPCError(code, message, data=None)`: an `MCPError` carrying a wire error. Raise it from a
-  request handler to answer with that error; `peer.request` raises it when the peer answers with
-  an error. `err.to_dict()` gives the wire `error` object.
-- `encode(message) -> bytes` (compact UTF-8 JSON, no trailing newline) and `decode(data) ->
-  Any` (raises `JSONRPCError(PARSE_ERROR)`).
 - `JSONRPCPeer(send, on_request=None, on_notification=None, answer_ping=True)`:
   - `send`: `async (message: dict) -> None`, writes one message to the transport.
   - `on_request`: `async (method, params, ctx: RequestContext) -> dict` returns the `result`;
@@ -55,63 +47,23 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import Any
 
-from .errors import MCPConnectionClosed, MCPError, MCPTimeout
+from toolweave.mcp.shared.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    JSONRPCError,
+    MCPConnectionClosed,
+    MCPError,
+    MCPTimeout,
+)
+from toolweave.mcp.shared.jsonrpc import NotificationHandler, ProgressHandler, RequestHandler, Send
 
 logger = logging.getLogger("toolweave.mcp.jsonrpc")
-
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-CONNECTION_CLOSED = -32000
-REQUEST_TIMEOUT = -32001
-RESOURCE_NOT_FOUND = -32002
-URL_ELICITATION_REQUIRED = -32042
-
-Send = Callable[[dict[str, Any]], Awaitable[None]]
-ProgressHandler = Callable[[float, float | None, str | None], Awaitable[None] | None]
-RequestHandler = Callable[[str, dict[str, Any], "RequestContext"], Awaitable[dict[str, Any]]]
-NotificationHandler = Callable[[str, dict[str, Any]], Awaitable[None] | None]
-
-_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-_loads = json.loads
-
-
-class JSONRPCError(MCPError):
-    """An error as it travels on the wire: `code`, `message` and optional `data`."""
-
-    code: int
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(message, code=code, data=data)
-
-    def to_dict(self) -> dict[str, Any]:
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
-
-    def __repr__(self) -> str:
-        return f"JSONRPCError({self.code}, {self.message!r})"
-
-
-def encode(message: Any) -> bytes:
-    """Compact UTF-8 JSON for one message (transports add their own framing)."""
-    return _dumps(message).encode()
-
-
-def decode(data: str | bytes) -> Any:
-    """Parse one message; a malformed one raises `JSONRPCError(PARSE_ERROR)`."""
-    try:
-        return _loads(data)
-    except ValueError as exc:
-        raise JSONRPCError(PARSE_ERROR, f"Parse error: {exc}") from None
 
 
 class RequestContext:

@@ -18,9 +18,19 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
-from ._jsonrpc import CONNECTION_CLOSED, INTERNAL_ERROR, JSONRPCError, decode, encode
-from .errors import MCPConnectionClosed, MCPError
-from .shared.constants import META_PROTOCOL_VERSION, MODERN_VERSIONS, PROTOCOL_VERSION_HEADER
+from toolweave.mcp.shared.constants import (
+    META_PROTOCOL_VERSION,
+    MODERN_VERSIONS,
+    PROTOCOL_VERSION_HEADER,
+)
+from toolweave.mcp.shared.errors import (
+    CONNECTION_CLOSED,
+    INTERNAL_ERROR,
+    JSONRPCError,
+    MCPConnectionClosed,
+    MCPError,
+)
+from toolweave.mcp.shared.jsonrpc import decode, encode
 
 if TYPE_CHECKING:
     import httpx

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from .errors import MCPError
-from .shared.constants import LATEST_HANDSHAKE, PROTOCOL_VERSION_HEADER
+from toolweave.mcp.shared.constants import LATEST_HANDSHAKE, PROTOCOL_VERSION_HEADER
+from toolweave.mcp.shared.errors import MCPError
 
 if TYPE_CHECKING:
     import httpx

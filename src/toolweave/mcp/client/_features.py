@@ -11,10 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from toolweave.tools.result import ResourceContent
-
-from ._callbacks import LOG_LEVELS
-from .models import (
+from toolweave.mcp.client._callbacks import LOG_LEVELS
+from toolweave.mcp.client.models import (
     MCPPrompt,
     MCPPromptMessage,
     MCPPromptResult,
@@ -23,10 +21,11 @@ from .models import (
     content_from_wire,
     resource_from_wire,
 )
+from toolweave.tools.result import ResourceContent
 
 if TYPE_CHECKING:
-    from . import protocol
-    from ._jsonrpc import ProgressHandler
+    from toolweave.mcp.client import protocol
+    from toolweave.mcp.shared.jsonrpc import ProgressHandler
 
 
 class ServerFeatures:

@@ -24,8 +24,8 @@ import signal
 from collections.abc import Callable
 from typing import Any, cast
 
-from ._jsonrpc import encode
-from .errors import MCPConnectionClosed, MCPError
+from toolweave.mcp.shared.errors import MCPConnectionClosed, MCPError
+from toolweave.mcp.shared.jsonrpc import encode
 
 logger = logging.getLogger("toolweave.mcp.stdio")
 

@@ -1,4 +1,4 @@
-"""Failures of the MCP layer, as members of the `ToolError` family.
+"""Failures of the MCP layer, as members of the `ToolError` family, and the wire error codes.
 
 An MCP failure is a transport or protocol failure, not a domain error the model can fix by
 changing its arguments (a tool's own failure arrives as a result with `isError`), so every class
@@ -11,6 +11,17 @@ from __future__ import annotations
 from typing import Any
 
 from toolweave.tools.errors import ToolError
+
+# JSON-RPC 2.0 error codes, and MCP's own (-32000 and below).
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+CONNECTION_CLOSED = -32000
+REQUEST_TIMEOUT = -32001
+RESOURCE_NOT_FOUND = -32002
+URL_ELICITATION_REQUIRED = -32042
 
 
 class MCPError(ToolError):
@@ -44,7 +55,7 @@ class MCPTimeout(MCPError):
     """
 
     def __init__(self, message: str, *, timeout: float, tool: str | None = None) -> None:
-        super().__init__(message, code=-32001, tool=tool)
+        super().__init__(message, code=REQUEST_TIMEOUT, tool=tool)
         self.timeout = timeout
 
 
@@ -52,4 +63,22 @@ class MCPConnectionClosed(MCPError):
     """The connection to the peer is gone (process exited, stream closed, client closed)."""
 
     def __init__(self, message: str = "MCP connection closed", *, tool: str | None = None) -> None:
-        super().__init__(message, code=-32000, tool=tool)
+        super().__init__(message, code=CONNECTION_CLOSED, tool=tool)
+
+
+class JSONRPCError(MCPError):
+    """An error as it travels on the wire: `code`, `message` and optional `data`."""
+
+    code: int
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message, code=code, data=data)
+
+    def to_dict(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+    def __repr__(self) -> str:
+        return f"JSONRPCError({self.code}, {self.message!r})"

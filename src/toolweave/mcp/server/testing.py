@@ -17,11 +17,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from ._jsonrpc import METHOD_NOT_FOUND, JSONRPCError, JSONRPCPeer, RequestContext, decode, encode
-from .shared.constants import LATEST_HANDSHAKE
+from toolweave.mcp.shared.constants import LATEST_HANDSHAKE
+from toolweave.mcp.shared.errors import METHOD_NOT_FOUND, JSONRPCError
+from toolweave.mcp.shared.jsonrpc import decode, encode
+from toolweave.mcp.shared.peer import JSONRPCPeer, RequestContext
 
 if TYPE_CHECKING:
-    from .server.app import MCPServer
+    from toolweave.mcp.server.app import MCPServer
 
 RequestCallback = Callable[[dict[str, Any]], Awaitable[dict[str, Any]] | dict[str, Any]]
 

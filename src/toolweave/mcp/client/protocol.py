@@ -15,9 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._jsonrpc import JSONRPCError
-from .errors import MCPError
-from .shared.constants import (
+from toolweave.mcp.shared.constants import (
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE,
     LATEST_MODERN,
@@ -29,6 +27,7 @@ from .shared.constants import (
     MODERN_VERSIONS,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
+from toolweave.mcp.shared.errors import JSONRPCError, MCPError
 
 #: How long the `server/discover` probe may take before the server counts as legacy.
 DISCOVER_TIMEOUT = 10.0

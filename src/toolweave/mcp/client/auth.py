@@ -31,14 +31,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
-from ._oauth_discovery import (
+from toolweave.mcp.client._oauth_discovery import (
     Discovery,
     canonical_resource,
     discover,
     parse_challenge,
     resource_allowed,
 )
-from ._oauth_discovery import OAuthError as OAuthError  # public via toolweave.mcp
+from toolweave.mcp.client._oauth_discovery import (
+    OAuthError as OAuthError,  # public via toolweave.mcp
+)
 
 if TYPE_CHECKING:
     import httpx

@@ -16,21 +16,21 @@ from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
+from toolweave.mcp.client import protocol
+from toolweave.mcp.client._callbacks import ClientCallbacks, ServerRequestHandler
+from toolweave.mcp.client._features import ServerFeatures
+from toolweave.mcp.client._schema_check import schema_errors
+from toolweave.mcp.client.models import MCPToolInfo, tool_result_from_wire
+from toolweave.mcp.shared.constants import PROBE_REQUEST, PROBE_SUPPORTED
+from toolweave.mcp.shared.errors import MCPConnectionClosed, MCPError
+from toolweave.mcp.shared.jsonrpc import ProgressHandler
+from toolweave.mcp.shared.peer import JSONRPCPeer, RequestContext
 from toolweave.tools.result import ToolResult
 from toolweave.tools.shaping import DEFAULT_MAX_CHARS
 
-from . import protocol
-from ._callbacks import ClientCallbacks, ServerRequestHandler
-from ._features import ServerFeatures
-from ._jsonrpc import JSONRPCPeer, ProgressHandler, RequestContext
-from ._schema_check import schema_errors
-from .errors import MCPConnectionClosed, MCPError
-from .models import MCPToolInfo, tool_result_from_wire
-from .shared.constants import PROBE_REQUEST, PROBE_SUPPORTED
-
 if TYPE_CHECKING:
-    from ._http import HTTPAuth
-    from .bridge import MCPTool, ToolFilter
+    from toolweave.mcp.bridge import MCPTool, ToolFilter
+    from toolweave.mcp.client._http import HTTPAuth
 
 #: Default seconds a request may wait for its answer (progress restarts the clock).
 DEFAULT_TIMEOUT = 30.0
@@ -113,7 +113,7 @@ class MCPClient(ServerFeatures):
         **options: Any,
     ) -> MCPClient:
         """A client that runs `command args...` and speaks MCP over its stdin/stdout."""
-        from ._stdio import DEFAULT_MAX_LINE_BYTES, StdioTransport
+        from toolweave.mcp.client._stdio import DEFAULT_MAX_LINE_BYTES, StdioTransport
 
         transport = StdioTransport(
             command,
@@ -137,7 +137,7 @@ class MCPClient(ServerFeatures):
         **options: Any,
     ) -> MCPClient:
         """A client for a Streamable HTTP endpoint; `auth` is e.g. an `OAuthClientProvider`."""
-        from ._http import HTTPTransport
+        from toolweave.mcp.client._http import HTTPTransport
 
         transport = HTTPTransport(url, headers=headers, auth=auth, timeout=timeout, name=name)
         return cls(transport, name=name, timeout=timeout, **options)
@@ -428,7 +428,7 @@ class MCPClient(ServerFeatures):
         max_chars: int = DEFAULT_MAX_CHARS,
     ) -> list[MCPTool]:
         """This server's tools as toolweave `Tool`s (see `toolweave.mcp.bridge.as_tools`)."""
-        from .bridge import as_tools
+        from toolweave.mcp.bridge import as_tools
 
         return await as_tools(self, prefix, include, exclude, max_chars=max_chars)
 

@@ -13,8 +13,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ._jsonrpc import METHOD_NOT_FOUND, JSONRPCError
-from .protocol import CLIENT_NAME
+from toolweave.mcp.client.protocol import CLIENT_NAME
+from toolweave.mcp.shared.errors import METHOD_NOT_FOUND, JSONRPCError
 
 ServerRequestHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
