@@ -26,6 +26,7 @@ from typing import Any
 
 import httpx
 
+from toolweave._sse import SSEDecoder
 from toolweave.llm import (
     AnthropicModel,
     GeminiModel,
@@ -34,7 +35,6 @@ from toolweave.llm import (
     OpenAIChatModel,
     OpenAIResponsesModel,
 )
-from toolweave.llm._sse import SSEDecoder
 from toolweave.llm.anthropic import AnthropicStreamParser
 from toolweave.llm.gemini import GeminiStreamParser
 from toolweave.llm.openai_chat import ChatStreamParser

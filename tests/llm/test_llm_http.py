@@ -7,8 +7,6 @@ import socket
 
 import httpx
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 from llm_cases import collect, opening
 from llm_server import ReplayServer
 
@@ -22,7 +20,6 @@ from toolweave.llm import (
     OpenAIResponsesModel,
     _http,
 )
-from toolweave.llm._sse import SSEDecoder
 
 
 @pytest.fixture(autouse=True)
@@ -147,32 +144,6 @@ def test_one_model_survives_several_event_loops(replay: ReplayServer) -> None:
         return text
 
     assert asyncio.run(once()) == asyncio.run(once()) == "北京今天晴，15℃。"
-
-
-def test_sse_decoder_handles_crlf_comments_and_multiline() -> None:
-    decoder = SSEDecoder()
-    raw = b': keep-alive\r\nevent: delta\r\ndata: {"a":\r\ndata: 1}\r\n\r\ndata: [DONE]\r\n\r\n'
-    assert decoder.feed(raw) == [("delta", '{"a":\n1}'), ("", "[DONE]")]
-    assert decoder.flush() == []
-
-
-def test_sse_decoder_flushes_an_unterminated_event() -> None:
-    decoder = SSEDecoder()
-    assert decoder.feed(b"data: last") == []
-    assert decoder.flush() == [("", "last")]
-
-
-@given(st.lists(st.integers(min_value=1, max_value=9), min_size=1, max_size=40))
-def test_sse_decoder_is_independent_of_chunking(cuts: list[int]) -> None:
-    raw = "event: a\r\ndata: 北京\r\n\r\ndata: ☀️ sunny\n\n: ping\n\nevent: b\rdata: x\r\r".encode()
-    decoder, events, position, index = SSEDecoder(), [], 0, 0
-    while position < len(raw):
-        size = cuts[index % len(cuts)]
-        events.extend(decoder.feed(raw[position : position + size]))
-        position += size
-        index += 1
-    events.extend(decoder.flush())
-    assert events == [("a", "北京"), ("", "☀️ sunny"), ("b", "x")]
 
 
 async def test_x_should_retry_overrides_the_status_rule(

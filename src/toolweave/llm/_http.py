@@ -20,7 +20,8 @@ from typing import Any, Self
 
 import httpx
 
-from ._sse import SSEDecoder
+from toolweave._sse import SSEDecoder
+
 from .types import ModelConfigError, ModelError, StreamEvent
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
@@ -223,8 +224,6 @@ class HTTPModel:
             async for chunk in response.aiter_bytes():
                 for event in decoder.feed(chunk):
                     yield event
-            for event in decoder.flush():
-                yield event
         except httpx.TransportError as exc:
             raise ModelError(
                 None, f"stream interrupted: {type(exc).__name__}: {exc}", True

@@ -6,7 +6,7 @@ requests stream concurrently. HTTP failures are raised from `send` as `JSONRPCEr
 reach the waiting request directly (and the era probe can read them). SSE streams that end
 before their answer are resumed with GET + `Last-Event-ID` after the server's `retry` delay;
 a 404 on a known session means the server forgot us, so the client negotiates again and the
-message is resent. OAuth is delegated to `auth` (see `_oauth.py`).
+message is resent. OAuth is delegated to `auth` (see `auth.py`).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
+from toolweave._sse import SSEDecoder
 from toolweave.mcp.shared.constants import (
     META_PROTOCOL_VERSION,
     MODERN_VERSIONS,
@@ -302,33 +303,22 @@ class HTTPTransport:
         stream.waiting.clear()
 
     async def _read_events(self, response: httpx.Response, stream: _Stream) -> None:
-        data: list[str] = []
-        async for line in response.aiter_lines():
-            if not line:
-                if data:
-                    payload = "\n".join(data)
-                    data = []
-                    if not payload.strip():
-                        continue  # a priming event: it only carries an id to resume from
-                    try:
-                        decoded = decode(payload)
-                    except JSONRPCError:
-                        logger.warning(
-                            "%s: skipping a non-JSON SSE event: %.200r", self.name, payload
-                        )
-                        continue
-                    self._feed_all(decoded, stream)
-                continue
-            if line.startswith(":"):
-                continue
-            field, _, value = line.partition(":")
-            value = value.removeprefix(" ")
-            if field == "data":
-                data.append(value)
-            elif field == "id":
-                stream.last_event_id = value
-            elif field == "retry" and value.isdigit():
-                stream.retry_ms = int(value)
+        decoder = SSEDecoder()
+        async for chunk in response.aiter_bytes():
+            for _event, payload in decoder.feed(chunk):
+                if not payload.strip():
+                    continue  # a priming event: it only carries an id to resume from
+                try:
+                    decoded = decode(payload)
+                except JSONRPCError:
+                    logger.warning("%s: skipping a non-JSON SSE event: %.200r", self.name, payload)
+                    continue
+                self._feed_all(decoded, stream)
+            # Only ids of events dispatched so far count: a drop mid-event resumes before it.
+            if decoder.last_event_id is not None:
+                stream.last_event_id = decoder.last_event_id or None
+            if decoder.retry is not None:
+                stream.retry_ms = decoder.retry
 
     async def _get(self, last_event_id: str | None) -> httpx.Response | None:
         client = self._client

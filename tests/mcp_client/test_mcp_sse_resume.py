@@ -1,0 +1,103 @@
+"""An SSE answer that drops mid-event is resumed from the last event the client received.
+
+The server is a raw asyncio HTTP/1.1 server (real sockets, real httpx on the client side) so
+the test controls exactly where the stream breaks: after a priming event `s1` and in the middle
+of event `s2`, which carries a large tool result. The client must reconnect with
+`Last-Event-ID: s1` (the id of `s2` never became the last event id, since `s2` was never
+dispatched) and get the whole result from the replay.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from toolweave.mcp import MCPClient
+
+BIG = "北京 sunny, 晴朗 " * 20_000  # a large tool result, English and Chinese
+
+
+def _result(request_id: Any) -> bytes:
+    result = {"content": [{"type": "text", "text": BIG}], "isError": False}
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode()
+
+
+class DroppingServer:
+    """Legacy-era Streamable HTTP endpoint whose tools/call stream breaks inside an event."""
+
+    def __init__(self) -> None:
+        self.resumed_from: list[str | None] = []
+        self.call_id: Any = None
+        self.port = 0
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        lines = head.decode().split("\r\n")
+        method = lines[0].split(" ")[0]
+        headers = {
+            k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:] if x)
+        }
+        body = await reader.readexactly(int(headers.get("content-length", "0")))
+        if method == "GET" and "last-event-id" not in headers:
+            writer.write(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
+        elif method == "GET":
+            self.resumed_from.append(headers["last-event-id"])
+            replay = b"id: s2\ndata: " + _result(self.call_id) + b"\n\n"
+            stream = replay if headers["last-event-id"] == "s1" else b""
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n" + stream)
+        elif method == "DELETE":
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        else:
+            self._answer(json.loads(body), writer)
+        await writer.drain()
+        writer.close()
+
+    def _answer(self, message: dict[str, Any], writer: asyncio.StreamWriter) -> None:
+        name = message.get("method")
+        if "id" not in message:
+            writer.write(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
+            return
+        if name == "tools/call":
+            self.call_id = message["id"]
+            half = _result(message["id"])
+            stream = b"id: s1\nretry: 0\ndata: \n\nid: s2\ndata: " + half[: len(half) // 2]
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n" + stream)
+            return  # the connection closes mid-event
+        result: dict[str, Any] = {}
+        if name == "initialize":
+            result = {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "dropping", "version": "1"},
+            }
+        elif name == "tools/list":
+            result = {"tools": [{"name": "weather", "inputSchema": {"type": "object"}}]}
+        answer = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: s\r\n"
+            + f"Content-Length: {len(answer)}\r\n\r\n".encode()
+            + answer
+        )
+
+
+@pytest.fixture
+async def dropping() -> AsyncIterator[DroppingServer]:
+    server = DroppingServer()
+    listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+    server.port = listener.sockets[0].getsockname()[1]
+    async with listener:
+        yield server
+
+
+async def test_a_stream_dropped_mid_event_resumes_after_the_last_received_event(
+    dropping: DroppingServer,
+) -> None:
+    url = f"http://127.0.0.1:{dropping.port}/mcp"
+    async with MCPClient.http(url, protocol_mode="legacy", timeout=30) as client:
+        result = await client.call_tool("weather", {"city": "北京"})
+    assert result.text == BIG
+    assert dropping.resumed_from == ["s1"]
