@@ -4,7 +4,9 @@ The client must reject structured results that contradict the schema the server 
 but a full validator (jsonschema and its dependencies) is too heavy for a runtime dependency.
 This covers the keywords output schemas use in practice (type, properties, required,
 additionalProperties, items, enum, const, numeric and length bounds, anyOf/oneOf/allOf, local
-`$ref`); keywords it does not know are ignored, never guessed at.
+`$ref`); keywords it does not know are ignored, never guessed at. Comparisons are JSON's, not
+Python's (`True` is not `1`), and a `$ref` cycle stops instead of recursing without end: the
+schema comes from the server, so a hostile or broken one must not crash the client.
 """
 
 from __future__ import annotations
@@ -45,33 +47,56 @@ def _resolve(ref: str, root: dict[str, Any]) -> dict[str, Any] | None:
     return node if isinstance(node, dict) else None
 
 
-def schema_errors(value: Any, schema: Any, root: Any = None, path: str = "$") -> list[str]:
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality as JSON Schema defines it: `1 == 1.0`, but a boolean is never a number."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+def schema_errors(value: Any, schema: Any) -> list[str]:
     """Every violation found, each naming the JSON path; an empty list means valid."""
+    return _errors(value, schema, schema, "$", set())
+
+
+def _errors(
+    value: Any, schema: Any, root: Any, path: str, following: set[tuple[str, int]]
+) -> list[str]:
+    """`following` holds the `$ref`s being followed for a value: meeting one again is a cycle."""
     if schema is True or not isinstance(schema, dict):
         return []
-    root = schema if root is None else root
     errors: list[str] = []
     ref = schema.get("$ref")
     if isinstance(ref, str):
         target = _resolve(ref, root)
-        if target is not None:
-            errors += schema_errors(value, target, root, path)
+        key = (ref, id(value))
+        if target is not None and key not in following:
+            following.add(key)
+            errors += _errors(value, target, root, path, following)
+            following.discard(key)
     kind = schema.get("type")
     if isinstance(kind, str | list):
         names = [kind] if isinstance(kind, str) else [k for k in kind if isinstance(k, str)]
         if names and not any(_is_type(value, name) for name in names):
             return [f"{path}: expected {' or '.join(names)}, got {type(value).__name__}"]
-    if "enum" in schema and isinstance(schema["enum"], list) and value not in schema["enum"]:
-        errors.append(f"{path}: {value!r} is not one of {schema['enum']!r}")
-    if "const" in schema and value != schema["const"]:
+    enum = schema.get("enum")
+    if isinstance(enum, list) and not any(json_equal(value, option) for option in enum):
+        errors.append(f"{path}: {value!r} is not one of {enum!r}")
+    if "const" in schema and not json_equal(value, schema["const"]):
         errors.append(f"{path}: expected {schema['const']!r}")
     if isinstance(value, dict):
-        errors += _object_errors(value, schema, root, path)
+        errors += _object_errors(value, schema, root, path, following)
     elif isinstance(value, list):
         items = schema.get("items")
         if isinstance(items, dict):
             for index, item in enumerate(value):
-                errors += schema_errors(item, items, root, f"{path}[{index}]")
+                errors += _errors(item, items, root, f"{path}[{index}]", following)
         errors += _bounds(len(value), schema, "minItems", "maxItems", path, "items")
     elif isinstance(value, str):
         errors += _bounds(len(value), schema, "minLength", "maxLength", path, "characters")
@@ -81,7 +106,7 @@ def schema_errors(value: Any, schema: Any, root: Any = None, path: str = "$") ->
         options = schema.get(key)
         if not isinstance(options, list):
             continue
-        results = [schema_errors(value, option, root, path) for option in options]
+        results = [_errors(value, option, root, path, following) for option in options]
         passed = sum(1 for r in results if not r)
         if key == "allOf":
             errors += [e for r in results for e in r]
@@ -93,7 +118,11 @@ def schema_errors(value: Any, schema: Any, root: Any = None, path: str = "$") ->
 
 
 def _object_errors(
-    value: dict[str, Any], schema: dict[str, Any], root: Any, path: str
+    value: dict[str, Any],
+    schema: dict[str, Any],
+    root: Any,
+    path: str,
+    following: set[tuple[str, int]],
 ) -> list[str]:
     errors: list[str] = []
     required = schema.get("required")
@@ -104,11 +133,11 @@ def _object_errors(
     extra = schema.get("additionalProperties", True)
     for key, item in value.items():
         if key in properties:
-            errors += schema_errors(item, properties[key], root, f"{path}.{key}")
+            errors += _errors(item, properties[key], root, f"{path}.{key}", following)
         elif extra is False:
             errors.append(f"{path}: unexpected property {key!r}")
         elif isinstance(extra, dict):
-            errors += schema_errors(item, extra, root, f"{path}.{key}")
+            errors += _errors(item, extra, root, f"{path}.{key}", following)
     return errors
 
 
