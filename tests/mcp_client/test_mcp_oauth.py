@@ -16,9 +16,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from toolweave.mcp import OAuthClientProvider, headless_redirect
-from toolweave.mcp.client.auth import (
-    OAuthError,
+from toolweave.mcp import OAuthClientProvider, OAuthError, headless_redirect
+from toolweave.mcp.client._oauth_discovery import (
     canonical_resource,
     parse_challenge,
     resource_allowed,
@@ -195,3 +194,35 @@ async def test_concurrent_challenges_authorize_once() -> None:
         assert headers == [{"Authorization": "Bearer a2"}] * 5
     assert sum("authorize" in entry for entry in log) == 1
     assert sum(entry.get("token", {}).get("grant_type") == "refresh_token" for entry in log) == 1
+
+
+async def test_the_provider_is_an_httpx_auth() -> None:
+    log: list[dict[str, Any]] = []
+    transport = httpx.ASGITransport(app=authorization_server(log))
+
+    def make_client() -> httpx.AsyncClient:
+        return httpx.AsyncClient(transport=transport)
+
+    provider = OAuthClientProvider(headless_redirect(make_client), client_factory=make_client)
+    assert isinstance(provider, httpx.Auth)
+    async with httpx.AsyncClient(transport=transport, auth=provider) as client:
+        answered = await client.post(f"{BASE}/mcp", json={"城市": "北京"})
+        assert answered.status_code == 200 and answered.json() == {"ok": True}
+        assert answered.request.headers["authorization"] == "Bearer a1"
+        assert [r.status_code for r in answered.history] == [401]
+        assert provider.tokens is not None
+        provider.tokens.expires_at = time.time() - 1  # the flow refreshes an expiring token
+        again = await client.post(f"{BASE}/mcp")
+        assert again.request.headers["authorization"] == "Bearer a2" and not again.history
+    assert sum("authorize" in entry for entry in log) == 1
+
+
+def test_the_provider_refuses_a_sync_client() -> None:
+    provider = OAuthClientProvider(headless_redirect())
+    transport = httpx.MockTransport(lambda request: httpx.Response(200))
+    # Fail closed: a sync client gets an error, never an anonymous request.
+    with (
+        httpx.Client(transport=transport, auth=provider) as client,
+        pytest.raises(OAuthError, match=r"needs an httpx\.AsyncClient"),
+    ):
+        client.get(f"{BASE}/mcp")

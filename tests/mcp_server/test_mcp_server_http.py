@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Generator
 from typing import Any
 
 import httpx
+import pytest
+from inprocess import serve_in_process
 
-from toolweave.mcp import Context, MCPServer
+from toolweave.mcp import Context, MCPClient, MCPError, MCPServer
 
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 INIT = {
@@ -292,3 +295,24 @@ async def test_malformed_posts_batches_and_methods_are_refused() -> None:
     assert response.status_code == 202 and response.content == b""
     assert no_accept.status_code == 406
     assert put.status_code == 405
+
+
+class _Bearer(httpx.Auth):
+    """Any `httpx.Auth` works as the MCP client's `auth`; this one is a static bearer token."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response]:
+        request.headers["Authorization"] = f"Bearer {self.token}"
+        yield request
+
+
+async def test_the_client_takes_any_httpx_auth() -> None:
+    server = make_server()
+    async with serve_in_process(server, auth_token="s3cret") as url:
+        async with MCPClient.http(url, auth=_Bearer("s3cret")) as mcp:
+            assert "echo" in [tool.name for tool in await mcp.list_tools()]
+        with pytest.raises(MCPError, match="refused authorization"):
+            async with MCPClient.http(url, auth=_Bearer("wrong")) as mcp:
+                await mcp.list_tools()

@@ -13,14 +13,13 @@ import json
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
+from inprocess import serve_in_process
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.subscriptions import PromptsListChanged, ResourceUpdated, ToolsListChanged
@@ -275,24 +274,6 @@ async def test_eras_and_errors_in_memory() -> None:
     assert ended["_meta"][SUB_ID] == stream_copy["_meta"][SUB_ID]
     assert ended["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "eras"
     assert server.changes.open == []
-
-
-@asynccontextmanager
-async def serve_in_process(server: MCPServer) -> AsyncIterator[str]:
-    """Our ASGI app under uvicorn on loopback, in this event loop (so the test sees the server)."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen()
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(server.asgi_app(), log_level="warning", lifespan="on")
-    runner = uvicorn.Server(config)
-    task = asyncio.ensure_future(runner.serve(sockets=[sock]))
-    try:
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        runner.should_exit = True
-        await task
-        sock.close()
 
 
 async def test_http_listen_needs_sse_and_ends_gracefully() -> None:

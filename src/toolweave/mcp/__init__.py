@@ -29,7 +29,7 @@ _EXPORTS: dict[str, str] = {
     "MCPManager": "manager",
     "ClientCredentialsProvider": "client.auth",
     "OAuthClientProvider": "client.auth",
-    "OAuthError": "client.auth",
+    "OAuthError": "shared.errors",
     "headless_redirect": "client.auth",
     "ServerConfig": "manager",
     "ServerState": "manager",
@@ -54,13 +54,10 @@ _EXPORTS: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
-    from toolweave.mcp.client.auth import (
-        ClientCredentialsProvider,
-        OAuthClientProvider,
-        OAuthError,
-        headless_redirect,
-    )
-    from toolweave.mcp.client.models import (
+    from .bridge import MCPTool, PermissionPatterns, as_tools
+    from .client import MCPClient
+    from .client.auth import ClientCredentialsProvider, OAuthClientProvider, headless_redirect
+    from .client.models import (
         MCPPrompt,
         MCPPromptMessage,
         MCPPromptResult,
@@ -68,11 +65,7 @@ if TYPE_CHECKING:
         MCPResourceTemplate,
         MCPToolInfo,
     )
-    from toolweave.mcp.client.protocol import ServerInfo
-    from toolweave.mcp.shared.errors import MCPConnectionClosed, MCPError, MCPTimeout
-
-    from .bridge import MCPTool, PermissionPatterns, as_tools
-    from .client import MCPClient
+    from .client.protocol import ServerInfo
     from .lazy import lazy_tools
     from .manager import MCPManager, ServerConfig, ServerState, load_config
     from .self_tools import self_management_tools
@@ -86,6 +79,13 @@ if TYPE_CHECKING:
         is_probe,
         probe_result,
         text_result,
+    )
+    from .shared.errors import (
+        JSONRPCError,
+        MCPConnectionClosed,
+        MCPError,
+        MCPTimeout,
+        OAuthError,
     )
 
 __all__ = [

@@ -6,7 +6,7 @@ requests stream concurrently. HTTP failures are raised from `send` as `JSONRPCEr
 reach the waiting request directly (and the era probe can read them). SSE streams that end
 before their answer are resumed with GET + `Last-Event-ID` after the server's `retry` delay;
 a 404 on a known session means the server forgot us, so the client negotiates again and the
-message is resent. OAuth is delegated to `auth` (see `auth.py`).
+message is resent. Authentication is any `httpx.Auth` on the client (OAuth: `auth.py`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from toolweave._sse import SSEDecoder
@@ -40,23 +40,11 @@ logger = logging.getLogger("toolweave.mcp.http")
 
 #: Reconnection delay when the server did not send `retry:` (milliseconds).
 DEFAULT_RETRY_MS = 1000
-#: Most authorizations (OAuth 401/403 challenges answered) for one request.
-MAX_AUTH_ATTEMPTS = 2
+#: Most times one message is resent after its session expired (a 404), starting a new one.
+MAX_SESSION_RENEWALS = 2
 #: Most reconnection attempts for one interrupted stream before its request fails.
 MAX_RESUME_ATTEMPTS = 5
 _NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
-
-
-class HTTPAuth(Protocol):
-    """What the transport needs from an authentication provider."""
-
-    async def headers(self, client: httpx.AsyncClient, url: str) -> dict[str, str]:
-        """Headers for a request to `url` (a provider sends tokens only where they belong)."""
-        ...
-
-    async def handle_challenge(self, response: httpx.Response, client: httpx.AsyncClient) -> bool:
-        """React to a 401/403; True means "retry the request now"."""
-        ...
 
 
 class _Stream:
@@ -76,7 +64,7 @@ class HTTPTransport:
         url: str,
         *,
         headers: dict[str, str] | None = None,
-        auth: HTTPAuth | None = None,
+        auth: httpx.Auth | None = None,
         timeout: float = 30.0,
         name: str | None = None,
     ) -> None:
@@ -107,6 +95,7 @@ class HTTPTransport:
         self._get_started = False
         if self._client is None:
             self._client = httpx.AsyncClient(
+                auth=self.auth,
                 timeout=httpx.Timeout(self.timeout, read=None),
                 limits=httpx.Limits(max_connections=256, max_keepalive_connections=64),
             )
@@ -170,11 +159,9 @@ class HTTPTransport:
             raise MCPConnectionClosed(f"HTTP transport to {self.url} is closed")
         method = message.get("method")
         body = encode(message)
-        for attempt in range(MAX_AUTH_ATTEMPTS + 1):
+        for attempt in range(MAX_SESSION_RENEWALS + 1):
             session_used = self.session_id
             headers = self._headers(message, accept="application/json, text/event-stream")
-            if self.auth is not None:
-                headers.update(await self.auth.headers(client, self.url))
             request = client.build_request("POST", self.url, content=body, headers=headers)
             try:
                 response = await client.send(request, stream=True)
@@ -183,11 +170,8 @@ class HTTPTransport:
                     CONNECTION_CLOSED, f"POST {self.url} failed: {type(exc).__name__}: {exc}"
                 ) from exc
             status = response.status_code
-            if status in (401, 403) and self.auth is not None and attempt < MAX_AUTH_ATTEMPTS:
-                retry = await self.auth.handle_challenge(response, client)
+            if status in (401, 403) and self.auth is not None:
                 await response.aclose()
-                if retry:
-                    continue
                 raise JSONRPCError(
                     CONNECTION_CLOSED, f"the server at {self.url} refused authorization ({status})"
                 )
@@ -195,7 +179,7 @@ class HTTPTransport:
                 status == 404
                 and session_used is not None
                 and method != "initialize"
-                and attempt < 2
+                and attempt < MAX_SESSION_RENEWALS
             ):
                 await response.aclose()
                 await self._session_expired(session_used)
@@ -327,8 +311,6 @@ class HTTPTransport:
         headers = self._headers(None, accept="text/event-stream")
         if last_event_id is not None:
             headers["Last-Event-ID"] = last_event_id
-        if self.auth is not None:
-            headers.update(await self.auth.headers(client, self.url))
         try:
             response = await asyncio.wait_for(
                 client.send(client.build_request("GET", self.url, headers=headers), stream=True),
@@ -386,8 +368,6 @@ class HTTPTransport:
         if self.session_id is not None:
             headers = self._headers(None, accept="application/json")
             with contextlib.suppress(Exception):
-                if self.auth is not None:
-                    headers.update(await self.auth.headers(client, self.url))
                 await client.delete(self.url, headers=headers, timeout=min(self.timeout, 5.0))
             self.session_id = None
         await client.aclose()

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from toolweave.mcp.shared.constants import LATEST_HANDSHAKE, PROTOCOL_VERSION_HEADER
-from toolweave.mcp.shared.errors import MCPError
+from toolweave.mcp.shared.errors import OAuthError
 
 if TYPE_CHECKING:
     import httpx
@@ -24,10 +24,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("toolweave.mcp.oauth")
 
 _CHALLENGE_PARAM = re.compile(r'(\w+)=(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')
-
-
-class OAuthError(MCPError):
-    """Authorization against a protected MCP server failed; the message says at which step."""
 
 
 def parse_challenge(header: str) -> dict[str, str]:

@@ -75,11 +75,11 @@ def _errors(
     ref = schema.get("$ref")
     if isinstance(ref, str):
         target = _resolve(ref, root)
-        key = (ref, id(value))
-        if target is not None and key not in following:
-            following.add(key)
+        marker = (ref, id(value))
+        if target is not None and marker not in following:
+            following.add(marker)
             errors += _errors(value, target, root, path, following)
-            following.discard(key)
+            following.discard(marker)
     kind = schema.get("type")
     if isinstance(kind, str | list):
         names = [kind] if isinstance(kind, str) else [k for k in kind if isinstance(k, str)]

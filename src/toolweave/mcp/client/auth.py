@@ -1,13 +1,15 @@
 """OAuth 2.1 for protected Streamable HTTP servers, as the MCP authorization spec lays it out.
 
-On a 401 the provider discovers the protected-resource metadata (the `resource_metadata` URL of
-the `WWW-Authenticate` challenge, else the well-known paths), checks that the advertised
+`OAuthClientProvider` is an `httpx.Auth`, so it plugs into `MCPClient.http(url, auth=...)` like
+any other httpx authentication (and works on a plain `httpx.AsyncClient` too). On a 401 the
+provider discovers the protected-resource metadata (the `resource_metadata` URL of the
+`WWW-Authenticate` challenge, else the well-known paths), checks that the advertised
 resource really is this server (RFC 8707 / RFC 9728), finds the authorization server's metadata
 (RFC 8414 and OpenID discovery, falling back to the 2025-03-26 defaults), gets a client id
 (pre-registered, a client-ID metadata document URL, or dynamic registration), runs the
 authorization-code flow with PKCE S256 and a resource indicator, and keeps the tokens. A 403
-`insufficient_scope` asks again with the wider scope (the transport allows two authorizations
-per request, so a server that never accepts cannot loop us). The browser step
+`insufficient_scope` asks again with the wider scope (at most `MAX_AUTH_ATTEMPTS`
+authorizations per request, so a server that never accepts cannot loop us). The browser step
 is a callback (`redirect_handler`) so tests and headless hosts can drive it.
 
 Tokens are bound to the resource they were issued for: `headers(client, url)` returns nothing
@@ -15,7 +17,9 @@ for any other server, and a challenge from a different server starts over rather
 the first server's authorization server. Authorization-server endpoints must be HTTPS (loopback
 excepted), and the code flow refuses an authorization server whose metadata does not list PKCE
 S256, as the MCP authorization spec requires. Discovery (the public documents, and the
-decision whom credentials may go to) lives in `_oauth_discovery.py`.
+decision whom credentials may go to) lives in `_oauth_discovery.py`. Requests to the
+authorization server (discovery, registration, tokens) go through a client of their own, made
+by `client_factory` (default `httpx.AsyncClient()`).
 """
 
 from __future__ import annotations
@@ -26,10 +30,12 @@ import hashlib
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
+
+import httpx
 
 from toolweave.mcp.client._oauth_discovery import (
     Discovery,
@@ -38,16 +44,15 @@ from toolweave.mcp.client._oauth_discovery import (
     parse_challenge,
     resource_allowed,
 )
-from toolweave.mcp.client._oauth_discovery import (
-    OAuthError as OAuthError,  # public via toolweave.mcp
-)
-
-if TYPE_CHECKING:
-    import httpx
+from toolweave.mcp.shared.errors import OAuthError
 
 logger = logging.getLogger("toolweave.mcp.oauth")
 
 RedirectHandler = Callable[[str], Awaitable[str]]
+ClientFactory = Callable[[], httpx.AsyncClient]
+#: Most authorizations (401/403 challenges answered) for one request, so a server that never
+#: accepts a token cannot loop us.
+MAX_AUTH_ATTEMPTS = 2
 
 
 def pkce_pair() -> tuple[str, str]:
@@ -71,13 +76,14 @@ class OAuthClientInfo:
     auth_method: str | None = None
 
 
-class OAuthClientProvider:
-    """Authentication for `MCPClient.http(url, auth=OAuthClientProvider(...))`.
+class OAuthClientProvider(httpx.Auth):
+    """Authentication for `MCPClient.http(url, auth=OAuthClientProvider(...))`, an `httpx.Auth`.
 
     `redirect_handler(authorization_url)` must return the URL the authorization server
     redirected the browser to (it carries `code` and `state`). `client_id`/`client_secret` are
     pre-registered credentials; `client_metadata_url` enables client-ID metadata documents;
-    otherwise the client registers itself dynamically.
+    otherwise the client registers itself dynamically. `client_factory` makes the client for
+    requests to the authorization server.
     """
 
     def __init__(
@@ -90,8 +96,10 @@ class OAuthClientProvider:
         client_secret: str | None = None,
         client_metadata_url: str | None = None,
         scope: str | None = None,
+        client_factory: ClientFactory | None = None,
     ) -> None:
         self.redirect_handler = redirect_handler
+        self.client_factory: ClientFactory = client_factory or httpx.AsyncClient
         self.redirect_uri = redirect_uri
         self.client_name = client_name
         self.client_metadata_url = client_metadata_url
@@ -104,25 +112,56 @@ class OAuthClientProvider:
         self._lock = asyncio.Lock()
         self._discovery: Discovery | None = None
 
-    # -- what the transport calls ---------------------------------------------------------------
+    # -- httpx.Auth ------------------------------------------------------------------------------
 
-    async def headers(self, client: httpx.AsyncClient, url: str | None = None) -> dict[str, str]:
-        """The `Authorization` header for a request to `url` (none for a server the tokens were
-        not issued for)."""
+    async def async_auth_flow(
+        self, request: httpx.Request
+    ) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        """Send the bearer token; on a challenge authorize (at most `MAX_AUTH_ATTEMPTS` times)
+        and send the request again."""
+        url = str(request.url)
+        for attempt in range(MAX_AUTH_ATTEMPTS + 1):
+            tokens = self.tokens
+            if tokens is not None and _expiring(tokens):
+                async with self.client_factory() as client:
+                    headers = await self.headers(client, url)
+            else:
+                headers = self._bearer(url)
+            request.headers.pop("Authorization", None)
+            request.headers.update(headers)
+            response = yield request
+            if response.status_code not in (401, 403) or attempt == MAX_AUTH_ATTEMPTS:
+                return
+            async with self.client_factory() as client:
+                if not await self.handle_challenge(response, client):
+                    return
+
+    def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response]:
+        raise OAuthError("OAuthClientProvider needs an httpx.AsyncClient (OAuth runs async)")
+
+    # -- tokens and challenges ------------------------------------------------------------------
+
+    def _bearer(self, url: str | None) -> dict[str, str]:
+        """The current token's header for `url`, without refreshing it."""
         tokens = self.tokens
         if tokens is None:
             return {}
         if url is not None and not self._covers(url):
             logger.warning("not sending the access token for %s to %s", self.server_url, url)
             return {}
+        return {"Authorization": f"Bearer {tokens.access_token}"}
+
+    async def headers(self, client: httpx.AsyncClient, url: str | None = None) -> dict[str, str]:
+        """The `Authorization` header for a request to `url` (none for a server the tokens were
+        not issued for)."""
+        tokens = self.tokens
+        if tokens is None or not self._bearer(url):
+            return {}
         if _expiring(tokens):
             async with self._lock:  # one refresh for many concurrent requests (tokens rotate)
                 if self.tokens is tokens and not await self._refresh(client):
                     return {}
-                tokens = self.tokens
-            if tokens is None:
-                return {}
-        return {"Authorization": f"Bearer {tokens.access_token}"}
+        return self._bearer(url)
 
     async def handle_challenge(self, response: httpx.Response, client: httpx.AsyncClient) -> bool:
         """Authorize after a 401 (or a 403 asking for more scope); True means retry now.
@@ -313,9 +352,20 @@ class ClientCredentialsProvider(OAuthClientProvider):
     the client authenticates with its pre-registered id and secret (HTTP Basic) at the token
     endpoint it discovered, asking for this server as the resource."""
 
-    def __init__(self, client_id: str, client_secret: str, *, scope: str | None = None) -> None:
+    def __init__(
+        self,
+        client_id: str,
+        client_secret: str,
+        *,
+        scope: str | None = None,
+        client_factory: ClientFactory | None = None,
+    ) -> None:
         super().__init__(
-            _no_redirect, client_id=client_id, client_secret=client_secret, scope=scope
+            _no_redirect,
+            client_id=client_id,
+            client_secret=client_secret,
+            scope=scope,
+            client_factory=client_factory,
         )
         assert self.client is not None
         self.client.auth_method = "client_secret_basic"
@@ -337,16 +387,12 @@ async def _no_redirect(url: str) -> str:
     raise OAuthError("client-credentials authorization never redirects a user")
 
 
-def headless_redirect(
-    client_factory: Callable[[], httpx.AsyncClient] | None = None,
-) -> RedirectHandler:
+def headless_redirect(client_factory: ClientFactory | None = None) -> RedirectHandler:
     """A redirect handler that follows the authorization URL without a browser and returns the
     `Location` it is redirected to: for tests, conformance runs and servers that approve
     automatically."""
 
     async def follow(url: str) -> str:
-        import httpx
-
         async with client_factory() if client_factory else httpx.AsyncClient() as client:
             response = await client.get(url, follow_redirects=False)
         location = response.headers.get("location")

@@ -29,8 +29,9 @@ from toolweave.tools.result import ToolResult
 from toolweave.tools.shaping import DEFAULT_MAX_CHARS
 
 if TYPE_CHECKING:
+    import httpx
+
     from toolweave.mcp.bridge import MCPTool, ToolFilter
-    from toolweave.mcp.client._http import HTTPAuth
 
 #: Default seconds a request may wait for its answer (progress restarts the clock).
 DEFAULT_TIMEOUT = 30.0
@@ -133,10 +134,11 @@ class MCPClient(ServerFeatures):
         timeout: float = DEFAULT_TIMEOUT,
         *,
         name: str | None = None,
-        auth: HTTPAuth | None = None,
+        auth: httpx.Auth | None = None,
         **options: Any,
     ) -> MCPClient:
-        """A client for a Streamable HTTP endpoint; `auth` is e.g. an `OAuthClientProvider`."""
+        """A client for a Streamable HTTP endpoint; `auth` is any `httpx.Auth`, e.g. an
+        `OAuthClientProvider`."""
         from toolweave.mcp.client._http import HTTPTransport
 
         transport = HTTPTransport(url, headers=headers, auth=auth, timeout=timeout, name=name)

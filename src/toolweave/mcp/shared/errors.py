@@ -66,6 +66,10 @@ class MCPConnectionClosed(MCPError):
         super().__init__(message, code=CONNECTION_CLOSED, tool=tool)
 
 
+class OAuthError(MCPError):
+    """Authorization against a protected MCP server failed; the message says at which step."""
+
+
 class JSONRPCError(MCPError):
     """An error as it travels on the wire: `code`, `message` and optional `data`."""
 
