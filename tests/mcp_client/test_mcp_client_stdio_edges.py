@@ -9,8 +9,6 @@ import logging
 import os
 import signal
 import sys
-import time
-from pathlib import Path
 
 import pytest
 from mcp_peers import RAW_SERVER
@@ -54,12 +52,10 @@ async def test_server_killed_mid_session_fails_pending_fast_then_reconnect(
     assert pid is not None
     pending = [asyncio.ensure_future(raw.call_tool("hang", {}, timeout=30)) for _ in range(5)]
     await raw.ping()  # the hang requests are on the wire before the ping's answer
-    started = time.monotonic()
     os.kill(pid, signal.SIGKILL)
-    for call in pending:
+    for call in pending:  # failed by the exit itself: an MCPTimeout (30 s) would not match
         with pytest.raises(MCPConnectionClosed, match="exited"):
             await call
-    assert time.monotonic() - started < 1.0
     assert not raw.connected
     with pytest.raises(MCPConnectionClosed):
         await raw.call_tool("echo", {"text": "x"})
@@ -73,28 +69,32 @@ async def test_server_exiting_during_a_call_reports_exit_code(raw: MCPClient) ->
         await raw.call_tool("die", {})
 
 
-def _process_gone(pid: int) -> bool:
+async def _exited(pid: int) -> None:
+    """Return once process `pid` (not our child) has exited: its pidfd becomes readable."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")  # dead, only not yet reaped
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    loop = asyncio.get_running_loop()
+    gone = loop.create_future()
+    loop.add_reader(fd, gone.set_result, None)
+    try:
+        await gone
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
 
 
 async def test_exit_is_detected_while_an_orphan_holds_stdout(raw: MCPClient) -> None:
     """The server exits but its child keeps stdout open: the exit itself fails the call, and
     the orphan (in the server's process group) is killed rather than leaked."""
-    started = time.monotonic()
+    # The exit itself fails the call: waiting for the orphan's EOF would end in MCPTimeout.
     with pytest.raises(MCPConnectionClosed, match="code 4"):
-        await raw.call_tool("orphan", {})
-    assert time.monotonic() - started < 1.0
+        await raw.call_tool("orphan", {}, timeout=60)
     tail = list(getattr(raw.transport, "stderr_tail", []))
     orphan = int(next(line for line in tail if line.startswith("orphan pid")).split()[-1])
-    for _ in range(200):  # an external process: check its state until the kill has landed
-        if _process_gone(orphan):
-            break
-        await asyncio.sleep(0.01)
-    assert _process_gone(orphan)
+    # Killed with the group, not leaked; the bound only keeps a leak from hanging the suite.
+    await asyncio.wait_for(_exited(orphan), 60)
     await raw.reconnect()
     assert (await raw.call_tool("echo", {"text": "again"})).text == "again"
 

@@ -122,31 +122,78 @@ async def test_caller_cancellation_is_forwarded() -> None:
     assert any(m.get("method") == "notifications/cancelled" for m in wire)
 
 
-async def test_progress_resets_timeout_until_hard_maximum() -> None:
+class VirtualClock:
+    """The event loop's clock, moved only by the test: timeouts are checked without waiting."""
+
+    def __init__(self, now: float) -> None:
+        self.start = self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+async def clock(monkeypatch: pytest.MonkeyPatch) -> VirtualClock:
+    loop = asyncio.get_running_loop()
+    virtual = VirtualClock(loop.time())
+    monkeypatch.setattr(loop, "time", virtual)
+    return virtual
+
+
+async def test_progress_resets_timeout_until_hard_maximum(clock: VirtualClock) -> None:
     seen: list[tuple[float, float | None, str | None]] = []
-    release = asyncio.Event()
+    steps: asyncio.Queue[None] = asyncio.Queue()  # the test releases one progress step at a time
+    progressed = asyncio.Event()
 
     async def handler(method: str, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
-        steps = params["steps"]
-        for i in range(steps):
-            await ctx.report_progress(i + 1, steps, f"step {i + 1}")
-            await asyncio.sleep(0.03)
-        if params.get("hang"):
-            await release.wait()
+        total = params["steps"]
+        for i in range(total):
+            await steps.get()
+            await ctx.report_progress(i + 1, total, f"step {i + 1}")
+        if method == "hang":
+            await asyncio.Event().wait()
         return {"done": True}
 
+    def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+        progressed.set()
+
+    async def step(call: asyncio.Future[dict[str, Any]], seconds: float) -> None:
+        """Let `seconds` pass, release one step and wait for its progress or the call's end."""
+        clock.now += seconds
+        progressed.clear()
+        steps.put_nowait(None)
+        waiter = asyncio.ensure_future(progressed.wait())
+        await asyncio.wait([call, waiter], return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+
     client, _, _ = pair(handler)
-    # 8 steps of 30 ms outlast the 150 ms timeout only because progress resets the clock.
-    result = await client.request(
-        "work", {"steps": 8}, timeout=0.15, on_progress=lambda p, t, m: seen.append((p, t, m))
+    # 8 steps 6 s apart outlast the 10 s timeout only because progress resets the clock.
+    call = asyncio.ensure_future(
+        client.request("work", {"steps": 8}, timeout=10, on_progress=on_progress)
     )
-    assert result == {"done": True}
+    await asyncio.sleep(0)  # the request is out and its timer set at the current time
+    for _ in range(8):
+        await step(call, 6)
+    assert await call == {"done": True}
     assert seen[0] == (1, 8, "step 1") and len(seen) == 8
-    # Progress keeps arriving, but the hard maximum still ends the call.
+    # Without progress the same 10 s timeout ends a call once 11 s pass.
+    silent = asyncio.ensure_future(client.request("hang", {"steps": 0}, timeout=10))
+    await asyncio.sleep(0)
+    clock.now += 11
     with pytest.raises(MCPTimeout):
-        await client.request(
-            "work", {"steps": 50}, timeout=0.15, max_timeout=0.3, on_progress=lambda *a: None
-        )
+        await silent
+    # Progress keeps arriving, but the 20 s hard maximum still ends the call.
+    begin = clock.now
+    call = asyncio.ensure_future(
+        client.request("hang", {"steps": 50}, timeout=10, max_timeout=20, on_progress=on_progress)
+    )
+    await asyncio.sleep(0)
+    while not call.done():
+        await step(call, 6)
+    with pytest.raises(MCPTimeout):
+        await call
+    assert 20 < clock.now - begin <= 24
 
 
 async def test_close_fails_pending_at_once_and_later_requests() -> None:

@@ -261,7 +261,10 @@ class JSONRPCPeer:
             delay = pending.timeout
             if pending.deadline is not None:
                 delay = min(delay, pending.deadline - loop.time())
-            pending.handle = loop.call_later(max(delay, 0.0), self._expire, request_id)
+            if delay <= 0:  # past the hard maximum: late progress must not postpone the end
+                self._expire(request_id)
+                return True
+            pending.handle = loop.call_later(delay, self._expire, request_id)
         callback = pending.on_progress
         if callback is not None:
             try:
