@@ -9,8 +9,8 @@ import pytest
 
 from toolweave.mcp import MCPConnectionClosed, MCPTimeout
 from toolweave.mcp.shared.errors import INVALID_REQUEST, METHOD_NOT_FOUND, JSONRPCError
-from toolweave.mcp.shared.jsonrpc import decode, encode
-from toolweave.mcp.shared.peer import JSONRPCPeer, RequestContext
+from toolweave.mcp.shared.jsonrpc import RequestContext, decode, encode
+from toolweave.mcp.shared.peer import JSONRPCPeer
 
 
 def pair(

@@ -1,10 +1,9 @@
-"""The request/response half of `MCPClient`: paginated listings, resources, prompts,
-completion, logging level and ping.
+"""The request/response half of `MCPClient`: tools (listing, calls, probes, output-schema
+checks), paginated listings, resources, prompts, completion, logging level and ping.
 
-These methods are plain "send one request, convert the answer" code with no connection state of
-their own, so they live apart from the connection, era and tool logic in `client.py`; `MCPClient`
-inherits them. They rely only on `request()` and `_require()`, declared below for the type
-checker.
+These methods are "send one request, convert the answer" code, so they live apart from the
+connection and era logic in `client.py`; `MCPClient` inherits them. They rely only on
+`request()`, `_require()` and the tool cache, declared below for the type checker.
 """
 
 from __future__ import annotations
@@ -12,16 +11,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from toolweave.mcp.client._callbacks import LOG_LEVELS
+from toolweave.mcp.client._schema_check import schema_errors
 from toolweave.mcp.client.models import (
     MCPPrompt,
     MCPPromptMessage,
     MCPPromptResult,
     MCPResource,
     MCPResourceTemplate,
+    MCPToolInfo,
     content_from_wire,
     resource_from_wire,
+    tool_result_from_wire,
 )
-from toolweave.tools.result import ResourceContent
+from toolweave.mcp.shared.constants import PROBE_REQUEST, PROBE_SUPPORTED
+from toolweave.mcp.shared.errors import MCPError
+from toolweave.tools.result import ResourceContent, ToolResult
 
 if TYPE_CHECKING:
     from toolweave.mcp.client import protocol
@@ -29,9 +33,13 @@ if TYPE_CHECKING:
 
 
 class ServerFeatures:
-    """Listings and the non-tool server features, on top of `request()`."""
+    """Tools, listings and the other server features, on top of `request()`."""
 
+    name: str
+    tools_version: int
     _log_level: str | None
+    _tools: list[MCPToolInfo] | None
+    _tools_by_name: dict[str, MCPToolInfo]
 
     if TYPE_CHECKING:
 
@@ -45,6 +53,82 @@ class ServerFeatures:
         ) -> dict[str, Any]: ...
 
         def _require(self) -> protocol.Negotiated: ...
+
+    async def list_tools(self, *, refresh: bool = False) -> list[MCPToolInfo]:
+        """Every tool, across all pages; cached until `notifications/tools/list_changed`."""
+        if self._tools is None or refresh:
+            version = self.tools_version
+            tools = [
+                MCPToolInfo.from_wire(raw) for raw in await self._paginate("tools/list", "tools")
+            ]
+            if version == self.tools_version:
+                self._tools = tools
+                self._tools_by_name = {tool.name: tool for tool in tools}
+            return tools
+        return list(self._tools)
+
+    async def call_tool(
+        self,
+        name: str,
+        args: dict[str, Any] | None = None,
+        timeout: float | None = None,
+        on_progress: ProgressHandler | None = None,
+        *,
+        meta: dict[str, Any] | None = None,
+    ) -> ToolResult:
+        """Call a tool. A tool's own failure comes back as `is_error=True`, not an exception.
+
+        A permission probe (`meta={"forge.permission_patterns": True}`) is refused with
+        `MCPError`, sending nothing, unless the tool advertises
+        `forge.supports_permission_patterns`: an unaware server would run the tool for real."""
+        params: dict[str, Any] = {"name": name, "arguments": args or {}}
+        probe = bool(meta and meta.get(PROBE_REQUEST))
+        if probe:
+            await self._require_probe_support(name)
+        if meta:
+            params["_meta"] = dict(meta)
+        try:
+            raw = await self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
+        except MCPError as exc:
+            exc.tool = exc.tool or name
+            raise
+        result = tool_result_from_wire(raw)
+        if not probe and not result.is_error:  # a probe runs nothing, so there is nothing to check
+            await self._check_structured(name, result)
+        return result
+
+    async def _require_probe_support(self, name: str) -> None:
+        info = self._tools_by_name.get(name)
+        if info is None:
+            await self.list_tools(refresh=self._tools is not None)
+            info = self._tools_by_name.get(name)
+        if info is None or info.meta.get(PROBE_SUPPORTED) is not True:
+            raise MCPError(
+                f"tool {name!r} on MCP server {self.name!r} does not advertise "
+                f"{PROBE_SUPPORTED}; a permission probe would run it for real, so none was sent",
+                tool=name,
+            )
+
+    async def _check_structured(self, name: str, result: ToolResult) -> None:
+        """A tool with an output schema must return structured content that matches it."""
+        info = self._tools_by_name.get(name)
+        if info is None and self._tools is None and result.structured is not None:
+            await self.list_tools()  # learn the schema once; the listing is cached
+            info = self._tools_by_name.get(name)
+        if info is None or info.output_schema is None:
+            return
+        where = f"tool {name!r} on MCP server {self.name!r}"
+        if result.structured is None:
+            raise MCPError(
+                f"{where} declares an output schema but returned no structuredContent", tool=name
+            )
+        errors = schema_errors(result.structured, info.output_schema)
+        if errors:
+            raise MCPError(
+                f"{where} returned structured content that does not match its output schema: "
+                f"{'; '.join(errors[:5])}",
+                tool=name,
+            )
 
     async def _paginate(self, method: str, key: str) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []

@@ -19,13 +19,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 from toolweave.mcp.client import protocol
 from toolweave.mcp.client._callbacks import ClientCallbacks, ServerRequestHandler
 from toolweave.mcp.client._features import ServerFeatures
-from toolweave.mcp.client._schema_check import schema_errors
-from toolweave.mcp.client.models import MCPToolInfo, tool_result_from_wire
-from toolweave.mcp.shared.constants import PROBE_REQUEST, PROBE_SUPPORTED
+from toolweave.mcp.client.models import MCPToolInfo
 from toolweave.mcp.shared.errors import MCPConnectionClosed, MCPError
-from toolweave.mcp.shared.jsonrpc import ProgressHandler
-from toolweave.mcp.shared.peer import JSONRPCPeer, RequestContext
-from toolweave.tools.result import ToolResult
+from toolweave.mcp.shared.jsonrpc import ProgressHandler, RequestContext
+from toolweave.mcp.shared.peer import JSONRPCPeer
 from toolweave.tools.shaping import DEFAULT_MAX_CHARS
 
 if TYPE_CHECKING:
@@ -344,82 +341,6 @@ class MCPClient(ServerFeatures):
             f"{method} still asked for input after {MAX_INPUT_ROUNDS} rounds; the server "
             f"{self.name!r} is looping"
         )
-
-    async def list_tools(self, *, refresh: bool = False) -> list[MCPToolInfo]:
-        """Every tool, across all pages; cached until `notifications/tools/list_changed`."""
-        if self._tools is None or refresh:
-            version = self.tools_version
-            tools = [
-                MCPToolInfo.from_wire(raw) for raw in await self._paginate("tools/list", "tools")
-            ]
-            if version == self.tools_version:
-                self._tools = tools
-                self._tools_by_name = {tool.name: tool for tool in tools}
-            return tools
-        return list(self._tools)
-
-    async def call_tool(
-        self,
-        name: str,
-        args: dict[str, Any] | None = None,
-        timeout: float | None = None,
-        on_progress: ProgressHandler | None = None,
-        *,
-        meta: dict[str, Any] | None = None,
-    ) -> ToolResult:
-        """Call a tool. A tool's own failure comes back as `is_error=True`, not an exception.
-
-        A permission probe (`meta={"forge.permission_patterns": True}`) is refused with
-        `MCPError`, sending nothing, unless the tool advertises
-        `forge.supports_permission_patterns`: an unaware server would run the tool for real."""
-        params: dict[str, Any] = {"name": name, "arguments": args or {}}
-        probe = bool(meta and meta.get(PROBE_REQUEST))
-        if probe:
-            await self._require_probe_support(name)
-        if meta:
-            params["_meta"] = dict(meta)
-        try:
-            raw = await self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
-        except MCPError as exc:
-            exc.tool = exc.tool or name
-            raise
-        result = tool_result_from_wire(raw)
-        if not probe and not result.is_error:  # a probe runs nothing, so there is nothing to check
-            await self._check_structured(name, result)
-        return result
-
-    async def _require_probe_support(self, name: str) -> None:
-        info = self._tools_by_name.get(name)
-        if info is None:
-            await self.list_tools(refresh=self._tools is not None)
-            info = self._tools_by_name.get(name)
-        if info is None or info.meta.get(PROBE_SUPPORTED) is not True:
-            raise MCPError(
-                f"tool {name!r} on MCP server {self.name!r} does not advertise "
-                f"{PROBE_SUPPORTED}; a permission probe would run it for real, so none was sent",
-                tool=name,
-            )
-
-    async def _check_structured(self, name: str, result: ToolResult) -> None:
-        """A tool with an output schema must return structured content that matches it."""
-        info = self._tools_by_name.get(name)
-        if info is None and self._tools is None and result.structured is not None:
-            await self.list_tools()  # learn the schema once; the listing is cached
-            info = self._tools_by_name.get(name)
-        if info is None or info.output_schema is None:
-            return
-        where = f"tool {name!r} on MCP server {self.name!r}"
-        if result.structured is None:
-            raise MCPError(
-                f"{where} declares an output schema but returned no structuredContent", tool=name
-            )
-        errors = schema_errors(result.structured, info.output_schema)
-        if errors:
-            raise MCPError(
-                f"{where} returned structured content that does not match its output schema: "
-                f"{'; '.join(errors[:5])}",
-                tool=name,
-            )
 
     async def as_tools(
         self,

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from toolweave.mcp.shared.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, JSONRPCError, MCPError
-from toolweave.mcp.shared.peer import RequestContext
+from toolweave.mcp.shared.jsonrpc import RequestContext
 from toolweave.tools.errors import ToolError
 from toolweave.tools.result import ToolResult
 

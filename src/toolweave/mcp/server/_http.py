@@ -12,20 +12,17 @@ purpose, SEP-1699 polling) resumes with GET + `Last-Event-ID` and receives the r
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
-from starlette.routing import Route
 
 from toolweave.mcp.shared.errors import METHOD_NOT_FOUND, JSONRPCError
-from toolweave.mcp.shared.jsonrpc import decode, encode
-from toolweave.mcp.shared.peer import JSONRPCPeer, RequestContext
+from toolweave.mcp.shared.jsonrpc import RequestContext, decode, encode
+from toolweave.mcp.shared.peer import JSONRPCPeer
 
 from ..shared.constants import HANDSHAKE_VERSIONS, META_PROTOCOL_VERSION
 from ._guards import AccessGuard, check_modern_request
@@ -78,7 +75,7 @@ async def _disconnected(request: Request) -> None:
         pass
 
 
-class StreamableHttpApp:
+class StreamableHTTPApp:
     """The ASGI endpoint; `build_app` mounts it at the MCP path."""
 
     def __init__(
@@ -368,36 +365,3 @@ class StreamableHttpApp:
         self.server.changes.end(lambda session: session.stateless)  # listen streams end cleanly
         for session_id in list(self.sessions):
             self._close(session_id)
-
-
-def build_app(
-    server: MCPServer,
-    path: str,
-    *,
-    allowed_origins: Sequence[str],
-    allowed_hosts: Sequence[str] | None,
-    auth_token: str | None,
-    event_store: EventStore | None,
-    sse_retry_ms: int,
-) -> Starlette:
-    endpoint = StreamableHttpApp(
-        server,
-        allowed_origins=allowed_origins,
-        allowed_hosts=allowed_hosts,
-        auth_token=auth_token,
-        event_store=event_store,
-        sse_retry_ms=sse_retry_ms,
-    )
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        try:
-            yield
-        finally:
-            endpoint.close_all()
-
-    app = Starlette(
-        routes=[Route(path, endpoint, methods=["GET", "POST", "DELETE"])], lifespan=lifespan
-    )
-    app.state.mcp = endpoint
-    return app

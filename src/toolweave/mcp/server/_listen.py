@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from toolweave.mcp.shared.errors import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError
-from toolweave.mcp.shared.peer import RequestContext
+from toolweave.mcp.shared.jsonrpc import RequestContext
 
 from ..shared.constants import META_SUBSCRIPTION_ID
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from toolweave.mcp.shared.errors import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError
-from toolweave.mcp.shared.peer import RequestContext
+from toolweave.mcp.shared.jsonrpc import RequestContext
 
 from ..shared.constants import (
     LATEST_HANDSHAKE,

@@ -20,8 +20,8 @@ from collections.abc import AsyncIterator
 from typing import Any, BinaryIO
 
 from toolweave.mcp.shared.errors import JSONRPCError
-from toolweave.mcp.shared.jsonrpc import decode, encode
-from toolweave.mcp.shared.peer import JSONRPCPeer, RequestContext
+from toolweave.mcp.shared.jsonrpc import RequestContext, decode, encode
+from toolweave.mcp.shared.peer import JSONRPCPeer
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 #: Seconds to keep answering in-flight requests after stdin reached EOF.

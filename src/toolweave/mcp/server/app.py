@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from toolweave.tools.base import Tool
 from toolweave.tools.permissions import Permission
 
-from ..shared.constants import LOOPBACK_HOSTS
 from ._catalog import PromptEntry, ResourceEntry
 from ._listen import PROMPTS_CHANGED, RESOURCE_UPDATED, RESOURCES_CHANGED, TOOLS_CHANGED, ChangeFeed
 from ._session import ServerSession
@@ -355,7 +354,7 @@ class MCPServer:
         `Authorization: Bearer <token>` (compared in constant time).
         """
         try:
-            from ._http import build_app
+            from ._asgi import build_app
         except ImportError as exc:
             raise ImportError(
                 f"Streamable HTTP needs starlette and uvicorn ({exc.name} is missing): "
@@ -393,31 +392,11 @@ class MCPServer:
             return
         if transport != "http":
             raise ValueError(f"transport must be 'stdio' or 'http', not {transport!r}")
-        loopback = _loopback_hosts(host)
-        if loopback is None and auth_token is None:
-            logger.warning(
-                "serving %s on %s:%s without auth_token: anyone who can reach this address can "
-                "call every tool; pass auth_token=... or bind to 127.0.0.1",
-                self.name,
-                host,
-                port,
-            )
-        app = self.asgi_app(path, allowed_hosts=loopback, auth_token=auth_token)
-        import uvicorn
+        from ._asgi import serve_http
 
-        uvicorn.run(
-            app,
-            host=host,
-            port=port,
-            log_level=log_level,
-            access_log=False,
-            timeout_graceful_shutdown=2,
+        serve_http(
+            self, host=host, port=port, path=path, auth_token=auth_token, log_level=log_level
         )
 
     def __repr__(self) -> str:
         return f"MCPServer(name={self.name!r}, tools={len(self._tools)})"
-
-
-def _loopback_hosts(bind: str) -> tuple[str, ...] | None:
-    """Bound to loopback, only loopback Host headers are legitimate (DNS-rebinding guard)."""
-    return LOOPBACK_HOSTS if bind in LOOPBACK_HOSTS else None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from toolweave.mcp.shared.errors import MCPError
-from toolweave.mcp.shared.peer import RequestContext
+from toolweave.mcp.shared.jsonrpc import RequestContext
 from toolweave.tools.context import ToolContext
 
 from ..shared.constants import PROBE_REQUEST

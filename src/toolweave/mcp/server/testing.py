@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from toolweave.mcp.shared.constants import LATEST_HANDSHAKE
 from toolweave.mcp.shared.errors import METHOD_NOT_FOUND, JSONRPCError
-from toolweave.mcp.shared.jsonrpc import decode, encode
-from toolweave.mcp.shared.peer import JSONRPCPeer, RequestContext
+from toolweave.mcp.shared.jsonrpc import RequestContext, decode, encode
+from toolweave.mcp.shared.peer import JSONRPCPeer
 
 if TYPE_CHECKING:
     from toolweave.mcp.server.app import MCPServer

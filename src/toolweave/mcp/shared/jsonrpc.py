@@ -1,4 +1,5 @@
-"""The JSON-RPC 2.0 wire format: message encoding and the callable shapes the peer takes.
+"""The JSON-RPC 2.0 wire format: message encoding, the callable shapes the peer takes and the
+`RequestContext` a request handler is given.
 
 Kept apart from the peer (`toolweave.mcp.shared.peer`) so transports that only frame bytes
 (stdio lines, Streamable HTTP bodies, SSE events) import the codec without the peer's state.
@@ -7,6 +8,11 @@ Kept apart from the peer (`toolweave.mcp.shared.peer`) so transports that only f
   error) live in `toolweave.mcp.shared.errors` with the rest of the MCP errors.
 - `encode(message) -> bytes` (compact UTF-8 JSON, no trailing newline) and `decode(data) ->
   Any` (raises `JSONRPCError(PARSE_ERROR)`).
+- `RequestContext` (given to `on_request`): `id`, `method`, `meta` (the request's `_meta` or
+  `{}`), `progress_token`, `transport`, `cancelled` (True after the remote cancelled it),
+  `await ctx.report_progress(progress, total=None, message=None)` (a no-op without a token),
+  `await ctx.notify(method, params)` and `await ctx.request(method, params, **kw)`, which go to
+  the same `send` as this request's answer.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import PARSE_ERROR, JSONRPCError
 
 if TYPE_CHECKING:
-    from .peer import RequestContext
+    from .peer import JSONRPCPeer
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 ProgressHandler = Callable[[float, float | None, str | None], Awaitable[None] | None]
@@ -40,3 +46,53 @@ def decode(data: str | bytes) -> Any:
         return _loads(data)
     except ValueError as exc:
         raise JSONRPCError(PARSE_ERROR, f"Parse error: {exc}") from None
+
+
+class RequestContext:
+    """What a request handler knows about the request it serves and how it talks back."""
+
+    __slots__ = ("_peer", "_send", "cancelled", "id", "meta", "method", "transport")
+
+    def __init__(
+        self,
+        peer: JSONRPCPeer,
+        request_id: Any,
+        method: str,
+        meta: dict[str, Any],
+        send: Send,
+        transport: Any,
+    ) -> None:
+        self._peer = peer
+        self._send = send
+        self.id = request_id
+        self.method = method
+        self.meta = meta
+        self.transport = transport
+        self.cancelled = False
+
+    @property
+    def progress_token(self) -> str | int | None:
+        token = self.meta.get("progressToken")
+        return token if isinstance(token, str | int) else None
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        token = self.progress_token
+        if token is None:
+            return
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self.notify("notifications/progress", params)
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        await self._peer.notify(method, params, send=self._send)
+
+    async def request(
+        self, method: str, params: dict[str, Any] | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        kwargs.setdefault("send", self._send)
+        return await self._peer.request(method, params, **kwargs)

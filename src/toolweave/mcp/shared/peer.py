@@ -36,11 +36,6 @@ API (stable; only additive changes; the wire format is in `toolweave.mcp.shared.
   - `peer.close(exc=None)`: fails every pending request with `exc` (default
     `MCPConnectionClosed`), cancels running handler tasks; later requests fail at once.
   - `peer.pending` (count of requests awaiting answers), `peer.closed`.
-- `RequestContext` (given to `on_request`): `id`, `method`, `meta` (the request's `_meta` or
-  `{}`), `progress_token`, `transport`, `cancelled` (True after the remote cancelled it),
-  `await ctx.report_progress(progress, total=None, message=None)` (a no-op without a token),
-  `await ctx.notify(method, params)` and `await ctx.request(method, params, **kw)`, which go to
-  the same `send` as this request's answer.
 """
 
 from __future__ import annotations
@@ -61,59 +56,15 @@ from toolweave.mcp.shared.errors import (
     MCPError,
     MCPTimeout,
 )
-from toolweave.mcp.shared.jsonrpc import NotificationHandler, ProgressHandler, RequestHandler, Send
+from toolweave.mcp.shared.jsonrpc import (
+    NotificationHandler,
+    ProgressHandler,
+    RequestContext,
+    RequestHandler,
+    Send,
+)
 
 logger = logging.getLogger("toolweave.mcp.jsonrpc")
-
-
-class RequestContext:
-    """What a request handler knows about the request it serves and how it talks back."""
-
-    __slots__ = ("_peer", "_send", "cancelled", "id", "meta", "method", "transport")
-
-    def __init__(
-        self,
-        peer: JSONRPCPeer,
-        request_id: Any,
-        method: str,
-        meta: dict[str, Any],
-        send: Send,
-        transport: Any,
-    ) -> None:
-        self._peer = peer
-        self._send = send
-        self.id = request_id
-        self.method = method
-        self.meta = meta
-        self.transport = transport
-        self.cancelled = False
-
-    @property
-    def progress_token(self) -> str | int | None:
-        token = self.meta.get("progressToken")
-        return token if isinstance(token, str | int) else None
-
-    async def report_progress(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
-        token = self.progress_token
-        if token is None:
-            return
-        params: dict[str, Any] = {"progressToken": token, "progress": progress}
-        if total is not None:
-            params["total"] = total
-        if message is not None:
-            params["message"] = message
-        await self.notify("notifications/progress", params)
-
-    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        await self._peer.notify(method, params, send=self._send)
-
-    async def request(
-        self, method: str, params: dict[str, Any] | None = None, **kwargs: Any
-    ) -> dict[str, Any]:
-        kwargs.setdefault("send", self._send)
-        return await self._peer.request(method, params, **kwargs)
 
 
 class _Pending:

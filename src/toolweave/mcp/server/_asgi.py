@@ -1,0 +1,89 @@
+"""Mounting and serving the Streamable HTTP endpoint: the Starlette app and the uvicorn run.
+
+Kept apart from the endpoint itself (`_http.py`: sessions, streams, the request rules) so
+`MCPServer` stays a light registry: this module, starlette and uvicorn load only when a server
+is served over HTTP.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING
+
+from starlette.applications import Starlette
+from starlette.routing import Route
+
+from ..shared.constants import LOOPBACK_HOSTS
+from ._http import StreamableHTTPApp
+from ._sse import EventStore
+
+if TYPE_CHECKING:
+    from .app import MCPServer
+
+logger = logging.getLogger("toolweave.mcp.server")
+
+
+def build_app(
+    server: MCPServer,
+    path: str,
+    *,
+    allowed_origins: Sequence[str],
+    allowed_hosts: Sequence[str] | None,
+    auth_token: str | None,
+    event_store: EventStore | None,
+    sse_retry_ms: int,
+) -> Starlette:
+    endpoint = StreamableHTTPApp(
+        server,
+        allowed_origins=allowed_origins,
+        allowed_hosts=allowed_hosts,
+        auth_token=auth_token,
+        event_store=event_store,
+        sse_retry_ms=sse_retry_ms,
+    )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            endpoint.close_all()
+
+    app = Starlette(
+        routes=[Route(path, endpoint, methods=["GET", "POST", "DELETE"])], lifespan=lifespan
+    )
+    app.state.mcp = endpoint
+    return app
+
+
+def serve_http(
+    server: MCPServer, *, host: str, port: int, path: str, auth_token: str | None, log_level: str
+) -> None:
+    """Run `server` under uvicorn until interrupted (what `MCPServer.run("http")` does)."""
+    loopback = _loopback_hosts(host)
+    if loopback is None and auth_token is None:
+        logger.warning(
+            "serving %s on %s:%s without auth_token: anyone who can reach this address can "
+            "call every tool; pass auth_token=... or bind to 127.0.0.1",
+            server.name,
+            host,
+            port,
+        )
+    app = server.asgi_app(path, allowed_hosts=loopback, auth_token=auth_token)
+    import uvicorn
+
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        access_log=False,
+        timeout_graceful_shutdown=2,
+    )
+
+
+def _loopback_hosts(bind: str) -> tuple[str, ...] | None:
+    """Bound to loopback, only loopback Host headers are legitimate (DNS-rebinding guard)."""
+    return LOOPBACK_HOSTS if bind in LOOPBACK_HOSTS else None
