@@ -14,6 +14,7 @@ from .version import __version__
 _EXPORTS: dict[str, str] = {
     name: "toolweave.tools"
     for name in (
+        "ApprovalRequired",
         "AudioContent",
         "CancellationSignal",
         "Content",
@@ -89,6 +90,7 @@ if TYPE_CHECKING:
     )
     from .mcp import MCPClient, MCPError, MCPManager, MCPServer, MCPTimeout
     from .tools import (
+        ApprovalRequired,
         AudioContent,
         CancellationSignal,
         Content,

@@ -21,6 +21,7 @@ _EXPORTS: dict[str, str] = {
     "ToolContext": "context",
     "OutputSink": "context",
     "UserOutput": "context",
+    "ApprovalRequired": "errors",
     "ExecutionFailed": "errors",
     "InvalidArguments": "errors",
     "PermissionDenied": "errors",
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
     from .base import Tool, ToolAnnotations, ToolDef, tool_def
     from .context import CancellationSignal, OutputSink, ToolContext, UserOutput
     from .errors import (
+        ApprovalRequired,
         ExecutionFailed,
         InvalidArguments,
         PermissionDenied,
@@ -75,6 +77,7 @@ if TYPE_CHECKING:
     from .shaping import shape_result, truncate_text, wrap_untrusted
 
 __all__ = [
+    "ApprovalRequired",
     "AudioContent",
     "CancellationSignal",
     "Content",

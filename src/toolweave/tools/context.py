@@ -139,6 +139,7 @@ class ToolContext(Generic[DepsT]):
         "progress_callback",
         "session_id",
         "state",
+        "tool_call_approved",
         "trace_id",
     )
 
@@ -154,6 +155,7 @@ class ToolContext(Generic[DepsT]):
         progress_callback: ProgressCallback | None = None,
         extras: dict[str, Any] | None = None,
         output_sink: OutputSink | None = None,
+        tool_call_approved: bool = False,
     ) -> None:
         self.session_id = session_id
         self.trace_id = trace_id
@@ -166,6 +168,8 @@ class ToolContext(Generic[DepsT]):
         # this layer depend on them.
         self.extras: dict[str, Any] = extras if extras is not None else {}
         self.output_sink = output_sink
+        # True when a person approved this very call after the tool raised ApprovalRequired.
+        self.tool_call_approved = tool_call_approved
 
     @property
     def registry(self) -> ToolRegistry | None:

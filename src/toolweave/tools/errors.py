@@ -58,6 +58,21 @@ class PermissionDenied(ToolError):
         self.permission = permission
 
 
+class ApprovalRequired(ToolError):
+    """Raised by a tool, before any side effect, to ask a person to approve this call.
+
+    The gate pipeline catches it, asks the approver with `reason`, and on approval runs the call
+    again with `ctx.tool_call_approved = True` (the tool then proceeds). Denied, timed out or with
+    no approver configured, the call ends as this recoverable error, so the model can change plan.
+    """
+
+    recoverable = True
+
+    def __init__(self, reason: str, *, tool: str | None = None) -> None:
+        super().__init__(f"this call needs approval: {reason}", tool=tool)
+        self.reason = reason
+
+
 class ToolTimeout(ToolError):
     """The call ran past its timeout and was cancelled."""
 
