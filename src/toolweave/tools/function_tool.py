@@ -57,6 +57,7 @@ class FunctionTool:
         tags: Iterable[str] | None = None,
         category: str | None = None,
         timeout: float | None = None,
+        admin_approval: bool = False,
     ) -> None:
         self.func = func
         func_name = name or getattr(func, "__name__", None)
@@ -83,6 +84,11 @@ class FunctionTool:
             open_world=open_world,
         )
         self._primary_arg = primary_arg
+        # Governance reads these: an explicit destructive=True asks by default (the implied
+        # destructive of a non-read-only tool does not), and admin_approval tools (config
+        # changes) always need the admin approver.
+        self.destructive_declared = destructive is True
+        self.admin_approval = admin_approval
         self.tags: frozenset[str] = frozenset(tags or ())
         self.category = category
         self.timeout = timeout
@@ -184,6 +190,7 @@ def tool(
     tags: Iterable[str] | None = None,
     category: str | None = None,
     timeout: float | None = None,
+    admin_approval: bool = False,
 ) -> Callable[[F], FunctionTool]: ...
 
 
