@@ -6,6 +6,7 @@ import typer
 
 from . import agent_cmd
 from .mcp_cmd import mcp_app
+from .policy_cmd import policy_app
 from .serve_cmd import serve
 from .tools_cmd import tools_app
 
@@ -17,5 +18,6 @@ app = typer.Typer(
 )
 app.add_typer(tools_app, name="tools")
 app.add_typer(mcp_app, name="mcp")
+app.add_typer(policy_app, name="policy")
 app.command("serve")(serve)
 agent_cmd.register(app)

@@ -1,0 +1,83 @@
+"""`toolweave policy explain 'bash(rm -rf build)'`: which rule, from which file, decides a call.
+
+Most "my deny rule does not work" reports are people unable to see why a rule did not apply; this
+prints the decision, the deciding rule and its file, and every subcommand that was checked.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import typer
+
+policy_app = typer.Typer(help="Inspect permission rules.", no_args_is_help=True)
+
+_CALL = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+_SHELL_TOOLS = {"bash", "shell", "sh", "powershell"}
+_PATH_TOOLS = {"read", "edit", "write", "multiedit", "notebookedit", "glob", "grep", "ls"}
+_URL_TOOLS = {"webfetch", "fetch", "websearch"}
+
+
+def discovered_settings(cwd: Path) -> list[Path]:
+    """Claude Code's settings files that exist, lowest precedence first (user, project, local)."""
+    candidates = [
+        Path("~/.claude/settings.json").expanduser(),
+        cwd / ".claude" / "settings.json",
+        cwd / ".claude" / "settings.local.json",
+    ]
+    return [p for p in candidates if p.is_file()]
+
+
+def call_arguments(call: str, arg: str | None) -> tuple[str, dict[str, str]]:
+    """`'bash(rm -rf build)'` -> ("bash", {"command": "rm -rf build"})."""
+    match = _CALL.match(call)
+    if match is None:
+        raise typer.BadParameter(
+            f"{call!r} is not a call: write `tool(argument)`, e.g. 'bash(rm -rf build)' or "
+            "'read(./.env)'",
+            param_hint="CALL",
+        )
+    name, value = match.group(1), match.group(2)
+    if value is None:
+        return name, {}
+    folded = name.lower().replace("_", "")
+    if arg is None:
+        if folded in _SHELL_TOOLS:
+            arg = "command"
+        elif folded in _PATH_TOOLS:
+            arg = "path"
+        elif folded in _URL_TOOLS:
+            arg = "url"
+        else:
+            arg = "value"
+    return name, {arg: value}
+
+
+@policy_app.command("explain")
+def explain(
+    call: str = typer.Argument(..., help="The call, as `tool(argument)`: 'bash(rm -rf build)'."),
+    settings: list[Path] = typer.Option(  # noqa: B008 - typer reads the default here
+        [],
+        "--settings",
+        "-s",
+        help="A Claude Code settings.json to read (repeatable). Default: ~/.claude/settings.json, "
+        ".claude/settings.json and .claude/settings.local.json where they exist.",
+    ),
+    arg: str | None = typer.Option(
+        None, "--arg", help="The argument name the value is for (default: guessed from the tool)."
+    ),
+    default: str = typer.Option("ask", "--default", help="Rules(default=...): allow, ask, deny."),
+) -> None:
+    """Say whether a call is allowed, denied or asked, and which rule from which file decided."""
+    from toolweave.agent.rules import Rules, RuleSyntaxError
+
+    files = list(settings) or discovered_settings(Path.cwd())
+    try:
+        rules = Rules.from_settings(*files, default=default)  # type: ignore[arg-type]
+    except RuleSyntaxError as exc:
+        typer.echo(f"error: {exc.message}", err=True)
+        raise typer.Exit(2) from exc
+    name, args = call_arguments(call, arg)
+    typer.echo(f"rules from: {', '.join(map(str, files)) or 'no settings file'}")
+    typer.echo(str(rules.explain(name, args)))

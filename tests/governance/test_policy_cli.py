@@ -1,0 +1,66 @@
+"""`toolweave policy explain`: the decision, the deciding rule and the file it came from."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from toolweave.cli import app
+
+runner = CliRunner()
+
+
+def _settings(tmp_path: Path) -> Path:
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(
+        json.dumps(
+            {
+                "permissions": {
+                    "allow": ["Bash(git *)", "Bash(make *)"],
+                    "deny": ["Bash(rm -rf *)", "Read(./.env)"],
+                }
+            }
+        )
+    )
+    return path
+
+
+def test_explain_names_the_rule_and_the_file(tmp_path: Path) -> None:
+    settings = _settings(tmp_path)
+    result = runner.invoke(
+        app, ["policy", "explain", "bash(make && rm -rf build)", "-s", str(settings)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "deny:" in result.output
+    assert "Bash(rm -rf *)" in result.output
+    assert str(settings.resolve()) in result.output
+    assert "'make': allow" in result.output
+
+
+def test_explain_discovers_project_settings(tmp_path: Path, monkeypatch: object) -> None:
+    _settings(tmp_path)
+    monkeypatch.chdir(tmp_path)  # type: ignore[attr-defined]
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # type: ignore[attr-defined]
+    result = runner.invoke(app, ["policy", "explain", "read(.env)"])
+    assert result.exit_code == 0, result.output
+    assert "deny:" in result.output and "Read(./.env)" in result.output
+    result = runner.invoke(app, ["policy", "explain", "bash(git status)"])
+    assert "allow: every command is allowed" in result.output
+    result = runner.invoke(app, ["policy", "explain", "bash(curl example.com)"])
+    assert "ask: no rule matched" in result.output
+
+
+def test_explain_reports_bad_settings_and_bad_calls(tmp_path: Path) -> None:
+    bad = tmp_path / "settings.json"
+    bad.write_text('{"permissions": {"deny": ["Bash(rm"]}}')
+    result = runner.invoke(app, ["policy", "explain", "bash(ls)", "-s", str(bad)])
+    assert result.exit_code == 2
+    assert "Tool(pattern)" in result.output
+    result = runner.invoke(
+        app, ["policy", "explain", "not a call(", "-s", str(_settings(tmp_path))]
+    )
+    assert result.exit_code != 0
+    assert "tool(argument)" in result.output
