@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from toolweave.tools import Permission, Tool
+from toolweave.tools.permissions import ASK_BY_DEFAULT
 from toolweave.tools.shell import ShellParseError, parse_commands
 
 from ._rule_patterns import Decision, Rule, RuleKind, RuleSyntaxError, resolve_path
@@ -36,8 +37,7 @@ _WRITE_TOOLS = ("edit", "write")
 def asks_by_default(tool: Tool) -> bool:
     """True for the tools that need a yes when no rule speaks: they declare SHELL or DELETE, or
     were explicitly marked `destructive=True`."""
-    permissions = tool.permissions
-    if Permission.SHELL in permissions or Permission.DELETE in permissions:
+    if tool.permissions & ASK_BY_DEFAULT:
         return True
     return bool(getattr(tool, "destructive_declared", False))
 

@@ -247,7 +247,8 @@ class ToolContext(Generic[DepsT]):
         )
 
     def for_call(self, call_id: str | None) -> ToolContext[DepsT]:
-        """A context for one call of a batch: same run state, own id, own child cancellation."""
+        """A context for one call of a batch: same run state, own id, own child cancellation
+        (and the approval flag, which belongs to the call)."""
         return ToolContext(
             session_id=self.session_id,
             trace_id=self.trace_id,
@@ -258,6 +259,7 @@ class ToolContext(Generic[DepsT]):
             progress_callback=self.progress_callback,
             extras=self.extras,
             output_sink=self.output_sink,
+            tool_call_approved=self.tool_call_approved,
         )
 
     def __repr__(self) -> str:

@@ -94,6 +94,8 @@ def permission_set(values: Iterable[str | Permission] | None) -> frozenset[Permi
 
 DEFAULT_ALLOWED: frozenset[Permission] = frozenset({Permission.READ, Permission.NETWORK})
 DEFAULT_DENIED: frozenset[Permission] = frozenset({Permission.DELETE, Permission.SHELL})
+ASK_BY_DEFAULT: frozenset[Permission] = frozenset({Permission.DELETE, Permission.SHELL})
+"""Permissions whose tools need approval unless a rule or the policy allows them."""
 
 
 class PermissionPolicy:
@@ -119,6 +121,20 @@ class PermissionPolicy:
         self.allowed = DEFAULT_ALLOWED if allowed is None else permission_set(allowed)
         self.denied = DEFAULT_DENIED if denied is None else permission_set(denied)
         self.allow_unspecified = allow_unspecified
+
+    @classmethod
+    def allow_all(cls) -> PermissionPolicy:
+        """Every permission allowed, and no asking: this opts out of the safe default that
+        makes shell, delete and destructive tools ask for approval."""
+        return cls(allowed=[], denied=[], allow_unspecified=True)
+
+    def skips_asking(self, permissions: frozenset[Permission]) -> bool:
+        """True when this policy itself grants the call, so the ask-by-default of shell and
+        delete tools does not apply: `allow_all()`, or SHELL/DELETE named in `allowed`."""
+        if not self.allowed and not self.denied and self.allow_unspecified:
+            return True
+        asking = permissions & ASK_BY_DEFAULT
+        return bool(asking) and asking <= self.allowed and not asking & self.denied
 
     def is_allowed(self, permission: Permission) -> bool:
         if permission in self.denied:

@@ -1,0 +1,104 @@
+"""Asking a person: `ApprovalRequest`, approvers, "always", timeouts, one question at a time.
+
+An approver is any `async (ApprovalRequest) -> bool | "always"`: a chat prompt, a Slack button,
+an MCP elicitation. `True` approves this call, `"always"` approves this tool for the rest of the
+session, `False` (or a timeout, or no approver at all) denies. The parallel calls of one turn
+are asked one at a time per session, so a person never faces two prompts at once; calls that
+need no approval never wait behind them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "DEFAULT_APPROVAL_TIMEOUT",
+    "ApprovalAnswer",
+    "ApprovalRequest",
+    "ApprovalState",
+    "Approver",
+    "ask_approval",
+]
+
+DEFAULT_APPROVAL_TIMEOUT = 120.0
+"""Seconds an approver has to answer before the call is denied."""
+
+ApprovalAnswer = bool | Literal["always"]
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """What the approver is asked. `requester` is who started the run (None for scheduled and
+    background runs, which only an admin can approve); `kind` is "admin" for admin-only tools."""
+
+    tool_name: str
+    args: dict[str, Any]
+    reason: str
+    session_id: str | None
+    requester: str | None = None
+    kind: Literal["user", "admin"] = "user"
+    call_id: str | None = None
+    agent_id: str | None = None
+
+    def prompt(self) -> str:
+        """One line for a person: what will run, and why it needs a yes."""
+        import json
+
+        args = json.dumps(self.args, ensure_ascii=False)
+        if len(args) > 300:
+            args = args[:300] + "..."
+        who = "admin approval" if self.kind == "admin" else "approval"
+        return f"{self.tool_name}({args}) needs {who}: {self.reason}"
+
+
+Approver = Callable[[ApprovalRequest], Awaitable[ApprovalAnswer] | ApprovalAnswer]
+
+
+@dataclass
+class ApprovalState:
+    """Per-session memory of approvals: tools answered "always", and the lock that asks one
+    question at a time."""
+
+    always: set[str] = field(default_factory=set)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+async def ask_approval(
+    approver: Approver | None,
+    request: ApprovalRequest,
+    state: ApprovalState,
+    *,
+    timeout: float,
+    remember: bool = True,
+) -> tuple[bool, str]:
+    """Ask `approver` (serialized per session); returns (approved, why) and remembers "always".
+
+    A missing approver, an exception, `False`, anything but True/"always" or a timeout denies.
+    """
+    if remember and request.tool_name in state.always:
+        return True, "approved earlier in this session (always)"
+    if approver is None:
+        return False, "no approver is configured"
+    async with state.lock:
+        if remember and request.tool_name in state.always:  # answered while we waited
+            return True, "approved earlier in this session (always)"
+        try:
+            async with asyncio.timeout(timeout):
+                answer = approver(request)
+                if inspect.isawaitable(answer):
+                    answer = await answer
+        except TimeoutError:
+            return False, f"no answer within {timeout:g}s (approval_timeout), so it is denied"
+        except Exception as exc:
+            return False, f"the approver failed ({type(exc).__name__}: {exc}), so it is denied"
+    if answer == "always":
+        if remember:
+            state.always.add(request.tool_name)
+        return True, "approved (always, for this session)"
+    if answer is True:
+        return True, "approved"
+    return False, "the approver said no"
