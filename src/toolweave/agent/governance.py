@@ -125,6 +125,8 @@ class Governance:
     admin_approver: Approver | None = None
     approval_timeout: float = DEFAULT_APPROVAL_TIMEOUT
     identity: AgentIdentity = field(default_factory=AgentIdentity)
+    approval_hint: str | None = None
+    """How to allow a call when no approver can be asked (the host names toolweave.toml)."""
 
     def __post_init__(self) -> None:
         if not self.approval_timeout > 0:
@@ -271,7 +273,10 @@ class Governance:
         )
         if approved:
             return
-        why = _no_approver_fix(kind, tool_name, reason) if approver is None else f"{reason}; {why}"
+        if approver is None:
+            why = _no_approver_fix(kind, tool_name, reason, self.approval_hint)
+        else:
+            why = f"{reason}; {why}"
         await self._denied(tool_name, call_id, args, gate, why)
         raise CallBlocked("admin" if kind == "admin" else "approval", why, tool=tool_name)
 
@@ -335,12 +340,14 @@ def _edits_only(tool: Tool) -> bool:
     )
 
 
-def _no_approver_fix(kind: str, tool_name: str, reason: str) -> str:
+def _no_approver_fix(kind: str, tool_name: str, reason: str, hint: str | None) -> str:
     if kind == "admin":
         return (
             f"{reason}, and no admin approver is configured, so it was refused. Pass "
             "Agent(admin_approver=...) (the requester's own approver cannot approve it)"
         )
+    if hint is not None:
+        return f"{reason}, and nobody can be asked, so it was refused (safe by default). {hint}"
     return (
         f"{reason}, and no approver is configured, so it was refused (safe by default). To "
         f"allow it, pass Agent(approver=...) to ask a person, add a rule such as "

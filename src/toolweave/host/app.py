@@ -1,8 +1,9 @@
 """`toolweave serve`: one MCP server exposing every enabled capability provider's tools.
 
-Every published tool is wrapped in a `GovernedTool`, so the host's `PermissionPolicy` is checked
-before anything runs or is forwarded downstream, denials come back as an `isError` result the
-model can read, and downstream permission probes are forwarded rather than executed.
+Every published tool is wrapped in a `GovernedTool`, so the host's `PermissionPolicy`, its
+`[serve.rules]` and `[serve].hooks` are applied before anything runs or is forwarded downstream
+(asking the person by MCP elicitation where a rule says `ask`), denials come back as an `isError`
+result the model can read, and downstream permission probes are forwarded rather than executed.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ from typing import Any
 from toolweave.mcp.server import MCPServer, is_probe, probe_result
 from toolweave.tools.base import Tool, ToolAnnotations
 from toolweave.tools.context import ToolContext
-from toolweave.tools.errors import ToolError
+from toolweave.tools.errors import ApprovalRequired, ToolError
 from toolweave.tools.permissions import Permission, PermissionPolicy
-from toolweave.tools.result import ToolResult
+from toolweave.tools.result import TextContent, ToolResult
 from toolweave.version import __version__
 
+from ._governance import HostGovernance
 from .config import HostConfig
 from .providers import CapabilityProvider, load_provider
 
@@ -34,9 +36,15 @@ INSTRUCTIONS = (
 class GovernedTool:
     """A tool behind the host policy; adds `mcp:<server>` to proxied tools' permissions."""
 
-    def __init__(self, inner: Tool, policy: PermissionPolicy | None) -> None:
+    def __init__(
+        self,
+        inner: Tool,
+        policy: PermissionPolicy | None,
+        governance: HostGovernance | None = None,
+    ) -> None:
         self.inner = inner
         self.policy = policy
+        self.governance = governance
         server = getattr(inner, "server", None)
         extra = {Permission.custom(f"mcp:{server.lower()}")} if isinstance(server, str) else set()
         self._permissions = frozenset(inner.permissions | extra)
@@ -79,7 +87,29 @@ class GovernedTool:
             if found is None:
                 raise ToolError(f"tool {self.name!r} does not support permission probes")
             return probe_result(found.patterns, found.always)
-        return await self.inner.execute(args, ctx)
+        governance = self.governance
+        if governance is None:
+            return await self.inner.execute(args, ctx)
+        args = await governance.clear(self.name, self.inner, args, ctx)
+        try:
+            try:
+                result = await self.inner.execute(args, ctx)
+            except ApprovalRequired as request:
+                await governance.approve(request, self.name, self.inner, args, ctx)
+                ctx.tool_call_approved = True
+                result = await self.inner.execute(args, ctx)
+        except ToolError as exc:
+            await governance.after(
+                self.name, self.inner, args, ctx, response=None, error=exc.message
+            )
+            raise
+        notes = await governance.after(
+            self.name, self.inner, args, ctx, response=result.structured, error=None
+        )
+        if notes:
+            content = [*result.content, *(TextContent(n) for n in notes)]
+            result = ToolResult(content, result.structured, result.is_error, result.metadata)
+        return result
 
 
 class ToolHost:
@@ -94,13 +124,14 @@ class ToolHost:
         self.providers: list[CapabilityProvider] = [load_provider(n, config) for n in names]
         policy = config.policy
         self.policy = PermissionPolicy(policy.allowed, policy.denied, policy.allow_unspecified)
+        self.governance = HostGovernance(config)
         self.server = MCPServer(config.name, __version__, instructions=INSTRUCTIONS)
         self._notify: asyncio.Task[None] | None = None
         for provider in self.providers:
             self.server.add_tool_source(self._source(provider))
 
     def _publish(self, tool: Tool) -> None:
-        governed = GovernedTool(tool, self.policy)
+        governed = GovernedTool(tool, self.policy, self.governance)
         self.server.add_tool(
             governed,
             permission_patterns=True if governed.supports_probe else None,

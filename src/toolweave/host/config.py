@@ -16,6 +16,14 @@ providers = ["demo"]           # capability providers to expose, in order
 tool_timeout = 60.0            # seconds per call
 data_dir = "~/.toolweave"      # embedded SQLite and caches of stateful providers
 
+hooks = ""                     # Claude Code hooks file (e.g. "hooks.json"), relative to this file
+
+[serve.rules]                  # permission rules in Claude Code syntax (see docs/governance.md)
+allow = []                     # e.g. ["bash(git *)", "files__read_*"]
+deny = []                      # e.g. ["bash(rm *)"]; always wins
+ask = []                       # asked through MCP elicitation when the client supports it
+default = "ask"                # for shell, delete and destructive tools no rule matched
+
 [serve.policy]                 # PermissionPolicy applied before any tool runs or forwards
 allowed = []                   # e.g. ["read", "mcp:github"]; non-empty = whitelist
 denied = []                    # e.g. ["shell", "mcp:filesystem"]; always wins
@@ -53,6 +61,8 @@ _SERVE_KEYS = {
     "tool_timeout",
     "data_dir",
     "policy",
+    "rules",
+    "hooks",
 }
 _POLICY_KEYS = {"allowed", "denied", "allow_unspecified"}
 
@@ -79,6 +89,8 @@ class HostConfig:
     tool_timeout: float = 60.0
     data_dir: Path = field(default_factory=lambda: Path("~/.toolweave").expanduser())
     policy: PolicyConfig = field(default_factory=PolicyConfig)
+    rules: dict[str, Any] = field(default_factory=dict)
+    hooks: Path | None = None
     mcp_servers: dict[str, Any] = field(default_factory=dict)
     source: Path | None = None
 
@@ -177,6 +189,22 @@ def parse_config(raw: dict[str, Any], *, source: Path | None = None) -> HostConf
             "true or false",
         ),
     )
+    rules = _expect("[serve.rules]", serve.get("rules", {}), dict, "a table")
+    if rules:
+        from toolweave.agent.rules import Rules
+
+        base = str(source.parent.resolve()) if source is not None else os.getcwd()
+        try:
+            Rules.from_mapping(rules, source=f"{where} [serve.rules]", root=base)
+        except ValueError as exc:
+            raise ValueError(str(exc)) from None
+        config.rules = rules
+    if serve.get("hooks"):
+        hooks = Path(_expect("[serve].hooks", serve["hooks"], str, "a path to a hooks.json"))
+        hooks = hooks.expanduser()
+        if not hooks.is_absolute() and source is not None:
+            hooks = source.parent / hooks
+        config.hooks = hooks
     config.mcp_servers = _expect("[mcpServers]", raw.get("mcpServers", {}), dict, "a table")
     return config
 

@@ -1,0 +1,128 @@
+"""Governance for `toolweave serve`: `[serve.rules]`, `[serve].hooks` and approval by MCP
+elicitation.
+
+A call whose decision is `ask` (or whose tool raises `ApprovalRequired`) is put to the person
+through `elicitation/create` when the connected client declared the elicitation capability;
+accepting approves, declining or cancelling denies. A client without elicitation gets a refusal
+that says how to allow the call in toolweave.toml.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from typing import Any
+
+from toolweave.agent.approvals import ApprovalAnswer, ApprovalRequest, ApprovalState, Approver
+from toolweave.agent.governance import GateContext, Governance
+from toolweave.agent.hooks import Hooks
+from toolweave.agent.rules import Rules
+from toolweave.mcp.protocol import META_PROTOCOL_VERSION
+from toolweave.mcp.server.context import Context
+from toolweave.tools.base import Tool
+from toolweave.tools.context import ToolContext
+from toolweave.tools.errors import ApprovalRequired
+
+from .config import HostConfig
+
+MAX_REMEMBERED_SESSIONS = 1024
+"""Sessions whose "always" answers the host remembers (oldest forgotten first)."""
+
+ALWAYS_FIELD = "always"
+_APPROVAL_SCHEMA = {
+    "type": "object",
+    "properties": {
+        ALWAYS_FIELD: {
+            "type": "boolean",
+            "title": "Always allow this tool in this session",
+            "default": False,
+        }
+    },
+}
+_HINT = (
+    "Connect with an MCP client that supports elicitation to be asked, or allow it in "
+    'toolweave.toml, e.g. [serve.rules] allow = ["bash(git *)"] (or default = "allow" to stop '
+    "asking for shell, delete and destructive tools)."
+)
+
+
+class HostGovernance:
+    """The host's pipeline: one `Governance` from toolweave.toml, asked per call with that
+    call's client as the approver."""
+
+    def __init__(self, config: HostConfig) -> None:
+        root = str(config.source.parent.resolve()) if config.source is not None else os.getcwd()
+        where = f"{config.source or 'toolweave.toml'} [serve.rules]"
+        rules = Rules.from_mapping(config.rules, source=where, root=root)
+        hooks = Hooks.from_file(config.hooks, cwd=root) if config.hooks is not None else None
+        self.governance = Governance(rules=rules, hooks=hooks, approval_hint=_HINT)
+        self._states: OrderedDict[str, ApprovalState] = OrderedDict()
+
+    def _gate(self, ctx: ToolContext) -> tuple[Governance, GateContext]:
+        governance = self.governance
+        approver = elicitation_approver(ctx)
+        if approver is not None:
+            governance = Governance(
+                governance.rules, governance.hooks, approver, None,
+                governance.approval_timeout, governance.identity, governance.approval_hint,
+            )  # fmt: skip
+        return governance, GateContext(ctx.session_id, state=self._state(ctx.session_id))
+
+    def _state(self, session_id: str | None) -> ApprovalState:
+        if session_id is None:
+            return ApprovalState()  # a stateless request: nothing to remember across calls
+        state = self._states.pop(session_id, None) or ApprovalState()
+        self._states[session_id] = state
+        while len(self._states) > MAX_REMEMBERED_SESSIONS:
+            self._states.popitem(last=False)
+        return state
+
+    async def clear(
+        self, name: str, tool: Tool, args: dict[str, Any], ctx: ToolContext
+    ) -> dict[str, Any]:
+        """The arguments to run with, or raises `CallBlocked` (an isError result)."""
+        governance, gate = self._gate(ctx)
+        return (await governance.clear(name, ctx.call_id, args, tool, gate)).args
+
+    async def approve(
+        self, error: ApprovalRequired, name: str, tool: Tool, args: dict[str, Any],
+        ctx: ToolContext,
+    ) -> None:  # fmt: skip
+        governance, gate = self._gate(ctx)
+        await governance.approve_request(error, name, ctx.call_id, args, tool, gate)
+
+    async def after(
+        self, name: str, tool: Tool, args: dict[str, Any], ctx: ToolContext, *,
+        response: Any, error: str | None,
+    ) -> list[str]:  # fmt: skip
+        """PostToolUse hooks; what they want the model to read alongside the result."""
+        governance, gate = self._gate(ctx)
+        outcome = await governance.after(
+            name, ctx.call_id, args, tool, gate, response=response, error=error
+        )
+        if outcome is None:
+            return []
+        notes = list(outcome.context)
+        if outcome.blocked and outcome.reason:
+            notes.append(outcome.reason)
+        return notes
+
+
+def elicitation_approver(ctx: ToolContext) -> Approver | None:
+    """An approver that asks the person behind this call's MCP client, or None when the client
+    cannot be asked (it did not declare elicitation, its request is stateless, or this is not an
+    MCP call)."""
+    if not isinstance(ctx, Context) or "elicitation" not in ctx.client_capabilities:
+        return None
+    if META_PROTOCOL_VERSION in ctx.meta:
+        return None  # a stateless 2026-07-28 request has no server-to-client channel
+    elicit = ctx.elicit
+
+    async def ask(request: ApprovalRequest) -> ApprovalAnswer:
+        answer = await elicit(request.prompt(), _APPROVAL_SCHEMA)
+        if not isinstance(answer, dict) or answer.get("action") != "accept":
+            return False
+        content = answer.get("content") or {}
+        return "always" if content.get(ALWAYS_FIELD) is True else True
+
+    return ask
