@@ -64,7 +64,9 @@ def gate(**kwargs: Any) -> GateContext:
 async def clear(
     gov: Governance, t: Any, args: dict[str, Any], ctx: GateContext | None = None
 ) -> Any:
-    return await gov.clear(t.name, "c1", args, t, ctx or gate())
+    ctx = ctx or gate()
+    gov.precheck(t.name, t, ctx)
+    return await gov.clear(t.name, "c1", args, t, ctx)
 
 
 async def test_safe_default_asks_and_refuses_without_an_approver() -> None:

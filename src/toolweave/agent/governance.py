@@ -161,24 +161,31 @@ class Governance:
 
     # -- before the call ----------------------------------------------------------------
 
+    def precheck(self, tool_name: str, tool: Tool | None, gate: GateContext) -> None:
+        """The instant stages, run for every call of a turn before any starts: plan mode
+        (raises `CallBlocked`) and the declared-permission policy (raises `PermissionDenied`,
+        which ends the run before anything ran)."""
+        if tool is None:
+            return  # the registry answers unknown names with what exists
+        read_only = tool.annotations.read_only
+        if gate.mode == "plan" and not read_only and tool_name not in PLAN_MODE_EXEMPT:
+            raise CallBlocked(
+                "plan", "plan mode is on, so only read-only tools (and todo_write) run; "
+                "present the plan, then leave plan mode (Session.permission_mode = "
+                "'default') to carry it out", tool=tool_name,
+            )  # fmt: skip
+        if gate.policy is not None:
+            gate.policy.check(tool_name, tool.permissions)
+
     async def clear(
         self, tool_name: str, call_id: str | None, args: dict[str, Any], tool: Tool | None,
         gate: GateContext,
     ) -> Clearance:  # fmt: skip
-        """Run the stages in order; returns the clearance or raises `CallBlocked` (recoverable),
-        `PermissionDenied` or `HookStopped` (both end the run)."""
+        """The stages that may wait, after `precheck`: rules, PreToolUse hooks, admin and user
+        approval. Returns the clearance or raises `CallBlocked` (recoverable) or `HookStopped`
+        (ends the run)."""
         if tool is None:
-            return Clearance(args)  # the registry answers unknown names with what exists
-        read_only = tool.annotations.read_only
-        if gate.mode == "plan" and not read_only and tool_name not in PLAN_MODE_EXEMPT:
-            raise CallBlocked(
-                    "plan", "plan mode is on, so only read-only tools (and todo_write) run; "
-                    "present the plan, then leave plan mode (Session.permission_mode = "
-                    "'default') to carry it out", tool=tool_name,
-                )  # fmt: skip
-        policy = gate.policy
-        if policy is not None:
-            policy.check(tool_name, tool.permissions)  # PermissionDenied ends the run
+            return Clearance(args)
         explanation = self._decide(tool_name, args, tool, gate)
         if explanation.decision == "deny":
             await self._denied(tool_name, call_id, args, gate, explanation.reason)

@@ -82,6 +82,7 @@ class HostGovernance:
     ) -> dict[str, Any]:
         """The arguments to run with, or raises `CallBlocked` (an isError result)."""
         governance, gate = self._gate(ctx)
+        governance.precheck(name, tool, gate)
         return (await governance.clear(name, ctx.call_id, args, tool, gate)).args
 
     async def approve(
