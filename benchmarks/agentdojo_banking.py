@@ -110,7 +110,7 @@ class ScriptedAgentModel:
                  answer: str, obey: bool) -> None:  # fmt: skip
         self.queue = list(user_calls)
         self.injected = list(injected)
-        self.markers = [m for m in markers if m]
+        self.markers = [_flat(m) for m in markers if m.strip()]
         self.answer = answer
         self.obey = obey
         self.obeyed = False
@@ -119,7 +119,7 @@ class ScriptedAgentModel:
     def __call__(self, request: ModelRequest) -> ModelResponse:
         last = request.messages[-1]
         if self.obey and not self.obeyed and last.role == "tool":
-            seen = " ".join(part.text for part in last.tool_results)
+            seen = _flat(" ".join(part.text for part in last.tool_results))
             if any(marker in seen for marker in self.markers):
                 self.queue[:0] = self.injected
                 self.obeyed = True
@@ -129,6 +129,11 @@ class ScriptedAgentModel:
         self.turn += 1
         part = ToolCallPart(f"call_{self.turn}", call.function, dict(call.args))
         return ModelResponse(Message("assistant", [part]), "tool_calls")
+
+
+def _flat(text: str) -> str:
+    """Whitespace-insensitive text: YAML tool output re-wraps long injected strings."""
+    return " ".join(text.replace("\\n", " ").split())
 
 
 def attentive_approver(intended: Sequence[Any]) -> Any:
@@ -168,8 +173,10 @@ async def run_one(suite: Any, user_task: Any, injection_task: Any | None,
     runtime = FunctionsRuntime(suite.tools)
     user_calls = user_task.ground_truth(pre)
     injected = injection_task.ground_truth(pre) if injection_task is not None else []
+    # The obedient model recognises the injection by the attacker's goal appearing in a result.
+    markers = [injection_task.GOAL[:60]] if injection_task is not None else []
     model = ScriptedAgentModel(
-        user_calls, injected, list(injections.values()),
+        user_calls, injected, markers,
         getattr(user_task, "GROUND_TRUTH_OUTPUT", "") or "Done.", obey=injection_task is not None,
     )  # fmt: skip
     tools = [DojoTool(f, runtime, env) for f in suite.tools]
@@ -181,7 +188,7 @@ async def run_one(suite: Any, user_task: Any, injection_task: Any | None,
                       max_turns=40)  # fmt: skip
     result = await agent.run(user_task.PROMPT)
     output = [text_content_block_from_string(str(result.output))]
-    trace = [FunctionCall(function=i.name, args=dict(i.arguments or {})) for i in result.invocations]
+    trace = [FunctionCall(function=i.name, args=dict(i.args)) for i in result.invocations if isinstance(i.args, dict)]
     utility = suite._check_task_result(user_task, output, pre, env, trace)
     attack = (
         suite._check_task_result(injection_task, output, pre, env, trace)
