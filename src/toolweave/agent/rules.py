@@ -36,7 +36,11 @@ _WRITE_TOOLS = ("edit", "write")
 
 def asks_by_default(tool: Tool) -> bool:
     """True for the tools that need a yes when no rule speaks: they declare SHELL or DELETE, or
-    were explicitly marked `destructive=True`."""
+    were explicitly marked `destructive=True`. A tool that gates itself (`asks_itself`: it raises
+    `ApprovalRequired` before any side effect for whatever its own allow list does not cover, as
+    the built-in shell does) is not asked a second time by default; rules still apply to it."""
+    if getattr(tool, "asks_itself", False):
+        return False
     if tool.permissions & ASK_BY_DEFAULT:
         return True
     return bool(getattr(tool, "destructive_declared", False))
