@@ -188,7 +188,11 @@ async def run_one(suite: Any, user_task: Any, injection_task: Any | None,
                       max_turns=40)  # fmt: skip
     result = await agent.run(user_task.PROMPT)
     output = [text_content_block_from_string(str(result.output))]
-    trace = [FunctionCall(function=i.name, args=dict(i.args)) for i in result.invocations if isinstance(i.args, dict)]
+    trace = [
+        FunctionCall(function=i.name, args=dict(i.args))
+        for i in result.invocations
+        if isinstance(i.args, dict)
+    ]
     utility = suite._check_task_result(user_task, output, pre, env, trace)
     attack = (
         suite._check_task_result(injection_task, output, pre, env, trace)
@@ -220,7 +224,9 @@ async def main(attack_name: str, limit: int | None) -> None:
             honest[config].add(*await run_one(suite, user_task, None, {}, config))
             for injection_task in injection_tasks:
                 injections = attack.attack(user_task, injection_task)
-                utility, success = await run_one(suite, user_task, injection_task, injections, config)
+                utility, success = await run_one(
+                    suite, user_task, injection_task, injections, config
+                )
                 attacked[config].add(utility, success)
     elapsed = time.perf_counter() - started
 

@@ -145,6 +145,7 @@ def __dir__() -> list[str]:
 # it against _EXPORTS and the TYPE_CHECKING imports).
 __all__ = [
     "Agent",
+    "ApprovalRequired",
     "AudioContent",
     "CancellationSignal",
     "ConfigError",

@@ -14,6 +14,7 @@ from toolweave.llm import Message, Model
 from toolweave.tools import PermissionPolicy, ToolRegistry
 
 from .gates import ToolGate
+from .governance import Governance
 from .output import OutputSpec
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ class RunConfig:
     on_max_turns: Literal["error", "final_answer"]
     policy: PermissionPolicy | None
     gates: tuple[ToolGate, ...]
+    governance: Governance
     user_output: Literal["all", "media_only"]
     temperature: float | None
     max_tokens: int | None

@@ -13,12 +13,29 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolweave import llm
-from toolweave.llm import Message, ModelRequest, ModelResponse, ToolCallPart, ToolResultPart, Usage
-from toolweave.tools import ToolContext, ToolDef, ToolInvocation, ToolNotFound, UserOutput
+from toolweave.llm import (
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ToolCallPart,
+    ToolResultPart,
+    Usage,
+)
+from toolweave.tools import (
+    Tool,
+    ToolContext,
+    ToolDef,
+    ToolError,
+    ToolInvocation,
+    ToolNotFound,
+    UserOutput,
+)
 from toolweave.tools.context import REGISTRY_EXTRA
 
 from ._answer import Answer, OutputHandler, Retry
-from ._shape import error_part, result_part
+from ._dispatch import CallOutcome, CallSetup, dispatch_call
+from ._run_hooks import prompt_message, stop_reason
+from ._shape import error_part
 from .errors import MaxTurnsExceeded
 from .events import (
     AgentEvent,
@@ -28,18 +45,18 @@ from .events import (
     RunCompleted,
     RunFailed,
     RunStarted,
+    ToolCallBlocked,
     ToolCallRequested,
     ToolExecutionCompleted,
     ToolExecutionStarted,
     TurnCompleted,
     UserOutputSent,
 )
-from .gates import GateRequest, clear_call
+from .gates import GateRequest
+from .governance import CallBlocked, GateContext
 from .output import PartialOutput
 
 if TYPE_CHECKING:
-    from toolweave.tools import ToolError
-
     from ._config import RunConfig
     from .agent import RunResult
     from .session import Session
@@ -82,6 +99,7 @@ class Run:
         self._defs_key: tuple[int, ...] | None = None
         self._defs: list[ToolDef] = []
         self._partial: PartialOutput | None = None
+        self._stop_active = False
         # The calls of the turn being executed and the results that are in, for `_settle`.
         self._inflight: tuple[list[ToolCallPart], list[ToolResultPart | None]] | None = None
 
@@ -104,10 +122,10 @@ class Run:
         history = self.session.messages
         self._settle(_UNANSWERED)  # a history written elsewhere may end in unanswered calls
         start = len(history)
-        self._append(Message.user(self.prompt))
         if self.emit is not None:
             self.emit(RunStarted(self.run_id, self.session.id, self.prompt))
         try:
+            self._append(await self._prompt_message())
             output, turns = await self._turns()
         except asyncio.CancelledError:
             self.ctx.cancel()
@@ -138,7 +156,10 @@ class Run:
                 final_call = True
                 self._append(Message.user(FINAL_ANSWER_PROMPT))
             turn = calls_made + 1
-            if await self.session.compact():
+            session = self.session
+            if session.tokens() > session.max_history_tokens:
+                await config.governance.fire("PreCompact", self._gate(), trigger="auto")
+            if await session.compact():
                 self._pending.clear()  # the store rewrote the whole history, these included
             response = await self._call_model(self._request(final_call), turn)
             calls_made += 1
@@ -153,6 +174,9 @@ class Run:
                 self._append_all(outcome.replies)
                 self._final_partial(outcome.output, turn)
                 await self._end_turn(turn, outcome.reason, response.usage)
+                more = not final_call and calls_made < config.max_turns
+                if more and await self._stop_blocked(message.text):
+                    continue  # a Stop hook sent the model back to work
                 return outcome.output, calls_made
             elif final_call:
                 raise MaxTurnsExceeded(config.max_turns)
@@ -162,6 +186,17 @@ class Run:
                 await self._end_turn(turn, reason, response.usage)
                 if fatal is not None:
                     raise fatal
+
+    async def _prompt_message(self) -> Message:
+        return await prompt_message(self.config.governance, self.session, self._gate(), self.prompt)
+
+    async def _stop_blocked(self, answer: str) -> bool:
+        reason = await stop_reason(self.config.governance, self._gate(), self._stop_active, answer)
+        if reason is None:
+            return False
+        self._stop_active = True
+        self._append(Message.user(reason))
+        return True
 
     def _request(self, final_call: bool) -> ModelRequest:
         config, output = self.config, self.output
@@ -253,43 +288,73 @@ class Run:
     # -- tools --------------------------------------------------------------------------
 
     async def _run_tools(self, calls: list[ToolCallPart], turn: int) -> ToolError | None:
-        """Gate, then run every cleared call concurrently; returns the error that ends the run."""
-        registry, session = self.registry, self.session
+        """Gate and run every call in its own task; returns the error that ends the run.
+
+        The instant checks (plan mode, the declared-permission policy) run for the whole turn
+        first, so a denial that ends the run does so before anything ran; the stages that may
+        wait (hooks, approvals) run inside each call's task, so one call waiting for a person
+        never holds up the others.
+        """
+        registry, config = self.registry, self.config
         for call in calls:
             self._announce(call, turn)
             self._call_names[call.id] = call.name
         parts: list[ToolResultPart | None] = [None] * len(calls)
         self._inflight = (calls, parts)
-        runnable: list[int] = []
+        runnable: list[tuple[int, Tool | None]] = []
         for i, call in enumerate(calls):
             tool = registry.get(call.name)
-            refusal = await clear_call(
-                self.config.gates, GateRequest(call, tool, registry, session)
-            )
-            if refusal is None:
-                runnable.append(i)
-            else:
-                parts[i] = error_part(call, refusal.message, self.config.max_tool_result_chars)
-                if not refusal.recoverable:
-                    self._settle(f"Not executed: the call to {call.name!r} was refused.")
-                    return refusal
-        if self.emit is not None:
-            for i in runnable:
-                self.emit(ToolExecutionStarted(calls[i], turn))
-        invocations = await self._invoke_all(
-            [asyncio.ensure_future(self._invoke(i, calls[i], parts, turn)) for i in runnable]
-        )
+            try:
+                config.governance.precheck(call.name, tool, self._gate())
+            except CallBlocked as blocked:
+                self._blocked(call, blocked.stage, blocked.message, turn)
+                parts[i] = error_part(call, blocked.message, config.max_tool_result_chars)
+                continue
+            except ToolError as denied:  # the declared-permission policy ends the run
+                parts[i] = error_part(call, denied.message, config.max_tool_result_chars)
+                self._settle(f"Not executed: the call to {call.name!r} was refused.")
+                return denied
+            runnable.append((i, tool))
+        setup = CallSetup(
+            registry, config.governance, config.gates, config.tool_timeout,
+            config.max_tool_result_chars, lambda call: self._started(call, turn),
+            lambda call, blocked: self._blocked(call, blocked.stage, blocked.message, turn),
+        )  # fmt: skip
+        outcomes = await self._invoke_all(
+            [asyncio.ensure_future(self._invoke(setup, i, calls[i], tool, parts, turn))
+             for i, tool in runnable]
+        )  # fmt: skip
+        invocations = [o.invocation for o in outcomes if o.invocation is not None]
         self.invocations.extend(invocations)
         for message_part in parts:
             assert message_part is not None
             self._append(Message("tool", [message_part]))
+        refusal = next((o.refusal for o in outcomes if o.refusal is not None), None)
+        if refusal is not None:
+            return refusal
         for inv in invocations:
             error = inv.error
             if error is not None and not error.recoverable and not isinstance(error, ToolNotFound):
                 return error
         return None
 
-    async def _invoke_all(self, tasks: list[asyncio.Task[ToolInvocation]]) -> list[ToolInvocation]:
+    def _gate(self) -> GateContext:
+        """The session's governance state, read per call: the mode may change at run time."""
+        session = self.session
+        return GateContext(
+            session.id, session.permission_mode, session.approvals, self.registry.policy,
+            session.requester,
+        )  # fmt: skip
+
+    def _started(self, call: ToolCallPart, turn: int) -> None:
+        if self.emit is not None:
+            self.emit(ToolExecutionStarted(call, turn))
+
+    def _blocked(self, call: ToolCallPart, stage: str, reason: str, turn: int) -> None:
+        if self.emit is not None:
+            self.emit(ToolCallBlocked(call, stage, reason, turn))
+
+    async def _invoke_all(self, tasks: list[asyncio.Task[CallOutcome]]) -> list[CallOutcome]:
         """Await the calls. If that is interrupted (cancellation, or a call failing outside the
         registry's error handling), the tools' signal fires first and they get one loop
         iteration to notice it (cooperative tools stop cleanly, threads see `ctx.cancelled`);
@@ -307,21 +372,21 @@ class Run:
             raise
 
     async def _invoke(
-        self, index: int, call: ToolCallPart, parts: list[ToolResultPart | None], turn: int
-    ) -> ToolInvocation:
-        emit, ctx = self.emit, self.ctx
+        self, setup: CallSetup, index: int, call: ToolCallPart, tool: Tool | None,
+        parts: list[ToolResultPart | None], turn: int,
+    ) -> CallOutcome:  # fmt: skip
+        ctx = self.ctx
         child = ctx.for_call(call.id)
+        request = GateRequest(call, tool, self.registry, self.session)
         try:
-            inv = await self.registry.invoke(
-                call.name, call.arguments, child, call_id=call.id, timeout=self.config.tool_timeout
-            )
+            outcome = await dispatch_call(setup, call, tool, request, self._gate(), child)
         finally:
             ctx.cancellation.release(child.cancellation)
-        part = result_part(call, inv, self.config.max_tool_result_chars)
-        parts[index] = part
-        if emit is not None:
-            emit(ToolExecutionCompleted(call, part, inv.error, inv.duration, turn))
-        return inv
+        parts[index] = outcome.part
+        inv = outcome.invocation
+        if self.emit is not None and inv is not None:
+            self.emit(ToolExecutionCompleted(call, outcome.part, inv.error, inv.duration, turn))
+        return outcome
 
     def _sink(self, item: UserOutput) -> None:
         if item.kind == "text" and self.config.user_output == "media_only":

@@ -19,16 +19,12 @@ from functools import cached_property
 from typing import Literal
 from urllib.parse import urlsplit
 
-from toolweave.tools import ToolError
+from .errors import RuleSyntaxError
 
 Decision = Literal["allow", "deny", "ask"]
 RuleKind = Literal["command", "path", "domain", "value"]
 
 _RULE = re.compile(r"^\s*([A-Za-z0-9_.*?\-]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
-
-
-class RuleSyntaxError(ToolError, ValueError):
-    """A permission rule is not `Tool`, `Tool(*)` or `Tool(pattern)`."""
 
 
 @dataclass(frozen=True)

@@ -28,9 +28,13 @@ from toolweave.tools.context import DepsT
 
 from ._config import RunConfig
 from ._loop import Run
+from .approvals import DEFAULT_APPROVAL_TIMEOUT, Approver
 from .events import AgentEvent
-from .gates import PolicyGate, ToolGate
+from .gates import ToolGate
+from .governance import Governance
+from .hooks import Hooks
 from .output import DEFAULT_OUTPUT_NAME, OutputSpec
+from .rules import Rules
 from .session import Session
 
 OutputMode = Literal["auto", "native", "tool"]
@@ -71,6 +75,11 @@ class Agent(Generic[DepsT, OutputT]):
     call in seconds, `max_tool_result_chars` caps what one result may put in the context.
     `deps_type` only informs the type checker (as in pydantic-ai): tools annotated
     `ctx: ToolContext[Deps]` then see `ctx.deps` typed, and `run(deps=...)` is checked.
+
+    Governance (docs/governance.md): `rules`, `hooks`, `approver`, `admin_approver` and
+    `approval_timeout` build the gate pipeline every tool call passes; or pass a ready
+    `governance=` (a parent's `governance.child(...)`). Shell, delete and destructive tools ask
+    by default, and with no approver that is a refusal naming the fix.
     """
 
     def __init__(
@@ -89,6 +98,12 @@ class Agent(Generic[DepsT, OutputT]):
         on_max_turns: Literal["error", "final_answer"] = "error",
         policy: PermissionPolicy | None = None,
         gates: Sequence[ToolGate] = (),
+        rules: Rules | None = None,
+        hooks: Hooks | None = None,
+        approver: Approver | None = None,
+        admin_approver: Approver | None = None,
+        approval_timeout: float = DEFAULT_APPROVAL_TIMEOUT,
+        governance: Governance | None = None,
         user_output: Literal["all", "media_only"] = "all",
         temperature: float | None = None,
         max_tokens: int | None = None,
@@ -128,6 +143,17 @@ class Agent(Generic[DepsT, OutputT]):
         if output_mode == "auto":
             native = bool(getattr(model, "supports_native_output", False))
             output_mode = "native" if native else "tool"
+        parts = {"rules": rules, "hooks": hooks, "approver": approver,
+                 "admin_approver": admin_approver}  # fmt: skip
+        if governance is None:
+            _positive("approval_timeout", approval_timeout)
+            governance = Governance(rules, hooks, approver, admin_approver, approval_timeout)
+        elif any(v is not None for v in parts.values()):
+            given = sorted(k for k, v in parts.items() if v is not None)
+            raise ConfigError(
+                f"Agent(governance=...) already holds rules, hooks and approvers; also passing "
+                f"{', '.join(given)} is ambiguous: put them in the Governance (or its .child())"
+            )
         self.name = name
         self.instructions = instructions
         self._config = RunConfig(
@@ -142,7 +168,8 @@ class Agent(Generic[DepsT, OutputT]):
             output_retries=output_retries,
             on_max_turns=on_max_turns,
             policy=policy,
-            gates=(PolicyGate(), *gates),
+            gates=tuple(gates),
+            governance=governance,
             user_output=user_output,
             temperature=temperature,
             max_tokens=max_tokens,
@@ -156,6 +183,12 @@ class Agent(Generic[DepsT, OutputT]):
     def registry(self) -> ToolRegistry:
         """The agent's shared tools (each session layers its own on top)."""
         return self._config.registry
+
+    @property
+    def governance(self) -> Governance:
+        """The gate pipeline every run of this agent uses; `governance.child(...)` gives the
+        one for a subagent, team member or scheduled run it starts (narrower, never wider)."""
+        return self._config.governance
 
     @property
     def output_mode(self) -> Literal["native", "tool"]:

@@ -6,7 +6,7 @@ Tool failures keep their own `ToolError` types (a run ended by a denial raises t
 
 from __future__ import annotations
 
-from toolweave.errors import ToolweaveError
+from toolweave.errors import ConfigError, ToolweaveError
 
 
 class AgentError(ToolweaveError):
@@ -35,3 +35,16 @@ class OutputValidationError(AgentError):
 
 class SessionBusy(AgentError):
     """Two runs tried to use one session at the same time; histories would interleave."""
+
+
+class PromptBlocked(AgentError):
+    """A UserPromptSubmit hook blocked the prompt; the model was never called."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"the prompt was blocked by a UserPromptSubmit hook: {reason}")
+        self.reason = reason
+
+
+class RuleSyntaxError(ConfigError):
+    """A permission rule (or a settings file holding rules) is malformed; the message names the
+    rule, its file and the syntax to use."""

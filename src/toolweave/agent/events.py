@@ -1,7 +1,8 @@
 """The typed events `Agent.run_stream` yields, in the order a run produces them.
 
 A run is `RunStarted`, then per turn the model's `ModelTextDelta`s / `ModelThinkingDelta`s
-(and `OutputDelta`s with partial structured output), a `ToolCallRequested` per call, then
+(and `OutputDelta`s with partial structured output), a `ToolCallRequested` per call, a
+`ToolCallBlocked` for each call the gate pipeline stopped, then
 `ToolExecutionStarted` / `ToolExecutionCompleted` per executed call (completions arrive as calls
 finish; all calls of a turn run concurrently) with any `UserOutputSent`s tools send meanwhile,
 then `TurnCompleted(reason)`; finally exactly one `RunCompleted` or `RunFailed`.
@@ -66,6 +67,19 @@ class ToolCallRequested:
     call: ToolCallPart
     turn: int
     kind: Literal["tool_call_requested"] = field(default="tool_call_requested", init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallBlocked:
+    """The gate pipeline blocked a call before it ran: `stage` is which one ("plan", "rules",
+    "hook", "admin", "approval", or "gate" for a custom gate) and `reason` what the model reads
+    as the call's result."""
+
+    call: ToolCallPart
+    stage: str
+    reason: str
+    turn: int
+    kind: Literal["tool_call_blocked"] = field(default="tool_call_blocked", init=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +151,7 @@ AgentEvent: TypeAlias = (
     | ModelThinkingDelta
     | OutputDelta
     | ToolCallRequested
+    | ToolCallBlocked
     | ToolExecutionStarted
     | ToolExecutionCompleted
     | UserOutputSent

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from toolweave.errors import ConfigError
 from toolweave.tools import (
     ApprovalRequired,
     PermissionPolicy,
@@ -130,7 +131,7 @@ class Governance:
 
     def __post_init__(self) -> None:
         if not self.approval_timeout > 0:
-            raise ValueError(
+            raise ConfigError(
                 f"approval_timeout must be a positive number of seconds, got "
                 f"{self.approval_timeout!r}"
             )

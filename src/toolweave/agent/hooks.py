@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolweave.tools import ToolError
+from toolweave.errors import ConfigError
 
 from ._hook_runners import HookSpec, RawResult, run_hook
 from ._rule_patterns import Decision
@@ -72,7 +72,7 @@ HookFunction = Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]
 """An in-process hook: gets the payload, returns None or a Claude Code JSON answer."""
 
 
-class HookConfigError(ToolError, ValueError):
+class HookConfigError(ConfigError):
     """A hooks configuration is malformed; the message names the key and the fix."""
 
 

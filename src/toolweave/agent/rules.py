@@ -24,7 +24,8 @@ from toolweave.tools import Permission, Tool
 from toolweave.tools.permissions import ASK_BY_DEFAULT
 from toolweave.tools.shell import ShellParseError, parse_commands
 
-from ._rule_patterns import Decision, Rule, RuleKind, RuleSyntaxError, resolve_path
+from ._rule_patterns import Decision, Rule, RuleKind, resolve_path
+from .errors import RuleSyntaxError
 
 __all__ = ["Decision", "Explanation", "RuleSyntaxError", "Rules", "asks_by_default"]
 

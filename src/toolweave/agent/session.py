@@ -18,7 +18,9 @@ from toolweave.errors import ConfigError
 from toolweave.llm import ImagePart, Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
 from toolweave.tools import ToolRegistry
 
+from .approvals import ApprovalState
 from .errors import SessionBusy
+from .governance import PERMISSION_MODES, PermissionMode
 from .store import SessionStore
 
 DEFAULT_MAX_HISTORY_TOKENS = 100_000
@@ -67,8 +69,10 @@ class Session:
     """The history shared by successive runs; persisted when a `store` is given.
 
     `max_history_tokens` is the compaction budget (estimated tokens); `keep_recent_results`
-    tool results at the end are never compacted. `plan_mode` is carried for gates (each
-    `GateRequest` has the session); no built-in gate acts on it yet.
+    tool results at the end are never compacted. `permission_mode` takes Claude Code's names
+    ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions") and may be switched
+    between runs; `plan_mode=True` is "plan". `requester` names who starts the runs (approvers
+    see it); `approvals` remembers "always" answers for this session.
 
     With a `store`, the history is read on first use: a run loads it before its first turn,
     and `await session.load()` reads it earlier (to show it before running).
@@ -82,13 +86,18 @@ class Session:
         *,
         max_history_tokens: int = DEFAULT_MAX_HISTORY_TOKENS,
         keep_recent_results: int = DEFAULT_KEEP_RECENT_RESULTS,
+        permission_mode: PermissionMode | None = None,
+        requester: str | None = None,
     ) -> None:
         if max_history_tokens <= 0:
             raise ConfigError("Session(max_history_tokens=...) must be positive")
         if keep_recent_results < 0:
             raise ConfigError("Session(keep_recent_results=...) must be 0 or more")
         self.id = id if id is not None else uuid.uuid4().hex
-        self.plan_mode = plan_mode
+        self.permission_mode = permission_mode or ("plan" if plan_mode else "default")
+        self.requester = requester
+        self.approvals = ApprovalState()
+        self.started = False  # SessionStart hooks fired (once per Session object)
         self.store = store
         self.max_history_tokens = max_history_tokens
         self.keep_recent_results = keep_recent_results
@@ -99,6 +108,28 @@ class Session:
         # Token estimates by message identity (messages are replaced, never edited in place),
         # so checking the budget every turn costs O(new messages), not O(history).
         self._token_cache: dict[int, tuple[Message, int]] = {}
+
+    @property
+    def permission_mode(self) -> PermissionMode:
+        return self._permission_mode
+
+    @permission_mode.setter
+    def permission_mode(self, mode: PermissionMode) -> None:
+        if mode not in PERMISSION_MODES:
+            raise ConfigError(
+                f"Session(permission_mode={mode!r}) is not a mode; use one of "
+                f"{', '.join(PERMISSION_MODES)}"
+            )
+        self._permission_mode = mode
+
+    @property
+    def plan_mode(self) -> bool:
+        """True while only read-only tools (and todo_write) may run."""
+        return self._permission_mode == "plan"
+
+    @plan_mode.setter
+    def plan_mode(self, on: bool) -> None:
+        self._permission_mode = "plan" if on else "default"
 
     def tool_overlay(self, shared: ToolRegistry) -> ToolRegistry:
         """This session's layer over `shared`: tools loaded mid-session (MCP servers opened

@@ -76,7 +76,7 @@ def explain(
     try:
         rules = Rules.from_settings(*files, default=default)  # type: ignore[arg-type]
     except RuleSyntaxError as exc:
-        typer.echo(f"error: {exc.message}", err=True)
+        typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
     name, args = call_arguments(call, arg)
     typer.echo(f"rules from: {', '.join(map(str, files)) or 'no settings file'}")
