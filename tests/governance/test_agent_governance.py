@@ -174,7 +174,7 @@ async def test_plan_mode_is_switchable_at_run_time() -> None:
         Message.assistant("planned"),
     ]
     agent = Agent(
-        ScriptedModel(steps + [calls(call("note", "4", text="y")), Message.assistant("done")]),
+        ScriptedModel([*steps, calls(call("note", "4", text="y")), Message.assistant("done")]),
         [note, lookup, todo_write],
     )
     result = await agent.run("plan it", session=session)
@@ -320,7 +320,9 @@ async def test_user_prompt_submit_can_block_before_the_model_is_called() -> None
                 {
                     "hooks": [
                         {
-                            "command": "grep -q password && { echo 'no secrets in prompts' >&2; exit 2; } || echo 'context: 今天'"
+                            "command": "grep -q password"
+                            " && { echo 'no secrets in prompts' >&2; exit 2; }"
+                            " || echo 'context: 今天'"
                         }
                     ]
                 }
