@@ -2,7 +2,8 @@
 
 Configuration problems (no model, a missing API key, a malformed model string) end in one
 line that says what to set, never a traceback. The chat history lives in a SQLite session file,
-so a conversation continues where it stopped.
+so a conversation continues where it stopped. A tool call that needs approval is asked inline
+in the chat: y (this call), n, or a (always, for this session).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ import typer
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from toolweave.agent import Agent, AgentEvent, Session
+    from toolweave.agent import Agent, AgentEvent, ApprovalRequest, Approver, Session
+    from toolweave.agent.approvals import ApprovalAnswer
 
 MODEL_ENV = "TOOLWEAVE_MODEL"
 SESSIONS_ENV = "TOOLWEAVE_SESSIONS"
@@ -42,7 +44,13 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-def _build_agent(model: str | None, instructions: str | None, tools: str, max_turns: int) -> Agent:
+def _build_agent(
+    model: str | None,
+    instructions: str | None,
+    tools: str,
+    max_turns: int,
+    approver: Approver | None = None,
+) -> Agent:
     from toolweave.agent import Agent
     from toolweave.llm import ModelConfigError
     from toolweave.tools.demo import DEMO_TOOLS
@@ -57,9 +65,37 @@ def _build_agent(model: str | None, instructions: str | None, tools: str, max_tu
             list(DEMO_TOOLS) if tools == "demo" else [],
             instructions=instructions,
             max_turns=max_turns,
+            approver=approver,
         )
     except ModelConfigError as exc:
         raise _fail(str(exc)) from None
+
+
+_ANSWERS: dict[str, ApprovalAnswer] = {
+    "y": True, "yes": True, "n": False, "no": False, "a": "always", "always": "always",
+}  # fmt: skip
+
+
+def terminal_approver(console: Console, ask: Callable[[str], str]) -> Approver:
+    """An approver that asks in the terminal: y (this call), n, or a (always, this session).
+
+    `ask` (blocking, like `console.input`) runs in a worker thread, so the run's other calls
+    keep going while the person decides; end of input or Ctrl-C answers no.
+    """
+
+    async def approve(request: ApprovalRequest) -> ApprovalAnswer:
+        console.print(f"[yellow]  ? {escape(request.prompt())}[/]")
+        while True:
+            try:
+                line = await asyncio.to_thread(ask, "[bold yellow]  allow? [y/n/a][/] ")
+            except (EOFError, KeyboardInterrupt):
+                return False
+            answer = _ANSWERS.get(line.strip().lower())
+            if answer is not None:
+                return answer
+            console.print("[yellow]  answer y (yes, this call), n (no) or a (always)[/]")
+
+    return approve
 
 
 def escape(text: str) -> str:
@@ -114,7 +150,9 @@ def chat_command(
 
     from toolweave.agent import Session, SQLiteSessionStore
 
-    agent = _build_agent(model, instructions, tools, max_turns)
+    console = Console(highlight=False)
+    approver = terminal_approver(console, console.input)
+    agent = _build_agent(model, instructions, tools, max_turns, approver)
     try:
         store = SQLiteSessionStore(session_file.expanduser())
         session = Session(session_id, store=store)
@@ -123,7 +161,6 @@ def chat_command(
             f"cannot open the session file {str(session_file)!r} ({exc}); pass --session-file "
             f"or set {SESSIONS_ENV} to a writable path"
         ) from None
-    console = Console(highlight=False)
     try:
         chat_loop(agent, session, console, lambda: console.input("[bold green]you>[/] "))
     finally:
@@ -193,6 +230,7 @@ async def _stream(agent: Agent, session: Session, console: Console, line: str) -
 def _render(console: Console, event: AgentEvent) -> None:
     from toolweave.agent import (
         ModelTextDelta,
+        ToolCallBlocked,
         ToolExecutionCompleted,
         ToolExecutionStarted,
         TurnCompleted,
@@ -211,6 +249,9 @@ def _render(console: Console, event: AgentEvent) -> None:
         detail = f": {first[0][:100]}" if event.is_error and first else ""
         line = escape(f"{event.call.name} {event.duration:.2f}s{detail}")
         console.print(f"  {mark} [dim]{line}[/]")
+    elif isinstance(event, ToolCallBlocked):
+        line = escape(f"{event.call.name} blocked ({event.stage}): {event.reason[:160]}")
+        console.print(f"  [red]⊘[/] [dim]{line}[/]")
     elif isinstance(event, UserOutputSent):
         out = event.output
         shown = out.text if out.kind == "text" else f"{out.kind}: {out.filename or out.mime_type}"
