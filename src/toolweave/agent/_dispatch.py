@@ -59,8 +59,10 @@ async def dispatch_call(
 ) -> CallOutcome:  # fmt: skip
     refusal = await clear_call(setup.gates, request)
     if refusal is not None:
-        part = error_part(call, refusal.message, setup.max_chars)
-        return CallOutcome(part, refusal=None if refusal.recoverable else refusal)
+        if refusal.recoverable:
+            blocked = CallBlocked("gate", refusal.message, tool=call.name)
+            return _blocked(setup, call, blocked, text=refusal.message)
+        return CallOutcome(error_part(call, refusal.message, setup.max_chars), refusal=refusal)
     governance = setup.governance
     args = _arguments(call)
     if args is not None:
@@ -112,10 +114,12 @@ def _arguments(call: ToolCallPart) -> dict[str, Any] | None:
 
 
 def _blocked(
-    setup: CallSetup, call: ToolCallPart, blocked: CallBlocked, inv: ToolInvocation | None = None
-) -> CallOutcome:
+    setup: CallSetup, call: ToolCallPart, blocked: CallBlocked,
+    inv: ToolInvocation | None = None, *, text: str | None = None,
+) -> CallOutcome:  # fmt: skip
+    """The block as an event and as the call's result (`text`, else the block's message)."""
     setup.on_blocked(call, blocked)
-    return CallOutcome(error_part(call, blocked.message, setup.max_chars), inv)
+    return CallOutcome(error_part(call, text or blocked.message, setup.max_chars), inv)
 
 
 def _with_notes(part: ToolResultPart, notes: list[str], max_chars: int) -> ToolResultPart:

@@ -307,7 +307,7 @@ class Run:
             try:
                 config.governance.precheck(call.name, tool, self._gate())
             except CallBlocked as blocked:
-                self._blocked(call, blocked.stage, blocked.message, turn)
+                self._blocked(call, blocked.stage, blocked.reason, turn)
                 parts[i] = error_part(call, blocked.message, config.max_tool_result_chars)
                 continue
             except ToolError as denied:  # the declared-permission policy ends the run
@@ -318,7 +318,7 @@ class Run:
         setup = CallSetup(
             registry, config.governance, config.gates, config.tool_timeout,
             config.max_tool_result_chars, lambda call: self._started(call, turn),
-            lambda call, blocked: self._blocked(call, blocked.stage, blocked.message, turn),
+            lambda call, blocked: self._blocked(call, blocked.stage, blocked.reason, turn),
         )  # fmt: skip
         outcomes = await self._invoke_all(
             [asyncio.ensure_future(self._invoke(setup, i, calls[i], tool, parts, turn))

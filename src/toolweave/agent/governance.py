@@ -55,7 +55,8 @@ PERMISSION_MODES: tuple[PermissionMode, ...] = (
     "dontAsk",
     "bypassPermissions",
 )
-Stage = Literal["plan", "policy", "rules", "hook", "admin", "approval"]
+Stage = Literal["plan", "gate", "rules", "hook", "admin", "approval"]
+"""Where a call was blocked ("gate" is a custom `ToolGate` of `Agent(gates=...)`)."""
 PLAN_MODE_EXEMPT = frozenset({"todo_write"})
 """Tools plan mode lets through although they write: the plan itself."""
 _EDIT_PERMISSIONS = frozenset({"write", "filesystem"})

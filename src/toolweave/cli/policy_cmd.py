@@ -54,30 +54,52 @@ def call_arguments(call: str, arg: str | None) -> tuple[str, dict[str, str]]:
     return name, {arg: value}
 
 
+_CALL_ARG = typer.Argument(..., help="The call, as `tool(argument)`: 'bash(rm -rf build)'.")
+_SETTINGS = typer.Option(
+    [],
+    "--settings",
+    "-s",
+    help="A Claude Code settings.json to read (repeatable). Default: ~/.claude/settings.json, "
+    ".claude/settings.json and .claude/settings.local.json where they exist.",
+)
+_CONFIG = typer.Option(
+    None,
+    "--config",
+    "-c",
+    help="Explain toolweave.toml's [serve.rules] (what `toolweave serve` applies) instead.",
+)
+_ARG = typer.Option(
+    None, "--arg", help="The argument name the value is for (default: guessed from the tool)."
+)
+_DEFAULT = typer.Option("ask", "--default", help="Rules(default=...): allow, ask or deny.")
+
+
 @policy_app.command("explain")
 def explain(
-    call: str = typer.Argument(..., help="The call, as `tool(argument)`: 'bash(rm -rf build)'."),
-    settings: list[Path] = typer.Option(  # noqa: B008 - typer reads the default here
-        [],
-        "--settings",
-        "-s",
-        help="A Claude Code settings.json to read (repeatable). Default: ~/.claude/settings.json, "
-        ".claude/settings.json and .claude/settings.local.json where they exist.",
-    ),
-    arg: str | None = typer.Option(
-        None, "--arg", help="The argument name the value is for (default: guessed from the tool)."
-    ),
-    default: str = typer.Option("ask", "--default", help="Rules(default=...): allow, ask, deny."),
+    call: str = _CALL_ARG,
+    settings: list[Path] = _SETTINGS,
+    config: Path | None = _CONFIG,
+    arg: str | None = _ARG,
+    default: str = _DEFAULT,
 ) -> None:
     """Say whether a call is allowed, denied or asked, and which rule from which file decided."""
-    from toolweave.agent.rules import Rules, RuleSyntaxError
+    from toolweave.agent.rules import Rules
 
-    files = list(settings) or discovered_settings(Path.cwd())
     try:
-        rules = Rules.from_settings(*files, default=default)  # type: ignore[arg-type]
-    except RuleSyntaxError as exc:
+        if config is not None:
+            from toolweave.host.config import load_host_config
+
+            host = load_host_config(config)
+            root = str(config.resolve().parent)
+            rules = Rules.from_mapping(host.rules, source=f"{config} [serve.rules]", root=root)
+            origin = f"{config} [serve.rules]"
+        else:
+            files = list(settings) or discovered_settings(Path.cwd())
+            rules = Rules.from_settings(*files, default=default)  # type: ignore[arg-type]
+            origin = ", ".join(map(str, files)) or "no settings file"
+    except ValueError as exc:  # RuleSyntaxError and every configuration error
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
     name, args = call_arguments(call, arg)
-    typer.echo(f"rules from: {', '.join(map(str, files)) or 'no settings file'}")
+    typer.echo(f"rules from: {origin}")
     typer.echo(str(rules.explain(name, args)))
