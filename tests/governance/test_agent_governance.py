@@ -401,3 +401,49 @@ def test_json_roundtrip_of_blocked_event() -> None:
         json.dumps({"kind": event.kind, "stage": event.stage})
         == '{"kind": "tool_call_blocked", "stage": "rules"}'
     )
+
+
+async def test_session_start_pre_compact_and_session_end_hooks() -> None:
+    fired: list[tuple[str, Any]] = []
+    hooks = Hooks()
+
+    @hooks.on("SessionStart")
+    async def start(payload: dict[str, Any]) -> dict[str, Any]:
+        fired.append(("SessionStart", payload["source"]))
+        return {"hookSpecificOutput": {"additionalContext": "项目约定: 先写测试"}}
+
+    @hooks.on("PreCompact")
+    async def compact(payload: dict[str, Any]) -> None:
+        fired.append(("PreCompact", payload["trigger"]))
+
+    @tool(read_only=True)
+    def dump(n: int) -> str:
+        """Lots of text."""
+        return "x" * n
+
+    model = ScriptedModel(
+        [
+            calls(call("dump", "1", n=4000)),
+            calls(call("dump", "2", n=10)),
+            Message.assistant("ok"),
+            Message.assistant("again"),
+        ]
+    )
+    session = Session(max_history_tokens=200, keep_recent_results=0)
+    agent = Agent(model, [dump], hooks=hooks)
+    await agent.run("go", session=session)
+    await agent.run("more", session=session)
+    assert fired[0] == ("SessionStart", "startup")
+    assert ("PreCompact", "auto") in fired
+    assert [f for f in fired if f[0] == "SessionStart"] == [("SessionStart", "startup")]
+    assert "先写测试" in model.requests[0].messages[0].text
+    ended: list[dict[str, Any]] = []
+
+    @hooks.on("SessionEnd")
+    async def end(payload: dict[str, Any]) -> None:
+        ended.append(payload)
+
+    from toolweave.agent import GateContext
+
+    await agent.governance.fire("SessionEnd", GateContext.of(session), reason="exit")
+    assert ended[0]["session_id"] == session.id and ended[0]["reason"] == "exit"

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import io
+from typing import Any
 
 from rich.console import Console
 
-from toolweave.agent import Agent, Session
+from toolweave.agent import Agent, Hooks, Session
 from toolweave.cli.agent_cmd import chat_loop, terminal_approver
 from toolweave.llm import Message, ScriptedModel, ToolCallPart
 from toolweave.tools import Permission, tool
@@ -84,10 +85,14 @@ def test_end_of_input_answers_no() -> None:
         except StopIteration:
             raise EOFError from None
 
-    chat_loop(
-        Agent(model, [bash], approver=terminal_approver(console, ask)),
-        Session(),
-        console,
-        read_line,
-    )
+    hooks = Hooks()
+    ended: list[str] = []
+
+    @hooks.on("SessionEnd")
+    async def end(payload: dict[str, Any]) -> None:
+        ended.append(payload["reason"])
+
+    agent = Agent(model, [bash], approver=terminal_approver(console, ask), hooks=hooks)
+    chat_loop(agent, Session(), console, read_line)
     assert ran == [] and "the approver said no" in out.getvalue()
+    assert ended == ["prompt_input_exit"]

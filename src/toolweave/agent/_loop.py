@@ -339,12 +339,8 @@ class Run:
         return None
 
     def _gate(self) -> GateContext:
-        """The session's governance state, read per call: the mode may change at run time."""
-        session = self.session
-        return GateContext(
-            session.id, session.permission_mode, session.approvals, self.registry.policy,
-            session.requester,
-        )  # fmt: skip
+        """Read per call: the session's mode may be switched while the run goes on."""
+        return GateContext.of(self.session, self.registry.policy)
 
     def _started(self, call: ToolCallPart, turn: int) -> None:
         if self.emit is not None:

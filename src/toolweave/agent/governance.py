@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from toolweave.errors import ConfigError
 from toolweave.tools import (
@@ -34,6 +34,9 @@ from .approvals import (
 )
 from .hooks import HookOutcome, Hooks
 from .rules import Explanation, Rules, _rule_names
+
+if TYPE_CHECKING:
+    from .session import Session
 
 __all__ = [
     "PERMISSION_MODES",
@@ -106,6 +109,13 @@ class GateContext:
     policy: PermissionPolicy | None = None
     requester: str | None = None
     cwd: str | None = None
+
+    @classmethod
+    def of(cls, session: Session, policy: PermissionPolicy | None = None) -> GateContext:
+        """The session's governance state, read at this moment (the mode may change later)."""
+        return cls(
+            session.id, session.permission_mode, session.approvals, policy, session.requester
+        )
 
 
 @dataclass(frozen=True)

@@ -184,6 +184,7 @@ def chat_loop(
                 f"{escape(repr(session.id))} ({len(session.messages)} messages) · /clear, /exit"
             )
             _repl(runner, agent, session, console, read_line)
+            runner.run(_end_session(agent, session))
         finally:
             aclose = getattr(agent.model, "aclose", None)
             if aclose is not None:
@@ -220,6 +221,13 @@ def _repl(
                 console.print("\n[yellow](interrupted)[/]")
             except Exception as exc:
                 console.print(f"[red]error:[/] {escape(_one_line(exc))}")
+
+
+async def _end_session(agent: Agent, session: Session) -> None:
+    """SessionEnd hooks, when the person leaves the chat."""
+    from toolweave.agent import GateContext
+
+    await agent.governance.fire("SessionEnd", GateContext.of(session), reason="prompt_input_exit")
 
 
 async def _stream(agent: Agent, session: Session, console: Console, line: str) -> None:
