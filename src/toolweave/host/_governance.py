@@ -17,8 +17,8 @@ from toolweave.agent.approvals import ApprovalAnswer, ApprovalRequest, ApprovalS
 from toolweave.agent.governance import GateContext, Governance
 from toolweave.agent.hooks import Hooks
 from toolweave.agent.rules import Rules
-from toolweave.mcp.protocol import META_PROTOCOL_VERSION
 from toolweave.mcp.server.context import Context
+from toolweave.mcp.shared.constants import META_PROTOCOL_VERSION
 from toolweave.tools.base import Tool
 from toolweave.tools.context import ToolContext
 from toolweave.tools.errors import ApprovalRequired
