@@ -318,3 +318,20 @@ def test_approval_timeout_must_be_positive() -> None:
 def test_approval_state_is_per_session_memory() -> None:
     state = ApprovalState()
     assert state.always == set()
+
+
+async def test_permission_denied_hooks_hear_every_block() -> None:
+    heard: list[dict[str, Any]] = []
+    hooks = Hooks()
+
+    @hooks.on("PermissionDenied")
+    async def listen(payload: dict[str, Any]) -> None:
+        heard.append(payload)
+
+    gov = Governance(rules=Rules(deny=["bash(rm *)"]), hooks=hooks, approver=Recorder(False))
+    for command in ("rm -rf /", "make"):
+        with pytest.raises(CallBlocked):
+            await clear(gov, bash, {"command": command})
+    assert [h["tool_input"]["command"] for h in heard] == ["rm -rf /", "make"]
+    assert "bash(rm *)" in heard[0]["reason"] and "said no" in heard[1]["reason"]
+    assert heard[0]["hook_event_name"] == "PermissionDenied"
