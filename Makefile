@@ -48,4 +48,5 @@ pytest: install peers
 test: lint typecheck pytest
 
 bench: install peers
+	$(PY) -m pip install -q -e '.[bench]'
 	$(PY) benchmarks/run_all.py

@@ -1,6 +1,6 @@
 """AgentDojo's banking suite through toolweave: does the governance pipeline stop prompt injection?
 
-    .venv/bin/pip install agentdojo     # test/bench only, never a toolweave dependency
+    .venv/bin/pip install -e '.[bench]'   # agentdojo: bench only, never a toolweave dependency
     .venv/bin/python benchmarks/agentdojo_banking.py [--attack important_instructions]
 
 Offline and model-free. Every user task of the suite (v1.2) runs through `toolweave.Agent` on
@@ -244,6 +244,13 @@ async def main(attack_name: str, limit: int | None) -> None:
 
 
 if __name__ == "__main__":
+    try:
+        import agentdojo  # noqa: F401
+    except ImportError:
+        raise SystemExit(
+            "agentdojo is not installed: run `.venv/bin/pip install -e '.[bench]'` (or `make "
+            "bench`, which does); it runs offline once installed"
+        ) from None
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--attack", default="important_instructions")
     parser.add_argument("--limit", type=int, default=None, help="only the first N user tasks")
