@@ -335,3 +335,17 @@ async def test_permission_denied_hooks_hear_every_block() -> None:
     assert [h["tool_input"]["command"] for h in heard] == ["rm -rf /", "make"]
     assert "bash(rm *)" in heard[0]["reason"] and "said no" in heard[1]["reason"]
     assert heard[0]["hook_event_name"] == "PermissionDenied"
+
+
+def test_approval_state_works_across_event_loops() -> None:
+    state = ApprovalState()
+    gov = Governance(approver=Recorder(True))
+
+    async def two_at_once() -> None:
+        ctx = gate(state=state)
+        await asyncio.gather(
+            clear(gov, bash, {"command": "a"}, ctx), clear(gov, bash, {"command": "b"}, ctx)
+        )
+
+    asyncio.run(two_at_once())
+    asyncio.run(two_at_once())  # a lock bound to the first loop would raise here

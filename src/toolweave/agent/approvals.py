@@ -61,10 +61,17 @@ Approver = Callable[[ApprovalRequest], Awaitable[ApprovalAnswer] | ApprovalAnswe
 @dataclass
 class ApprovalState:
     """Per-session memory of approvals: tools answered "always", and the lock that asks one
-    question at a time."""
+    question at a time (one per event loop: `run_sync` runs each call on a new loop)."""
 
     always: set[str] = field(default_factory=set)
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _locks: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = field(default=None, repr=False)
+
+    @property
+    def lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        if self._locks is None or self._locks[0] is not loop:
+            self._locks = (loop, asyncio.Lock())
+        return self._locks[1]
 
 
 async def ask_approval(
