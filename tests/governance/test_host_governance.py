@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,10 @@ from mcp.client import Client
 
 from toolweave.host import ToolHost, parse_config
 from toolweave.host import providers as host_providers
+from toolweave.mcp.server.testing import connect
 from toolweave.tools import ApprovalRequired, Permission, ToolContext, tool
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 @tool(permissions=[Permission.SHELL], primary_arg="command")
@@ -194,3 +198,30 @@ def test_bad_serve_rules_name_the_table() -> None:
         parse_config({"serve": {"rules": {"allow": ["bash("]}}})
     with pytest.raises(ValueError, match=r"unknown key"):
         parse_config({"serve": {"rules": {"alow": []}}})
+
+
+async def test_rules_name_proxied_tools_the_claude_code_way(tmp_path: Path) -> None:
+    """`mcp__<server>__<tool>` rules reach tools the gateway proxies as `<server>__<tool>`."""
+    config = parse_config(
+        {
+            "serve": {
+                "providers": [],
+                "rules": {"deny": ["mcp__weather__get_*"], "allow": ["mcp__weather"]},
+            },
+            "mcpServers": {
+                "weather": {
+                    "command": sys.executable,
+                    "args": [str(EXAMPLES / "weather_server.py")],
+                }
+            },
+        }
+    )
+    host = ToolHost(config)
+    try:
+        async with connect(host.server) as client:
+            converted = await client.call_tool("weather__celsius_to_fahrenheit", {"celsius": 100})
+            denied = await client.call_tool("weather__get_weather", {"city": "北京"})
+    finally:
+        await host.close()
+    assert converted["structuredContent"] == {"result": 212.0}
+    assert denied["isError"] is True and "mcp__weather__get_*" in denied["content"][0]["text"]
