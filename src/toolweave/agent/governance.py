@@ -213,8 +213,16 @@ class Governance:
             if outcome.blocked:
                 await self._denied(tool_name, call_id, args, gate, outcome.reason)
                 raise CallBlocked("hook", outcome.reason, tool=tool_name)
-            if outcome.updated_input is not None:
+            if outcome.updated_input is not None and outcome.updated_input != args:
+                # The rewritten call meets the rules again: a hook tightens, never loosens.
                 args = outcome.updated_input
+                again = self._decide(tool_name, args, tool, gate)
+                if again.decision == "deny":
+                    await self._denied(tool_name, call_id, args, gate, again.reason)
+                    raise CallBlocked("rules", again.reason, tool=tool_name)
+                if again.decision == "ask":
+                    explicit_ask = explicit_ask or again.rule is not None
+                    needs_approval, reason = True, again.reason
             if outcome.decision == "ask":
                 needs_approval = True
                 reason = outcome.decision_reason or "a PreToolUse hook asked for approval"
@@ -264,7 +272,7 @@ class Governance:
             return Explanation("allow", "the permission policy allows it")
         if gate.mode == "bypassPermissions":
             return Explanation("allow", "permission mode 'bypassPermissions'")
-        if gate.mode == "acceptEdits" and _edits_only(tool):
+        if gate.mode == "acceptEdits" and explanation.rule is None and _edits_only(tool):
             return Explanation("allow", "permission mode 'acceptEdits' accepts file edits")
         return explanation
 
