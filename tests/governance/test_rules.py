@@ -219,3 +219,20 @@ def test_from_settings_rejects_malformed_files(tmp_path: Path) -> None:
     bad.write_text("{not json")
     with pytest.raises(RuleSyntaxError, match="cannot read settings file"):
         Rules.from_settings(bad)
+
+
+@pytest.mark.parametrize("command", ["ls$X -la", "$CMD x", "l? -la", "{ls,-la}", "l[s] x"])
+def test_a_command_name_computed_at_run_time_is_never_allowed(command: str) -> None:
+    rules = Rules(allow=["bash(l*)", "bash($*)", "bash({*)"])
+    assert rules.decide("bash", {"command": command}) == "ask"
+    assert Rules(deny=["bash(l*)"]).decide("bash", {"command": "ls$X"}) == "deny"
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["$'rm' -rf /", "rm${IFS}-rf /", "{rm,-rf,/}", "x=rm; $x -rf /", "git status; r? -rf /"],
+)
+def test_obfuscated_commands_are_never_allowed(command: str) -> None:
+    assert GUARD.decide("bash", {"command": command}) != "allow", GUARD.explain(
+        "bash", {"command": command}
+    )

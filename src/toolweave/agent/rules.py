@@ -33,6 +33,8 @@ _STRICTNESS: dict[Decision, int] = {"allow": 0, "ask": 1, "deny": 2}
 _PATH_ARGS = ("path", "file_path", "filename", "file", "directory", "dir")
 _URL_ARGS = ("url", "uri")
 _WRITE_TOOLS = ("edit", "write")
+_DYNAMIC_MARKS = ("$", "`", "*", "?", "[", "{")
+"""In a command name, these mean bash decides the name at run time (expansion, globbing)."""
 
 
 def asks_by_default(tool: Tool) -> bool:
@@ -296,11 +298,15 @@ def _command_decision(
     text: str, argv: tuple[str, ...], rules: list[Rule]
 ) -> tuple[Decision | None, Rule | None]:
     # Deny and ask rules also see the command by its bare name (`/bin/rm` is `rm`); allow rules
-    # only match what was written, so an allow can never be widened by a path.
+    # only match what was written, so an allow can never be widened by a path, and never a
+    # command whose name is computed when it runs (`ls$X`, `$CMD`, `r?`, `{rm,-rf,/}`).
     variants = [text]
     if "/" in argv[0]:
         variants.append(" ".join((os.path.basename(argv[0]), *argv[1:])))
+    dynamic = any(mark in argv[0] for mark in _DYNAMIC_MARKS)
     for rule in rules:
+        if rule.decision == "allow" and dynamic:
+            continue
         candidates = variants if rule.decision != "allow" else variants[:1]
         if any(rule.matches_command(v) for v in candidates):
             return rule.decision, rule
