@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from mcp_peers import EVERYTHING, FILESYSTEM, MEMORY, NODE, RAW_SERVER
 
+from toolweave.errors import ConfigError
 from toolweave.mcp import (
     MCPManager,
     MCPTool,
@@ -233,3 +234,60 @@ async def test_colliding_safe_names_keep_the_first_and_warn(
         assert [t.remote_name for t in bridged] == ["bad.structured"]
         assert len(manager.tools()) == 9  # ten on the server, one dropped
     assert any("both become 'raw__bad_structured'" in r.message for r in caplog.records)
+
+
+def test_missing_config_file_is_an_error_not_zero_servers(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.json"
+    with pytest.raises(ConfigError, match=r"missing\.json does not exist"):
+        MCPManager.from_config(missing)
+
+
+def test_vscode_servers_format_loads_like_claude_desktop(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(
+        json.dumps(
+            {
+                "inputs": [],
+                "servers": {
+                    "everything": {"type": "stdio", "command": NODE, "args": [EVERYTHING]},
+                    "web": {"type": "http", "url": "https://example.invalid/mcp"},
+                },
+            }
+        )
+    )
+    parsed = load_config(path)
+    assert parsed["everything"].command == NODE and parsed["everything"].args == [EVERYTHING]
+    assert parsed["web"].url == "https://example.invalid/mcp"
+    with pytest.raises(ConfigError, match="both `mcpServers` and `servers`"):
+        load_config({"mcpServers": {}, "servers": {}})
+    path.write_text(json.dumps({"mcp": {"x": {"command": "a"}}}))
+    with pytest.raises(ConfigError, match=r"no `mcpServers` \(Claude Desktop\) or `servers`"):
+        load_config(path)
+
+
+def test_field_types_are_validated_at_load() -> None:
+    cases = [
+        ({"command": ["npx", "-y"]}, r"mcpServers\.x\.command must be a string"),
+        ({"url": "ftp://host/mcp"}, r"mcpServers\.x\.url must be an http:// or https:// URL"),
+        ({"url": 42}, r"mcpServers\.x\.url must be an http"),
+        ({"command": "a", "cwd": 3}, r"mcpServers\.x\.cwd must be a directory path"),
+        ({"command": "a", "timeout": True}, r"mcpServers\.x\.timeout must be a positive"),
+        ({"command": "a", "type": "http"}, r"mcpServers\.x\.type is 'http' but the entry has"),
+        ({"url": "http://h/mcp", "type": "sse"}, r"use 'http' or 'streamable-http'"),
+    ]
+    for entry, message in cases:
+        with pytest.raises(ConfigError, match=message):
+            load_config({"mcpServers": {"x": entry}})
+
+
+async def test_self_management_writes_back_in_the_files_own_format(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"servers": {}}))
+    async with MCPManager.from_config(path) as manager:
+        tools = {t.name: t for t in self_management_tools(manager)}
+        result = await tools["mcp_add"].execute(
+            {"name": "every", "command": NODE, "args": [EVERYTHING]}, ToolContext()
+        )
+        assert not result.is_error, result.text
+    saved = json.loads(path.read_text())
+    assert set(saved) == {"servers"} and saved["servers"]["every"]["command"] == NODE

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -186,7 +187,40 @@ def test_cli_refuses_public_bind_without_token() -> None:
         timeout=60,
         env={k: v for k, v in os.environ.items() if k != "TOOLWEAVE_SERVE_TOKEN"},
     )
-    assert out.returncode == 2 and "token" in out.stderr
+    assert out.returncode == 2 and "--token" in out.stderr
+
+
+def test_cli_rejects_an_out_of_range_port_in_one_line() -> None:
+    out = subprocess.run(
+        [str(TOOLWEAVE), "serve", "--http", "127.0.0.1:99999"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 2
+    assert "--http port must be 0-65535 (0 picks a free port), not 99999" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+async def test_cli_port_zero_prints_the_bound_port_and_the_exact_command(tmp_path: Path) -> None:
+    config = tmp_path / "host.toml"
+    config.write_text('[serve]\nname = "zero"\n')
+    proc = start_serve(0, tmp_path, "--config", str(config))
+    try:
+        assert proc.stdout is not None
+        banner = "".join(iter_until(proc.stdout, "Ctrl+C"))
+        port = int(banner.split("http://127.0.0.1:")[1].split("/")[0])
+        assert port > 0 and ":0/" not in banner
+        again = f"{TOOLWEAVE} serve --http 127.0.0.1:{port} --config {config}"
+        assert f"This server again: {again}" in banner
+        desktop = json.loads("{" + banner.split("either spawning it:\n{")[1].split("\n}")[0] + "}")
+        assert desktop["toolweave"]["args"] == ["serve", "--stdio", "--config", str(config)]
+        async with Client(f"http://127.0.0.1:{port}/mcp", mode="legacy") as client:
+            tools = (await client.list_tools()).tools
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert len(tools) == 3
 
 
 async def test_cli_http_prints_how_to_connect_and_serves(tmp_path: Path) -> None:

@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 import shutil
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+if TYPE_CHECKING:
+    from toolweave.host import HostConfig
+
+MAX_PORT = 65535
+
 HOW_TO_CONNECT = """\
 toolweave serve: MCP endpoint {url}
+This server again: {command}
 
 Add it to Claude Code:
   claude mcp add --transport http toolweave {url}{auth_flag}
@@ -30,7 +37,42 @@ def _split_address(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
     if not sep or not port.isdigit():
         raise typer.BadParameter(f"--http expects HOST:PORT such as 127.0.0.1:8765, not {value!r}")
+    if int(port) > MAX_PORT:
+        raise typer.BadParameter(
+            f"--http port must be 0-{MAX_PORT} (0 picks a free port), not {int(port)}"
+        )
     return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def _executable() -> str:
+    """The `toolweave` script beside this interpreter, absolute: hosts spawn it from elsewhere."""
+    script = Path(sys.executable).with_name("toolweave")
+    executable = str(script) if script.exists() else shutil.which("toolweave") or sys.argv[0]
+    return str(Path(executable).absolute())
+
+
+def _banner(config: HostConfig) -> str:
+    """How to connect, with the exact commands that reproduce this server (its config file and
+    the port it actually bound)."""
+    executable = _executable()
+    config_args = ["--config", str(config.source.absolute())] if config.source else []
+    address = f"[{config.host}]" if ":" in config.host else config.host
+    command = [executable, "serve", "--http", f"{address}:{config.port}", *config_args]
+    if config.token:
+        command += ["--token", "<token>"]
+    desktop = json.dumps(
+        {"toolweave": {"command": executable, "args": ["serve", "--stdio", *config_args]}},
+        indent=2,
+    )
+    auth_flag = ' --header "Authorization: Bearer <token>"' if config.token else ""
+    remote_auth = ', "--header", "Authorization: Bearer <token>"' if config.token else ""
+    return HOW_TO_CONNECT.format(
+        url=config.url,
+        command=shlex.join(command),
+        desktop=desktop,
+        auth_flag=auth_flag,
+        remote_auth=remote_auth,
+    )
 
 
 def serve(
@@ -69,19 +111,8 @@ def serve(
     if host_config.transport == "stdio":
         asyncio.run(host.serve_stdio())
         return
-    script = Path(sys.executable).with_name("toolweave")
-    executable = str(script) if script.exists() else shutil.which("toolweave") or sys.argv[0]
-    executable = str(Path(executable).absolute())  # hosts spawn it from their own directory
-    desktop = json.dumps(
-        {"toolweave": {"command": executable, "args": ["serve", "--stdio"]}}, indent=2
-    )
-    auth_flag = ' --header "Authorization: Bearer <token>"' if host_config.token else ""
-    remote_auth = ', "--header", "Authorization: Bearer <token>"' if host_config.token else ""
-    banner = HOW_TO_CONNECT.format(
-        url=host_config.url, desktop=desktop, auth_flag=auth_flag, remote_auth=remote_auth
-    )
     try:
-        asyncio.run(host.serve_http(on_ready=lambda: typer.echo(banner)))
+        asyncio.run(host.serve_http(on_ready=lambda: typer.echo(_banner(host_config))))
     except KeyboardInterrupt:
         pass
     except OSError as exc:  # the port is taken or the address is not ours

@@ -213,6 +213,7 @@ class ToolHost:
         try:
             sock.bind((config.host.strip("[]"), config.port))
             sock.listen(2048)
+            config.port = sock.getsockname()[1]  # the bound port, when 0 asked for a free one
             if on_ready is not None:
                 on_ready()
             await server.serve(sockets=[sock])

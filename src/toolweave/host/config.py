@@ -108,8 +108,8 @@ class HostConfig:
         if self.transport == "http" and not self.loopback and not self.token:
             raise ConfigError(
                 f"[serve].host = {self.host!r} exposes the server beyond this machine: set "
-                f"[serve].token (or the {TOKEN_ENV} environment variable) so clients must send "
-                "a bearer token, or bind to 127.0.0.1"
+                f"[serve].token (or pass --token, or set the {TOKEN_ENV} environment variable) so "
+                "clients must send a bearer token, or bind to 127.0.0.1"
             )
 
 
@@ -152,9 +152,11 @@ def parse_config(raw: dict[str, Any], *, source: Path | None = None) -> HostConf
     if "host" in serve:
         config.host = _expect("[serve].host", serve["host"], str, "an address like 127.0.0.1")
     if "port" in serve:
-        config.port = _expect("[serve].port", serve["port"], int, "an integer 1-65535")
-        if not 0 < config.port < 65536:
-            raise ConfigError(f"[serve].port must be 1-65535, not {config.port}")
+        config.port = _expect("[serve].port", serve["port"], int, "an integer 0-65535")
+        if not 0 <= config.port < 65536:
+            raise ConfigError(
+                f"[serve].port must be 0-65535 (0 picks a free port), not {config.port}"
+            )
     if "path" in serve:
         config.path = _expect("[serve].path", serve["path"], str, "a path like /mcp")
         if not config.path.startswith("/"):

@@ -22,7 +22,7 @@ from toolweave.tools.base import Tool
 from toolweave.tools.function_tool import FunctionTool
 from toolweave.tools.result import ToolResult
 
-from .manager import SERVER_NAME, MCPManager, ServerConfig
+from .manager import SERVER_NAME, MCPManager, ServerConfig, servers_key
 
 
 def parse_pairs(items: list[str] | None, field_name: str) -> dict[str, str]:
@@ -66,14 +66,20 @@ def write_config_file(path: Path, data: dict[str, Any]) -> None:
 
 def _update_file(path: Path, name: str, entry: dict[str, Any] | None) -> None:
     data = read_config_file(path)
-    servers = data.get("mcpServers")
+    key = servers_key(data)
+    servers = data.get(key)
     servers = dict(servers) if isinstance(servers, dict) else {}
     if entry is None:
         servers.pop(name, None)
     else:
         servers[name] = entry
-    data["mcpServers"] = servers
+    data[key] = servers
     write_config_file(path, data)
+
+
+def _file_servers(path: Path) -> dict[str, Any]:
+    data = read_config_file(path)
+    return data.get(servers_key(data)) or {}
 
 
 def self_management_tools(manager: MCPManager, config_path: str | Path | None = None) -> list[Tool]:
@@ -160,7 +166,7 @@ def self_management_tools(manager: MCPManager, config_path: str | Path | None = 
         if name in manager.servers:
             removed = await manager.remove(name)
         try:
-            on_file = name in (read_config_file(path).get("mcpServers") or {})
+            on_file = name in _file_servers(path)
             if on_file:
                 _update_file(path, name, None)
         except (OSError, ValueError) as exc:
@@ -178,7 +184,7 @@ def self_management_tools(manager: MCPManager, config_path: str | Path | None = 
             name: The server to reconnect.
         """
         try:
-            entry = (read_config_file(path).get("mcpServers") or {}).get(name)
+            entry = _file_servers(path).get(name)
             config = ServerConfig.from_dict(name, entry) if entry is not None else None
         except ValueError as exc:
             return ToolResult.error(f"The definition of {name!r} in {path} is invalid: {exc}")
