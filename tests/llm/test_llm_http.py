@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from typing import Any
 
 import httpx
 import pytest
@@ -18,6 +19,7 @@ from toolweave.llm import (
     ModelRequest,
     OpenAIChatModel,
     OpenAIResponsesModel,
+    ToolCallReady,
     _http,
 )
 
@@ -159,3 +161,47 @@ async def test_x_should_retry_overrides_the_status_rule(
     replay.json("openai_chat_text.json")
     assert (await _chat(replay, client).complete(ModelRequest(opening()))).message.text
     assert len(replay.requests) == 2
+
+
+@pytest.mark.parametrize(
+    ("factory", "fixture", "tool"),
+    [
+        (
+            lambda url, c: OpenAIChatModel("m", base_url=url, api_key="k", client=c),
+            "openai_chat_tools.json",
+            "get_weather",
+        ),
+        (
+            lambda url, c: OpenAIResponsesModel("m", base_url=url, api_key="k", client=c),
+            "responses_tools.json",
+            "get_weather",
+        ),
+        (
+            lambda url, c: AnthropicModel("m", base_url=url, api_key="k", client=c),
+            "anthropic_tools.json",
+            "get_weather",
+        ),
+        (
+            lambda url, c: GeminiModel("m", base_url=url, api_key="k", client=c),
+            "gemini_tools.json",
+            "get_weather",
+        ),
+    ],
+)
+async def test_a_plain_json_answer_to_a_streaming_request_is_replayed_as_a_stream(
+    replay: ReplayServer, client: httpx.AsyncClient, factory: object, fixture: str, tool: str
+) -> None:
+    # Some OpenAI-compatible servers ignore "stream": true and send one JSON body.
+    replay.json(fixture)
+    model = factory(replay.url, client)  # type: ignore[operator]
+    streamed_events, streamed = await collect(model.stream(ModelRequest(opening())))
+    replay.json(fixture)
+    whole = await model.complete(ModelRequest(opening()))
+
+    def calls(message: Any) -> list[tuple[str, Any]]:  # Gemini mints call ids per parse
+        return [(c.name, c.arguments) for c in message.tool_calls]
+
+    assert calls(streamed.message) == calls(whole.message) and streamed.usage == whole.usage
+    assert streamed.message.text == whole.message.text
+    assert streamed.message.tool_calls and {c.name for c in streamed.message.tool_calls} == {tool}
+    assert any(isinstance(e, ToolCallReady) for e in streamed_events)

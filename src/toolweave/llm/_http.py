@@ -14,15 +14,14 @@ import json
 import os
 import random
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
-from contextlib import aclosing
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Self
 
 import httpx
 
 from toolweave._sse import SSEDecoder
 
-from .types import ModelConfigError, ModelError, StreamEvent
+from .types import ModelConfigError, ModelError, ModelResponse, StreamEvent, response_events
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 BACKOFF_BASE = 0.5
@@ -216,35 +215,54 @@ class HTTPModel:
         except ValueError as exc:
             raise ModelError(response.status_code, f"invalid JSON from {url}: {exc}") from exc
 
-    async def _sse(self, url: str, body: Any) -> AsyncGenerator[tuple[str, str], None]:
-        """Yield `(event, data)` pairs of a streamed response."""
-        response = await self._send(url, body, stream=True)
-        decoder = SSEDecoder()
-        try:
-            async for chunk in response.aiter_bytes():
-                for event in decoder.feed(chunk):
-                    yield event
-        except httpx.TransportError as exc:
-            raise ModelError(
-                None, f"stream interrupted: {type(exc).__name__}: {exc}", True
-            ) from exc
-        finally:
-            await response.aclose()
-
     async def _stream_events(
-        self, url: str, body: Any, feed: Callable[[str], list[StreamEvent]]
+        self,
+        url: str,
+        body: Any,
+        feed: Callable[[str], list[StreamEvent]],
+        whole: Callable[[Any], ModelResponse],
     ) -> AsyncIterator[StreamEvent]:
         """Yield what `feed` makes of each SSE payload; a payload it cannot read is a ModelError.
 
-        The response is closed as soon as this generator stops, even when the caller raises.
+        Some OpenAI-compatible servers ignore `"stream": true` and answer with one JSON body:
+        that body is read with `whole` (the adapter's non-streaming parser) and replayed as
+        stream events ending in `Finished`, after which the caller must stop (it sees the
+        `Finished`). The response is closed as soon as this generator stops, even when the
+        caller raises.
         """
-        async with aclosing(self._sse(url, body)) as events:
-            async for _event, data in events:
+        response = await self._send(url, body, stream=True)
+        try:
+            content_type = response.headers.get("content-type", "")
+            if "json" in content_type and "event-stream" not in content_type:
+                raw = await response.aread()
                 try:
-                    parsed = feed(data)
+                    parsed = whole(json.loads(raw))
                 except (ValueError, LookupError, TypeError, AttributeError) as exc:
                     raise ModelError(
-                        None, f"unreadable stream event from {url} ({exc!r}): {data[:200]}"
+                        response.status_code, f"unreadable JSON answer from {url} ({exc!r})"
                     ) from exc
-                for event in parsed:
+                async for event in response_events(parsed):
                     yield event
+                return
+            decoder = SSEDecoder()
+            async for chunk in _chunks(response):
+                for _event, data in decoder.feed(chunk):
+                    try:
+                        events = feed(data)
+                    except (ValueError, LookupError, TypeError, AttributeError) as exc:
+                        raise ModelError(
+                            None, f"unreadable stream event from {url} ({exc!r}): {data[:200]}"
+                        ) from exc
+                    for event in events:
+                        yield event
+        finally:
+            await response.aclose()
+
+
+async def _chunks(response: httpx.Response) -> AsyncIterator[bytes]:
+    """The body's bytes; a connection dropped mid-stream is a retryable ModelError."""
+    try:
+        async for chunk in response.aiter_bytes():
+            yield chunk
+    except httpx.TransportError as exc:
+        raise ModelError(None, f"stream interrupted: {type(exc).__name__}: {exc}", True) from exc

@@ -13,6 +13,7 @@ input becomes the reply text, and `supports_native_output` is False so an agent 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import AsyncIterator, Mapping
@@ -347,6 +348,10 @@ class AnthropicModel(HTTPModel):
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         parser = AnthropicStreamParser(request.output_name if request.output_schema else None)
         body = self.build_body(request, stream=True)
-        async for event in self._stream_events(f"{self.base_url}/v1/messages", body, parser.feed):
+        whole = functools.partial(parse_message, output_name=parser.output_name)
+        url = f"{self.base_url}/v1/messages"
+        async for event in self._stream_events(url, body, parser.feed, whole):
             yield event
+            if isinstance(event, Finished):
+                return  # the server answered with one JSON body
         yield Finished(parser.finish_response())

@@ -362,8 +362,11 @@ class GeminiModel(HTTPModel):
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         parser = GeminiStreamParser()
         url = self._url("streamGenerateContent") + "?alt=sse"
-        async for event in self._stream_events(url, self.build_body(request), parser.feed):
+        body = self.build_body(request)
+        async for event in self._stream_events(url, body, parser.feed, parse_generate_content):
             yield event
+            if isinstance(event, Finished):
+                return  # the server answered with one JSON body
         if parser.finish is None and not parser.blocked:
             # Gemini puts finishReason on the last chunk; without it the stream was cut.
             raise ModelError(None, "stream ended before a finishReason", retryable=True)

@@ -388,10 +388,11 @@ class OpenAIChatModel(HTTPModel):
     async def _stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         parser = ChatStreamParser()
         url = f"{self.base_url}/chat/completions"
-        async for event in self._stream_events(
-            url, self.build_body(request, stream=True), parser.feed
-        ):
+        body = self.build_body(request, stream=True)
+        async for event in self._stream_events(url, body, parser.feed, parse_chat_completion):
             yield event
+            if isinstance(event, Finished):
+                return  # the server ignored "stream": true and sent one JSON body
         events, response = parser.finish_response()
         for event in events:
             yield event

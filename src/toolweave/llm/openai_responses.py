@@ -276,6 +276,9 @@ class OpenAIResponsesModel(HTTPModel):
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         parser = ResponsesStreamParser()
         body = self.build_body(request, stream=True)
-        async for event in self._stream_events(f"{self.base_url}/responses", body, parser.feed):
+        url = f"{self.base_url}/responses"
+        async for event in self._stream_events(url, body, parser.feed, parse_response):
             yield event
+            if isinstance(event, Finished):
+                return  # the server answered with one JSON body
         yield Finished(parser.finish_response())

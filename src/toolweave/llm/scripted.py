@@ -6,23 +6,11 @@ Both are public: tests, examples and offline demos drive the agent loop with the
 from __future__ import annotations
 
 import inspect
-import json
-import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import TypeAlias, cast
 
-from .messages import Message, TextPart, ThinkingPart
-from .types import (
-    Finished,
-    ModelRequest,
-    ModelResponse,
-    StreamEvent,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallDelta,
-    ToolCallReady,
-    Usage,
-)
+from .messages import Message
+from .types import ModelRequest, ModelResponse, StreamEvent, Usage, response_events
 
 StepResult: TypeAlias = Message | ModelResponse
 Step: TypeAlias = (
@@ -32,7 +20,6 @@ Step: TypeAlias = (
     | type[BaseException]
     | Callable[[ModelRequest], StepResult | Awaitable[StepResult]]
 )
-_WORDS = re.compile(r"\S+\s*|\s+")
 
 
 async def _resolve(step: Step, request: ModelRequest, usage: Usage | None) -> ModelResponse:
@@ -51,21 +38,6 @@ async def _resolve(step: Step, request: ModelRequest, usage: Usage | None) -> Mo
     raise TypeError(
         f"a scripted step must be a Message, ModelResponse, exception or callable, got {value!r}"
     )
-
-
-async def _stream_response(response: ModelResponse) -> AsyncIterator[StreamEvent]:
-    """Split a finished response into the events a real provider would stream."""
-    for part in response.message.parts:
-        if isinstance(part, TextPart):
-            for word in _WORDS.findall(part.text):
-                yield TextDelta(word)
-        elif isinstance(part, ThinkingPart) and part.text:
-            yield ThinkingDelta(part.text)
-    for index, call in enumerate(response.message.tool_calls):
-        arguments = json.dumps(call.arguments, ensure_ascii=False)
-        yield ToolCallDelta(index, call.id, call.name, arguments)
-        yield ToolCallReady(call)
-    yield Finished(response)
 
 
 class ScriptedModel:
@@ -104,7 +76,7 @@ class ScriptedModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         response = await self.complete(request)
-        async for event in _stream_response(response):
+        async for event in response_events(response):
             yield event
 
 
@@ -130,5 +102,5 @@ class FunctionModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         response = await self.complete(request)
-        async for event in _stream_response(response):
+        async for event in response_events(response):
             yield event

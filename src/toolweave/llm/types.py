@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from toolweave.errors import ConfigError, ToolweaveError
 from toolweave.tools import ToolDef
 
-from .messages import Message, ToolCallPart
+from .messages import Message, TextPart, ThinkingPart, ToolCallPart
 
 FinishReason = Literal["stop", "tool_calls", "length", "content_filter", "error"]
 ToolChoice: TypeAlias = Literal["auto", "none", "required"] | dict[str, str]
@@ -94,6 +97,25 @@ class Finished:
 
 
 StreamEvent: TypeAlias = TextDelta | ThinkingDelta | ToolCallDelta | ToolCallReady | Finished
+
+_WORDS = re.compile(r"\S+\s*|\s+")
+
+
+async def response_events(response: ModelResponse) -> AsyncIterator[StreamEvent]:
+    """Split a finished response into the events a real provider would stream: what
+    `ScriptedModel` streams, and what an adapter yields when a server answers a streaming
+    request with one plain JSON body."""
+    for part in response.message.parts:
+        if isinstance(part, TextPart):
+            for word in _WORDS.findall(part.text):
+                yield TextDelta(word)
+        elif isinstance(part, ThinkingPart) and part.text:
+            yield ThinkingDelta(part.text)
+    for index, call in enumerate(response.message.tool_calls):
+        arguments = json.dumps(call.arguments, ensure_ascii=False)
+        yield ToolCallDelta(index, call.id, call.name, arguments)
+        yield ToolCallReady(call)
+    yield Finished(response)
 
 
 class ModelError(ToolweaveError):
