@@ -205,3 +205,23 @@ async def test_a_plain_json_answer_to_a_streaming_request_is_replayed_as_a_strea
     assert streamed.message.text == whole.message.text
     assert streamed.message.tool_calls and {c.name for c in streamed.message.tool_calls} == {tool}
     assert any(isinstance(e, ToolCallReady) for e in streamed_events)
+
+
+async def test_a_refused_key_names_where_it_came_from(
+    replay: ReplayServer, client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_COMPAT_API_KEY", "wrong")
+    replay.json("openai_error_400.json", 401)
+    model = OpenAIChatModel(
+        "m", base_url=replay.url, client=client, api_key_env=("OPENAI_COMPAT_API_KEY",)
+    )
+    with pytest.raises(ModelError) as caught:
+        await model.complete(ModelRequest(opening()))
+    assert caught.value.status == 401
+    assert f"the API key from OPENAI_COMPAT_API_KEY was refused by {replay.url}" in str(
+        caught.value
+    )
+    replay.json("openai_error_400.json", 401)
+    explicit = OpenAIChatModel("m", base_url=replay.url, client=client, api_key="k")
+    with pytest.raises(ModelError, match=r"the API key from api_key=\.\.\. was refused"):
+        await explicit.complete(ModelRequest(opening()))

@@ -38,16 +38,17 @@ CONNECT_TIMEOUT = 10.0
 
 def resolve_api_key(
     api_key: str | None, env_vars: Sequence[str], owner: str, *, required: bool = True
-) -> str | None:
-    """The explicit key, else the first set environment variable, else a clear error."""
+) -> tuple[str | None, str]:
+    """The explicit key, else the first set environment variable, else a clear error; with
+    where it came from (`api_key=...` or the variable's name), for a 401 to point at."""
     if api_key:
-        return api_key
+        return api_key, "api_key=..."
     for name in env_vars:
         value = os.environ.get(name)
         if value:
-            return value
+            return value, name
     if not required:
-        return None
+        return None, " or ".join(env_vars)
     names = " or ".join(env_vars)
     raise ModelConfigError(
         f"{owner} needs an API key: set the environment variable {names} "
@@ -147,6 +148,16 @@ class HTTPModel:
         self._client = client
         self._owns_client = client is None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.key_source = ""
+        """Where the API key came from (a variable name or `api_key=...`), named on a 401."""
+
+    def _use_key(
+        self, api_key: str | None, env_vars: Sequence[str], *, required: bool = True
+    ) -> str | None:
+        key, self.key_source = resolve_api_key(
+            api_key, env_vars, type(self).__name__, required=required
+        )
+        return key
 
     @property
     def model_name(self) -> str:
@@ -204,7 +215,10 @@ class HTTPModel:
                 hint == "true" if hint in ("true", "false") else is_retryable(response.status_code)
             )
             if not retryable or attempt >= self.max_retries:
-                raise ModelError(response.status_code, error_message(raw), retryable)
+                message = error_message(raw)
+                if response.status_code in (401, 403) and self.key_source:
+                    message += f" (the API key from {self.key_source} was refused by {url})"
+                raise ModelError(response.status_code, message, retryable)
             await asyncio.sleep(backoff_delay(attempt, response.headers))
             attempt += 1
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx
 
-from ._http import DEFAULT_TIMEOUT, HTTPModel, resolve_api_key
+from ._http import DEFAULT_TIMEOUT, HTTPModel
 from ._wire import system_text, tool_call
 from .messages import (
     ImagePart,
@@ -290,7 +290,7 @@ class AnthropicModel(HTTPModel):
             headers=headers,
             client=client,
         )
-        self.api_key = resolve_api_key(api_key, ("ANTHROPIC_API_KEY",), type(self).__name__)
+        self.api_key = self._use_key(api_key, ("ANTHROPIC_API_KEY",))
         self.thinking_budget = thinking_budget
         self.extra_body = dict(extra_body or {})
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import httpx
 
-from ._http import DEFAULT_TIMEOUT, HTTPModel, is_retryable, resolve_api_key
+from ._http import DEFAULT_TIMEOUT, HTTPModel, is_retryable
 from ._wire import new_call_id, system_text, tool_result_value
 from .messages import ImagePart, Message, Part, TextPart, ThinkingPart, ToolCallPart
 from .schema_dialects import strip_for_gemini_json_schema, to_gemini_schema
@@ -290,9 +290,7 @@ class GeminiModel(HTTPModel):
             headers=headers,
             client=client,
         )
-        self.api_key = resolve_api_key(
-            api_key, ("GEMINI_API_KEY", "GOOGLE_API_KEY"), type(self).__name__
-        )
+        self.api_key = self._use_key(api_key, ("GEMINI_API_KEY", "GOOGLE_API_KEY"))
         self.schema_mode: SchemaMode = schema_mode
         self.api_version = api_version
         self.extra_body = dict(extra_body or {})

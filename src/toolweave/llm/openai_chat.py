@@ -17,7 +17,7 @@ from typing import Any, Literal
 import httpx
 
 from . import prompted
-from ._http import DEFAULT_TIMEOUT, HTTPModel, resolve_api_key
+from ._http import DEFAULT_TIMEOUT, HTTPModel
 from ._wire import (
     arguments_json,
     image_url,
@@ -309,9 +309,7 @@ class OpenAIChatModel(HTTPModel):
             headers=headers,
             client=client,
         )
-        self.api_key = resolve_api_key(
-            api_key, tuple(api_key_env), type(self).__name__, required=require_api_key
-        )
+        self.api_key = self._use_key(api_key, tuple(api_key_env), required=require_api_key)
         self.tool_mode = tool_mode
         self.output_mode: OutputMode = output_mode
         self.max_tokens_field = max_tokens_field

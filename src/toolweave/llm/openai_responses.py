@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from ._http import DEFAULT_TIMEOUT, HTTPModel, resolve_api_key
+from ._http import DEFAULT_TIMEOUT, HTTPModel
 from ._wire import arguments_json, image_url, tool_call
 from .messages import ImagePart, Message, Part, TextPart, ThinkingPart
 from .schema_dialects import to_openai_strict
@@ -219,7 +219,7 @@ class OpenAIResponsesModel(HTTPModel):
             headers=headers,
             client=client,
         )
-        self.api_key = resolve_api_key(api_key, tuple(api_key_env), type(self).__name__)
+        self.api_key = self._use_key(api_key, tuple(api_key_env))
         self.reasoning_effort = reasoning_effort
         self.extra_body = dict(extra_body or {})
 
