@@ -81,6 +81,9 @@ class HTTPTransport:
         self._by_request: dict[Any, asyncio.Task[None]] = {}
         self._reinit_lock = asyncio.Lock()
         self._on_message: Callable[[Any], None] = lambda message: None
+        self.fail_request: Callable[[Any, MCPError], None] = lambda request_id, exc: None
+        """Set by the client to its peer's `fail`: a POST that never reached the server fails
+        its request with `MCPConnectionClosed`, the error stdio raises too."""
         self._get_started = False
         self._initialize_id: Any = None
 
@@ -147,11 +150,13 @@ class HTTPTransport:
         """Post one request; a failure becomes that request's error answer."""
         try:
             await self._post(message)
+        except MCPConnectionClosed as exc:
+            self.fail_request(message["id"], exc)
         except JSONRPCError as exc:
             self._on_message({"jsonrpc": "2.0", "id": message["id"], "error": exc.to_dict()})
         except Exception as exc:
-            error = {"code": CONNECTION_CLOSED, "message": f"{type(exc).__name__}: {exc}"}
-            self._on_message({"jsonrpc": "2.0", "id": message["id"], "error": error})
+            failure = MCPConnectionClosed(f"POST {self.url} failed: {type(exc).__name__}: {exc}")
+            self.fail_request(message["id"], failure)
 
     async def _post(self, message: dict[str, Any]) -> None:
         client = self._client
@@ -166,8 +171,8 @@ class HTTPTransport:
             try:
                 response = await client.send(request, stream=True)
             except Exception as exc:
-                raise JSONRPCError(
-                    CONNECTION_CLOSED, f"POST {self.url} failed: {type(exc).__name__}: {exc}"
+                raise MCPConnectionClosed(
+                    f"could not reach the MCP server at {self.url}: {type(exc).__name__}: {exc}"
                 ) from exc
             status = response.status_code
             if status in (401, 403) and self.auth is not None:

@@ -174,6 +174,8 @@ class MCPClient(ServerFeatures):
             await self.transport.start(peer.feed, peer.close)
             if hasattr(self.transport, "reinitialize"):
                 self.transport.reinitialize = self._renegotiate
+            if hasattr(self.transport, "fail_request"):
+                self.transport.fail_request = peer.fail
             try:
                 await self._negotiate(peer)
             except BaseException:

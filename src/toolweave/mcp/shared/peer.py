@@ -269,6 +269,12 @@ class JSONRPCPeer:
         if outcome is not None and inspect.isawaitable(outcome):
             self._spawn(outcome)
 
+    def fail(self, request_id: Any, exc: MCPError) -> None:
+        """Fail one pending request with `exc` (a transport that could not deliver it)."""
+        pending = self._pending.get(request_id)
+        if pending is not None and not pending.future.done():
+            pending.future.set_exception(exc)
+
     def _on_response(self, message: dict[str, Any]) -> None:
         response_id = message.get("id")
         # `true` == 1 in Python: a boolean id must not answer request 1.
