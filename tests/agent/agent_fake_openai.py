@@ -25,10 +25,15 @@ class Reply:
 
 
 class FakeOpenAI:
-    """`with FakeOpenAI(replies) as server:` then point a model at `server.base_url`."""
+    """`with FakeOpenAI(replies) as server:` then point a model at `server.base_url`.
 
-    def __init__(self, replies: list[Reply]) -> None:
+    `ignore_stream=True` answers streaming requests with one JSON body, as some
+    OpenAI-compatible servers do.
+    """
+
+    def __init__(self, replies: list[Reply], *, ignore_stream: bool = False) -> None:
         self.replies = list(replies)
+        self.ignore_stream = ignore_stream
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         fake = self
@@ -47,7 +52,7 @@ class FakeOpenAI:
                     reply = fake.replies.pop(0) if fake.replies else None
                 if reply is None:
                     self._json(400, {"error": {"message": "fake server: script exhausted"}})
-                elif body.get("stream"):
+                elif body.get("stream") and not fake.ignore_stream:
                     self._stream(body, reply)
                 else:
                     self._json(200, _completion(body["model"], reply))

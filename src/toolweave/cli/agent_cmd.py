@@ -9,6 +9,7 @@ in the chat: y (this call), n, or a (always, for this session).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sqlite3
 from collections.abc import Callable
@@ -17,10 +18,21 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from toolweave.errors import ConfigError
+
+from .agent_tools import AgentTools, open_agent_tools
+
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from toolweave.agent import Agent, AgentEvent, ApprovalRequest, Approver, Session
+    from toolweave.agent import (
+        Agent,
+        AgentEvent,
+        ApprovalRequest,
+        Approver,
+        RunResult,
+        Session,
+    )
     from toolweave.agent.approvals import ApprovalAnswer
 
 MODEL_ENV = "TOOLWEAVE_MODEL"
@@ -31,7 +43,22 @@ _MODEL = typer.Option(
     None, "--model", "-m", envvar=MODEL_ENV, help="Model string, e.g. openai:gpt-4o."
 )
 _INSTRUCTIONS = typer.Option(None, "--instructions", "-i", help="System instructions.")
-_TOOLS = typer.Option("demo", "--tools", help="Tool set: 'demo' (weather, math) or 'none'.")
+_TOOLS = typer.Option(
+    None,
+    "--tools",
+    help="Built-in tools: 'demo' (weather, math) or 'none' (default: demo; none with --config).",
+)
+_MCP = typer.Option(
+    None,
+    "--mcp",
+    help="MCP servers to use: an mcp.json (Claude Desktop 'mcpServers' or VS Code 'servers').",
+)
+_EAGER = typer.Option(
+    False, "--eager", help="Offer every MCP tool from the start (default: mcp_discover/mcp_load)."
+)
+_CONFIG = typer.Option(
+    None, "--config", "-c", help="toolweave.toml: its providers, [mcpServers] and [serve.policy]."
+)
 _MAX_TURNS = typer.Option(10, "--max-turns", min=1, help="Model calls allowed per run.")
 _SESSION_FILE = typer.Option(
     Path(DEFAULT_SESSIONS), "--session-file", envvar=SESSIONS_ENV, help="SQLite chat history."
@@ -47,22 +74,19 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
 def _build_agent(
     model: str | None,
     instructions: str | None,
-    tools: str,
+    tools: AgentTools,
     max_turns: int,
     approver: Approver | None = None,
 ) -> Agent:
     from toolweave.agent import Agent
     from toolweave.llm import ModelConfigError
-    from toolweave.tools.demo import DEMO_TOOLS
 
     if not model:
         raise _fail(f"no model given: pass --model or set {MODEL_ENV} (e.g. openai:gpt-4o)")
-    if tools not in ("demo", "none"):
-        raise _fail(f"--tools must be 'demo' or 'none', got {tools!r}")
     try:
         return Agent(
             model,
-            list(DEMO_TOOLS) if tools == "demo" else [],
+            tools.tools,
             instructions=instructions,
             max_turns=max_turns,
             approver=approver,
@@ -98,6 +122,29 @@ def terminal_approver(console: Console, ask: Callable[[str], str]) -> Approver:
     return approve
 
 
+def _check_model(model: str | None) -> None:
+    """Fail on a missing or malformed model before any MCP server is spawned."""
+    from toolweave.llm.providers import model_config_problem
+
+    if not model:
+        raise _fail(f"no model given: pass --model or set {MODEL_ENV} (e.g. openai:gpt-4o)")
+    problem = model_config_problem(model)
+    if problem:
+        raise _fail(problem)
+
+
+def _run_error(exc: BaseException) -> str:
+    """One line for a failed run, naming the CLI flag where one is the fix."""
+    from toolweave.agent.errors import MaxTurnsExceeded
+
+    if isinstance(exc, MaxTurnsExceeded):
+        return (
+            f"the agent used all {exc.max_turns} model calls (--max-turns {exc.max_turns}) "
+            "without a final answer; raise --max-turns"
+        )
+    return _one_line(exc)
+
+
 def escape(text: str) -> str:
     """Text from models and tools, made safe to embed in Rich markup (rich loads lazily)."""
     from rich.markup import escape as rich_escape
@@ -114,16 +161,25 @@ def run_command(
     prompt: str = typer.Argument(..., help="What to ask."),
     model: str | None = _MODEL,
     instructions: str | None = _INSTRUCTIONS,
-    tools: str = _TOOLS,
+    tools: str | None = _TOOLS,
+    mcp: Path | None = _MCP,
+    eager: bool = _EAGER,
+    config: Path | None = _CONFIG,
     max_turns: int = _MAX_TURNS,
     as_json: bool = typer.Option(False, "--json", help="Print output, usage and tool calls."),
 ) -> None:
     """Run one prompt to a final answer and print it."""
-    agent = _build_agent(model, instructions, tools, max_turns)
+    _check_model(model)
     try:
-        result = agent.run_sync(prompt)
+        result = asyncio.run(
+            _run(prompt, model, instructions, tools, mcp, eager, config, max_turns)
+        )
+    except typer.Exit:
+        raise
+    except ConfigError as exc:
+        raise _fail(str(exc)) from None
     except Exception as exc:
-        raise _fail(_one_line(exc), code=1) from None
+        raise _fail(_run_error(exc), code=1) from None
     if not as_json:
         typer.echo(result.output)
         return
@@ -137,58 +193,121 @@ def run_command(
     typer.echo(json.dumps(summary, ensure_ascii=False, indent=2))
 
 
+async def _run(
+    prompt: str,
+    model: str | None,
+    instructions: str | None,
+    tools: str | None,
+    mcp: Path | None,
+    eager: bool,
+    config: Path | None,
+    max_turns: int,
+) -> RunResult[str]:
+    async with open_agent_tools(tools, mcp, config, eager=eager) as assembled:
+        for note in assembled.notes:
+            typer.echo(f"warning: {note}", err=True)
+        agent = _build_agent(model, instructions, assembled, max_turns)
+        try:
+            return await agent.run(prompt)
+        finally:
+            aclose = getattr(agent.model, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+
 def chat_command(
     model: str | None = _MODEL,
     instructions: str | None = _INSTRUCTIONS,
-    tools: str = _TOOLS,
+    tools: str | None = _TOOLS,
+    mcp: Path | None = _MCP,
+    eager: bool = _EAGER,
+    config: Path | None = _CONFIG,
     max_turns: int = _MAX_TURNS,
     session_file: Path = _SESSION_FILE,
     session_id: str = _SESSION_ID,
+    no_stream: bool = typer.Option(
+        False, "--no-stream", help="Wait for each whole answer instead of streaming it."
+    ),
 ) -> None:
     """Chat with an agent: streamed answers, tool calls as they run, /clear, /exit."""
     from rich.console import Console
 
     from toolweave.agent import Session, SQLiteSessionStore
 
-    console = Console(highlight=False)
-    approver = terminal_approver(console, console.input)
-    agent = _build_agent(model, instructions, tools, max_turns, approver)
-    try:
-        store = SQLiteSessionStore(session_file.expanduser())
-        session = Session(session_id, store=store)
-    except (OSError, sqlite3.Error, ValueError) as exc:
+    _check_model(model)
+    path = session_file.expanduser()
+    if path != Path(DEFAULT_SESSIONS).expanduser() and not path.parent.exists():
         raise _fail(
-            f"cannot open the session file {str(session_file)!r} ({exc}); pass --session-file "
-            f"or set {SESSIONS_ENV} to a writable path"
-        ) from None
-    try:
-        chat_loop(agent, session, console, lambda: console.input("[bold green]you>[/] "))
-    finally:
-        asyncio.run(store.close())
+            f"the directory {str(path.parent)!r} of --session-file does not exist; create it "
+            "or choose another path"
+        )
+    console = Console(highlight=False)
+    with asyncio.Runner() as runner, contextlib.ExitStack() as cleanup:
+        try:
+            assembled = runner.run(
+                _enter(cleanup, runner, open_agent_tools(tools, mcp, config, eager=eager))
+            )
+        except ConfigError as exc:
+            raise _fail(str(exc)) from None
+        for note in assembled.notes:
+            console.print(f"[yellow]warning:[/] {escape(note)}")
+        approver = terminal_approver(console, console.input)
+        agent = _build_agent(model, instructions, assembled, max_turns, approver)
+        try:
+            store = SQLiteSessionStore(path)
+            session = Session(session_id, store=store)
+        except (OSError, sqlite3.Error, ValueError) as exc:
+            raise _fail(
+                f"cannot open the session file {str(session_file)!r} ({exc}); pass "
+                f"--session-file or set {SESSIONS_ENV} to a writable path"
+            ) from None
+        cleanup.callback(lambda: runner.run(store.close()))
+        reader = lambda: console.input("[bold green]you>[/] ")  # noqa: E731
+        chat_loop(agent, session, console, reader, runner=runner, stream=not no_stream)
+
+
+async def _enter(
+    cleanup: contextlib.ExitStack,
+    runner: asyncio.Runner,
+    manager: contextlib.AbstractAsyncContextManager[AgentTools],
+) -> AgentTools:
+    """Enter an async context on `runner`'s loop; its exit runs there when `cleanup` closes."""
+    value = await manager.__aenter__()
+    cleanup.callback(lambda: runner.run(manager.__aexit__(None, None, None)))
+    return value
 
 
 def chat_loop(
-    agent: Agent, session: Session, console: Console, read_line: Callable[[], str]
+    agent: Agent,
+    session: Session,
+    console: Console,
+    read_line: Callable[[], str],
+    *,
+    runner: asyncio.Runner | None = None,
+    stream: bool = True,
 ) -> None:
-    """The REPL: one line in, one streamed run out, until /exit or end of input.
+    """The REPL: one line in, one run out (streamed unless `stream=False`), until /exit or end
+    of input.
 
     Input is read on the main thread between runs and every run shares one event loop (model
-    clients keep their connections, closed when the chat ends); Ctrl-C during a run cancels
-    just that run, leaving the session consistent, and Ctrl-C at the prompt leaves.
+    clients keep their connections, closed when the chat ends; pass `runner` to share the loop
+    that opened the agent's MCP connections); Ctrl-C during a run cancels just that run, leaving
+    the session consistent, and Ctrl-C at the prompt leaves.
     """
-    with asyncio.Runner() as runner:
+    with contextlib.ExitStack() as own:
+        active = runner if runner is not None else own.enter_context(asyncio.Runner())
         try:
-            runner.run(session.load())
+            active.run(session.load())
             console.print(
                 f"[bold]toolweave chat[/] · {escape(agent.model.model_name)} · session "
                 f"{escape(repr(session.id))} ({len(session.messages)} messages) · /clear, /exit"
             )
-            _repl(runner, agent, session, console, read_line)
-            runner.run(_end_session(agent, session))
+            _repl(active, agent, session, console, read_line, stream)
+            active.run(_end_session(agent, session))
         finally:
             aclose = getattr(agent.model, "aclose", None)
             if aclose is not None:
-                runner.run(aclose())
+                active.run(aclose())
 
 
 def _repl(
@@ -197,6 +316,7 @@ def _repl(
     session: Session,
     console: Console,
     read_line: Callable[[], str],
+    stream: bool,
 ) -> None:
     while True:
         try:
@@ -215,12 +335,13 @@ def _repl(
             unknown = escape(line.split()[0])
             console.print(f"[yellow]unknown command {unknown}; try /clear or /exit[/]")
         else:
+            answer = _stream if stream else _whole
             try:
-                runner.run(_stream(agent, session, console, line))
+                runner.run(answer(agent, session, console, line))
             except KeyboardInterrupt:
                 console.print("\n[yellow](interrupted)[/]")
             except Exception as exc:
-                console.print(f"[red]error:[/] {escape(_one_line(exc))}")
+                console.print(f"[red]error:[/] {escape(_run_error(exc))}")
 
 
 async def _end_session(agent: Agent, session: Session) -> None:
@@ -233,6 +354,15 @@ async def _end_session(agent: Agent, session: Session) -> None:
 async def _stream(agent: Agent, session: Session, console: Console, line: str) -> None:
     async for event in agent.run_stream(line, session):
         _render(console, event)
+
+
+async def _whole(agent: Agent, session: Session, console: Console, line: str) -> None:
+    """--no-stream: one model answer at a time, printed whole, with the tool calls it made."""
+    result = await agent.run(line, session)
+    for invocation in result.invocations:
+        mark = "[green]✓[/]" if invocation.ok else "[red]✗[/]"
+        console.print(f"  {mark} [dim]{escape(invocation.name)}[/]")
+    console.print(result.output, markup=False, soft_wrap=True)
 
 
 def _render(console: Console, event: AgentEvent) -> None:

@@ -1,0 +1,83 @@
+"""The tools `toolweave run` and `toolweave chat` give their agent, and what must be closed after.
+
+Three sources, combined: the built-in demo set (`--tools demo`), a `toolweave.toml` (`--config`:
+exactly the tools `toolweave serve` would publish, its providers and `[mcpServers]` gateway behind
+the same `[serve.policy]`), and MCP servers from an `mcp.json` (`--mcp`, Claude Desktop's
+`mcpServers` or VS Code's `servers` format). MCP tools load lazily by default: the agent gets
+`mcp_discover` and `mcp_load` and pulls in only the tools it needs, which keeps the prompt small;
+`--eager` offers every tool from the start.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from toolweave.tools.base import Tool
+
+logger = logging.getLogger("toolweave.cli")
+
+TOOL_SETS = ("demo", "none")
+
+
+@dataclass(slots=True)
+class AgentTools:
+    """What the command line hands to `Agent`."""
+
+    tools: list[Tool] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """One line per MCP server that could not be reached (shown to the user, not raised)."""
+
+
+@asynccontextmanager
+async def open_agent_tools(
+    tools: str | None, mcp: Path | None, config: Path | None, *, eager: bool
+) -> AsyncIterator[AgentTools]:
+    """Assemble the tools; every provider and MCP connection is closed on exit.
+
+    Raises `ConfigError` (with the file and the key) for a bad `--config` or `--mcp`.
+    """
+    from toolweave.errors import ConfigError
+
+    chosen = tools if tools is not None else ("none" if config is not None else "demo")
+    if chosen not in TOOL_SETS:
+        raise ConfigError(f"--tools must be 'demo' or 'none', got {chosen!r}")
+    result = AgentTools()
+    if chosen == "demo":
+        from toolweave.tools.demo import DEMO_TOOLS
+
+        result.tools.extend(DEMO_TOOLS)
+    async with AsyncExitStack() as stack:
+        if config is not None:
+            await _host_tools(config, result, stack)
+        if mcp is not None:
+            await _mcp_tools(mcp, result, stack, eager=eager)
+        yield result
+
+
+async def _host_tools(config: Path, result: AgentTools, stack: AsyncExitStack) -> None:
+    """Exactly the tools `toolweave serve --config` would publish: its providers and its
+    `[mcpServers]` gateway, each behind the host's `[serve.policy]`."""
+    from toolweave.host import ToolHost, load_host_config
+
+    host = ToolHost(load_host_config(config))
+    stack.push_async_callback(host.close)
+    await host.server.load_tool_sources()
+    for name in host.server.tool_names():
+        entry = host.server.tool_entry(name)
+        if entry is not None:
+            result.tools.append(entry.tool())
+
+
+async def _mcp_tools(mcp: Path, result: AgentTools, stack: AsyncExitStack, *, eager: bool) -> None:
+    from toolweave.mcp.lazy import lazy_tools
+    from toolweave.mcp.manager import MCPManager
+
+    manager = MCPManager.from_config(mcp)
+    stack.push_async_callback(manager.close)
+    for name, error in (await manager.start()).items():
+        result.notes.append(f"MCP server {name!r} is unavailable: {error}")
+    result.tools.extend(manager.tools() if eager else lazy_tools(manager))
