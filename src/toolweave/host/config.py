@@ -14,6 +14,7 @@ token = ""                     # bearer token; or env TOOLWEAVE_SERVE_TOKEN
 allowed_origins = []           # browser origins besides loopback (DNS-rebinding guard)
 providers = ["demo"]           # capability providers to expose, in order
 tool_timeout = 60.0            # seconds per call
+connect_deadline = 5.0         # seconds the first tools/list waits for downstream servers
 data_dir = "~/.toolweave"      # embedded SQLite and caches of stateful providers
 
 hooks = ""                     # Claude Code hooks file (e.g. "hooks.json"), relative to this file
@@ -59,6 +60,7 @@ _SERVE_KEYS = {
     "allowed_origins",
     "providers",
     "tool_timeout",
+    "connect_deadline",
     "data_dir",
     "policy",
     "rules",
@@ -87,6 +89,7 @@ class HostConfig:
     allowed_origins: list[str] = field(default_factory=list)
     providers: list[str] = field(default_factory=lambda: ["demo"])
     tool_timeout: float = 60.0
+    connect_deadline: float = 5.0
     data_dir: Path = field(default_factory=lambda: Path("~/.toolweave").expanduser())
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     rules: dict[str, Any] = field(default_factory=dict)
@@ -172,6 +175,13 @@ def parse_config(raw: dict[str, Any], *, source: Path | None = None) -> HostConf
         if timeout <= 0:
             raise ConfigError("[serve].tool_timeout must be a positive number of seconds")
         config.tool_timeout = float(timeout)
+    if "connect_deadline" in serve:
+        deadline = _expect(
+            "[serve].connect_deadline", serve["connect_deadline"], (int, float), "seconds"
+        )
+        if deadline <= 0:
+            raise ConfigError("[serve].connect_deadline must be a positive number of seconds")
+        config.connect_deadline = float(deadline)
     if "data_dir" in serve:
         data_dir = _expect("[serve].data_dir", serve["data_dir"], str, "a directory path")
         config.data_dir = Path(data_dir).expanduser()

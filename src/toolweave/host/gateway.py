@@ -1,8 +1,10 @@
 """The gateway provider: downstream MCP servers from `[mcpServers]`, proxied under prefixed names.
 
 Discovery is lazy: nothing is spawned or dialled until a client first lists or calls tools, and
-then every server connects concurrently; one that fails is logged and skipped, never blocking
-the others. Tools are published as `<server>__<tool>` (the `MCPManager` naming) and carry the
+then every server connects concurrently; the first listing waits at most
+`[serve].connect_deadline` seconds, so one silent server never blocks the others or the local
+tools: a late server's tools are added when it connects. A server that crashes has its tools
+withdrawn and is reconnected with backoff, then republished. Tools are published as `<server>__<tool>` (the `MCPManager` naming) and carry the
 custom permission `mcp:<server>`, so `[serve.policy]` can allow or deny a whole server before
 any call is forwarded. Later changes downstream (a `tools/list_changed`, a reconnect) reach
 the host through `watch`, which mirrors the manager's registry updates.
@@ -34,11 +36,19 @@ class GatewayProvider:
         self.manager: MCPManager = MCPManager.from_config({"mcpServers": config.mcp_servers})
 
     async def tools(self) -> list[Tool]:
+        """What is ready within `[serve].connect_deadline`; later servers arrive through
+        `watch` (a `tools/list_changed` to clients). The manager logs each failure once."""
         if not self.manager.servers:
             return []
-        errors = await self.manager.start()
-        for name, error in errors.items():
-            logger.warning("downstream MCP server %r is unavailable: %s", name, error)
+        await self.manager.start(deadline=self.config.connect_deadline)
+        late = sorted(n for n, s in self.manager.servers.items() if s.connecting)
+        if late:
+            logger.warning(
+                "downstream MCP server(s) %s not ready after %g s; their tools are added "
+                "when they connect",
+                ", ".join(late),
+                self.config.connect_deadline,
+            )
         return list(self.manager.tools())
 
     def watch(self, on_add: Callable[[Tool], None], on_remove: Callable[[str], None]) -> None:

@@ -32,6 +32,10 @@ logger = logging.getLogger("toolweave.mcp.manager")
 
 SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,48}$")
 TOOL_SEPARATOR = "__"
+RECONNECT_DELAY = 0.5
+"""Seconds before the first reconnect of a server that dropped; doubles after each failure."""
+RECONNECT_MAX_DELAY = 30.0
+"""Longest wait between reconnect attempts."""
 _HTTP_URL = re.compile(r"^https?://[^/\s]+", re.IGNORECASE)
 # Valid `type` values (VS Code's format) for a stdio entry (False) and an HTTP one (True).
 CONFIG_KEYS = ("mcpServers", "servers")  # Claude Desktop, VS Code
@@ -194,6 +198,7 @@ class ServerState:
     client: MCPClient | None = None
     tools: list[MCPTool] = field(default_factory=list)
     error: str | None = None
+    connecting: bool = False
     # Connect and list_changed refreshes bridge one at a time, so unchanged tools keep identity.
     bridging: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False, compare=False)
 
@@ -215,7 +220,13 @@ class MCPManager:
         exclude: ToolFilter | None = None,
         max_chars: int = DEFAULT_MAX_CHARS,
         client_options: dict[str, Any] | None = None,
+        reconnect: bool = True,
+        reconnect_delay: float = RECONNECT_DELAY,
+        reconnect_max_delay: float = RECONNECT_MAX_DELAY,
     ) -> None:
+        self.reconnect_enabled = reconnect
+        self.reconnect_delay = reconnect_delay
+        self.reconnect_max_delay = reconnect_max_delay
         self.config_path = Path(config_path) if config_path is not None else None
         self.timeout = timeout
         self.include = include
@@ -227,6 +238,8 @@ class MCPManager:
         }
         self._registries: list[tuple[ToolRegistry, set[str]]] = []
         self._lock = asyncio.Lock()
+        self._background: set[asyncio.Task[None]] = set()
+        self._closed = False
 
     @classmethod
     def from_config(cls, source: str | Path | dict[str, Any], **options: Any) -> MCPManager:
@@ -247,24 +260,53 @@ class MCPManager:
     ) -> None:
         await self.close()
 
-    async def start(self) -> dict[str, str]:
+    async def start(self, deadline: float | None = None) -> dict[str, str]:
         """Connect every server not yet connected, concurrently (so calling it again retries
-        the ones that failed); returns `{name: error}` for those that are down."""
-        pending = [state for state in self.servers.values() if not state.connected]
-        await asyncio.gather(*(self._connect(state) for state in pending))
+        the ones that failed); returns `{name: error}` for those that are down.
+
+        With a `deadline` (seconds), waits no longer than that: servers still connecting go on
+        in the background and their tools reach attached registries when they arrive (a gateway
+        lists what is ready instead of waiting for its slowest downstream).
+        """
+        pending = [
+            state for state in self.servers.values() if not state.connected and not state.connecting
+        ]
+        tasks = [self._spawn(self._connect_and_sync(state)) for state in pending]
+        if tasks:
+            await asyncio.wait(tasks, timeout=deadline)
         self._sync()
-        return self.errors
+        errors = self.errors
+        for state in pending:
+            if state.connecting:
+                errors[state.config.name] = f"still connecting after {deadline:g} s"
+        return dict(sorted(errors.items()))
 
     @property
     def errors(self) -> dict[str, str]:
         return {n: s.error for n, s in sorted(self.servers.items()) if s.error is not None}
 
-    async def _connect(self, state: ServerState) -> None:
+    def _spawn(self, work: Any) -> asyncio.Task[None]:
+        task: asyncio.Task[None] = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
+
+    async def _connect_and_sync(self, state: ServerState) -> None:
+        await self._connect(state)
+        self._sync()
+
+    async def _connect(self, state: ServerState, *, quiet: bool = False) -> None:
+        """Connect one server and bridge its tools; a failure is recorded on its state and
+        logged once (`quiet` for the retries of an outage already reported)."""
         name = state.config.name
         client = state.client or state.config.make_client(
-            self.timeout, on_notification=self._listener(name), **self.client_options
+            self.timeout,
+            on_notification=self._listener(name),
+            on_disconnect=lambda exc: self._on_disconnect(name, exc),
+            **self.client_options,
         )
         state.client = client
+        state.connecting = True
         try:
             await client.connect()
             async with state.bridging:
@@ -273,7 +315,38 @@ class MCPManager:
         except Exception as exc:  # any failure stays with this server; the others go on
             state.error = f"{type(exc).__name__}: {exc}"
             state.tools = []
-            logger.warning("MCP server %r failed to connect: %s", name, state.error)
+            if not quiet:
+                logger.warning("MCP server %r failed to connect: %s", name, state.error)
+        finally:
+            state.connecting = False
+
+    def _on_disconnect(self, name: str, exc: MCPError) -> None:
+        """A connected server went away: drop its tools now, reconnect with backoff."""
+        state = self.servers.get(name)
+        if state is None or self._closed:
+            return
+        state.tools = []
+        state.error = f"disconnected: {exc}"
+        self._sync()
+        if not self.reconnect_enabled:
+            logger.warning("MCP server %r disconnected: %s", name, exc)
+            return
+        logger.warning("MCP server %r disconnected (%s); reconnecting in the background", name, exc)
+        self._spawn(self._reconnect_with_backoff(state))
+
+    async def _reconnect_with_backoff(self, state: ServerState) -> None:
+        delay = self.reconnect_delay
+        name = state.config.name
+        while not self._closed and self.servers.get(name) is state and not state.connected:
+            await asyncio.sleep(delay)
+            if self._closed or self.servers.get(name) is not state:
+                return
+            await self._connect(state, quiet=True)
+            if state.connected:
+                logger.warning("MCP server %r is back with %d tool(s)", name, len(state.tools))
+                self._sync()
+                return
+            delay = min(delay * 2, self.reconnect_max_delay)
 
     async def _bridge(self, state: ServerState, client: MCPClient) -> list[MCPTool]:
         """The server's tools as `MCPTool`s; an unchanged tool keeps its object, so a
@@ -423,6 +496,10 @@ class MCPManager:
         return state
 
     async def close(self) -> None:
+        self._closed = True
+        for task in list(self._background):
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
         await asyncio.gather(
             *(s.client.close() for s in self.servers.values() if s.client is not None),
             return_exceptions=True,

@@ -69,6 +69,7 @@ class MCPClient(ServerFeatures):
         elicitation_handler: ServerRequestHandler | None = None,
         roots: list[dict[str, Any]] | None = None,
         on_notification: NotificationListener | None = None,
+        on_disconnect: Callable[[MCPError], None] | None = None,
     ) -> None:
         if protocol_mode not in ("auto", "modern", "legacy"):
             raise ValueError(
@@ -80,6 +81,9 @@ class MCPClient(ServerFeatures):
         self.max_timeout = max_timeout
         self.protocol_mode = protocol_mode
         self.on_notification = on_notification
+        self.on_disconnect = on_disconnect
+        """Called when an established connection drops by itself (the server exited, the
+        stream broke), never for `close()`: what `MCPManager` reconnects on."""
         self._peer: JSONRPCPeer | None = None
         self._negotiated: protocol.Negotiated | None = None
         self._tools: list[MCPToolInfo] | None = None
@@ -171,7 +175,7 @@ class MCPClient(ServerFeatures):
             peer = JSONRPCPeer(self.transport.send, self._serve, self._notified)
             self._peer = peer
             self._negotiated = None
-            await self.transport.start(peer.feed, peer.close)
+            await self.transport.start(peer.feed, self._closed_by_transport(peer))
             if hasattr(self.transport, "reinitialize"):
                 self.transport.reinitialize = self._renegotiate
             if hasattr(self.transport, "fail_request"):
@@ -183,6 +187,15 @@ class MCPClient(ServerFeatures):
                 await self.transport.close()
                 raise
             self._listen()
+
+    def _closed_by_transport(self, peer: JSONRPCPeer) -> Callable[[MCPError], None]:
+        def on_close(exc: MCPError) -> None:
+            was_up = not peer.closed and self._peer is peer and self._negotiated is not None
+            peer.close(exc)
+            if was_up and self.on_disconnect is not None:
+                self.on_disconnect(exc)
+
+        return on_close
 
     def _listen(self) -> None:
         """In the stateless era list changes arrive only on a `subscriptions/listen` stream."""
@@ -234,12 +247,12 @@ class MCPClient(ServerFeatures):
             await self._negotiate(self._peer)
 
     async def close(self) -> None:
+        peer, self._peer = self._peer, None  # first: a close we asked for is no disconnect
         listener, self._listener = self._listener, None
         if listener is not None:
             listener.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await listener
-        peer, self._peer = self._peer, None
         if peer is not None:
             peer.close()
         await self.transport.close()
