@@ -13,6 +13,7 @@ from mcp_peers import (
     RAW_SERVER,
     SDK_SERVER,
     free_port,
+    skip_without_node,
     start_http_peer,
     stop,
 )
@@ -22,12 +23,14 @@ from toolweave.mcp import MCPClient
 
 @pytest.fixture
 async def everything() -> AsyncIterator[MCPClient]:
+    skip_without_node()
     async with MCPClient.stdio(NODE, [EVERYTHING], name="everything") as client:
         yield client
 
 
 @pytest.fixture
 async def everything_http() -> AsyncIterator[MCPClient]:
+    skip_without_node()
     port = free_port()
     process = await start_http_peer([NODE, EVERYTHING, "streamableHttp"], port, b"listening")
     try:

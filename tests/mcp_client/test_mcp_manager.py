@@ -10,7 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_peers import EVERYTHING, FILESYSTEM, MEMORY, NODE, RAW_SERVER
+from mcp_peers import (
+    EVERYTHING,
+    FILESYSTEM,
+    MEMORY,
+    NODE,
+    RAW_SERVER,
+    requires_node,
+    skip_without_node,
+)
 
 from toolweave.errors import ConfigError
 from toolweave.mcp import (
@@ -43,6 +51,7 @@ def config(tmp_path: Path, *, broken: bool = False) -> dict[str, Any]:
 
 @pytest.fixture
 async def manager(tmp_path: Path) -> AsyncIterator[MCPManager]:
+    skip_without_node()
     path = tmp_path / "mcp.json"
     path.write_text(json.dumps(config(tmp_path, broken=True)))
     async with MCPManager.from_config(path) as started:
@@ -118,6 +127,7 @@ async def test_lazy_mode_sends_at_most_15_percent_of_eager_bytes(manager: MCPMan
     assert lazy <= 0.15 * eager, (lazy, eager)
 
 
+@requires_node
 async def test_filters_by_prefix_list_and_keyword(tmp_path: Path) -> None:
     raw = {"mcpServers": {"everything": {"command": NODE, "args": [EVERYTHING]}}}
     async with MCPManager.from_config(raw, include=["get-*", "echo"], exclude=["~image"]) as m:
@@ -138,6 +148,7 @@ def test_config_validation_names_the_field() -> None:
     assert parsed["web"].to_dict() == {"url": "http://h/mcp", "headers": {"A": "1"}}
 
 
+@requires_node
 async def test_self_management_tools_persist_and_roll_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -280,6 +291,7 @@ def test_field_types_are_validated_at_load() -> None:
             load_config({"mcpServers": {"x": entry}})
 
 
+@requires_node
 async def test_self_management_writes_back_in_the_files_own_format(tmp_path: Path) -> None:
     path = tmp_path / "mcp.json"
     path.write_text(json.dumps({"servers": {}}))

