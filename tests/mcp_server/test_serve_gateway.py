@@ -8,11 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from toolweave.host import ToolHost, parse_config
+from peers.node_platform import SKIP_REASON, find_node
+from toolweave.host import HostConfig, ToolHost, parse_config
 from toolweave.mcp import MCPError
 from toolweave.mcp.server.testing import connect
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+PEERS = ROOT / "tests" / "peers" / "node_modules"
+NODE = find_node(PEERS)
+EVERYTHING = PEERS / ".bin" / "mcp-server-everything"
+needs_node = pytest.mark.skipif(NODE is None, reason=SKIP_REASON)
 
 # Blocks before serving until the test creates the go-file: a downstream that is silent for as
 # long as the test wants, with no timing in the test itself.
@@ -99,3 +105,78 @@ async def test_a_crashed_downstream_is_withdrawn_reconnected_and_republished(
     assert before == ["crashy__crash", "crashy__ping"]
     assert after == before
     assert pong["content"][0]["text"] == "pong"
+
+
+def everything_config(**policy: list[str]) -> HostConfig:
+    return parse_config(
+        {
+            "serve": {"providers": ["demo"], "policy": policy},
+            "mcpServers": {"everything": {"command": str(NODE), "args": [str(EVERYTHING)]}},
+        }
+    )
+
+
+@needs_node
+async def test_downstream_resources_prompts_and_completions_are_proxied() -> None:
+    host = ToolHost(everything_config())
+    try:
+        async with connect(host.server) as client:
+            resources = await client.list_resources()  # before any tools/list: connects itself
+            templates = await client.list_resource_templates()
+            first = resources[0]
+            read = await client.read_resource(first["uri"])
+            links = await client.call_tool("everything__get-resource-links", {"count": 2})
+            linked = [c for c in links["content"] if c.get("type") == "resource_link"]
+            followed = await client.read_resource(linked[0]["uri"])
+            prompts = {p["name"]: p for p in await client.list_prompts()}
+            simple = await client.get_prompt("everything__simple-prompt")
+            completed = await client.complete(
+                {"type": "ref/prompt", "name": "everything__completable-prompt"}, "department", "E"
+            )
+    finally:
+        await host.close()
+    assert resources and all(r["name"].startswith("everything__") for r in resources)
+    assert first["uri"].startswith("demo://") and read and read[0]["uri"] == first["uri"]
+    assert {t["uriTemplate"] for t in templates} >= {"demo://resource/dynamic/text/{resourceId}"}
+    assert linked and followed  # a link a proxied tool returned is readable through the host
+    assert {"everything__simple-prompt", "everything__completable-prompt"} <= set(prompts)
+    assert simple["messages"] and simple["messages"][0]["role"] == "user"
+    assert completed and all(v.startswith("E") for v in completed)
+
+
+@needs_node
+async def test_a_denied_downstream_lists_and_serves_no_resources_or_prompts() -> None:
+    host = ToolHost(everything_config(denied=["mcp:everything"]))
+    try:
+        async with connect(host.server) as client:
+            resources = await client.list_resources()
+            prompts = await client.list_prompts()
+            with pytest.raises(MCPError, match="Resource not found"):
+                await client.read_resource("demo://resource/static/document/architecture.md")
+            with pytest.raises(MCPError, match="Unknown prompt"):
+                await client.get_prompt("everything__simple-prompt")
+    finally:
+        await host.close()
+    assert resources == [] and prompts == []
+
+
+@needs_node
+async def test_the_official_sdk_client_reads_proxied_resources(tmp_path: Path) -> None:
+    from mcp.client import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    config = tmp_path / "toolweave.toml"
+    config.write_text(
+        f'[serve]\nproviders = []\n\n[mcpServers.everything]\ncommand = "{NODE}"\n'
+        f'args = ["{EVERYTHING}"]\n'
+    )
+    toolweave = Path(sys.executable).with_name("toolweave")
+    params = StdioServerParameters(
+        command=str(toolweave), args=["serve", "--stdio", "--config", str(config)], cwd=tmp_path
+    )
+    async with Client(params, mode="auto") as client:
+        resources = (await client.list_resources()).resources
+        read = await client.read_resource(resources[0].uri)
+        prompts = (await client.list_prompts()).prompts
+    assert resources[0].name.startswith("everything__") and read.contents
+    assert "everything__simple-prompt" in {p.name for p in prompts}

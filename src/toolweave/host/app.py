@@ -129,6 +129,15 @@ class ToolHost:
         self._notify: asyncio.Task[None] | None = None
         for provider in self.providers:
             self.server.add_tool_source(self._source(provider))
+            catalog = getattr(provider, "catalog", None)
+            if catalog is not None:  # the gateway's downstream resources and prompts
+                self.server.catalog_sources.append(
+                    catalog(self._server_allowed, ready=self.server.load_tool_sources)
+                )
+
+    def _server_allowed(self, server: str) -> bool:
+        """The host policy's verdict on a downstream server as a whole (`mcp:<server>`)."""
+        return self.policy.is_allowed(Permission.custom(f"mcp:{server.lower()}"))
 
     def _publish(self, tool: Tool) -> None:
         governed = GovernedTool(tool, self.policy, self.governance)

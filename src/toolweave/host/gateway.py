@@ -4,21 +4,27 @@ Discovery is lazy: nothing is spawned or dialled until a client first lists or c
 then every server connects concurrently; the first listing waits at most
 `[serve].connect_deadline` seconds, so one silent server never blocks the others or the local
 tools: a late server's tools are added when it connects. A server that crashes has its tools
-withdrawn and is reconnected with backoff, then republished. Tools are published as `<server>__<tool>` (the `MCPManager` naming) and carry the
-custom permission `mcp:<server>`, so `[serve.policy]` can allow or deny a whole server before
-any call is forwarded. Later changes downstream (a `tools/list_changed`, a reconnect) reach
-the host through `watch`, which mirrors the manager's registry updates.
+withdrawn and is reconnected with backoff, then republished. Tools are published as
+`<server>__<tool>` (the `MCPManager` naming) and carry the custom permission `mcp:<server>`, so
+`[serve.policy]` can allow or deny a whole server before any call is forwarded. Its resources,
+resource templates, prompts and completions are proxied too (`catalog`), under the same names
+and the same policy. Later changes downstream (a `tools/list_changed`, a reconnect) reach the
+host through `watch`, which mirrors the manager's registry updates.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TYPE_CHECKING
 
 from toolweave.tools.base import Tool
 from toolweave.tools.registry import ToolRegistry
 
 from .config import HostConfig
+
+if TYPE_CHECKING:
+    from toolweave.mcp.proxy import ProxyCatalog
 
 logger = logging.getLogger("toolweave.host.gateway")
 
@@ -50,6 +56,16 @@ class GatewayProvider:
                 self.config.connect_deadline,
             )
         return list(self.manager.tools())
+
+    def catalog(
+        self, allowed: Callable[[str], bool], *, ready: Callable[[], Awaitable[None]]
+    ) -> ProxyCatalog:
+        """Downstream resources, templates, prompts and completions, behind the host policy
+        (`allowed(server)`), for the host's server to answer beside its own; `ready` connects
+        the servers first (the same lazy start a first tools/list makes)."""
+        from toolweave.mcp.proxy import ProxyCatalog
+
+        return ProxyCatalog(self.manager, allowed, ready=ready)
 
     def watch(self, on_add: Callable[[Tool], None], on_remove: Callable[[str], None]) -> None:
         """Mirror later changes (a downstream `tools/list_changed`, a reconnect) to the host."""

@@ -59,7 +59,7 @@ class ServerFeatures:
         if self._tools is None or refresh:
             version = self.tools_version
             tools = [
-                MCPToolInfo.from_wire(raw) for raw in await self._paginate("tools/list", "tools")
+                MCPToolInfo.from_wire(raw) for raw in await self.paginate("tools/list", "tools")
             ]
             if version == self.tools_version:
                 self._tools = tools
@@ -130,7 +130,8 @@ class ServerFeatures:
                 tool=name,
             )
 
-    async def _paginate(self, method: str, key: str) -> list[dict[str, Any]]:
+    async def paginate(self, method: str, key: str) -> list[dict[str, Any]]:
+        """Every item of a paginated list (`resources/list` under `resources`, ...), as sent."""
         items: list[dict[str, Any]] = []
         cursor: str | None = None
         seen: set[str] = set()
@@ -147,11 +148,11 @@ class ServerFeatures:
 
     async def list_resources(self) -> list[MCPResource]:
         return [
-            MCPResource.from_wire(r) for r in await self._paginate("resources/list", "resources")
+            MCPResource.from_wire(r) for r in await self.paginate("resources/list", "resources")
         ]
 
     async def list_resource_templates(self) -> list[MCPResourceTemplate]:
-        raw = await self._paginate("resources/templates/list", "resourceTemplates")
+        raw = await self.paginate("resources/templates/list", "resourceTemplates")
         return [MCPResourceTemplate.from_wire(r) for r in raw]
 
     async def read_resource(self, uri: str) -> list[ResourceContent]:
@@ -170,7 +171,7 @@ class ServerFeatures:
         await self.request("resources/unsubscribe", {"uri": uri})
 
     async def list_prompts(self) -> list[MCPPrompt]:
-        return [MCPPrompt.from_wire(p) for p in await self._paginate("prompts/list", "prompts")]
+        return [MCPPrompt.from_wire(p) for p in await self.paginate("prompts/list", "prompts")]
 
     async def get_prompt(self, name: str, args: dict[str, str] | None = None) -> MCPPromptResult:
         params: dict[str, Any] = {"name": name}

@@ -12,7 +12,27 @@ import inspect
 import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
+
+
+class CatalogSource(Protocol):
+    """Resources, templates, prompts and completions that live elsewhere (the gateway's
+    downstream servers), answered next to the server's own. Each lookup returns None for what
+    is not the source's, so the next source (or a not-found error) answers instead."""
+
+    async def resources(self) -> list[dict[str, Any]]: ...
+
+    async def resource_templates(self) -> list[dict[str, Any]]: ...
+
+    async def read_resource(self, uri: str) -> dict[str, Any] | None: ...
+
+    async def prompts(self) -> list[dict[str, Any]]: ...
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any]) -> dict[str, Any] | None: ...
+
+    async def complete(
+        self, ref: dict[str, Any], argument: dict[str, Any], context: dict[str, Any]
+    ) -> dict[str, Any] | None: ...
 
 
 class ResourceEntry:
@@ -36,7 +56,7 @@ class ResourceEntry:
         self.title = title
         self.description = description if description is not None else inspect.getdoc(func)
         self.mime_type = mime_type
-        self.pattern = _template_pattern(uri) if "{" in uri else None
+        self.pattern = template_pattern(uri) if "{" in uri else None
         if self.pattern is not None:
             params = set(inspect.signature(func).parameters)
             missing = set(self.pattern.groupindex) - params
@@ -91,7 +111,7 @@ class ResourceEntry:
         return [item]
 
 
-def _template_pattern(uri: str) -> re.Pattern[str]:
+def template_pattern(uri: str) -> re.Pattern[str]:
     """RFC 6570 level-1 templates: each `{name}` matches one path segment."""
     parts = re.split(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", uri)
     regex = "".join(

@@ -154,13 +154,19 @@ async def _probe(entry: Any, tool: Any, args: dict[str, Any], ctx: Context) -> T
 async def resources_list(
     session: ServerSession, params: dict[str, Any], ctx: RequestContext
 ) -> dict[str, Any]:
-    return {"resources": [r.definition() for r in session.server.resources if not r.is_template]}
+    server = session.server
+    resources = [r.definition() for r in server.resources if not r.is_template]
+    for source in server.catalog_sources:
+        resources.extend(await source.resources())
+    return {"resources": resources}
 
 
 async def resource_templates_list(
     session: ServerSession, params: dict[str, Any], ctx: RequestContext
 ) -> dict[str, Any]:
     templates = [r.definition() for r in session.server.resources if r.is_template]
+    for source in session.server.catalog_sources:
+        templates.extend(await source.resource_templates())
     return {"resourceTemplates": templates}
 
 
@@ -182,6 +188,10 @@ async def resources_read(
         if variables is not None:
             value = await _call(entry.func, variables)
             return {"contents": entry.contents(uri, value)}
+    for source in session.server.catalog_sources:
+        found = await source.read_resource(uri)
+        if found is not None:
+            return found
     code = INVALID_PARAMS if session.is_modern(ctx.meta) else RESOURCE_NOT_FOUND
     raise JSONRPCError(code, f"Resource not found: {uri}", {"uri": uri})
 
@@ -209,7 +219,10 @@ async def resources_unsubscribe(
 async def prompts_list(
     session: ServerSession, params: dict[str, Any], ctx: RequestContext
 ) -> dict[str, Any]:
-    return {"prompts": [p.definition() for p in session.server.prompts.values()]}
+    prompts = [p.definition() for p in session.server.prompts.values()]
+    for source in session.server.catalog_sources:
+        prompts.extend(await source.prompts())
+    return {"prompts": prompts}
 
 
 async def prompts_get(
@@ -217,12 +230,17 @@ async def prompts_get(
 ) -> dict[str, Any]:
     name = params.get("name")
     entry = session.server.prompts.get(name) if isinstance(name, str) else None
-    if entry is None:
-        known = ", ".join(sorted(session.server.prompts))
-        raise _bad_params(f"Unknown prompt: {name!r}. Available prompts: {known}")
     arguments = params.get("arguments") or {}
     if not isinstance(arguments, dict):
         raise _bad_params(f"arguments of prompt {name!r} must be an object of strings")
+    if entry is None and isinstance(name, str):
+        for source in session.server.catalog_sources:
+            found = await source.get_prompt(name, arguments)
+            if found is not None:
+                return found
+    if entry is None:
+        known = ", ".join(sorted(session.server.prompts))
+        raise _bad_params(f"Unknown prompt: {name!r}. Available prompts: {known}")
     declared = entry.definition().get("arguments", [])
     missing = [a["name"] for a in declared if a["required"] and a["name"] not in arguments]
     if missing:
@@ -257,6 +275,12 @@ async def complete(
             },
         )
         values = [str(v) for v in found]
+    else:
+        context = (params.get("context") or {}).get("arguments") or {}
+        for source in session.server.catalog_sources:
+            answered = await source.complete(ref, argument, context)
+            if answered is not None:
+                return answered
     return {
         "completion": {
             "values": values[:MAX_COMPLETIONS],

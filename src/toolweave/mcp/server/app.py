@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from toolweave.tools.base import Tool
 from toolweave.tools.permissions import Permission
 
-from ._catalog import PromptEntry, ResourceEntry
+from ._catalog import CatalogSource, PromptEntry, ResourceEntry
 from ._listen import PROMPTS_CHANGED, RESOURCE_UPDATED, RESOURCES_CHANGED, TOOLS_CHANGED, ChangeFeed
 from ._session import ServerSession
 from ._tools import PatternSource, ToolEntry, check_name, function_entry
@@ -62,6 +62,9 @@ class MCPServer:
         self.resources: list[ResourceEntry] = []
         self.prompts: dict[str, PromptEntry] = {}
         self.completions: dict[str, Callable[..., Any]] = {}
+        self.catalog_sources: list[CatalogSource] = []
+        """Where resources, prompts and completions beyond this server's own come from (see
+        `CatalogSource`); the tool host's gateway adds its downstream servers here."""
         self.sessions: set[ServerSession] = set()
         self.changes = ChangeFeed()  # 2026-07-28 `subscriptions/listen` streams
         self._sources: list[ToolSource] = []
@@ -293,9 +296,9 @@ class MCPServer:
             "logging": {},
             "completions": {},
         }
-        if self.resources:
+        if self.resources or self.catalog_sources:
             caps["resources"] = {"subscribe": True, "listChanged": True}
-        if self.prompts:
+        if self.prompts or self.catalog_sources:
             caps["prompts"] = {"listChanged": True}
         return caps
 
