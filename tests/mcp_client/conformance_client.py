@@ -13,8 +13,10 @@ from typing import Any
 
 from toolweave.mcp import (
     ClientCredentialsProvider,
+    CrossAppAccessProvider,
     MCPClient,
     OAuthClientProvider,
+    PrivateKeyJWTProvider,
     headless_redirect,
 )
 
@@ -30,6 +32,20 @@ async def run(scenario: str, url: str) -> None:
     auth: OAuthClientProvider | None = None
     if scenario == "auth/client-credentials-basic":
         auth = ClientCredentialsProvider(context["client_id"], context["client_secret"])
+    elif scenario == "auth/client-credentials-jwt":
+        auth = PrivateKeyJWTProvider(
+            context["client_id"],
+            context["private_key_pem"],
+            signing_algorithm=context.get("signing_algorithm", "ES256"),
+        )
+    elif scenario == "auth/cross-app-access-complete-flow":
+        auth = CrossAppAccessProvider(
+            context["client_id"],
+            context["client_secret"],
+            id_token=context["idp_id_token"],
+            idp_token_endpoint=context["idp_token_endpoint"],
+            idp_client_id=context.get("idp_client_id"),
+        )
     elif scenario.startswith("auth/"):
         auth = OAuthClientProvider(
             headless_redirect(),

@@ -28,6 +28,8 @@ _EXPORTS: dict[str, str] = {
     "lazy_tools": "lazy",
     "MCPManager": "manager",
     "ClientCredentialsProvider": "client.auth",
+    "CrossAppAccessProvider": "client.auth_grants",
+    "PrivateKeyJWTProvider": "client.auth_grants",
     "OAuthClientProvider": "client.auth",
     "OAuthError": "shared.errors",
     "headless_redirect": "client.auth",
@@ -57,6 +59,7 @@ if TYPE_CHECKING:
     from .bridge import MCPTool, PermissionPatterns, as_tools
     from .client import MCPClient
     from .client.auth import ClientCredentialsProvider, OAuthClientProvider, headless_redirect
+    from .client.auth_grants import CrossAppAccessProvider, PrivateKeyJWTProvider
     from .client.models import (
         MCPPrompt,
         MCPPromptMessage,
@@ -91,6 +94,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ClientCredentialsProvider",
     "Context",
+    "CrossAppAccessProvider",
     "EventStore",
     "InMemoryEventStore",
     "JSONRPCError",
@@ -110,6 +114,7 @@ __all__ = [
     "OAuthClientProvider",
     "OAuthError",
     "PermissionPatterns",
+    "PrivateKeyJWTProvider",
     "ServerConfig",
     "ServerInfo",
     "ServerState",
