@@ -180,3 +180,52 @@ async def test_the_official_sdk_client_reads_proxied_resources(tmp_path: Path) -
         prompts = (await client.list_prompts()).prompts
     assert resources[0].name.startswith("everything__") and read.contents
     assert "everything__simple-prompt" in {p.name for p in prompts}
+
+
+GROWING_DOCS = """
+from toolweave.mcp import MCPServer
+
+server = MCPServer("docs")
+
+
+@server.resource("docs://readme")
+def readme() -> str:
+    return "README"
+
+
+@server.tool
+async def publish() -> str:
+    @server.resource("docs://notes/today")
+    def today() -> str:
+        return "今天的笔记 / today's notes"
+
+    await server.notify_resources_changed()
+    return "published"
+
+
+server.run()
+"""
+
+
+async def test_a_downstream_resource_list_change_reaches_the_client(tmp_path: Path) -> None:
+    script = tmp_path / "docs_server.py"
+    script.write_text(GROWING_DOCS)
+    config = parse_config(
+        {
+            "serve": {"providers": []},
+            "mcpServers": {"docs": {"command": sys.executable, "args": [str(script)]}},
+        }
+    )
+    host = ToolHost(config)
+    try:
+        async with connect(host.server) as client:
+            before = await client.list_resources()
+            await client.call_tool("docs__publish")
+            await client.wait_for_notification("notifications/resources/list_changed")
+            after = await client.list_resources()
+            read = await client.read_resource("docs://notes/today")
+    finally:
+        await host.close()
+    assert [r["name"] for r in before] == ["docs__readme"]
+    assert sorted(r["name"] for r in after) == ["docs__readme", "docs__today"]
+    assert read[0]["text"] == "今天的笔记 / today's notes"

@@ -127,13 +127,29 @@ class ToolHost:
         self.governance = HostGovernance(config)
         self.server = MCPServer(config.name, __version__, instructions=INSTRUCTIONS)
         self._notify: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Task[None]] = set()
         for provider in self.providers:
             self.server.add_tool_source(self._source(provider))
             catalog = getattr(provider, "catalog", None)
             if catalog is not None:  # the gateway's downstream resources and prompts
                 self.server.catalog_sources.append(
-                    catalog(self._server_allowed, ready=self.server.load_tool_sources)
+                    catalog(
+                        self._server_allowed,
+                        ready=self.server.load_tool_sources,
+                        on_change=self._catalog_changed,
+                    )
                 )
+
+    def _catalog_changed(self, kind: str) -> None:
+        """A downstream resource or prompt list may have changed: tell the clients."""
+        notify = (
+            self.server.notify_resources_changed
+            if kind == "resources"
+            else self.server.notify_prompts_changed
+        )
+        task = asyncio.get_running_loop().create_task(notify())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def _server_allowed(self, server: str) -> bool:
         """The host policy's verdict on a downstream server as a whole (`mcp:<server>`)."""

@@ -58,13 +58,19 @@ class GatewayProvider:
         return list(self.manager.tools())
 
     def catalog(
-        self, allowed: Callable[[str], bool], *, ready: Callable[[], Awaitable[None]]
+        self,
+        allowed: Callable[[str], bool],
+        *,
+        ready: Callable[[], Awaitable[None]],
+        on_change: Callable[[str], None],
     ) -> ProxyCatalog:
         """Downstream resources, templates, prompts and completions, behind the host policy
         (`allowed(server)`), for the host's server to answer beside its own; `ready` connects
-        the servers first (the same lazy start a first tools/list makes)."""
+        the servers first (the same lazy start a first tools/list makes); `on_change("resources"
+        | "prompts")` is called when a downstream list may have changed."""
         from toolweave.mcp.proxy import ProxyCatalog
 
+        self.manager.catalog_listeners.append(on_change)
         return ProxyCatalog(self.manager, allowed, ready=ready)
 
     def watch(self, on_add: Callable[[Tool], None], on_remove: Callable[[str], None]) -> None:

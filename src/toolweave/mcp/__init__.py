@@ -33,9 +33,9 @@ _EXPORTS: dict[str, str] = {
     "OAuthClientProvider": "client.auth",
     "OAuthError": "shared.errors",
     "headless_redirect": "client.auth",
-    "ServerConfig": "manager",
+    "ServerConfig": "config",
     "ServerState": "manager",
-    "load_config": "manager",
+    "load_config": "config",
     "MCPPrompt": "client.models",
     "MCPPromptMessage": "client.models",
     "MCPPromptResult": "client.models",
@@ -69,8 +69,9 @@ if TYPE_CHECKING:
         MCPToolInfo,
     )
     from .client.protocol import ServerInfo
+    from .config import ServerConfig, load_config
     from .lazy import lazy_tools
-    from .manager import MCPManager, ServerConfig, ServerState, load_config
+    from .manager import MCPManager, ServerState
     from .self_tools import self_management_tools
     from .server import (
         Context,

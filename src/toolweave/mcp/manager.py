@@ -10,184 +10,35 @@ lists.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from toolweave.errors import ConfigError
 from toolweave.mcp.client import MCPClient
 from toolweave.mcp.client.client import DEFAULT_TIMEOUT
+from toolweave.mcp.shared.constants import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED
 from toolweave.mcp.shared.errors import MCPError
 from toolweave.tools.base import Tool
 from toolweave.tools.registry import ToolRegistry
 from toolweave.tools.shaping import DEFAULT_MAX_CHARS
 
 from .bridge import MCPTool, ToolFilter, safe_tool_name, select
+from .config import ServerConfig, load_config
 
 logger = logging.getLogger("toolweave.mcp.manager")
 
-SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,48}$")
 TOOL_SEPARATOR = "__"
+_CATALOG_NOTIFICATIONS = {
+    RESOURCES_CHANGED: "resources",
+    PROMPTS_CHANGED: "prompts",
+}
 RECONNECT_DELAY = 0.5
 """Seconds before the first reconnect of a server that dropped; doubles after each failure."""
 RECONNECT_MAX_DELAY = 30.0
 """Longest wait between reconnect attempts."""
-_HTTP_URL = re.compile(r"^https?://[^/\s]+", re.IGNORECASE)
-# Valid `type` values (VS Code's format) for a stdio entry (False) and an HTTP one (True).
-CONFIG_KEYS = ("mcpServers", "servers")  # Claude Desktop, VS Code
-_KINDS = {False: frozenset({"stdio"}), True: frozenset({"http", "streamable-http"})}
-
-
-@dataclass(frozen=True, slots=True)
-class ServerConfig:
-    """One entry of `mcpServers`: a stdio command or an HTTP url."""
-
-    name: str
-    command: str | None = None
-    args: list[str] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)
-    cwd: str | None = None
-    url: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-    timeout: float | None = None
-
-    @classmethod
-    def from_dict(cls, name: str, raw: Any, *, where: str = "mcpServers") -> ServerConfig:
-        """Validate one entry (Claude Desktop's shape, or VS Code's with a `type` field)."""
-        where = f"{where}.{name}"
-        if not SERVER_NAME.match(name):
-            raise ConfigError(
-                f"{where}: server names must be 1-48 letters, digits, '_' or '-' (they prefix "
-                f"tool names models must accept); rename it"
-            )
-        if not isinstance(raw, dict):
-            raise ConfigError(f"{where} must be an object with `command` or `url`")
-        command, url = raw.get("command"), raw.get("url")
-        if command is not None and not isinstance(command, str):
-            raise ConfigError(
-                f"{where}.command must be a string (the program), not {command!r}; put its "
-                "arguments in `args`"
-            )
-        if url is not None and (not isinstance(url, str) or not _HTTP_URL.match(url)):
-            raise ConfigError(f"{where}.url must be an http:// or https:// URL, not {url!r}")
-        if bool(command) == bool(url):
-            raise ConfigError(f"{where}: give exactly one of `command` (stdio) or `url` (HTTP)")
-        kind = raw.get("type")
-        if kind is not None and kind not in _KINDS[bool(url)]:
-            expected = " or ".join(repr(k) for k in sorted(_KINDS[bool(url)]))
-            raise ConfigError(
-                f"{where}.type is {kind!r} but the entry has "
-                f"{'`url`' if url else '`command`'}: use {expected}"
-            )
-        args, env, headers = raw.get("args", []), raw.get("env", {}), raw.get("headers", {})
-        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-            raise ConfigError(f"{where}.args must be a list of strings, not {args!r}")
-        for key, value in (("env", env), ("headers", headers)):
-            if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-                raise ConfigError(f"{where}.{key} must be an object of string values")
-        cwd = raw.get("cwd")
-        if cwd is not None and not isinstance(cwd, str):
-            raise ConfigError(f"{where}.cwd must be a directory path string, not {cwd!r}")
-        timeout = raw.get("timeout")
-        if timeout is not None and (
-            isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
-        ):
-            raise ConfigError(f"{where}.timeout must be a positive number of seconds")
-        return cls(
-            name=name,
-            command=command or None,
-            args=list(args),
-            env=dict(env),
-            cwd=cwd or None,
-            url=url or None,
-            headers=dict(headers),
-            timeout=float(timeout) if timeout is not None else None,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if self.command is not None:
-            out["command"] = self.command
-            if self.args:
-                out["args"] = list(self.args)
-            if self.env:
-                out["env"] = dict(self.env)
-            if self.cwd:
-                out["cwd"] = self.cwd
-        else:
-            out["url"] = self.url
-            if self.headers:
-                out["headers"] = dict(self.headers)
-        if self.timeout is not None:
-            out["timeout"] = self.timeout
-        return out
-
-    def make_client(self, timeout: float, **options: Any) -> MCPClient:
-        timeout = self.timeout or timeout
-        if self.command is not None:
-            return MCPClient.stdio(
-                self.command,
-                self.args,
-                self.env or None,
-                self.cwd,
-                timeout,
-                name=self.name,
-                **options,
-            )
-        assert self.url is not None
-        return MCPClient.http(self.url, self.headers or None, timeout, name=self.name, **options)
-
-
-def servers_key(raw: dict[str, Any]) -> str:
-    """The key a config file keeps its servers under: VS Code's `servers` when that is the one
-    present, else `mcpServers` (so edits write back in the file's own format)."""
-    return "servers" if "servers" in raw and "mcpServers" not in raw else "mcpServers"
-
-
-def load_config(source: str | Path | dict[str, Any]) -> dict[str, ServerConfig]:
-    """Parse a config from a dict or a JSON file, validating every entry.
-
-    Both formats in use are read: Claude Desktop's `{"mcpServers": {...}}` and VS Code's
-    `{"servers": {...}}` (`.vscode/mcp.json`, whose entries carry `"type": "stdio" | "http"`).
-    A missing file is an error, never an empty set of servers.
-    """
-    where = "config"
-    if isinstance(source, dict):
-        raw: Any = source
-    else:
-        path = Path(source)
-        where = str(path)
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ConfigError(
-                f"MCP config file {path} does not exist; check the path, or create it with "
-                '{"mcpServers": {"name": {"command": "...", "args": [...]}}}'
-            ) from None
-        except ValueError as exc:
-            raise ConfigError(f"{path} is not valid JSON: {exc}") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: expected a JSON object with `mcpServers` or `servers`")
-    keys = [key for key in CONFIG_KEYS if key in raw]
-    if len(keys) > 1:
-        raise ConfigError(f"{where}: has both `mcpServers` and `servers`; keep one of them")
-    if not keys:
-        if raw and not isinstance(source, dict):
-            raise ConfigError(
-                f"{where}: no `mcpServers` (Claude Desktop) or `servers` (VS Code) object found; "
-                f"top-level keys are {sorted(raw)}"
-            )
-        return {}
-    servers = raw[keys[0]]
-    if not isinstance(servers, dict):
-        raise ConfigError(f"{where}: `{keys[0]}` must be an object mapping server names to entries")
-    return {
-        name: ServerConfig.from_dict(name, entry, where=keys[0]) for name, entry in servers.items()
-    }
 
 
 @dataclass(slots=True)
@@ -240,6 +91,9 @@ class MCPManager:
         self._lock = asyncio.Lock()
         self._background: set[asyncio.Task[None]] = set()
         self._closed = False
+        self.catalog_listeners: list[Callable[[str], None]] = []
+        """Called with `"resources"` or `"prompts"` when a server's list of them may have
+        changed (its own list_changed notification, or the server connecting or dropping)."""
 
     @classmethod
     def from_config(cls, source: str | Path | dict[str, Any], **options: Any) -> MCPManager:
@@ -294,6 +148,8 @@ class MCPManager:
     async def _connect_and_sync(self, state: ServerState) -> None:
         await self._connect(state)
         self._sync()
+        if state.connected:
+            self._catalog_changed("resources", "prompts")
 
     async def _connect(self, state: ServerState, *, quiet: bool = False) -> None:
         """Connect one server and bridge its tools; a failure is recorded on its state and
@@ -328,6 +184,7 @@ class MCPManager:
         state.tools = []
         state.error = f"disconnected: {exc}"
         self._sync()
+        self._catalog_changed("resources", "prompts")
         if not self.reconnect_enabled:
             logger.warning("MCP server %r disconnected: %s", name, exc)
             return
@@ -345,6 +202,7 @@ class MCPManager:
             if state.connected:
                 logger.warning("MCP server %r is back with %d tool(s)", name, len(state.tools))
                 self._sync()
+                self._catalog_changed("resources", "prompts")
                 return
             delay = min(delay * 2, self.reconnect_max_delay)
 
@@ -375,9 +233,18 @@ class MCPManager:
             bridged.append(MCPTool(client, info, name=safe, max_chars=self.max_chars, server=name))
         return bridged
 
+    def _catalog_changed(self, *kinds: str) -> None:
+        for kind in kinds:
+            for listener in list(self.catalog_listeners):
+                listener(kind)
+
     def _listener(self, name: str) -> Any:
         async def on_notification(method: str, params: dict[str, Any]) -> None:
-            if method != "notifications/tools/list_changed":
+            kind = _CATALOG_NOTIFICATIONS.get(method)
+            if kind is not None:
+                self._catalog_changed(kind)
+                return
+            if method != TOOLS_CHANGED:
                 return
             state = self.servers.get(name)
             if state is None or state.client is None:

@@ -22,7 +22,8 @@ from toolweave.tools.base import Tool
 from toolweave.tools.function_tool import FunctionTool
 from toolweave.tools.result import ToolResult
 
-from .manager import SERVER_NAME, MCPManager, ServerConfig, servers_key
+from .config import SERVER_NAME, ServerConfig, servers_key
+from .manager import MCPManager
 
 
 def parse_pairs(items: list[str] | None, field_name: str) -> dict[str, str]:

@@ -20,6 +20,7 @@ from toolweave.mcp.client import protocol
 from toolweave.mcp.client._callbacks import ClientCallbacks, ServerRequestHandler
 from toolweave.mcp.client._features import ServerFeatures
 from toolweave.mcp.client.models import MCPToolInfo
+from toolweave.mcp.shared.constants import TOOLS_CHANGED
 from toolweave.mcp.shared.errors import MCPConnectionClosed, MCPError
 from toolweave.mcp.shared.jsonrpc import ProgressHandler, RequestContext
 from toolweave.mcp.shared.peer import JSONRPCPeer
@@ -378,7 +379,7 @@ class MCPClient(ServerFeatures):
         return await self.callbacks.dispatch(method, params)
 
     def _notified(self, method: str, params: dict[str, Any]) -> Awaitable[None] | None:
-        if method == "notifications/tools/list_changed":
+        if method == TOOLS_CHANGED:
             self._invalidate()
         elif method == "notifications/message":
             self.callbacks.log_message(params)

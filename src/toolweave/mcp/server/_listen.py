@@ -26,7 +26,13 @@ from typing import TYPE_CHECKING, Any
 from toolweave.mcp.shared.errors import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError
 from toolweave.mcp.shared.jsonrpc import RequestContext
 
-from ..shared.constants import META_SUBSCRIPTION_ID
+from ..shared.constants import (
+    META_SUBSCRIPTION_ID,
+    PROMPTS_CHANGED,
+    RESOURCE_UPDATED,
+    RESOURCES_CHANGED,
+    TOOLS_CHANGED,
+)
 
 if TYPE_CHECKING:
     from ._session import ServerSession
@@ -34,10 +40,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("toolweave.mcp.server")
 
 ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
-TOOLS_CHANGED = "notifications/tools/list_changed"
-PROMPTS_CHANGED = "notifications/prompts/list_changed"
-RESOURCES_CHANGED = "notifications/resources/list_changed"
-RESOURCE_UPDATED = "notifications/resources/updated"
 #: The filter flag that opts in to each list-changed notification, and the capability behind it.
 _LIST_FLAGS = {
     TOOLS_CHANGED: ("toolsListChanged", "tools"),

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from toolweave.tools.base import Tool
 from toolweave.tools.permissions import Permission
 
+from ..shared.constants import PROMPTS_CHANGED, RESOURCE_UPDATED, RESOURCES_CHANGED, TOOLS_CHANGED
 from ._catalog import CatalogSource, PromptEntry, ResourceEntry
-from ._listen import PROMPTS_CHANGED, RESOURCE_UPDATED, RESOURCES_CHANGED, TOOLS_CHANGED, ChangeFeed
+from ._listen import ChangeFeed
 from ._session import ServerSession
 from ._tools import PatternSource, ToolEntry, check_name, function_entry
 

@@ -44,3 +44,9 @@ PROBE_ALWAYS = "forge.always"
 
 #: Host names that are loopback; a server bound to one accepts only these in `Host`.
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]", "::1")
+
+# List-change notifications, sent by servers and acted on by clients and the gateway.
+TOOLS_CHANGED = "notifications/tools/list_changed"
+PROMPTS_CHANGED = "notifications/prompts/list_changed"
+RESOURCES_CHANGED = "notifications/resources/list_changed"
+RESOURCE_UPDATED = "notifications/resources/updated"
