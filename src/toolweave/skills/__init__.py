@@ -1,0 +1,67 @@
+"""Agent Skills: SKILL.md folders loaded by progressive disclosure, as tools, prompts and commands.
+
+`SkillLibrary` finds skills under the usual roots (`.agents/skills`, `.claude/skills`, then the
+user's), `lib.catalog()` is the level-1 listing for a system prompt, `lib.tools()` the tools a
+model uses to read, query and run them. Names load on first use, so `import toolweave` stays
+light.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, str] = {
+    "ACTIVE_SKILL_KEY": "active",
+    "check_allowed": "active",
+    "tool_allowed": "active",
+    "expand_arguments": "commands",
+    "parse_command": "commands",
+    "SkillError": "errors",
+    "InstallReport": "install",
+    "SkillLibrary": "library",
+    "default_roots": "library",
+    "select_skill": "selector",
+    "Skill": "skill",
+    "SkillIssue": "spec",
+    "validate_skill": "spec",
+}
+
+if TYPE_CHECKING:
+    from .active import ACTIVE_SKILL_KEY, check_allowed, tool_allowed
+    from .commands import expand_arguments, parse_command
+    from .errors import SkillError
+    from .install import InstallReport
+    from .library import SkillLibrary, default_roots
+    from .selector import select_skill
+    from .skill import Skill
+    from .spec import SkillIssue, validate_skill
+
+__all__ = [
+    "ACTIVE_SKILL_KEY",
+    "InstallReport",
+    "Skill",
+    "SkillError",
+    "SkillIssue",
+    "SkillLibrary",
+    "check_allowed",
+    "default_roots",
+    "expand_arguments",
+    "parse_command",
+    "select_skill",
+    "tool_allowed",
+    "validate_skill",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolweave.skills' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

@@ -1,0 +1,191 @@
+"""`SkillLibrary`: the skills an agent or host knows, from roots in precedence order.
+
+Loading reads only frontmatter (level 1), so a catalog of hundreds of skills loads in
+milliseconds; `reload()` rescans and swaps the whole set at once, keeping the old set when the
+scan fails. `catalog()` is the system-prompt listing: name and description, sorted, byte-stable,
+within a character budget (past it, the skills most relevant to the query are kept).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from ._bm25 import bm25_scores
+from ._loader import scan
+from .commands import parse_command
+from .errors import SkillError
+from .skill import Skill
+from .spec import DESCRIPTION_MAX
+
+if TYPE_CHECKING:
+    from toolweave.tools.base import Tool
+
+    from .install import InstallReport
+
+logger = logging.getLogger("toolweave.skills")
+
+PROJECT_ROOTS = (".agents/skills", ".claude/skills")
+USER_ROOTS = ("~/.agents/skills", "~/.claude/skills")
+CATALOG_BUDGET_CHARS = 15_000
+"""Default size of the level-1 listing put in the system prompt."""
+CATALOG_HEADER = (
+    "Available skills (call skill_read with a skill's name to load its instructions before "
+    "following it):"
+)
+
+
+def default_roots(project: Path | None = None) -> list[Path]:
+    """Project `.agents/skills`, `.claude/skills`, then the user's, in precedence order."""
+    base = project or Path.cwd()
+    return [base / r for r in PROJECT_ROOTS] + [Path(r).expanduser() for r in USER_ROOTS]
+
+
+class SkillLibrary:
+    """Skills by name from `roots` (earlier roots win); `allow` whitelists names."""
+
+    def __init__(
+        self, roots: Iterable[str | Path] | None = None, allow: Iterable[str] | None = None
+    ) -> None:
+        self._explicit = roots is not None
+        self.roots: list[Path] = (
+            [Path(r).expanduser() for r in roots] if roots is not None else default_roots()
+        )
+        self.allow: frozenset[str] | None = frozenset(allow) if allow is not None else None
+        self._skills: dict[str, Skill] = {}
+        self._warnings: list[str] = []
+        self._listeners: list[Callable[[], None]] = []
+        self._lock = threading.Lock()
+        self.reload()
+
+    @property
+    def skills(self) -> Mapping[str, Skill]:
+        """Name -> `Skill`, sorted by name (a read-only view of the current set)."""
+        return MappingProxyType(self._skills)
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the last successful scan skipped or found odd, one line per file."""
+        return list(self._warnings)
+
+    def get(self, name: str) -> Skill:
+        skill = self._skills.get(name)
+        if skill is None:
+            names = ", ".join(self._skills) or "none are installed"
+            raise SkillError(f"no skill named {name!r}; available skills: {names}")
+        return skill
+
+    def reload(self) -> None:
+        """Rescan every root and swap the set atomically; on failure the old set stays."""
+        with self._lock:
+            try:
+                found = scan(self.roots, self.allow, self._explicit)
+            except OSError as exc:
+                raise SkillError(
+                    f"skill reload failed, keeping the previous skills: {exc}"
+                ) from exc
+            changed = found.skills != self._skills
+            self._skills, self._warnings = found.skills, found.warnings
+        for warning in found.warnings:
+            logger.warning("%s", warning)
+        if changed:
+            for listener in list(self._listeners):
+                listener()
+
+    def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call `listener` after every reload that changed the set; returns an unsubscribe."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def catalog(self, budget_chars: int = CATALOG_BUDGET_CHARS, query: str | None = None) -> str:
+        """The level-1 listing: one `- name: description` line per model-invocable skill."""
+        if budget_chars < 1:
+            raise ValueError(f"budget_chars must be positive, not {budget_chars}")
+        listed = [s for s in self._skills.values() if not s.disable_model_invocation]
+        if not listed:
+            return ""
+        lines = {s.name: _catalog_line(s) for s in listed}
+        order = [s.name for s in listed]
+        if query:
+            scores = bm25_scores(query, [f"{s.name} {s.description}" for s in listed])
+            ranked = sorted(zip(scores, order, strict=True), key=lambda p: (-p[0], p[1]))
+            order = [name for _, name in ranked]
+        kept = self._fit(order, lines, budget_chars)
+        if len(kept) < len(listed):  # make room for the note saying how many were left out
+            kept = self._fit(
+                order, lines, budget_chars - len(_left_out_note(len(listed), 0, " most relevant"))
+            )
+        text = "\n".join([CATALOG_HEADER, *(lines[n] for n in sorted(kept))])
+        if len(kept) < len(listed):
+            text += _left_out_note(len(listed), len(kept), " most relevant" if query else "")
+        return text
+
+    @staticmethod
+    def _fit(order: list[str], lines: dict[str, str], budget: int) -> list[str]:
+        kept: list[str] = []
+        used = len(CATALOG_HEADER)
+        for name in order:
+            if used + len(lines[name]) + 1 <= budget:
+                kept.append(name)
+                used += len(lines[name]) + 1
+        return kept
+
+    def expand_command(self, text: str) -> str | None:
+        """The prompt for a `/name args` line naming a user-invocable skill, else None."""
+        parsed = parse_command(text)
+        if parsed is None:
+            return None
+        skill = self._skills.get(parsed[0])
+        if skill is None or not skill.user_invocable:
+            return None
+        return skill.command(parsed[1])
+
+    def tools(self, *, self_management: bool = False) -> list[Tool]:
+        """The skill tools, sorted by name (`self_management` adds list/install/remove)."""
+        from .tools import skill_tools
+
+        return skill_tools(self, self_management=self_management)
+
+    def install(self, source: str | Path, into: str | Path | None = None) -> InstallReport:
+        """Install a skill folder or zip into `into` (default: the first root), then reload."""
+        from .install import install_skill
+
+        target = Path(into).expanduser() if into is not None else self.roots[0]
+        report = install_skill(Path(source).expanduser(), target)
+        self.reload()
+        return report
+
+    def remove(self, name: str) -> Path:
+        """Delete an installed skill's folder (and its lockfile entry), then reload."""
+        from .install import remove_skill
+
+        removed = remove_skill(self.get(name))
+        self.reload()
+        return removed
+
+    def __len__(self) -> int:
+        return len(self._skills)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._skills
+
+    def __repr__(self) -> str:
+        return f"SkillLibrary({len(self._skills)} skills, roots={[str(r) for r in self.roots]})"
+
+
+def _catalog_line(skill: Skill) -> str:
+    description = " ".join(skill.description.split())
+    if len(description) > DESCRIPTION_MAX:
+        description = description[: DESCRIPTION_MAX - 1] + "…"
+    return f"- {skill.name}: {description}"
+
+
+def _left_out_note(total: int, kept: int, which: str) -> str:
+    return (
+        f"\n({total - kept} of {total} skills left out to fit the budget; these are the"
+        f"{which} ones that fit. Ask for a skill by name with skill_read if you know it.)"
+    )

@@ -1,0 +1,153 @@
+"""`Skill`: one skill folder, read in three levels of progressive disclosure.
+
+Level 1 (name, description) is parsed at load; level 2 (`body()`, the instructions) and level 3
+(`resources()`, `read_resource()`, `query_data()`) are read only when asked. Every file access
+is confined to the skill folder: a path that resolves outside it (`..`, an absolute path, a
+symlink out) is refused with `SkillError` before anything is opened.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PureWindowsPath
+from typing import Any
+
+from ._frontmatter import read_body
+from .commands import expand_arguments
+from .errors import SkillError
+
+SKILL_FILE = "SKILL.md"
+MAX_RESOURCE_BYTES = 1_000_000
+"""`read_resource` / `query_data` refuse files larger than this (read them with a real tool)."""
+MAX_RESOURCES = 1_000
+"""`resources()` lists at most this many files."""
+DATA_SUFFIXES = (".json", ".jsonl", ".ndjson", ".csv")
+"""The file types `query_data` understands."""
+
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+@dataclass(frozen=True, slots=True)
+class Skill:
+    """A loaded skill. `metadata` keeps the spec's `metadata` map plus every unknown key."""
+
+    name: str
+    description: str
+    dir: Path
+    allowed_tools: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    license: str | None = None
+    compatibility: str | None = None
+    disable_model_invocation: bool = False
+    user_invocable: bool = True
+    argument_hint: str | None = None
+
+    @property
+    def path(self) -> Path:
+        """The SKILL.md file."""
+        return self.dir / SKILL_FILE
+
+    def body(self) -> str:
+        """The instructions (level 2): the Markdown after the frontmatter."""
+        try:
+            return read_body(self.path)
+        except OSError as exc:
+            raise SkillError(f"skill {self.name!r}: cannot read {SKILL_FILE}: {exc}") from exc
+
+    def command(self, arguments: str = "") -> str:
+        """The body as a slash command: `$ARGUMENTS` (and `$args`, `$1`...) replaced."""
+        return expand_arguments(self.body(), arguments)
+
+    def resources(self) -> list[str]:
+        """Every other file in the folder (level 3), relative POSIX paths, sorted."""
+        root = self.dir.resolve()
+        found: list[str] = []
+        for current, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
+            for name in files:
+                path = Path(current) / name
+                rel = path.relative_to(root).as_posix()
+                if rel == SKILL_FILE or name.startswith("."):
+                    continue
+                if path.is_symlink() and not _within(path.resolve(), root):
+                    continue
+                found.append(rel)
+        return sorted(found)[:MAX_RESOURCES]
+
+    def resolve(self, rel: str) -> Path:
+        """The file `rel` names inside the folder; `SkillError` if it is outside or missing."""
+        if not isinstance(rel, str) or not rel.strip():
+            raise SkillError("path: give a file path relative to the skill folder, e.g. 'a.md'")
+        if rel.startswith(("/", "\\")) or _DRIVE.match(rel) or PureWindowsPath(rel).anchor:
+            raise SkillError(
+                f"path {rel!r} is absolute; give a path relative to the skill folder of "
+                f"{self.name!r} (see its resources)"
+            )
+        root = self.dir.resolve()
+        target = (root / rel).resolve()
+        if not _within(target, root):
+            raise SkillError(
+                f"path {rel!r} resolves outside the skill folder of {self.name!r}; only its own "
+                "files can be read"
+            )
+        if not target.is_file():
+            listed = ", ".join(self.resources()[:20]) or "none"
+            raise SkillError(f"skill {self.name!r} has no file {rel!r}; its files: {listed}")
+        return target
+
+    def read_resource(self, rel: str) -> str:
+        """The text of one bundled file (UTF-8; undecodable bytes replaced)."""
+        target = self.resolve(rel)
+        size = target.stat().st_size
+        if size > MAX_RESOURCE_BYTES:
+            raise SkillError(
+                f"{rel!r} is {size} bytes, over the {MAX_RESOURCE_BYTES}-byte limit for skill "
+                "resources; query it with skill_data or read a smaller file"
+            )
+        return target.read_text(encoding="utf-8-sig", errors="replace")
+
+    def query_data(self, rel: str, query: str = "", limit: int = 5) -> list[Any]:
+        """Records of a JSON, JSONL or CSV file that contain every word of `query`."""
+        if limit < 1:
+            raise SkillError(f"limit must be at least 1, not {limit}")
+        if not rel.lower().endswith(DATA_SUFFIXES):
+            raise SkillError(
+                f"{rel!r} is not a data file; skill_data reads {', '.join(DATA_SUFFIXES)} "
+                "(use skill_resource for other files)"
+            )
+        records = _records(rel, self.read_resource(rel))
+        terms = query.casefold().split()
+        matched = []
+        for record in records:
+            text = json.dumps(record, ensure_ascii=False).casefold()
+            if all(term in text for term in terms):
+                matched.append(record)
+                if len(matched) >= limit:
+                    break
+        return matched
+
+
+def _within(path: Path, root: Path) -> bool:
+    return path == root or path.is_relative_to(root)
+
+
+def _records(rel: str, text: str) -> list[Any]:
+    lower = rel.lower()
+    try:
+        if lower.endswith(".csv"):
+            return list(csv.DictReader(io.StringIO(text)))
+        if lower.endswith((".jsonl", ".ndjson")):
+            return [json.loads(line) for line in text.splitlines() if line.strip()]
+        data = json.loads(text)
+    except (json.JSONDecodeError, csv.Error) as exc:
+        raise SkillError(
+            f"{rel!r} is not valid {lower.rsplit('.', 1)[-1].upper()}: {exc}"
+        ) from None
+    if isinstance(data, dict):
+        return [{"key": key, "value": value} for key, value in data.items()]
+    return data if isinstance(data, list) else [data]

@@ -1,0 +1,173 @@
+"""The skill tools a model calls: read, resource, data, reload, run, and self-management.
+
+`skill_read` takes the skill name as an enum of the current set (rebuilt on every reload), so
+the model cannot invent one; reading a skill activates it (its `allowed_tools` then apply).
+`skill_run` declares `SHELL`, so it passes the governance gates like any side effect. The
+self-management tools (`skill_list`, `skill_install`, `skill_remove`) are opt-in and marked for
+admin approval.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
+
+from toolweave.tools.context import ToolContext
+from toolweave.tools.function_tool import FunctionTool
+from toolweave.tools.permissions import Permission
+
+from .active import activate
+from .errors import SkillError
+from .scripts import SCRIPT_TIMEOUT, run_script
+
+if TYPE_CHECKING:
+    from toolweave.tools.base import Tool
+
+    from .library import SkillLibrary
+    from .skill import Skill
+
+MAX_DATA_LIMIT = 100
+"""`skill_data` returns at most this many records per call."""
+ADMIN_APPROVAL_TAG = "admin_approval"
+"""Tag on the self-management tools until `@tool(admin_approval=True)` lands."""
+
+
+class _SkillNameTool(FunctionTool):
+    """A function tool whose `name` argument is an enum of the library's current skills."""
+
+    def __init__(self, library: SkillLibrary, func: Any, **options: Any) -> None:
+        super().__init__(func, **options)
+        self.library = library
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        names = [n for n, s in self.library.skills.items() if not s.disable_model_invocation]
+        schema = json.loads(json.dumps(self.schema.parameters))
+        schema["properties"]["name"]["enum"] = names
+        return schema  # type: ignore[no-any-return]
+
+
+def skill_tools(library: SkillLibrary, *, self_management: bool = False) -> list[Tool]:
+    """The tools over `library`, sorted by name."""
+
+    def invocable(name: str) -> Skill:
+        skill = library.get(name)
+        if skill.disable_model_invocation:
+            raise SkillError(f"skill {name!r} can only be run by the user as the /{name} command")
+        return skill
+
+    async def skill_read(
+        ctx: ToolContext, name: Annotated[str, Field(description="The skill to load.")]
+    ) -> str:
+        """Load a skill's instructions; follow them, and read its listed files when they say to.
+
+        While the skill is active, only the tools it allows can be used.
+        """
+        skill = invocable(name)
+        body = skill.body()
+        activate(ctx.state, skill.name, skill.allowed_tools)
+        parts = [f"# Skill: {skill.name}", body]
+        resources = skill.resources()
+        if resources:
+            parts.append(
+                "Files of this skill (read with skill_resource, query data with skill_data):\n"
+                + "\n".join(f"- {r}" for r in resources)
+            )
+        if skill.allowed_tools:
+            parts.append(f"Allowed tools while active: {', '.join(skill.allowed_tools)}")
+        return "\n\n".join(parts)
+
+    def skill_resource(
+        name: Annotated[str, Field(description="The skill the file belongs to.")],
+        path: Annotated[
+            str, Field(description="File path relative to the skill, e.g. 'advanced.md'.")
+        ],
+    ) -> str:
+        """Read one file bundled with a skill (a reference, template or data file)."""
+        return invocable(name).read_resource(path)
+
+    def skill_data(
+        name: Annotated[str, Field(description="The skill the data file belongs to.")],
+        path: Annotated[str, Field(description="A JSON, JSONL or CSV file of the skill.")],
+        query: Annotated[str, Field(description="Words every returned record must contain.")] = "",
+        limit: Annotated[int, Field(ge=1, le=MAX_DATA_LIMIT, description="Most records.")] = 5,
+    ) -> list[Any]:
+        """Query a data file bundled with a skill instead of reading all of it."""
+        return invocable(name).query_data(path, query, limit)
+
+    def skill_reload() -> dict[str, Any]:
+        """Rescan the skill folders (after skills were edited on disk); lists what loaded."""
+        library.reload()
+        return {"skills": list(library.skills), "warnings": library.warnings}
+
+    async def skill_run(
+        name: Annotated[str, Field(description="The skill whose script to run.")],
+        script: Annotated[str, Field(description="A file under the skill's scripts/ folder.")],
+        args: Annotated[list[str], Field(description="Arguments, passed as-is (no shell).")]
+        | None = None,
+    ) -> str:
+        """Run a script bundled in a skill's scripts/ folder and return its output."""
+        return await run_script(invocable(name), script, list(args or []))
+
+    tools: list[Tool] = [
+        _SkillNameTool(library, skill_read, read_only=True, open_world=False),
+        _SkillNameTool(library, skill_resource, read_only=True, open_world=False),
+        _SkillNameTool(library, skill_data, read_only=True, open_world=False),
+        FunctionTool(skill_reload, read_only=True, idempotent=True, open_world=False),
+        _SkillNameTool(
+            library,
+            skill_run,
+            permissions=[Permission.SHELL],
+            destructive=True,
+            timeout=SCRIPT_TIMEOUT + 5,
+        ),
+    ]
+    if self_management:
+        tools.extend(_management_tools(library))
+    return sorted(tools, key=lambda t: t.name)
+
+
+def _management_tools(library: SkillLibrary) -> list[Tool]:
+    def skill_list() -> list[dict[str, Any]]:
+        """List installed skills with their folders and allowed tools."""
+        return [
+            {
+                "name": s.name,
+                "description": s.description,
+                "dir": str(s.dir),
+                "allowed_tools": s.allowed_tools,
+            }
+            for s in library.skills.values()
+        ]
+
+    def skill_install(
+        source: Annotated[str, Field(description="A local skill folder or .zip file.")],
+    ) -> dict[str, Any]:
+        """Install a skill from a folder or zip into the first skill root (then reloads)."""
+        report = library.install(source)
+        return {
+            "name": report.name,
+            "path": str(report.path),
+            "sha256": report.sha256,
+            "scripts": report.scripts,
+            "issues": [str(i) for i in report.issues],
+        }
+
+    def skill_remove(name: Annotated[str, Field(description="The skill to delete.")]) -> str:
+        """Delete an installed skill's folder (then reloads)."""
+        return f"removed {library.remove(name)}"
+
+    admin = {"skills", ADMIN_APPROVAL_TAG}
+    return [
+        FunctionTool(skill_list, read_only=True, open_world=False, tags={"skills"}),
+        FunctionTool(skill_install, permissions=[Permission.WRITE], open_world=False, tags=admin),
+        FunctionTool(
+            skill_remove,
+            permissions=[Permission.DELETE],
+            destructive=True,
+            open_world=False,
+            tags=admin,
+        ),
+    ]
