@@ -56,11 +56,12 @@ def parse_yaml(text: str) -> dict[str, Any]:
     """Parse frontmatter YAML; on failure retry with unquoted `key: a: b` values quoted."""
     import yaml
 
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~10x faster
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=loader)  # a safe loader
     except yaml.YAMLError as first:
         try:
-            data = yaml.safe_load(_quote_plain_values(text))
+            data = yaml.load(_quote_plain_values(text), Loader=loader)
         except yaml.YAMLError:
             mark = getattr(first, "problem_mark", None)
             where = f" at line {mark.line + 2}" if mark is not None else ""

@@ -77,8 +77,8 @@ def _candidates(root: Path, warnings: list[str]) -> list[Path]:
     if (root / SKILL_FILE).is_file():
         return [root]  # the root is itself a skill folder
     found = []
-    with os.scandir(root) as entries:
-        for entry in sorted(entries, key=lambda e: e.name):
+    with os.scandir(root) as entries:  # real folders first, so a link to one loads it once
+        for entry in sorted(entries, key=lambda e: (e.is_symlink(), e.name)):
             if entry.name.startswith("."):
                 continue
             path = Path(entry.path)
@@ -109,7 +109,7 @@ def load_skill(folder: Path, warnings: list[str]) -> Skill | None:
     if not name:
         name = folder.name
         warnings.append(f"{path}: no name; using the folder name {name!r}")
-    elif name != folder.name:
+    elif name not in (folder.name, folder.resolve().name):
         warnings.append(f"{path}: name {name!r} differs from its folder {folder.name!r}")
     raw_metadata = data.get("metadata")
     metadata: dict[str, Any] = dict(raw_metadata) if isinstance(raw_metadata, dict) else {}
