@@ -144,11 +144,15 @@ class SkillLibrary:
             return None
         return skill.command(parsed[1])
 
-    def tools(self, *, self_management: bool = False) -> list[Tool]:
+    def tools(
+        self, *, self_management: bool = False, script_timeout: float | None = None
+    ) -> list[Tool]:
         """The skill tools, sorted by name (`self_management` adds list/install/remove)."""
+        from .scripts import SCRIPT_TIMEOUT
         from .tools import skill_tools
 
-        return skill_tools(self, self_management=self_management)
+        timeout = SCRIPT_TIMEOUT if script_timeout is None else script_timeout
+        return skill_tools(self, self_management=self_management, script_timeout=timeout)
 
     def install(self, source: str | Path, into: str | Path | None = None) -> InstallReport:
         """Install a skill folder or zip into `into` (default: the first root), then reload."""

@@ -49,8 +49,10 @@ class _SkillNameTool(FunctionTool):
         return schema  # type: ignore[no-any-return]
 
 
-def skill_tools(library: SkillLibrary, *, self_management: bool = False) -> list[Tool]:
-    """The tools over `library`, sorted by name."""
+def skill_tools(
+    library: SkillLibrary, *, self_management: bool = False, script_timeout: float = SCRIPT_TIMEOUT
+) -> list[Tool]:
+    """The tools over `library`, sorted by name; scripts are stopped after `script_timeout` s."""
 
     def invocable(name: str) -> Skill:
         skill = library.get(name)
@@ -109,7 +111,7 @@ def skill_tools(library: SkillLibrary, *, self_management: bool = False) -> list
         | None = None,
     ) -> str:
         """Run a script bundled in a skill's scripts/ folder and return its output."""
-        return await run_script(invocable(name), script, list(args or []))
+        return await run_script(invocable(name), script, list(args or []), timeout=script_timeout)
 
     tools: list[Tool] = [
         _SkillNameTool(library, skill_read, read_only=True, open_world=False),
@@ -121,7 +123,7 @@ def skill_tools(library: SkillLibrary, *, self_management: bool = False) -> list
             skill_run,
             permissions=[Permission.SHELL],
             destructive=True,
-            timeout=SCRIPT_TIMEOUT + 5,
+            timeout=script_timeout + 5,  # the script's own timeout fires first
         ),
     ]
     if self_management:
