@@ -8,6 +8,7 @@ from . import agent_cmd
 from .mcp_cmd import mcp_app
 from .policy_cmd import policy_app
 from .serve_cmd import serve
+from .skills_cmd import skills_app
 from .tools_cmd import tools_app
 
 app = typer.Typer(
@@ -38,5 +39,6 @@ def _root(
 app.add_typer(tools_app, name="tools")
 app.add_typer(mcp_app, name="mcp")
 app.add_typer(policy_app, name="policy")
+app.add_typer(skills_app, name="skills")
 app.command("serve")(serve)
 agent_cmd.register(app)

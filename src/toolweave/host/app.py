@@ -199,8 +199,16 @@ class ToolHost:
     async def close(self) -> None:
         await asyncio.gather(*(p.close() for p in self.providers), return_exceptions=True)
 
+    async def start(self) -> None:
+        """Start the providers' background work (a skills root watcher) before serving."""
+        for provider in self.providers:
+            start = getattr(provider, "start", None)
+            if start is not None:
+                await start()
+
     async def serve_stdio(self) -> None:
         try:
+            await self.start()
             await self.server.run_stdio()
         finally:
             await self.close()
@@ -236,6 +244,7 @@ class ToolHost:
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
+            await self.start()
             sock.bind((config.host.strip("[]"), config.port))
             sock.listen(2048)
             config.port = sock.getsockname()[1]  # the bound port, when 0 asked for a free one

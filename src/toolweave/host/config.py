@@ -30,6 +30,14 @@ allowed = []                   # e.g. ["read", "mcp:github"]; non-empty = whitel
 denied = []                    # e.g. ["shell", "mcp:filesystem"]; always wins
 allow_unspecified = true
 
+[skills]                       # provider "skills": Agent Skills as tools, prompts, resources
+roots = []                     # skill roots; relative to this file; [] = the usual places
+allow = []                     # whitelist of skill names; [] = every skill found
+self_management = false        # also publish skill_list / skill_install / skill_remove
+scripts = false                # publish skill_run (bundled scripts; needs "shell" allowed)
+script_timeout = 60.0          # seconds a bundled script may run
+watch_interval = 2.0           # seconds between checks of the roots for edits; 0 = off
+
 [mcpServers.files]             # downstream servers proxied as `files__<tool>`
 command = "npx"
 args = ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]
@@ -67,6 +75,14 @@ _SERVE_KEYS = {
     "hooks",
 }
 _POLICY_KEYS = {"allowed", "denied", "allow_unspecified"}
+_SKILLS_KEYS = {
+    "roots",
+    "allow",
+    "self_management",
+    "scripts",
+    "script_timeout",
+    "watch_interval",
+}
 
 
 @dataclass(slots=True)
@@ -74,6 +90,18 @@ class PolicyConfig:
     allowed: list[str] = field(default_factory=list)
     denied: list[str] = field(default_factory=list)
     allow_unspecified: bool = True
+
+
+@dataclass(slots=True)
+class SkillsConfig:
+    """`[skills]`: where the `skills` provider finds skills and what it publishes."""
+
+    roots: list[Path] | None = None
+    allow: list[str] | None = None
+    self_management: bool = False
+    scripts: bool = False
+    script_timeout: float = 60.0
+    watch_interval: float = 2.0
 
 
 @dataclass(slots=True)
@@ -95,6 +123,7 @@ class HostConfig:
     rules: dict[str, Any] = field(default_factory=dict)
     hooks: Path | None = None
     mcp_servers: dict[str, Any] = field(default_factory=dict)
+    skills: SkillsConfig = field(default_factory=SkillsConfig)
     source: Path | None = None
 
     @property
@@ -131,11 +160,11 @@ def _strings(where: str, value: Any) -> list[str]:
 def parse_config(raw: dict[str, Any], *, source: Path | None = None) -> HostConfig:
     """Validate a decoded TOML document into a `HostConfig`."""
     where = str(source or DEFAULT_CONFIG_FILE)
-    unknown_top = set(raw) - {"serve", "mcpServers"}
+    unknown_top = set(raw) - {"serve", "mcpServers", "skills"}
     if unknown_top:
         raise ConfigError(
             f"{where}: unknown top-level table(s) {sorted(unknown_top)}; toolweave serve reads "
-            "[serve], [serve.policy] and [mcpServers.<name>]"
+            "[serve], [serve.policy], [skills] and [mcpServers.<name>]"
         )
     serve = _expect("[serve]", raw.get("serve", {}), dict, "a table")
     unknown = set(serve) - _SERVE_KEYS
@@ -218,7 +247,38 @@ def parse_config(raw: dict[str, Any], *, source: Path | None = None) -> HostConf
             hooks = source.parent / hooks
         config.hooks = hooks
     config.mcp_servers = _expect("[mcpServers]", raw.get("mcpServers", {}), dict, "a table")
+    config.skills = _skills(raw.get("skills", {}), source)
     return config
+
+
+def _skills(raw: Any, source: Path | None) -> SkillsConfig:
+    table = _expect("[skills]", raw, dict, "a table")
+    unknown = set(table) - _SKILLS_KEYS
+    if unknown:
+        raise ValueError(
+            f"[skills]: unknown key(s) {sorted(unknown)}; known: {sorted(_SKILLS_KEYS)}"
+        )
+    base = source.parent if source is not None else Path.cwd()
+    roots = _strings("[skills].roots", table.get("roots", []))
+    allow = _strings("[skills].allow", table.get("allow", []))
+    flags = {
+        key: _expect(f"[skills].{key}", table.get(key, False), bool, "true or false")
+        for key in ("self_management", "scripts")
+    }
+    seconds = {}
+    for key, default in (("script_timeout", 60.0), ("watch_interval", 2.0)):
+        value = _expect(f"[skills].{key}", table.get(key, default), (int, float), "seconds")
+        if value < 0 or (key == "script_timeout" and value == 0):
+            raise ValueError(f"[skills].{key} must be a positive number of seconds, not {value}")
+        seconds[key] = float(value)
+    return SkillsConfig(
+        roots=[base / Path(r).expanduser() for r in roots] or None,
+        allow=allow or None,
+        self_management=flags["self_management"],
+        scripts=flags["scripts"],
+        script_timeout=seconds["script_timeout"],
+        watch_interval=seconds["watch_interval"],
+    )
 
 
 def load_host_config(path: str | Path | None = None) -> HostConfig:

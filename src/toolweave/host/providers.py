@@ -38,6 +38,7 @@ ProviderFactory = Callable[[HostConfig], CapabilityProvider]
 PROVIDERS: dict[str, str] = {
     "demo": "toolweave.host.providers:DemoProvider",
     "mcp": "toolweave.host.gateway:GatewayProvider",
+    "skills": "toolweave.host.skills:SkillsProvider",
 }
 
 

@@ -79,8 +79,11 @@ class SkillLibrary:
             raise SkillError(f"no skill named {name!r}; available skills: {names}")
         return skill
 
-    def reload(self) -> None:
-        """Rescan every root and swap the set atomically; on failure the old set stays."""
+    def reload(self) -> bool:
+        """Rescan every root and swap the set atomically; on failure the old set stays.
+
+        Returns whether the set changed (subscribers are called only then).
+        """
         with self._lock:
             try:
                 found = scan(self.roots, self.allow, self._explicit)
@@ -95,6 +98,7 @@ class SkillLibrary:
         if changed:
             for listener in list(self._listeners):
                 listener()
+        return changed
 
     def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
         """Call `listener` after every reload that changed the set; returns an unsubscribe."""

@@ -100,8 +100,8 @@ class Skill:
             raise SkillError(f"skill {self.name!r} has no file {rel!r}; its files: {listed}")
         return target
 
-    def read_resource(self, rel: str) -> str:
-        """The text of one bundled file (UTF-8; undecodable bytes replaced)."""
+    def read_bytes(self, rel: str) -> bytes:
+        """The bytes of one bundled file (at most `MAX_RESOURCE_BYTES`)."""
         target = self.resolve(rel)
         size = target.stat().st_size
         if size > MAX_RESOURCE_BYTES:
@@ -109,7 +109,11 @@ class Skill:
                 f"{rel!r} is {size} bytes, over the {MAX_RESOURCE_BYTES}-byte limit for skill "
                 "resources; query it with skill_data or read a smaller file"
             )
-        return target.read_text(encoding="utf-8-sig", errors="replace")
+        return target.read_bytes()
+
+    def read_resource(self, rel: str) -> str:
+        """The text of one bundled file (UTF-8; undecodable bytes replaced)."""
+        return self.read_bytes(rel).decode("utf-8-sig", errors="replace")
 
     def query_data(self, rel: str, query: str = "", limit: int = 5) -> list[Any]:
         """Records of a JSON, JSONL or CSV file that contain every word of `query`."""

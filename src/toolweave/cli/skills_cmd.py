@@ -1,0 +1,173 @@
+"""`toolweave skills`: list, show, validate, install and remove Agent Skills.
+
+Roots default to the usual places (project `.agents/skills`, `.claude/skills`, then the
+user's); `--root` (repeatable) replaces them. `validate` exits 1 when any skill deviates from
+the Agent Skills spec, so it can guard a repository in CI.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from toolweave.skills import SkillLibrary
+
+skills_app = typer.Typer(
+    help="Agent Skills: list, show, validate, install, remove.", no_args_is_help=True
+)
+
+RootsOption = Annotated[
+    list[Path] | None,
+    typer.Option("--root", "-r", help="A skill root (repeatable); default: the usual places."),
+]
+
+
+def _library(roots: list[Path] | None) -> SkillLibrary:
+    from toolweave.skills import SkillLibrary
+
+    library = SkillLibrary(roots or None)
+    for warning in library.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    return library
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(2)
+
+
+@skills_app.command("list")
+def list_skills(
+    roots: RootsOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """List the skills found under the roots, sorted by name."""
+    library = _library(roots)
+    rows = [
+        {
+            "name": s.name,
+            "description": s.description,
+            "allowed_tools": s.allowed_tools,
+            "dir": str(s.dir),
+            "model_invocable": not s.disable_model_invocation,
+            "user_invocable": s.user_invocable,
+        }
+        for s in library.skills.values()
+    ]
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{len(rows)} skills")
+    table.add_column("name", style="bold cyan", no_wrap=True)
+    table.add_column("description")
+    table.add_column("allowed tools")
+    for row in rows:
+        description = " ".join(str(row["description"]).split())
+        table.add_row(str(row["name"]), description, ", ".join(row["allowed_tools"]) or "-")  # type: ignore[arg-type]
+    Console().print(table)
+
+
+@skills_app.command("show")
+def show(
+    name: Annotated[str, typer.Argument(help="The skill to show.")],
+    roots: RootsOption = None,
+) -> None:
+    """Print a skill's metadata, its files and its instructions."""
+    from toolweave.skills import SkillError
+
+    library = _library(roots)
+    try:
+        skill = library.get(name)
+        body = skill.body()
+    except SkillError as exc:
+        raise _fail(exc.message) from None
+    typer.echo(f"name: {skill.name}\ndir: {skill.dir}\ndescription: {skill.description}")
+    if skill.allowed_tools:
+        typer.echo(f"allowed-tools: {' '.join(skill.allowed_tools)}")
+    if skill.argument_hint:
+        typer.echo(f"argument-hint: {skill.argument_hint}")
+    for rel in skill.resources():
+        typer.echo(f"file: {rel}")
+    typer.echo(f"\n{body}")
+
+
+@skills_app.command("validate")
+def validate(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Skill folders or roots to check (default: every loaded skill)."),
+    ] = None,
+    roots: RootsOption = None,
+) -> None:
+    """Report every deviation from the Agent Skills spec; exit 1 if any is an error."""
+    from toolweave.skills import validate_skill
+
+    folders: list[Path] = []
+    for path in paths or []:
+        if (path / "SKILL.md").is_file():
+            folders.append(path)
+        elif path.is_dir():
+            folders.extend(sorted(p.parent for p in path.glob("*/SKILL.md")))
+        else:
+            raise _fail(f"{path} is neither a skill folder nor a folder of skills")
+    if not paths:
+        folders = [s.dir for s in _library(roots).skills.values()]
+    errors = 0
+    for folder in folders:
+        issues = validate_skill(folder)
+        errors += sum(issue.severity == "error" for issue in issues)
+        for issue in issues:
+            typer.echo(str(issue))
+    typer.echo(f"{len(folders)} skill(s) checked, {errors} error(s)")
+    if errors:
+        raise typer.Exit(1)
+
+
+@skills_app.command("install")
+def install(
+    source: Annotated[Path, typer.Argument(help="A skill folder or .zip file.")],
+    into: Annotated[
+        Path | None, typer.Option("--into", help="Root to install into (default: the first root).")
+    ] = None,
+    roots: RootsOption = None,
+) -> None:
+    """Install a skill (checked before anything is written; recorded in skills.lock)."""
+    from toolweave.skills import SkillError
+
+    library = _library(roots)
+    try:
+        report = library.install(source, into=into)
+    except SkillError as exc:
+        raise _fail(exc.message) from None
+    typer.echo(f"installed {report.name} into {report.path} (sha256 {report.sha256[:12]})")
+    for script in report.scripts:
+        typer.echo(f"bundled script (runs only through skill_run): {script}")
+    for issue in report.issues:
+        typer.echo(f"spec: {issue}")
+
+
+@skills_app.command("remove")
+def remove(
+    name: Annotated[str, typer.Argument(help="The skill to delete.")],
+    roots: RootsOption = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Delete an installed skill's folder."""
+    from toolweave.skills import SkillError
+
+    library = _library(roots)
+    try:
+        skill = library.get(name)
+        if not yes:
+            typer.confirm(f"Delete {skill.dir}?", abort=True)
+        removed = library.remove(name)
+    except SkillError as exc:
+        raise _fail(exc.message) from None
+    typer.echo(f"removed {removed}")
