@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from skill_factory import write_skill
 
-from toolweave.skills import ACTIVE_SKILL_KEY, SkillLibrary, check_allowed, tool_allowed
-from toolweave.tools import PermissionDenied, ToolContext, ToolRegistry
+from toolweave.skills import SkillError, SkillLibrary, SkillScope, ToolNotAllowed, tool_allowed
+from toolweave.tools import ToolContext, ToolRegistry
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
 
@@ -62,14 +62,13 @@ async def test_tool_set_and_schemas(library: SkillLibrary) -> None:
     assert install is not None and "admin_approval" in install.tags  # type: ignore[attr-defined]
 
 
-async def test_read_activates_and_lists_resources(library: SkillLibrary) -> None:
+async def test_read_lists_resources_and_confines_paths(library: SkillLibrary) -> None:
     registry = registry_for(library)
     ctx = ToolContext()
     done = await registry.invoke("skill_read", {"name": "web-research"}, ctx)
     text = done.result.content[0].text  # type: ignore[union-attr]
     assert done.ok and text.startswith("# Skill: web-research\n\n# Web Research Skill")
     assert "- advanced.md\n- data/source_policy.json" in text
-    assert ctx.state[ACTIVE_SKILL_KEY]["name"] == "web-research"
     data = await registry.invoke(
         "skill_data",
         {"name": "web-research", "path": "data/source_policy.json", "query": "low"},
@@ -93,18 +92,29 @@ async def test_read_activates_and_lists_resources(library: SkillLibrary) -> None
     assert not unknown.ok and "available skills: code-review" in str(unknown.error)
 
 
-async def test_allowed_tools_scope(library: SkillLibrary) -> None:
-    state: dict[str, object] = {}
-    check_allowed("anything", state)  # no active skill: nothing restricted
-    registry = registry_for(library)
-    ctx = ToolContext(state=state)
-    await registry.invoke("skill_read", {"name": "code-review"}, ctx)
-    check_allowed("list_pr_files", state)
-    check_allowed("skill_resource", state)
-    with pytest.raises(
-        PermissionDenied, match="allowed tools: create_pr_comment, get_file_content"
-    ):
-        check_allowed("delete_repo", state)
+def test_allowed_tools_scope(library: SkillLibrary) -> None:
+    scope = SkillScope(library)
+
+    class Key:  # any weak-referenceable object (the agent uses its Session)
+        pass
+
+    session, other = Key(), Key()
+    scope.check(session, "anything")  # nothing active: nothing restricted
+    scope.activate(session, "code-review")
+    scope.check(session, "list_pr_files")
+    scope.check(session, "skill_resource")  # the skill tools stay available
+    scope.check(other, "delete_repo")  # scopes are per session
+    with pytest.raises(ToolNotAllowed, match="allowed tools: get_pull_request_details") as refused:
+        scope.check(session, "delete_repo")
+    assert refused.value.recoverable  # the model hears why and can change course
+    names = ["create_pr_comment", "delete_repo", "skill_read"]
+    assert scope.offered(session, names, str) == ["create_pr_comment", "skill_read"]
+    scope.activate(session, "manual")  # no allowed-tools: no restriction
+    assert scope.offered(session, names, str) == names
+    with pytest.raises(SkillError, match="no skill named 'ghost'"):
+        scope.activate(session, "ghost")
+    scope.deactivate(session)
+    assert scope.active(session) is None
     assert tool_allowed("Bash", ["Bash(git add:*)"]) and tool_allowed("mcp__gh__x", ["mcp__gh__*"])
     assert not tool_allowed("Write", ["Read"]) and tool_allowed("Write", [])
 

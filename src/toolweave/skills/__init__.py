@@ -12,12 +12,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS: dict[str, str] = {
-    "ACTIVE_SKILL_KEY": "active",
-    "check_allowed": "active",
+    "SkillScope": "active",
     "tool_allowed": "active",
     "expand_arguments": "commands",
     "parse_command": "commands",
     "SkillError": "errors",
+    "ToolNotAllowed": "errors",
     "InstallReport": "install",
     "SkillLibrary": "library",
     "default_roots": "library",
@@ -28,9 +28,9 @@ _EXPORTS: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
-    from .active import ACTIVE_SKILL_KEY, check_allowed, tool_allowed
+    from .active import SkillScope, tool_allowed
     from .commands import expand_arguments, parse_command
-    from .errors import SkillError
+    from .errors import SkillError, ToolNotAllowed
     from .install import InstallReport
     from .library import SkillLibrary, default_roots
     from .selector import select_skill
@@ -38,13 +38,13 @@ if TYPE_CHECKING:
     from .spec import SkillIssue, validate_skill
 
 __all__ = [
-    "ACTIVE_SKILL_KEY",
     "InstallReport",
     "Skill",
     "SkillError",
     "SkillIssue",
     "SkillLibrary",
-    "check_allowed",
+    "SkillScope",
+    "ToolNotAllowed",
     "default_roots",
     "expand_arguments",
     "parse_command",

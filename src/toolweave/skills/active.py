@@ -1,21 +1,26 @@
 """`allowed_tools` enforcement: while a skill is active, only its tools are offered and run.
 
-`skill_read` activates a skill in the run's shared state; from then on the agent offers only
-the tools the skill allows (plus the skill tools themselves) and refuses any other call with an
-error naming the allowed ones. A skill without `allowed-tools` restricts nothing. Entries match
-by name, by glob (`mcp__github__*`) or by Claude Code's `Tool(pattern)` form (the tool part).
+A `SkillScope` remembers the active skill per session (any weak-referenceable key: the agent
+uses its `Session`). Reading a skill with `skill_read`, or the user running it as `/name`,
+activates it; from then on only the tools the skill allows (plus the skill tools) are offered,
+and any other call is refused with an error naming the allowed ones. A skill without
+`allowed-tools` restricts nothing. Entries match by name, by glob (`mcp__github__*`) or by
+Claude Code's `Tool(pattern)` form (the tool part).
 """
 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Mapping
-from typing import Any
+import weakref
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
-from toolweave.tools.errors import PermissionDenied
+from .errors import ToolNotAllowed
 
-ACTIVE_SKILL_KEY = "toolweave.skills.active"
-"""The `ToolContext.state` key holding the active skill's name and allowed tools."""
+if TYPE_CHECKING:
+    from .library import SkillLibrary
+    from .skill import Skill
+
 SKILL_TOOL_NAMES = frozenset(
     {
         "skill_read",
@@ -30,25 +35,10 @@ SKILL_TOOL_NAMES = frozenset(
 )
 """The skills package's own tools, always allowed while a skill is active."""
 
-
-def activate(state: dict[str, Any], name: str, allowed_tools: list[str]) -> None:
-    """Make `name` the active skill of the run that owns `state`."""
-    state[ACTIVE_SKILL_KEY] = {"name": name, "allowed_tools": list(allowed_tools)}
+T = TypeVar("T")
 
 
-def deactivate(state: dict[str, Any]) -> None:
-    state.pop(ACTIVE_SKILL_KEY, None)
-
-
-def active_skill(state: Mapping[str, Any]) -> tuple[str, list[str]] | None:
-    """(name, allowed tools) of the active skill, or None."""
-    entry = state.get(ACTIVE_SKILL_KEY)
-    if not isinstance(entry, dict):
-        return None
-    return str(entry["name"]), list(entry["allowed_tools"])
-
-
-def tool_allowed(tool_name: str, allowed_tools: list[str]) -> bool:
+def tool_allowed(tool_name: str, allowed_tools: Sequence[str]) -> bool:
     """Whether `allowed_tools` (empty = no restriction) lets `tool_name` run."""
     if not allowed_tools or tool_name in SKILL_TOOL_NAMES:
         return True
@@ -59,15 +49,44 @@ def tool_allowed(tool_name: str, allowed_tools: list[str]) -> bool:
     return False
 
 
-def check_allowed(tool_name: str, state: Mapping[str, Any]) -> None:
-    """Raise `PermissionDenied` naming the allowed tools if the active skill forbids the call."""
-    active = active_skill(state)
-    if active is None or tool_allowed(tool_name, active[1]):
-        return
-    name, allowed = active
-    raise PermissionDenied(
-        f"tool {tool_name!r} is not allowed while skill {name!r} is active; allowed tools: "
-        f"{', '.join(sorted(set(allowed) | {'skill_*'}))}",
-        tool=tool_name,
-        permission=f"skill:{name}",
-    )
+class SkillScope:
+    """The active skill of each session, and the tool restriction it implies."""
+
+    def __init__(self, library: SkillLibrary) -> None:
+        self.library = library
+        self._active: weakref.WeakKeyDictionary[object, str] = weakref.WeakKeyDictionary()
+
+    def activate(self, key: object, name: str) -> Skill:
+        """Make `name` the active skill of `key` (a session); `SkillError` if it is unknown."""
+        skill = self.library.get(name)
+        self._active[key] = skill.name
+        return skill
+
+    def deactivate(self, key: object) -> None:
+        self._active.pop(key, None)
+
+    def active(self, key: object) -> Skill | None:
+        """The active skill of `key`, if it is still installed."""
+        name = self._active.get(key)
+        return self.library.skills.get(name) if name is not None else None
+
+    def allows(self, key: object, tool_name: str) -> bool:
+        skill = self.active(key)
+        return skill is None or tool_allowed(tool_name, skill.allowed_tools)
+
+    def offered(self, key: object, items: Sequence[T], name_of: Callable[[T], str]) -> list[T]:
+        """The `items` (tools or their definitions) the active skill lets `key` use."""
+        return [item for item in items if self.allows(key, name_of(item))]
+
+    def check(self, key: object, tool_name: str) -> None:
+        """Raise `ToolNotAllowed` (recoverable) naming the allowed tools, if `tool_name` is not."""
+        skill = self.active(key)
+        if skill is None or tool_allowed(tool_name, skill.allowed_tools):
+            return
+        allowed = ", ".join([*skill.allowed_tools, "skill_*"])
+        raise ToolNotAllowed(
+            f"tool {tool_name!r} is not allowed while skill {skill.name!r} is active; allowed "
+            f"tools: {allowed}",
+            tool=tool_name,
+            permission=f"skill:{skill.name}",
+        )

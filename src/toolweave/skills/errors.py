@@ -1,4 +1,4 @@
-"""The one error the skills package raises.
+"""The errors the skills package raises.
 
 A `SkillError` is recoverable: it goes back to the model as text naming what was wrong (an
 unknown skill, a path outside the skill folder, a refused archive member) and how to fix it.
@@ -6,10 +6,16 @@ unknown skill, a path outside the skill folder, a refused archive member) and ho
 
 from __future__ import annotations
 
-from toolweave.tools.errors import ToolError
+from toolweave.tools.errors import PermissionDenied, ToolError
 
 
 class SkillError(ToolError):
     """A skill could not be found, read, installed or run; the message says why and what to do."""
+
+    recoverable = True
+
+
+class ToolNotAllowed(PermissionDenied):
+    """A call outside the active skill's `allowed-tools`; recoverable, so the model can adapt."""
 
     recoverable = True

@@ -1,7 +1,8 @@
 """The skill tools a model calls: read, resource, data, reload, run, and self-management.
 
 `skill_read` takes the skill name as an enum of the current set (rebuilt on every reload), so
-the model cannot invent one; reading a skill activates it (its `allowed_tools` then apply).
+the model cannot invent one; an agent that
+reads a skill activates it (its `allowed_tools` then apply, see `active`).
 `skill_run` declares `SHELL`, so it passes the governance gates like any side effect. The
 self-management tools (`skill_list`, `skill_install`, `skill_remove`) are opt-in and marked for
 admin approval.
@@ -14,11 +15,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
-from toolweave.tools.context import ToolContext
 from toolweave.tools.function_tool import FunctionTool
 from toolweave.tools.permissions import Permission
 
-from .active import activate
 from .errors import SkillError
 from .scripts import SCRIPT_TIMEOUT, run_script
 
@@ -60,16 +59,13 @@ def skill_tools(
             raise SkillError(f"skill {name!r} can only be run by the user as the /{name} command")
         return skill
 
-    async def skill_read(
-        ctx: ToolContext, name: Annotated[str, Field(description="The skill to load.")]
-    ) -> str:
+    def skill_read(name: Annotated[str, Field(description="The skill to load.")]) -> str:
         """Load a skill's instructions; follow them, and read its listed files when they say to.
 
         While the skill is active, only the tools it allows can be used.
         """
         skill = invocable(name)
         body = skill.body()
-        activate(ctx.state, skill.name, skill.allowed_tools)
         parts = [f"# Skill: {skill.name}", body]
         resources = skill.resources()
         if resources:
