@@ -18,6 +18,7 @@ from .governance import Governance
 from .output import OutputSpec
 
 if TYPE_CHECKING:
+    from ._skills import AgentSkills
     from .session import Session
 
 
@@ -41,6 +42,7 @@ class RunConfig:
     user_output: Literal["all", "media_only"]
     temperature: float | None
     max_tokens: int | None
+    skills: AgentSkills | None = None
 
     def session_registry(self, session: Session) -> ToolRegistry:
         """The session's overlay on the agent's tools, with the agent's policy applied."""

@@ -100,6 +100,7 @@ class Run:
         self._defs: list[ToolDef] = []
         self._partial: PartialOutput | None = None
         self._stop_active = False
+        self._system = config.system_message
         # The calls of the turn being executed and the results that are in, for `_settle`.
         self._inflight: tuple[list[ToolCallPart], list[ToolResultPart | None]] | None = None
 
@@ -122,6 +123,10 @@ class Run:
         history = self.session.messages
         self._settle(_UNANSWERED)  # a history written elsewhere may end in unanswered calls
         start = len(history)
+        skills = self.config.skills
+        if skills is not None:  # a /skill command, or the selector's pick; the fresh catalog
+            self.prompt = await skills.prepare(self.prompt, self.session, self.config.model)
+            self._system = skills.system_message(self.config.system_message, self.prompt)
         if self.emit is not None:
             self.emit(RunStarted(self.run_id, self.session.id, self.prompt))
         try:
@@ -199,13 +204,17 @@ class Run:
         return True
 
     def _request(self, final_call: bool) -> ModelRequest:
-        config, output = self.config, self.output
-        defs = self.registry.definitions()
+        config, output, skills = self.config, self.output, self.config.skills
+        defs = (
+            skills.offered(self.registry, self.session)
+            if skills is not None
+            else self.registry.definitions()
+        )
         key = tuple(map(id, defs))
         if key != self._defs_key:
             self._defs_key, self._defs = key, output.tools(defs)
         history = self.session.messages
-        system = config.system_message
+        system = self._system
         native = output.native
         return ModelRequest(
             messages=[system, *history] if system is not None else list(history),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal
 
 from typing_extensions import TypeVar
 
@@ -36,6 +36,9 @@ from .hooks import Hooks
 from .output import DEFAULT_OUTPUT_NAME, OutputSpec
 from .rules import Rules
 from .session import Session
+
+if TYPE_CHECKING:
+    from toolweave.skills import SkillLibrary
 
 OutputMode = Literal["auto", "native", "tool"]
 OutputT = TypeVar("OutputT", default=str)
@@ -109,6 +112,8 @@ class Agent(Generic[DepsT, OutputT]):
         max_tokens: int | None = None,
         name: str = "agent",
         deps_type: type[DepsT] | None = None,
+        skills: SkillLibrary | None = None,
+        skill_selector: Model | bool = False,
     ) -> None:
         if isinstance(model, str):
             from toolweave.llm import model_from_string  # adapters load only when asked for
@@ -154,6 +159,14 @@ class Agent(Generic[DepsT, OutputT]):
                 f"Agent(governance=...) already holds rules, hooks and approvers; also passing "
                 f"{', '.join(given)} is ambiguous: put them in the Governance (or its .child())"
             )
+        agent_skills = None
+        if skills is not None:  # skill tools, the allowed-tools gate, the catalog per run
+            from ._skills import AgentSkills
+
+            selector = model if skill_selector is True else skill_selector or None
+            agent_skills = AgentSkills(skills, selector=selector)
+            agent_skills.install(registry)
+            gates = (agent_skills.gate, *gates)
         self.name = name
         self.instructions = instructions
         self._config = RunConfig(
@@ -173,6 +186,7 @@ class Agent(Generic[DepsT, OutputT]):
             user_output=user_output,
             temperature=temperature,
             max_tokens=max_tokens,
+            skills=agent_skills,
         )
 
     @property
