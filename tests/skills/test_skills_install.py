@@ -130,3 +130,5 @@ def test_remove_a_symlinked_skill_keeps_its_target(library: SkillLibrary, tmp_pa
     assert target.is_dir() and not (tmp_path / "first" / "code-review").exists()
     with pytest.raises(SkillError, match="no skill named 'code-review'"):
         library.remove("code-review")
+    with pytest.raises(SkillError, match="no roots to install into; pass into="):
+        SkillLibrary([]).install(EXAMPLES / "code-review")

@@ -63,6 +63,8 @@ def test_skips_and_warnings(tmp_path: Path) -> None:
     write_skill(tmp_path, "unclosed", "name: x")
     (tmp_path / "unclosed" / "SKILL.md").write_text("---\nname: x\ndescription: y\n")
     write_skill(tmp_path, "badyaml", "name: [unclosed\ndescription: y")
+    write_skill(tmp_path, "endless", "name: endless")
+    (tmp_path / "endless" / "SKILL.md").write_text("---\n" + "key: value\n" * 7000)
     (tmp_path / "not-a-skill").mkdir()
     os.symlink(tmp_path / "missing", tmp_path / "dangling")
     lib = SkillLibrary([tmp_path])
@@ -73,6 +75,7 @@ def test_skips_and_warnings(tmp_path: Path) -> None:
     assert "name 'other-name' differs from its folder 'renamed'" in text
     assert "unclosed/SKILL.md: skipped: the frontmatter is never closed" in text
     assert "badyaml/SKILL.md: skipped: invalid YAML" in text
+    assert "endless/SKILL.md: skipped: no closing '---' within 64000 characters" in text
     assert "dangling: dangling symlink, skipped" in text
 
 

@@ -36,7 +36,9 @@ def read_frontmatter(path: Path) -> dict[str, Any]:
                 return parse_yaml("".join(lines))
             size += len(line)
             if size > MAX_FRONTMATTER_CHARS:
-                break
+                raise FrontmatterError(
+                    f"no closing '---' within {MAX_FRONTMATTER_CHARS} characters of frontmatter"
+                )
             lines.append(line)
     raise FrontmatterError("the frontmatter is never closed (add a '---' line after it)")
 

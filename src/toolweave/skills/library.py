@@ -162,6 +162,8 @@ class SkillLibrary:
         """Install a skill folder or zip into `into` (default: the first root), then reload."""
         from .install import install_skill
 
+        if into is None and not self.roots:
+            raise SkillError("this library has no roots to install into; pass into=<folder>")
         target = Path(into).expanduser() if into is not None else self.roots[0]
         report = install_skill(Path(source).expanduser(), target)
         self.reload()
