@@ -255,7 +255,7 @@ def _skills(raw: Any, source: Path | None) -> SkillsConfig:
     table = _expect("[skills]", raw, dict, "a table")
     unknown = set(table) - _SKILLS_KEYS
     if unknown:
-        raise ValueError(
+        raise ConfigError(
             f"[skills]: unknown key(s) {sorted(unknown)}; known: {sorted(_SKILLS_KEYS)}"
         )
     base = source.parent if source is not None else Path.cwd()
@@ -269,7 +269,7 @@ def _skills(raw: Any, source: Path | None) -> SkillsConfig:
     for key, default in (("script_timeout", 60.0), ("watch_interval", 2.0)):
         value = _expect(f"[skills].{key}", table.get(key, default), (int, float), "seconds")
         if value < 0 or (key == "script_timeout" and value == 0):
-            raise ValueError(f"[skills].{key} must be a positive number of seconds, not {value}")
+            raise ConfigError(f"[skills].{key} must be a positive number of seconds, not {value}")
         seconds[key] = float(value)
     return SkillsConfig(
         roots=[base / Path(r).expanduser() for r in roots] or None,

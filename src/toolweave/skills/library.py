@@ -15,6 +15,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from toolweave.errors import ConfigError
+
 from ._bm25 import bm25_scores
 from ._loader import scan
 from .commands import parse_command
@@ -108,7 +110,7 @@ class SkillLibrary:
     def catalog(self, budget_chars: int = CATALOG_BUDGET_CHARS, query: str | None = None) -> str:
         """The level-1 listing: one `- name: description` line per model-invocable skill."""
         if budget_chars < 1:
-            raise ValueError(f"budget_chars must be positive, not {budget_chars}")
+            raise ConfigError(f"budget_chars must be positive, not {budget_chars}")
         listed = [s for s in self._skills.values() if not s.disable_model_invocation]
         if not listed:
             return ""
