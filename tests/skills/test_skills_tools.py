@@ -54,6 +54,9 @@ async def test_tool_set_and_schemas(library: SkillLibrary) -> None:
     assert read is not None and read.annotations.read_only
     enum = read.parameters["properties"]["name"]["enum"]
     assert enum == ["code-review", "release-notes", "runner", "web-research"]  # not "manual"
+    resource = registry.get("skill_resource")
+    assert resource is not None  # a /manual command may still need the skill's files
+    assert "manual" in resource.parameters["properties"]["name"]["enum"]
     run = registry.get("skill_run")
     assert run is not None and [p.value for p in run.permissions] == ["shell"]
     managed = registry_for(library, self_management=True)

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from toolweave.tools.base import Tool
 
     from .library import SkillLibrary
-    from .skill import Skill
 
 MAX_DATA_LIMIT = 100
 """`skill_data` returns at most this many records per call."""
@@ -34,15 +33,23 @@ ADMIN_APPROVAL_TAG = "admin_approval"
 
 
 class _SkillNameTool(FunctionTool):
-    """A function tool whose `name` argument is an enum of the library's current skills."""
+    """A function tool whose `name` argument is an enum of the library's current skills.
 
-    def __init__(self, library: SkillLibrary, func: Any, **options: Any) -> None:
+    `skill_read` lists only model-invocable skills; the others list every skill, because a skill
+    the user ran as a command may still need its files and scripts.
+    """
+
+    def __init__(
+        self, library: SkillLibrary, func: Any, *, model_only: bool = False, **options: Any
+    ) -> None:
         super().__init__(func, **options)
         self.library = library
+        self.model_only = model_only
 
     @property
     def parameters(self) -> dict[str, Any]:
-        names = [n for n, s in self.library.skills.items() if not s.disable_model_invocation]
+        skills = self.library.skills.values()
+        names = [s.name for s in skills if not (self.model_only and s.disable_model_invocation)]
         schema = json.loads(json.dumps(self.schema.parameters))
         schema["properties"]["name"]["enum"] = names
         return schema  # type: ignore[no-any-return]
@@ -53,18 +60,14 @@ def skill_tools(
 ) -> list[Tool]:
     """The tools over `library`, sorted by name; scripts are stopped after `script_timeout` s."""
 
-    def invocable(name: str) -> Skill:
-        skill = library.get(name)
-        if skill.disable_model_invocation:
-            raise SkillError(f"skill {name!r} can only be run by the user as the /{name} command")
-        return skill
-
     def skill_read(name: Annotated[str, Field(description="The skill to load.")]) -> str:
         """Load a skill's instructions; follow them, and read its listed files when they say to.
 
         While the skill is active, only the tools it allows can be used.
         """
-        skill = invocable(name)
+        skill = library.get(name)
+        if skill.disable_model_invocation:
+            raise SkillError(f"skill {name!r} can only be run by the user as the /{name} command")
         body = skill.body()
         parts = [f"# Skill: {skill.name}", body]
         resources = skill.resources()
@@ -84,7 +87,7 @@ def skill_tools(
         ],
     ) -> str:
         """Read one file bundled with a skill (a reference, template or data file)."""
-        return invocable(name).read_resource(path)
+        return library.get(name).read_resource(path)
 
     def skill_data(
         name: Annotated[str, Field(description="The skill the data file belongs to.")],
@@ -93,7 +96,7 @@ def skill_tools(
         limit: Annotated[int, Field(ge=1, le=MAX_DATA_LIMIT, description="Most records.")] = 5,
     ) -> list[Any]:
         """Query a data file bundled with a skill instead of reading all of it."""
-        return invocable(name).query_data(path, query, limit)
+        return library.get(name).query_data(path, query, limit)
 
     def skill_reload() -> dict[str, Any]:
         """Rescan the skill folders (after skills were edited on disk); lists what loaded."""
@@ -107,10 +110,10 @@ def skill_tools(
         | None = None,
     ) -> str:
         """Run a script bundled in a skill's scripts/ folder and return its output."""
-        return await run_script(invocable(name), script, list(args or []), timeout=script_timeout)
+        return await run_script(library.get(name), script, list(args or []), timeout=script_timeout)
 
     tools: list[Tool] = [
-        _SkillNameTool(library, skill_read, read_only=True, open_world=False),
+        _SkillNameTool(library, skill_read, model_only=True, read_only=True, open_world=False),
         _SkillNameTool(library, skill_resource, read_only=True, open_world=False),
         _SkillNameTool(library, skill_data, read_only=True, open_world=False),
         FunctionTool(skill_reload, read_only=True, idempotent=True, open_world=False),
