@@ -17,7 +17,7 @@ from skill_factory import write_skill
 
 from toolweave.host import ToolHost, parse_config
 from toolweave.host.skills import SkillsProvider, prompt_name
-from toolweave.mcp.testing import connect
+from toolweave.mcp.server.testing import connect
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
 TOOLWEAVE = Path(sys.executable).with_name("toolweave")

@@ -25,7 +25,7 @@ from toolweave.tools.base import Tool
 from .config import HostConfig
 
 if TYPE_CHECKING:
-    from toolweave.mcp.server import McpServer
+    from toolweave.mcp.server import MCPServer
 
 logger = logging.getLogger("toolweave.host.skills")
 
@@ -47,7 +47,7 @@ class SkillsProvider:
     def __init__(self, config: HostConfig) -> None:
         self.settings = config.skills
         self.library = SkillLibrary(self.settings.roots, self.settings.allow)
-        self._server: McpServer | None = None
+        self._server: MCPServer | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._on_added: Callable[[Tool], None] | None = None
         self._prompts: set[str] = set()
@@ -71,7 +71,7 @@ class SkillsProvider:
         """The host's callbacks for republishing tools (the `skill_read` enum changes)."""
         self._on_added = on_added
 
-    def attach(self, server: McpServer) -> None:
+    def attach(self, server: MCPServer) -> None:
         """Register every skill as a prompt and its files as resources on `server`."""
         self._server = server
         self._publish()
