@@ -153,8 +153,6 @@ class SkillsProvider:
         server = self._server
         if server is None:
             return
-        from toolweave.mcp.server._catalog import PromptEntry, ResourceEntry
-
         for name in self._prompts:
             server.prompts.pop(name, None)
         self._prompts.clear()
@@ -165,8 +163,8 @@ class SkillsProvider:
                 if name in server.prompts:
                     logger.warning("skill %r: prompt %s is taken; not published", skill.name, name)
                     continue
-                server.prompts[name] = PromptEntry(
-                    _prompt(skill), name=name, title=skill.name, description=skill.description
+                server.prompt(name=name, title=skill.name, description=skill.description)(
+                    _prompt(skill)
                 )
                 self._prompts.add(name)
             for rel in ["SKILL.md", *skill.resources()]:
@@ -174,16 +172,12 @@ class SkillsProvider:
                 mime = mimetypes.guess_type(rel)[0] or "text/plain"
                 if rel.endswith(".md"):
                     mime = "text/markdown"
-                server.resources.append(
-                    ResourceEntry(
-                        uri,
-                        _reader(skill, rel, mime),
-                        name=f"{skill.name}/{rel}",
-                        title=None,
-                        description=skill.description if rel == "SKILL.md" else None,
-                        mime_type=mime,
-                    )
-                )
+                server.resource(
+                    uri,
+                    name=f"{skill.name}/{rel}",
+                    description=skill.description if rel == "SKILL.md" else None,
+                    mime_type=mime,
+                )(_reader(skill, rel, mime))
 
 
 def _prompt(skill: Skill) -> Callable[..., str]:
