@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from toolweave.agent import Agent
+from toolweave.agent import Agent, ApprovalRequest
 from toolweave.agent.session import Session
 from toolweave.errors import ConfigError
 from toolweave.llm import Message, ModelRequest, ScriptedModel, ToolCallPart
@@ -160,8 +160,15 @@ async def test_release_notes_as_a_slash_command(library: SkillLibrary, tmp_path:
             ),
         ]
     )
-    agent = Agent(model, [delete_branch], skills=library)
+    asked: list[str] = []
+
+    async def approver(request: ApprovalRequest) -> bool:
+        asked.append(request.tool_name)
+        return True
+
+    agent = Agent(model, [delete_branch], skills=library, approver=approver)
     result = await agent.run("/release-notes v1.0")
+    assert asked == ["skill_run"]  # a bundled script passes the governance gates like any shell
     prompt = model.requests[0].messages[1].text
     assert prompt.startswith("# 发版说明生成") and prompt.endswith("上个版本：v1.0")
     assert tool_names(model.requests[0]) == [  # active from the command: allowed tools only
@@ -214,3 +221,16 @@ async def test_reload_updates_catalog_and_enum(library: SkillLibrary) -> None:
         Agent(model, [tool(lambda: "x", name="skill_read")], skills=library)
     with pytest.raises(TypeError, match=r"must be a toolweave\.skills\.SkillLibrary"):
         Agent(model, skills="skills/")  # type: ignore[arg-type]
+
+
+async def test_scripts_are_refused_without_an_approver(library: SkillLibrary) -> None:
+    model = ScriptedModel(
+        [
+            call("skill_run", "1", name="release-notes", script="collect.sh", args=["v1.0"]),
+            Message.assistant("could not run it"),
+        ]
+    )
+    result = await Agent(model, skills=library).run("write the release notes")
+    refused = model.requests[1].messages[-1].parts[0]
+    assert result.invocations == []  # nothing ran
+    assert "blocked (approval)" in str(refused.content)  # type: ignore[union-attr]

@@ -145,23 +145,40 @@ async def test_root_watcher_notices_edits(root: Path) -> None:
     assert "skill://web-research/extra.md" in uris
 
 
-async def test_scripts_and_self_management_when_enabled(root: Path, tmp_path: Path) -> None:
-    host = host_for(root, scripts=True, self_management=True, script_timeout=10)
+async def test_scripts_and_self_management_pass_the_governance(root: Path, tmp_path: Path) -> None:
     source = write_skill(tmp_path / "incoming", "new-one", "name: new-one\ndescription: 安装测试")
+    host = host_for(root, scripts=True, self_management=True, script_timeout=10)
     try:
         async with connect(host.server) as client:
             tools = {t["name"]: t for t in await client.list_tools()}
-            installed = await client.call_tool("skill_install", {"source": str(source)})
-            await client.wait_for_notification("notifications/prompts/list_changed")
-            prompts = [p["name"] for p in await client.list_prompts()]
-            usage = await client.call_tool(
+            asked = await client.call_tool(
                 "skill_run", {"name": "release-notes", "script": "collect.sh"}
             )
+            install = await client.call_tool("skill_install", {"source": str(source)})
     finally:
         await host.close()
     assert {"skill_install", "skill_list", "skill_remove", "skill_run"} <= set(tools)
     assert tools["skill_remove"]["annotations"]["destructiveHint"] is True
-    assert installed["structuredContent"]["name"] == "new-one" and "skill.new-one" in prompts
+    # Safe by default: a shell tool is asked about, and with no way to ask it is refused ...
+    assert asked["isError"] is True and "blocked (approval)" in asked["content"][0]["text"]
+    # ... and self-management needs an admin approver, which a served host does not have.
+    assert install["isError"] is True and "admin" in install["content"][0]["text"]
+    assert not (root / "new-one").exists()
+    allowed = ToolHost(
+        parse_config(
+            {
+                "serve": {"providers": ["skills"], "rules": {"allow": ["skill_run"]}},
+                "skills": {"roots": [str(root)], "scripts": True},
+            }
+        )
+    )
+    try:
+        async with connect(allowed.server) as client:
+            usage = await client.call_tool(
+                "skill_run", {"name": "release-notes", "script": "collect.sh"}
+            )
+    finally:
+        await allowed.close()
     assert usage["isError"] is True and "usage: collect.sh" in usage["content"][0]["text"]
 
 

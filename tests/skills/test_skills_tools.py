@@ -62,7 +62,7 @@ async def test_tool_set_and_schemas(library: SkillLibrary) -> None:
     managed = registry_for(library, self_management=True)
     assert {"skill_install", "skill_list", "skill_remove"} <= set(managed.names())
     install = managed.get("skill_install")
-    assert install is not None and "admin_approval" in install.tags  # type: ignore[attr-defined]
+    assert install is not None and install.admin_approval is True  # type: ignore[attr-defined]
 
 
 async def test_read_lists_resources_and_confines_paths(library: SkillLibrary) -> None:

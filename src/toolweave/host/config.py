@@ -34,7 +34,7 @@ allow_unspecified = true
 roots = []                     # skill roots; relative to this file; [] = the usual places
 allow = []                     # whitelist of skill names; [] = every skill found
 self_management = false        # also publish skill_list / skill_install / skill_remove
-scripts = false                # publish skill_run (bundled scripts; needs "shell" allowed)
+scripts = false                # publish skill_run (bundled scripts; still asked/ruled as shell)
 script_timeout = 60.0          # seconds a bundled script may run
 watch_interval = 2.0           # seconds between checks of the roots for edits; 0 = off
 

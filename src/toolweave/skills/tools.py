@@ -28,8 +28,6 @@ if TYPE_CHECKING:
 
 MAX_DATA_LIMIT = 100
 """`skill_data` returns at most this many records per call."""
-ADMIN_APPROVAL_TAG = "admin_approval"
-"""Tag on the self-management tools until `@tool(admin_approval=True)` lands."""
 
 
 class _SkillNameTool(FunctionTool):
@@ -160,15 +158,16 @@ def _management_tools(library: SkillLibrary) -> list[Tool]:
         """Delete an installed skill's folder (then reloads)."""
         return f"removed {library.remove(name)}"
 
-    admin = {"skills", ADMIN_APPROVAL_TAG}
     return [
-        FunctionTool(skill_list, read_only=True, open_world=False, tags={"skills"}),
-        FunctionTool(skill_install, permissions=[Permission.WRITE], open_world=False, tags=admin),
+        FunctionTool(skill_list, read_only=True, open_world=False),
+        FunctionTool(
+            skill_install, permissions=[Permission.WRITE], open_world=False, admin_approval=True
+        ),
         FunctionTool(
             skill_remove,
             permissions=[Permission.DELETE],
             destructive=True,
             open_world=False,
-            tags=admin,
+            admin_approval=True,
         ),
     ]
