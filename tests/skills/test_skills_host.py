@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp.client import Client
@@ -30,12 +31,27 @@ def root(tmp_path: Path) -> Path:
     return target
 
 
-def host_for(root: Path, **skills: object) -> ToolHost:
+def host_for(root: Path, serve: dict[str, object] | None = None, **skills: object) -> ToolHost:
+    """A host serving the skills under `root`; `serve` adds [serve] keys (rules, policy)."""
     return ToolHost(
         parse_config(
-            {"serve": {"providers": ["skills"]}, "skills": {"roots": [str(root)], **skills}}
+            {
+                "serve": {"providers": ["skills"], **(serve or {})},
+                "skills": {"roots": [str(root)], **skills},
+            }
         )
     )
+
+
+async def run_collect(host: ToolHost) -> dict[str, object]:
+    """Call the release-notes script without arguments (it prints its usage and exits 2)."""
+    try:
+        async with connect(host.server) as client:
+            return await client.call_tool(
+                "skill_run", {"name": "release-notes", "script": "collect.sh"}
+            )
+    finally:
+        await host.close()
 
 
 def test_config_errors_name_the_field() -> None:
@@ -164,39 +180,13 @@ async def test_scripts_and_self_management_pass_the_governance(root: Path, tmp_p
     # ... and self-management needs an admin approver, which a served host does not have.
     assert install["isError"] is True and "admin" in install["content"][0]["text"]
     assert not (root / "new-one").exists()
-    allowed = ToolHost(
-        parse_config(
-            {
-                "serve": {"providers": ["skills"], "rules": {"allow": ["skill_run"]}},
-                "skills": {"roots": [str(root)], "scripts": True},
-            }
-        )
-    )
-    try:
-        async with connect(allowed.server) as client:
-            usage = await client.call_tool(
-                "skill_run", {"name": "release-notes", "script": "collect.sh"}
-            )
-    finally:
-        await allowed.close()
+    allowed = host_for(root, {"rules": {"allow": ["skill_run"]}}, scripts=True)
+    usage: Any = await run_collect(allowed)
     assert usage["isError"] is True and "usage: collect.sh" in usage["content"][0]["text"]
 
 
 async def test_host_policy_can_deny_scripts(root: Path) -> None:
-    config = parse_config(
-        {
-            "serve": {"providers": ["skills"], "policy": {"denied": ["shell"]}},
-            "skills": {"roots": [str(root)], "scripts": True},
-        }
-    )
-    host = ToolHost(config)
-    try:
-        async with connect(host.server) as client:
-            denied = await client.call_tool(
-                "skill_run", {"name": "release-notes", "script": "collect.sh"}
-            )
-    finally:
-        await host.close()
+    denied: Any = await run_collect(host_for(root, {"policy": {"denied": ["shell"]}}, scripts=True))
     assert denied["isError"] is True and "shell" in denied["content"][0]["text"]
 
 
