@@ -2,41 +2,133 @@
 
 Every skill becomes the skill tools (as in the library), an MCP prompt `skill.<name>` (its body,
 with the arguments expanded, so clients show it as a slash command) and its files as resources
-`skill://<name>/<path>`. When the set changes (a `skill_reload`/install/remove, or an edit the
-root watcher notices) prompts, resources and the `skill_read` enum are republished and clients
-get `list_changed`.
+`skill://<name>/<path>`. Prompts and resources are answered from the library at request time
+(a `CatalogSource`), so they are never stale; when the set changes (a `skill_reload`, install or
+remove, or an edit the root watcher notices) the `skill_read` enum is republished and clients
+get `list_changed` for tools, prompts and resources.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import concurrent.futures
 import contextlib
 import logging
 import mimetypes
 import os
 import re
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any
 
-from toolweave.skills import Skill, SkillLibrary
+from toolweave.skills import Skill, SkillError, SkillLibrary
 from toolweave.tools.base import Tool
 
 from .config import HostConfig
-
-if TYPE_CHECKING:
-    from toolweave.mcp.server import MCPServer
 
 logger = logging.getLogger("toolweave.host.skills")
 
 PROMPT_PREFIX = "skill."
 RESOURCE_SCHEME = "skill://"
 _NOT_NAME_CHARACTER = re.compile(r"[^A-Za-z0-9_.-]")
+_TEXT_TYPES = ("application/json", "application/x-sh", "application/xml", "application/yaml")
 
 
 def prompt_name(skill_name: str) -> str:
     """`skill.<name>` in MCP tool-name characters (others become `_`), at most 128 long."""
     return (PROMPT_PREFIX + _NOT_NAME_CHARACTER.sub("_", skill_name))[:128]
+
+
+def _mime(rel: str) -> str:
+    if rel.endswith(".md"):
+        return "text/markdown"
+    return mimetypes.guess_type(rel)[0] or "text/plain"
+
+
+class SkillCatalog:
+    """The skills as MCP prompts and resources (an `MCPServer` `CatalogSource`)."""
+
+    def __init__(self, library: SkillLibrary) -> None:
+        self.library = library
+
+    def _prompted(self) -> dict[str, Skill]:
+        """Prompt name -> skill, for user-invocable skills (the first of a clashing pair wins)."""
+        found: dict[str, Skill] = {}
+        for skill in self.library.skills.values():
+            if skill.user_invocable:
+                found.setdefault(prompt_name(skill.name), skill)
+        return found
+
+    async def prompts(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "name": name,
+                "title": skill.name,
+                "description": skill.description,
+                "arguments": [
+                    {
+                        "name": "arguments",
+                        "description": skill.argument_hint or "the text after the command",
+                        "required": False,
+                    }
+                ],
+            }
+            for name, skill in self._prompted().items()
+        ]
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
+        skill = self._prompted().get(name)
+        if skill is None:
+            return None
+        text = await asyncio.to_thread(skill.command, str(arguments.get("arguments", "")))
+        return {
+            "description": skill.description,
+            "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
+        }
+
+    async def resources(self) -> list[dict[str, Any]]:
+        def listing() -> list[dict[str, Any]]:
+            entries = []
+            for skill in self.library.skills.values():
+                for rel in ["SKILL.md", *skill.resources()]:
+                    entry = {
+                        "uri": f"{RESOURCE_SCHEME}{skill.name}/{rel}",
+                        "name": f"{skill.name}/{rel}",
+                        "mimeType": _mime(rel),
+                    }
+                    if rel == "SKILL.md":
+                        entry["description"] = skill.description
+                    entries.append(entry)
+            return entries
+
+        return await asyncio.to_thread(listing)
+
+    async def resource_templates(self) -> list[dict[str, Any]]:
+        return []
+
+    async def read_resource(self, uri: str) -> dict[str, Any] | None:
+        if not uri.startswith(RESOURCE_SCHEME):
+            return None
+        name, _, rel = uri[len(RESOURCE_SCHEME) :].partition("/")
+        skill = self.library.skills.get(name)
+        if skill is None or not rel:
+            return None
+        try:
+            data = await asyncio.to_thread(skill.read_bytes, rel)
+        except SkillError:
+            return None  # outside the folder or missing: "resource not found"
+        mime = _mime(rel)
+        item: dict[str, Any] = {"uri": uri, "mimeType": mime}
+        if mime.startswith("text/") or mime in _TEXT_TYPES:
+            item["text"] = data.decode("utf-8-sig", errors="replace")
+        else:
+            item["blob"] = base64.b64encode(data).decode("ascii")
+        return {"contents": [item]}
+
+    async def complete(
+        self, ref: dict[str, Any], argument: dict[str, Any], context: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        return None
 
 
 class SkillsProvider:
@@ -47,10 +139,9 @@ class SkillsProvider:
     def __init__(self, config: HostConfig) -> None:
         self.settings = config.skills
         self.library = SkillLibrary(self.settings.roots, self.settings.allow)
-        self._server: MCPServer | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._on_added: Callable[[Tool], None] | None = None
-        self._prompts: set[str] = set()
+        self._on_catalog: Callable[[str], None] | None = None
         self._fingerprint = self._disk_state()
         self._watcher: asyncio.Task[None] | None = None
         self._pending: asyncio.Task[None] | concurrent.futures.Future[None] | None = None
@@ -71,10 +162,19 @@ class SkillsProvider:
         """The host's callbacks for republishing tools (the `skill_read` enum changes)."""
         self._on_added = on_added
 
-    def attach(self, server: MCPServer) -> None:
-        """Register every skill as a prompt and its files as resources on `server`."""
-        self._server = server
-        self._publish()
+    def catalog(
+        self,
+        allowed: Callable[[str], bool],
+        *,
+        ready: Callable[[], Awaitable[None]],
+        on_change: Callable[[str], None],
+    ) -> SkillCatalog:
+        """The prompts and resources; `on_change("prompts" | "resources")` on every change.
+
+        (`allowed` and `ready` concern downstream servers; skills are local and always ready.)
+        """
+        self._on_catalog = on_change
+        return SkillCatalog(self.library)
 
     async def start(self) -> None:
         """Poll the roots every `watch_interval` seconds (0 = never) while serving."""
@@ -90,7 +190,7 @@ class SkillsProvider:
             return False
         self._fingerprint = state
         if not await asyncio.to_thread(self.library.reload):
-            await self._republish()  # files came or went inside a skill: resources changed
+            self._notify_catalog()  # files came or went inside a skill: resources changed
         return True
 
     async def close(self) -> None:
@@ -127,8 +227,7 @@ class SkillsProvider:
         """Runs in whatever thread reloaded (a sync tool runs in a worker thread)."""
         loop = self._loop
         if loop is None or loop.is_closed():
-            self._publish()  # not serving yet: only the lists change
-            return
+            return  # not serving yet: prompts and resources are read from the library anyway
         try:
             running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
@@ -139,64 +238,12 @@ class SkillsProvider:
             self._pending = asyncio.run_coroutine_threadsafe(self._republish(), loop)
 
     async def _republish(self) -> None:
-        server = self._server
-        if server is None:
-            return
-        self._publish()
         if self._on_added is not None:
-            for tool in self._tools():
+            for tool in self._tools():  # new objects: the host republishes the skill_read enum
                 self._on_added(tool)
-        await server.notify_prompts_changed()
-        await server.notify_resources_changed()
+        self._notify_catalog()
 
-    def _publish(self) -> None:
-        server = self._server
-        if server is None:
-            return
-        for name in self._prompts:
-            server.prompts.pop(name, None)
-        self._prompts.clear()
-        server.resources[:] = [r for r in server.resources if not r.uri.startswith(RESOURCE_SCHEME)]
-        for skill in self.library.skills.values():
-            if skill.user_invocable:
-                name = prompt_name(skill.name)
-                if name in server.prompts:
-                    logger.warning("skill %r: prompt %s is taken; not published", skill.name, name)
-                    continue
-                server.prompt(name=name, title=skill.name, description=skill.description)(
-                    _prompt(skill)
-                )
-                self._prompts.add(name)
-            for rel in ["SKILL.md", *skill.resources()]:
-                uri = f"{RESOURCE_SCHEME}{skill.name}/{rel}"
-                mime = mimetypes.guess_type(rel)[0] or "text/plain"
-                if rel.endswith(".md"):
-                    mime = "text/markdown"
-                server.resource(
-                    uri,
-                    name=f"{skill.name}/{rel}",
-                    description=skill.description if rel == "SKILL.md" else None,
-                    mime_type=mime,
-                )(_reader(skill, rel, mime))
-
-
-def _prompt(skill: Skill) -> Callable[..., str]:
-    def render(arguments: str = "") -> str:
-        return skill.command(arguments)
-
-    hint = skill.argument_hint or "the text after the command"
-    render.__doc__ = f"Run the {skill.name} skill.\n\nArgs:\n    arguments: {hint}\n"
-    return render
-
-
-def _reader(skill: Skill, rel: str, mime: str) -> Callable[[], Any]:
-    def read() -> str | bytes:
-        if rel == "SKILL.md":
-            return skill.path.read_text(encoding="utf-8-sig", errors="replace")
-        data = skill.read_bytes(rel)
-        if mime.startswith("text/") or mime in ("application/json", "application/x-sh"):
-            return data.decode("utf-8", errors="replace")
-        return data
-
-    read.__name__ = f"skill_resource_{skill.name}"
-    return read
+    def _notify_catalog(self) -> None:
+        if self._on_catalog is not None:
+            self._on_catalog("prompts")
+            self._on_catalog("resources")
