@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+import urllib.parse
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -31,6 +32,8 @@ class SQLiteDatabase:
     `path=":memory:"` keeps the database in this process. `schema` is a script run once at open
     (use `CREATE ... IF NOT EXISTS`). `synchronous="FULL"` makes each commit survive power loss;
     `"NORMAL"` (WAL's usual setting) survives a process crash, which is what most stores need.
+    `read_only=True` opens an existing file with `mode=ro`, so SQLite itself refuses every write
+    (no schema, no journal-mode change, no directory created).
     """
 
     def __init__(
@@ -40,9 +43,13 @@ class SQLiteDatabase:
         schema: str = "",
         synchronous: str = "NORMAL",
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+        read_only: bool = False,
     ) -> None:
         self.path = str(path)
-        if self.path != ":memory:":
+        self.read_only = read_only
+        if read_only and schema:
+            raise ValueError("a read_only SQLiteDatabase cannot run a schema script")
+        if self.path != ":memory:" and not read_only:
             resolved = Path(self.path).expanduser()
             resolved.parent.mkdir(parents=True, exist_ok=True)
             self.path = str(resolved)
@@ -55,6 +62,11 @@ class SQLiteDatabase:
 
     def _open(self, schema: str, synchronous: str, busy_timeout: float) -> sqlite3.Connection:
         self._thread = threading.current_thread()
+        if self.read_only:
+            uri = f"file:{urllib.parse.quote(str(Path(self.path).expanduser()))}?mode=ro"
+            return sqlite3.connect(
+                uri, uri=True, isolation_level=None, check_same_thread=False, timeout=busy_timeout
+            )
         db = sqlite3.connect(
             self.path, isolation_level=None, check_same_thread=False, timeout=busy_timeout
         )
