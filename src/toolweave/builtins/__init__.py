@@ -1,0 +1,75 @@
+"""Built-in tools: a filesystem jail, read-only SQL, a gated shell, fetch, time, todo lists,
+configurable HTTP APIs, web search and configuration tools.
+
+Every tool here is an attack surface, so every default is the safe one; docs/builtins.md gives
+the threat model. Names load on first use (PEP 562), so `import toolweave.builtins` costs
+nothing until a tool is built.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, str] = {
+    "time_tool": "clock",
+    "AgentConfig": "config_tools",
+    "ConfigKey": "config_tools",
+    "config_tools": "config_tools",
+    "fetch_tool": "fetch",
+    "html_to_markdown": "fetch",
+    "filesystem_tools": "filesystem",
+    "http_api_tool": "http_api",
+    "web_search_tool": "http_api",
+    "ShellGate": "shell",
+    "shell_tool": "shell",
+    "SQLReader": "sql",
+    "sql_tools": "sql",
+    "TodoItem": "todo",
+    "TodoSnapshot": "todo",
+    "TodoStore": "todo",
+    "todo_tool": "todo",
+}
+
+if TYPE_CHECKING:
+    from .clock import time_tool
+    from .config_tools import AgentConfig, ConfigKey, config_tools
+    from .fetch import fetch_tool, html_to_markdown
+    from .filesystem import filesystem_tools
+    from .http_api import http_api_tool, web_search_tool
+    from .shell import ShellGate, shell_tool
+    from .sql import SQLReader, sql_tools
+    from .todo import TodoItem, TodoSnapshot, TodoStore, todo_tool
+
+__all__ = [
+    "AgentConfig",
+    "ConfigKey",
+    "SQLReader",
+    "ShellGate",
+    "TodoItem",
+    "TodoSnapshot",
+    "TodoStore",
+    "config_tools",
+    "fetch_tool",
+    "filesystem_tools",
+    "html_to_markdown",
+    "http_api_tool",
+    "shell_tool",
+    "sql_tools",
+    "time_tool",
+    "todo_tool",
+    "web_search_tool",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolweave.builtins' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

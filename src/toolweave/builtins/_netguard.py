@@ -1,0 +1,87 @@
+"""Where an outbound request may go: public addresses only (unless opted out), listed domains.
+
+A model steered by a web page must not reach the cloud metadata endpoint (169.254.169.254), a
+router's admin page or a database on localhost. So the host is resolved once, every address
+it resolves to must be public, and the request is then sent to that checked address (with the
+original Host header and TLS server name), so a DNS answer that changes between the check and
+the connection (DNS rebinding) cannot redirect it. Every redirect hop is checked the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+from dataclasses import dataclass
+
+import httpx
+
+from toolweave.tools.errors import PermissionDenied
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A checked request target: the URL to send to (host replaced by the checked address),
+    the Host header, and the TLS server name."""
+
+    url: httpx.URL
+    host_header: str
+    server_name: str
+
+
+def domain_allowed(host: str, allow_domains: frozenset[str] | None) -> bool:
+    """True when no allow-list is set or `host` is a listed domain or a subdomain of one."""
+    if allow_domains is None:
+        return True
+    host = host.lower().rstrip(".")
+    return any(host == d or host.endswith("." + d) for d in allow_domains)
+
+
+def normalise_domains(domains: list[str] | None) -> frozenset[str] | None:
+    if domains is None:
+        return None
+    cleaned = frozenset(d.strip().lower().rstrip(".") for d in domains if d.strip())
+    if not cleaned:
+        raise ValueError(
+            "allow_domains is empty: list domains such as ['example.com'] or pass None"
+        )
+    return cleaned
+
+
+def _refuse(message: str) -> PermissionDenied:
+    error = PermissionDenied(message, permission="network")
+    error.recoverable = True  # the model can try another URL
+    return error
+
+
+async def check_url(
+    url: str | httpx.URL, allow_domains: frozenset[str] | None, allow_private: bool
+) -> Target:
+    """Resolve and check `url`; PermissionDenied names why it may not be fetched."""
+    parsed = httpx.URL(url)
+    if parsed.scheme not in ("http", "https"):
+        raise _refuse(f"{str(parsed)!r}: only http and https URLs can be fetched")
+    host = parsed.host
+    if not host:
+        raise _refuse(f"{str(parsed)!r} has no host")
+    if not domain_allowed(host, allow_domains):
+        listed = ", ".join(sorted(allow_domains or ()))
+        raise _refuse(f"domain {host!r} is not in allow_domains ({listed})")
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    try:
+        infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise _refuse(f"host {host!r} does not resolve: {exc}") from None
+    addresses = sorted({str(info[4][0]) for info in infos})
+    if not allow_private:
+        for address in addresses:
+            ip = ipaddress.ip_address(address.split("%", 1)[0])
+            mapped = getattr(ip, "ipv4_mapped", None)
+            if not (mapped or ip).is_global:
+                raise _refuse(
+                    f"host {host!r} resolves to {address}, a private, loopback or reserved "
+                    "address; fetch only reaches public addresses (allow_private is off)"
+                )
+    pinned = addresses[0]
+    host_header = host if parsed.port is None else f"{host}:{parsed.port}"
+    return Target(parsed.copy_with(host=pinned), host_header, host)

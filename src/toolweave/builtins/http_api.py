@@ -1,0 +1,185 @@
+"""Configurable API tools: any "search something, get a list back" HTTP API as a tool.
+
+`http_api_tool` is the seed's configurable meme tool made general: a URL template with
+`${msg}` (the query), `${num}` (how many) and `${key}` (the API key, configured apart and never
+shown) placeholders, and two JSON paths, one to the result list and one to the field of each
+item. Switching providers is a configuration change. A template that needs `${key}` with no key
+configured answers with an instruction, not the upstream's bare 401. `web_search_tool` does the
+same for Tavily- and Jina-style search APIs.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from typing import Any, Literal
+
+import httpx
+
+from toolweave.tools.base import Tool
+from toolweave.tools.errors import ExecutionFailed, InvalidArguments
+from toolweave.tools.function_tool import tool
+from toolweave.tools.permissions import Permission
+from toolweave.tools.result import ToolResult
+
+from ._output import check_positive, untrusted
+
+DEFAULT_TIMEOUT = 10.0
+"""Seconds one API request may take."""
+DEFAULT_MAX_ITEMS = 10
+"""Items the model may ask for (`num`) and results returned at most."""
+DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024
+"""Bytes of an API response read at most."""
+_PLACEHOLDERS = ("${msg}", "${num}", "${key}")
+
+SearchProvider = Literal["tavily", "jina"]
+_SEARCH_URLS: dict[str, str] = {"tavily": "https://api.tavily.com", "jina": "https://s.jina.ai"}
+
+
+def json_path(value: Any, path: str) -> Any:
+    """Walk `path` ('data', 'images.fixed_width.url', 'items.0.link') through dicts and lists;
+    None when a step is missing. An empty path is the value itself."""
+    for step in path.split(".") if path else ():
+        if isinstance(value, dict):
+            value = value.get(step)
+        elif isinstance(value, list) and step.isdigit() and int(step) < len(value):
+            value = value[int(step)]
+        else:
+            return None
+    return value
+
+
+def _missing_key(tool_name: str, setting: str) -> ToolResult:
+    return ToolResult.error(
+        f"The {tool_name} tool needs an API key and none is configured. Ask the operator to "
+        f"set {setting}; until then this tool cannot answer, so do not retry it."
+    )
+
+
+async def _get_json(request: httpx.Request, timeout: float, tool_name: str) -> Any:
+    async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
+        try:
+            response = await client.send(request, stream=True)
+            try:
+                body = b""
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > DEFAULT_MAX_RESPONSE_BYTES:
+                        raise ExecutionFailed(
+                            f"{tool_name}: the API answered more than "
+                            f"{DEFAULT_MAX_RESPONSE_BYTES} bytes",
+                            tool=tool_name,
+                        )
+            finally:
+                await response.aclose()
+        except httpx.HTTPError as exc:
+            raise ExecutionFailed(f"{tool_name}: request failed: {exc}", tool=tool_name) from exc
+    if response.status_code >= 400:
+        raise ExecutionFailed(
+            f"{tool_name}: the API answered HTTP {response.status_code}: {body[:300]!r}",
+            tool=tool_name,
+        )
+    try:
+        return httpx.Response(200, content=body).json()
+    except ValueError as exc:
+        raise ExecutionFailed(f"{tool_name}: the API did not answer JSON", tool=tool_name) from exc
+
+
+def http_api_tool(
+    name: str,
+    description: str,
+    url_template: str,
+    list_path: str,
+    item_field: str,
+    api_key: str | None = None,
+    *,
+    key_setting: str = "api_key",
+    timeout: float = DEFAULT_TIMEOUT,
+    max_items: int = DEFAULT_MAX_ITEMS,
+) -> Tool:
+    """A tool `name(msg, num)` that GETs `url_template` with the placeholders filled (URL-
+    encoded) and returns `item_field` of each element of the list at `list_path`.
+    `key_setting` names where the operator configures the key, for the missing-key message."""
+    check_positive("timeout", timeout)
+    check_positive("max_items", max_items)
+    if "${msg}" not in url_template:
+        raise ValueError(f"url_template of {name!r} must contain ${{msg}} (the query)")
+    if not url_template.startswith(("http://", "https://")):
+        raise ValueError(f"url_template of {name!r} must be an http(s) URL")
+
+    @tool(name=name, description=description, read_only=True, permissions=[Permission.NETWORK])
+    async def call_api(msg: str, num: int = 1) -> ToolResult:
+        """
+        Args:
+            msg: What to search for.
+            num: How many results to return.
+        """
+        if "${key}" in url_template and not api_key:
+            return _missing_key(name, key_setting)
+        if not 1 <= num <= max_items:
+            raise InvalidArguments(f"num must be 1-{max_items}, got {num}", tool=name)
+        values = {"${msg}": msg, "${num}": str(num), "${key}": api_key or ""}
+        url = url_template
+        for placeholder in _PLACEHOLDERS:
+            url = url.replace(placeholder, urllib.parse.quote(values[placeholder], safe=""))
+        data = await _get_json(httpx.Request("GET", url), timeout, name)
+        items = json_path(data, list_path)
+        if not isinstance(items, list):
+            raise ExecutionFailed(
+                f"{name}: the answer has no list at {list_path!r} (list_path)", tool=name
+            )
+        found = [json_path(item, item_field) for item in items]
+        results = [str(v) for v in found if v is not None][:num]
+        return untrusted("\n".join(results) or "no results", name)
+
+    return call_api
+
+
+def web_search_tool(
+    provider: SearchProvider = "tavily",
+    api_key: str | None = None,
+    *,
+    base_url: str | None = None,
+    key_setting: str = "api_key",
+    timeout: float = DEFAULT_TIMEOUT,
+    max_results: int = DEFAULT_MAX_ITEMS,
+) -> Tool:
+    """`web_search(query, max_results)` through a Tavily- or Jina-style search API (`base_url`
+    points it at a compatible endpoint)."""
+    if provider not in _SEARCH_URLS:
+        raise ValueError(f"provider must be one of {sorted(_SEARCH_URLS)}, not {provider!r}")
+    check_positive("timeout", timeout)
+    check_positive("max_results", max_results)
+    root = (base_url or _SEARCH_URLS[provider]).rstrip("/")
+
+    @tool(read_only=True, permissions=[Permission.NETWORK])
+    async def web_search(query: str, count: int = 5) -> ToolResult:
+        """Search the web; returns title, URL and a snippet per result.
+
+        Args:
+            query: The search query, in any language.
+            count: How many results to return.
+        """
+        if not api_key:
+            return _missing_key("web_search", key_setting)
+        if not 1 <= count <= max_results:
+            raise InvalidArguments(f"count must be 1-{max_results}, got {count}", tool="web_search")
+        auth = {"Authorization": f"Bearer {api_key}", "Accept": "application/json"}
+        if provider == "tavily":
+            request = httpx.Request(
+                "POST", f"{root}/search", json={"query": query, "max_results": count}, headers=auth
+            )
+            items = json_path(await _get_json(request, timeout, "web_search"), "results")
+        else:
+            request = httpx.Request("GET", f"{root}/", params={"q": query}, headers=auth)
+            items = json_path(await _get_json(request, timeout, "web_search"), "data")
+        if not isinstance(items, list):
+            raise ExecutionFailed("web_search: the provider's answer has no result list")
+        blocks = [
+            f"{item.get('title', '')}\n{item.get('url', '')}\n"
+            f"{item.get('content') or item.get('description') or ''}".strip()
+            for item in items[:count]
+            if isinstance(item, dict)
+        ]
+        return untrusted("\n\n".join(blocks) or "no results", "web_search")
+
+    return web_search
