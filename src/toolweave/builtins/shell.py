@@ -213,8 +213,13 @@ async def _exited(process: asyncio.subprocess.Process) -> None:
         return
     loop = asyncio.get_running_loop()
     fd = pidfd_open(process.pid)
-    exited = loop.create_future()
-    loop.add_reader(fd, lambda: exited.done() or exited.set_result(None))
+    exited: asyncio.Future[None] = loop.create_future()
+
+    def readable() -> None:
+        if not exited.done():
+            exited.set_result(None)
+
+    loop.add_reader(fd, readable)
     try:
         await exited
     finally:
