@@ -31,7 +31,7 @@ def test_defaults_work_without_a_file(tmp_path: Path, monkeypatch: pytest.Monkey
         8765,
         "/mcp",
     )
-    assert config.providers == ["demo"] and config.mcp_servers == {}
+    assert config.providers == ["demo", "builtins"] and config.mcp_servers == {}
     assert config.url == "http://127.0.0.1:8765/mcp"
 
 
@@ -58,7 +58,7 @@ def test_config_errors_name_the_field(tmp_path: Path) -> None:
 
 
 async def test_demo_tools_through_the_host() -> None:
-    host = ToolHost(HostConfig())
+    host = ToolHost(HostConfig(providers=["demo"]))
     async with connect(host.server) as client:
         names = [t["name"] for t in await client.list_tools()]
         result = await client.call_tool("calculate", {"expression": "(3 + 4) * 2"})
@@ -171,12 +171,36 @@ async def test_policy_is_applied_before_forwarding(tmp_path: Path) -> None:
     assert allowed["structuredContent"] == {"result": 212.0}
 
 
+# What `make run` serves with no toolweave.toml: the demo tools and the safe built-ins.
+DEFAULT_TOOLS = {
+    "calculate",
+    "celsius_to_fahrenheit",
+    "get_weather",
+    "edit_file",
+    "file_info",
+    "list_dir",
+    "read_file",
+    "search_files",
+    "time",
+    "todo_write",
+    "write_file",
+}
+
+
+def data_dir_config(tmp_path: Path) -> None:
+    """A toolweave.toml that keeps the built-ins' workspace inside the test's directory."""
+    (tmp_path / "toolweave.toml").write_text(f'[serve]\ndata_dir = "{tmp_path / "data"}"\n')
+
+
 async def test_cli_stdio_serves_the_official_client(tmp_path: Path) -> None:
+    data_dir_config(tmp_path)
     params = StdioServerParameters(command=str(TOOLWEAVE), args=["serve", "--stdio"], cwd=tmp_path)
     async with Client(params, mode="auto") as client:
         tools = (await client.list_tools()).tools
         result = await client.call_tool("calculate", {"expression": "2 ** 10"})
-    assert len(tools) == 3 and result.structured_content == {"result": 1024.0}
+    assert {t.name for t in tools} == DEFAULT_TOOLS
+    assert result.structured_content == {"result": 1024.0}
+    assert (tmp_path / "data" / "workspace").is_dir()
 
 
 def test_cli_refuses_public_bind_without_token() -> None:
@@ -225,6 +249,7 @@ async def test_cli_port_zero_prints_the_bound_port_and_the_exact_command(tmp_pat
 
 async def test_cli_http_prints_how_to_connect_and_serves(tmp_path: Path) -> None:
     port = free_port()
+    data_dir_config(tmp_path)
     proc = start_serve(port, tmp_path)
     try:
         assert proc.stdout is not None
@@ -238,7 +263,7 @@ async def test_cli_http_prints_how_to_connect_and_serves(tmp_path: Path) -> None
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-    assert {t.name for t in tools} == {"calculate", "celsius_to_fahrenheit", "get_weather"}
+    assert {t.name for t in tools} == DEFAULT_TOOLS
     assert result.structured_content is not None and result.structured_content["celsius"] == 9.0
 
 
@@ -278,6 +303,7 @@ async def test_cli_http_with_token_requires_it(tmp_path: Path) -> None:
     import httpx
 
     port = free_port()
+    data_dir_config(tmp_path)
     proc = start_serve(port, tmp_path, "--token", "s3cret-token")
     try:
         assert proc.stdout is not None

@@ -4,8 +4,11 @@ Each query gets a fresh connection (so no session setting a query makes can outl
 `BEGIN READ ONLY` transaction that is always rolled back. `statement_timeout` is set through a
 `SELECT set_config(...)`, which also takes the transaction's first snapshot, so a later
 `SET TRANSACTION READ WRITE` is refused by the server. The query is sent as a prepared
-statement, which the server accepts only for exactly one command. For defence in depth,
-connect as a role that has only SELECT grants (docs/builtins.md).
+statement, which the server accepts only for exactly one command.
+
+A read-only transaction does not stop a superuser's `COPY ... TO PROGRAM`, `lo_export` or
+`pg_read_file`, so a role that is a superuser or may run server programs or read and write
+server files is refused unless `allow_privileged=True`: connect as a role with SELECT grants.
 """
 
 from __future__ import annotations
@@ -14,6 +17,13 @@ import asyncio
 from typing import Any
 
 Rows = tuple[list[str], list[tuple[Any, ...]], bool]
+
+_PRIVILEGED_ROLES = ("pg_execute_server_program", "pg_write_server_files", "pg_read_server_files")
+_SETUP = (
+    "SELECT set_config('statement_timeout', %s, true), current_user, "
+    "current_setting('is_superuser') = 'on' OR "
+    + " OR ".join(f"pg_has_role(current_user, '{r}', 'USAGE')" for r in _PRIVILEGED_ROLES)
+)
 
 _SCHEMA_QUERY = """
 SELECT table_schema, table_name, column_name, data_type
@@ -26,9 +36,10 @@ ORDER BY table_schema, table_name, ordinal_position
 class PostgresReader:
     """Read-only queries against the server at `dsn`, one short connection each."""
 
-    def __init__(self, dsn: str, timeout: float) -> None:
+    def __init__(self, dsn: str, timeout: float, *, allow_privileged: bool = False) -> None:
         self.dsn = dsn
         self.timeout = timeout
+        self.allow_privileged = allow_privileged
 
     async def query(self, sql: str, max_rows: int) -> Rows:
         import psycopg
@@ -41,10 +52,17 @@ class PostgresReader:
                 async with connection:
                     await connection.execute("BEGIN READ ONLY")
                     try:
-                        await connection.execute(
-                            "SELECT set_config('statement_timeout', %s, true)",
-                            (str(max(1, int(self.timeout * 1000))),),
+                        setup = await connection.execute(
+                            _SETUP, (str(max(1, int(self.timeout * 1000))),)
                         )
+                        _, role, privileged = await setup.fetchone() or ("", "", True)
+                        if privileged and not self.allow_privileged:
+                            raise PermissionError(
+                                f"role {role!r} is a superuser or may run server programs or "
+                                "touch server files, which a read-only transaction does not "
+                                "stop; connect as a role with only SELECT grants "
+                                "(or pass allow_privileged=True)"
+                            )
                         cursor = await connection.execute(sql, prepare=True)
                         columns = [d.name for d in cursor.description or ()]
                         rows = await cursor.fetchmany(max_rows + 1) if cursor.description else []

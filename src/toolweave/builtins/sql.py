@@ -10,7 +10,12 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from toolweave.tools.base import Tool
-from toolweave.tools.errors import ExecutionFailed, InvalidArguments, ToolTimeout
+from toolweave.tools.errors import (
+    ExecutionFailed,
+    InvalidArguments,
+    PermissionDenied,
+    ToolTimeout,
+)
 from toolweave.tools.function_tool import tool
 from toolweave.tools.permissions import Permission
 from toolweave.tools.result import ToolResult
@@ -41,7 +46,9 @@ class SQLReader:
     """Read-only access to one database, behind `sql_query` and `sql_schema`.
 
     `dsn` is `sqlite:///path/to.db` (relative) or `sqlite:////abs/path.db`, or a
-    `postgresql://` URL. `close()` releases the SQLite connection.
+    `postgresql://` URL. `close()` releases the SQLite connection. A Postgres role that is a
+    superuser (or may run server programs or touch server files) is refused unless
+    `allow_privileged=True`, since a read-only transaction does not bind it.
     """
 
     def __init__(
@@ -51,6 +58,7 @@ class SQLReader:
         max_rows: int = DEFAULT_MAX_ROWS,
         *,
         max_chars: int = DEFAULT_MAX_CHARS,
+        allow_privileged: bool = False,
     ) -> None:
         check_positive("timeout", timeout)
         check_positive("max_rows", max_rows)
@@ -65,7 +73,7 @@ class SQLReader:
         elif dsn.startswith(_POSTGRES_PREFIXES):
             from ._sql_postgres import PostgresReader
 
-            self._reader = PostgresReader(dsn, timeout)
+            self._reader = PostgresReader(dsn, timeout, allow_privileged=allow_privileged)
         else:
             raise ValueError(
                 f"dsn {_redact(dsn)!r} is not supported: use sqlite:///path/to.db or "
@@ -79,6 +87,8 @@ class SQLReader:
             raise InvalidArguments("query is empty: pass one SELECT statement", tool="sql_query")
         try:
             columns, rows, more = await self._reader.query(sql, self.max_rows)
+        except PermissionError as exc:
+            raise PermissionDenied(str(exc), tool="sql_query", permission="read") from None
         except TimeoutError:
             raise ToolTimeout(
                 f"the query ran past the {self.timeout:g} s limit and was interrupted; add a "
@@ -128,10 +138,14 @@ class SQLReader:
 
 
 def sql_tools(
-    dsn: str, timeout: float = DEFAULT_TIMEOUT, max_rows: int = DEFAULT_MAX_ROWS
+    dsn: str,
+    timeout: float = DEFAULT_TIMEOUT,
+    max_rows: int = DEFAULT_MAX_ROWS,
+    *,
+    allow_privileged: bool = False,
 ) -> list[Tool]:
     """`sql_query` and `sql_schema` over the database at `dsn` (see `SQLReader`)."""
-    return SQLReader(dsn, timeout, max_rows).tools()
+    return SQLReader(dsn, timeout, max_rows, allow_privileged=allow_privileged).tools()
 
 
 def format_table(columns: list[str], rows: list[Any], more: bool, max_rows: int) -> str:

@@ -12,7 +12,7 @@ port = 8765
 path = "/mcp"
 token = ""                     # bearer token; or env TOOLWEAVE_SERVE_TOKEN
 allowed_origins = []           # browser origins besides loopback (DNS-rebinding guard)
-providers = ["demo"]           # capability providers to expose, in order
+providers = ["demo", "builtins"]  # capability providers to expose, in order
 tool_timeout = 60.0            # seconds per call
 connect_deadline = 5.0         # seconds the first tools/list waits for downstream servers
 data_dir = "~/.toolweave"      # embedded SQLite and caches of stateful providers
@@ -37,6 +37,9 @@ self_management = false        # also publish skill_list / skill_install / skill
 scripts = false                # publish skill_run (bundled scripts; still asked/ruled as shell)
 script_timeout = 60.0          # seconds a bundled script may run
 watch_interval = 2.0           # seconds between checks of the roots for edits; 0 = off
+
+[builtins]                     # the built-in tools (docs/builtins.md; host/builtins_provider.py)
+root = "~/work"                # filesystem jail; default [serve].data_dir/workspace
 
 [mcpServers.files]             # downstream servers proxied as `files__<tool>`
 command = "npx"
@@ -115,7 +118,7 @@ class HostConfig:
     path: str = "/mcp"
     token: str | None = None
     allowed_origins: list[str] = field(default_factory=list)
-    providers: list[str] = field(default_factory=lambda: ["demo"])
+    providers: list[str] = field(default_factory=lambda: ["demo", "builtins"])
     tool_timeout: float = 60.0
     connect_deadline: float = 5.0
     data_dir: Path = field(default_factory=lambda: Path("~/.toolweave").expanduser())
@@ -124,6 +127,8 @@ class HostConfig:
     hooks: Path | None = None
     mcp_servers: dict[str, Any] = field(default_factory=dict)
     skills: SkillsConfig = field(default_factory=SkillsConfig)
+    builtins: dict[str, Any] = field(default_factory=dict)
+    """The raw `[builtins]` table, validated by the builtins provider."""
     source: Path | None = None
 
     @property
@@ -160,11 +165,11 @@ def _strings(where: str, value: Any) -> list[str]:
 def parse_config(raw: dict[str, Any], *, source: Path | None = None) -> HostConfig:
     """Validate a decoded TOML document into a `HostConfig`."""
     where = str(source or DEFAULT_CONFIG_FILE)
-    unknown_top = set(raw) - {"serve", "mcpServers", "skills"}
+    unknown_top = set(raw) - {"serve", "mcpServers", "skills", "builtins"}
     if unknown_top:
         raise ConfigError(
             f"{where}: unknown top-level table(s) {sorted(unknown_top)}; toolweave serve reads "
-            "[serve], [serve.policy], [skills] and [mcpServers.<name>]"
+            "[serve], [serve.policy], [skills], [builtins] and [mcpServers.<name>]"
         )
     serve = _expect("[serve]", raw.get("serve", {}), dict, "a table")
     unknown = set(serve) - _SERVE_KEYS
@@ -248,6 +253,7 @@ def parse_config(raw: dict[str, Any], *, source: Path | None = None) -> HostConf
         config.hooks = hooks
     config.mcp_servers = _expect("[mcpServers]", raw.get("mcpServers", {}), dict, "a table")
     config.skills = _skills(raw.get("skills", {}), source)
+    config.builtins = _expect("[builtins]", raw.get("builtins", {}), dict, "a table")
     return config
 
 

@@ -37,6 +37,7 @@ ProviderFactory = Callable[[HostConfig], CapabilityProvider]
 #: Provider name -> "module:factory". A factory takes the `HostConfig` and returns a provider.
 PROVIDERS: dict[str, str] = {
     "demo": "toolweave.host.providers:DemoProvider",
+    "builtins": "toolweave.host.builtins_provider:BuiltinsProvider",
     "mcp": "toolweave.host.gateway:GatewayProvider",
     "skills": "toolweave.host.skills:SkillsProvider",
 }

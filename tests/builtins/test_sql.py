@@ -1,0 +1,238 @@
+"""Read-only SQL: attack tables against SQLite and a real Postgres server.
+
+Every attack asserts the database (its file bytes, or its rows and tables) and a sentinel file
+are unchanged, and that no new file appeared beside the database.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from toolweave.builtins import SQLReader, sql_tools
+from toolweave.tools import ExecutionFailed, PermissionDenied, ToolError, ToolTimeout
+
+ROWS = [(1, "alice", "北京"), (2, "bob", "London"), (3, "carol", "上海")]
+
+
+@pytest.fixture
+def sqlite_db(tmp_path: Path) -> Path:
+    import sqlite3
+
+    path = tmp_path / "data.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE accounts (id INTEGER PRIMARY KEY, name TEXT, city TEXT)")
+        db.executemany("INSERT INTO accounts VALUES (?, ?, ?)", ROWS)
+        db.execute("CREATE INDEX accounts_city ON accounts(city)")
+    db.close()
+    (tmp_path / "sentinel").write_text("unchanged")
+    return path
+
+
+def state(directory: Path) -> dict[str, str]:
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(directory.iterdir())
+        if p.is_file()
+    }
+
+
+SQLITE_ATTACKS = [
+    "WITH x AS (SELECT 1) DELETE FROM accounts",
+    "WITH d AS (DELETE FROM accounts RETURNING *) SELECT * FROM d",
+    "SELECT 1; DELETE FROM accounts",
+    "SELECT 1; DROP TABLE accounts;",
+    "ATTACH DATABASE '{dir}/evil.db' AS evil",
+    "PRAGMA journal_mode=DELETE",
+    "PRAGMA user_version=7",
+    "PRAGMA writable_schema=ON",
+    "VACUUM INTO '{dir}/copy.db'",
+    "VACUUM",
+    "SELECT load_extension('{dir}/evil.so')",
+    "INSERT INTO accounts VALUES (9, 'mallory', 'x')",
+    "UPDATE accounts SET name = 'pwned'",
+    "DELETE FROM accounts",
+    "REPLACE INTO accounts VALUES (1, 'pwned', 'x')",
+    "DROP TABLE accounts",
+    "CREATE TABLE evil (a)",
+    "CREATE TEMP TABLE evil (a)",
+    "ALTER TABLE accounts ADD COLUMN evil TEXT",
+    "CREATE INDEX evil ON accounts(name)",
+    "CREATE TRIGGER evil AFTER INSERT ON accounts BEGIN DELETE FROM accounts; END",
+    "BEGIN IMMEDIATE",
+    "SAVEPOINT evil",
+    "ANALYZE",
+    "REINDEX",
+]
+
+
+@pytest.mark.parametrize("attack", SQLITE_ATTACKS)
+async def test_sqlite_attacks_change_nothing(attack: str, sqlite_db: Path) -> None:
+    before = state(sqlite_db.parent)
+    reader = SQLReader(f"sqlite:///{sqlite_db}")
+    try:
+        with pytest.raises(ExecutionFailed, match="the database refused"):
+            await reader.query(attack.format(dir=sqlite_db.parent))
+        listed = await reader.query("SELECT count(*) AS n FROM accounts")
+    finally:
+        await reader.close()
+    assert "n\n3" in listed.text
+    assert state(sqlite_db.parent) == before  # same files, same bytes; sentinel included
+
+
+async def test_sqlite_runaway_recursive_cte_is_interrupted(sqlite_db: Path) -> None:
+    reader = SQLReader(f"sqlite:///{sqlite_db}", timeout=0.2)
+    try:
+        with pytest.raises(ToolTimeout, match=r"0\.2 s limit"):
+            await reader.query(
+                "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) "
+                "SELECT count(*) FROM r"
+            )
+        after = await reader.query("SELECT name FROM accounts WHERE id = 1")  # still usable
+    finally:
+        await reader.close()
+    assert "alice" in after.text
+
+
+async def test_sqlite_reads_keywords_in_literals_chinese_and_caps(sqlite_db: Path) -> None:
+    query, schema = sql_tools(f"sqlite:///{sqlite_db}", max_rows=2)
+    literal = await query(query="SELECT 'DROP TABLE accounts; DELETE' AS note")
+    assert "DROP TABLE accounts; DELETE" in literal.text
+    chinese = await query(query="SELECT name FROM accounts WHERE city = '上海'")
+    assert "name\ncarol" in chinese.text
+    capped = await query(query="SELECT id, name, city FROM accounts ORDER BY id")
+    assert "id | name | city\n1 | alice | 北京\n2 | bob | London" in capped.text
+    assert "only the first 2 rows" in capped.text and "carol" not in capped.text
+    recursive = await query(
+        query="WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3) "
+        "SELECT sum(n) AS total FROM r"
+    )
+    assert "total\n6" in recursive.text
+    pragma = await query(query="PRAGMA table_info(accounts)")
+    assert "1 | name | TEXT" in pragma.text
+    tables = await schema()
+    assert "accounts(id INTEGER, name TEXT, city TEXT)" in tables.text
+
+
+async def test_sqlite_errors_name_the_fix(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"sqlite:///path/to\.db"):
+        SQLReader("mysql://root@localhost/db")
+    with pytest.raises(ValueError, match="max_rows"):
+        SQLReader("sqlite:///x.db", max_rows=0)
+    reader = SQLReader(f"sqlite:///{tmp_path / 'missing.db'}")
+    with pytest.raises(ToolError):  # mode=ro never creates the file
+        await reader.query("SELECT 1")
+    assert not (tmp_path / "missing.db").exists()
+
+
+# -- Postgres -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+async def pg(postgres_dsn: str) -> AsyncIterator[tuple[str, str, str]]:
+    """(superuser dsn, reader dsn, schema): a schema with `accounts` and a SELECT-only role."""
+    import psycopg
+
+    suffix = uuid.uuid4().hex[:10]
+    schema, role = f"builtins_sql_{suffix}", f"builtins_reader_{suffix}"
+    async with await psycopg.AsyncConnection.connect(postgres_dsn, autocommit=True) as conn:
+        await conn.execute(f"CREATE SCHEMA {schema}")
+        await conn.execute(
+            f"CREATE TABLE {schema}.accounts (id int PRIMARY KEY, name text, city text)"
+        )
+        for row in ROWS:
+            await conn.execute(f"INSERT INTO {schema}.accounts VALUES (%s, %s, %s)", row)
+        await conn.execute(f"CREATE ROLE {role} LOGIN")
+        await conn.execute(f"GRANT USAGE ON SCHEMA {schema} TO {role}")
+        await conn.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {role}")
+    reader_dsn = psycopg.conninfo.make_conninfo(postgres_dsn, user=role)
+    yield postgres_dsn, reader_dsn, schema
+    async with await psycopg.AsyncConnection.connect(postgres_dsn, autocommit=True) as conn:
+        await conn.execute(f"DROP SCHEMA {schema} CASCADE")
+        await conn.execute(f"DROP ROLE {role}")
+
+
+async def pg_state(dsn: str, schema: str) -> tuple[object, ...]:
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(dsn) as conn:
+        rows = await (await conn.execute(f"SELECT * FROM {schema}.accounts ORDER BY id")).fetchall()
+        tables = await (
+            await conn.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = %s",
+                (schema,),
+            )
+        ).fetchall()
+    return tuple(rows), tuple(sorted(tables))
+
+
+def url(dsn: str) -> str:
+    """A postgresql:// URL for a key=value conninfo string."""
+    import psycopg
+
+    parts = psycopg.conninfo.conninfo_to_dict(dsn)
+    return f"postgresql://{parts['user']}@{parts['host']}:{parts['port']}/{parts['dbname']}"
+
+
+PG_ATTACKS = [
+    "WITH x AS (SELECT 1) DELETE FROM {s}.accounts",
+    "WITH d AS (DELETE FROM {s}.accounts RETURNING *) SELECT * FROM d",
+    "SELECT 1; DELETE FROM {s}.accounts",
+    "INSERT INTO {s}.accounts VALUES (9, 'mallory', 'x')",
+    "UPDATE {s}.accounts SET name = 'pwned'",
+    "DELETE FROM {s}.accounts",
+    "TRUNCATE {s}.accounts",
+    "DROP TABLE {s}.accounts",
+    "CREATE TABLE {s}.evil (a int)",
+    "ALTER TABLE {s}.accounts ADD COLUMN evil text",
+    "SET TRANSACTION READ WRITE",
+    "SELECT set_config('transaction_read_only', 'off', false)",
+    "COMMIT",
+    "DO $$ BEGIN DELETE FROM {s}.accounts; END $$",
+    "COPY {s}.accounts FROM '/etc/hostname'",
+    "SELECT pg_sleep(30)",
+]
+
+
+@pytest.mark.parametrize("attack", PG_ATTACKS)
+async def test_postgres_attacks_change_nothing(
+    attack: str, pg: tuple[str, str, str], tmp_path: Path
+) -> None:
+    admin, reader_dsn, schema = pg
+    before = await pg_state(admin, schema)
+    reader = SQLReader(url(reader_dsn), timeout=0.5)
+    with pytest.raises(ToolError):
+        result = await reader.query(attack.format(s=schema))
+        if attack.startswith(("SET TRANSACTION", "COMMIT")):  # refused or a no-op, then undone
+            raise ToolError(result.text)
+    assert await pg_state(admin, schema) == before
+
+
+async def test_postgres_reads_and_caps(pg: tuple[str, str, str]) -> None:
+    _, reader_dsn, schema = pg
+    query, schema_tool = sql_tools(url(reader_dsn), max_rows=2)
+    rows = await query(query=f"SELECT id, name, city FROM {schema}.accounts ORDER BY id")
+    assert "id | name | city\n1 | alice | 北京\n2 | bob | London" in rows.text
+    assert "only the first 2 rows" in rows.text
+    literal = await query(query="SELECT 'DELETE FROM accounts' AS note, 100 % 7 AS m")
+    assert "DELETE FROM accounts | 2" in literal.text
+    assert f"{schema}.accounts(id integer, name text, city text)" in (await schema_tool()).text
+
+
+async def test_postgres_statement_timeout_interrupts(pg: tuple[str, str, str]) -> None:
+    _, reader_dsn, _ = pg
+    reader = SQLReader(url(reader_dsn), timeout=0.3)
+    with pytest.raises(ToolTimeout):
+        await reader.query("SELECT pg_sleep(30)")
+
+
+async def test_postgres_superuser_is_refused_by_default(pg: tuple[str, str, str]) -> None:
+    admin, _, schema = pg
+    with pytest.raises(PermissionDenied, match="superuser"):
+        await SQLReader(url(admin)).query(f"SELECT * FROM {schema}.accounts")
+    opted_in = SQLReader(url(admin), allow_privileged=True)
+    assert "alice" in (await opted_in.query(f"SELECT name FROM {schema}.accounts")).text
