@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 _EXPORTS: dict[str, str] = {
     "time_tool": "clock",
-    "AgentConfig": "config_tools",
-    "ConfigKey": "config_tools",
-    "config_tools": "config_tools",
+    "AgentConfig": "configuration",
+    "ConfigKey": "configuration",
+    "config_tools": "configuration",
     "fetch_tool": "fetch",
     "html_to_markdown": "fetch",
     "filesystem_tools": "filesystem",
@@ -33,7 +33,7 @@ _EXPORTS: dict[str, str] = {
 
 if TYPE_CHECKING:
     from .clock import time_tool
-    from .config_tools import AgentConfig, ConfigKey, config_tools
+    from .configuration import AgentConfig, ConfigKey, config_tools
     from .fetch import fetch_tool, html_to_markdown
     from .filesystem import filesystem_tools
     from .http_api import http_api_tool, web_search_tool

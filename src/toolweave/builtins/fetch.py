@@ -74,7 +74,7 @@ async def fetch_url(
                     if response.status_code in _REDIRECTS and "location" in response.headers:
                         current = current.join(response.headers["location"])
                         continue
-                    body = await _read_capped(response, max_bytes)
+                    body, cut = await _read_capped(response, max_bytes)
                 finally:
                     await response.aclose()
                 kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -87,7 +87,10 @@ async def fetch_url(
                         f"{current} is {kind}, not text; fetch reads web pages and text only",
                         tool="fetch",
                     )
-                return str(current), kind, _decode(body, kind, response.charset_encoding)
+                text = _decode(body, kind, response.charset_encoding)
+                if cut:
+                    text += f"\n\n[... the page was cut at {max_bytes} bytes (max_bytes) ...]"
+                return str(current), kind, text
             raise ExecutionFailed(
                 f"more than {max_redirects} redirects (max_redirects) starting at {url}",
                 tool="fetch",
@@ -100,15 +103,16 @@ async def fetch_url(
         raise ExecutionFailed(f"fetching {url} failed: {exc}", tool="fetch") from exc
 
 
-async def _read_capped(response: httpx.Response, max_bytes: int) -> bytes:
+async def _read_capped(response: httpx.Response, max_bytes: int) -> tuple[bytes, bool]:
+    """At most `max_bytes` of the body, and whether there was more."""
     chunks: list[bytes] = []
     size = 0
     async for chunk in response.aiter_bytes():
         chunks.append(chunk)
         size += len(chunk)
-        if size >= max_bytes:
+        if size > max_bytes:
             break
-    return b"".join(chunks)[:max_bytes]
+    return b"".join(chunks)[:max_bytes], size > max_bytes
 
 
 def _decode(body: bytes, kind: str, charset: str | None) -> str:

@@ -152,16 +152,12 @@ def config_tools(config: AgentConfig) -> list[Tool]:
         Args:
             key: The setting's name.
         """
-        names = [key] if key is not None else sorted(config.keys)
-        return (
-            "\n".join(
-                f"{n} = {config.shown(n)}  # {config.keys[n].description}"
-                if key is None
-                else f"{n} = {config.shown(n)}"
-                for n in names
-            )
-            or "(no settings are registered)"
-        )
+        if key is not None:
+            return f"{key} = {config.shown(key)}"
+        lines = [
+            f"{n} = {config.shown(n)}  # {config.keys[n].description}" for n in sorted(config.keys)
+        ]
+        return "\n".join(lines) or "(no settings are registered)"
 
     @tool(permissions=[Permission.WRITE], destructive=True, open_world=False, primary_arg="key")
     def config_set(key: str, value: str) -> str:

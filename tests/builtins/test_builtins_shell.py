@@ -69,7 +69,7 @@ ASKED = [
     "ls &> listing.txt",
     "python3 -c 'import os; os.remove(\"victim.txt\")'",
     "perl -e 'unlink \"victim.txt\"'",
-    "node -e 'require(\"fs\").unlinkSync(\"victim.txt\")'",
+    'node -e \'require("fs").unlinkSync("victim.txt")\'',
     "git status; git push",
     "cp victim.txt copy.txt",
 ]
@@ -88,9 +88,7 @@ DENIED = [
 
 
 @pytest.mark.parametrize("command", ASKED)
-async def test_unmatched_commands_need_approval_and_do_not_run(
-    command: str, workdir: Path
-) -> None:
+async def test_unmatched_commands_need_approval_and_do_not_run(command: str, workdir: Path) -> None:
     before = files(workdir)
     with pytest.raises(ApprovalRequired) as caught:
         await bash(workdir).execute({"command": command}, ToolContext())
@@ -99,9 +97,7 @@ async def test_unmatched_commands_need_approval_and_do_not_run(
 
 
 @pytest.mark.parametrize("command", DENIED)
-async def test_denied_commands_are_refused_even_when_approved(
-    command: str, workdir: Path
-) -> None:
+async def test_denied_commands_are_refused_even_when_approved(command: str, workdir: Path) -> None:
     before = files(workdir)
     with pytest.raises(PermissionDenied, match="command refused"):
         await bash(workdir).execute({"command": command}, ToolContext(tool_call_approved=True))
