@@ -191,4 +191,8 @@ async def test_config_files_validate_json_write_atomically_and_reload(
         await tools["config_file_get"].execute({"file": "../settings.json"}, ToolContext())
     read = await tools["config_file_get"].execute({"file": "hooks.json"}, ToolContext())
     assert "中文" in read.text
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["hooks.json", "mcp.json"]
+    assert names(tmp_path) == ["hooks.json", "mcp.json"]  # no temporary file left behind
+
+
+def names(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir())

@@ -11,6 +11,7 @@ once. Both setters require administrator approval, whatever the other rules say.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import os
@@ -93,9 +94,7 @@ class AgentConfig:
         with self._lock:
             data = self._load()
             data[name] = value
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            text = json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
-            write_atomic(str(self.path.resolve()), text.encode("utf-8"))
+            _write(self.path, json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
 
     def shown(self, name: str) -> str:
         """The value as a model may see it: sensitive ones masked."""
@@ -122,8 +121,7 @@ class AgentConfig:
                 f"content is not valid JSON ({exc}); {file} was left unchanged",
                 tool="config_file_set",
             ) from None
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(str(path.resolve()), content.encode("utf-8"))
+        await asyncio.to_thread(_write, path, content)
         reload = self.reloaders.get(file)
         if reload is None:
             return f"{file} saved; it takes effect when the host restarts"
@@ -140,6 +138,11 @@ class AgentConfig:
                 tool="config_get",
             )
         return key
+
+
+def _write(path: Path, content: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(str(path.resolve()), content.encode("utf-8"))
 
 
 def config_tools(config: AgentConfig) -> list[Tool]:
