@@ -43,7 +43,7 @@ async def test_only_http_and_listed_domains(http_server: FakeServer) -> None:
     ):
         with pytest.raises(PermissionDenied, match=why):
             await tool.execute({"url": url}, ToolContext())
-    assert tool.primary_arg == "domain"
+    assert tool.primary_arg == "url"  # rules match its domain: fetch(domain:example.com)
 
 
 async def test_html_becomes_markdown_without_scripts(http_server: FakeServer) -> None:

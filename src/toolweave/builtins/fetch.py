@@ -36,15 +36,6 @@ _TEXT_TYPES = ("text/", "application/json", "application/xml", "application/xhtm
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
-class _FetchTool(FunctionTool):
-    """Policy rules match a fetch on its domain (`fetch(domain:example.com)`), derived from
-    the `url` argument."""
-
-    @property
-    def primary_arg(self) -> str | None:
-        return "domain"
-
-
 async def fetch_url(
     url: str,
     *,
@@ -174,4 +165,7 @@ def fetch_tool(
         final, kind, text = await fetch_url(url, **options)
         return untrusted(f"URL: {final}\nContent-Type: {kind}\n\n{text}", "fetch", max_chars)
 
-    return _FetchTool(fetch, read_only=True, open_world=True, permissions=[Permission.NETWORK])
+    # Rules match a fetch on its domain (`fetch(domain:example.com)`), taken from `url`.
+    return FunctionTool(
+        fetch, read_only=True, open_world=True, permissions=[Permission.NETWORK], primary_arg="url"
+    )
