@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import select
 from pathlib import Path
 
 import pytest
@@ -156,11 +157,17 @@ async def test_output_is_truncated_head_and_tail(workdir: Path) -> None:
 
 
 def _gone(pid: int) -> bool:
+    """True once `pid` has exited: SIGKILL is delivered asynchronously, so wait on a pidfd
+    (readable when the process ends, zombie or reaped) rather than looking once."""
     try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
         return True
-    return "State:\tZ" in status  # killed, waiting to be reaped by init
+    try:
+        readable, _, _ = select.select([fd], [], [], 30)
+    finally:
+        os.close(fd)
+    return bool(readable)
 
 
 async def test_timeout_kills_the_whole_process_group(workdir: Path) -> None:

@@ -7,6 +7,7 @@ does not. Results come back as a compact table with column names, rows capped wi
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any, Protocol
 
 from toolweave.tools.base import Tool
@@ -72,6 +73,11 @@ class SQLReader:
             self._reader = SQLiteReader(dsn[len(_SQLITE_PREFIX) :], timeout)
         elif dsn.startswith(_POSTGRES_PREFIXES):
             from ._sql_postgres import PostgresReader
+
+            if importlib.util.find_spec("psycopg") is None:
+                raise ValueError(
+                    "a postgresql:// dsn needs psycopg: pip install 'toolweave[postgres]'"
+                )
 
             self._reader = PostgresReader(dsn, timeout, allow_privileged=allow_privileged)
         else:
