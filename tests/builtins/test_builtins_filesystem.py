@@ -104,6 +104,17 @@ async def test_search_never_follows_links_out(world: dict[str, Path]) -> None:
     assert "docs/readme.md" in everything.text and "secret" not in everything.text
 
 
+async def test_search_caps_matches_and_names_skipped_files(world: dict[str, Path]) -> None:
+    root = world["root"]
+    (root / "many.txt").write_text("匹配 match\n" * 20, encoding="utf-8")
+    (root / "huge.log").write_bytes(b"match\n" * 200_000)
+    fs = tools(root, max_entries=5)
+    found = await fs["search_files"].execute({"contains": "match"}, ToolContext())
+    assert found.text.count("many.txt:") == 5 and "stopped after 5 matches" in found.text
+    logs = await fs["search_files"].execute({"pattern": "*.log", "contains": "x"}, ToolContext())
+    assert "1 files larger than" in logs.text
+
+
 async def test_absolute_path_inside_the_root_is_fine(world: dict[str, Path]) -> None:
     fs = tools(world["root"])
     result = await fs["read_file"].execute(

@@ -81,6 +81,7 @@ DENIED = [
     "echo $(rm -r .)",
     "bash -c 'rm -fr .'",
     "env rm -R .",
+    "rm --recursive .",
     "dd if=/dev/zero of=victim.txt",
     "git push --force",
     "echo ${x:-$(rm victim.txt)}",  # cannot be checked: refused

@@ -11,6 +11,7 @@ import codecs
 import fnmatch
 import os
 import stat
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -113,24 +114,33 @@ def filesystem_tools(
             raise InvalidArguments(f"{path!r} is not a directory", tool="search_files")
         needle = contains.casefold() if contains else None
         hits: list[str] = []
+        skipped = 0
         for relative, real in _walk(jail, base):
-            if len(hits) >= max_entries:
-                hits.append(f"[... stopped after {max_entries} matches; narrow the search ...]")
-                break
             name = os.path.basename(relative)
             if not (fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(name, pattern)):
                 continue
             shown = jail.display(real)
             if needle is None:
                 hits.append(shown)
-                continue
-            if os.path.getsize(real) > DEFAULT_MAX_SEARCH_FILE_BYTES:
-                continue
-            data, _ = read_bytes(real, DEFAULT_MAX_SEARCH_FILE_BYTES)
-            for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
-                if needle in line.casefold():
-                    hits.append(f"{shown}:{number}: {line.strip()[:300]}")
-        return untrusted("\n".join(hits) or "no matches", "search_files")
+            elif os.path.getsize(real) > DEFAULT_MAX_SEARCH_FILE_BYTES:
+                skipped += 1
+            else:
+                data, _ = read_bytes(real, DEFAULT_MAX_SEARCH_FILE_BYTES)
+                for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+                    if needle in line.casefold():
+                        hits.append(f"{shown}:{number}: {line.strip()[:300]}")
+            if len(hits) >= max_entries:
+                break
+        notes = []
+        if len(hits) >= max_entries:
+            notes.append(f"[... stopped after {max_entries} matches; narrow the search ...]")
+        if skipped:
+            notes.append(
+                f"[{skipped} files larger than {DEFAULT_MAX_SEARCH_FILE_BYTES} bytes were not "
+                "searched]"
+            )
+        text = "\n".join([*hits[:max_entries], *notes]) or "no matches"
+        return untrusted(text, "search_files")
 
     @tool(read_only=True, permissions=[Permission.READ], primary_arg="path", open_world=False)
     def file_info(path: str) -> dict[str, object]:
@@ -212,16 +222,14 @@ def filesystem_tools(
     return [*tools, write_file, edit_file]
 
 
-def _walk(jail: Jail, base: str) -> list[tuple[str, str]]:
-    """(path relative to `base`, real path) of every regular file under `base`, sorted; links
-    are followed only when their target stays inside the jail, directories never via links."""
-    found: list[tuple[str, str]] = []
+def _walk(jail: Jail, base: str) -> Iterator[tuple[str, str]]:
+    """(path relative to `base`, real path) of every regular file under `base`, in sorted
+    order; links are followed only when their target stays inside the jail, directories never
+    via links."""
     for directory, dirs, files in os.walk(base, followlinks=False):
         dirs.sort()
         for name in sorted(files):
             full = os.path.join(directory, name)
             real = os.path.realpath(full)
             if jail.contains(real) and os.path.isfile(real):
-                found.append((os.path.relpath(full, base), real))
-    found.sort()
-    return found
+                yield os.path.relpath(full, base), real

@@ -44,7 +44,7 @@ DEFAULT_TIMEOUT = 30.0
 DEFAULT_MAX_OUTPUT_CHARS = 8000
 """Characters of combined stdout and stderr returned (head and tail kept)."""
 DEFAULT_DENY = (
-    r"^rm\s+(\S+\s+)*-[a-zA-Z]*[rR]",  # recursive delete
+    r"^rm\s+(\S+\s+)*(-[a-zA-Z]*[rR]|--recursive)",  # recursive delete
     r"^(mkfs(\.\w+)?|fdisk|wipefs|shutdown|reboot|halt|poweroff)\b",
     r"^dd\s.*\bof=",
     r"^chmod\s+(\S+\s+)*-[a-zA-Z]*R",
