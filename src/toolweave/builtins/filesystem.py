@@ -173,7 +173,9 @@ def filesystem_tools(
             )
         return data
 
-    @tool(permissions=[Permission.WRITE], primary_arg="path", destructive=True, open_world=False)
+    # Writes stay inside the jail, so they are not marked destructive explicitly (which would
+    # make governance ask for each one); a rule such as `write_file(./src/**)` can still ask.
+    @tool(permissions=[Permission.WRITE], primary_arg="path", open_world=False)
     def write_file(path: str, content: str) -> str:
         """Create or replace a text file in the workspace (atomically).
 
@@ -186,7 +188,7 @@ def filesystem_tools(
         write_atomic(real, data)
         return f"wrote {len(data)} bytes to {jail.display(real)}"
 
-    @tool(permissions=[Permission.WRITE], primary_arg="path", destructive=True, open_world=False)
+    @tool(permissions=[Permission.WRITE], primary_arg="path", open_world=False)
     def edit_file(path: str, old_text: str, new_text: str, replace_all: bool = False) -> str:
         """Replace exact text in a workspace file; `old_text` must occur exactly once unless
         `replace_all` is true.
