@@ -73,6 +73,9 @@ ASKED = [
     'node -e \'require("fs").unlinkSync("victim.txt")\'',
     "git status; git push",
     "cp victim.txt copy.txt",
+    "X=blk; ls$X",  # the command name is only known at run time
+    "ls${X} victim.txt",
+    "/bin/l? victim.txt",
 ]
 
 DENIED = [

@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import os
 import re
+import shutil
 import signal
 from collections.abc import Iterable, Mapping
 
@@ -53,6 +54,10 @@ DEFAULT_DENY = (
 """Deny patterns used when `deny` is not given: always refused, even with an approver."""
 PASSED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "USER", "LOGNAME", "TERM")
 """Environment variables a command inherits; secrets in the host's environment stay there."""
+_PLAIN_NAME = re.compile(r"^[A-Za-z0-9_./+-]+$")
+"""A command name an allow rule can vouch for: no expansion, glob or brace inside."""
+_BASH = shutil.which("bash") or "/bin/bash"
+"""The shell that runs commands: the one whose grammar the parser follows."""
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _CAPTURE_FACTOR = 4  # bytes kept per output character, head and tail each
 
@@ -98,6 +103,8 @@ class ShellGate:
                 return "ask", f"`{text}` writes to {', '.join(unsafe)} through a redirection"
             if not simple.argv:
                 continue
+            if not _PLAIN_NAME.match(simple.argv[0]):  # `ls$X` may run `lsblk`
+                return "ask", f"the command name {simple.argv[0]!r} is only known at run time"
             if not any(p.search(text) for p in self.allow):
                 return "ask", f"`{text}` is not matched by an allow rule"
         return "allow", "every command matches an allow rule"
@@ -111,7 +118,6 @@ def shell_tool(
     max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
     *,
     env: Mapping[str, str] | None = None,
-    shell: str = "/bin/bash",
 ) -> Tool:
     """The `bash` tool running in `cwd`. `deny` defaults to `DEFAULT_DENY`; `allow` to nothing
     (every command asks). `env` adds variables to the minimal `PASSED_ENV` set."""
@@ -147,7 +153,7 @@ def shell_tool(
         if decision == "ask" and not ctx.tool_call_approved:
             raise ApprovalRequired(reason, tool="bash")
         code, output, size, timed_out = await run_command(
-            shell, command, directory, environment, timeout, max_output_chars, ctx
+            command, directory, environment, timeout, max_output_chars, ctx
         )
         if ctx.cancelled:
             raise ToolCancelled("the command was cancelled and its processes killed", tool="bash")
@@ -161,7 +167,6 @@ def shell_tool(
 
 
 async def run_command(
-    shell: str,
     command: str,
     cwd: str,
     env: Mapping[str, str],
@@ -171,7 +176,7 @@ async def run_command(
 ) -> tuple[int | None, str, int, bool]:
     """(exit code, output, its size in bytes, timed out) of `command` in its own process group."""
     process = await asyncio.create_subprocess_exec(
-        shell,
+        _BASH,
         "-c",
         command,
         cwd=cwd,
