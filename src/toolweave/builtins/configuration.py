@@ -162,7 +162,13 @@ def config_tools(config: AgentConfig) -> list[Tool]:
         ]
         return "\n".join(lines) or "(no settings are registered)"
 
-    @tool(permissions=[Permission.WRITE], destructive=True, open_world=False, primary_arg="key")
+    @tool(
+        permissions=[Permission.WRITE],
+        destructive=True,
+        open_world=False,
+        primary_arg="key",
+        admin_approval=True,
+    )
     def config_set(key: str, value: str) -> str:
         """Change a registered setting (needs administrator approval; takes effect after a
         restart).
@@ -194,7 +200,13 @@ def config_tools(config: AgentConfig) -> list[Tool]:
         path = config.file_path(file)
         return path.read_text(encoding="utf-8") if path.is_file() else f"({file} does not exist)"
 
-    @tool(permissions=[Permission.WRITE], destructive=True, open_world=False, primary_arg="file")
+    @tool(
+        permissions=[Permission.WRITE],
+        destructive=True,
+        open_world=False,
+        primary_arg="file",
+        admin_approval=True,
+    )
     async def config_file_set(file: str, content: str) -> str:
         """Replace an extension file with new JSON text (needs administrator approval).
 

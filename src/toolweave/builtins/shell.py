@@ -33,7 +33,7 @@ from toolweave.tools.errors import (
     PermissionDenied,
     ToolCancelled,
 )
-from toolweave.tools.function_tool import tool
+from toolweave.tools.function_tool import FunctionTool
 from toolweave.tools.permissions import Permission
 from toolweave.tools.result import ToolResult
 from toolweave.tools.shell import ShellParseError, SimpleCommand, parse_commands
@@ -130,13 +130,6 @@ def shell_tool(
     environment = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
     environment.update(env or {})
 
-    @tool(
-        name="bash",
-        permissions=[Permission.SHELL],
-        primary_arg="command",
-        destructive=True,
-        open_world=True,
-    )
     async def bash(command: str, ctx: ToolContext) -> ToolResult:
         """Run a bash command in the workspace and return its exit code and output.
 
@@ -163,7 +156,15 @@ def shell_tool(
         result.is_error = timed_out or code != 0
         return result
 
-    return bash
+    return _ShellTool(bash, permissions=[Permission.SHELL], primary_arg="command", open_world=True)
+
+
+class _ShellTool(FunctionTool):
+    """`bash` asks for approval itself (ApprovalRequired, before running anything) for every
+    command its allow list does not cover, so governance does not ask first by default; its
+    rules (`bash(git *)`, deny lists) still apply."""
+
+    asks_itself = True
 
 
 async def run_command(
