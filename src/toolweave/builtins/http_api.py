@@ -10,6 +10,7 @@ same for Tavily- and Jina-style search APIs.
 
 from __future__ import annotations
 
+import json
 import urllib.parse
 from typing import Any, Literal
 
@@ -56,14 +57,17 @@ def _missing_key(tool_name: str, setting: str) -> ToolResult:
 
 
 async def _get_json(request: httpx.Request, timeout: float, tool_name: str) -> Any:
+    """The JSON body of `request`'s answer, read up to `DEFAULT_MAX_RESPONSE_BYTES`."""
+    chunks: list[bytes] = []
+    size = 0
     async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
         try:
             response = await client.send(request, stream=True)
             try:
-                body = b""
                 async for chunk in response.aiter_bytes():
-                    body += chunk
-                    if len(body) > DEFAULT_MAX_RESPONSE_BYTES:
+                    chunks.append(chunk)
+                    size += len(chunk)
+                    if size > DEFAULT_MAX_RESPONSE_BYTES:
                         raise ExecutionFailed(
                             f"{tool_name}: the API answered more than "
                             f"{DEFAULT_MAX_RESPONSE_BYTES} bytes",
@@ -73,13 +77,14 @@ async def _get_json(request: httpx.Request, timeout: float, tool_name: str) -> A
                 await response.aclose()
         except httpx.HTTPError as exc:
             raise ExecutionFailed(f"{tool_name}: request failed: {exc}", tool=tool_name) from exc
+    body = b"".join(chunks)
     if response.status_code >= 400:
         raise ExecutionFailed(
             f"{tool_name}: the API answered HTTP {response.status_code}: {body[:300]!r}",
             tool=tool_name,
         )
     try:
-        return httpx.Response(200, content=body).json()
+        return json.loads(body)
     except ValueError as exc:
         raise ExecutionFailed(f"{tool_name}: the API did not answer JSON", tool=tool_name) from exc
 
