@@ -178,7 +178,9 @@ def web_search_tool(
             request = httpx.Request("GET", f"{root}/", params={"q": query}, headers=auth)
             items = json_path(await _get_json(request, timeout, "web_search"), "data")
         if not isinstance(items, list):
-            raise ExecutionFailed("web_search: the provider's answer has no result list")
+            raise ExecutionFailed(
+                "web_search: the provider's answer has no result list", tool="web_search"
+            )
         blocks = [
             f"{item.get('title', '')}\n{item.get('url', '')}\n"
             f"{item.get('content') or item.get('description') or ''}".strip()
