@@ -16,6 +16,7 @@ import os
 import stat
 from pathlib import Path
 
+from toolweave.errors import ConfigError
 from toolweave.tools.errors import PermissionDenied
 
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
@@ -28,7 +29,7 @@ class Jail:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         real = os.path.realpath(os.fspath(root))
         if not os.path.isdir(real):
-            raise ValueError(f"filesystem root {os.fspath(root)!r} is not an existing directory")
+            raise ConfigError(f"filesystem root {os.fspath(root)!r} is not an existing directory")
         self.root = real
 
     def contains(self, real: str) -> bool:

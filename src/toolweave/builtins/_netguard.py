@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import httpx
 
+from toolweave.errors import ConfigError
 from toolweave.tools.errors import PermissionDenied
 
 
@@ -42,7 +43,7 @@ def normalise_domains(domains: list[str] | None) -> frozenset[str] | None:
         return None
     cleaned = frozenset(d.strip().lower().rstrip(".") for d in domains if d.strip())
     if not cleaned:
-        raise ValueError(
+        raise ConfigError(
             "allow_domains is empty: list domains such as ['example.com'] or pass None"
         )
     return cleaned

@@ -7,6 +7,7 @@ model (or an MCP client) reads them.
 
 from __future__ import annotations
 
+from toolweave.errors import ConfigError
 from toolweave.tools.result import ToolResult
 from toolweave.tools.shaping import DEFAULT_MAX_CHARS, shape_result
 
@@ -19,4 +20,4 @@ def untrusted(text: str, tool_name: str, max_chars: int = DEFAULT_MAX_CHARS) -> 
 def check_positive(name: str, value: float) -> None:
     """Fail at construction, naming the setting, when a bound is not positive."""
     if isinstance(value, bool) or not value > 0:
-        raise ValueError(f"{name} must be a positive number, got {value!r}")
+        raise ConfigError(f"{name} must be a positive number, got {value!r}")

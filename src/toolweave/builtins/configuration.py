@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toolweave.errors import ConfigError
 from toolweave.tools.base import Tool
 from toolweave.tools.errors import InvalidArguments
 from toolweave.tools.function_tool import tool
@@ -67,7 +68,7 @@ class AgentConfig:
         self.reloaders = dict(reloaders or {})
         unknown = set(self.reloaders) - set(EXTENSION_FILES)
         if unknown:
-            raise ValueError(
+            raise ConfigError(
                 f"reloaders: unknown file(s) {sorted(unknown)}; known: {EXTENSION_FILES}"
             )
         self._lock = threading.Lock()
@@ -78,7 +79,7 @@ class AgentConfig:
         except FileNotFoundError:
             return {}
         if not isinstance(data, dict):
-            raise ValueError(f"{self.path} must hold a JSON object of settings")
+            raise ConfigError(f"{self.path} must hold a JSON object of settings")
         return data
 
     def get(self, name: str) -> Any:

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 import httpx
 
+from toolweave.errors import ConfigError
 from toolweave.tools.base import Tool
 from toolweave.tools.errors import ExecutionFailed, InvalidArguments
 from toolweave.tools.function_tool import tool
@@ -107,9 +108,9 @@ def http_api_tool(
     check_positive("timeout", timeout)
     check_positive("max_items", max_items)
     if "${msg}" not in url_template:
-        raise ValueError(f"url_template of {name!r} must contain ${{msg}} (the query)")
+        raise ConfigError(f"url_template of {name!r} must contain ${{msg}} (the query)")
     if not url_template.startswith(("http://", "https://")):
-        raise ValueError(f"url_template of {name!r} must be an http(s) URL")
+        raise ConfigError(f"url_template of {name!r} must be an http(s) URL")
 
     @tool(name=name, description=description, read_only=True, permissions=[Permission.NETWORK])
     async def call_api(msg: str, num: int = 1) -> ToolResult:
@@ -151,7 +152,7 @@ def web_search_tool(
     """`web_search(query, max_results)` through a Tavily- or Jina-style search API (`base_url`
     points it at a compatible endpoint)."""
     if provider not in _SEARCH_URLS:
-        raise ValueError(f"provider must be one of {sorted(_SEARCH_URLS)}, not {provider!r}")
+        raise ConfigError(f"provider must be one of {sorted(_SEARCH_URLS)}, not {provider!r}")
     check_positive("timeout", timeout)
     check_positive("max_results", max_results)
     root = (base_url or _SEARCH_URLS[provider]).rstrip("/")

@@ -25,6 +25,7 @@ import shutil
 import signal
 from collections.abc import Iterable, Mapping
 
+from toolweave.errors import ConfigError
 from toolweave.tools.base import Tool
 from toolweave.tools.context import ToolContext
 from toolweave.tools.errors import (
@@ -68,7 +69,7 @@ def _compile(patterns: Iterable[str], setting: str) -> tuple[re.Pattern[str], ..
         try:
             compiled.append(re.compile(pattern))
         except re.error as exc:
-            raise ValueError(
+            raise ConfigError(
                 f"{setting}: {pattern!r} is not a valid regular expression: {exc}"
             ) from None
     return tuple(compiled)
@@ -125,7 +126,7 @@ def shell_tool(
     check_positive("max_output_chars", max_output_chars)
     directory = os.path.realpath(os.fspath(cwd))
     if not os.path.isdir(directory):
-        raise ValueError(f"cwd {os.fspath(cwd)!r} is not an existing directory")
+        raise ConfigError(f"cwd {os.fspath(cwd)!r} is not an existing directory")
     gate = ShellGate(DEFAULT_DENY if deny is None else deny, allow or ())
     environment = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
     environment.update(env or {})

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 from typing import Any, Protocol
 
+from toolweave.errors import ConfigError
 from toolweave.tools.base import Tool
 from toolweave.tools.errors import (
     ExecutionFailed,
@@ -75,13 +76,13 @@ class SQLReader:
             from ._sql_postgres import PostgresReader
 
             if importlib.util.find_spec("psycopg") is None:
-                raise ValueError(
+                raise ConfigError(
                     "a postgresql:// dsn needs psycopg: pip install 'toolweave[postgres]'"
                 )
 
             self._reader = PostgresReader(dsn, timeout, allow_privileged=allow_privileged)
         else:
-            raise ValueError(
+            raise ConfigError(
                 f"dsn {_redact(dsn)!r} is not supported: use sqlite:///path/to.db or "
                 "postgresql://user@host/dbname"
             )

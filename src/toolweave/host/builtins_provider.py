@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolweave.errors import ConfigError
 from toolweave.tools.base import Tool
 
 from .config import HostConfig
@@ -66,24 +67,24 @@ def parse_builtins(raw: dict[str, Any], data_dir: Path) -> BuiltinsConfig:
     """Validate `[builtins]`; errors name the key and what it must be."""
     unknown = set(raw) - KNOWN_KEYS
     if unknown:
-        raise ValueError(
+        raise ConfigError(
             f"[builtins]: unknown key(s) {sorted(unknown)}; known: {sorted(KNOWN_KEYS)}"
         )
     values: dict[str, Any] = {}
     for key, value in raw.items():
         where = f"[builtins].{key}"
         if key in _BOOLEANS and not isinstance(value, bool):
-            raise ValueError(f"{where} must be true or false, not {value!r}")
+            raise ConfigError(f"{where} must be true or false, not {value!r}")
         if key in _LISTS and not (
             isinstance(value, list) and all(isinstance(v, str) for v in value)
         ):
-            raise ValueError(f"{where} must be a list of strings, not {value!r}")
+            raise ConfigError(f"{where} must be a list of strings, not {value!r}")
         if key in _NUMBERS and (
             isinstance(value, bool) or not isinstance(value, int | float) or value <= 0
         ):
-            raise ValueError(f"{where} must be a positive number, not {value!r}")
+            raise ConfigError(f"{where} must be a positive number, not {value!r}")
         if key in _STRINGS and not isinstance(value, str):
-            raise ValueError(f"{where} must be a string, not {value!r}")
+            raise ConfigError(f"{where} must be a string, not {value!r}")
         values[key] = value
     root = Path(values.pop("root")).expanduser() if "root" in values else data_dir / "workspace"
     if "sql_max_rows" in values:
