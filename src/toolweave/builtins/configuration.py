@@ -146,6 +146,14 @@ def _write(path: Path, content: str) -> None:
     write_atomic(str(path.resolve()), content.encode("utf-8"))
 
 
+_ADMIN_WRITE: dict[str, Any] = {
+    "permissions": [Permission.WRITE],
+    "destructive": True,
+    "open_world": False,
+    "admin_approval": True,  # always asks the admin approver, whatever the rules say
+}
+
+
 def config_tools(config: AgentConfig) -> list[Tool]:
     """`config_get`, `config_set`, `config_file_get`, `config_file_set` over `config`."""
 
@@ -163,13 +171,7 @@ def config_tools(config: AgentConfig) -> list[Tool]:
         ]
         return "\n".join(lines) or "(no settings are registered)"
 
-    @tool(
-        permissions=[Permission.WRITE],
-        destructive=True,
-        open_world=False,
-        primary_arg="key",
-        admin_approval=True,
-    )
+    @tool(primary_arg="key", **_ADMIN_WRITE)
     def config_set(key: str, value: str) -> str:
         """Change a registered setting (needs administrator approval; takes effect after a
         restart).
@@ -201,13 +203,7 @@ def config_tools(config: AgentConfig) -> list[Tool]:
         path = config.file_path(file)
         return path.read_text(encoding="utf-8") if path.is_file() else f"({file} does not exist)"
 
-    @tool(
-        permissions=[Permission.WRITE],
-        destructive=True,
-        open_world=False,
-        primary_arg="file",
-        admin_approval=True,
-    )
+    @tool(primary_arg="file", **_ADMIN_WRITE)
     async def config_file_set(file: str, content: str) -> str:
         """Replace an extension file with new JSON text (needs administrator approval).
 
