@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from toolweave import __version__
+from toolweave.version import __version__
 from toolweave.tools.base import Tool
 from toolweave.tools.errors import ExecutionFailed, ToolTimeout
 from toolweave.tools.function_tool import FunctionTool
