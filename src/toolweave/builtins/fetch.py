@@ -14,13 +14,13 @@ from typing import Any
 
 import httpx
 
-from toolweave.version import __version__
 from toolweave.tools.base import Tool
 from toolweave.tools.errors import ExecutionFailed, ToolTimeout
 from toolweave.tools.function_tool import FunctionTool
 from toolweave.tools.permissions import Permission
 from toolweave.tools.result import ToolResult
 from toolweave.tools.shaping import DEFAULT_MAX_CHARS
+from toolweave.version import __version__
 
 from ._netguard import check_url, normalise_domains
 from ._output import check_positive, untrusted
