@@ -2,29 +2,23 @@
 
 from __future__ import annotations
 
-import re
-import runpy
 from pathlib import Path
 
 import pytest
+from docs_examples import python_blocks, run_block
 
-PAGE = Path(__file__).resolve().parents[2] / "docs" / "builtins.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.DOTALL)
+BLOCKS = python_blocks("builtins.md")
 
 
-@pytest.mark.parametrize("index", range(len(BLOCKS)))
-def test_builtins_doc_example_runs(
-    index: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    script = tmp_path / f"builtins_example_{index}.py"
-    script.write_text(BLOCKS[index], encoding="utf-8")
-    runpy.run_path(str(script), run_name="__main__")
+def test_builtins_tour_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_block(BLOCKS[0], tmp_path, "builtins_tour")
     out = capsys.readouterr().out
-    assert out.strip()
-    if index == 0:
-        assert "你好, world" in out and "exit code 0" in out and "refused" in out
-    else:
-        assert out.strip() == "meme ['msg', 'num']"
+    assert "你好, world" in out and "exit code 0" in out and "refused" in out
+
+
+def test_configurable_api_example_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_block(BLOCKS[1], tmp_path, "builtins_http_api")
+    assert capsys.readouterr().out.strip() == "meme ['msg', 'num']"
 
 
 def test_the_page_has_both_examples() -> None:

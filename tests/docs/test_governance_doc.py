@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import re
-import runpy
 from pathlib import Path
 
 import pytest
+from docs_examples import python_blocks, run_block
 
-ROOT = Path(__file__).resolve().parents[2]
-DOC = ROOT / "docs" / "governance.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.DOTALL)
+BLOCKS = python_blocks("governance.md")
 
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
 def test_governance_example_runs(
     index: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    script = tmp_path / f"governance_example_{index}.py"
-    script.write_text(BLOCKS[index], encoding="utf-8")
-    runpy.run_path(str(script), run_name="governance_example")
+    run_block(BLOCKS[index], tmp_path, f"governance_example_{index}")
     assert capsys.readouterr().out.strip()
 
 
