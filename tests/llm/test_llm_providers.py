@@ -73,6 +73,28 @@ async def test_openai_compat_string_reaches_the_server(
     assert sent.body["model"] == "Qwen/Qwen3-8B" and sent.body["max_tokens"] == 10
 
 
+async def test_openai_compat_never_sends_the_openai_key(
+    replay: ReplayServer, client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-secret")
+    monkeypatch.delenv("OPENAI_COMPAT_API_KEY", raising=False)
+    spec = f"openai-compat:{replay.url}/v1#Qwen/Qwen3-8B"
+    replay.json("openai_chat_text.json")
+    await model_from_string(spec, client=client).complete(ModelRequest(opening(), max_tokens=10))
+    monkeypatch.setenv("OPENAI_COMPAT_API_KEY", "compat-key")
+    replay.json("openai_chat_text.json")
+    await model_from_string(spec, client=client).complete(ModelRequest(opening(), max_tokens=10))
+    replay.json("openai_chat_text.json")
+    explicit = model_from_string(spec, client=client, api_key="explicit-key")
+    await explicit.complete(ModelRequest(opening(), max_tokens=10))
+    auth = [r.headers.get("authorization") for r in replay.requests]
+    assert auth == [None, "Bearer compat-key", "Bearer explicit-key"]
+    # A preset keeps its own variable.
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "ds-key")
+    deepseek = model_from_string("deepseek:deepseek-chat")
+    assert isinstance(deepseek, OpenAIChatModel) and deepseek.api_key == "ds-key"
+
+
 @pytest.mark.parametrize(
     ("spec", "needle"),
     [

@@ -2,8 +2,9 @@
 
 Every published tool is wrapped in a `GovernedTool`, so the host's `PermissionPolicy`, its
 `[serve.rules]` and `[serve].hooks` are applied before anything runs or is forwarded downstream
-(asking the person by MCP elicitation where a rule says `ask`), denials come back as an `isError`
-result the model can read, and downstream permission probes are forwarded rather than executed.
+(asking the person by MCP elicitation where a rule says `ask`). A tool the policy refuses is
+not even listed; a refusal at call time comes back as an `isError` result the model can read,
+and downstream permission probes are forwarded rather than executed.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 from toolweave.mcp.server import MCPServer, is_probe, probe_result
 from toolweave.tools.base import Tool, ToolAnnotations
 from toolweave.tools.context import ToolContext
-from toolweave.tools.errors import ApprovalRequired, ToolError
+from toolweave.tools.errors import ApprovalRequired, PermissionDenied, ToolError
 from toolweave.tools.permissions import Permission, PermissionPolicy
 from toolweave.tools.result import TextContent, ToolResult
 from toolweave.version import __version__
@@ -157,6 +158,11 @@ class ToolHost:
 
     def _publish(self, tool: Tool) -> None:
         governed = GovernedTool(tool, self.policy, self.governance)
+        try:  # what the policy will refuse is not listed: clients never see it
+            self.policy.check(governed.name, governed.permissions)
+        except PermissionDenied as exc:
+            logger.info("not publishing %r: %s", governed.name, exc.message)
+            return
         self.server.add_tool(
             governed,
             permission_patterns=True if governed.supports_probe else None,

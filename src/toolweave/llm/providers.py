@@ -117,7 +117,8 @@ def model_from_string(spec: str, **options: Any) -> Model:
             )
         settings: dict[str, Any] = {
             "base_url": base_url,
-            "api_key_env": ("OPENAI_COMPAT_API_KEY", "OPENAI_API_KEY"),
+            # Never OPENAI_API_KEY: a compat URL may be anyone's server (presets keep their own).
+            "api_key_env": ("OPENAI_COMPAT_API_KEY",),
             "require_api_key": False,
             "max_tokens_field": "max_tokens",
         }

@@ -25,6 +25,7 @@ from toolweave.tools.result import Content, ResourceContent, TextContent, ToolRe
 from toolweave.tools.shaping import DEFAULT_MAX_CHARS, truncate_text
 
 from .shared.constants import PROBE_ALWAYS, PROBE_PATTERNS, PROBE_REQUEST, PROBE_SUPPORTED
+from .shared.errors import MCPError
 
 if TYPE_CHECKING:
     from .client import MCPClient
@@ -169,10 +170,17 @@ class MCPTool:
 
         Returns None, sending nothing, for tools that do not advertise
         `forge.supports_permission_patterns`: an unaware server would run the tool for real.
+        An errored probe answer (`isError`) raises `MCPError`: it is never an empty grant.
         """
         if not self.supports_permission_probe:
             return None
         result = await self.client.call_tool(self.remote_name, args, meta={PROBE_REQUEST: True})
+        if result.is_error:  # refused arguments or a broken probe: never read as "nothing needed"
+            raise MCPError(
+                f"the permission probe of MCP tool {self.name!r} failed, so the call is refused: "
+                f"{result.text or 'no detail'}",
+                tool=self.name,
+            )
         meta = result.metadata.get("meta") or {}
         patterns = meta.get(PROBE_PATTERNS)
         always = meta.get(PROBE_ALWAYS)

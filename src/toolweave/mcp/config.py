@@ -35,6 +35,8 @@ class ServerConfig:
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     timeout: float | None = None
+    #: Pass the host's whole environment to this stdio server (default: a minimal safe subset).
+    inherit_env: bool = False
 
     @classmethod
     def from_dict(cls, name: str, raw: Any, *, where: str = "mcpServers") -> ServerConfig:
@@ -78,6 +80,9 @@ class ServerConfig:
             isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
         ):
             raise ConfigError(f"{where}.timeout must be a positive number of seconds")
+        inherit_env = raw.get("inherit_env", False)
+        if not isinstance(inherit_env, bool):
+            raise ConfigError(f"{where}.inherit_env must be true or false, not {inherit_env!r}")
         return cls(
             name=name,
             command=command or None,
@@ -87,6 +92,7 @@ class ServerConfig:
             url=url or None,
             headers=dict(headers),
             timeout=float(timeout) if timeout is not None else None,
+            inherit_env=inherit_env,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -99,6 +105,8 @@ class ServerConfig:
                 out["env"] = dict(self.env)
             if self.cwd:
                 out["cwd"] = self.cwd
+            if self.inherit_env:
+                out["inherit_env"] = True
         else:
             out["url"] = self.url
             if self.headers:
@@ -117,6 +125,7 @@ class ServerConfig:
                 self.cwd,
                 timeout,
                 name=self.name,
+                inherit_env=self.inherit_env,
                 **options,
             )
         assert self.url is not None

@@ -19,7 +19,10 @@ class ToolAnnotations:
     """Behaviour hints, with the same meaning as MCP's tool annotations.
 
     Defaults follow MCP: a tool is assumed to write, possibly destructively, not idempotently,
-    and to reach the open world, unless it says otherwise.
+    and to reach the open world, unless it says otherwise. As in the MCP spec, `destructive`
+    and `idempotent` mean something only when `read_only` is false: a read-only tool changes
+    nothing, so it is never destructive and always idempotent (normalised at construction, so
+    a `readOnlyHint: true` tool can never be republished or converted as destructive).
     """
 
     read_only: bool = False
@@ -27,6 +30,11 @@ class ToolAnnotations:
     idempotent: bool = False
     open_world: bool = True
     title: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.read_only:
+            object.__setattr__(self, "destructive", False)
+            object.__setattr__(self, "idempotent", True)
 
     def to_mcp(self) -> dict[str, Any]:
         """The MCP wire form (`readOnlyHint`, ...)."""

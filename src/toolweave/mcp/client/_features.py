@@ -23,8 +23,9 @@ from toolweave.mcp.client.models import (
     resource_from_wire,
     tool_result_from_wire,
 )
-from toolweave.mcp.shared.constants import PROBE_REQUEST, PROBE_SUPPORTED
+from toolweave.mcp.shared.constants import PROBE_SUPPORTED
 from toolweave.mcp.shared.errors import MCPError
+from toolweave.mcp.shared.probe import probe_requested
 from toolweave.tools.result import ResourceContent, ToolResult
 
 if TYPE_CHECKING:
@@ -80,9 +81,11 @@ class ServerFeatures:
 
         A permission probe (`meta={"forge.permission_patterns": True}`) is refused with
         `MCPError`, sending nothing, unless the tool advertises
-        `forge.supports_permission_patterns`: an unaware server would run the tool for real."""
+        `forge.supports_permission_patterns`: an unaware server would run the tool for real.
+        A probe key that is not exactly `true` raises `JSONRPCError` (invalid params), sending
+        nothing (`toolweave.mcp.shared.probe`)."""
         params: dict[str, Any] = {"name": name, "arguments": args or {}}
-        probe = bool(meta and meta.get(PROBE_REQUEST))
+        probe = probe_requested(meta)  # a malformed probe key is refused, sending nothing
         if probe:
             await self._require_probe_support(name)
         if meta:

@@ -29,6 +29,30 @@ from toolweave.mcp.shared.jsonrpc import encode
 
 logger = logging.getLogger("toolweave.mcp.stdio")
 
+#: What a server inherits from the host's environment unless it opts in with `inherit_env`:
+#: the official MCP SDK's list, so an `*_API_KEY` set for the host never reaches a downstream tool.
+INHERITED_ENV_VARS = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
+#: Locale variables inherited too (`LANG`, `LANGUAGE`, every `LC_*`), so text stays decoded.
+_LOCALE_VARS = ("LANG", "LANGUAGE")
+
+
+def server_environment(env: dict[str, str] | None, *, inherit_env: bool = False) -> dict[str, str]:
+    """The environment a stdio server starts with: a minimal safe subset of ours plus `env`.
+
+    `inherit_env=True` passes the host's whole environment (the opt-out, for servers that need
+    more than the safe subset and are trusted with every secret the host holds).
+    """
+    if inherit_env:
+        base = dict(os.environ)
+    else:
+        base = {
+            key: value
+            for key, value in os.environ.items()
+            if key in INHERITED_ENV_VARS or key in _LOCALE_VARS or key.startswith("LC_")
+        }
+    return {**base, **(env or {})}
+
+
 #: Longest accepted stdout line; longer messages are dropped with a warning.
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 #: How long shutdown waits after closing stdin, and again after SIGTERM.
@@ -179,6 +203,7 @@ class StdioTransport:
         *,
         env: dict[str, str] | None = None,
         cwd: str | None = None,
+        inherit_env: bool = False,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT,
         name: str | None = None,
@@ -187,6 +212,7 @@ class StdioTransport:
         self.args = list(args)
         self.env = env
         self.cwd = cwd
+        self.inherit_env = inherit_env
         self.max_line_bytes = max_line_bytes
         self.shutdown_timeout = shutdown_timeout
         self.name = name or os.path.basename(command)
@@ -216,7 +242,7 @@ class StdioTransport:
     ) -> None:
         self._on_message = on_message
         self._on_close = on_close
-        env = {**os.environ, **self.env} if self.env else None
+        env = server_environment(self.env, inherit_env=self.inherit_env)
         self.stderr_tail.clear()
         loop = asyncio.get_running_loop()
         try:

@@ -113,9 +113,14 @@ class MCPClient(ServerFeatures):
         *,
         name: str | None = None,
         max_line_bytes: int | None = None,
+        inherit_env: bool = False,
         **options: Any,
     ) -> MCPClient:
-        """A client that runs `command args...` and speaks MCP over its stdin/stdout."""
+        """A client that runs `command args...` and speaks MCP over its stdin/stdout.
+
+        The server gets a minimal environment (`HOME`, `PATH`, `SHELL`, `TERM`, `USER`,
+        `LOGNAME` and the locale) plus `env`; `inherit_env=True` passes the whole environment.
+        """
         from toolweave.mcp.client._stdio import DEFAULT_MAX_LINE_BYTES, StdioTransport
 
         transport = StdioTransport(
@@ -123,6 +128,7 @@ class MCPClient(ServerFeatures):
             list(args or []),
             env=env,
             cwd=cwd,
+            inherit_env=inherit_env,
             max_line_bytes=max_line_bytes or DEFAULT_MAX_LINE_BYTES,
             name=name,
         )

@@ -15,7 +15,7 @@ from toolweave.mcp.shared.errors import MCPError
 from toolweave.mcp.shared.jsonrpc import RequestContext
 from toolweave.tools.context import ToolContext
 
-from ..shared.constants import PROBE_REQUEST
+from ..shared.probe import probe_requested
 
 if TYPE_CHECKING:
     from ._session import ServerSession
@@ -57,7 +57,7 @@ class Context(ToolContext):
         self._session = session
         self._request = request
         self.meta: dict[str, Any] = request.meta
-        self.probe = request.meta.get(PROBE_REQUEST) is True
+        self.probe = probe_requested(request.meta)  # a malformed probe key: invalid params
         self.tool_name = tool_name
 
     @property
