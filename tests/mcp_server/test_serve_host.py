@@ -156,21 +156,6 @@ async def test_gateway_mirrors_downstream_tool_changes(tmp_path: Path) -> None:
     assert extra["content"][0]["text"] == "extra!"
 
 
-async def test_policy_is_applied_before_forwarding(tmp_path: Path) -> None:
-    host = ToolHost(gateway_config(tmp_path, denied=["mcp:files"]))
-    try:
-        async with connect(host.server) as client:
-            denied = await client.call_tool("files__write_file", {"path": "b.txt", "content": "x"})
-            probe = await client.probe("files__write_file", {"path": "b.txt", "content": "x"})
-            allowed = await client.call_tool("weather__celsius_to_fahrenheit", {"celsius": 100})
-    finally:
-        await host.close()
-    assert denied["isError"] is True and "mcp:files" in denied["content"][0]["text"]
-    assert probe["isError"] is True
-    assert not (tmp_path / "b.txt").exists()
-    assert allowed["structuredContent"] == {"result": 212.0}
-
-
 DEMO_TOOLS = {"calculate", "celsius_to_fahrenheit", "get_weather"}
 
 
