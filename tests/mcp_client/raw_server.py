@@ -76,10 +76,15 @@ async def call(name: str, args: dict[str, Any]) -> dict[str, Any]:
         child = subprocess.Popen(["sleep", "60"])  # noqa: ASYNC220 - the process dies next
         print(f"orphan pid {child.pid}", file=sys.stderr, flush=True)
         os._exit(4)
+    if name == "big" and "depth" in args:  # a result nested far deeper than any real answer
+        depth = int(args["depth"])
+        return json.loads(
+            '{"content":[],"structuredContent":' + '{"a":' * depth + "1" + "}" * depth + "}"
+        )
     if name == "big":
         return {"content": [{"type": "text", "text": "x" * int(args.get("size", 1000))}]}
     if name == "noise":
-        out.write(b"this is not json\n")
+        out.write(b"this is not json\n" * int(args.get("lines", 1)))
         return {"content": [{"type": "text", "text": "after noise"}]}
     if name == "grow":
         TOOLS.append({"name": f"grown{len(TOOLS)}", "inputSchema": {"type": "object"}})
@@ -110,7 +115,10 @@ async def handle(message: dict[str, Any]) -> None:
         else:
             write({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no"}})
             return
-        write({"jsonrpc": "2.0", "id": rid, "result": result})
+        if (params.get("arguments") or {}).get("id_last"):  # the TypeScript SDK's key order
+            write({"jsonrpc": "2.0", "result": result, "id": rid})
+        else:
+            write({"jsonrpc": "2.0", "id": rid, "result": result})
     except asyncio.CancelledError:
         pass
     finally:

@@ -108,12 +108,35 @@ async def test_noise_is_skipped_with_a_warning(
     assert any("non-JSON" in r.message for r in caplog.records)
 
 
+async def test_garbage_warnings_are_rate_limited(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="toolweave.mcp.stdio"):
+        async with MCPClient.stdio(sys.executable, [RAW_SERVER]) as client:
+            result = await client.call_tool("noise", {"lines": 500})
+            logged = [r.message for r in caplog.records if "non-JSON" in r.message]
+    assert result.text == "after noise"
+    assert len(logged) == 5 and "counted, not logged" in logged[-1]
+    assert any("skipped 500 non-JSON stdout lines" in r.message for r in caplog.records)
+
+
+async def test_too_deeply_nested_answers_fail_the_call_at_once(raw: MCPClient) -> None:
+    for id_last in (False, True):
+        with pytest.raises(MCPError, match="nested deeper than 128") as failed:
+            await raw.call_tool("big", {"depth": 500, "id_last": id_last}, timeout=60)
+        assert not isinstance(failed.value, MCPTimeout)
+    assert (await raw.call_tool("big", {"depth": 50})).structured is not None
+    assert (await raw.call_tool("echo", {"text": "still fine"})).text == "still fine"
+
+
 async def test_huge_lines_and_the_line_cap() -> None:
     async with MCPClient.stdio(sys.executable, [RAW_SERVER], max_line_bytes=1 << 20) as client:
         ok = await client.call_tool("big", {"size": 900_000})
         assert len(ok.text) == 900_000
-        with pytest.raises(MCPTimeout):  # the 2 MB answer is dropped, so it never arrives
-            await client.call_tool("big", {"size": 2_000_000}, timeout=1.0)
+        # The 2 MB answer is dropped and fails its call at once (not at the 60 s timeout),
+        # whether the id comes first (Python SDKs) or last (the TypeScript SDK).
+        for id_last in (False, True):
+            with pytest.raises(MCPError, match="longer than max_line_bytes") as failed:
+                await client.call_tool("big", {"size": 2_000_000, "id_last": id_last}, timeout=60)
+            assert not isinstance(failed.value, MCPTimeout)
         assert (await client.call_tool("echo", {"text": "fine"})).text == "fine"
     async with MCPClient.stdio(sys.executable, [RAW_SERVER]) as client:
         large = await client.call_tool("big", {"size": 8_000_000})  # default cap: 64 MiB

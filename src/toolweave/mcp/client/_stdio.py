@@ -3,8 +3,11 @@
 The process is driven by an asyncio `SubprocessProtocol`, so stdout bytes are parsed and handed
 to the JSON-RPC peer inside the event loop's read callback: no reader task and no StreamReader
 between the pipe and the waiting caller, which is what keeps round trips close to a bare loop.
-Lines are assembled from chunks and joined once, so a multi-megabyte line costs linear time;
-lines over `max_line_bytes` are dropped with a warning. stderr never mixes with the protocol:
+Lines are assembled from chunks and joined once, so a multi-megabyte line costs linear time.
+A message that cannot be delivered (a line over `max_line_bytes`, or JSON nested deeper than
+the decode limit) fails the call it answers at once: its id is read from the line's first or
+last bytes (where every SDK writes it). Non-JSON lines (a server printing to stdout) are
+skipped; the first few are logged and the rest counted. stderr never mixes with the protocol:
 it goes to Python logging and a short tail kept for error messages. When stdout ends the peer is
 closed at once, so pending calls fail immediately with the exit code and the stderr tail; the same
 happens when the process exits while a grandchild (an `npx` or shell wrapper's child) still
@@ -17,15 +20,15 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import json
 import logging
 import os
+import re
 import signal
 from collections.abc import Callable
 from typing import Any, cast
 
-from toolweave.mcp.shared.errors import MCPConnectionClosed, MCPError
-from toolweave.mcp.shared.jsonrpc import encode
+from toolweave.mcp.shared.errors import INTERNAL_ERROR, JSONRPCError, MCPConnectionClosed, MCPError
+from toolweave.mcp.shared.jsonrpc import decode, encode
 
 logger = logging.getLogger("toolweave.mcp.stdio")
 
@@ -53,7 +56,7 @@ def server_environment(env: dict[str, str] | None, *, inherit_env: bool = False)
     return {**base, **(env or {})}
 
 
-#: Longest accepted stdout line; longer messages are dropped with a warning.
+#: Longest accepted stdout line; a longer message fails the call it answers.
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 #: How long shutdown waits after closing stdin, and again after SIGTERM.
 DEFAULT_SHUTDOWN_TIMEOUT = 2.0
@@ -63,6 +66,13 @@ _EXIT_GRACE = 0.5
 _STDERR_TAIL = 20
 #: stderr text without a newline is logged once it reaches this size, so it cannot grow forever.
 _STDERR_MAX_LINE = 64 * 1024
+#: Non-JSON stdout lines logged one by one; later ones are only counted.
+_GARBAGE_WARNINGS = 5
+#: Bytes kept from each end of an undeliverable line to find the id of the call it answers.
+_ID_WINDOW = 512
+_ID_VALUE = rb'(-?\d+|"(?:[^"\\]|\\.)*")'
+_ID_AT_START = re.compile(rb'^\s*\{(?:\s*"jsonrpc"\s*:\s*"2\.0"\s*,)?\s*"id"\s*:\s*' + _ID_VALUE)
+_ID_AT_END = re.compile(rb',\s*"id"\s*:\s*' + _ID_VALUE + rb"\s*\}\s*$")
 
 
 class _Protocol(asyncio.SubprocessProtocol):
@@ -76,6 +86,8 @@ class _Protocol(asyncio.SubprocessProtocol):
         self.partial: list[bytes] = []
         self.size = 0
         self.overflow = False
+        self.head = b""  # the start of an overflowing line, to find its id
+        self.garbage = 0  # non-JSON stdout lines seen
         self.err_partial = b""
         self.closing = False
         self.pid = 0  # set once the process runs
@@ -99,14 +111,11 @@ class _Protocol(asyncio.SubprocessProtocol):
                 self.size += len(rest)
                 if self.size > self.max_line:
                     if not self.overflow:
-                        logger.warning(
-                            "%s: dropping a stdout line longer than %d bytes (raise "
-                            "max_line_bytes to accept it)",
-                            self.owner.name,
-                            self.max_line,
-                        )
+                        self.head = (self.partial[0] if self.partial else rest)[:_ID_WINDOW]
                     self.overflow = True
-                    self.partial.clear()
+                    # From now on only the line's tail is kept (where some SDKs write the id).
+                    kept = self.partial[-1][-_ID_WINDOW:] if self.partial else b""
+                    self.partial = [(kept + rest)[-_ID_WINDOW:]]
                 elif rest:
                     self.partial.append(rest)
                 return
@@ -117,23 +126,53 @@ class _Protocol(asyncio.SubprocessProtocol):
             else:
                 line = chunk[start:newline]
             start = newline + 1
-            dropped = self.overflow or len(line) > self.max_line
+            if self.overflow or len(line) > self.max_line:
+                head = self.head if self.overflow else line[:_ID_WINDOW]
+                self._undeliverable(
+                    head,
+                    line[-_ID_WINDOW:],
+                    f"the answer is longer than max_line_bytes ({self.max_line} bytes); raise "
+                    "max_line_bytes to accept it",
+                )
+            else:
+                self._deliver(line)
             self.overflow = False
             self.size = 0
-            if not dropped:
-                self._deliver(line)
 
     def _deliver(self, line: bytes) -> None:
         try:
-            message = json.loads(line)
-        except ValueError:
-            if line.strip():
-                logger.warning("%s: skipping a non-JSON stdout line: %.200r", self.owner.name, line)
+            message = decode(line)
+        except JSONRPCError as exc:
+            if line.lstrip().startswith(b"{") and "nested" in exc.message:
+                self._undeliverable(line[:_ID_WINDOW], line[-_ID_WINDOW:], exc.message)
+            elif line.strip():
+                self._garbage(line)
             return
         try:
             self.on_message(message)
         except Exception:
             logger.exception("%s: failed to handle a message", self.owner.name)
+
+    def _undeliverable(self, head: bytes, tail: bytes, reason: str) -> None:
+        """Fail the call a dropped message answers now, rather than at its timeout."""
+        found = _ID_AT_START.match(head) or _ID_AT_END.search(tail)
+        if found is None:
+            logger.warning("%s: dropping a stdout message: %s", self.owner.name, reason)
+            return
+        error = {"code": INTERNAL_ERROR, "message": f"MCP server {self.owner.name!r}: {reason}"}
+        self.on_message({"jsonrpc": "2.0", "id": decode(found.group(1)), "error": error})
+
+    def _garbage(self, line: bytes) -> None:
+        self.garbage += 1
+        if self.garbage <= _GARBAGE_WARNINGS:
+            more = (
+                "; further ones are counted, not logged"
+                if self.garbage == _GARBAGE_WARNINGS
+                else ""
+            )
+            logger.warning(
+                "%s: skipping a non-JSON stdout line%s: %.200r", self.owner.name, more, line
+            )
 
     def _stderr(self, data: bytes) -> None:
         *lines, self.err_partial = (self.err_partial + data).split(b"\n")
@@ -185,6 +224,10 @@ class _Protocol(asyncio.SubprocessProtocol):
             # The server is gone but something it started holds our stdout: an orphan of its
             # process group (still alive, so the group id is still ours).
             _signal_group(self.pid, signal.SIGKILL)
+        if self.garbage > _GARBAGE_WARNINGS:
+            logger.warning(
+                "%s: skipped %d non-JSON stdout lines in all", self.owner.name, self.garbage
+            )
         code = self.owner.returncode
         message = f"MCP server {self.owner.name!r} exited"
         message += f" with code {code}" if code is not None else " (closed its stdout)"

@@ -1,4 +1,5 @@
-"""Protocol versions, eras, `_meta` keys and the forge probe keys, each defined once.
+"""Protocol versions, eras, `_meta` keys, the forge probe keys and the default limits, each
+defined once.
 
 MCP has two eras. Up to 2025-11-25 a connection starts with an `initialize` handshake (and,
 over HTTP, a session); from 2026-07-28 every request is stateless and carries the version, the
@@ -50,3 +51,13 @@ TOOLS_CHANGED = "notifications/tools/list_changed"
 PROMPTS_CHANGED = "notifications/prompts/list_changed"
 RESOURCES_CHANGED = "notifications/resources/list_changed"
 RESOURCE_UPDATED = "notifications/resources/updated"
+
+# Limits on what a peer controls (client and server both read them from here).
+#: Deepest JSON nesting a message may have; deeper ones are parse errors (-32700) on decode.
+MAX_JSON_DEPTH = 128
+#: Default largest HTTP request body the server reads (`max_body_bytes`); larger gets 413.
+DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
+#: Default most live Streamable HTTP sessions (`max_sessions`); the least recently seen goes.
+DEFAULT_MAX_SESSIONS = 1000
+#: Default seconds an HTTP session may sit unused before it is closed (`session_idle_timeout`).
+DEFAULT_SESSION_IDLE_TIMEOUT = 600.0

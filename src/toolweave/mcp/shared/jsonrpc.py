@@ -7,7 +7,8 @@ Kept apart from the peer (`toolweave.mcp.shared.peer`) so transports that only f
 - The error codes and `JSONRPCError(code, message, data=None)` (an `MCPError` carrying a wire
   error) live in `toolweave.mcp.shared.errors` with the rest of the MCP errors.
 - `encode(message) -> bytes` (compact UTF-8 JSON, no trailing newline) and `decode(data) ->
-  Any` (raises `JSONRPCError(PARSE_ERROR)`).
+  Any` (raises `JSONRPCError(PARSE_ERROR)`, also for nesting deeper than `MAX_JSON_DEPTH`, so
+  no transport can be made to recurse until it crashes).
 - `RequestContext` (given to `on_request`): `id`, `method`, `meta` (the request's `_meta` or
   `{}`), `progress_token`, `transport`, `cancelled` (True after the remote cancelled it),
   `await ctx.report_progress(progress, total=None, message=None)` (a no-op without a token),
@@ -18,9 +19,11 @@ Kept apart from the peer (`toolweave.mcp.shared.peer`) so transports that only f
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from .constants import MAX_JSON_DEPTH
 from .errors import PARSE_ERROR, JSONRPCError
 
 if TYPE_CHECKING:
@@ -40,12 +43,42 @@ def encode(message: Any) -> bytes:
     return _dumps(message).encode()
 
 
-def decode(data: str | bytes) -> Any:
-    """Parse one message; a malformed one raises `JSONRPCError(PARSE_ERROR)`."""
+# Brackets outside strings: group 1 opens, group 2 closes; a string matches neither group.
+_TOKENS_BYTES = re.compile(rb'([\[{])|([\]}])|"(?:[^"\\]|\\.)*"')
+_TOKENS_STR = re.compile(r'([\[{])|([\]}])|"(?:[^"\\]|\\.)*"')
+
+
+def decode(data: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """Parse one message; a malformed or too deeply nested one raises
+    `JSONRPCError(PARSE_ERROR)`."""
+    if _nesting_exceeds(data, max_depth):
+        raise JSONRPCError(PARSE_ERROR, f"Parse error: JSON nested deeper than {max_depth} levels")
     try:
         return _loads(data)
     except ValueError as exc:
         raise JSONRPCError(PARSE_ERROR, f"Parse error: {exc}") from None
+
+
+def _nesting_exceeds(data: str | bytes, limit: int) -> bool:
+    """True when arrays/objects nest deeper than `limit` (brackets in strings do not count)."""
+    if isinstance(data, bytes):
+        if data.count(b"[") + data.count(b"{") <= limit:  # the fast path: cannot be that deep
+            return False
+        tokens = _TOKENS_BYTES.finditer(data)
+    else:
+        if data.count("[") + data.count("{") <= limit:
+            return False
+        tokens = _TOKENS_STR.finditer(data)
+    depth = 0
+    for token in tokens:
+        group = token.lastindex
+        if group == 1:
+            depth += 1
+            if depth > limit:
+                return True
+        elif group == 2:
+            depth -= 1
+    return False
 
 
 class RequestContext:
