@@ -235,6 +235,9 @@ class ToolHost:
             allowed_origins=config.allowed_origins,
             allowed_hosts=LOOPBACK_HOSTS if config.loopback else None,
             auth_token=config.token,
+            max_body_bytes=config.max_body_bytes,
+            max_sessions=config.max_sessions,
+            session_idle_timeout=config.session_idle_timeout,
         )
         server = uvicorn.Server(
             uvicorn.Config(

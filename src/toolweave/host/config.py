@@ -16,6 +16,9 @@ providers = ["demo", "builtins"]  # capability providers to expose, in order
 tool_timeout = 60.0            # seconds per call
 connect_deadline = 5.0         # seconds the first tools/list waits for downstream servers
 data_dir = "~/.toolweave"      # embedded SQLite and caches of stateful providers
+max_body_bytes = 4194304       # HTTP: larger request bodies get 413
+max_sessions = 1000            # HTTP: live sessions; the least recently seen is closed first
+session_idle_timeout = 600.0   # HTTP: seconds before an unused session is closed
 
 hooks = ""                     # Claude Code hooks file (e.g. "hooks.json"), relative to this file
 
@@ -56,11 +59,18 @@ from pathlib import Path
 from typing import Any
 
 from toolweave.errors import ConfigError
-from toolweave.mcp.shared.constants import LOOPBACK_HOSTS
+from toolweave.mcp.shared.constants import (
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_IDLE_TIMEOUT,
+    LOOPBACK_HOSTS,
+)
 
 DEFAULT_CONFIG_FILE = "toolweave.toml"
 TOKEN_ENV = "TOOLWEAVE_SERVE_TOKEN"
 
+#: Positive numeric bounds on what HTTP clients may push (see `MCPServer.asgi_app`).
+_LIMITS = ("max_body_bytes", "max_sessions", "session_idle_timeout")
 _SERVE_KEYS = {
     "name",
     "transport",
@@ -76,6 +86,7 @@ _SERVE_KEYS = {
     "policy",
     "rules",
     "hooks",
+    *_LIMITS,
 }
 _POLICY_KEYS = {"allowed", "denied", "allow_unspecified"}
 _SKILLS_KEYS = {
@@ -122,6 +133,9 @@ class HostConfig:
     tool_timeout: float = 60.0
     connect_deadline: float = 5.0
     data_dir: Path = field(default_factory=lambda: Path("~/.toolweave").expanduser())
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    max_sessions: int = DEFAULT_MAX_SESSIONS
+    session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     rules: dict[str, Any] = field(default_factory=dict)
     hooks: Path | None = None
@@ -219,6 +233,14 @@ def parse_config(raw: dict[str, Any], *, source: Path | None = None) -> HostConf
     if "data_dir" in serve:
         data_dir = _expect("[serve].data_dir", serve["data_dir"], str, "a directory path")
         config.data_dir = Path(data_dir).expanduser()
+    for key in _LIMITS:
+        if key in serve:
+            default = getattr(config, key)
+            kind = int if isinstance(default, int) else (int, float)
+            value = _expect(f"[serve].{key}", serve[key], kind, f"a positive number like {default}")
+            if value <= 0:
+                raise ConfigError(f"[serve].{key} must be positive, not {value}")
+            setattr(config, key, type(default)(value))
     policy = _expect("[serve.policy]", serve.get("policy", {}), dict, "a table")
     unknown = set(policy) - _POLICY_KEYS
     if unknown:

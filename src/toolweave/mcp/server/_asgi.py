@@ -34,6 +34,9 @@ def build_app(
     auth_token: str | None,
     event_store: EventStore | None,
     sse_retry_ms: int,
+    max_body_bytes: int,
+    max_sessions: int,
+    session_idle_timeout: float,
 ) -> Starlette:
     endpoint = StreamableHTTPApp(
         server,
@@ -42,6 +45,9 @@ def build_app(
         auth_token=auth_token,
         event_store=event_store,
         sse_retry_ms=sse_retry_ms,
+        max_body_bytes=max_body_bytes,
+        max_sessions=max_sessions,
+        session_idle_timeout=session_idle_timeout,
     )
 
     @contextlib.asynccontextmanager

@@ -7,11 +7,17 @@ fast path for ordinary calls); if a notification, a server-to-client request or 
 comes first, the answer becomes an SSE stream that opens with a priming event (id + `retry`).
 Every SSE event is kept in the event store, so a client whose stream dropped (or was closed on
 purpose, SEP-1699 polling) resumes with GET + `Last-Event-ID` and receives the rest.
+
+Nothing a client controls is unbounded: a body is read only up to `max_body_bytes` (413
+otherwise, chunked bodies included), a bad request id is refused before anything is kept,
+and at most `max_sessions` sessions live (the least recently seen is closed to make room; one
+unused for `session_idle_timeout` seconds is closed when the next session opens).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
@@ -20,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from toolweave.mcp.shared.errors import METHOD_NOT_FOUND, JSONRPCError
-from toolweave.mcp.shared.jsonrpc import RequestContext, decode, encode
+from toolweave.mcp.shared.errors import INVALID_REQUEST, METHOD_NOT_FOUND, JSONRPCError
+from toolweave.mcp.shared.jsonrpc import RequestContext, decode, encode, valid_id
 from toolweave.mcp.shared.peer import JSONRPCPeer
 
 from ..shared.constants import HANDSHAKE_VERSIONS, META_PROTOCOL_VERSION
@@ -33,7 +39,10 @@ from ._sse import EventStore, InMemoryEventStore, ReplyStream, drain, sse_event
 if TYPE_CHECKING:
     from .app import MCPServer
 
-SESSION_IDLE_TIMEOUT = 3600.0
+#: An over-limit body is still read (and discarded) up to this many times the limit, so the
+#: client receives its 413 instead of a reset connection; beyond that the connection is cut.
+_DRAIN_FACTOR = 16
+logger = logging.getLogger("toolweave.mcp.server")
 _SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
@@ -87,8 +96,14 @@ class StreamableHTTPApp:
         auth_token: str | None,
         event_store: EventStore | None,
         sse_retry_ms: int,
+        max_body_bytes: int,
+        max_sessions: int,
+        session_idle_timeout: float,
     ) -> None:
         self.server = server
+        self.max_body_bytes = max_body_bytes
+        self.max_sessions = max_sessions
+        self.session_idle_timeout = session_idle_timeout
         self.guard = AccessGuard(allowed_origins, allowed_hosts, auth_token)
         self.store: EventStore = event_store if event_store is not None else InMemoryEventStore()
         self.retry_ms = sse_retry_ms
@@ -111,8 +126,16 @@ class StreamableHTTPApp:
         await response(scope, receive, send)
 
     async def _post(self, request: Request) -> Response:
+        body = await self._read_body(request)
+        if body is None:
+            return _error(
+                413,
+                INVALID_REQUEST,
+                f"Request body larger than max_body_bytes ({self.max_body_bytes} bytes); send "
+                "less (or raise the server's max_body_bytes)",
+            )
         try:
-            message = decode(await request.body())
+            message = decode(body)
         except JSONRPCError as exc:
             return _error(400, exc.code, exc.message)
         if not isinstance(message, dict):
@@ -121,6 +144,8 @@ class StreamableHTTPApp:
         json_ok = "application/json" in accept or "*/*" in accept or not accept
         sse_ok = "text/event-stream" in accept
         method = message.get("method")
+        if "id" in message and method is not None and not valid_id(message["id"]):
+            return _error(400, INVALID_REQUEST, "a request id must be an integer or a string")
         params = message.get("params")
         if not isinstance(params, dict):
             params = {}
@@ -149,11 +174,33 @@ class StreamableHTTPApp:
             return Response(status_code=202)
         return await self._answer(http_session, message, json_ok, sse_ok)
 
+    async def _read_body(self, request: Request) -> bytes | None:
+        """The body, or None when it exceeds `max_body_bytes` (checked while reading)."""
+        limit = self.max_body_bytes
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit * _DRAIN_FACTOR:
+            return None  # not worth reading: the connection is cut after the 413
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                chunks.clear()  # keep nothing; read on so the client gets its 413
+                if size > limit * _DRAIN_FACTOR:
+                    break
+            else:
+                chunks.append(chunk)
+        return b"".join(chunks) if size <= limit else None
+
     def _new_session(self) -> _HttpSession:
         now = time.monotonic()
         for sid, old in list(self.sessions.items()):
-            if now - old.last_seen > SESSION_IDLE_TIMEOUT:
+            if now - old.last_seen > self.session_idle_timeout:
                 self._close(sid)
+        while len(self.sessions) >= self.max_sessions:
+            oldest = min(self.sessions, key=lambda sid: self.sessions[sid].last_seen)
+            logger.info("closing session %s: max_sessions=%d reached", oldest, self.max_sessions)
+            self._close(oldest)
         session = self.server.new_session(session_id=uuid.uuid4().hex)
         holder: list[_HttpSession] = []
 

@@ -99,7 +99,13 @@ class ReplyStream:
             self.decided.set_result(None)
 
     def _is_final(self, message: dict[str, Any]) -> bool:
-        return message.get("id") == self.request_id and "method" not in message
+        if "method" in message:
+            return False
+        # An error with a null id on this request's own stream is about this request: one the
+        # peer refused before it could be attributed (a bad or duplicate id). It ends the POST.
+        return message.get("id") == self.request_id or (
+            message.get("id") is None and "error" in message
+        )
 
     async def send(self, message: dict[str, Any], store: EventStore) -> None:
         if self.finished:  # answered or abandoned: a late notification has nowhere to go

@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from toolweave.tools.base import Tool
 from toolweave.tools.permissions import Permission
 
-from ..shared.constants import PROMPTS_CHANGED, RESOURCE_UPDATED, RESOURCES_CHANGED, TOOLS_CHANGED
+from ..shared.constants import (
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_IDLE_TIMEOUT,
+    PROMPTS_CHANGED,
+    RESOURCE_UPDATED,
+    RESOURCES_CHANGED,
+    TOOLS_CHANGED,
+)
 from ._catalog import CatalogSource, PromptEntry, ResourceEntry
 from ._listen import ChangeFeed
 from ._session import ServerSession
@@ -348,6 +356,9 @@ class MCPServer:
         auth_token: str | None = None,
         event_store: EventStore | None = None,
         sse_retry_ms: int = 1000,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT,
     ) -> Starlette:
         """A Starlette app serving Streamable HTTP at `path` (mount it in FastAPI if you like).
 
@@ -356,6 +367,11 @@ class MCPServer:
         (`run()` passes the loopback names when bound to loopback); None skips the Host check,
         for apps behind a proxy that picks the host. With `auth_token`, every request needs
         `Authorization: Bearer <token>` (compared in constant time).
+
+        Limits (every one a client could otherwise push): a request body over
+        `max_body_bytes` gets 413 (checked while reading, chunked bodies too); at most
+        `max_sessions` sessions live, the least recently seen closed to make room; a session
+        unused for `session_idle_timeout` seconds is closed.
         """
         try:
             from ._asgi import build_app
@@ -373,6 +389,9 @@ class MCPServer:
             auth_token=auth_token,
             event_store=event_store,
             sse_retry_ms=sse_retry_ms,
+            max_body_bytes=max_body_bytes,
+            max_sessions=max_sessions,
+            session_idle_timeout=session_idle_timeout,
         )
 
     def run(

@@ -8,7 +8,7 @@ Kept apart from the peer (`toolweave.mcp.shared.peer`) so transports that only f
   error) live in `toolweave.mcp.shared.errors` with the rest of the MCP errors.
 - `encode(message) -> bytes` (compact UTF-8 JSON, no trailing newline) and `decode(data) ->
   Any` (raises `JSONRPCError(PARSE_ERROR)`, also for nesting deeper than `MAX_JSON_DEPTH`, so
-  no transport can be made to recurse until it crashes).
+  no transport can be made to recurse until it crashes); `valid_id(id)` (an int or a string).
 - `RequestContext` (given to `on_request`): `id`, `method`, `meta` (the request's `_meta` or
   `{}`), `progress_token`, `transport`, `cancelled` (True after the remote cancelled it),
   `await ctx.report_progress(progress, total=None, message=None)` (a no-op without a token),
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .constants import MAX_JSON_DEPTH
@@ -43,6 +43,11 @@ def encode(message: Any) -> bytes:
     return _dumps(message).encode()
 
 
+def valid_id(request_id: Any) -> bool:
+    """A request id MCP accepts: an integer or a string (never a bool, float, null or object)."""
+    return type(request_id) is str or type(request_id) is int
+
+
 # Brackets outside strings: group 1 opens, group 2 closes; a string matches neither group.
 _TOKENS_BYTES = re.compile(rb'([\[{])|([\]}])|"(?:[^"\\]|\\.)*"')
 _TOKENS_STR = re.compile(r'([\[{])|([\]}])|"(?:[^"\\]|\\.)*"')
@@ -61,6 +66,7 @@ def decode(data: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
 
 def _nesting_exceeds(data: str | bytes, limit: int) -> bool:
     """True when arrays/objects nest deeper than `limit` (brackets in strings do not count)."""
+    tokens: Iterator[re.Match[bytes]] | Iterator[re.Match[str]]
     if isinstance(data, bytes):
         if data.count(b"[") + data.count(b"{") <= limit:  # the fast path: cannot be that deep
             return False

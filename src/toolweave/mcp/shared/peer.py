@@ -21,7 +21,9 @@ API (stable; only additive changes; the wire format is in `toolweave.mcp.shared.
     (synchronous, never blocks). `send` overrides where the answer to that message and anything
     its handler sends through `ctx` goes (Streamable HTTP answers on the POST's own stream);
     `transport` is an opaque value exposed as `ctx.transport`. A JSON array (a batch) is
-    answered with `INVALID_REQUEST`: MCP 2025-06-18 and later have no batches.
+    answered with `INVALID_REQUEST`: MCP 2025-06-18 and later have no batches. So are, at
+    once and with a null id, a request whose id is neither an integer nor a string and one
+    reusing the id of a request still running.
   - `await peer.request(method, params=None, *, timeout=None, max_timeout=None,
     on_progress=None, send=None) -> dict`: sends a request with the next integer id and waits
     for the matching response. With `on_progress` a `progressToken` is added to `_meta` and
@@ -62,6 +64,7 @@ from toolweave.mcp.shared.jsonrpc import (
     RequestContext,
     RequestHandler,
     Send,
+    valid_id,
 )
 
 logger = logging.getLogger("toolweave.mcp.jsonrpc")
@@ -310,12 +313,10 @@ class JSONRPCPeer:
         self, request_id: Any, method: Any, params: Any, send: Send | None, transport: Any
     ) -> None:
         reply_send = send or self._send
-        if (
-            type(method) is not str
-            or not isinstance(request_id, str | int)
-            or (type(request_id) is bool)
-        ):
-            error = JSONRPCError(INVALID_REQUEST, "a request needs a string method and an id")
+        if type(method) is not str or not valid_id(request_id):
+            error = JSONRPCError(
+                INVALID_REQUEST, "a request needs a string method and an integer or string id"
+            )
             self._reply(send, {"jsonrpc": "2.0", "id": None, "error": error.to_dict()})
             return
         if type(params) is not dict:
@@ -323,7 +324,12 @@ class JSONRPCPeer:
             self._reply(send, {"jsonrpc": "2.0", "id": request_id, "error": error.to_dict()})
             return
         if request_id in self._running:
-            logger.warning("ignoring a request reusing the in-flight id %r", request_id)
+            # Refused at once, with a null id: the answer must not look like the first one's.
+            error = JSONRPCError(
+                INVALID_REQUEST,
+                f"request id {request_id!r} is already in flight in this session; use a new id",
+            )
+            self._reply(send, {"jsonrpc": "2.0", "id": None, "error": error.to_dict()})
             return
         if self._closed is not None:
             return
