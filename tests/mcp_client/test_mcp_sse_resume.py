@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from toolweave.mcp import MCPClient
+from toolweave.mcp.shared.errors import MCPError
 
 BIG = "北京 sunny, 晴朗 " * 20_000  # a large tool result, English and Chinese
 
@@ -31,6 +32,9 @@ class DroppingServer:
 
     def __init__(self) -> None:
         self.resumed_from: list[str | None] = []
+        self.failing_gets = 0  # resume GETs answered 503 before one succeeds
+        self.retry_ms = 0
+        self.get_times: list[float] = []
         self.call_id: Any = None
         self.port = 0
 
@@ -44,7 +48,11 @@ class DroppingServer:
         body = await reader.readexactly(int(headers.get("content-length", "0")))
         if method == "GET" and "last-event-id" not in headers:
             writer.write(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
+        elif method == "GET" and len(self.get_times) < self.failing_gets:
+            self.get_times.append(asyncio.get_running_loop().time())
+            writer.write(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n")
         elif method == "GET":
+            self.get_times.append(asyncio.get_running_loop().time())
             self.resumed_from.append(headers["last-event-id"])
             replay = b"id: s2\ndata: " + _result(self.call_id) + b"\n\n"
             stream = replay if headers["last-event-id"] == "s1" else b""
@@ -64,7 +72,8 @@ class DroppingServer:
         if name == "tools/call":
             self.call_id = message["id"]
             half = _result(message["id"])
-            stream = b"id: s1\nretry: 0\ndata: \n\nid: s2\ndata: " + half[: len(half) // 2]
+            stream = f"id: s1\nretry: {self.retry_ms}\ndata: \n\nid: s2\ndata: ".encode()
+            stream += half[: len(half) // 2]
             writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n" + stream)
             return  # the connection closes mid-event
         result: dict[str, Any] = {}
@@ -101,3 +110,29 @@ async def test_a_stream_dropped_mid_event_resumes_after_the_last_received_event(
         result = await client.call_tool("weather", {"city": "北京"})
     assert result.text == BIG
     assert dropping.resumed_from == ["s1"]
+
+
+@pytest.mark.parametrize("failing", [0, 4])
+async def test_resume_makes_five_attempts_with_the_servers_retry_delay(
+    dropping: DroppingServer, failing: int
+) -> None:
+    dropping.failing_gets, dropping.retry_ms = failing, 40
+    url = f"http://127.0.0.1:{dropping.port}/mcp"
+    async with MCPClient.http(url, protocol_mode="legacy", timeout=30) as client:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        result = await client.call_tool("weather", {"city": "北京"})
+    assert result.text == BIG and dropping.resumed_from == ["s1"]
+    assert len(dropping.get_times) == failing + 1
+    # Each attempt waited at least the server's `retry:` (a lower bound, not a speed check).
+    gaps = [b - a for a, b in zip([started, *dropping.get_times], dropping.get_times, strict=False)]
+    assert all(gap >= 0.035 for gap in gaps)
+
+
+async def test_resume_gives_up_after_five_failed_attempts(dropping: DroppingServer) -> None:
+    dropping.failing_gets = 10
+    url = f"http://127.0.0.1:{dropping.port}/mcp"
+    async with MCPClient.http(url, protocol_mode="legacy", timeout=30) as client:
+        with pytest.raises(MCPError, match="could not be resumed in 5 attempts"):
+            await client.call_tool("weather", {"city": "北京"})
+    assert len(dropping.get_times) == 5

@@ -258,9 +258,14 @@ class HTTPTransport:
     # -- SSE ------------------------------------------------------------------------------------
 
     async def _consume(self, response: httpx.Response, stream: _Stream) -> None:
-        """Read a POST's SSE answer, resuming with GET + Last-Event-ID while answers are due."""
-        attempts = 0
+        """Read a POST's SSE answer, resuming with GET + Last-Event-ID while answers are due.
+
+        Up to `MAX_RESUME_ATTEMPTS` reconnects in a row, each after the server's `retry:`
+        delay; a resumed stream that delivers new events starts the count again.
+        """
+        failures = 0
         while True:
+            seen = stream.last_event_id
             try:
                 await self._read_events(response, stream)
             except Exception as exc:
@@ -269,15 +274,19 @@ class HTTPTransport:
                 await response.aclose()
             if not stream.waiting or self._client is None:
                 return
-            if stream.last_event_id is None or attempts >= MAX_RESUME_ATTEMPTS:
+            if stream.last_event_id is None:
                 self._fail(stream, "the server closed the stream before answering")
                 return
-            attempts += 1
-            await asyncio.sleep(stream.retry_ms / 1000)
-            resumed = await self._get(stream.last_event_id)
-            if resumed is None:
-                self._fail(stream, "the stream could not be resumed")
-                return
+            if stream.last_event_id != seen:
+                failures = 0  # progress: the budget starts again
+            resumed: httpx.Response | None = None
+            while resumed is None:
+                if failures >= MAX_RESUME_ATTEMPTS:
+                    self._fail(stream, f"the stream could not be resumed in {failures} attempts")
+                    return
+                failures += 1
+                await asyncio.sleep(stream.retry_ms / 1000)
+                resumed = await self._get(stream.last_event_id)
             response = resumed
 
     def _fail(self, stream: _Stream, reason: str) -> None:
@@ -299,8 +308,9 @@ class HTTPTransport:
                     continue  # a priming event: it only carries an id to resume from
                 try:
                     decoded = decode(payload)
-                except JSONRPCError:
-                    logger.warning("%s: skipping a non-JSON SSE event: %.200r", self.name, payload)
+                except JSONRPCError as exc:  # e.g. nested too deeply: fail what waits, now
+                    logger.warning("%s: undecodable SSE event: %.200r", self.name, payload)
+                    self._fail(stream, f"an undecodable answer: {exc.message}")
                     continue
                 self._feed_all(decoded, stream)
             # Only ids of events dispatched so far count: a drop mid-event resumes before it.
