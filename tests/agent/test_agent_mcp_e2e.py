@@ -14,7 +14,7 @@ from agent_fake_openai import FakeOpenAI, Reply
 
 from toolweave.agent import Agent, RunFailed, Session
 from toolweave.llm import Message, ModelRequest, OpenAIChatModel, ScriptedModel, ToolCallPart
-from toolweave.mcp import MCPError
+from toolweave.mcp import MCPError, as_tools
 from toolweave.mcp.client import MCPClient
 
 SERVER = str(Path(__file__).with_name("agent_weather_mcp_server.py"))
@@ -33,7 +33,7 @@ async def test_weather_scenario_with_mcp_tools() -> None:
         Reply(ANSWER),
     ]
     async with weather_server() as client:
-        tools = await client.as_tools()
+        tools = await as_tools(client)
         with FakeOpenAI(replies) as server:
             async with OpenAIChatModel("fake", base_url=server.base_url, api_key="sk-test") as m:
                 events = [e async for e in Agent(m, tools).run_stream(PROMPT)]
@@ -50,7 +50,7 @@ async def test_weather_scenario_with_mcp_tools() -> None:
 
 async def test_a_dead_mcp_server_ends_the_run() -> None:
     async with weather_server() as client:
-        tools = await client.as_tools()
+        tools = await as_tools(client)
         pid = client.server_pid
         assert pid is not None
 

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from mcp_peers import SDK_SERVER
 
-from toolweave.mcp import MCPClient, MCPError, MCPTimeout
+from toolweave.mcp import MCPClient, MCPError, MCPTimeout, as_tools
 from toolweave.tools import ImageContent
 
 
@@ -132,7 +132,7 @@ async def test_http_both_eras_and_404_reinitialize(sdk_http_url: str) -> None:
 
 
 async def test_permission_probe_only_for_advertising_tools(sdk: MCPClient) -> None:
-    tools = {t.name: t for t in await sdk.as_tools()}
+    tools = {t.name: t for t in await as_tools(sdk)}
     shell, echo = tools["shell"], tools["echo"]
     assert shell.supports_permission_probe and not echo.supports_permission_probe
     patterns = await shell.permission_patterns({"command": "git push origin"})

@@ -24,12 +24,10 @@ from toolweave.mcp.shared.constants import TOOLS_CHANGED
 from toolweave.mcp.shared.errors import MCPConnectionClosed, MCPError
 from toolweave.mcp.shared.jsonrpc import ProgressHandler, RequestContext
 from toolweave.mcp.shared.peer import JSONRPCPeer
-from toolweave.tools.shaping import DEFAULT_MAX_CHARS
 
 if TYPE_CHECKING:
     import httpx
 
-    from toolweave.mcp.bridge import MCPTool, ToolFilter
 
 #: Default seconds a request may wait for its answer (progress restarts the clock).
 DEFAULT_TIMEOUT = 30.0
@@ -363,19 +361,6 @@ class MCPClient(ServerFeatures):
             f"{method} still asked for input after {MAX_INPUT_ROUNDS} rounds; the server "
             f"{self.name!r} is looping"
         )
-
-    async def as_tools(
-        self,
-        prefix: str | None = None,
-        include: ToolFilter | None = None,
-        exclude: ToolFilter | None = None,
-        *,
-        max_chars: int = DEFAULT_MAX_CHARS,
-    ) -> list[MCPTool]:
-        """This server's tools as toolweave `Tool`s (see `toolweave.mcp.bridge.as_tools`)."""
-        from toolweave.mcp.bridge import as_tools
-
-        return await as_tools(self, prefix, include, exclude, max_chars=max_chars)
 
     # -- what the server asks of us -------------------------------------------------------------
 
