@@ -45,6 +45,22 @@ def writer_args(root: Path) -> list[str]:
     return [str(WRITER), "--root", str(root)]
 
 
+async def sdk_probe(sdk: Client, tool: str, value: Any) -> Any:
+    """A tools/call through the official SDK client with the probe key set to `value`."""
+    meta = {"forge.permission_patterns": value}
+    return await sdk.call_tool(tool, {"path": "a.txt", "content": "x"}, meta=meta)
+
+
+def gateway_toml(tmp_path: Path, serve: str) -> Path:
+    """A toolweave.toml proxying the probe-aware file writer as `files`."""
+    config = tmp_path / "toolweave.toml"
+    args = ", ".join(f'"{a}"' for a in writer_args(tmp_path))
+    config.write_text(
+        f'{serve}\n[mcpServers.files]\ncommand = "{sys.executable}"\nargs = [{args}]\n'
+    )
+    return config
+
+
 @pytest.mark.parametrize("value", NOT_TRUE)
 async def test_malformed_probe_key_is_invalid_params_and_never_runs(
     tmp_path: Path, value: Any
@@ -52,11 +68,7 @@ async def test_malformed_probe_key_is_invalid_params_and_never_runs(
     params = StdioServerParameters(command=sys.executable, args=writer_args(tmp_path))
     async with Client(params, mode="legacy") as sdk:
         with pytest.raises(SDKError) as refused:
-            await sdk.call_tool(
-                "write_file",
-                {"path": "a.txt", "content": "x"},
-                meta={"forge.permission_patterns": value},
-            )
+            await sdk_probe(sdk, "write_file", value)
     assert refused.value.error.code == INVALID_PARAMS
     assert "must be exactly true" in refused.value.error.message
     assert not (tmp_path / "a.txt").exists()
@@ -81,28 +93,16 @@ def gateway(tmp_path: Path, **serve: Any) -> dict[str, Any]:
 
 
 async def test_malformed_probe_through_the_gateway_never_executes(tmp_path: Path) -> None:
-    config = tmp_path / "toolweave.toml"
-    config.write_text(
-        f'[serve]\nproviders = []\n\n[mcpServers.files]\ncommand = "{sys.executable}"\n'
-        f"args = {[str(WRITER), '--root', str(tmp_path)]!r}\n".replace("'", '"')
-    )
+    config = gateway_toml(tmp_path, "[serve]\nproviders = []\n")
     params = StdioServerParameters(
         command=str(TOOLWEAVE), args=["serve", "--stdio", "--config", str(config)], cwd=tmp_path
     )
     async with Client(params, mode="legacy") as sdk:
         for value in NOT_TRUE:
             with pytest.raises(SDKError) as refused:
-                await sdk.call_tool(
-                    "files__write_file",
-                    {"path": "a.txt", "content": "x"},
-                    meta={"forge.permission_patterns": value},
-                )
+                await sdk_probe(sdk, "files__write_file", value)
             assert refused.value.error.code == INVALID_PARAMS
-        probe = await sdk.call_tool(
-            "files__write_file",
-            {"path": "a.txt", "content": "x"},
-            meta={"forge.permission_patterns": True},
-        )
+        probe = await sdk_probe(sdk, "files__write_file", True)
     assert probe.meta == {"forge.patterns": ["write:a.txt"], "forge.always": ["fs:write"]}
     assert not (tmp_path / "a.txt").exists()
 
@@ -175,12 +175,8 @@ async def test_policy_denied_tools_are_not_listed(tmp_path: Path) -> None:
 
 
 async def test_policy_denied_tools_are_not_in_as_tools_of_a_host_client(tmp_path: Path) -> None:
-    config = tmp_path / "toolweave.toml"
-    config.write_text(
-        '[serve]\nproviders = ["demo"]\n[serve.policy]\ndenied = ["mcp:files"]\n\n'
-        f'[mcpServers.files]\ncommand = "{sys.executable}"\n'
-        f"args = {[str(WRITER), '--root', str(tmp_path)]!r}\n".replace("'", '"')
-    )
+    serve = '[serve]\nproviders = ["demo"]\n[serve.policy]\ndenied = ["mcp:files"]\n'
+    config = gateway_toml(tmp_path, serve)
     client = MCPClient.stdio(str(TOOLWEAVE), ["serve", "--stdio", "--config", str(config)])
     async with client:
         names = sorted(t.name for t in await as_tools(client))
