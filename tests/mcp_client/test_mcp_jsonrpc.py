@@ -232,6 +232,43 @@ async def test_batches_and_garbage_are_rejected() -> None:
         decode(b"{not json")
 
 
+async def test_bad_and_duplicate_ids_are_refused_at_once() -> None:
+    """Any transport: a bad id or a reused in-flight id is answered now, never left hanging."""
+    sent: list[dict[str, Any]] = []
+    release = asyncio.Event()
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    async def handler(method: str, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+        await release.wait()
+        return {"done": ctx.id}
+
+    peer = JSONRPCPeer(send, handler)
+    for bad in (1.5, True, [1], {}, None):
+        peer.feed({"jsonrpc": "2.0", "id": bad, "method": "work"})
+    peer.feed({"jsonrpc": "2.0", "id": 7, "method": "work"})
+    peer.feed({"jsonrpc": "2.0", "id": 7, "method": "work"})  # while the first still runs
+    for _ in range(5):
+        await asyncio.sleep(0)
+    refused = [m for m in sent if m["id"] is None]
+    assert len(refused) == 6 and all(m["error"]["code"] == INVALID_REQUEST for m in refused)
+    assert "already in flight" in refused[-1]["error"]["message"]
+    release.set()
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert [m for m in sent if m["id"] == 7] == [{"jsonrpc": "2.0", "id": 7, "result": {"done": 7}}]
+
+
+def test_decode_limits_nesting_depth_outside_strings() -> None:
+    with pytest.raises(JSONRPCError, match="nested deeper than 128") as deep:
+        decode(b"[" * 129 + b"]" * 129)
+    assert deep.value.code == -32700
+    assert decode("[" * 128 + "]" * 128) is not None
+    brackets = '{"text": "' + "[{" * 5000 + '", "中文": "好"}'
+    assert decode(brackets)["中文"] == "好"  # brackets inside strings do not count
+
+
 async def test_server_to_client_request_through_context() -> None:
     async def handler(method: str, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         answer = await ctx.request("sampling/createMessage", {"q": 1})
