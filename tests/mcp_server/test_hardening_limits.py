@@ -16,6 +16,7 @@ from inprocess import serve_in_process
 from mcp.client import Client
 
 from toolweave.mcp import MCPClient, MCPServer
+from toolweave.mcp.server import Context
 from toolweave.mcp.shared.errors import PARSE_ERROR, MCPError, MCPTimeout
 
 TOOLWEAVE = Path(sys.executable).with_name("toolweave")
@@ -161,10 +162,16 @@ async def test_our_http_client_fails_a_too_deep_answer_at_once() -> None:
             value = {"a": value}
         return value  # type: ignore[no-any-return]
 
+    @server.tool(read_only=True)
+    async def deep_streamed(ctx: Context) -> dict[str, Any]:
+        await ctx.info("深 deep")  # a notification first: the answer becomes an SSE stream
+        return deep()
+
     async with serve_in_process(server) as url, MCPClient.http(url, timeout=60) as client:
-        with pytest.raises(MCPError, match="nested deeper than 128") as failed:
-            await client.call_tool("deep", {})
-        assert not isinstance(failed.value, MCPTimeout)
+        for tool in ("deep", "deep_streamed"):  # a JSON body, then an SSE event
+            with pytest.raises(MCPError, match="nested deeper than 128") as failed:
+                await client.call_tool(tool, {})
+            assert not isinstance(failed.value, MCPTimeout)
         await client.ping()  # and the session still works
 
 
