@@ -128,12 +128,12 @@ class _Protocol(asyncio.SubprocessProtocol):
             start = newline + 1
             if self.overflow or len(line) > self.max_line:
                 head = self.head if self.overflow else line[:_ID_WINDOW]
-                self._undeliverable(
-                    head,
-                    line[-_ID_WINDOW:],
+                reason = (
                     f"the answer is longer than max_line_bytes ({self.max_line} bytes); raise "
-                    "max_line_bytes to accept it",
+                    "max_line_bytes to accept it"
                 )
+                if not self._undeliverable(head, line[-_ID_WINDOW:], reason):
+                    logger.warning("%s: dropping a stdout message: %s", self.owner.name, reason)
             else:
                 self._deliver(line)
             self.overflow = False
@@ -142,10 +142,10 @@ class _Protocol(asyncio.SubprocessProtocol):
     def _deliver(self, line: bytes) -> None:
         try:
             message = decode(line)
-        except JSONRPCError as exc:
-            if line.lstrip().startswith(b"{") and "nested" in exc.message:
-                self._undeliverable(line[:_ID_WINDOW], line[-_ID_WINDOW:], exc.message)
-            elif line.strip():
+        except JSONRPCError as exc:  # nested too deeply, a broken answer, or mere noise
+            if line.strip() and not self._undeliverable(
+                line[:_ID_WINDOW], line[-_ID_WINDOW:], exc.message
+            ):
                 self._garbage(line)
             return
         try:
@@ -153,14 +153,16 @@ class _Protocol(asyncio.SubprocessProtocol):
         except Exception:
             logger.exception("%s: failed to handle a message", self.owner.name)
 
-    def _undeliverable(self, head: bytes, tail: bytes, reason: str) -> None:
-        """Fail the call a dropped message answers now, rather than at its timeout."""
+    def _undeliverable(self, head: bytes, tail: bytes, reason: str) -> bool:
+        """Fail the call a dropped message answers now, rather than at its timeout.
+
+        False when no id can be read from the line's ends (then it answers no call)."""
         found = _ID_AT_START.match(head) or _ID_AT_END.search(tail)
         if found is None:
-            logger.warning("%s: dropping a stdout message: %s", self.owner.name, reason)
-            return
+            return False
         error = {"code": INTERNAL_ERROR, "message": f"MCP server {self.owner.name!r}: {reason}"}
         self.on_message({"jsonrpc": "2.0", "id": decode(found.group(1)), "error": error})
+        return True
 
     def _garbage(self, line: bytes) -> None:
         self.garbage += 1
