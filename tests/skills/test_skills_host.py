@@ -19,6 +19,7 @@ from skill_factory import write_skill
 from toolweave.host import ToolHost, parse_config
 from toolweave.host.skills import SkillsProvider, prompt_name
 from toolweave.mcp.server.testing import connect
+from toolweave.mcp.shared.errors import JSONRPCError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
 TOOLWEAVE = Path(sys.executable).with_name("toolweave")
@@ -186,8 +187,16 @@ async def test_scripts_and_self_management_pass_the_governance(root: Path, tmp_p
 
 
 async def test_host_policy_can_deny_scripts(root: Path) -> None:
-    denied: Any = await run_collect(host_for(root, {"policy": {"denied": ["shell"]}}, scripts=True))
-    assert denied["isError"] is True and "shell" in denied["content"][0]["text"]
+    # What the policy refuses is not published at all (issue 10): no skill_run to call.
+    host = host_for(root, {"policy": {"denied": ["shell"]}}, scripts=True)
+    try:
+        async with connect(host.server) as client:
+            names = [t["name"] for t in await client.list_tools()]
+            with pytest.raises(JSONRPCError, match="Unknown tool: 'skill_run'"):
+                await client.call_tool("skill_run", {"name": "release-notes"})
+    finally:
+        await host.close()
+    assert "skill_run" not in names and "skill_read" in names
 
 
 async def test_official_sdk_client_over_stdio(root: Path, tmp_path: Path) -> None:
