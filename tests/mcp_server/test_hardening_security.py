@@ -3,6 +3,7 @@ read-only annotations. Against the official MCP SDK client and real stdio server
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError as SDKError
 
+from peers.node_platform import SKIP_REASON, find_node
 from toolweave.host import ToolHost, parse_config
 from toolweave.mcp import MCPClient
 from toolweave.mcp.bridge import as_tools
@@ -22,6 +24,9 @@ from toolweave.tools.base import ToolAnnotations
 ROOT = Path(__file__).resolve().parents[2]
 WRITER = ROOT / "examples" / "probe_file_writer.py"
 TOOLWEAVE = Path(sys.executable).with_name("toolweave")
+PEERS = ROOT / "tests" / "peers" / "node_modules"
+NODE = find_node(PEERS)
+needs_node = pytest.mark.skipif(NODE is None, reason=SKIP_REASON)
 # Values a loose reading would take for a probe (or a real call): all must be refused.
 NOT_TRUE: list[Any] = [1, "true", {}, [1], "yes", False, 0]
 
@@ -215,4 +220,32 @@ async def test_gateway_republishes_read_only_downstream_tools_as_read_only(
     finally:
         await host.close()
     hints = listed["ro__look"]["annotations"]
+    assert hints["readOnlyHint"] is True and hints["destructiveHint"] is False
+
+
+@needs_node
+async def test_npm_peers_get_the_minimal_environment_and_keep_read_only_hints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """server-everything's get-env shows what a downstream sees; server-filesystem marks its
+    readers `readOnlyHint: true` without a destructiveHint (the MCP default would say true)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-host-secret")
+    bin_dir = PEERS / ".bin"
+    servers = {
+        "everything": {"command": str(NODE), "args": [str(bin_dir / "mcp-server-everything")]},
+        "fs": {
+            "command": str(NODE),
+            "args": [str(bin_dir / "mcp-server-filesystem"), str(tmp_path)],
+        },
+    }
+    host = ToolHost(parse_config({"serve": {"providers": []}, "mcpServers": servers}))
+    try:
+        async with connect(host.server) as client:
+            listed = {t["name"]: t for t in await client.list_tools()}
+            env_text = (await client.call_tool("everything__get-env", {}))["content"][0]["text"]
+    finally:
+        await host.close()
+    seen = json.loads(env_text)
+    assert "OPENAI_API_KEY" not in seen and "PATH" in seen
+    hints = listed["fs__read_text_file"]["annotations"]
     assert hints["readOnlyHint"] is True and hints["destructiveHint"] is False
