@@ -36,6 +36,7 @@ _EXPORTS: dict[str, str] = {
     "ToolInvocation": "registry",
     "ToolRegistry": "registry",
     "ToolStats": "registry",
+    "expand_arguments": "templates",
     "AudioContent": "result",
     "Content": "result",
     "ImageContent": "result",
@@ -75,6 +76,7 @@ if TYPE_CHECKING:
         to_tool_result,
     )
     from .shaping import shape_result, truncate_text, wrap_untrusted
+    from .templates import expand_arguments
 
 __all__ = [
     "ApprovalRequired",
@@ -104,6 +106,7 @@ __all__ = [
     "ToolStats",
     "ToolTimeout",
     "UserOutput",
+    "expand_arguments",
     "parse_arguments",
     "repair_json",
     "shape_result",
