@@ -1,0 +1,232 @@
+"""Slash commands: `/name rest of line` becomes a prompt template before the run starts.
+
+`Commands({"review": "Review $ARGUMENTS for bugs"})` maps names to templates; `$ARGUMENTS` (Claude
+Code) and `$args` (the seed) are replaced by the rest of the line, or it is appended when the
+template has neither (`toolweave.tools.expand_arguments`, shared with skills). Unknown commands
+pass through unchanged, so a message that merely starts with "/" is not swallowed. Names are
+validated and may not shadow the built-in commands a chat front end handles itself.
+
+Definitions can live in a JSON or YAML file (`Commands.from_file`) or in a Claude Code style
+directory of `*.md` files with `description` / `argument-hint` frontmatter
+(`Commands.from_directory`, e.g. `.claude/commands`); both are re-read when they change, checked
+on each use by modification time, so edits take effect without a restart.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from toolweave.tools.templates import expand_arguments
+
+logger = logging.getLogger("toolweave.agent.commands")
+
+BUILTIN_COMMANDS = frozenset({"clear", "clock", "cmd", "exit", "help", "plan", "quit", "stop"})
+"""Commands front ends handle themselves; a custom command may not take these names."""
+MAX_TEMPLATE_CHARS = 20_000
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+_FRONTMATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One command: its template and, from frontmatter, a description and an argument hint."""
+
+    name: str
+    template: str
+    description: str = ""
+    argument_hint: str = ""
+
+    def expand(self, arguments: str) -> str:
+        return expand_arguments(self.template, arguments)
+
+
+def check_command_name(name: object, where: str = "Commands") -> str:
+    if not isinstance(name, str) or _NAME.fullmatch(name) is None:
+        raise ValueError(
+            f"{where}: command name {name!r} is invalid; use 1-64 lowercase letters, digits, "
+            "'_' or '-', starting with a letter or digit (no leading '/')"
+        )
+    if name in BUILTIN_COMMANDS:
+        raise ValueError(
+            f"{where}: command name {name!r} would shadow the built-in /{name}; pick another name"
+        )
+    return name
+
+
+def _command(name: object, raw: Any, where: str) -> Command:
+    checked = check_command_name(name, where)
+    if isinstance(raw, Command):
+        return raw
+    description = argument_hint = ""
+    if isinstance(raw, Mapping):
+        unknown = set(raw) - {"template", "description", "argument-hint"}
+        if unknown or not isinstance(raw.get("template"), str):
+            raise ValueError(
+                f"{where}: command {checked!r} needs a string 'template' (optional "
+                f"'description', 'argument-hint'), got keys {sorted(raw)}"
+            )
+        description = str(raw.get("description", ""))
+        argument_hint = str(raw.get("argument-hint", ""))
+        raw = raw["template"]
+    if not isinstance(raw, str) or not raw.strip():
+        raise ValueError(f"{where}: command {checked!r} must have a non-empty template string")
+    if len(raw) > MAX_TEMPLATE_CHARS:
+        raise ValueError(f"{where}: command {checked!r} is longer than {MAX_TEMPLATE_CHARS} chars")
+    return Command(checked, raw, description, argument_hint)
+
+
+def parse_markdown_command(name: str, text: str, where: str) -> Command:
+    """A Claude Code command file: optional YAML frontmatter, then the template body."""
+    import yaml
+
+    meta: dict[str, Any] = {}
+    match = _FRONTMATTER.match(text)
+    if match is not None:
+        try:
+            loaded = yaml.safe_load(match.group(1)) or {}
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{where}: the frontmatter is not valid YAML: {exc}") from None
+        if not isinstance(loaded, dict):
+            raise ValueError(f"{where}: frontmatter must be a mapping of keys to values")
+        meta = loaded
+        text = text[match.end() :]
+    return _command(
+        name,
+        {
+            "template": text.strip(),
+            "description": meta.get("description", ""),
+            "argument-hint": meta.get("argument-hint", ""),
+        },
+        where,
+    )
+
+
+class Commands:
+    """A set of slash commands; `rewrite(text)` expands `/name args` or returns `text`."""
+
+    def __init__(self, commands: Mapping[str, Any] | None = None) -> None:
+        self._commands = {
+            c.name: c
+            for c in (_command(n, raw, "Commands") for n, raw in (commands or {}).items())
+        }
+        self._source: Path | None = None
+        self._stamp: tuple[tuple[str, int, int], ...] = ()
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> Commands:
+        """Load `{name: template | {template, description, argument-hint}}` from a JSON or YAML
+        file; re-read whenever it changes."""
+        commands = cls()
+        commands._source = Path(path)
+        commands._reload()
+        return commands
+
+    @classmethod
+    def from_directory(cls, path: str | Path) -> Commands:
+        """Load `<name>.md` files (Claude Code's `.claude/commands`); re-read on change."""
+        directory = Path(path)
+        if not directory.is_dir():
+            raise ValueError(f"Commands.from_directory: {directory} is not a directory")
+        return cls.from_file(directory)
+
+    # -- lookups ------------------------------------------------------------------------------
+
+    def get(self, name: str) -> Command | None:
+        self._refresh()
+        return self._commands.get(name)
+
+    def list(self) -> list[Command]:
+        self._refresh()
+        return [self._commands[n] for n in sorted(self._commands)]
+
+    def names(self) -> list[str]:
+        return [c.name for c in self.list()]
+
+    def rewrite(self, text: str) -> str:
+        """`/name rest` -> the expanded template; anything else (unknown command, plain text,
+        a path such as `/etc/hosts`) comes back unchanged."""
+        stripped = text.lstrip()
+        if not stripped.startswith("/"):
+            return text
+        head, _, rest = stripped[1:].partition(" ")
+        head, newline, tail = head.partition("\n")
+        if newline:
+            rest = f"{tail} {rest}" if rest else tail
+        command = self.get(head)
+        return command.expand(rest) if command is not None else text
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.get(name) is not None
+
+    # -- reloading ----------------------------------------------------------------------------
+
+    def _files(self) -> list[Path]:
+        source = self._source
+        assert source is not None
+        if source.is_dir():
+            return sorted(source.glob("*.md"))
+        return [source]
+
+    def _refresh(self) -> None:
+        if self._source is None:
+            return
+        try:
+            stamp = tuple((str(f), *_stat(f)) for f in self._files())
+        except OSError:
+            return  # a file mid-replace or removed: keep serving what was loaded
+        if stamp != self._stamp:
+            try:
+                self._reload()
+            except (ValueError, UnicodeDecodeError) as exc:
+                # A half-finished edit must not break every message: keep the last good set.
+                self._stamp = stamp
+                logger.warning("slash commands not reloaded, keeping the previous set: %s", exc)
+
+    def _reload(self) -> None:
+        source = self._source
+        assert source is not None
+        files = self._files()
+        stamp = tuple((str(f), *_stat(f)) for f in files)
+        if source.is_dir():
+            loaded = {}
+            for file in files:
+                command = parse_markdown_command(
+                    file.stem, file.read_text(encoding="utf-8"), str(file)
+                )
+                loaded[command.name] = command
+        else:
+            loaded = {c.name: c for c in _load_mapping(source)}
+        self._commands, self._stamp = loaded, stamp
+
+    def __repr__(self) -> str:
+        return f"Commands({sorted(self._commands)})"
+
+
+def _stat(file: Path) -> tuple[int, int]:
+    info = file.stat()
+    return info.st_mtime_ns, info.st_size
+
+
+def _load_mapping(file: Path) -> list[Command]:
+    text = file.read_text(encoding="utf-8")
+    if file.suffix in (".yaml", ".yml"):
+        import yaml
+
+        try:
+            raw = yaml.safe_load(text) or {}
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{file} is not valid YAML: {exc}") from None
+    else:
+        try:
+            raw = json.loads(text) if text.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{file} is not valid JSON: {exc}") from None
+    if not isinstance(raw, dict):
+        raise ValueError(f"{file} must map command names to templates, got {type(raw).__name__}")
+    return [_command(name, value, str(file)) for name, value in raw.items()]
