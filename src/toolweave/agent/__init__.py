@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .agent import Agent, OutputMode, RunResult
 from .approvals import ApprovalRequest, ApprovalState, Approver
+from .commands import BUILTIN_COMMANDS, Command, Commands
 from .errors import AgentError, MaxTurnsExceeded, OutputValidationError, PromptBlocked, SessionBusy
 from .events import (
     AgentEvent,
@@ -38,12 +39,20 @@ from .governance import (
 from .hooks import HOOK_EVENTS, HookConfigError, HookOutcome, Hooks
 from .output import OutputSpec
 from .postgres_store import PostgresSessionStore
+from .query_log import QueryLog, QueryRecord, QueryStatus
+from .quota import Quota, QuotaExceeded, QuotaUsage
 from .rules import Explanation, Rules, RuleSyntaxError
+from .schedule_store import ScheduledTask, TaskRun
+from .scheduler import Scheduler
 from .session import Session, estimate_tokens
 from .store import SessionStore, SQLiteSessionStore
+from .teams import GLOBAL_TEAM_SCOPE, MAX_TEAM_MEMBERS, Team, TeamMember, TeamStore
 
 __all__ = [
+    "BUILTIN_COMMANDS",
+    "GLOBAL_TEAM_SCOPE",
     "HOOK_EVENTS",
+    "MAX_TEAM_MEMBERS",
     "PERMISSION_MODES",
     "Agent",
     "AgentError",
@@ -53,6 +62,8 @@ __all__ = [
     "ApprovalState",
     "Approver",
     "CallBlocked",
+    "Command",
+    "Commands",
     "Explanation",
     "GateContext",
     "GateRequest",
@@ -72,6 +83,12 @@ __all__ = [
     "PolicyGate",
     "PostgresSessionStore",
     "PromptBlocked",
+    "QueryLog",
+    "QueryRecord",
+    "QueryStatus",
+    "Quota",
+    "QuotaExceeded",
+    "QuotaUsage",
     "RuleSyntaxError",
     "Rules",
     "RunCompleted",
@@ -79,9 +96,15 @@ __all__ = [
     "RunResult",
     "RunStarted",
     "SQLiteSessionStore",
+    "ScheduledTask",
+    "Scheduler",
     "Session",
     "SessionBusy",
     "SessionStore",
+    "TaskRun",
+    "Team",
+    "TeamMember",
+    "TeamStore",
     "ToolCallBlocked",
     "ToolCallRequested",
     "ToolExecutionCompleted",

@@ -14,6 +14,7 @@ on each use by modification time, so edits take effect without a restart.
 
 from __future__ import annotations
 
+import builtins
 import json
 import logging
 import re
@@ -112,8 +113,7 @@ class Commands:
 
     def __init__(self, commands: Mapping[str, Any] | None = None) -> None:
         self._commands = {
-            c.name: c
-            for c in (_command(n, raw, "Commands") for n, raw in (commands or {}).items())
+            c.name: c for c in (_command(n, raw, "Commands") for n, raw in (commands or {}).items())
         }
         self._source: Path | None = None
         self._stamp: tuple[tuple[str, int, int], ...] = ()
@@ -141,11 +141,11 @@ class Commands:
         self._refresh()
         return self._commands.get(name)
 
-    def list(self) -> list[Command]:
+    def list(self) -> builtins.list[Command]:
         self._refresh()
         return [self._commands[n] for n in sorted(self._commands)]
 
-    def names(self) -> list[str]:
+    def names(self) -> builtins.list[str]:
         return [c.name for c in self.list()]
 
     def rewrite(self, text: str) -> str:
@@ -166,7 +166,7 @@ class Commands:
 
     # -- reloading ----------------------------------------------------------------------------
 
-    def _files(self) -> list[Path]:
+    def _files(self) -> builtins.list[Path]:
         source = self._source
         assert source is not None
         if source.is_dir():
@@ -213,7 +213,7 @@ def _stat(file: Path) -> tuple[int, int]:
     return info.st_mtime_ns, info.st_size
 
 
-def _load_mapping(file: Path) -> list[Command]:
+def _load_mapping(file: Path) -> builtins.list[Command]:
     text = file.read_text(encoding="utf-8")
     if file.suffix in (".yaml", ".yml"):
         import yaml

@@ -33,7 +33,9 @@ CREATE TABLE IF NOT EXISTS toolweave_query_log (
 );
 CREATE INDEX IF NOT EXISTS toolweave_query_log_started ON toolweave_query_log (started)
 """
-_COLUMNS = "id, started, input, session_id, tool_calls, tools, tokens, duration, status, error, kind"
+_COLUMNS = (
+    "id, started, input, session_id, tool_calls, tools, tokens, duration, status, error, kind"
+)
 
 
 @dataclass(frozen=True, slots=True)

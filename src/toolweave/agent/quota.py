@@ -200,7 +200,8 @@ class Quota:
         if existing:
             return
         for kind, scope in (("session", _session_scope(session_key)), (GLOBAL_SCOPE, GLOBAL_SCOPE)):
-            for metric, requested in (("tokens", tokens), ("calls", calls)):
+            metrics: tuple[tuple[Metric, int | None], ...] = (("tokens", tokens), ("calls", calls))
+            for metric, requested in metrics:
                 if requested is None:
                     continue
                 amount = requested
@@ -232,7 +233,7 @@ class Quota:
                     # Raising rolls the whole transaction back: nothing was counted.
                     raise QuotaExceeded(
                         session_key if kind == "session" else GLOBAL_SCOPE,
-                        metric,  # type: ignore[arg-type]
+                        metric,
                         limit,
                         int(used[0][0]) if used else 0,
                         amount,

@@ -8,6 +8,7 @@ letters (any script, so Chinese names work), digits, `_` and `-`.
 
 from __future__ import annotations
 
+import builtins
 import json
 import re
 import time
@@ -132,10 +133,10 @@ class TeamStore:
 
         return await self.store.transact(program)
 
-    async def list(self, *, scope: str = GLOBAL_TEAM_SCOPE) -> list[Team]:
+    async def list(self, *, scope: str = GLOBAL_TEAM_SCOPE) -> builtins.list[Team]:
         """Teams visible from `scope`, sorted by name (a session's team hides a global one)."""
 
-        def program(dialect: Dialect) -> Program[list[Team]]:
+        def program(dialect: Dialect) -> Program[builtins.list[Team]]:
             rows = yield (
                 "SELECT scope, name, description, members FROM toolweave_teams "
                 "WHERE scope IN (?, ?)",
