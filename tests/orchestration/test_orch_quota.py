@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-
 from orch_support import store_args
+
 from toolweave.agent import Quota, QuotaExceeded
 
 __all__ = ["store_args"]
@@ -26,7 +26,9 @@ class Clock:
 
 async def test_reserve_settle_and_refusal(store_args: dict[str, Any]) -> None:
     clock = Clock(DAY)
-    quota = Quota(per_session_daily_tokens=1000, global_daily_tokens=1500, clock=clock, **store_args)
+    quota = Quota(
+        per_session_daily_tokens=1000, global_daily_tokens=1500, clock=clock, **store_args
+    )
     try:
         rid = await quota.reserve("chat-a", tokens=100)
         await quota.settle(rid, tokens=700)  # the real usage replaces the estimate
@@ -115,5 +117,5 @@ async def test_concurrent_reservations_never_pass_the_limit(store_args: dict[str
 def test_bad_limits_are_named() -> None:
     with pytest.raises(ValueError, match="global_daily_tokens"):
         Quota(global_daily_tokens=-1)
-    with pytest.raises(ValueError, match="either path= .* or dsn="):
+    with pytest.raises(ValueError, match=r"either path= .* or dsn="):
         Quota("a.db", dsn="postgresql://x")

@@ -30,7 +30,7 @@ logger = logging.getLogger("toolweave.agent.commands")
 BUILTIN_COMMANDS = frozenset({"clear", "clock", "cmd", "exit", "help", "plan", "quit", "stop"})
 """Commands front ends handle themselves; a custom command may not take these names."""
 MAX_TEMPLATE_CHARS = 20_000
-_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+_NAME = re.compile(r"^[^\W_][\w-]{0,63}$")
 _FRONTMATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)", re.DOTALL)
 
 
@@ -50,8 +50,8 @@ class Command:
 def check_command_name(name: object, where: str = "Commands") -> str:
     if not isinstance(name, str) or _NAME.fullmatch(name) is None:
         raise ValueError(
-            f"{where}: command name {name!r} is invalid; use 1-64 lowercase letters, digits, "
-            "'_' or '-', starting with a letter or digit (no leading '/')"
+            f"{where}: command name {name!r} is invalid; use 1-64 letters (any language), "
+            "digits, '_' or '-', starting with a letter or digit (no leading '/')"
         )
     if name in BUILTIN_COMMANDS:
         raise ValueError(
