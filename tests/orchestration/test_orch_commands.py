@@ -8,17 +8,17 @@ from pathlib import Path
 import pytest
 
 from toolweave.agent import Commands
-from toolweave.tools import expand_arguments
+from toolweave.skills.commands import expand_arguments
 
 
 def test_expand_arguments_both_placeholders_and_append() -> None:
     assert expand_arguments("Review $ARGUMENTS now", "a.py") == "Review a.py now"
     assert expand_arguments("翻译成英文：$args", "你好世界") == "翻译成英文：你好世界"
-    assert expand_arguments("Summarise.", "the report") == "Summarise.\n\nthe report"
+    assert expand_arguments("Fix #$0 in $1", "42 app.py") == "Fix #42 in app.py"
+    assert expand_arguments("Summarise.", "the report") == "Summarise.\n\nARGUMENTS: the report"
     assert expand_arguments("Summarise.", "  ") == "Summarise."
     # Replacement is literal: regex escapes in the arguments survive.
     assert expand_arguments("say $args", r"\1 $ARGUMENTS") == r"say \1 $ARGUMENTS"
-    assert expand_arguments("$argsx stays", "v") == "$argsx stays\n\nv"
 
 
 def test_rewrite_known_unknown_and_plain_text() -> None:
@@ -69,7 +69,7 @@ def test_claude_code_command_directory(tmp_path: Path) -> None:
     (directory / "总结.md").write_text("用三句话总结。", encoding="utf-8")
     commands = Commands.from_directory(directory)
     assert commands.names() == ["fix-issue", "总结"]
-    assert commands.rewrite("/总结 这篇文章") == "用三句话总结。\n\n这篇文章"
+    assert commands.rewrite("/总结 这篇文章") == "用三句话总结。\n\nARGUMENTS: 这篇文章"
     command = commands.get("fix-issue")
     assert command is not None
     assert (command.description, command.argument_hint) == ("Fix a GitHub issue", "<number>")

@@ -1,10 +1,12 @@
 """Slash commands: `/name rest of line` becomes a prompt template before the run starts.
 
 `Commands({"review": "Review $ARGUMENTS for bugs"})` maps names to templates; `$ARGUMENTS` (Claude
-Code) and `$args` (the seed) are replaced by the rest of the line, or it is appended when the
-template has neither (`toolweave.tools.expand_arguments`, shared with skills). Unknown commands
-pass through unchanged, so a message that merely starts with "/" is not swallowed. Names are
-validated and may not shadow the built-in commands a chat front end handles itself.
+Code) and `$args` (the seed) are replaced by the rest of the line (`$ARGUMENTS[0]` / `$0` by its
+first word), or it is appended when the template has none. The expansion is
+`toolweave.skills.commands.expand_arguments`, the one skills use, so a template means the same in
+a command file and in a SKILL.md. Unknown commands pass through unchanged, so a message that
+merely starts with "/" is not swallowed. Names are validated and may not shadow the built-in
+commands a chat front end handles itself.
 
 Definitions can live in a JSON or YAML file (`Commands.from_file`) or in a Claude Code style
 directory of `*.md` files with `description` / `argument-hint` frontmatter
@@ -23,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolweave.tools.templates import expand_arguments
+from toolweave.skills.commands import expand_arguments
 
 logger = logging.getLogger("toolweave.agent.commands")
 

@@ -36,7 +36,6 @@ _EXPORTS: dict[str, str] = {
     "ToolInvocation": "registry",
     "ToolRegistry": "registry",
     "ToolStats": "registry",
-    "expand_arguments": "templates",
     "AudioContent": "result",
     "Content": "result",
     "ImageContent": "result",
@@ -76,7 +75,6 @@ if TYPE_CHECKING:
         to_tool_result,
     )
     from .shaping import shape_result, truncate_text, wrap_untrusted
-    from .templates import expand_arguments
 
 __all__ = [
     "ApprovalRequired",
@@ -106,7 +104,6 @@ __all__ = [
     "ToolStats",
     "ToolTimeout",
     "UserOutput",
-    "expand_arguments",
     "parse_arguments",
     "repair_json",
     "shape_result",
