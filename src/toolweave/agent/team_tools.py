@@ -134,5 +134,3 @@ def team_tools() -> list[Tool]:
         FunctionTool(team_list, read_only=True, category="orchestration"),
         FunctionTool(team_delete, destructive=True, category="orchestration"),
     ]
-
-

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from . import agent_cmd
+from .log_cmd import log_command
 from .mcp_cmd import mcp_app
 from .policy_cmd import policy_app
 from .serve_cmd import serve
@@ -41,4 +42,5 @@ app.add_typer(mcp_app, name="mcp")
 app.add_typer(policy_app, name="policy")
 app.add_typer(skills_app, name="skills")
 app.command("serve")(serve)
+app.command("log")(log_command)
 agent_cmd.register(app)

@@ -23,6 +23,7 @@ from toolweave.tools.result import TextContent, ToolResult
 from toolweave.version import __version__
 
 from ._governance import HostGovernance
+from .accounting import Accounting
 from .config import HostConfig
 from .providers import CapabilityProvider, load_provider
 
@@ -42,10 +43,12 @@ class GovernedTool:
         inner: Tool,
         policy: PermissionPolicy | None,
         governance: HostGovernance | None = None,
+        accounting: Accounting | None = None,
     ) -> None:
         self.inner = inner
         self.policy = policy
         self.governance = governance
+        self.accounting = accounting
         server = getattr(inner, "server", None)
         extra = {Permission.custom(f"mcp:{server.lower()}")} if isinstance(server, str) else set()
         self._permissions = frozenset(inner.permissions | extra)
@@ -88,6 +91,14 @@ class GovernedTool:
             if found is None:
                 raise ToolError(f"tool {self.name!r} does not support permission probes")
             return probe_result(found.patterns, found.always)
+        if self.accounting is not None and self.accounting.active:
+            # Outside the governance stages, so refused calls are logged and counted too.
+            return await self.accounting.call(
+                self.name, args, ctx, lambda: self._governed(args, ctx)
+            )
+        return await self._governed(args, ctx)
+
+    async def _governed(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         governance = self.governance
         if governance is None:
             return await self.inner.execute(args, ctx)
@@ -127,6 +138,7 @@ class ToolHost:
         self.policy = PermissionPolicy(policy.allowed, policy.denied, policy.allow_unspecified)
         self.governance = HostGovernance(config)
         self.server = MCPServer(config.name, __version__, instructions=INSTRUCTIONS)
+        self.accounting = Accounting(config)
         self._notify: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
         for provider in self.providers:
@@ -140,6 +152,11 @@ class ToolHost:
                         on_change=self._catalog_changed,
                     )
                 )
+
+        if config.commands is not None:
+            from .prompts import serve_commands
+
+            serve_commands(self.server, config.commands)
 
     def _catalog_changed(self, kind: str) -> None:
         """A downstream resource or prompt list may have changed: tell the clients."""
@@ -157,7 +174,7 @@ class ToolHost:
         return self.policy.is_allowed(Permission.custom(f"mcp:{server.lower()}"))
 
     def _publish(self, tool: Tool) -> None:
-        governed = GovernedTool(tool, self.policy, self.governance)
+        governed = GovernedTool(tool, self.policy, self.governance, self.accounting)
         try:  # what the policy will refuse is not listed: clients never see it
             self.policy.check(governed.name, governed.permissions)
         except PermissionDenied as exc:
@@ -204,6 +221,7 @@ class ToolHost:
 
     async def close(self) -> None:
         await asyncio.gather(*(p.close() for p in self.providers), return_exceptions=True)
+        await self.accounting.close()
 
     async def start(self) -> None:
         """Start the providers' background work (a skills root watcher) before serving."""

@@ -19,6 +19,12 @@ data_dir = "~/.toolweave"      # embedded SQLite and caches of stateful provider
 max_body_bytes = 4194304       # HTTP: larger request bodies get 413
 max_sessions = 1000            # HTTP: live sessions; the least recently seen is closed first
 session_idle_timeout = 600.0   # HTTP: seconds before an unused session is closed
+query_log = true               # a row per served tool call in data_dir (`toolweave log`)
+daily_calls_per_client = 0     # tool calls one client may make per UTC day; 0 = no limit
+daily_calls = 0                # tool calls all clients together may make per UTC day
+commands = ""                  # slash commands served as MCP prompts: a JSON/YAML file or a
+                               # .claude/commands directory of *.md files
+store_dsn = ""                 # Postgres DSN for the query log and quotas, shared by hosts
 
 hooks = ""                     # Claude Code hooks file (e.g. "hooks.json"), relative to this file
 
@@ -87,6 +93,11 @@ _SERVE_KEYS = {
     "rules",
     "hooks",
     *_LIMITS,
+    "query_log",
+    "daily_calls_per_client",
+    "daily_calls",
+    "commands",
+    "store_dsn",
 }
 _POLICY_KEYS = {"allowed", "denied", "allow_unspecified"}
 _SKILLS_KEYS = {
@@ -139,6 +150,11 @@ class HostConfig:
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     rules: dict[str, Any] = field(default_factory=dict)
     hooks: Path | None = None
+    query_log: bool = True
+    daily_calls_per_client: int = 0
+    daily_calls: int = 0
+    commands: Path | None = None
+    store_dsn: str = ""
     mcp_servers: dict[str, Any] = field(default_factory=dict)
     skills: SkillsConfig = field(default_factory=SkillsConfig)
     builtins: dict[str, Any] = field(default_factory=dict)
@@ -241,6 +257,7 @@ def parse_config(raw: dict[str, Any], *, source: Path | None = None) -> HostConf
             if value <= 0:
                 raise ConfigError(f"[serve].{key} must be positive, not {value}")
             setattr(config, key, type(default)(value))
+    _orchestration(config, serve)
     policy = _expect("[serve.policy]", serve.get("policy", {}), dict, "a table")
     unknown = set(policy) - _POLICY_KEYS
     if unknown:
@@ -307,6 +324,25 @@ def _skills(raw: Any, source: Path | None) -> SkillsConfig:
         script_timeout=seconds["script_timeout"],
         watch_interval=seconds["watch_interval"],
     )
+
+
+def _orchestration(config: HostConfig, serve: dict[str, Any]) -> None:
+    """The query log, call quotas, served commands and their shared store."""
+    if "query_log" in serve:
+        config.query_log = _expect("[serve].query_log", serve["query_log"], bool, "true or false")
+    for key in ("daily_calls_per_client", "daily_calls"):
+        if key in serve:
+            value = _expect(f"[serve].{key}", serve[key], int, "a whole number (0 = no limit)")
+            if value < 0:
+                raise ValueError(f"[serve].{key} must be 0 (no limit) or more, not {value}")
+            setattr(config, key, value)
+    if "commands" in serve:
+        commands = _expect("[serve].commands", serve["commands"], str, "a file or directory")
+        config.commands = Path(commands).expanduser() if commands else None
+    if "store_dsn" in serve:
+        config.store_dsn = _expect(
+            "[serve].store_dsn", serve["store_dsn"], str, "a Postgres DSN such as postgresql://..."
+        )
 
 
 def load_host_config(path: str | Path | None = None) -> HostConfig:

@@ -1,0 +1,134 @@
+"""What `toolweave serve` records and limits around every served tool call.
+
+Each call gets a query-log row (`toolweave log` prints the recent ones): the tool, the
+arguments, the client, how long it took and how it ended. Daily call quotas cap one client
+(`[serve].daily_calls_per_client`) and all clients together (`[serve].daily_calls`); a refused
+call returns an error result that says when the quota resets, and runs nothing. The client is
+identified by the `clientInfo.name` it sent at initialize (stable across reconnects), or its
+MCP session id when it sent none. Both stores sit in `data_dir` (SQLite) unless `[serve].store_dsn`
+names a Postgres database that several hosts share; they are opened on the first call.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from toolweave.tools.context import ToolContext
+from toolweave.tools.errors import ToolError, ToolTimeout
+from toolweave.tools.result import ToolResult
+
+from .config import HostConfig
+
+if TYPE_CHECKING:
+    from toolweave.agent.query_log import QueryLog, QueryStatus
+    from toolweave.agent.quota import Quota
+
+QUERY_LOG_FILE = "query_log.db"
+QUOTA_FILE = "quota.db"
+MAX_LOGGED_ARGUMENT_CHARS = 2000
+
+
+def query_log_for(config: HostConfig) -> QueryLog:
+    """The host's query log (the same one `toolweave log` reads)."""
+    from toolweave.agent.query_log import QueryLog
+
+    if config.store_dsn:
+        return QueryLog(dsn=config.store_dsn)
+    return QueryLog(config.data_dir / QUERY_LOG_FILE)
+
+
+def client_key(ctx: ToolContext) -> str:
+    info = getattr(ctx, "client_info", None)
+    name = info.get("name") if isinstance(info, dict) else None
+    if isinstance(name, str) and name:
+        return f"client:{name}"
+    return f"session:{ctx.session_id or 'stdio'}"
+
+
+class Accounting:
+    """The query log and call quotas of one host; `call` wraps one tool execution."""
+
+    def __init__(self, config: HostConfig) -> None:
+        self.config = config
+        self._log: QueryLog | None = None
+        self._quota: Quota | None = None
+
+    @property
+    def active(self) -> bool:
+        config = self.config
+        return config.query_log or bool(config.daily_calls_per_client or config.daily_calls)
+
+    def _stores(self) -> tuple[QueryLog | None, Quota | None]:
+        config = self.config
+        if config.query_log and self._log is None:
+            self._log = query_log_for(config)
+        if (config.daily_calls_per_client or config.daily_calls) and self._quota is None:
+            from toolweave.agent.quota import Quota
+
+            self._quota = Quota(
+                None if config.store_dsn else config.data_dir / QUOTA_FILE,
+                per_session_daily_calls=config.daily_calls_per_client or None,
+                global_daily_calls=config.daily_calls or None,
+                dsn=config.store_dsn or None,
+            )
+        return self._log, self._quota
+
+    async def call(
+        self,
+        name: str,
+        args: dict[str, Any],
+        ctx: ToolContext,
+        execute: Callable[[], Awaitable[ToolResult]],
+    ) -> ToolResult:
+        from toolweave.agent.quota import QuotaExceeded
+
+        log, quota = self._stores()
+        who = client_key(ctx)
+        if quota is not None:
+            try:
+                await quota.reserve(who, calls=1)
+            except QuotaExceeded as exc:
+                if log is not None:
+                    row = await log.start(_describe(name, args), who, kind="tool")
+                    await log.finish(row, "stopped", tools=[name], error=str(exc))
+                return ToolResult.error(str(exc))
+        if log is None:
+            return await execute()
+        row = await log.start(_describe(name, args), who, kind="tool")
+        started = time.perf_counter()
+        status: QueryStatus = "success"
+        error = ""
+        try:
+            result = await execute()
+            if result.is_error:
+                status, error = "error", result.text[:500]
+            return result
+        except ToolTimeout as exc:
+            status, error = "timeout", str(exc)
+            raise
+        except ToolError as exc:
+            status, error = "error", str(exc)
+            raise
+        except BaseException as exc:
+            status, error = "stopped", f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            await log.finish(
+                row, status, tools=[name], duration=time.perf_counter() - started, error=error
+            )
+
+    async def close(self) -> None:
+        for store in (self._log, self._quota):
+            if store is not None:
+                await store.close()
+        self._log = self._quota = None
+
+
+def _describe(name: str, args: dict[str, Any]) -> str:
+    text = json.dumps(args, ensure_ascii=False, sort_keys=True, default=str)
+    if len(text) > MAX_LOGGED_ARGUMENT_CHARS:
+        text = text[:MAX_LOGGED_ARGUMENT_CHARS] + "…"
+    return f"{name} {text}"

@@ -1,0 +1,49 @@
+"""`[serve].commands`: slash commands served as MCP prompts.
+
+Each command becomes a prompt of the same name with one optional `arguments` argument (what a
+user would type after `/name`); prompts/get returns the expanded template as one user message,
+so MCP hosts that show prompts as slash commands (Claude Code, Claude Desktop) offer the same
+commands a toolweave chat does. The definitions are re-read when their file changes, so an
+edited template is served at once; a command added later appears after a restart (prompt
+names are registered at start-up).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from toolweave.agent.commands import Commands
+from toolweave.mcp.server import MCPServer
+
+
+def load_commands(path: Path) -> Commands:
+    if path.is_dir():
+        return Commands.from_directory(path)
+    if not path.is_file():
+        raise ValueError(f"[serve].commands: {path} is neither a file nor a directory")
+    return Commands.from_file(path)
+
+
+def serve_commands(server: MCPServer, path: Path) -> Commands:
+    """Register every command in `path` on `server` as a prompt; returns the live set."""
+    commands = load_commands(path)
+    for command in commands.list():
+        name = command.name
+        hint = f" Arguments: {command.argument_hint}" if command.argument_hint else ""
+        description = (command.description or f"The /{name} command.") + hint
+        server.prompt(name=name, description=description)(_renderer(commands, name, path))
+    return commands
+
+
+def _renderer(commands: Commands, name: str, path: Path) -> Callable[[str], str]:
+    def render(arguments: str = "") -> str:
+        """Args:
+        arguments: What follows the command name, as a user would type it.
+        """
+        current = commands.get(name)
+        if current is None:
+            raise ValueError(f"command /{name} was removed from {path}")
+        return current.expand(arguments)
+
+    return render
