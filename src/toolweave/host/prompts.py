@@ -5,16 +5,20 @@ user would type after `/name`); prompts/get returns the expanded template as one
 so MCP hosts that show prompts as slash commands (Claude Code, Claude Desktop) offer the same
 commands a toolweave chat does. The definitions are re-read when their file changes, so an
 edited template is served at once; a command added later appears after a restart (prompt
-names are registered at start-up).
+names are registered at start-up). MCP names are ASCII (`A-Z a-z 0-9 _ . -`), so a command
+named in another script (`/翻译`) stays usable in chats but is not served, with a warning.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
 from toolweave.agent.commands import Commands
 from toolweave.mcp.server import MCPServer
+
+logger = logging.getLogger("toolweave.host")
 
 
 def load_commands(path: Path) -> Commands:
@@ -32,7 +36,10 @@ def serve_commands(server: MCPServer, path: Path) -> Commands:
         name = command.name
         hint = f" Arguments: {command.argument_hint}" if command.argument_hint else ""
         description = (command.description or f"The /{name} command.") + hint
-        server.prompt(name=name, description=description)(_renderer(commands, name, path))
+        try:
+            server.prompt(name=name, description=description)(_renderer(commands, name, path))
+        except ValueError as exc:  # the server's own name rule, defined once there
+            logger.warning("[serve].commands: /%s not served: %s", name, exc)
     return commands
 
 
