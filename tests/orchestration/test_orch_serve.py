@@ -3,6 +3,7 @@ the official MCP SDK client over stdio; `toolweave log` prints what was served."
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -38,6 +39,13 @@ def write_config(tmp_path: Path) -> Path:
     return config
 
 
+def toolweave_log(*args: str) -> str:
+    out = subprocess.run(
+        [str(TOOLWEAVE), "log", *args], capture_output=True, text=True, timeout=60, check=True
+    )
+    return out.stdout
+
+
 async def test_served_calls_are_logged_capped_and_commands_are_prompts(tmp_path: Path) -> None:
     config = write_config(tmp_path)
     params = StdioServerParameters(
@@ -59,28 +67,16 @@ async def test_served_calls_are_logged_capped_and_commands_are_prompts(tmp_path:
     assert message == "Report the weather in Paris, in Celsius and Fahrenheit."
     assert chinese.messages[0].content.text == "把下面的话翻译成英文：早上好"  # type: ignore[union-attr]
 
-    out = subprocess.run(
-        [str(TOOLWEAVE), "log", "-c", str(config), "--json", "-n", "10"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    out = await asyncio.to_thread(toolweave_log, "-c", str(config), "--json", "-n", "10")
+    rows = [json.loads(line) for line in out.splitlines()]
     assert [r["status"] for r in rows] == ["stopped", "success", "success"]
     assert rows[0]["tools"] == ["calculate"] and "quota" in rows[0]["error"]
     assert rows[1]["input"].startswith("get_weather ") and "北京" in rows[1]["input"]
     assert {r["kind"] for r in rows} == {"tool"}
     assert len({r["session_id"] for r in rows}) == 1  # one client
 
-    table = subprocess.run(
-        [str(TOOLWEAVE), "log", "-c", str(config)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    assert "get_weather" in table.stdout and "stopped" in table.stdout
+    table = await asyncio.to_thread(toolweave_log, "-c", str(config))
+    assert "get_weather" in table and "stopped" in table
 
 
 def test_orchestration_keys_are_validated(tmp_path: Path) -> None:
