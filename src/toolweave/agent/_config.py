@@ -7,7 +7,7 @@ hooks, reminders, quotas, subagents) arrive as new fields here instead of new re
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from toolweave.llm import Message, Model
@@ -15,6 +15,7 @@ from toolweave.tools import PermissionPolicy, ToolRegistry
 
 from .gates import ToolGate
 from .governance import Governance
+from .orchestration import Orchestration
 from .output import OutputSpec
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ class RunConfig:
     temperature: float | None
     max_tokens: int | None
     skills: AgentSkills | None = None
+    orchestration: Orchestration = field(default_factory=Orchestration)
 
     def session_registry(self, session: Session) -> ToolRegistry:
         """The session's overlay on the agent's tools, with the agent's policy applied."""

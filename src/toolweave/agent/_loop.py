@@ -34,6 +34,7 @@ from toolweave.tools.context import REGISTRY_EXTRA
 
 from ._answer import Answer, OutputHandler, Retry
 from ._dispatch import CallOutcome, CallSetup, dispatch_call
+from ._orchestrate import RunOrchestration
 from ._run_hooks import prompt_message, stop_reason
 from ._shape import error_part
 from .errors import MaxTurnsExceeded
@@ -54,6 +55,7 @@ from .events import (
 )
 from .gates import GateRequest
 from .governance import CallBlocked, GateContext
+from .orchestration import SCOPE_EXTRA, RunScope
 from .output import PartialOutput
 
 if TYPE_CHECKING:
@@ -76,9 +78,16 @@ class Run:
     """The state of one run; `execute` drives it to a `RunResult` or raises."""
 
     def __init__(
-        self, config: RunConfig, prompt: str, session: Session, deps: Any, emit: Emit | None
+        self,
+        config: RunConfig,
+        prompt: str,
+        session: Session,
+        deps: Any,
+        emit: Emit | None,
+        scope: RunScope,
     ) -> None:
         self.config = config
+        self.scope = scope
         self.session = session
         self.emit = emit
         self.run_id = uuid.uuid4().hex
@@ -87,6 +96,8 @@ class Run:
         self.ctx = ToolContext(
             session_id=session.id, trace_id=self.run_id, deps=deps, output_sink=self._sink
         )
+        self.ctx.extras[SCOPE_EXTRA] = scope
+        self.steps = RunOrchestration(config.orchestration, scope, self.run_id)
         self.output = OutputHandler(
             config.output, config.output_mode, config.output_retries, config.max_tool_result_chars
         )
@@ -115,9 +126,28 @@ class Run:
             self.registry = self.config.session_registry(session)
             self.ctx.extras[REGISTRY_EXTRA] = self.registry  # where `mcp_load` adds tools
             await session.load()
-            return await self._execute()
+            return await self._logged()
         finally:
             session.release()
+
+    async def _logged(self) -> RunResult[Any]:
+        """The run under its deadline, with its query-log row finished however it ends."""
+        steps, deadline = self.steps, self.scope.deadline
+        await steps.started(self.prompt)
+        try:
+            async with asyncio.timeout_at(deadline):
+                result = await self._execute()
+        except TimeoutError as exc:
+            await steps.finished("timeout", exc)
+            raise
+        except asyncio.CancelledError:
+            await steps.finished("stopped")
+            raise
+        except BaseException as exc:
+            await steps.finished("error", exc)
+            raise
+        await steps.finished("success")
+        return result
 
     async def _execute(self) -> RunResult[Any]:
         history = self.session.messages
@@ -166,8 +196,15 @@ class Run:
                 await config.governance.fire("PreCompact", self._gate(), trigger="auto")
             if await session.compact():
                 self._pending.clear()  # the store rewrote the whole history, these included
-            response = await self._call_model(self._request(final_call), turn)
+            request = await self.steps.before_model(self._request(final_call), turn)
+            try:
+                response = await self._call_model(request, turn)
+            except BaseException:
+                await self.steps.after_model(None)
+                raise
+            await self.steps.after_model(response.usage)
             calls_made += 1
+            self.scope.turns_left = config.max_turns - calls_made
             self.usage = self.usage + response.usage
             message = response.message
             self._append(message)
@@ -389,6 +426,8 @@ class Run:
             ctx.cancellation.release(child.cancellation)
         parts[index] = outcome.part
         inv = outcome.invocation
+        if inv is not None:
+            self.steps.after_tool(inv)
         if self.emit is not None and inv is not None:
             self.emit(ToolExecutionCompleted(call, outcome.part, inv.error, inv.duration, turn))
         return outcome
@@ -449,7 +488,7 @@ class Run:
         return RunResult(
             output=output,
             messages=list(self.session.messages),
-            usage=self.usage,
+            usage=self.usage + self.scope.child_usage,
             invocations=self.invocations,
             new_messages=list(new),
             turns=turns,

@@ -8,6 +8,8 @@ field's name rather than mid-run.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import inspect
 from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal
@@ -24,18 +26,32 @@ from toolweave.tools import (
     ToolRegistry,
     UserOutput,
 )
-from toolweave.tools.context import DepsT
+from toolweave.tools.context import DepsT, ToolContext
 
 from ._config import RunConfig
 from ._loop import Run
 from .approvals import DEFAULT_APPROVAL_TIMEOUT, Approver
+from .circuit import DEFAULT_CIRCUIT_FAILURES, DEFAULT_CIRCUIT_RECOVERY
+from .commands import Commands
 from .events import AgentEvent
 from .gates import ToolGate
 from .governance import Governance
 from .hooks import Hooks
+from .orchestration import (
+    DEFAULT_SUBAGENT_MAX_RESULT_CHARS,
+    DEFAULT_SUBAGENT_TIMEOUT,
+    Orchestration,
+    RunScope,
+    SubagentTools,
+    orchestration_registry,
+)
 from .output import DEFAULT_OUTPUT_NAME, OutputSpec
+from .query_log import QueryLog
+from .quota import Quota
 from .rules import Rules
 from .session import Session
+from .teams import TeamStore
+from .todo_reminder import TodoSource
 
 if TYPE_CHECKING:
     from toolweave.skills import SkillLibrary
@@ -114,6 +130,18 @@ class Agent(Generic[DepsT, OutputT]):
         deps_type: type[DepsT] | None = None,
         skills: SkillLibrary | None = None,
         skill_selector: Model | bool = False,
+        subagents: bool = False,
+        subagent_model: Model | str | None = None,
+        subagent_tools: SubagentTools = "read_only",
+        subagent_timeout: float = DEFAULT_SUBAGENT_TIMEOUT,
+        subagent_max_result_chars: int = DEFAULT_SUBAGENT_MAX_RESULT_CHARS,
+        teams: bool | TeamStore = False,
+        circuit_failures: int | None = DEFAULT_CIRCUIT_FAILURES,
+        circuit_recovery: float = DEFAULT_CIRCUIT_RECOVERY,
+        todos: TodoSource | None = None,
+        quota: Quota | None = None,
+        commands: Commands | dict[str, Any] | None = None,
+        query_log: QueryLog | None = None,
     ) -> None:
         if isinstance(model, str):
             from toolweave.llm import model_from_string  # adapters load only when asked for
@@ -167,6 +195,22 @@ class Agent(Generic[DepsT, OutputT]):
             agent_skills = AgentSkills(skills, selector=selector)
             agent_skills.install(registry)
             gates = (agent_skills.gate, *gates)
+        orchestration = Orchestration.build(
+            subagents=subagents,
+            subagent_model=subagent_model,
+            subagent_tools=subagent_tools,
+            subagent_timeout=subagent_timeout,
+            subagent_max_result_chars=subagent_max_result_chars,
+            teams=teams,
+            circuit_failures=circuit_failures,
+            circuit_recovery=circuit_recovery,
+            todos=todos,
+            quota=quota,
+            commands=commands,
+            query_log=query_log,
+        )
+        registry = orchestration_registry(registry, orchestration)
+        extra_gates = (orchestration.circuit,) if orchestration.circuit is not None else ()
         self.name = name
         self.instructions = instructions
         self._config = RunConfig(
@@ -181,13 +225,20 @@ class Agent(Generic[DepsT, OutputT]):
             output_retries=output_retries,
             on_max_turns=on_max_turns,
             policy=policy,
-            gates=tuple(gates),
+            gates=(*extra_gates, *gates),
             governance=governance,
             user_output=user_output,
             temperature=temperature,
             max_tokens=max_tokens,
             skills=agent_skills,
+            orchestration=orchestration,
         )
+
+    @classmethod
+    def _from_config(cls, config: RunConfig, name: str) -> Agent[Any, Any]:
+        agent: Agent[Any, Any] = cls.__new__(cls)
+        agent.name, agent.instructions, agent._config = name, None, config
+        return agent
 
     @property
     def model(self) -> Model:
@@ -205,6 +256,15 @@ class Agent(Generic[DepsT, OutputT]):
         return self._config.governance
 
     @property
+    def max_turns(self) -> int:
+        return self._config.max_turns
+
+    @property
+    def orchestration(self) -> Orchestration:
+        """Subagents, teams, circuit breaker, reminders, quota, commands and query log."""
+        return self._config.orchestration
+
+    @property
     def output_mode(self) -> Literal["native", "tool"]:
         """How structured output is asked for: the provider's native format or a final tool."""
         return self._config.output_mode
@@ -217,12 +277,75 @@ class Agent(Generic[DepsT, OutputT]):
         session: Session | None = None,
         *,
         deps: DepsT = None,  # type: ignore[assignment]
+        timeout: float | None = None,
     ) -> RunResult[OutputT]:
         """Run to a final answer. Cancelling the awaiting task cancels running tools and
-        leaves `session` consistent."""
-        return await Run(
-            self._config, prompt, session if session is not None else Session(), deps, None
+        leaves `session` consistent. `timeout` (seconds) is the run's deadline: past it the run
+        raises `TimeoutError`, and subagents get at most what is left minus 30 s."""
+        return await self._new_run(prompt, session, deps, None, timeout).execute()
+
+    def _new_run(
+        self,
+        prompt: str,
+        session: Session | None,
+        deps: Any,
+        emit: Callable[[AgentEvent], None] | None,
+        timeout: float | None,
+        scope: RunScope | None = None,
+    ) -> Run:
+        """A run of this agent: slash commands applied, its scope (deadline, identity) set."""
+        session = session if session is not None else Session()
+        if scope is None:
+            deadline = None
+            if timeout is not None:
+                _positive("run(timeout", timeout)
+                deadline = asyncio.get_running_loop().time() + timeout
+            scope = RunScope(self, session, session.id, deadline, turns_left=self.max_turns)
+        commands = self.orchestration.commands
+        if commands is not None:
+            prompt = commands.rewrite(prompt)
+        return Run(self._config, prompt, session, deps, emit, scope)
+
+    def _derive(
+        self, *, model: Model, registry: ToolRegistry, instructions: str, max_turns: int
+    ) -> Agent[Any, str]:
+        """A disposable child: same gates, policy, quota and limits; its own model, tools and
+        instructions; plain-text answers; no subagents, teams, reminders, commands or log."""
+        settings = self.orchestration
+        child = Orchestration(
+            subagent_timeout=settings.subagent_timeout,
+            subagent_max_result_chars=settings.subagent_max_result_chars,
+            circuit=settings.circuit,
+            quota=settings.quota,
+        )
+        config = dataclasses.replace(
+            self._config,
+            model=model,
+            registry=registry,
+            system_message=Message.system(instructions),
+            max_turns=max_turns,
+            output=None,
+            output_mode="tool",
+            user_output="media_only",
+            orchestration=child,
+        )
+        return Agent._from_config(config, f"{self.name}/child")
+
+    async def _run_scoped(
+        self, prompt: str, scope: RunScope, parent: ToolContext
+    ) -> RunResult[Any]:
+        """Run inside another run (a subagent): its deadline, identity and usage roll-up come
+        from `scope`; files and images it sends reach the parent's user."""
+        result = await self._new_run(
+            prompt, scope.session, parent.deps, None, None, scope
         ).execute()
+        sink = parent.output_sink
+        for item in result.user_outputs:
+            if sink is not None:
+                outcome = sink(item)
+                if inspect.isawaitable(outcome):
+                    await outcome
+        return result
 
     def run_sync(
         self,
@@ -258,6 +381,7 @@ class Agent(Generic[DepsT, OutputT]):
         session: Session | None = None,
         *,
         deps: DepsT = None,  # type: ignore[assignment]
+        timeout: float | None = None,
     ) -> AsyncGenerator[AgentEvent, None]:
         """Yield the run's events as they happen; a failed run yields `RunFailed`, then raises.
 
@@ -265,13 +389,7 @@ class Agent(Generic[DepsT, OutputT]):
         that breaks) or cancelling its consumer cancels the run.
         """
         queue: asyncio.Queue[Any] = asyncio.Queue()
-        run = Run(
-            self._config,
-            prompt,
-            session if session is not None else Session(),
-            deps,
-            queue.put_nowait,
-        )
+        run = self._new_run(prompt, session, deps, queue.put_nowait, timeout)
         task = asyncio.ensure_future(run.execute())
         task.add_done_callback(lambda _: queue.put_nowait(_DONE))
         try:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from toolweave.llm import Model, Usage
+from toolweave.tools import ToolRegistry
 
 from .circuit import CircuitBreaker
 from .commands import Commands
@@ -119,6 +120,27 @@ class Orchestration:
         )
 
 
+def orchestration_registry(registry: ToolRegistry, settings: Orchestration) -> ToolRegistry:
+    """The agent's tools plus `subagent_run` and the team tools when they are switched on, in a
+    layer over the caller's registry (which is never modified)."""
+    if not settings.subagents:
+        return registry
+    from .subagents import subagent_tools
+    from .team_tools import team_tools
+
+    tools = [*subagent_tools(), *(team_tools() if settings.teams is not None else [])]
+    clash = sorted(t.name for t in tools if t.name in registry)
+    if clash:
+        raise ValueError(
+            f"Agent(tools=...) already has tools named {clash}, which subagents/teams register; "
+            "rename yours or turn subagents/teams off"
+        )
+    layer = registry.overlay()
+    for tool in tools:
+        layer.register(tool)
+    return layer
+
+
 @dataclass(slots=True)
 class RunScope:
     """What the tools of one run know about it. `deadline` is on the event loop's clock.
@@ -127,7 +149,7 @@ class RunScope:
     so a parent's usage includes its subagents' even when one is cut off by its timeout.
     """
 
-    agent: Agent
+    agent: Agent[Any, Any]
     session: Session
     quota_key: str
     deadline: float | None = None
@@ -165,7 +187,11 @@ class RunScope:
             ancestor = ancestor.parent
 
     def child(
-        self, agent: Agent, session: Session, agent_type: AgentType, deadline: float | None
+        self,
+        agent: Agent[Any, Any],
+        session: Session,
+        agent_type: AgentType,
+        deadline: float | None,
     ) -> RunScope:
         if self.deadline is not None:
             deadline = self.deadline if deadline is None else min(deadline, self.deadline)

@@ -214,7 +214,8 @@ def subagent_tools(names: Sequence[str] = ("subagent_run",)) -> list[Tool]:
         """
         scope = scope_of(ctx, "subagent_run")
         if scope.background is not None:
-            return await scope.background.start(scope, ctx, task, timeout_sec)
+            started: str = await scope.background.start(scope, ctx, task, timeout_sec)
+            return started
         result = await run_subagent(scope, ctx, task, timeout_sec=timeout_sec)
         return result.render(scope.agent.orchestration.subagent_max_result_chars)
 
