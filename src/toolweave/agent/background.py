@@ -14,14 +14,16 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import dataclasses
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from toolweave.tools import ExecutionFailed, FunctionTool, Tool, ToolContext
 
 from .subagents import SUBAGENT_RESERVE, SubagentResult, run_subagent, scope_of
 
 if TYPE_CHECKING:
+    from .agent import Agent
     from .orchestration import RunScope
 
 MAX_SYNTHESIS_ROUNDS = 5
@@ -138,3 +140,46 @@ def background_tools() -> list[Tool]:
         FunctionTool(subagent_list, read_only=True, category="orchestration"),
         FunctionTool(subagent_cancel, category="orchestration"),
     ]
+
+
+async def run_scheduled(
+    agent: Agent[Any, Any], prompt: str, timeout: float, quota_key: str
+) -> tuple[str, int]:
+    """One scheduled firing: a disposable run with background subagents, then up to
+    `MAX_SYNTHESIS_ROUNDS` rounds that feed their results back; returns the final answer and
+    the tokens the whole firing used (background work included)."""
+    from .orchestration import RunScope
+    from .session import Session
+
+    settings = agent.orchestration
+    scheduled = agent
+    if settings.subagents:
+        layer = agent.registry.overlay()
+        for tool in background_tools():
+            layer.register(tool)
+        scheduled = agent._from_config(
+            dataclasses.replace(agent._config, registry=layer), agent.name
+        )
+    session = Session()
+    background = BackgroundSubagents()
+    deadline = asyncio.get_running_loop().time() + timeout
+    scope = RunScope(
+        scheduled,
+        session,
+        quota_key,
+        deadline,
+        agent_type="scheduled",
+        turns_left=agent.max_turns,
+        background=background,
+    )
+    try:
+        result = await scheduled._new_run(prompt, session, None, None, None, scope).execute()
+        for _ in range(MAX_SYNTHESIS_ROUNDS):
+            if not background.pending():
+                break
+            results = await background.drain(deadline, settings.subagent_max_result_chars)
+            scope.turns_left = agent.max_turns
+            result = await scheduled._new_run(results, session, None, None, None, scope).execute()
+    finally:
+        await background.close()
+    return str(result.output), scope.total_usage.total_tokens

@@ -263,12 +263,11 @@ class Scheduler:
         )
 
     async def _execute(self, task: ScheduledTask) -> tuple[str, int]:
-        """One disposable run: a fresh session, the agent's full tools; only the answer."""
-        from .session import Session
+        """One disposable run (a fresh session, the agent's full tools, background subagents);
+        only its final answer. Usage counts against the target's quota."""
+        from .background import run_scheduled
 
-        result = await self.agent.run(task.prompt, Session())
-        usage = result.usage
-        return str(result.output), usage.input_tokens + usage.output_tokens
+        return await run_scheduled(self.agent, task.prompt, task.timeout, task.target)
 
     # -- tools --------------------------------------------------------------------------------
 
