@@ -19,8 +19,8 @@ from toolweave.llm import FunctionModel, Message, ModelRequest, ScriptedModel, T
 from toolweave.tools import ExecutionFailed, ToolRegistry, tool
 
 
-def call(name: str, cid: str, **args: object) -> Message:
-    return Message.assistant("", [ToolCallPart(cid, name, dict(args))])
+def call(tool_name: str, cid: str, /, **args: object) -> Message:
+    return Message.assistant("", [ToolCallPart(cid, tool_name, dict(args))])
 
 
 def results(request: ModelRequest) -> list[str]:
