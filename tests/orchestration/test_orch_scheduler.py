@@ -114,7 +114,7 @@ async def test_cron_spec_and_validation(tmp_path: Path) -> None:
         assert updated.prompt == "new"
         assert updated.next_fire == datetime(2026, 3, 3, tzinfo=UTC).timestamp()
         assert scheduler.delete(task.id) and not scheduler.list()
-        with pytest.raises(KeyError):
+        with pytest.raises(ValueError, match="no scheduled task"):
             scheduler.update(task.id, prompt="x")
     finally:
         await scheduler.close()

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 
+from toolweave.errors import ConfigError
+
 MIN_EVERY_SECONDS = 1.0
 """The shortest `@every` interval accepted."""
 
@@ -53,31 +55,31 @@ class Spec:
             stamp = moment.timestamp()
             if stamp > after:
                 return stamp
-        raise ValueError(f"schedule {self.text!r} never fires")  # pragma: no cover - cronsim loops
+        raise ConfigError(f"schedule {self.text!r} never fires")  # pragma: no cover - cronsim loops
 
 
 def parse_spec(text: object) -> Spec:
     """Validate `text`, raising ValueError with the accepted forms when it is not one."""
     if not isinstance(text, str) or not text.strip():
-        raise ValueError(_help(text))
+        raise ConfigError(_help(text))
     spec = " ".join(text.split())
     every = _EVERY.match(spec)
     if every is not None:
         seconds = sum(float(n) * _UNITS[unit] for n, unit in _PIECE.findall(every.group(1)))
         if seconds < MIN_EVERY_SECONDS:
-            raise ValueError(
+            raise ConfigError(
                 f"schedule {spec!r}: @every needs at least {MIN_EVERY_SECONDS:g}s between firings"
             )
         return Spec(spec, interval=seconds)
     cron = _ALIASES.get(spec.lower(), spec)
     if len(cron.split()) != 5:
-        raise ValueError(_help(spec))
+        raise ConfigError(_help(spec))
     from cronsim import CronSim, CronSimError
 
     try:
         CronSim(cron, datetime(2026, 1, 1))
     except CronSimError as exc:
-        raise ValueError(f"schedule {spec!r} is not a valid cron expression: {exc}") from None
+        raise ConfigError(f"schedule {spec!r} is not a valid cron expression: {exc}") from None
     return Spec(spec, cron=cron)
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from toolweave.errors import ConfigError
 from toolweave.tools import ExecutionFailed
 
 if TYPE_CHECKING:
@@ -43,9 +44,9 @@ class CircuitBreaker:
         clock: Callable[[], float] = time.time,
     ) -> None:
         if isinstance(failures, bool) or failures < 1:
-            raise ValueError(f"circuit_failures must be 1 or more, got {failures!r}")
+            raise ConfigError(f"circuit_failures must be 1 or more, got {failures!r}")
         if recovery <= 0:
-            raise ValueError(
+            raise ConfigError(
                 f"circuit_recovery must be a positive number of seconds, got {recovery!r}"
             )
         self.failures = failures

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toolweave.errors import ConfigError
 from toolweave.skills.commands import expand_arguments
 
 logger = logging.getLogger("toolweave.agent.commands")
@@ -51,12 +52,12 @@ class Command:
 
 def check_command_name(name: object, where: str = "Commands") -> str:
     if not isinstance(name, str) or _NAME.fullmatch(name) is None:
-        raise ValueError(
+        raise ConfigError(
             f"{where}: command name {name!r} is invalid; use 1-64 letters (any language), "
             "digits, '_' or '-', starting with a letter or digit (no leading '/')"
         )
     if name in BUILTIN_COMMANDS:
-        raise ValueError(
+        raise ConfigError(
             f"{where}: command name {name!r} would shadow the built-in /{name}; pick another name"
         )
     return name
@@ -70,7 +71,7 @@ def _command(name: object, raw: Any, where: str) -> Command:
     if isinstance(raw, Mapping):
         unknown = set(raw) - {"template", "description", "argument-hint"}
         if unknown or not isinstance(raw.get("template"), str):
-            raise ValueError(
+            raise ConfigError(
                 f"{where}: command {checked!r} needs a string 'template' (optional "
                 f"'description', 'argument-hint'), got keys {sorted(raw)}"
             )
@@ -78,9 +79,9 @@ def _command(name: object, raw: Any, where: str) -> Command:
         argument_hint = str(raw.get("argument-hint", ""))
         raw = raw["template"]
     if not isinstance(raw, str) or not raw.strip():
-        raise ValueError(f"{where}: command {checked!r} must have a non-empty template string")
+        raise ConfigError(f"{where}: command {checked!r} must have a non-empty template string")
     if len(raw) > MAX_TEMPLATE_CHARS:
-        raise ValueError(f"{where}: command {checked!r} is longer than {MAX_TEMPLATE_CHARS} chars")
+        raise ConfigError(f"{where}: command {checked!r} is longer than {MAX_TEMPLATE_CHARS} chars")
     return Command(checked, raw, description, argument_hint)
 
 
@@ -94,9 +95,9 @@ def parse_markdown_command(name: str, text: str, where: str) -> Command:
         try:
             loaded = yaml.safe_load(match.group(1)) or {}
         except yaml.YAMLError as exc:
-            raise ValueError(f"{where}: the frontmatter is not valid YAML: {exc}") from None
+            raise ConfigError(f"{where}: the frontmatter is not valid YAML: {exc}") from None
         if not isinstance(loaded, dict):
-            raise ValueError(f"{where}: frontmatter must be a mapping of keys to values")
+            raise ConfigError(f"{where}: frontmatter must be a mapping of keys to values")
         meta = loaded
         text = text[match.end() :]
     return _command(
@@ -134,7 +135,7 @@ class Commands:
         """Load `<name>.md` files (Claude Code's `.claude/commands`); re-read on change."""
         directory = Path(path)
         if not directory.is_dir():
-            raise ValueError(f"Commands.from_directory: {directory} is not a directory")
+            raise ConfigError(f"Commands.from_directory: {directory} is not a directory")
         return cls.from_file(directory)
 
     # -- lookups ------------------------------------------------------------------------------
@@ -223,12 +224,12 @@ def _load_mapping(file: Path) -> builtins.list[Command]:
         try:
             raw = yaml.safe_load(text) or {}
         except yaml.YAMLError as exc:
-            raise ValueError(f"{file} is not valid YAML: {exc}") from None
+            raise ConfigError(f"{file} is not valid YAML: {exc}") from None
     else:
         try:
             raw = json.loads(text) if text.strip() else {}
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{file} is not valid JSON: {exc}") from None
+            raise ConfigError(f"{file} is not valid JSON: {exc}") from None
     if not isinstance(raw, dict):
-        raise ValueError(f"{file} must map command names to templates, got {type(raw).__name__}")
+        raise ConfigError(f"{file} must map command names to templates, got {type(raw).__name__}")
     return [_command(name, value, str(file)) for name, value in raw.items()]

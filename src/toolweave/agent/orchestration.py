@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from toolweave.errors import ConfigError
 from toolweave.llm import Model, Usage
 from toolweave.tools import ToolRegistry
 
@@ -81,7 +82,7 @@ class Orchestration:
             raise TypeError("Agent(subagent_model=...) must be a Model, a model string or None")
         if isinstance(subagent_tools, str):
             if subagent_tools not in ("inherit", "read_only"):
-                raise ValueError(
+                raise ConfigError(
                     f"Agent(subagent_tools={subagent_tools!r}) must be 'inherit', 'read_only' or "
                     "a list of tool names"
                 )
@@ -90,9 +91,9 @@ class Orchestration:
         else:
             subagent_tools = tuple(subagent_tools)
         if not 0 < subagent_timeout <= 86400:
-            raise ValueError("Agent(subagent_timeout=...) must be between 0 and 86400 seconds")
+            raise ConfigError("Agent(subagent_timeout=...) must be between 0 and 86400 seconds")
         if subagent_max_result_chars < 200:
-            raise ValueError("Agent(subagent_max_result_chars=...) must be at least 200")
+            raise ConfigError("Agent(subagent_max_result_chars=...) must be at least 200")
         if teams is True:
             teams = TeamStore()  # in memory; pass TeamStore(path) to keep teams across restarts
         if quota is not None and not isinstance(quota, Quota):
@@ -131,7 +132,7 @@ def orchestration_registry(registry: ToolRegistry, settings: Orchestration) -> T
     tools = [*subagent_tools(), *(team_tools() if settings.teams is not None else [])]
     clash = sorted(t.name for t in tools if t.name in registry)
     if clash:
-        raise ValueError(
+        raise ConfigError(
             f"Agent(tools=...) already has tools named {clash}, which subagents/teams register; "
             "rename yours or turn subagents/teams off"
         )

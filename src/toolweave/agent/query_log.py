@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from toolweave.errors import ConfigError
 from toolweave.storage.sql import Dialect, Program, SQLStore
 
 QueryStatus = Literal["running", "success", "stopped", "timeout", "error"]
@@ -90,7 +91,7 @@ class QueryLog:
         """Finish the row: `tools` are every tool name called, in order (all are counted, the
         first `MAX_LOGGED_TOOLS` kept); `duration` defaults to the time since `start`."""
         if status not in QUERY_STATUSES or status == "running":
-            raise ValueError(
+            raise ConfigError(
                 f"QueryLog.finish(status={status!r}) must be one of success, stopped, timeout, "
                 "error"
             )
@@ -127,7 +128,7 @@ class QueryLog:
 
 def _recent(n: int) -> Program[list[QueryRecord]]:
     if n < 1:
-        raise ValueError(f"QueryLog.recent(n={n}) must be at least 1")
+        raise ConfigError(f"QueryLog.recent(n={n}) must be at least 1")
     rows = yield (
         f"SELECT {_COLUMNS} FROM toolweave_query_log ORDER BY started DESC, id DESC LIMIT ?",
         (n,),

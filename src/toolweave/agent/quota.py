@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
+from toolweave.errors import ConfigError
 from toolweave.storage.sql import Dialect, Program, SQLStore, for_update
 
 from .errors import AgentError
@@ -95,7 +96,7 @@ class Quota:
             ("global_daily_calls", global_daily_calls),
         ):
             if value is not None and (isinstance(value, bool) or value < 0):
-                raise ValueError(f"Quota({name}=...) must be a non-negative integer or None")
+                raise ConfigError(f"Quota({name}=...) must be a non-negative integer or None")
         self.limits: dict[tuple[str, Metric], int | None] = {
             ("session", "tokens"): per_session_daily_tokens,
             (GLOBAL_SCOPE, "tokens"): global_daily_tokens,

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
+from toolweave.errors import ConfigError
 from toolweave.storage.sql import Dialect, Program, SQLStore, for_update, skip_locked
 
 from ._cron import parse_spec
@@ -112,7 +113,7 @@ class ScheduleStore:
         try:
             self.tz = ZoneInfo(timezone)
         except (KeyError, ValueError):
-            raise ValueError(
+            raise ConfigError(
                 f"Scheduler(timezone={timezone!r}) is not an IANA time zone such as 'UTC' or "
                 "'Asia/Shanghai'"
             ) from None

@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolweave.errors import ConfigError
 from toolweave.storage.sql import ProgramFactory, T
 
 from .schedule_store import RunStatus, ScheduledTask, ScheduleStore, TaskRun
@@ -49,9 +50,9 @@ MAX_OUTPUT_CHARS = 8000
 
 def check_timeout(timeout: object, where: str = "timeout") -> float:
     if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-        raise ValueError(f"{where} must be a number of seconds, got {timeout!r}")
+        raise ConfigError(f"{where} must be a number of seconds, got {timeout!r}")
     if not 0 < timeout <= MAX_TASK_TIMEOUT:
-        raise ValueError(f"{where} must be between 0 and {MAX_TASK_TIMEOUT:g} seconds")
+        raise ConfigError(f"{where} must be between 0 and {MAX_TASK_TIMEOUT:g} seconds")
     return float(timeout)
 
 
@@ -71,7 +72,7 @@ class Scheduler:
         clock: Callable[[], float] = time.time,
     ) -> None:
         if poll_interval <= 0:
-            raise ValueError("Scheduler(poll_interval=...) must be a positive number of seconds")
+            raise ConfigError("Scheduler(poll_interval=...) must be a positive number of seconds")
         self.agent = agent
         self.name = name
         self.deliver = deliver
@@ -107,7 +108,7 @@ class Scheduler:
         program = self._update_program(task_id, changes)
         updated = self._sync(program)
         if updated is None:
-            raise KeyError(f"no scheduled task {task_id!r}; list them with Scheduler.list()")
+            raise ConfigError(f"no scheduled task {task_id!r}; list them with Scheduler.list()")
         self._poke()
         return updated
 
@@ -122,9 +123,9 @@ class Scheduler:
         self, spec: str, prompt: str, target: str, run_once: bool, timeout: float
     ) -> ProgramFactory[ScheduledTask]:
         if not isinstance(prompt, str) or not prompt.strip():
-            raise ValueError("Scheduler.create(prompt=...) must be a non-empty string")
+            raise ConfigError("Scheduler.create(prompt=...) must be a non-empty string")
         if not isinstance(target, str) or not target:
-            raise ValueError("Scheduler.create(target=...) must name where answers go")
+            raise ConfigError("Scheduler.create(target=...) must name where answers go")
         seconds = check_timeout(timeout, "Scheduler.create(timeout=...)")
         now = self._now()
         return lambda d: self.tasks.create(spec, prompt, target, bool(run_once), seconds, now)
@@ -135,7 +136,7 @@ class Scheduler:
         allowed = {"spec", "prompt", "target", "run_once", "timeout", "enabled"}
         unknown = set(changes) - allowed
         if unknown:
-            raise ValueError(f"Scheduler.update: unknown field(s) {sorted(unknown)}; {allowed}")
+            raise ConfigError(f"Scheduler.update: unknown field(s) {sorted(unknown)}; {allowed}")
         if "timeout" in changes:
             changes["timeout"] = check_timeout(changes["timeout"], "Scheduler.update(timeout=...)")
         now = self._now()

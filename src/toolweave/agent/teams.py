@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toolweave.errors import ConfigError
 from toolweave.storage.sql import Dialect, Program, SQLStore
 
 GLOBAL_TEAM_SCOPE = "global"
@@ -35,7 +36,7 @@ CREATE TABLE IF NOT EXISTS toolweave_teams (
 def check_name(kind: str, name: object) -> str:
     """A valid team or member name, or a ValueError that says what is allowed."""
     if not isinstance(name, str) or _NAME.fullmatch(name) is None:
-        raise ValueError(
+        raise ConfigError(
             f"{kind} {name!r} is not a valid name: use 1-64 letters (any language), digits, "
             "'_' or '-', starting with a letter or digit"
         )
@@ -54,10 +55,10 @@ class TeamMember:
         if isinstance(raw, TeamMember):
             return raw
         if not isinstance(raw, dict) or set(raw) - {"name", "role"} or "name" not in raw:
-            raise ValueError(f"{where}: each member is an object {{name, role}}, got {raw!r}")
+            raise ConfigError(f"{where}: each member is an object {{name, role}}, got {raw!r}")
         role = raw.get("role", "")
         if not isinstance(role, str) or len(role) > MAX_ROLE_CHARS:
-            raise ValueError(f"{where}: role must be a string of at most {MAX_ROLE_CHARS} chars")
+            raise ConfigError(f"{where}: role must be a string of at most {MAX_ROLE_CHARS} chars")
         return cls(check_name("member", raw["name"]), role)
 
 
@@ -80,16 +81,16 @@ class Team:
 def parse_members(raw: Any, where: str = "members") -> tuple[TeamMember, ...]:
     """Validate a member list: 1 to `MAX_TEAM_MEMBERS` members with distinct names."""
     if not isinstance(raw, list | tuple) or not raw:
-        raise ValueError(f"{where} must be a non-empty list of {{name, role}} objects")
+        raise ConfigError(f"{where} must be a non-empty list of {{name, role}} objects")
     if len(raw) > MAX_TEAM_MEMBERS:
-        raise ValueError(
+        raise ConfigError(
             f"{where} has {len(raw)} members; a team has at most {MAX_TEAM_MEMBERS} "
             "(split the work into several teams)"
         )
     members = tuple(TeamMember.parse(item, where) for item in raw)
     names = [m.name for m in members]
     if len(set(names)) != len(names):
-        raise ValueError(f"{where}: member names must be distinct, got {names}")
+        raise ConfigError(f"{where}: member names must be distinct, got {names}")
     return members
 
 

@@ -334,7 +334,7 @@ def _orchestration(config: HostConfig, serve: dict[str, Any]) -> None:
         if key in serve:
             value = _expect(f"[serve].{key}", serve[key], int, "a whole number (0 = no limit)")
             if value < 0:
-                raise ValueError(f"[serve].{key} must be 0 (no limit) or more, not {value}")
+                raise ConfigError(f"[serve].{key} must be 0 (no limit) or more, not {value}")
             setattr(config, key, value)
     if "commands" in serve:
         commands = _expect("[serve].commands", serve["commands"], str, "a file or directory")

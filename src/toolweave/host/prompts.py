@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from toolweave.agent.commands import Commands
+from toolweave.errors import ConfigError
 from toolweave.mcp.server import MCPServer
 
 logger = logging.getLogger("toolweave.host")
@@ -25,7 +26,7 @@ def load_commands(path: Path) -> Commands:
     if path.is_dir():
         return Commands.from_directory(path)
     if not path.is_file():
-        raise ValueError(f"[serve].commands: {path} is neither a file nor a directory")
+        raise ConfigError(f"[serve].commands: {path} is neither a file nor a directory")
     return Commands.from_file(path)
 
 
@@ -50,7 +51,7 @@ def _renderer(commands: Commands, name: str, path: Path) -> Callable[[str], str]
         """
         current = commands.get(name)
         if current is None:
-            raise ValueError(f"command /{name} was removed from {path}")
+            raise ConfigError(f"command /{name} was removed from {path}")
         return current.expand(arguments)
 
     return render

@@ -25,6 +25,8 @@ from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, TypeVar
 
+from toolweave.errors import ConfigError
+
 from .sqlite import SQLiteDatabase
 
 T = TypeVar("T")
@@ -74,7 +76,7 @@ class SQLStore:
         self, path: str | Path | None = None, *, dsn: str | None = None, schema: str, owner: str
     ) -> None:
         if path is not None and dsn is not None:
-            raise ValueError(f"{owner}: pass either path= (SQLite) or dsn= (Postgres), not both")
+            raise ConfigError(f"{owner}: pass either path= (SQLite) or dsn= (Postgres), not both")
         self.owner = owner
         self._schema = schema
         self._dsn = dsn
