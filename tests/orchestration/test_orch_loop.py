@@ -253,3 +253,25 @@ async def test_session_tools_never_leak_and_shadow_shared_ones() -> None:
     assert results(model_b.requests[1]) == ["shared"]
     assert results(model_b.requests[2])[-1].startswith("Unknown tool 'loaded'")
     assert "loaded" not in agent_a.registry
+
+
+def test_chat_runs_custom_commands_and_still_rejects_unknown_ones(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from toolweave.agent import Commands
+    from toolweave.cli.agent_cmd import chat_loop
+
+    file = tmp_path / "commands.yaml"
+    file.write_text("tr: '翻译：$ARGUMENTS'\n", encoding="utf-8")
+    seen: list[str] = []
+
+    def answer(request: ModelRequest) -> Message:
+        seen.append(request.messages[-1].text)
+        return Message.assistant("ok")
+
+    agent = Agent(FunctionModel(answer), [], commands=Commands.load(file))
+    lines = iter(["/tr 你好", "/nope x", "/exit"])
+    console = Console(record=True, width=120)
+    chat_loop(agent, Session(), console, lambda: next(lines))
+    assert seen == ["翻译：你好"]
+    assert "unknown command /nope" in console.export_text()

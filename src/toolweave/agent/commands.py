@@ -34,6 +34,7 @@ BUILTIN_COMMANDS = frozenset({"clear", "clock", "cmd", "exit", "help", "plan", "
 """Commands front ends handle themselves; a custom command may not take these names."""
 MAX_TEMPLATE_CHARS = 20_000
 _NAME = re.compile(r"^[^\W_][\w-]{0,63}$")
+_LINE = re.compile(r"^/(\S+)(?:\s+(.*))?$", re.DOTALL)
 _FRONTMATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)", re.DOTALL)
 
 
@@ -131,6 +132,16 @@ class Commands:
         return commands
 
     @classmethod
+    def load(cls, path: str | Path) -> Commands:
+        """`from_directory` for a directory, `from_file` for a file."""
+        target = Path(path).expanduser()
+        if target.is_dir():
+            return cls.from_directory(target)
+        if not target.is_file():
+            raise ConfigError(f"commands: {target} is neither a file nor a directory")
+        return cls.from_file(target)
+
+    @classmethod
     def from_directory(cls, path: str | Path) -> Commands:
         """Load `<name>.md` files (Claude Code's `.claude/commands`); re-read on change."""
         directory = Path(path)
@@ -154,15 +165,14 @@ class Commands:
     def rewrite(self, text: str) -> str:
         """`/name rest` -> the expanded template; anything else (unknown command, plain text,
         a path such as `/etc/hosts`) comes back unchanged."""
-        stripped = text.lstrip()
-        if not stripped.startswith("/"):
-            return text
-        head, _, rest = stripped[1:].partition(" ")
-        head, newline, tail = head.partition("\n")
-        if newline:
-            rest = f"{tail} {rest}" if rest else tail
-        command = self.get(head)
-        return command.expand(rest) if command is not None else text
+        split = _split(text)
+        command = self.get(split[0]) if split is not None else None
+        return command.expand(split[1]) if command is not None and split else text
+
+    def handles(self, text: str) -> bool:
+        """Whether `text` is `/name ...` for one of these commands."""
+        split = _split(text)
+        return split is not None and split[0] in self
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and self.get(name) is not None
@@ -209,6 +219,12 @@ class Commands:
 
     def __repr__(self) -> str:
         return f"Commands({sorted(self._commands)})"
+
+
+def _split(text: str) -> tuple[str, str] | None:
+    """`("name", "rest")` for `/name rest` (the rest may span lines), None for other text."""
+    match = _LINE.match(text.strip())
+    return (match.group(1), match.group(2) or "") if match is not None else None
 
 
 def _stat(file: Path) -> tuple[int, int]:

@@ -64,6 +64,9 @@ _SESSION_FILE = typer.Option(
     Path(DEFAULT_SESSIONS), "--session-file", envvar=SESSIONS_ENV, help="SQLite chat history."
 )
 _SESSION_ID = typer.Option("chat", "--session", "-s", help="Conversation name in that file.")
+_COMMANDS = typer.Option(
+    None, "--commands", help="Slash commands: a JSON/YAML file or a .claude/commands directory."
+)
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
@@ -77,8 +80,9 @@ def _build_agent(
     tools: AgentTools,
     max_turns: int,
     approver: Approver | None = None,
+    commands: Path | None = None,
 ) -> Agent:
-    from toolweave.agent import Agent
+    from toolweave.agent import Agent, Commands
     from toolweave.llm import ModelConfigError
 
     if not model:
@@ -90,8 +94,9 @@ def _build_agent(
             instructions=instructions,
             max_turns=max_turns,
             approver=approver,
+            commands=Commands.load(commands) if commands is not None else None,
         )
-    except ModelConfigError as exc:
+    except (ModelConfigError, ConfigError) as exc:
         raise _fail(str(exc)) from None
 
 
@@ -152,6 +157,11 @@ def escape(text: str) -> str:
     return rich_escape(text)
 
 
+def _custom_command(agent: Agent, line: str) -> bool:
+    commands = agent.orchestration.commands
+    return commands is not None and commands.handles(line)
+
+
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}"
@@ -167,12 +177,13 @@ def run_command(
     config: Path | None = _CONFIG,
     max_turns: int = _MAX_TURNS,
     as_json: bool = typer.Option(False, "--json", help="Print output, usage and tool calls."),
+    commands: Path | None = _COMMANDS,
 ) -> None:
-    """Run one prompt to a final answer and print it."""
+    """Run one prompt to a final answer and print it (a /command is expanded first)."""
     _check_model(model)
     try:
         result = asyncio.run(
-            _run(prompt, model, instructions, tools, mcp, eager, config, max_turns)
+            _run(prompt, model, instructions, tools, mcp, eager, config, max_turns, commands)
         )
     except typer.Exit:
         raise
@@ -202,11 +213,12 @@ async def _run(
     eager: bool,
     config: Path | None,
     max_turns: int,
+    commands: Path | None,
 ) -> RunResult[str]:
     async with open_agent_tools(tools, mcp, config, eager=eager) as assembled:
         for note in assembled.notes:
             typer.echo(f"warning: {note}", err=True)
-        agent = _build_agent(model, instructions, assembled, max_turns)
+        agent = _build_agent(model, instructions, assembled, max_turns, commands=commands)
         try:
             return await agent.run(prompt)
         finally:
@@ -228,8 +240,10 @@ def chat_command(
     no_stream: bool = typer.Option(
         False, "--no-stream", help="Wait for each whole answer instead of streaming it."
     ),
+    commands: Path | None = _COMMANDS,
 ) -> None:
-    """Chat with an agent: streamed answers, tool calls as they run, /clear, /exit."""
+    """Chat with an agent: streamed answers, tool calls as they run, /clear, /exit and the
+    --commands slash commands."""
     from rich.console import Console
 
     from toolweave.agent import Session, SQLiteSessionStore
@@ -252,7 +266,7 @@ def chat_command(
         for note in assembled.notes:
             console.print(f"[yellow]warning:[/] {escape(note)}")
         approver = terminal_approver(console, console.input)
-        agent = _build_agent(model, instructions, assembled, max_turns, approver)
+        agent = _build_agent(model, instructions, assembled, max_turns, approver, commands)
         try:
             store = SQLiteSessionStore(path)
             session = Session(session_id, store=store)
@@ -331,7 +345,7 @@ def _repl(
         if line == "/clear":
             runner.run(session.clear())
             console.print("[dim]history cleared[/]")
-        elif line.startswith("/"):
+        elif line.startswith("/") and not _custom_command(agent, line):
             unknown = escape(line.split()[0])
             console.print(f"[yellow]unknown command {unknown}; try /clear or /exit[/]")
         else:

@@ -22,17 +22,12 @@ from toolweave.mcp.server import MCPServer
 logger = logging.getLogger("toolweave.host")
 
 
-def load_commands(path: Path) -> Commands:
-    if path.is_dir():
-        return Commands.from_directory(path)
-    if not path.is_file():
-        raise ConfigError(f"[serve].commands: {path} is neither a file nor a directory")
-    return Commands.from_file(path)
-
-
 def serve_commands(server: MCPServer, path: Path) -> Commands:
     """Register every command in `path` on `server` as a prompt; returns the live set."""
-    commands = load_commands(path)
+    try:
+        commands = Commands.load(path)
+    except ConfigError as exc:
+        raise ConfigError(f"[serve].{exc}") from None
     for command in commands.list():
         name = command.name
         hint = f" Arguments: {command.argument_hint}" if command.argument_hint else ""
