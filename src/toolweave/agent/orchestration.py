@@ -126,10 +126,10 @@ def orchestration_registry(registry: ToolRegistry, settings: Orchestration) -> T
     layer over the caller's registry (which is never modified)."""
     if not settings.subagents:
         return registry
-    from .subagents import subagent_tools
+    from .subagents import subagent_tool
     from .team_tools import team_tools
 
-    tools = [*subagent_tools(), *(team_tools() if settings.teams is not None else [])]
+    tools = [subagent_tool(), *(team_tools() if settings.teams is not None else [])]
     clash = sorted(t.name for t in tools if t.name in registry)
     if clash:
         raise ConfigError(

@@ -18,7 +18,6 @@ import asyncio
 import math
 import time
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -197,8 +196,8 @@ async def run_subagent(
     )
 
 
-def subagent_tools(names: Sequence[str] = ("subagent_run",)) -> list[Tool]:
-    """The foreground `subagent_run` tool (scheduled runs get the background variant)."""
+def subagent_tool() -> Tool:
+    """`subagent_run`; in a scheduled run it starts the subagent in the background."""
     from toolweave.tools import FunctionTool
 
     async def subagent_run(ctx: ToolContext, task: str, timeout_sec: float | None = None) -> str:
@@ -219,5 +218,4 @@ def subagent_tools(names: Sequence[str] = ("subagent_run",)) -> list[Tool]:
         result = await run_subagent(scope, ctx, task, timeout_sec=timeout_sec)
         return result.render(scope.agent.orchestration.subagent_max_result_chars)
 
-    tools: list[Tool] = [FunctionTool(subagent_run, category="orchestration")]
-    return [t for t in tools if t.name in names]
+    return FunctionTool(subagent_run, category="orchestration")
