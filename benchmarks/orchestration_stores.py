@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -22,14 +23,18 @@ from toolweave.agent import Agent, QueryLog, Quota, Scheduler
 from toolweave.llm import Message, ScriptedModel
 from toolweave.storage import SQLiteDatabase
 
-OPS = 300
+OPS = 100
 
 
 async def per_op_ms(op: object, n: int = OPS) -> float:
-    start = time.perf_counter()
-    for i in range(n):
-        await op(i)  # type: ignore[operator]
-    return (time.perf_counter() - start) * 1000 / n
+    """Median of 5 rounds of `n` calls (after a warm-up round), per call."""
+    rounds = []
+    for r in range(6):
+        start = time.perf_counter()
+        for i in range(n):
+            await op(r * n + i)  # type: ignore[operator]
+        rounds.append((time.perf_counter() - start) * 1000 / n)
+    return statistics.median(rounds[1:])
 
 
 def row(label: str, ms: float, floor_ms: float) -> None:
@@ -88,7 +93,7 @@ async def main() -> None:
                 rid = await pg.reserve(f"bench-{os.getpid()}", tokens=100)
                 await pg.settle(rid, tokens=120)
 
-            pg_ms = await per_op_ms(pg_pair, 100)
+            pg_ms = await per_op_ms(pg_pair, 30)
             row("quota reserve + settle (Postgres)", pg_ms, floor_ms)
             await pg.close()
         await scheduler.close()

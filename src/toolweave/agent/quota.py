@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Literal
 
 from toolweave.errors import ConfigError
-from toolweave.storage.sql import Dialect, Program, SQLStore, for_update
+from toolweave.storage.sql import Dialect, Program, SQLStore
 
 from .errors import AgentError
 
@@ -33,10 +33,15 @@ CREATE TABLE IF NOT EXISTS toolweave_quota_usage (
     PRIMARY KEY (day, scope, metric)
 );
 CREATE TABLE IF NOT EXISTS toolweave_quota_reservations (
-    id TEXT PRIMARY KEY, day TEXT NOT NULL, session TEXT NOT NULL, tokens BIGINT NOT NULL,
-    settled INTEGER NOT NULL, created DOUBLE PRECISION NOT NULL
+    id TEXT PRIMARY KEY, day TEXT NOT NULL, session TEXT NOT NULL, reserved BIGINT NOT NULL,
+    tokens BIGINT, settled INTEGER NOT NULL, created DOUBLE PRECISION NOT NULL
 );
 """
+_ADD = (
+    "INSERT INTO toolweave_quota_usage (day, scope, metric, amount) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (day, scope, metric) DO UPDATE SET "
+    "amount = toolweave_quota_usage.amount + excluded.amount"
+)
 
 
 class QuotaExceeded(AgentError):
@@ -197,35 +202,30 @@ class Quota:
         *,
         check: bool = True,
     ) -> Program[None]:
-        existing = yield ("SELECT 1 FROM toolweave_quota_reservations WHERE id = ?", (rid,))
-        if existing:
-            return
+        fresh = yield (
+            "INSERT INTO toolweave_quota_reservations "
+            "(id, day, session, reserved, settled, created) VALUES (?, ?, ?, ?, 0, ?) "
+            "ON CONFLICT (id) DO NOTHING RETURNING id",
+            (rid, day, session_key, tokens or 0, now),
+        )
+        if not fresh:
+            return  # a retry of a reservation already made
+        metrics: tuple[tuple[Metric, int | None], ...] = (("tokens", tokens), ("calls", calls))
         for kind, scope in (("session", _session_scope(session_key)), (GLOBAL_SCOPE, GLOBAL_SCOPE)):
-            metrics: tuple[tuple[Metric, int | None], ...] = (("tokens", tokens), ("calls", calls))
-            for metric, requested in metrics:
-                if requested is None:
+            for metric, amount in metrics:
+                if amount is None:
                     continue
-                amount = requested
                 limit = self.limits[(kind, metric)] if check else None
-                yield (
-                    "INSERT INTO toolweave_quota_usage (day, scope, metric, amount) "
-                    "VALUES (?, ?, ?, 0) ON CONFLICT (day, scope, metric) DO NOTHING",
-                    (day, scope, metric),
-                )
                 if limit is None:
-                    yield (
-                        "UPDATE toolweave_quota_usage SET amount = amount + ? "
-                        "WHERE day = ? AND scope = ? AND metric = ?",
-                        (amount, day, scope, metric),
-                    )
+                    yield (f"{_ADD} RETURNING amount", (day, scope, metric, amount))
                     continue
-                # One conditional UPDATE: the check and the increment cannot be separated.
-                updated = yield (
-                    "UPDATE toolweave_quota_usage SET amount = amount + ? WHERE day = ? AND "
-                    "scope = ? AND metric = ? AND amount < ? AND amount + ? <= ? RETURNING amount",
-                    (amount, day, scope, metric, limit, amount, limit),
+                # One conditional upsert: the check and the increment cannot be separated.
+                added = yield (
+                    f"{_ADD} WHERE toolweave_quota_usage.amount < ? AND "
+                    "toolweave_quota_usage.amount + excluded.amount <= ? RETURNING amount",
+                    (day, scope, metric, amount, limit, limit),
                 )
-                if not updated:
+                if not added or amount > limit:
                     used = yield (
                         "SELECT amount FROM toolweave_quota_usage "
                         "WHERE day = ? AND scope = ? AND metric = ?",
@@ -236,35 +236,24 @@ class Quota:
                         session_key if kind == "session" else GLOBAL_SCOPE,
                         metric,
                         limit,
-                        int(used[0][0]) if used else 0,
+                        int(used[0][0]) - (amount if added else 0) if used else 0,
                         amount,
                         reset_at,
                     )
-        yield (
-            "INSERT INTO toolweave_quota_reservations (id, day, session, tokens, settled, created) "
-            "VALUES (?, ?, ?, ?, 0, ?)",
-            (rid, day, session_key, tokens or 0, now),
-        )
 
     def _settle(self, dialect: Dialect, rid: str, tokens: int) -> Program[None]:
         rows = yield (
-            "SELECT day, session, tokens FROM toolweave_quota_reservations "
-            f"WHERE id = ? AND settled = 0{for_update(dialect)}",
-            (rid,),
+            "UPDATE toolweave_quota_reservations SET settled = 1, tokens = ? "
+            "WHERE id = ? AND settled = 0 RETURNING day, session, reserved",
+            (tokens, rid),
         )
         if not rows:
-            return
+            return  # settled already (a repeated settle) or never reserved
         day, session_key, reserved = rows[0]
-        delta = tokens - int(reserved)
-        for scope in (_session_scope(str(session_key)), GLOBAL_SCOPE):
-            yield (
-                "UPDATE toolweave_quota_usage SET amount = amount + ? "
-                "WHERE day = ? AND scope = ? AND metric = 'tokens'",
-                (delta, day, scope),
-            )
         yield (
-            "UPDATE toolweave_quota_reservations SET settled = 1, tokens = ? WHERE id = ?",
-            (tokens, rid),
+            "UPDATE toolweave_quota_usage SET amount = amount + ? "
+            "WHERE day = ? AND scope IN (?, ?) AND metric = 'tokens'",
+            (tokens - int(reserved), day, _session_scope(str(session_key)), GLOBAL_SCOPE),
         )
 
 
