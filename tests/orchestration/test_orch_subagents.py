@@ -126,6 +126,20 @@ async def test_a_timed_out_subagent_is_a_tool_result_not_a_failure() -> None:
     assert result.output == "fine"
 
 
+async def test_the_per_call_tool_timeout_does_not_cut_a_subagent_short() -> None:
+    async def worker(request: ModelRequest) -> Message:
+        await asyncio.sleep(0.3)  # the subagent's own work, longer than tool_timeout
+        return Message.assistant("finished")
+
+    parent = ScriptedModel([call("subagent_run", "p1", task="t"), Message.assistant("ok")])
+    agent = Agent(
+        parent, [], tool_timeout=0.05, subagents=True, subagent_model=FunctionModel(worker)
+    )
+    await agent.run("go")
+    (text,) = results(parent.requests[1])
+    assert "[subagent task: success" in text and "finished" in text
+
+
 async def test_little_time_left_refuses_to_start_and_the_parent_continues() -> None:
     child = ScriptedModel([Message.assistant("never asked")])
     parent = ScriptedModel([call("subagent_run", "p1", task="t"), Message.assistant("done")])

@@ -47,7 +47,8 @@ class CallSetup:
     registry: ToolRegistry
     governance: Governance
     gates: Sequence[ToolGate]
-    timeout: float
+    timeout: float | None
+    """Per-call seconds; None for tools that keep their own budget (subagent_run, team_run)."""
     max_chars: int
     on_started: Callable[[ToolCallPart], None]
     on_blocked: Callable[[ToolCallPart, CallBlocked], None]

@@ -8,6 +8,7 @@ history gets a result before the turn is committed, so a session is always valid
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -421,6 +422,8 @@ class Run:
         child = ctx.for_call(call.id)
         request = GateRequest(call, tool, self.registry, self.session)
         try:
+            if call.name in self.config.orchestration.budgeted_tools:
+                setup = dataclasses.replace(setup, timeout=None)  # its own time budget
             outcome = await dispatch_call(setup, call, tool, request, self._gate(), child)
         finally:
             ctx.cancellation.release(child.cancellation)

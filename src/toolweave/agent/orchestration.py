@@ -57,6 +57,16 @@ class Orchestration:
     commands: Commands | None = None
     query_log: QueryLog | None = None
 
+    @property
+    def budgeted_tools(self) -> frozenset[str]:
+        """Tools that enforce their own time budget (the subagent timeout, clamped to the
+        run's deadline), so the per-call `tool_timeout` does not cut them short."""
+        if not self.subagents:
+            return frozenset()
+        from .subagents import ORCHESTRATION_TOOLS
+
+        return ORCHESTRATION_TOOLS
+
     @classmethod
     def build(
         cls,
