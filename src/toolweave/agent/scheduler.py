@@ -205,8 +205,11 @@ class Scheduler:
             if due is not None:
                 delay = min(delay, max(due - self._now(), 0.0))
             self._wake.clear()
+            # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancellation that
+            # arrives as its timeout fires, and stop() would wait on this loop forever.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), delay)
+                async with asyncio.timeout(delay):
+                    await self._wake.wait()
 
     def _poke(self) -> None:
         """Wake the loop so a new or changed task is considered now (from any thread)."""
