@@ -8,8 +8,9 @@ each statement's rows. `SQLStore` drives a program natively on either database, 
 one transaction, so a multi-row write is all or nothing:
 
 - SQLite: on `SQLiteDatabase`'s worker thread, inside BEGIN IMMEDIATE (never on the event loop);
-- Postgres: psycopg 3's `AsyncConnection` (READ COMMITTED; programs that claim work use the
-  `skip_locked` clause, `FOR UPDATE SKIP LOCKED`, so two processes never take the same rows);
+- Postgres: psycopg 3 async connections from a pool (READ COMMITTED; programs that claim work
+  use the `skip_locked` clause, `FOR UPDATE SKIP LOCKED`, so two processes never take the same
+  rows);
 - the `*_sync` twin (CLI commands, synchronous APIs) uses the SQLite thread or a psycopg sync
   connection.
 
@@ -37,6 +38,9 @@ Program: TypeAlias = Generator[Statement, Rows, T]
 ProgramFactory: TypeAlias = Callable[[Dialect], Program[T]]
 
 POSTGRES_EXTRA = 'pip install "toolweave[postgres]"'
+DEFAULT_POOL_SIZE = 10
+"""Postgres connections one store may hold open at most (psycopg_pool)."""
+_SCHEMA_LOCK = "SELECT pg_advisory_xact_lock(hashtext('toolweave-schema'))"
 
 
 def skip_locked(dialect: Dialect) -> str:
@@ -73,7 +77,13 @@ class SQLStore:
     """
 
     def __init__(
-        self, path: str | Path | None = None, *, dsn: str | None = None, schema: str, owner: str
+        self,
+        path: str | Path | None = None,
+        *,
+        dsn: str | None = None,
+        schema: str,
+        owner: str,
+        pool_size: int = DEFAULT_POOL_SIZE,
     ) -> None:
         if path is not None and dsn is not None:
             raise ConfigError(f"{owner}: pass either path= (SQLite) or dsn= (Postgres), not both")
@@ -84,9 +94,10 @@ class SQLStore:
         self._sqlite: SQLiteDatabase | None = None
         if dsn is None:
             self._sqlite = SQLiteDatabase(path if path is not None else ":memory:", schema=schema)
-        self._lock = asyncio.Lock()
+        self.pool_size = pool_size
+        self._opening = asyncio.Lock()
         self._sync_lock = threading.Lock()
-        self._async_conn: Any = None
+        self._pool: Any = None
         self._sync_conn: Any = None
 
     @property
@@ -105,18 +116,17 @@ class SQLStore:
             return await self._sqlite.transaction(
                 lambda db: _drive_sync(factory(dialect), lambda s, p: db.execute(s, p).fetchall())
             )
-        async with self._lock:
-            conn = await self._postgres_async()
-            async with conn.transaction():
-                program = factory(self.dialect)
-                rows: Rows | None = None
-                try:
-                    while True:
-                        sql, params = program.send(rows) if rows is not None else next(program)
-                        cursor = await conn.execute(_postgres_sql(sql), params)
-                        rows = await cursor.fetchall() if cursor.description else []
-                except StopIteration as stop:
-                    return stop.value  # type: ignore[no-any-return]
+        pool = await self._postgres_pool()
+        async with pool.connection() as conn, conn.transaction():
+            program = factory(self.dialect)
+            rows: Rows | None = None
+            try:
+                while True:
+                    sql, params = program.send(rows) if rows is not None else next(program)
+                    cursor = await conn.execute(_postgres_sql(sql), params)
+                    rows = await cursor.fetchall() if cursor.description else []
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
 
     def transact_sync(self, factory: ProgramFactory[T]) -> T:
         """`transact` for synchronous callers; never call it from a coroutine on this store's
@@ -139,9 +149,9 @@ class SQLStore:
     async def close(self) -> None:
         if self._sqlite is not None:
             await self._sqlite.close()
-        if self._async_conn is not None:
-            await self._async_conn.close()
-            self._async_conn = None
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
         self._close_sync_conn()
 
     def close_sync(self) -> None:
@@ -151,17 +161,28 @@ class SQLStore:
 
     # -- Postgres connections -----------------------------------------------------------------
 
-    async def _postgres_async(self) -> Any:
-        if self._async_conn is not None and not self._async_conn.closed:
-            return self._async_conn
-        psycopg = _psycopg(self.owner)
-        conn = await psycopg.AsyncConnection.connect(self._dsn, autocommit=True)
-        async with conn.transaction():
-            await conn.execute("SELECT pg_advisory_xact_lock(hashtext('toolweave-schema'))")
-            for statement in _statements(self._schema):
-                await conn.execute(statement)
-        self._async_conn = conn
-        return conn
+    async def _postgres_pool(self) -> Any:
+        if self._pool is not None:
+            return self._pool
+        async with self._opening:
+            if self._pool is None:
+                _psycopg(self.owner)
+                from psycopg_pool import AsyncConnectionPool
+
+                pool = AsyncConnectionPool(
+                    self._dsn or "",
+                    min_size=1,
+                    max_size=self.pool_size,
+                    kwargs={"autocommit": True},
+                    open=False,
+                )
+                await pool.open()
+                async with pool.connection() as conn, conn.transaction():
+                    await conn.execute(_SCHEMA_LOCK)
+                    for statement in _statements(self._schema):
+                        await conn.execute(statement)
+                self._pool = pool
+        return self._pool
 
     def _postgres_sync(self) -> Any:
         if self._sync_conn is not None and not self._sync_conn.closed:
@@ -169,7 +190,7 @@ class SQLStore:
         psycopg = _psycopg(self.owner)
         conn = psycopg.connect(self._dsn, autocommit=True)
         with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(hashtext('toolweave-schema'))")
+            conn.execute(_SCHEMA_LOCK)
             for statement in _statements(self._schema):
                 conn.execute(statement)
         self._sync_conn = conn
