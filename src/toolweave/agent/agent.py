@@ -307,7 +307,14 @@ class Agent(Generic[DepsT, OutputT]):
         return Run(self._config, prompt, session, deps, emit, scope)
 
     def _derive(
-        self, *, model: Model, registry: ToolRegistry, instructions: str, max_turns: int
+        self,
+        *,
+        model: Model,
+        registry: ToolRegistry,
+        instructions: str,
+        max_turns: int,
+        agent_id: str,
+        agent_type: str,
     ) -> Agent[Any, str]:
         """A disposable child: same gates, policy, quota and limits; its own model, tools and
         instructions; plain-text answers; no subagents, teams, reminders, commands or log."""
@@ -329,7 +336,7 @@ class Agent(Generic[DepsT, OutputT]):
             user_output="media_only",
             orchestration=child,
         )
-        return Agent._from_config(config, f"{self.name}/child")
+        return Agent._from_config(config, f"{self.name}/{agent_id}")
 
     async def _run_scoped(
         self, prompt: str, scope: RunScope, parent: ToolContext

@@ -203,6 +203,7 @@ class RunScope:
         session: Session,
         agent_type: AgentType,
         deadline: float | None,
+        agent_id: str,
     ) -> RunScope:
         if self.deadline is not None:
             deadline = self.deadline if deadline is None else min(deadline, self.deadline)
@@ -213,6 +214,7 @@ class RunScope:
             deadline=deadline,
             depth=self.depth + 1,
             agent_type=agent_type,
+            agent_id=agent_id,
             parent=self,
             turns_left=agent.max_turns,
         )

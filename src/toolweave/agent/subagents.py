@@ -164,14 +164,17 @@ async def run_subagent(
         settings.subagent_timeout, timeout_sec, scope.deadline, loop.time()
     )
     source = ctx.registry if ctx.registry is not None else parent.registry
+    agent_id = f"{agent_type}-{name}-{uuid.uuid4().hex[:6]}"
     child = parent._derive(
         model=settings.subagent_model or parent.model,
         registry=subagent_registry(source, settings.subagent_tools),
         instructions=SUBAGENT_INSTRUCTIONS if not role else f"{SUBAGENT_INSTRUCTIONS}\n\n{role}",
         max_turns=max(1, min(parent.max_turns, scope.turns_left or parent.max_turns)),
+        agent_id=agent_id,
+        agent_type=agent_type,
     )
-    session = Session(f"{scope.session.id}/{agent_type}-{name}-{uuid.uuid4().hex[:6]}")
-    child_scope = scope.child(child, session, agent_type, loop.time() + timeout)
+    session = Session(f"{scope.session.id}/{agent_id}")
+    child_scope = scope.child(child, session, agent_type, loop.time() + timeout, agent_id)
     started = time.perf_counter()
     status: SubagentStatus = "success"
     try:
