@@ -7,7 +7,7 @@ import asyncio
 
 from test_orch_subagents import call, results
 
-from toolweave.agent import Agent, TeamStore
+from toolweave.agent import Agent, ApprovalRequest, TeamStore
 from toolweave.llm import FunctionModel, Message, ModelRequest, ScriptedModel, Usage
 
 
@@ -72,8 +72,16 @@ async def test_saved_teams_are_scoped_and_run_by_name() -> None:
         ],
         usage=Usage(1, 1),
     )
-    agent = Agent(parent, [], teams=store, subagent_model=child)
+    asked: list[str] = []
+
+    def approve(request: ApprovalRequest) -> bool:
+        asked.append(request.tool_name)
+        return True
+
+    # Deleting is destructive, so governance asks first (safe by default).
+    agent = Agent(parent, [], teams=store, subagent_model=child, approver=approve)
     result = await agent.run("go")
+    assert asked == ["team_delete"]
     saved, _, listed, ran, deleted = (results(parent.requests[i])[-1] for i in range(1, 6))
     assert "saved team '调研小组' with 2 members (session)" in saved
     assert '"name": "调研小组"' in listed and '"scope": "' in listed
