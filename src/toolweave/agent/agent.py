@@ -316,8 +316,9 @@ class Agent(Generic[DepsT, OutputT]):
         agent_id: str,
         agent_type: str,
     ) -> Agent[Any, str]:
-        """A disposable child: same gates, policy, quota and limits; its own model, tools and
-        instructions; plain-text answers; no subagents, teams, reminders, commands or log."""
+        """A disposable child: same gates, policy, governance, quota and limits; its own model,
+        tools and instructions; plain-text answers; no subagents, teams, reminders, commands or
+        log."""
         settings = self.orchestration
         child = Orchestration(
             subagent_timeout=settings.subagent_timeout,
@@ -335,6 +336,9 @@ class Agent(Generic[DepsT, OutputT]):
             output_mode="tool",
             user_output="media_only",
             orchestration=child,
+            # The same approvers; the parent's rules and hooks (a child narrows, never widens);
+            # hook payloads and approval requests name the child and its parent chain.
+            governance=self._config.governance.child(agent_id=agent_id, agent_type=agent_type),
         )
         return Agent._from_config(config, f"{self.name}/{agent_id}")
 

@@ -152,15 +152,17 @@ async def run_scheduled(
     from .session import Session
 
     settings = agent.orchestration
-    scheduled = agent
+    registry = agent.registry
     if settings.subagents:
-        layer = agent.registry.overlay()
+        registry = registry.overlay()
         for tool in background_tools():
-            layer.register(tool)
-        scheduled = agent._from_config(
-            dataclasses.replace(agent._config, registry=layer), agent.name
-        )
-    session = Session()
+            registry.register(tool)
+    session = Session()  # disposable, and nobody to ask: only an admin approver can approve
+    governance = agent.governance.child(
+        agent_id=f"scheduled-{session.id[:8]}", agent_type="scheduled"
+    )
+    config = dataclasses.replace(agent._config, registry=registry, governance=governance)
+    scheduled = agent._from_config(config, agent.name)
     background = BackgroundSubagents()
     deadline = asyncio.get_running_loop().time() + timeout
     scope = RunScope(

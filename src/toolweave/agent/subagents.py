@@ -173,7 +173,15 @@ async def run_subagent(
         agent_id=agent_id,
         agent_type=agent_type,
     )
-    session = Session(f"{scope.session.id}/{agent_id}")
+    parent_session = scope.session
+    # The parent's permission mode (plan mode stays on) and approval memory (its prompts are
+    # asked one at a time with the parent's); a background subagent has no requester.
+    session = Session(
+        f"{parent_session.id}/{agent_id}",
+        permission_mode=parent_session.permission_mode,
+        requester=parent_session.requester,
+    )
+    session.approvals = parent_session.approvals
     child_scope = scope.child(child, session, agent_type, loop.time() + timeout, agent_id)
     started = time.perf_counter()
     status: SubagentStatus = "success"
