@@ -12,6 +12,20 @@ from toolweave.agent import Agent, ApprovalRequest, Hooks, Rules, Session
 from toolweave.llm import Message, ScriptedModel
 
 
+def delegating(child: ScriptedModel, **governance: Any) -> tuple[Agent, ScriptedModel]:
+    """A parent that delegates one task to a subagent (on `child`) with all its tools."""
+    parent = ScriptedModel([call("subagent_run", "p1", task="t"), Message.assistant("ok")])
+    agent = Agent(
+        parent,
+        [write_note],
+        subagents=True,
+        subagent_model=child,
+        subagent_tools="inherit",
+        **governance,
+    )
+    return agent, parent
+
+
 async def test_a_subagents_approval_reaches_the_parents_approver_with_its_identity() -> None:
     asked: list[ApprovalRequest] = []
     seen: list[dict[str, Any]] = []
@@ -26,13 +40,8 @@ async def test_a_subagents_approval_reaches_the_parents_approver_with_its_identi
         return True
 
     child = ScriptedModel([call("write_note", "c1", text="笔记"), Message.assistant("noted")])
-    parent = ScriptedModel([call("subagent_run", "p1", task="note it"), Message.assistant("ok")])
-    agent = Agent(
-        parent,
-        [write_note],
-        subagents=True,
-        subagent_model=child,
-        subagent_tools="inherit",
+    agent, _ = delegating(
+        child,
         rules=Rules(ask=["write_note"], allow=["subagent_run"]),
         hooks=hooks,
         approver=approve,
@@ -57,28 +66,12 @@ async def test_the_parents_rules_hold_inside_a_subagent_and_plan_mode_blocks_del
             Message.assistant(""),
         ]
     )
-    parent = ScriptedModel([call("subagent_run", "p1", task="t"), Message.assistant("ok")])
-    agent = Agent(
-        parent,
-        [write_note],
-        subagents=True,
-        subagent_model=child,
-        subagent_tools="inherit",
-        rules=Rules(deny=["write_note"], allow=["subagent_run"]),
-    )
+    agent, _ = delegating(child, rules=Rules(deny=["write_note"], allow=["subagent_run"]))
     await agent.run("go")
     assert "blocked (rules)" in results(child.requests[1])[0]
 
     planner = ScriptedModel([call("write_note", "c1", text="x"), Message.assistant("planned")])
-    parent = ScriptedModel([call("subagent_run", "p1", task="t"), Message.assistant("ok")])
-    agent = Agent(
-        parent,
-        [write_note],
-        subagents=True,
-        subagent_model=planner,
-        subagent_tools="inherit",
-        rules=Rules(allow=["subagent_run", "write_note"]),
-    )
+    agent, parent = delegating(planner, rules=Rules(allow=["subagent_run", "write_note"]))
     await agent.run("go", Session(permission_mode="plan"))
     # Plan mode blocks delegation itself (subagents can write), as the seed's gate does.
     assert "plan mode is on" in results(parent.requests[1])[0]
