@@ -140,6 +140,30 @@ async def test_todo_reminder_is_injected_once_per_change() -> None:
     assert not any("<todo_reminder>" in m.text for m in session.messages)
 
 
+async def test_todo_write_feeds_the_reminder_end_to_end() -> None:
+    """The real built-in `todo_write` and its `TodoStore` drive the reminder."""
+    from toolweave.builtins import TodoStore, todo_tool
+
+    store = TodoStore()
+    items = [
+        {"content": "读需求 / read the spec", "status": "in_progress"},
+        {"content": "write the code", "status": "pending"},
+    ]
+    model = ScriptedModel(
+        [
+            call("todo_write", "t", todos=items),
+            Message.assistant("working"),
+        ]
+    )
+    agent = Agent(model, [todo_tool(store)], todos=store)
+    session = Session("todo-session")
+    await agent.run("plan it", session)
+    last = model.requests[1].messages[-1].text
+    assert "<todo_reminder>" in last
+    assert "[in_progress] 读需求 / read the spec\n[pending] write the code" in last
+    assert store.get("todo-session").unfinished
+
+
 async def test_quota_refuses_before_the_model_call(tmp_path: Path) -> None:
     quota = Quota(tmp_path / "q.db", per_session_daily_tokens=100)
     model = ScriptedModel([Message.assistant("hi")] * 3, usage=Usage(60, 10))
