@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 import uuid
 from collections.abc import Sequence
 
 from toolweave.errors import ConfigError
 from toolweave.llm import ImagePart, Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
+from toolweave.storage.text import estimate_tokens
 from toolweave.tools import ToolRegistry
 
 from .approvals import ApprovalState
@@ -27,24 +27,6 @@ DEFAULT_MAX_HISTORY_TOKENS = 100_000
 DEFAULT_KEEP_RECENT_RESULTS = 4
 _STUB_PREFIX = "[compacted:"
 _IMAGE_TOKENS = 800
-# CJK punctuation, kana, Han, hangul, CJK compatibility, full-width forms and extension blocks:
-# about one token per character.
-_CJK = re.compile(
-    "[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef"
-    "\U00020000-\U0002ceaf]"
-)
-
-
-def estimate_tokens(text: str) -> int:
-    """A tokenizer-free estimate: one token per CJK character, one per four other characters.
-
-    Counting characters alone undercounts Chinese about fourfold; counting words misses JSON,
-    which has few spaces. This mix stays within ~25% of real tokenizers on both.
-    """
-    if not text:
-        return 0
-    cjk = len(_CJK.findall(text))
-    return cjk + (len(text) - cjk + 3) // 4
 
 
 def message_tokens(message: Message) -> int:
