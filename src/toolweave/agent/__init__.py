@@ -7,6 +7,8 @@ does is visible as typed events on `Agent.run_stream`. Every tool call passes th
 
 from __future__ import annotations
 
+from toolweave.storage.text import estimate_tokens
+
 from .agent import Agent, OutputMode, RunResult
 from .approvals import ApprovalRequest, ApprovalState, Approver
 from .commands import BUILTIN_COMMANDS, Command, Commands
@@ -44,7 +46,7 @@ from .quota import Quota, QuotaExceeded, QuotaUsage
 from .rules import Explanation, Rules, RuleSyntaxError
 from .schedule_store import ScheduledTask, TaskRun
 from .scheduler import Scheduler
-from .session import Session, estimate_tokens
+from .session import Session
 from .store import SessionStore, SQLiteSessionStore
 from .teams import GLOBAL_TEAM_SCOPE, MAX_TEAM_MEMBERS, Team, TeamMember, TeamStore
 
