@@ -92,7 +92,8 @@ class PostgresQdrantIndex:
 
     `qdrant_url` names a Qdrant server or cluster; `qdrant_path` uses the client's local mode (a
     directory; tests and single-machine trials). Tables are `<name>`, `<name>_meta` in the
-    connection's search path; the Qdrant collection is `<name>`.
+    connection's search path; the Qdrant collection is `<name>`. `indexed_fields` get a B-tree
+    index on `(collection, payload->field)` for the equality filters run on every write.
     """
 
     def __init__(
@@ -104,11 +105,14 @@ class PostgresQdrantIndex:
         qdrant_path: str | None = None,
         qdrant_api_key: str | None = None,
         name: str = "records",
+        indexed_fields: Sequence[str] = (),
     ) -> None:
         if not name or not set(name) <= _NAME_CHARS or name[0].isdigit():
             raise ValueError(f"name {name!r}: use lower-case letters, digits and underscores")
         if (qdrant_url is None) == (qdrant_path is None):
             raise ValueError("PostgresQdrantIndex: pass exactly one of qdrant_url or qdrant_path")
+        check_where(dict.fromkeys(indexed_fields))
+        self.indexed_fields = tuple(indexed_fields)
         self.dsn = dsn
         self.name = name
         self.embedder = load_embedder(embedder)
@@ -141,6 +145,10 @@ class PostgresQdrantIndex:
                     PRIMARY KEY (collection, id))"""
             )
             await conn.execute(f"CREATE INDEX IF NOT EXISTS {t}_words_idx ON {t} USING gin (words)")
+            for f in self.indexed_fields:
+                await conn.execute(
+                    f"CREATE INDEX IF NOT EXISTS {t}_by_{f} ON {t} (collection, (payload->'{f}'))"
+                )
             cursor = await conn.execute(f"SELECT key, value FROM {t}_meta")
             meta: dict[str, str] = dict(await cursor.fetchall())
             dim, embedder_name = self.embedder.dim, self.embedder.name

@@ -81,7 +81,11 @@ def _sql_where(where: Where | None) -> tuple[str, list[Any]]:
 
 
 class SQLiteTextIndex:
-    """A `TextIndex` in one SQLite file (or a shared `SQLiteDatabase`, under table `name`)."""
+    """A `TextIndex` in one SQLite file (or a shared `SQLiteDatabase`, under table `name`).
+
+    `indexed_fields` are payload fields given a B-tree index (per collection), for equality
+    filters a store runs on every write (a content hash, a type).
+    """
 
     def __init__(
         self,
@@ -90,6 +94,7 @@ class SQLiteTextIndex:
         *,
         name: str = "records",
         oversample: int = DEFAULT_OVERSAMPLE,
+        indexed_fields: Sequence[str] = (),
     ) -> None:
         if not name or not set(name) <= _NAME_CHARS or name[0].isdigit():
             raise ValueError(f"name {name!r}: use lower-case letters, digits and underscores")
@@ -98,7 +103,13 @@ class SQLiteTextIndex:
         self.oversample = oversample
         self._owns_db = not isinstance(db, SQLiteDatabase)
         self.db = db if isinstance(db, SQLiteDatabase) else SQLiteDatabase(db)
-        self.db.run_sync(lambda conn: conn.executescript(_schema(name)))
+        check_where(dict.fromkeys(indexed_fields))
+        script = _schema(name) + "".join(
+            f"CREATE INDEX IF NOT EXISTS {name}_by_{f} ON {name}"
+            f" (collection, json_extract(payload, '$.{f}'));\n"
+            for f in indexed_fields
+        )
+        self.db.run_sync(lambda conn: conn.executescript(script))
         self._checked = False
         self._matrix: VectorMatrix | None = None
         self._data_version: int | None = None

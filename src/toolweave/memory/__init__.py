@@ -1,0 +1,35 @@
+"""Long-term memory for agents: four memory types on embedded SQLite (or Postgres + Qdrant).
+
+`MemoryManager` is the Python API, `MemoryTool` the one `memory` tool an agent or an MCP host
+calls, `MemoryProvider` its `toolweave serve` provider. See docs/memory.md.
+"""
+
+from __future__ import annotations
+
+from .graph import EXCLUSIVE_PREDICATES, KnowledgeGraph, extract_relations
+from .manager import CONSOLIDATION_BOOST, DEFAULT_MAX_MEMORIES, MemoryManager
+from .types import (
+    MEMORY_TYPES,
+    MemoryArgumentError,
+    MemoryHit,
+    MemoryItem,
+    MemoryType,
+    Relation,
+)
+from .working import WorkingMemory
+
+__all__ = [
+    "CONSOLIDATION_BOOST",
+    "DEFAULT_MAX_MEMORIES",
+    "EXCLUSIVE_PREDICATES",
+    "MEMORY_TYPES",
+    "KnowledgeGraph",
+    "MemoryArgumentError",
+    "MemoryHit",
+    "MemoryItem",
+    "MemoryManager",
+    "MemoryType",
+    "Relation",
+    "WorkingMemory",
+    "extract_relations",
+]

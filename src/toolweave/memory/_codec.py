@@ -1,0 +1,101 @@
+"""How a `MemoryItem` is laid out as an index `Record`, and back.
+
+The payload keeps what filters need at the top level (type, importance, timestamps, validity,
+modality, content hash), the user's metadata under `metadata`, and the semantic memory's
+relations under `relations`. A current fact has `valid_to == FOREVER`, so "current only" is one
+indexed equality and `as_of=` a pair of range filters, on every backend.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import mimetypes
+from datetime import datetime
+from pathlib import PurePath
+from typing import Any
+
+from toolweave.storage.index import Record
+
+from .types import (
+    MODALITIES,
+    MemoryArgumentError,
+    MemoryItem,
+    Modality,
+    Relation,
+    to_datetime,
+)
+
+FOREVER = 253402300799.0
+"""`valid_to` of a current fact: 9999-12-31T23:59:59Z as epoch seconds."""
+INDEXED_FIELDS = ("content_hash", "memory_type", "valid_to")
+
+
+def content_hash(content: str) -> str:
+    """Identical content, up to surrounding and repeated whitespace, hashes the same."""
+    return hashlib.sha256(" ".join(content.split()).encode()).hexdigest()
+
+
+def infer_modality(file_path: str) -> Modality:
+    kind = (mimetypes.guess_type(PurePath(file_path).name)[0] or "").split("/")[0]
+    return kind if kind in MODALITIES else "text"
+
+
+def check_modality(value: str) -> Modality:
+    if value not in MODALITIES:
+        raise MemoryArgumentError(f"modality must be one of {list(MODALITIES)}, got {value!r}")
+    return value
+
+
+def check_metadata(metadata: Any) -> dict[str, Any]:
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata):
+        raise MemoryArgumentError(f"metadata must be an object with string keys, got {metadata!r}")
+    try:
+        json.dumps(metadata)
+    except (TypeError, ValueError) as exc:
+        raise MemoryArgumentError(f"metadata must be JSON-serialisable: {exc}") from None
+    return dict(metadata)
+
+
+def to_record(item: MemoryItem) -> Record:
+    valid_to = item.valid_to.timestamp() if item.valid_to else FOREVER
+    payload: dict[str, Any] = {
+        "memory_type": item.memory_type,
+        "importance": item.importance,
+        "timestamp": item.timestamp.timestamp(),
+        "valid_from": item.timestamp.timestamp(),
+        "valid_to": valid_to,
+        "superseded_by": item.superseded_by,
+        "content_hash": content_hash(item.content),
+        "metadata": item.metadata,
+        "relations": [r.as_list() for r in item.relations],
+        "modality": item.metadata.get("modality"),
+    }
+    return Record(item.id, item.content, payload, item.user_id)
+
+
+def to_item(record: Record) -> MemoryItem:
+    p = record.payload
+    valid_to = None if p.get("valid_to", FOREVER) >= FOREVER else to_datetime(p["valid_to"])
+    return MemoryItem(
+        id=record.id,
+        content=record.text,
+        memory_type=p["memory_type"],
+        importance=float(p["importance"]),
+        timestamp=to_datetime(p["timestamp"]),
+        metadata=dict(p.get("metadata") or {}),
+        user_id=record.collection,
+        relations=[Relation(s, r, o, record.id) for s, r, o in p.get("relations") or []],
+        valid_to=valid_to,
+        superseded_by=p.get("superseded_by"),
+    )
+
+
+def validity(as_of: datetime | None) -> dict[str, Any]:
+    """The filter for facts valid now (`as_of=None`) or at `as_of`."""
+    if as_of is None:
+        return {"valid_to": FOREVER}
+    moment = as_of.timestamp()
+    return {"valid_from": {"lte": moment}, "valid_to": {"gt": moment}}

@@ -1,0 +1,104 @@
+"""Search across memory types: candidates from each store, then the seed's formula per type.
+
+Persisted memories come from one fused keyword + vector search of the index (oversampled, so
+each type's formula re-ranks enough candidates), plus, for semantic memory, the memories the
+knowledge graph links to entities the query names. Working memory scores itself. Hits of all
+types are merged on their final score.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from toolweave.storage.index import Hit
+
+from . import _codec
+from .graph import KnowledgeGraph
+from .scoring import (
+    episodic_score,
+    fused_relevance,
+    importance_weight,
+    perceptual_score,
+    recency,
+    semantic_score,
+)
+from .types import MemoryHit, MemoryType, utc_now
+
+if TYPE_CHECKING:
+    from .manager import MemoryManager
+
+SEARCH_OVERSAMPLE = 4
+"""Candidates fetched from the index per wanted hit, before the type formulas re-rank them."""
+
+
+async def search_memories(
+    manager: MemoryManager,
+    query: str,
+    *,
+    limit: int,
+    types: list[MemoryType],
+    min_importance: float,
+    explain: bool,
+    as_of: datetime | None,
+    modality: str | None,
+    graph: KnowledgeGraph | None,
+) -> list[MemoryHit]:
+    now = utc_now()
+    hits: list[MemoryHit] = []
+    if "working" in types and as_of is None and modality is None:
+        for item, factors in manager.working.search(query, min_importance=min_importance):
+            explanation: dict[str, Any] = {
+                "formula": "(0.7 vec + 0.3 keyword) * time_decay * (0.8 + 0.4 imp)"
+            }
+            explanation.update(factors, importance_weight=importance_weight(item.importance))
+            hits.append(MemoryHit(item, factors["score"], explanation if explain else None))
+    persisted = [t for t in types if t != "working"]
+    if modality is not None:
+        persisted = [t for t in persisted if t == "perceptual"]
+    if persisted:
+        where: dict[str, Any] = {
+            "memory_type": persisted,
+            "importance": {"gte": min_importance},
+            **_codec.validity(as_of),
+        }
+        if modality is not None:
+            where["modality"] = modality
+        found = await manager.index.search(
+            query, limit=limit * SEARCH_OVERSAMPLE, collection=manager.user_id, where=where
+        )
+        graph_scores = graph.memory_scores(graph.entities_in(query)) if graph else {}
+        if graph_scores and as_of is None:
+            seen = {h.record.id for h in found}
+            extra = [i for i in graph_scores if i not in seen]
+            for record in await manager.index.get(extra, manager.user_id):
+                p = record.payload
+                if p["memory_type"] in persisted and p["importance"] >= min_importance:
+                    found.append(Hit(record, 0.0))
+        for hit in found:
+            hits.append(_score(hit, now, graph_scores, explain))
+    hits.sort(key=lambda h: (-h.score, h.item.id))
+    return hits[:limit]
+
+
+def _score(hit: Hit, now: datetime, graph_scores: dict[str, float], explain: bool) -> MemoryHit:
+    item = _codec.to_item(hit.record)
+    relevance = fused_relevance(hit.score)
+    factors: dict[str, Any] = {
+        "keyword_rank": hit.keyword_rank,
+        "vector_score": hit.vector_score,
+        "fused": hit.score,
+        "relevance": relevance,
+        "importance_weight": importance_weight(item.importance),
+    }
+    if item.memory_type == "semantic":
+        graph = graph_scores.get(item.id, 0.0)
+        score = semantic_score(relevance, graph, item.importance)
+        factors.update(formula="(0.7 vec + 0.3 graph) * (0.8 + 0.4 imp)", graph=graph)
+    else:
+        fresh = recency(item.timestamp, now)
+        formula = episodic_score if item.memory_type == "episodic" else perceptual_score
+        score = formula(relevance, fresh, item.importance)
+        factors.update(formula="(0.8 vec + 0.2 recency) * (0.8 + 0.4 imp)", recency=fresh)
+    factors["score"] = score
+    return MemoryHit(item, score, factors if explain else None)

@@ -1,0 +1,209 @@
+"""The knowledge graph of semantic memory: relation extraction and networkx traversal.
+
+Relations are stored in the payload of the semantic memory they came from, so a memory and its
+edges commit in one transaction and removing the memory removes its edges from every backend
+(SQLite rows, Postgres rows). `KnowledgeGraph` is the in-process view built from those rows
+with networkx (a multigraph, one edge per relation, keyed by memory id): it answers `related()`
+and gives semantic search its graph factor (1.0 for a memory about an entity the query names,
+0.5 for one a hop away).
+
+Extraction without a model is a small bilingual heuristic: explicit patterns ("X lives in Y",
+"X 住在 Y", "X works at Y", "X 是 Y", ...). With a model configured, the model extracts triples
+after the write, off the `add` path.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .types import Relation
+
+if TYPE_CHECKING:
+    from toolweave.llm import Model
+
+GRAPH_NEIGHBOR_SCORE = 0.5
+#: Predicates with one value at a time: a newer fact with another object supersedes the older.
+EXCLUSIVE_PREDICATES = frozenset(
+    {
+        "lives_in",
+        "works_at",
+        "works_for",
+        "located_in",
+        "is_married_to",
+        "age",
+        "role",
+        "status",
+        "住在",
+        "工作于",
+        "位于",
+        "年龄",
+        "职位",
+    }
+)
+_NAME = r"[A-Z][\w.-]*(?: [A-Z][\w.-]*)*"
+_OBJECT = r"[\w][\w .'-]*?"
+_ENGLISH = [
+    (re.compile(rf"\b({_NAME}) (?:now )?lives in ({_OBJECT})(?=[.,;!?]|$| and )"), "lives_in"),
+    (re.compile(rf"\b({_NAME}) (?:now )?works at ({_OBJECT})(?=[.,;!?]|$| and )"), "works_at"),
+    (re.compile(rf"\b({_NAME}) (?:now )?works for ({_OBJECT})(?=[.,;!?]|$| and )"), "works_for"),
+    (re.compile(rf"\b({_NAME}) is located in ({_OBJECT})(?=[.,;!?]|$| and )"), "located_in"),
+    (re.compile(rf"\b({_NAME}) is married to ({_OBJECT})(?=[.,;!?]|$| and )"), "is_married_to"),
+    (re.compile(rf"\b({_NAME}) (?:likes|loves) ({_OBJECT})(?=[.,;!?]|$| and )"), "likes"),
+    (re.compile(rf"\b({_NAME}) uses ({_OBJECT})(?=[.,;!?]|$| and )"), "uses"),
+    (re.compile(rf"\b({_NAME}) is (?:a|an|the) ({_OBJECT})(?=[.,;!?]|$| and )"), "is_a"),
+]
+_HAN = r"[\u4e00-\u9fffA-Za-z0-9]"
+_CHINESE = [
+    (re.compile(rf"({_HAN}{{1,12}}?)(?:现在)?(?:住在|居住在)({_HAN}{{1,12}})"), "住在"),
+    (re.compile(rf"({_HAN}{{1,12}}?)(?:现在)?在({_HAN}{{1,12}}?)(?:工作|上班)"), "工作于"),
+    (re.compile(rf"({_HAN}{{1,12}}?)(?:工作于|就职于)({_HAN}{{1,12}})"), "工作于"),
+    (re.compile(rf"({_HAN}{{1,12}}?)位于({_HAN}{{1,12}})"), "位于"),
+    (re.compile(rf"({_HAN}{{1,12}}?)(?:喜欢|爱)({_HAN}{{1,12}})"), "喜欢"),
+    (re.compile(rf"({_HAN}{{1,12}}?)是(?:一种|一个|一门)?({_HAN}{{1,16}})"), "是"),
+]
+_EXTRACT_PROMPT = (
+    "Extract the facts in the text below as a JSON list of [subject, predicate, object]"
+    " triples. Use short snake_case English predicates (lives_in, works_at, likes, is_a, ...)"
+    " or the text's own language. Answer with the JSON list only; [] if there are none.\n\n"
+)
+
+
+def extract_relations(text: str) -> list[Relation]:
+    """Relations a heuristic finds in `text` (English and Chinese patterns); may be empty."""
+    found: dict[tuple[str, str, str], Relation] = {}
+    for pattern, predicate in _ENGLISH + _CHINESE:
+        for match in pattern.finditer(text):
+            subject, obj = match.group(1).strip(), match.group(2).strip(" .")
+            if subject and obj and subject != obj:
+                found.setdefault((subject, predicate, obj), Relation(subject, predicate, obj))
+    return list(found.values())
+
+
+async def extract_relations_with_model(model: Model, text: str) -> list[Relation]:
+    """Relations the model extracts; malformed answers yield none (the heuristic's stay)."""
+    import json_repair
+
+    from toolweave.llm import Message, ModelRequest, TextPart
+
+    request = ModelRequest(messages=[Message("user", [TextPart(_EXTRACT_PROMPT + text)])])
+    response = await model.complete(request)
+    answer = "".join(p.text for p in response.message.parts if isinstance(p, TextPart))
+    try:
+        triples = json_repair.loads(answer)
+    except (ValueError, json.JSONDecodeError):
+        return []
+    if not isinstance(triples, list):
+        return []
+    return [
+        Relation(str(t[0]).strip(), str(t[1]).strip(), str(t[2]).strip())
+        for t in triples
+        if isinstance(t, list | tuple) and len(t) == 3 and all(str(x).strip() for x in t)
+    ]
+
+
+def parse_relations(raw: Iterable[Any], *, field: str = "relations") -> list[Relation]:
+    """`[(subject, predicate, object), ...]` as `Relation`s; names the bad entry otherwise."""
+    relations = []
+    for index, entry in enumerate(raw):
+        if isinstance(entry, Relation):
+            relations.append(entry)
+            continue
+        if (
+            not isinstance(entry, list | tuple)
+            or len(entry) != 3
+            or not all(isinstance(x, str) and x.strip() for x in entry)
+        ):
+            from .types import MemoryArgumentError
+
+            raise MemoryArgumentError(
+                f"{field}[{index}] must be a (subject, predicate, object) triple of non-empty"
+                f" strings, got {entry!r}"
+            )
+        relations.append(Relation(entry[0].strip(), entry[1].strip(), entry[2].strip()))
+    return relations
+
+
+class KnowledgeGraph:
+    """Entities as nodes, relations as edges keyed by the memory they belong to."""
+
+    def __init__(self) -> None:
+        import networkx as nx
+
+        self._graph: Any = nx.MultiDiGraph()
+        self._edges: dict[str, list[Relation]] = {}
+
+    def __len__(self) -> int:
+        return int(self._graph.number_of_nodes())
+
+    def add(self, memory_id: str, relations: Sequence[Relation]) -> None:
+        self.remove(memory_id)
+        stored = [Relation(r.subject, r.predicate, r.object, memory_id) for r in relations]
+        for relation in stored:
+            self._graph.add_edge(
+                relation.subject, relation.object, key=memory_id, predicate=relation.predicate
+            )
+        if stored:
+            self._edges[memory_id] = stored
+
+    def remove(self, memory_id: str) -> None:
+        for relation in self._edges.pop(memory_id, []):
+            if self._graph.has_edge(relation.subject, relation.object, key=memory_id):
+                self._graph.remove_edge(relation.subject, relation.object, key=memory_id)
+            for node in (relation.subject, relation.object):
+                if node in self._graph and self._graph.degree(node) == 0:
+                    self._graph.remove_node(node)
+
+    def entities_in(self, text: str) -> list[str]:
+        """Known entities the text mentions (case-insensitive), longest first."""
+        lowered = text.lower()
+        found = [n for n in self._graph.nodes if str(n).lower() in lowered]
+        return sorted(found, key=lambda n: (-len(n), n))
+
+    def related(self, entity: str, depth: int = 1) -> list[Relation]:
+        """Relations within `depth` hops of `entity` (case-insensitive name), sorted."""
+        import networkx as nx
+
+        matches = [n for n in self._graph.nodes if str(n).lower() == entity.lower()]
+        if not matches:
+            return []
+        undirected = self._graph.to_undirected(as_view=True)
+        nodes: set[str] = set()
+        for match in matches:
+            nodes |= set(nx.single_source_shortest_path_length(undirected, match, cutoff=depth))
+        relations = {
+            Relation(s, data["predicate"], o, key)
+            for s, o, key, data in self._graph.edges(keys=True, data=True)
+            if s in nodes and o in nodes and (s in matches or o in matches or depth > 1)
+        }
+        return sorted(
+            relations, key=lambda r: (r.subject, r.predicate, r.object, r.memory_id or "")
+        )
+
+    def memory_scores(self, entities: Sequence[str]) -> dict[str, float]:
+        """Graph factor per memory id: 1.0 touching a query entity, 0.5 one hop further."""
+        scores: dict[str, float] = {}
+        if not entities:
+            return scores
+        undirected = self._graph.to_undirected(as_view=True)
+        direct = set(entities)
+        neighbors = {n for e in entities for n in undirected.neighbors(e)} - direct
+        for s, o, key in self._graph.edges(keys=True):
+            if s in direct or o in direct:
+                scores[key] = 1.0
+            elif s in neighbors or o in neighbors:
+                scores.setdefault(key, GRAPH_NEIGHBOR_SCORE)
+        return scores
+
+    def conflicts(self, relations: Sequence[Relation], exclusive: frozenset[str]) -> set[str]:
+        """Memory ids holding an exclusive (subject, predicate) with another object."""
+        clashing: set[str] = set()
+        for new in relations:
+            if new.predicate not in exclusive or new.subject not in self._graph:
+                continue
+            for _, obj, key, data in self._graph.out_edges(new.subject, keys=True, data=True):
+                if data["predicate"] == new.predicate and obj != new.object:
+                    clashing.add(key)
+        return clashing

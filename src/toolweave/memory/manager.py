@@ -1,0 +1,615 @@
+"""`MemoryManager`: one user's four memory types behind one async API.
+
+Working memory lives in this process (`WorkingMemory`); episodic, semantic and perceptual
+memories live in a `TextIndex` from `toolweave.storage` (one SQLite file by default, Postgres +
+Qdrant with `dsn=`), one collection per user, so every write is one transaction and everything
+but working memory survives a restart. Semantic memories carry their relations, which feed the
+`KnowledgeGraph`; a semantic fact contradicted by a newer one or by an update is superseded
+(`valid_to`, `superseded_by`), never deleted, and `search(as_of=...)` sees history.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from toolweave.storage import Embedder, PostgresQdrantIndex, SQLiteTextIndex, TextIndex
+
+from . import _codec
+from ._search import search_memories
+from .graph import (
+    EXCLUSIVE_PREDICATES,
+    KnowledgeGraph,
+    extract_relations,
+    extract_relations_with_model,
+    parse_relations,
+)
+from .types import (
+    FORGET_STRATEGIES,
+    MEMORY_TYPES,
+    PERSISTENT_TYPES,
+    MemoryArgumentError,
+    MemoryHit,
+    MemoryItem,
+    Relation,
+    check_importance,
+    check_memory_type,
+    to_datetime,
+    utc_now,
+)
+from .working import DEFAULT_WORKING_CAPACITY, DEFAULT_WORKING_TTL_MINUTES, WorkingMemory
+
+if TYPE_CHECKING:
+    from toolweave.llm import Model
+
+DEFAULT_MEMORY_PATH = "memory.db"
+DEFAULT_USER_ID = "default"
+DEFAULT_MAX_MEMORIES = 10_000
+"""`forget("capacity_based")` keeps at most this many persisted memories per user."""
+CONSOLIDATION_BOOST = 1.1
+"""Importance of a consolidated memory: the original's times this, capped at 1."""
+MAX_CONTENT_CHARS = 100_000
+MAX_USER_ID_CHARS = 200
+_TABLE = "memories"
+
+
+def check_user_id(user_id: str) -> str:
+    if not isinstance(user_id, str) or not user_id.strip() or len(user_id) > MAX_USER_ID_CHARS:
+        raise MemoryArgumentError(
+            f"user_id must be a non-empty string of at most {MAX_USER_ID_CHARS} characters,"
+            f" got {user_id!r}"
+        )
+    return user_id
+
+
+def open_index(
+    path: str | Any,
+    embedder: Embedder | str,
+    *,
+    dsn: str | None,
+    qdrant_url: str | None,
+    qdrant_path: str | None,
+    qdrant_api_key: str | None,
+) -> TextIndex:
+    """The memory index: SQLite at `path`, or Postgres at `dsn` with Qdrant for vectors."""
+    if dsn is None:
+        if qdrant_url or qdrant_path:
+            raise MemoryArgumentError("qdrant_url/qdrant_path need dsn='postgresql://...' too")
+        return SQLiteTextIndex(path, embedder, name=_TABLE, indexed_fields=_codec.INDEXED_FIELDS)
+    if not (qdrant_url or qdrant_path):
+        raise MemoryArgumentError(
+            "dsn= needs a vector store: pass qdrant_url='http://host:6333' (or qdrant_path=... for"
+            " Qdrant's local mode)"
+        )
+    return PostgresQdrantIndex(
+        dsn,
+        embedder,
+        qdrant_url=qdrant_url,
+        qdrant_path=qdrant_path,
+        qdrant_api_key=qdrant_api_key,
+        name=_TABLE,
+        indexed_fields=_codec.INDEXED_FIELDS,
+    )
+
+
+class MemoryManager:
+    """Add, search, update, forget and consolidate one user's memories.
+
+    `embedder`: "auto" (WordLlama), "minilm", "hash", "openai-compat:<url>#<model>" or an
+    `Embedder`. `model`, when given, extracts relations from semantic memories after each write
+    (off the `add` path). `index` shares one store between managers of different users
+    (`for_user`); the manager then does not close it.
+    """
+
+    def __init__(
+        self,
+        path: str | Any = DEFAULT_MEMORY_PATH,
+        user_id: str = DEFAULT_USER_ID,
+        embedder: Embedder | str = "auto",
+        working_capacity: int = DEFAULT_WORKING_CAPACITY,
+        working_ttl_minutes: float = DEFAULT_WORKING_TTL_MINUTES,
+        *,
+        dsn: str | None = None,
+        qdrant_url: str | None = None,
+        qdrant_path: str | None = None,
+        qdrant_api_key: str | None = None,
+        index: TextIndex | None = None,
+        model: Model | None = None,
+        max_memories: int = DEFAULT_MAX_MEMORIES,
+        exclusive_predicates: Iterable[str] = EXCLUSIVE_PREDICATES,
+    ) -> None:
+        self.user_id = check_user_id(user_id)
+        self._owns_index = index is None
+        self.index: TextIndex = index or open_index(
+            path,
+            embedder,
+            dsn=dsn,
+            qdrant_url=qdrant_url,
+            qdrant_path=qdrant_path,
+            qdrant_api_key=qdrant_api_key,
+        )
+        self.working = WorkingMemory(working_capacity, working_ttl_minutes)
+        self.model = model
+        self.max_memories = max_memories
+        self.exclusive_predicates = frozenset(exclusive_predicates)
+        self._graph: KnowledgeGraph | None = None
+        self._graph_lock = asyncio.Lock()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def embedder(self) -> Embedder:
+        return self.index.embedder
+
+    def for_user(self, user_id: str) -> MemoryManager:
+        """A manager for another user over the same store (its own working memory)."""
+        return MemoryManager(
+            user_id=user_id,
+            working_capacity=self.working.capacity,
+            working_ttl_minutes=self.working.ttl_minutes,
+            index=self.index,
+            model=self.model,
+            max_memories=self.max_memories,
+            exclusive_predicates=self.exclusive_predicates,
+        )
+
+    # -- adding --------------------------------------------------------------------------------
+
+    def _new_item(
+        self,
+        content: str,
+        memory_type: str = "working",
+        importance: float = 0.5,
+        metadata: Mapping[str, Any] | None = None,
+        timestamp: datetime | float | str | None = None,
+        relations: Iterable[Any] | None = None,
+        file_path: str | None = None,
+        modality: str | None = None,
+    ) -> MemoryItem:
+        if not isinstance(content, str) or not content.strip():
+            raise MemoryArgumentError("content must be a non-empty string")
+        if len(content) > MAX_CONTENT_CHARS:
+            raise MemoryArgumentError(
+                f"content has {len(content)} characters; the limit is {MAX_CONTENT_CHARS}"
+            )
+        kind = check_memory_type(memory_type)
+        meta = _codec.check_metadata(dict(metadata) if metadata is not None else None)
+        if file_path is not None or modality is not None:
+            if kind != "perceptual":
+                raise MemoryArgumentError(
+                    f"file_path and modality belong to perceptual memories, not {kind!r}"
+                )
+            meta["modality"] = _codec.check_modality(
+                modality or _codec.infer_modality(file_path or "")
+            )
+            if file_path is not None:
+                meta["file_path"] = str(file_path)
+        elif kind == "perceptual":
+            meta.setdefault("modality", "text")
+        parsed = parse_relations(relations or [])
+        if parsed and kind != "semantic":
+            raise MemoryArgumentError(f"relations belong to semantic memories, not {kind!r}")
+        if kind == "semantic" and not parsed:
+            parsed = extract_relations(content)
+        return MemoryItem(
+            id=uuid.uuid4().hex,
+            content=content,
+            memory_type=kind,
+            importance=check_importance(importance),
+            timestamp=to_datetime(timestamp),
+            metadata=meta,
+            user_id=self.user_id,
+            relations=parsed,
+        )
+
+    async def add(
+        self,
+        content: str,
+        memory_type: str = "working",
+        importance: float = 0.5,
+        metadata: Mapping[str, Any] | None = None,
+        timestamp: datetime | float | str | None = None,
+        relations: Iterable[Any] | None = None,
+        file_path: str | None = None,
+        modality: str | None = None,
+    ) -> str:
+        """Store one memory and return its id; identical content returns the existing id."""
+        item = self._new_item(
+            content, memory_type, importance, metadata, timestamp, relations, file_path, modality
+        )
+        return (await self._add_items([item]))[0]
+
+    async def add_many(self, items: Iterable[Mapping[str, Any]]) -> list[str]:
+        """Add many memories (each a mapping of `add`'s arguments) in one transaction."""
+        built = []
+        for position, raw in enumerate(items):
+            if not isinstance(raw, Mapping):
+                raise MemoryArgumentError(f"items[{position}] must be a mapping of add() arguments")
+            try:
+                built.append(self._new_item(**raw))
+            except TypeError as exc:
+                raise MemoryArgumentError(f"items[{position}]: {exc}") from None
+            except MemoryArgumentError as exc:
+                raise MemoryArgumentError(f"items[{position}]: {exc}") from None
+        return await self._add_items(built)
+
+    async def _add_items(self, items: Sequence[MemoryItem]) -> list[str]:
+        ids: list[str] = []
+        persisted: dict[str, MemoryItem] = {}
+        hashes = {_codec.content_hash(i.content) for i in items if i.memory_type != "working"}
+        existing = await self._existing_by_hash(hashes)
+        graph = (
+            await self._graph_view() if any(i.memory_type == "semantic" for i in items) else None
+        )
+        superseded: dict[str, MemoryItem] = {}
+        now = utc_now()
+        for item in items:
+            if item.memory_type == "working":
+                found = self.working.find_content(item.content)
+                if found is None:
+                    self.working.put(item)
+                ids.append(found.id if found else item.id)
+                continue
+            key = (item.memory_type, _codec.content_hash(item.content))
+            if key in existing:
+                ids.append(existing[key])
+                continue
+            existing[key] = item.id
+            persisted[item.id] = item
+            ids.append(item.id)
+            if graph is not None and item.relations:
+                for old_id in graph.conflicts(item.relations, self.exclusive_predicates):
+                    superseded[old_id] = superseded.get(old_id) or await self._required(old_id)
+                    superseded[old_id].valid_to, superseded[old_id].superseded_by = now, item.id
+        upserts = [_codec.to_record(i) for i in [*superseded.values(), *persisted.values()]]
+        if upserts:
+            await self.index.write(upserts)
+        if graph is not None:
+            for old_id in superseded:
+                graph.remove(old_id)
+            for item in persisted.values():
+                if item.memory_type == "semantic":
+                    graph.add(item.id, item.relations)
+                    self._schedule_extraction(item)
+        return ids
+
+    async def _existing_by_hash(self, hashes: set[str]) -> dict[tuple[str, str], str]:
+        if not hashes:
+            return {}
+        found = await self.index.find(
+            self.user_id, {"content_hash": sorted(hashes), **_codec.validity(None)}
+        )
+        return {(r.payload["memory_type"], r.payload["content_hash"]): r.id for r in found}
+
+    def _schedule_extraction(self, item: MemoryItem) -> None:
+        if self.model is None:
+            return
+        task = asyncio.get_running_loop().create_task(self._extract_with_model(item))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _extract_with_model(self, item: MemoryItem) -> None:
+        assert self.model is not None
+        found = await extract_relations_with_model(self.model, item.content)
+        current = await self.get(item.id)
+        known = {(r.subject, r.predicate, r.object) for r in (current.relations if current else [])}
+        extra = [r for r in found if (r.subject, r.predicate, r.object) not in known]
+        if current is None or not current.current or not extra:
+            return
+        current.relations = [*current.relations, *extra]
+        graph = await self._graph_view()
+        stale = graph.conflicts(extra, self.exclusive_predicates) - {item.id}
+        now = utc_now()
+        older = [await self._required(i) for i in stale]
+        for old in older:
+            old.valid_to, old.superseded_by = now, item.id
+        await self.index.write([_codec.to_record(x) for x in [*older, current]])
+        for old in older:
+            graph.remove(old.id)
+        graph.add(item.id, current.relations)
+
+    async def wait_for_background(self) -> None:
+        """Wait for relation extraction still running after earlier writes."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks))
+
+    # -- reading -------------------------------------------------------------------------------
+
+    async def get(self, id: str) -> MemoryItem | None:
+        """The memory with this id, current or superseded; None if there is none."""
+        found = self.working.get(id)
+        if found is not None:
+            return found
+        records = await self.index.get([id], self.user_id)
+        return _codec.to_item(records[0]) if records else None
+
+    async def _required(self, id: str) -> MemoryItem:
+        item = await self.get(id)
+        if item is None:
+            raise MemoryArgumentError(f"no memory with id {id!r} for user {self.user_id!r}")
+        return item
+
+    async def search(
+        self,
+        query: str,
+        limit: int = 5,
+        memory_types: Sequence[str] | None = None,
+        min_importance: float = 0.1,
+        *,
+        explain: bool = False,
+        as_of: datetime | float | str | None = None,
+        modality: str | None = None,
+    ) -> list[MemoryHit]:
+        """The best `limit` memories for `query` across `memory_types` (all by default).
+
+        Current facts only unless `as_of` asks what was valid then; `modality` restricts
+        perceptual memories; `explain=True` attaches each hit's keyword rank, vector score,
+        fused relevance and its type formula's factors.
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise MemoryArgumentError("query must be a non-empty string")
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+            raise MemoryArgumentError(f"limit must be a positive integer, got {limit!r}")
+        types = [check_memory_type(t, field="memory_types") for t in memory_types or MEMORY_TYPES]
+        check_importance(min_importance, field="min_importance")
+        moment = to_datetime(as_of, field="as_of") if as_of is not None else None
+        graph = await self._graph_view() if "semantic" in types else None
+        return await search_memories(
+            self,
+            query,
+            limit=limit,
+            types=types,
+            min_importance=min_importance,
+            explain=explain,
+            as_of=moment,
+            modality=_codec.check_modality(modality) if modality else None,
+            graph=graph,
+        )
+
+    async def related(self, entity: str, depth: int = 1) -> list[Relation]:
+        """Relations of current semantic facts within `depth` hops of `entity`."""
+        if not isinstance(entity, str) or not entity.strip():
+            raise MemoryArgumentError("entity must be a non-empty string")
+        return (await self._graph_view()).related(entity.strip(), depth)
+
+    async def _graph_view(self) -> KnowledgeGraph:
+        async with self._graph_lock:
+            if self._graph is None:
+                graph = KnowledgeGraph()
+                where = {"memory_type": "semantic", **_codec.validity(None)}
+                for record in await self.index.find(self.user_id, where):
+                    item = _codec.to_item(record)
+                    graph.add(item.id, item.relations)
+                self._graph = graph
+            return self._graph
+
+    # -- changing ------------------------------------------------------------------------------
+
+    async def update(
+        self,
+        id: str,
+        content: str | None = None,
+        importance: float | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> MemoryItem | None:
+        """Change a memory; returns its current version (None if there is no such memory).
+
+        New content for a semantic fact supersedes it: a new fact is stored and the old one
+        keeps its text with `valid_to`/`superseded_by` set. `metadata` keys replace those keys.
+        """
+        item = await self.get(id)
+        if item is None:
+            return None
+        if content is not None and (not isinstance(content, str) or not content.strip()):
+            raise MemoryArgumentError("content must be a non-empty string")
+        if importance is not None:
+            item.importance = check_importance(importance)
+        if metadata is not None:
+            item.metadata.update(_codec.check_metadata(dict(metadata)))
+        if item.memory_type == "working":
+            if content is not None:
+                item.content = content
+            self.working.put(item)
+            return item
+        if content is not None and content != item.content and item.memory_type == "semantic":
+            if not item.current:
+                raise MemoryArgumentError(
+                    f"memory {id!r} was superseded by {item.superseded_by!r}; update that one"
+                )
+            newer = self._new_item(
+                content,
+                "semantic",
+                item.importance,
+                item.metadata,
+                relations=[
+                    r for r in item.relations if r.predicate not in self.exclusive_predicates
+                ],
+            )
+            item.valid_to, item.superseded_by = utc_now(), newer.id
+            await self.index.write([_codec.to_record(item), _codec.to_record(newer)])
+            graph = await self._graph_view()
+            graph.remove(item.id)
+            graph.add(newer.id, newer.relations)
+            return newer
+        if content is not None:
+            item.content = content
+        await self.index.write([_codec.to_record(item)])
+        return item
+
+    async def remove(self, id: str) -> bool:
+        """Delete a memory from every index; True if it existed."""
+        if self.working.remove(id) is not None:
+            return True
+        if not await self.index.get([id], self.user_id):
+            return False
+        await self.index.write(delete=[(self.user_id, id)])
+        if self._graph is not None:
+            self._graph.remove(id)
+        return True
+
+    async def forget(
+        self,
+        strategy: str = "importance_based",
+        threshold: float = 0.1,
+        max_age_days: float = 30,
+    ) -> int:
+        """Delete memories by importance (< threshold), age (> max_age_days) or capacity
+        (beyond `max_memories`, least important first); returns how many, one transaction."""
+        if strategy not in FORGET_STRATEGIES:
+            raise MemoryArgumentError(
+                f"strategy must be one of {list(FORGET_STRATEGIES)}, got {strategy!r}"
+            )
+        check_importance(threshold, field="threshold")
+        if (
+            isinstance(max_age_days, bool)
+            or not isinstance(max_age_days, int | float)
+            or max_age_days < 0
+        ):
+            raise MemoryArgumentError(f"max_age_days must be a number >= 0, got {max_age_days!r}")
+        working = self.working.items()
+        if strategy == "importance_based":
+            doomed = await self.index.find(self.user_id, {"importance": {"lt": threshold}})
+            gone = [i for i in working if i.importance < threshold]
+        elif strategy == "time_based":
+            cutoff = utc_now() - timedelta(days=max_age_days)
+            doomed = await self.index.find(self.user_id, {"timestamp": {"lt": cutoff.timestamp()}})
+            gone = [i for i in working if i.timestamp < cutoff]
+        else:
+            excess = await self.index.count(self.user_id) - self.max_memories
+            doomed = (
+                await self.index.find(self.user_id, limit=excess, order_by="importance")
+                if excess > 0
+                else []
+            )
+            gone = []
+        if doomed:
+            await self.index.write(delete=[(self.user_id, r.id) for r in doomed])
+        for item in gone:
+            self.working.remove(item.id)
+        if self._graph is not None:
+            for record in doomed:
+                self._graph.remove(record.id)
+        return len(doomed) + len(gone)
+
+    async def consolidate(
+        self,
+        from_type: str = "working",
+        to_type: str = "episodic",
+        importance_threshold: float = 0.7,
+    ) -> int:
+        """Move memories of importance >= threshold from one type to a longer-lived one.
+
+        The copies are written and the originals deleted in one transaction (a persisted memory
+        keeps its id and changes type in place); importance grows by `CONSOLIDATION_BOOST`,
+        capped at 1. Returns how many memories moved.
+        """
+        source = check_memory_type(from_type, field="from_type")
+        target = check_memory_type(to_type, field="to_type")
+        if target == "working" or source == target:
+            raise MemoryArgumentError(
+                f"consolidate moves memories into a different persistent type"
+                f" ({list(PERSISTENT_TYPES)}); got from_type={source!r}, to_type={target!r}"
+            )
+        check_importance(importance_threshold, field="importance_threshold")
+        if source == "working":
+            chosen = [i for i in self.working.items() if i.importance >= importance_threshold]
+        else:
+            where = {
+                "memory_type": source,
+                "importance": {"gte": importance_threshold},
+                **_codec.validity(None),
+            }
+            chosen = [_codec.to_item(r) for r in await self.index.find(self.user_id, where)]
+        if not chosen:
+            return 0
+        existing = await self._existing_by_hash({_codec.content_hash(i.content) for i in chosen})
+        moved: list[MemoryItem] = []
+        duplicates: list[MemoryItem] = []
+        for item in chosen:
+            if (target, _codec.content_hash(item.content)) in existing:
+                duplicates.append(item)
+                continue
+            item.memory_type = target
+            item.importance = min(1.0, item.importance * CONSOLIDATION_BOOST)
+            if target == "semantic":
+                item.relations = item.relations or extract_relations(item.content)
+            elif source == "semantic":
+                item.relations = []
+            moved.append(item)
+        deletes = [] if source == "working" else [(self.user_id, i.id) for i in duplicates]
+        await self.index.write([_codec.to_record(i) for i in moved], delete=deletes)
+        if source == "working":
+            for item in [*moved, *duplicates]:
+                self.working.remove(item.id)
+        if self._graph is not None:
+            for item in [*moved, *duplicates]:
+                self._graph.remove(item.id)
+                if item.memory_type == "semantic" and item in moved:
+                    self._graph.add(item.id, item.relations)
+        return len(moved) + len(duplicates)
+
+    async def clear_all(self) -> int:
+        """Delete every memory of this user; returns how many."""
+        count = self.working.clear() + await self.index.delete_where(self.user_id)
+        self._graph = None
+        return count
+
+    # -- overview ------------------------------------------------------------------------------
+
+    async def stats(self) -> dict[str, Any]:
+        """Counts per type (current and superseded), the store and the embedder."""
+        types: dict[str, Any] = {
+            "working": {
+                "count": len(self.working),
+                "capacity": self.working.capacity,
+                "ttl_minutes": self.working.ttl_minutes,
+            }
+        }
+        for kind in PERSISTENT_TYPES:
+            total = await self.index.count(self.user_id, {"memory_type": kind})
+            current = await self.index.count(
+                self.user_id, {"memory_type": kind, **_codec.validity(None)}
+            )
+            types[kind] = {"count": total, "current": current, "superseded": total - current}
+        return {
+            "user_id": self.user_id,
+            "total": sum(t["count"] for t in types.values()),
+            "types": types,
+            "store": type(self.index).__name__,
+            "embedder": self.embedder.name,
+            "dim": self.embedder.dim,
+            "entities": len(await self._graph_view()),
+        }
+
+    async def summary(self, per_type: int = 3) -> str:
+        """A short text overview: counts, then the most important current memories per type."""
+        stats = await self.stats()
+        lines = [f"Memory of user {self.user_id!r}: {stats['total']} memories"]
+        for kind in MEMORY_TYPES:
+            lines.append(f"- {kind}: {stats['types'][kind]['count']}")
+            if kind == "working":
+                top = sorted(self.working.items(), key=lambda i: -i.importance)[:per_type]
+            else:
+                where = {"memory_type": kind, **_codec.validity(None)}
+                top = [
+                    _codec.to_item(r)
+                    for r in await self.index.find(
+                        self.user_id, where, limit=per_type, order_by="importance", descending=True
+                    )
+                ]
+            lines.extend(f"    [{i.importance:.2f}] {i.content[:80]}" for i in top)
+        return "\n".join(lines)
+
+    async def close(self) -> None:
+        """Finish background extraction and close the store (unless it is shared)."""
+        await self.wait_for_background()
+        if self._owns_index:
+            await self.index.close()
+
+    async def __aenter__(self) -> MemoryManager:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
