@@ -2,8 +2,10 @@
 
 Persisted memories come from one fused keyword + vector search of the index (oversampled, so
 each type's formula re-ranks enough candidates), plus, for semantic memory, the memories the
-knowledge graph links to entities the query names. Working memory scores itself. Hits of all
-types are merged on their final score.
+knowledge graph links to entities the query names. A candidate only the vectors found must
+reach the manager's `min_similarity` cosine (the nearest neighbours of an unrelated query are
+still unrelated); keyword and graph matches always stay. Working memory scores itself. Hits of
+all types are merged on their final score.
 """
 
 from __future__ import annotations
@@ -76,7 +78,9 @@ async def search_memories(
                 if p["memory_type"] in persisted and p["importance"] >= min_importance:
                     found.append(Hit(record, 0.0))
         for hit in found:
-            hits.append(_score(hit, now, graph_scores, explain))
+            related = hit.keyword_rank is not None or hit.record.id in graph_scores
+            if related or (hit.vector_score or 0.0) >= manager.min_similarity:
+                hits.append(_score(hit, now, graph_scores, explain))
     hits.sort(key=lambda h: (-h.score, h.item.id))
     return hits[:limit]
 

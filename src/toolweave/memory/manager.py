@@ -49,11 +49,14 @@ DEFAULT_MEMORY_PATH = "memory.db"
 DEFAULT_USER_ID = "default"
 DEFAULT_MAX_MEMORIES = 10_000
 """`forget("capacity_based")` keeps at most this many persisted memories per user."""
+DEFAULT_MIN_SIMILARITY = 0.25
+"""Cosine a memory found only by vector search needs to be returned (WordLlama's scale:
+paraphrases score 0.5-0.7, unrelated texts below 0.1)."""
 CONSOLIDATION_BOOST = 1.1
 """Importance of a consolidated memory: the original's times this, capped at 1."""
 MAX_CONTENT_CHARS = 100_000
 MAX_USER_ID_CHARS = 200
-_TABLE = "memories"
+DEFAULT_TABLE = "memories"
 
 
 def check_user_id(user_id: str) -> str:
@@ -73,12 +76,13 @@ def open_index(
     qdrant_url: str | None,
     qdrant_path: str | None,
     qdrant_api_key: str | None,
+    table: str = DEFAULT_TABLE,
 ) -> TextIndex:
     """The memory index: SQLite at `path`, or Postgres at `dsn` with Qdrant for vectors."""
     if dsn is None:
         if qdrant_url or qdrant_path:
             raise MemoryArgumentError("qdrant_url/qdrant_path need dsn='postgresql://...' too")
-        return SQLiteTextIndex(path, embedder, name=_TABLE, indexed_fields=_codec.INDEXED_FIELDS)
+        return SQLiteTextIndex(path, embedder, name=table, indexed_fields=_codec.INDEXED_FIELDS)
     if not (qdrant_url or qdrant_path):
         raise MemoryArgumentError(
             "dsn= needs a vector store: pass qdrant_url='http://host:6333' (or qdrant_path=... for"
@@ -90,7 +94,7 @@ def open_index(
         qdrant_url=qdrant_url,
         qdrant_path=qdrant_path,
         qdrant_api_key=qdrant_api_key,
-        name=_TABLE,
+        name=table,
         indexed_fields=_codec.INDEXED_FIELDS,
     )
 
@@ -101,7 +105,9 @@ class MemoryManager:
     `embedder`: "auto" (WordLlama), "minilm", "hash", "openai-compat:<url>#<model>" or an
     `Embedder`. `model`, when given, extracts relations from semantic memories after each write
     (off the `add` path). `index` shares one store between managers of different users
-    (`for_user`); the manager then does not close it.
+    (`for_user`); the manager then does not close it. `table` names the tables (and the Qdrant
+    collection), so several stores can share one database. `min_similarity` is the cosine a
+    memory found only by its vector needs to be returned.
     """
 
     def __init__(
@@ -120,6 +126,8 @@ class MemoryManager:
         model: Model | None = None,
         max_memories: int = DEFAULT_MAX_MEMORIES,
         exclusive_predicates: Iterable[str] = EXCLUSIVE_PREDICATES,
+        table: str = DEFAULT_TABLE,
+        min_similarity: float = DEFAULT_MIN_SIMILARITY,
     ) -> None:
         self.user_id = check_user_id(user_id)
         self._owns_index = index is None
@@ -130,10 +138,12 @@ class MemoryManager:
             qdrant_url=qdrant_url,
             qdrant_path=qdrant_path,
             qdrant_api_key=qdrant_api_key,
+            table=table,
         )
         self.working = WorkingMemory(working_capacity, working_ttl_minutes)
         self.model = model
         self.max_memories = max_memories
+        self.min_similarity = min_similarity
         self.exclusive_predicates = frozenset(exclusive_predicates)
         self._graph: KnowledgeGraph | None = None
         self._graph_lock = asyncio.Lock()
@@ -153,6 +163,7 @@ class MemoryManager:
             model=self.model,
             max_memories=self.max_memories,
             exclusive_predicates=self.exclusive_predicates,
+            min_similarity=self.min_similarity,
         )
 
     # -- adding --------------------------------------------------------------------------------

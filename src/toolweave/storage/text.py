@@ -82,8 +82,12 @@ def segmented(text: str) -> str:
 
 
 def query_terms(query: str) -> list[str]:
-    """Distinct search terms of a query, in order of first appearance."""
-    return list(dict.fromkeys(segment(query)))
+    """Distinct search terms of a query, in order of first appearance.
+
+    Single Latin letters and digits (the "s" of "alice's") are dropped: they match nearly
+    every record. A single CJK character is a word and stays.
+    """
+    return list(dict.fromkeys(t for t in segment(query) if len(t) > 1 or has_cjk(t)))
 
 
 def fts5_match(terms: Iterable[str]) -> str:
