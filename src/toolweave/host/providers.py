@@ -39,6 +39,7 @@ PROVIDERS: dict[str, str] = {
     "demo": "toolweave.host.providers:DemoProvider",
     "builtins": "toolweave.host.builtins_provider:BuiltinsProvider",
     "mcp": "toolweave.host.gateway:GatewayProvider",
+    "memory": "toolweave.host.memory_provider:MemoryProvider",
     "skills": "toolweave.host.skills:SkillsProvider",
 }
 
