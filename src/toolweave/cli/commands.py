@@ -7,6 +7,7 @@ import typer
 from . import agent_cmd
 from .log_cmd import log_command
 from .mcp_cmd import mcp_app
+from .memory_cmd import memory_app
 from .policy_cmd import policy_app
 from .serve_cmd import serve
 from .skills_cmd import skills_app
@@ -39,6 +40,7 @@ def _root(
 
 app.add_typer(tools_app, name="tools")
 app.add_typer(mcp_app, name="mcp")
+app.add_typer(memory_app, name="memory")
 app.add_typer(policy_app, name="policy")
 app.add_typer(skills_app, name="skills")
 app.command("serve")(serve)
