@@ -28,7 +28,7 @@ from .types import (
 
 FOREVER = 253402300799.0
 """`valid_to` of a current fact: 9999-12-31T23:59:59Z as epoch seconds."""
-INDEXED_FIELDS = ("content_hash", "memory_type", "valid_to")
+INDEXED_FIELDS = ("content_hash", "memory_type")
 
 
 def content_hash(content: str) -> str:

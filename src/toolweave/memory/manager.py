@@ -289,10 +289,12 @@ class MemoryManager:
     async def _existing_by_hash(self, hashes: set[str]) -> dict[tuple[str, str], str]:
         if not hashes:
             return {}
-        found = await self.index.find(
-            self.user_id, {"content_hash": sorted(hashes), **_codec.validity(None)}
-        )
-        return {(r.payload["memory_type"], r.payload["content_hash"]): r.id for r in found}
+        found = await self.index.find(self.user_id, {"content_hash": sorted(hashes)})
+        return {
+            (r.payload["memory_type"], r.payload["content_hash"]): r.id
+            for r in found
+            if r.payload["valid_to"] == _codec.FOREVER
+        }
 
     def _schedule_extraction(self, item: MemoryItem) -> None:
         if self.model is None:

@@ -350,30 +350,43 @@ class SQLiteTextIndex:
         def read(conn: sqlite3.Connection) -> list[Record]:
             seen: dict[str, Record] = {}
 
-            def take(sql: str, args: list[Any]) -> None:
-                for id_, text, payload in conn.execute(sql, args):
+            def ranked(table: str, match: str) -> None:
+                # FTS5 ranks fastest with ORDER BY rank LIMIT n in the virtual table itself;
+                # filters apply afterwards, so widen n until enough pass or matches run out.
+                want = limit * self.oversample
+                while True:
+                    rows = conn.execute(
+                        f"{base} JOIN (SELECT rowid, rank FROM {table} WHERE {table} MATCH ?"
+                        f" ORDER BY rank LIMIT ?) m ON m.rowid = r.rowid"
+                        f" WHERE r.collection = ?{clause} ORDER BY m.rank",
+                        [match, want, collection, *params],
+                    ).fetchall()
+                    matched = conn.execute(
+                        f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ?"
+                        " LIMIT ?)",
+                        [match, want],
+                    ).fetchone()[0]
+                    if len(rows) + len(seen) >= limit or matched < want:
+                        break
+                    want *= 8
+                for id_, text, payload in rows:
                     if id_ not in seen and len(seen) < limit:
                         seen[id_] = Record(id_, text, json.loads(payload), collection)
 
-            take(
-                f"{base} JOIN {t}_words w ON w.rowid = r.rowid WHERE {t}_words MATCH ?"
-                f" AND r.collection = ?{clause} ORDER BY bm25({t}_words) LIMIT ?",
-                [fts5_match(terms), collection, *params, limit],
-            )
+            ranked(f"{t}_words", fts5_match(terms))
             if long_pieces and len(seen) < limit:
-                take(
-                    f"{base} JOIN {t}_tri g ON g.rowid = r.rowid WHERE {t}_tri MATCH ?"
-                    f" AND r.collection = ?{clause} ORDER BY bm25({t}_tri) LIMIT ?",
-                    [fts5_match(long_pieces), collection, *params, limit],
-                )
+                ranked(f"{t}_tri", fts5_match(long_pieces))
             for term in short:
                 if len(seen) >= limit:
                     break
-                take(
+                rows = conn.execute(
                     f"{base} WHERE r.text LIKE ? ESCAPE '\\' AND r.collection = ?{clause}"
                     " ORDER BY r.rowid DESC LIMIT ?",
                     [like_pattern(term), collection, *params, limit],
-                )
+                ).fetchall()
+                for id_, text, payload in rows:
+                    if id_ not in seen and len(seen) < limit:
+                        seen[id_] = Record(id_, text, json.loads(payload), collection)
             return list(seen.values())
 
         return [Hit(r, 0.0, keyword_rank=i) for i, r in enumerate(await self.db.run(read), start=1)]

@@ -1,0 +1,171 @@
+"""Memory at scale: ingest rate, one `add`, and search p50/p95 at 100k (and 1M) memories.
+
+Synthetic memories mix Chinese and English sentences from a fixed vocabulary (seeded, so every
+run sees the same data). For each size the benchmark measures, in the same run:
+- the raw embedder (WordLlama, batches of `--batch`) over the same texts: the floor;
+- `add_many` ingest in batches of `--batch` into a fresh SQLite store: overhead vs the floor;
+- one `add` at that size (p50 over `--adds` calls);
+- `search` over `--queries` queries (p50/p95), episodic + semantic, keyword and vector fused.
+Goals (issue 13): search p50 <= 10 ms at 100k and <= 50 ms at 1M; ingest overhead <= 10%;
+one add <= 5 ms p50.
+
+Run: .venv/bin/python benchmarks/memory_scale.py                 (100k)
+     .venv/bin/python benchmarks/memory_scale.py --sizes 100000 1000000   (1M takes long)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from toolweave.memory import MemoryManager
+from toolweave.storage import load_embedder
+
+SUBJECTS_ZH = ["用户", "张三", "李四", "团队", "客户", "产品经理", "我们", "老师", "医生", "学生"]
+VERBS_ZH = ["讨论了", "完成了", "喜欢", "计划", "修复了", "发布了", "学习了", "购买了", "取消了"]
+OBJECTS_ZH = [
+    "机器学习项目",
+    "数据库迁移",
+    "季度预算",
+    "新版本",
+    "周末旅行",
+    "性能问题",
+    "合同",
+    "课程",
+    "乌龙茶",
+    "会议纪要",
+    "招聘计划",
+    "服务器升级",
+    "用户反馈",
+    "设计稿",
+    "年度报告",
+    "体检",
+]
+SUBJECTS_EN = ["The user", "Alice", "Bob", "The team", "Our client", "The manager", "Carol"]
+VERBS_EN = ["discussed", "finished", "likes", "planned", "fixed", "shipped", "learned", "bought"]
+OBJECTS_EN = [
+    "the search feature",
+    "a database migration",
+    "the quarterly budget",
+    "version two",
+    "a weekend trip",
+    "the latency regression",
+    "the contract",
+    "a Rust course",
+    "green tea",
+    "the meeting notes",
+    "the hiring plan",
+    "a server upgrade",
+    "customer feedback",
+    "the design",
+]
+PLACES = ["on Monday", "in Beijing", "在上海", "last week", "上个月", "at the office", "在家里"]
+
+
+def memories(count: int, seed: int = 7) -> list[str]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(count):
+        if i % 2:
+            text = f"{rng.choice(SUBJECTS_ZH)}{rng.choice(PLACES)}{rng.choice(VERBS_ZH)}"
+            text += f"{rng.choice(OBJECTS_ZH)}，编号{i}"
+        else:
+            text = f"{rng.choice(SUBJECTS_EN)} {rng.choice(VERBS_EN)} {rng.choice(OBJECTS_EN)}"
+            text += f" {rng.choice(PLACES)} (note {i})"
+        out.append(text)
+    return out
+
+
+QUERIES = [
+    "数据库迁移",
+    "预算",
+    "Alice green tea",
+    "latency regression fixed",
+    "周末旅行计划",
+    "招聘",
+    "server upgrade",
+    "what did the team ship",
+    "用户反馈",
+    "Rust course",
+    "乌龙茶",
+    "meeting notes from Monday",
+    "年度报告",
+    "customer feedback on the design",
+]
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def run_size(size: int, args: argparse.Namespace, root: Path) -> None:
+    texts = memories(size)
+    embedder = load_embedder("auto")
+    embedder.embed(["warm up"])
+    start = time.perf_counter()
+    for i in range(0, size, args.batch):
+        embedder.embed(texts[i : i + args.batch])
+    raw = time.perf_counter() - start
+
+    manager = MemoryManager(root / f"scale_{size}.db", embedder=embedder)
+    start = time.perf_counter()
+    for i in range(0, size, args.batch):
+        kind = "semantic" if (i // args.batch) % 10 == 0 else "episodic"
+        await manager.add_many(
+            [{"content": t, "memory_type": kind} for t in texts[i : i + args.batch]]
+        )
+    ingest = time.perf_counter() - start
+
+    adds = []
+    for i in range(args.adds):
+        start = time.perf_counter()
+        await manager.add(f"一条新的记忆 number {i} about {QUERIES[i % len(QUERIES)]}", "episodic")
+        adds.append((time.perf_counter() - start) * 1000)
+
+    await manager.search("warm up the vector matrix", memory_types=["episodic"])
+    searches = []
+    for i in range(args.queries):
+        start = time.perf_counter()
+        await manager.search(
+            QUERIES[i % len(QUERIES)], limit=5, memory_types=["episodic", "semantic"]
+        )
+        searches.append((time.perf_counter() - start) * 1000)
+    await manager.close()
+
+    overhead = ingest / raw - 1
+    print(f"\n== {size:,} memories ==")
+    print(f"raw embedder        {size / raw:10,.0f} texts/s   (floor)")
+    print(
+        f"add_many ingest     {size / ingest:10,.0f} texts/s   overhead {overhead:+.0%}  goal <= +10%"
+    )
+    print(
+        f"one add             p50 {statistics.median(adds):6.2f} ms  p95 {pct(adds, 0.95):6.2f} ms  goal p50 <= 5 ms"
+    )
+    goal = 10 if size <= 100_000 else 50
+    print(
+        f"search              p50 {statistics.median(searches):6.2f} ms  p95 {pct(searches, 0.95):6.2f} ms  goal p50 <= {goal} ms"
+    )
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000])
+    parser.add_argument("--batch", type=int, default=2_000)
+    parser.add_argument("--adds", type=int, default=200)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--dir", type=Path, default=None, help="where the stores go (default: tmp)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = args.dir or Path(tmp)
+        for size in args.sizes:
+            await run_size(size, args, root)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
