@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-import re
 import threading
 from collections import Counter
 from collections.abc import Sequence
@@ -30,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .errors import EmbedderUnavailable
-from .text import CJK
+from .text import CJK, STOP_WORDS, WORD
 
 if TYPE_CHECKING:
     import numpy as np
@@ -44,68 +43,6 @@ DEFAULT_EMBEDDER = "auto"
 DEFAULT_HASH_DIM = 1024
 DEFAULT_EMBED_BATCH = 256
 DEFAULT_EMBED_TIMEOUT = 60.0
-_TOKEN = re.compile(r"\w+", re.UNICODE)
-# English function words that would otherwise dominate every hashed vector.
-_STOP_WORDS = frozenset(
-    (
-        "a",
-        "about",
-        "after",
-        "also",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "been",
-        "but",
-        "by",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "he",
-        "her",
-        "his",
-        "i",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "more",
-        "not",
-        "of",
-        "on",
-        "or",
-        "our",
-        "over",
-        "said",
-        "says",
-        "she",
-        "than",
-        "that",
-        "the",
-        "their",
-        "there",
-        "they",
-        "this",
-        "to",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "which",
-        "who",
-        "will",
-        "with",
-        "would",
-        "you",
-    )
-)
 
 
 @runtime_checkable
@@ -153,7 +90,7 @@ class HashEmbedder:
 
     def _features(self, text: str) -> list[str]:
         lowered = text.lower()
-        features = [w for w in _TOKEN.findall(CJK.sub(" ", lowered)) if w not in _STOP_WORDS]
+        features = [w for w in WORD.findall(CJK.sub(" ", lowered)) if w not in STOP_WORDS]
         cjk = "".join(CJK.findall(lowered))
         features.extend(cjk[i : i + 2] for i in range(max(len(cjk) - 1, 0)))
         features.extend(cjk)

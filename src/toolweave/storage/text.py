@@ -23,9 +23,78 @@ CJK = re.compile(
     "[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef"
     "\U00020000-\U0002ceaf]"
 )
-_WORD = re.compile(r"\w+", re.UNICODE)
+#: A word outside CJK text: a run of letters, digits and underscores.
+WORD = re.compile(r"\w+", re.UNICODE)
+# CJK text with the ASCII letters and digits mixed into it ("Python编程", "2024年"), kept
+# together so jieba sees the words across the boundary.
+_CJK_RUN = re.compile(
+    f"((?:{CJK.pattern}|[A-Za-z0-9])*{CJK.pattern}(?:{CJK.pattern}|[A-Za-z0-9])*)"
+)
 _JIEBA: Any = None
 _JIEBA_LOCK = threading.Lock()
+
+#: English function words: they match most English records (a query term costs time per match)
+#: and would dominate every hashed vector.
+STOP_WORDS = frozenset(
+    (
+        "a",
+        "about",
+        "after",
+        "also",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "but",
+        "by",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "he",
+        "her",
+        "his",
+        "i",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "more",
+        "not",
+        "of",
+        "on",
+        "or",
+        "our",
+        "over",
+        "said",
+        "says",
+        "she",
+        "than",
+        "that",
+        "the",
+        "their",
+        "there",
+        "they",
+        "this",
+        "to",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "which",
+        "who",
+        "will",
+        "with",
+        "would",
+        "you",
+    )
+)
 
 #: Shortest term the trigram index can match; shorter ones need a LIKE scan.
 TRIGRAM_MIN_CHARS = 3
@@ -42,7 +111,7 @@ def estimate_tokens(text: str, *, other: Literal["chars", "words"] = "chars") ->
         return 0
     cjk = len(CJK.findall(text))
     if other == "words":
-        return cjk + len(_WORD.findall(CJK.sub(" ", text)))
+        return cjk + len(WORD.findall(CJK.sub(" ", text)))
     return cjk + (len(text) - cjk + 3) // 4
 
 
@@ -66,13 +135,18 @@ def segment(text: str) -> list[str]:
     """Words of `text`, lower-cased: jieba's search-mode cut for CJK runs, `\\w+` for the rest.
 
     Search mode also yields the parts of long words ("清华大学" -> 清华, 大学, 清华大学), so a
-    two-character query word finds the four-character word that contains it.
+    two-character query word finds the four-character word that contains it. Only the CJK runs
+    go through jieba (pure Python, the slow part of indexing); everything else is a regex.
     """
-    if not has_cjk(text):
-        return [w.lower() for w in _WORD.findall(text)]
     words: list[str] = []
-    for piece in _jieba().cut_for_search(text):
-        words.extend(w.lower() for w in _WORD.findall(piece))
+    for run in _CJK_RUN.split(text):
+        if not run:
+            continue
+        if has_cjk(run):
+            for piece in _jieba().cut_for_search(run):
+                words.extend(w.lower() for w in WORD.findall(piece))
+        else:
+            words.extend(w.lower() for w in WORD.findall(run))
     return words
 
 
@@ -84,10 +158,13 @@ def segmented(text: str) -> str:
 def query_terms(query: str) -> list[str]:
     """Distinct search terms of a query, in order of first appearance.
 
-    Single Latin letters and digits (the "s" of "alice's") are dropped: they match nearly
-    every record. A single CJK character is a word and stays.
+    Single Latin letters and digits (the "s" of "alice's") and English stop words are dropped:
+    they match nearly every record. A single CJK character is a word and stays. A query of
+    nothing but stop words keeps them ("the who").
     """
-    return list(dict.fromkeys(t for t in segment(query) if len(t) > 1 or has_cjk(t)))
+    words = [t for t in segment(query) if len(t) > 1 or has_cjk(t)]
+    content = [t for t in words if t not in STOP_WORDS]
+    return list(dict.fromkeys(content or words))
 
 
 def fts5_match(terms: Iterable[str]) -> str:
