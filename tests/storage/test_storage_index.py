@@ -188,3 +188,31 @@ def test_reciprocal_rank_fusion_rewards_agreement() -> None:
     assert max(fused, key=fused.__getitem__) == "b"
     assert fused["a"] == pytest.approx(1 / 61)
     assert fused["b"] == pytest.approx(1 / 62 + 1 / 61)
+
+
+async def test_hnsw_graphs_search_update_persist_and_rebuild(tmp_path: Any) -> None:
+    from toolweave.storage import SQLiteTextIndex
+    from toolweave.storage.hnsw import HNSWVectors
+
+    path = tmp_path / "hnsw.db"
+    index = SQLiteTextIndex(path, "hash:64", hnsw_threshold=1)
+    await index.write(DOCS)
+    assert await ids(index, "深度学习", limit=1, mode="vector") == ["zh-ml"]
+    assert isinstance(index._matrix, HNSWVectors)
+    await index.write(delete=[("default", "zh-ml")])
+    await index.write([Record("zh-new", "深度学习的新论文", collection="other")])
+    assert "zh-ml" not in await ids(index, "深度学习", limit=4, mode="vector")
+    assert await ids(index, "深度学习", limit=1, mode="vector", collection="other") == ["zh-new"]
+    await index.close()
+    assert (tmp_path / "hnsw.db.records.hnsw" / "manifest.json").exists()
+
+    reopened = SQLiteTextIndex(path, "hash:64", hnsw_threshold=1)
+    assert await ids(reopened, "深度学习", limit=1, mode="vector", collection="other") == ["zh-new"]
+    assert reopened._hnsw_dirty is False  # loaded from disk, not rebuilt
+    writer = SQLiteTextIndex(path, "hash:64", hnsw_threshold=None)
+    await writer.write([Record("en-ml", "deep learning papers", collection="other")])
+    await writer.close()
+    found = await ids(reopened, "deep learning papers", limit=1, mode="vector", collection="other")
+    assert found == ["en-ml"]  # another process's commit: rebuilt from the rows
+    assert reopened._hnsw_dirty is True
+    await reopened.close()

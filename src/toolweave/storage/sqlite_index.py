@@ -24,6 +24,7 @@ from typing import Any
 
 from .embedders import Embedder, load_embedder
 from .errors import DimensionMismatch
+from .hnsw import DEFAULT_HNSW_THRESHOLD, HNSWVectors, hnsw_available
 from .index import (
     DEFAULT_COLLECTION,
     DEFAULT_OVERSAMPLE,
@@ -84,7 +85,9 @@ class SQLiteTextIndex:
     """A `TextIndex` in one SQLite file (or a shared `SQLiteDatabase`, under table `name`).
 
     `indexed_fields` are payload fields given a B-tree index (per collection), for equality
-    filters a store runs on every write (a content hash, a type).
+    filters a store runs on every write (a content hash, a type). From `hnsw_threshold`
+    vectors on, and if usearch is installed, vector search uses HNSW graphs (saved beside the
+    file) instead of an exact scan; None keeps the exact scan at any size.
     """
 
     def __init__(
@@ -95,6 +98,7 @@ class SQLiteTextIndex:
         name: str = "records",
         oversample: int = DEFAULT_OVERSAMPLE,
         indexed_fields: Sequence[str] = (),
+        hnsw_threshold: int | None = DEFAULT_HNSW_THRESHOLD,
     ) -> None:
         if not name or not set(name) <= _NAME_CHARS or name[0].isdigit():
             raise ValueError(f"name {name!r}: use lower-case letters, digits and underscores")
@@ -111,7 +115,9 @@ class SQLiteTextIndex:
         )
         self.db.run_sync(lambda conn: conn.executescript(script))
         self._checked = False
-        self._matrix: VectorMatrix | None = None
+        self.hnsw_threshold = hnsw_threshold
+        self._matrix: VectorMatrix | HNSWVectors | None = None
+        self._hnsw_dirty = False
         self._data_version: int | None = None
         self._matrix_lock = asyncio.Lock()
 
@@ -219,6 +225,7 @@ class SQLiteTextIndex:
 
         if self._matrix is None:
             return
+        self._hnsw_dirty = isinstance(self._matrix, HNSWVectors)
         self._matrix.remove(removed)
         if added:
             self._matrix.add(
@@ -432,7 +439,7 @@ class SQLiteTextIndex:
         found.sort(key=lambda pair: -scores[pair[0]])
         return [Hit(r, scores[rowid], vector_score=scores[rowid]) for rowid, r in found[:limit]]
 
-    async def _loaded_matrix(self) -> VectorMatrix:
+    async def _loaded_matrix(self) -> VectorMatrix | HNSWVectors:
         import numpy as np
 
         async with self._matrix_lock:
@@ -443,23 +450,51 @@ class SQLiteTextIndex:
                 return self._matrix
             dim = self.embedder.dim
             t = self.name
+            fingerprint = await self.db.run(self._fingerprint)
+            matrix: VectorMatrix | HNSWVectors
+            use_hnsw = (
+                self.hnsw_threshold is not None
+                and fingerprint[0] >= self.hnsw_threshold
+                and self.db.path != ":memory:"
+                and hnsw_available()
+            )
+            loaded = HNSWVectors.load(self._hnsw_dir, dim, fingerprint) if use_hnsw else None
+            if loaded is not None:
+                matrix, self._hnsw_dirty = loaded, False
+            else:
+                matrix = HNSWVectors(dim) if use_hnsw else VectorMatrix(dim)
+                self._hnsw_dirty = use_hnsw
 
-            def load(conn: sqlite3.Connection) -> VectorMatrix:
-                matrix = VectorMatrix(dim)
-                cursor = conn.execute(f"SELECT rowid, collection, vector FROM {t}")
-                while batch := cursor.fetchmany(20_000):
-                    matrix.add(
-                        [b[0] for b in batch],
-                        [b[1] for b in batch],
-                        np.frombuffer(b"".join(b[2] for b in batch), np.float32),
-                    )
-                return matrix
+                def load(conn: sqlite3.Connection) -> None:
+                    cursor = conn.execute(f"SELECT rowid, collection, vector FROM {t}")
+                    while batch := cursor.fetchmany(20_000):
+                        matrix.add(
+                            [b[0] for b in batch],
+                            [b[1] for b in batch],
+                            np.frombuffer(b"".join(b[2] for b in batch), np.float32),
+                        )
 
-            self._matrix = await self.db.run(load)
+                await self.db.run(load)
+            self._matrix = matrix
             self._data_version = version
-            return self._matrix
+            return matrix
+
+    @property
+    def _hnsw_dir(self) -> Path:
+        return Path(f"{self.db.path}.{self.name}.hnsw")
+
+    def _fingerprint(self, conn: sqlite3.Connection) -> list[Any]:
+        """What identifies the rows an HNSW graph was built from (replacing a row changes it)."""
+        count, top, total = conn.execute(
+            f"SELECT count(*), coalesce(max(rowid), 0), total(rowid) FROM {self.name}"
+        ).fetchone()
+        return [int(count), int(top), float(total), self.embedder.name]
 
     async def close(self) -> None:
+        """Save HNSW graphs changed since they were loaded, then release the file."""
+        if isinstance(self._matrix, HNSWVectors) and self._hnsw_dirty:
+            fingerprint = await self.db.run(self._fingerprint)
+            await asyncio.to_thread(self._matrix.save, self._hnsw_dir, fingerprint)
         self._matrix = None
         if self._owns_db:
             await self.db.close()
