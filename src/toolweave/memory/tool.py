@@ -105,7 +105,9 @@ class MemoryTool:
         self.actions = tuple(a for a in ALL_ACTIONS if a in set(actions))
         unknown = set(actions) - set(ALL_ACTIONS)
         if unknown:
-            raise ValueError(f"actions: unknown {sorted(unknown)}; known: {list(ALL_ACTIONS)}")
+            raise MemoryArgumentError(
+                f"actions: unknown {sorted(unknown)}; known: {list(ALL_ACTIONS)}"
+            )
         self.per_user = per_user
         self._name = name
         self._users: dict[str, MemoryManager] = {manager.user_id: manager}

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from toolweave.storage.text import query_terms, segment
 
 from .scoring import time_decay, working_score
-from .types import MemoryItem, utc_now
+from .types import MemoryArgumentError, MemoryItem, utc_now
 
 DEFAULT_WORKING_CAPACITY = 50
 DEFAULT_WORKING_TTL_MINUTES = 60.0
@@ -31,9 +31,9 @@ class WorkingMemory:
         ttl_minutes: float = DEFAULT_WORKING_TTL_MINUTES,
     ) -> None:
         if capacity < 1:
-            raise ValueError(f"working_capacity must be >= 1, got {capacity}")
+            raise MemoryArgumentError(f"working_capacity must be >= 1, got {capacity}")
         if ttl_minutes <= 0:
-            raise ValueError(f"working_ttl_minutes must be > 0, got {ttl_minutes}")
+            raise MemoryArgumentError(f"working_ttl_minutes must be > 0, got {ttl_minutes}")
         self.capacity = capacity
         self.ttl_minutes = ttl_minutes
         self._items: dict[str, MemoryItem] = {}

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from .errors import EmbedderUnavailable
+from .errors import EmbedderUnavailable, EmbeddingFailed
 from .text import CJK, STOP_WORDS, WORD
 
 if TYPE_CHECKING:
@@ -229,13 +229,16 @@ class OpenAICompatEmbedder:
         with httpx.Client(timeout=self.timeout, headers=headers) as client:
             for start in range(0, len(texts), self.batch_size):
                 batch = list(texts[start : start + self.batch_size])
-                response = client.post(
-                    f"{self.url}/embeddings", json={"model": self.model, "input": batch}
-                )
-                response.raise_for_status()
+                try:
+                    response = client.post(
+                        f"{self.url}/embeddings", json={"model": self.model, "input": batch}
+                    )
+                    response.raise_for_status()
+                except httpx.HTTPError as exc:
+                    raise EmbeddingFailed(f"{self.name}: {type(exc).__name__}: {exc}") from exc
                 data = sorted(response.json()["data"], key=lambda d: d["index"])
                 if len(data) != len(batch):
-                    raise EmbedderUnavailable(
+                    raise EmbeddingFailed(
                         f"{self.name}: asked for {len(batch)} embeddings, got {len(data)}"
                     )
                 rows.extend(d["embedding"] for d in data)

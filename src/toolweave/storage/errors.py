@@ -1,18 +1,34 @@
-"""Errors the storage layer raises, each naming what is wrong and how to fix it."""
+"""Errors the storage layer raises, each naming what is wrong and how to fix it.
+
+They derive from the library's root (`toolweave.errors` imports nothing, so this package
+stays at the bottom of the layers); bad arguments are `ConfigError`s, also `ValueError`s.
+"""
 
 from __future__ import annotations
 
-
-class StorageError(Exception):
-    """Base of every storage error."""
+from toolweave.errors import ConfigError, ToolweaveError
 
 
-class DimensionMismatch(StorageError, ValueError):
-    """A store was opened with an embedder of another dimension than the one it was built with."""
+class StorageError(ToolweaveError):
+    """Base of every storage failure that is not a bad argument."""
 
 
-class EmbedderUnavailable(StorageError, ValueError):
+class DimensionMismatch(StorageError, ConfigError):
+    """A store was opened with an embedder other than the one its vectors were made with."""
+
+
+class EmbedderUnavailable(StorageError, ConfigError):
     """An embedder spec is malformed or names a model whose package is not installed."""
 
 
-__all__ = ["DimensionMismatch", "EmbedderUnavailable", "StorageError"]
+class EmbeddingFailed(StorageError):
+    """An embeddings endpoint refused or failed; the message has its status and reason."""
+
+
+__all__ = [
+    "ConfigError",
+    "DimensionMismatch",
+    "EmbedderUnavailable",
+    "EmbeddingFailed",
+    "StorageError",
+]

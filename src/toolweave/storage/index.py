@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from .embedders import Embedder
+from .errors import ConfigError
 
 DEFAULT_COLLECTION = "default"
 DEFAULT_RRF_K = 60
@@ -109,6 +110,43 @@ class TextIndex(Protocol):
     async def close(self) -> None: ...
 
 
+class FusedSearch:
+    """`search` for a backend that has `keyword_search` and `vector_search`: both, fused."""
+
+    async def keyword_search(
+        self, query: str, *, limit: int, collection: str, where: Where | None
+    ) -> list[Hit]:
+        raise NotImplementedError
+
+    async def vector_search(
+        self, query: str, *, limit: int, collection: str, where: Where | None
+    ) -> list[Hit]:
+        raise NotImplementedError
+
+    async def search(
+        self,
+        query: str,
+        *,
+        limit: int = 5,
+        collection: str = DEFAULT_COLLECTION,
+        where: Where | None = None,
+        mode: SearchMode = "hybrid",
+    ) -> list[Hit]:
+        """Best `limit` records for `query`: keyword and vector rankings fused by RRF."""
+        check_limit(limit)
+        check_mode(mode)
+        keyword, vector = [], []
+        if mode != "vector":
+            keyword = await self.keyword_search(
+                query, limit=limit, collection=collection, where=where
+            )
+        if mode != "keyword":
+            vector = await self.vector_search(
+                query, limit=limit, collection=collection, where=where
+            )
+        return fuse_hits(keyword, vector, limit)
+
+
 def check_where(where: Where | None) -> list[tuple[str, str, Any]]:
     """`where` as (field, operator, value) triples; operator is `=`, `in` or a range operator.
 
@@ -117,13 +155,13 @@ def check_where(where: Where | None) -> list[tuple[str, str, Any]]:
     clauses: list[tuple[str, str, Any]] = []
     for field, value in (where or {}).items():
         if not _FIELD.match(field):
-            raise ValueError(
+            raise ConfigError(
                 f"where: field {field!r} must be an identifier (letters, digits, underscore)"
             )
         if isinstance(value, Mapping):
             unknown = set(value) - set(RANGE_OPERATORS)
             if unknown or not value:
-                raise ValueError(
+                raise ConfigError(
                     f"where[{field!r}]: use range operators {sorted(RANGE_OPERATORS)},"
                     f" got {sorted(map(str, value))}"
                 )
@@ -168,7 +206,32 @@ def fuse_hits(
     return ranked[:limit]
 
 
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+SEARCH_MODES = ("hybrid", "keyword", "vector")
+
+
+def check_name(name: str) -> str:
+    """A table (and Qdrant collection) name: lower-case letters, digits, underscores."""
+    if not name or not set(name) <= _NAME_CHARS or name[0].isdigit():
+        raise ConfigError(f"name {name!r}: use lower-case letters, digits and underscores")
+    return name
+
+
+def check_mode(mode: str) -> SearchMode:
+    if mode not in SEARCH_MODES:
+        raise ConfigError(f"mode must be one of {list(SEARCH_MODES)}, got {mode!r}")
+    return mode  # type: ignore[return-value]
+
+
+def check_unique(records: Sequence[Record]) -> list[tuple[str, str]]:
+    """The (collection, id) keys of one write, which must not repeat."""
+    keys = [(r.collection, r.id) for r in records]
+    if len(set(keys)) != len(keys):
+        raise ConfigError("upsert: the same (collection, id) appears twice in one write")
+    return keys
+
+
 def check_limit(limit: int, *, name: str = "limit") -> int:
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-        raise ValueError(f"{name} must be a positive integer, got {limit!r}")
+        raise ConfigError(f"{name} must be a positive integer, got {limit!r}")
     return limit

@@ -18,22 +18,22 @@ from collections.abc import Sequence
 from typing import Any
 
 from .embedders import Embedder, load_embedder
-from .errors import DimensionMismatch
+from .errors import ConfigError, DimensionMismatch
 from .index import (
     DEFAULT_COLLECTION,
     RANGE_OPERATORS,
+    FusedSearch,
     Hit,
     Record,
-    SearchMode,
     Where,
     check_limit,
+    check_name,
+    check_unique,
     check_where,
-    fuse_hits,
 )
 from .text import TRIGRAM_MIN_CHARS, has_cjk, query_terms, segmented
 
 _POINT_NAMESPACE = uuid.UUID("5b0e7f1c-8a52-4a59-9d0b-2f6f1c0f7a11")
-_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
 
 
 def point_id(collection: str, id_: str) -> str:
@@ -87,7 +87,7 @@ def _qdrant_filter(collection: str, where: Where | None) -> Any:
     return models.Filter(must=must)
 
 
-class PostgresQdrantIndex:
+class PostgresQdrantIndex(FusedSearch):
     """A `TextIndex` over Postgres (rows, words) and Qdrant (vectors, payload filters).
 
     `qdrant_url` names a Qdrant server or cluster; `qdrant_path` uses the client's local mode (a
@@ -107,14 +107,12 @@ class PostgresQdrantIndex:
         name: str = "records",
         indexed_fields: Sequence[str] = (),
     ) -> None:
-        if not name or not set(name) <= _NAME_CHARS or name[0].isdigit():
-            raise ValueError(f"name {name!r}: use lower-case letters, digits and underscores")
         if (qdrant_url is None) == (qdrant_path is None):
-            raise ValueError("PostgresQdrantIndex: pass exactly one of qdrant_url or qdrant_path")
+            raise ConfigError("PostgresQdrantIndex: pass exactly one of qdrant_url or qdrant_path")
         check_where(dict.fromkeys(indexed_fields))
         self.indexed_fields = tuple(indexed_fields)
         self.dsn = dsn
-        self.name = name
+        self.name = check_name(name)
         self.embedder = load_embedder(embedder)
         self._qdrant_args: dict[str, Any] = (
             {"url": qdrant_url, "api_key": qdrant_api_key} if qdrant_url else {"path": qdrant_path}
@@ -187,9 +185,7 @@ class PostgresQdrantIndex:
     ) -> None:
         from qdrant_client import models
 
-        keys = [(r.collection, r.id) for r in upsert]
-        if len(set(keys)) != len(keys):
-            raise ValueError("upsert: the same (collection, id) appears twice in one write")
+        keys = check_unique(upsert)
         async with self._lock:
             conn, qdrant = await self._open()
             t = self.name
@@ -334,30 +330,6 @@ class PostgresQdrantIndex:
         return [r[0] for r in rows]
 
     # -- search ------------------------------------------------------------------------------
-
-    async def search(
-        self,
-        query: str,
-        *,
-        limit: int = 5,
-        collection: str = DEFAULT_COLLECTION,
-        where: Where | None = None,
-        mode: SearchMode = "hybrid",
-    ) -> list[Hit]:
-        check_limit(limit)
-        if mode not in ("hybrid", "keyword", "vector"):
-            raise ValueError(f"mode must be 'hybrid', 'keyword' or 'vector', got {mode!r}")
-        keyword = []
-        vector = []
-        if mode != "vector":
-            keyword = await self.keyword_search(
-                query, limit=limit, collection=collection, where=where
-            )
-        if mode != "keyword":
-            vector = await self.vector_search(
-                query, limit=limit, collection=collection, where=where
-            )
-        return fuse_hits(keyword, vector, limit)
 
     async def keyword_search(
         self,

@@ -29,19 +29,18 @@ from .index import (
     DEFAULT_COLLECTION,
     DEFAULT_OVERSAMPLE,
     RANGE_OPERATORS,
+    FusedSearch,
     Hit,
     Record,
-    SearchMode,
     Where,
     check_limit,
+    check_name,
+    check_unique,
     check_where,
-    fuse_hits,
 )
 from .sqlite import SQLiteDatabase
 from .text import TRIGRAM_MIN_CHARS, fts5_match, has_cjk, like_pattern, query_terms, segmented
 from .vectors import VectorMatrix
-
-_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
 
 
 def _schema(t: str) -> str:
@@ -81,7 +80,7 @@ def _sql_where(where: Where | None) -> tuple[str, list[Any]]:
     return "".join(f" AND {p}" for p in parts), params
 
 
-class SQLiteTextIndex:
+class SQLiteTextIndex(FusedSearch):
     """A `TextIndex` in one SQLite file (or a shared `SQLiteDatabase`, under table `name`).
 
     `indexed_fields` are payload fields given a B-tree index (per collection), for equality
@@ -100,9 +99,7 @@ class SQLiteTextIndex:
         indexed_fields: Sequence[str] = (),
         hnsw_threshold: int | None = DEFAULT_HNSW_THRESHOLD,
     ) -> None:
-        if not name or not set(name) <= _NAME_CHARS or name[0].isdigit():
-            raise ValueError(f"name {name!r}: use lower-case letters, digits and underscores")
-        self.name = name
+        self.name = check_name(name)
         self.embedder = load_embedder(embedder)
         self.oversample = oversample
         self._owns_db = not isinstance(db, SQLiteDatabase)
@@ -154,9 +151,7 @@ class SQLiteTextIndex:
 
         await self._ready()
         t = self.name
-        keys = [(r.collection, r.id) for r in upsert]
-        if len(set(keys)) != len(keys):
-            raise ValueError("upsert: the same (collection, id) appears twice in one write")
+        keys = check_unique(upsert)
 
         def existing(conn: sqlite3.Connection) -> dict[tuple[str, str], tuple[str, bytes]]:
             found: dict[tuple[str, str], tuple[str, bytes]] = {}
@@ -309,31 +304,6 @@ class SQLiteTextIndex:
         return [r[0] for r in await self.db.run(lambda conn: conn.execute(sql).fetchall())]
 
     # -- search ------------------------------------------------------------------------------
-
-    async def search(
-        self,
-        query: str,
-        *,
-        limit: int = 5,
-        collection: str = DEFAULT_COLLECTION,
-        where: Where | None = None,
-        mode: SearchMode = "hybrid",
-    ) -> list[Hit]:
-        check_limit(limit)
-        if mode not in ("hybrid", "keyword", "vector"):
-            raise ValueError(f"mode must be 'hybrid', 'keyword' or 'vector', got {mode!r}")
-        await self._ready()
-        keyword = (
-            await self.keyword_search(query, limit=limit, collection=collection, where=where)
-            if mode != "vector"
-            else []
-        )
-        vector = (
-            await self.vector_search(query, limit=limit, collection=collection, where=where)
-            if mode != "keyword"
-            else []
-        )
-        return fuse_hits(keyword, vector, limit)
 
     async def keyword_search(
         self,
