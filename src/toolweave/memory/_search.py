@@ -72,7 +72,8 @@ async def search_memories(
         graph_scores = graph.memory_scores(graph.entities_in(query)) if graph else {}
         if graph_scores and as_of is None:
             seen = {h.record.id for h in found}
-            extra = [i for i in graph_scores if i not in seen]
+            linked = sorted(graph_scores, key=lambda i: (-graph_scores[i], i))
+            extra = [i for i in linked if i not in seen][: limit * SEARCH_OVERSAMPLE]
             for record in await manager.index.get(extra, manager.user_id):
                 p = record.payload
                 if p["memory_type"] in persisted and p["importance"] >= min_importance:

@@ -190,11 +190,14 @@ class KnowledgeGraph:
         undirected = self._graph.to_undirected(as_view=True)
         direct = set(entities)
         neighbors = {n for e in entities for n in undirected.neighbors(e)} - direct
-        for s, o, key in self._graph.edges(keys=True):
-            if s in direct or o in direct:
-                scores[key] = 1.0
-            elif s in neighbors or o in neighbors:
-                scores.setdefault(key, GRAPH_NEIGHBOR_SCORE)
+        for nodes, score in ((direct, 1.0), (neighbors, GRAPH_NEIGHBOR_SCORE)):
+            for node in nodes:
+                edges = [
+                    *self._graph.out_edges(node, keys=True),
+                    *self._graph.in_edges(node, keys=True),
+                ]
+                for _, _, key in edges:
+                    scores.setdefault(key, score)
         return scores
 
     def conflicts(self, relations: Sequence[Relation], exclusive: frozenset[str]) -> set[str]:

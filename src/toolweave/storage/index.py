@@ -11,6 +11,7 @@ backend-neutral language: `{"field": value}` equality, `{"field": [a, b]}` any o
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import re
 from collections.abc import Mapping, Sequence
@@ -110,8 +111,13 @@ class TextIndex(Protocol):
     async def close(self) -> None: ...
 
 
+async def _nothing(value: list[Hit]) -> list[Hit]:
+    return value
+
+
 class FusedSearch:
-    """`search` for a backend that has `keyword_search` and `vector_search`: both, fused."""
+    """`search` for a backend that has `keyword_search` and `vector_search`: both, run
+    concurrently (SQLite's keyword queries overlap the vector scan's thread), then fused."""
 
     async def keyword_search(
         self, query: str, *, limit: int, collection: str, where: Where | None
@@ -135,15 +141,15 @@ class FusedSearch:
         """Best `limit` records for `query`: keyword and vector rankings fused by RRF."""
         check_limit(limit)
         check_mode(mode)
-        keyword, vector = [], []
-        if mode != "vector":
-            keyword = await self.keyword_search(
-                query, limit=limit, collection=collection, where=where
-            )
-        if mode != "keyword":
-            vector = await self.vector_search(
-                query, limit=limit, collection=collection, where=where
-            )
+        none: list[Hit] = []
+        keyword, vector = await asyncio.gather(
+            self.keyword_search(query, limit=limit, collection=collection, where=where)
+            if mode != "vector"
+            else _nothing(none),
+            self.vector_search(query, limit=limit, collection=collection, where=where)
+            if mode != "keyword"
+            else _nothing(none),
+        )
         return fuse_hits(keyword, vector, limit)
 
 

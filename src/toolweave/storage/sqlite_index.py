@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,9 @@ from .index import (
 from .sqlite import SQLiteDatabase
 from .text import TRIGRAM_MIN_CHARS, fts5_match, has_cjk, like_pattern, query_terms, segmented
 from .vectors import VectorMatrix
+
+_CHUNK = 500
+"""Ids per `IN (...)` list (SQLite allows 32,766 parameters; smaller lists plan better)."""
 
 
 def _schema(t: str) -> str:
@@ -117,6 +121,9 @@ class SQLiteTextIndex(FusedSearch):
         self._hnsw_dirty = False
         self._data_version: int | None = None
         self._matrix_lock = asyncio.Lock()
+        # Vector searches and updates run in worker threads (a scan or a graph insert takes
+        # milliseconds to seconds); this lock keeps them from interleaving.
+        self._vectors_lock = threading.Lock()
 
     # -- dimension bookkeeping ---------------------------------------------------------------
 
@@ -201,7 +208,7 @@ class SQLiteTextIndex(FusedSearch):
             return removed, added
 
         removed, added = await self.db.transaction(apply)
-        self._apply_to_matrix(removed, added)
+        await asyncio.to_thread(self._apply_to_matrix, removed, added)
 
     def _remove(self, conn: sqlite3.Connection, collection: str, id_: str) -> int | None:
         t = self.name
@@ -218,16 +225,18 @@ class SQLiteTextIndex(FusedSearch):
     def _apply_to_matrix(self, removed: list[int], added: list[tuple[int, str, bytes]]) -> None:
         import numpy as np
 
-        if self._matrix is None:
-            return
-        self._hnsw_dirty = isinstance(self._matrix, HNSWVectors)
-        self._matrix.remove(removed)
-        if added:
-            self._matrix.add(
-                [a[0] for a in added],
-                [a[1] for a in added],
-                np.frombuffer(b"".join(a[2] for a in added), np.float32),
-            )
+        with self._vectors_lock:
+            matrix = self._matrix
+            if matrix is None:
+                return
+            self._hnsw_dirty = isinstance(matrix, HNSWVectors)
+            matrix.remove(removed)
+            if added:
+                matrix.add(
+                    [a[0] for a in added],
+                    [a[1] for a in added],
+                    np.frombuffer(b"".join(a[2] for a in added), np.float32),
+                )
 
     async def delete_where(
         self, collection: str = DEFAULT_COLLECTION, where: Where | None = None
@@ -248,7 +257,7 @@ class SQLiteTextIndex(FusedSearch):
             return rowids
 
         rowids = await self.db.transaction(apply)
-        self._apply_to_matrix(rowids, [])
+        await asyncio.to_thread(self._apply_to_matrix, rowids, [])
         return len(rowids)
 
     # -- reads -------------------------------------------------------------------------------
@@ -257,15 +266,17 @@ class SQLiteTextIndex(FusedSearch):
         t = self.name
 
         def read(conn: sqlite3.Connection) -> list[Record]:
-            out = []
-            for id_ in ids:
-                row = conn.execute(
-                    f"SELECT id, text, payload FROM {t} WHERE collection = ? AND id = ?",
-                    (collection, id_),
-                ).fetchone()
-                if row is not None:
-                    out.append(Record(row[0], row[1], json.loads(row[2]), collection))
-            return out
+            found: dict[str, Record] = {}
+            for start in range(0, len(ids), _CHUNK):
+                chunk = list(ids[start : start + _CHUNK])
+                rows = conn.execute(
+                    f"SELECT id, text, payload FROM {t} WHERE collection = ?"
+                    f" AND id IN ({', '.join('?' * len(chunk))})",
+                    [collection, *chunk],
+                )
+                for id_, text, payload in rows:
+                    found[id_] = Record(id_, text, json.loads(payload), collection)
+            return [found[i] for i in ids if i in found]
 
         return await self.db.run(read)
 
@@ -377,14 +388,18 @@ class SQLiteTextIndex(FusedSearch):
         where: Where | None = None,
     ) -> list[Hit]:
         await self._ready()
-        vector = (await asyncio.to_thread(self.embedder.embed, [query]))[0]
         matrix = await self._loaded_matrix()
         clause, params = _sql_where(where)
-        available = matrix.count(collection)
+        vector = (await asyncio.to_thread(self.embedder.embed, [query]))[0]
         want = limit * self.oversample if clause else limit
         t = self.name
+
+        def nearest(want: int) -> tuple[list[tuple[int, float]], int]:
+            with self._vectors_lock:
+                return matrix.search(vector, want, collection), matrix.count(collection)
+
         while True:
-            candidates = matrix.search(vector, want, collection)
+            candidates, available = await asyncio.to_thread(nearest, want)
             scores = dict(candidates)
             rowids = list(scores)
 
@@ -392,8 +407,8 @@ class SQLiteTextIndex(FusedSearch):
                 conn: sqlite3.Connection, rowids: list[int] = rowids
             ) -> list[tuple[int, Record]]:
                 out = []
-                for start in range(0, len(rowids), 500):
-                    chunk = rowids[start : start + 500]
+                for start in range(0, len(rowids), _CHUNK):
+                    chunk = rowids[start : start + _CHUNK]
                     sql = (
                         f"SELECT rowid, id, text, payload FROM {t} WHERE rowid IN"
                         f" ({', '.join('?' * len(chunk))}){clause}"
