@@ -54,6 +54,7 @@ from .teams import TeamStore
 from .todo_reminder import TodoSource
 
 if TYPE_CHECKING:
+    from toolweave.memory import MemoryManager
     from toolweave.skills import SkillLibrary
 
 OutputMode = Literal["auto", "native", "tool"]
@@ -99,6 +100,9 @@ class Agent(Generic[DepsT, OutputT]):
     `approval_timeout` build the gate pipeline every tool call passes; or pass a ready
     `governance=` (a parent's `governance.child(...)`). Shell, delete and destructive tools ask
     by default, and with no approver that is a refusal naming the fix.
+
+    `memory` (a `MemoryManager`) adds the `memory` tool; `memory_context` memories most relevant
+    to each prompt are then shown in that run's system message (0: none).
     """
 
     def __init__(
@@ -142,6 +146,8 @@ class Agent(Generic[DepsT, OutputT]):
         quota: Quota | None = None,
         commands: Commands | dict[str, Any] | None = None,
         query_log: QueryLog | None = None,
+        memory: MemoryManager | None = None,
+        memory_context: int = 0,
     ) -> None:
         if isinstance(model, str):
             from toolweave.llm import model_from_string  # adapters load only when asked for
@@ -161,6 +167,16 @@ class Agent(Generic[DepsT, OutputT]):
         _choice("output_mode", output_mode, ("auto", "native", "tool"))
         _choice("user_output", user_output, ("all", "media_only"))
         registry = tools if isinstance(tools, ToolRegistry) else _registry(tools or ())
+        if memory_context < 0 or (memory_context and memory is None):
+            raise ConfigError(
+                "Agent(memory_context=...) must be 0 or more, and needs Agent(memory=...)"
+            )
+        if memory is not None and "memory" not in registry:
+            from toolweave.memory.tool import MemoryTool
+
+            registry.register(MemoryTool(memory))
+        self.memory = memory
+        self.memory_context = memory_context
         for gate in gates:
             if not isinstance(gate, ToolGate):
                 raise TypeError(
@@ -238,6 +254,7 @@ class Agent(Generic[DepsT, OutputT]):
     def _from_config(cls, config: RunConfig, name: str) -> Agent[Any, Any]:
         agent: Agent[Any, Any] = cls.__new__(cls)
         agent.name, agent.instructions, agent._config = name, None, config
+        agent.memory, agent.memory_context = None, 0  # children get no memory context
         return agent
 
     @property
@@ -282,7 +299,8 @@ class Agent(Generic[DepsT, OutputT]):
         """Run to a final answer. Cancelling the awaiting task cancels running tools and
         leaves `session` consistent. `timeout` (seconds) is the run's deadline: past it the run
         raises `TimeoutError`, and subagents get at most what is left minus 30 s."""
-        return await self._new_run(prompt, session, deps, None, timeout).execute()
+        config = await self._config_for(prompt)
+        return await self._new_run(prompt, session, deps, None, timeout, config=config).execute()
 
     def _new_run(
         self,
@@ -292,6 +310,8 @@ class Agent(Generic[DepsT, OutputT]):
         emit: Callable[[AgentEvent], None] | None,
         timeout: float | None,
         scope: RunScope | None = None,
+        *,
+        config: RunConfig | None = None,
     ) -> Run:
         """A run of this agent: slash commands applied, its scope (deadline, identity) set."""
         session = session if session is not None else Session()
@@ -304,7 +324,7 @@ class Agent(Generic[DepsT, OutputT]):
         commands = self.orchestration.commands
         if commands is not None:
             prompt = commands.rewrite(prompt)
-        return Run(self._config, prompt, session, deps, emit, scope)
+        return Run(config or self._config, prompt, session, deps, emit, scope)
 
     def _derive(
         self,
@@ -400,7 +420,8 @@ class Agent(Generic[DepsT, OutputT]):
         that breaks) or cancelling its consumer cancels the run.
         """
         queue: asyncio.Queue[Any] = asyncio.Queue()
-        run = self._new_run(prompt, session, deps, queue.put_nowait, timeout)
+        config = await self._config_for(prompt)
+        run = self._new_run(prompt, session, deps, queue.put_nowait, timeout, config=config)
         task = asyncio.ensure_future(run.execute())
         task.add_done_callback(lambda _: queue.put_nowait(_DONE))
         try:
@@ -414,6 +435,18 @@ class Agent(Generic[DepsT, OutputT]):
             if not task.done():
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
+
+    async def _config_for(self, prompt: str) -> RunConfig:
+        """This run's config: the agent's, with the prompt's memories in the system message."""
+        if self.memory is None or not self.memory_context:
+            return self._config
+        from toolweave.memory.context import memory_context
+
+        block = await memory_context(self.memory, prompt, self.memory_context)
+        if block is None:
+            return self._config
+        system = f"{self.instructions}\n\n{block}" if self.instructions else block
+        return dataclasses.replace(self._config, system_message=Message.system(system))
 
     def __repr__(self) -> str:
         return (
