@@ -60,6 +60,6 @@ async def test_no_context_without_memory_context(tmp_path: Path, embedder: Embed
     model = ScriptedModel([Message.assistant("ok")])
     await Agent(model, memory=memory).run("units?")
     assert all(m.role != "system" for m in model.requests[0].messages)
-    with pytest.raises(ConfigError, match="needs Agent\\(memory=...\\)"):
+    with pytest.raises(ConfigError, match=r"needs Agent\(memory=\.\.\.\)"):
         Agent(model, memory_context=3)
     await memory.close()
