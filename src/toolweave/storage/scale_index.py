@@ -155,13 +155,13 @@ class PostgresQdrantIndex(FusedSearch):
                     f"INSERT INTO {t}_meta VALUES ('dim', %s), ('embedder', %s)",
                     (str(dim), embedder_name),
                 )
-            elif int(meta["dim"]) != dim or meta["embedder"] != embedder_name:
-                await conn.close()
-                raise DimensionMismatch(
-                    f"Postgres index {t!r} was built with embedder {meta['embedder']!r}"
-                    f" (dim {meta['dim']}); it was opened with {embedder_name!r} (dim {dim})."
-                    f" Open it with embedder={meta['embedder']!r}, or rebuild the index."
-                )
+        if meta and (int(meta["dim"]) != dim or meta["embedder"] != embedder_name):
+            await conn.close()
+            raise DimensionMismatch(
+                f"Postgres index {t!r} was built with embedder {meta['embedder']!r}"
+                f" (dim {meta['dim']}); it was opened with {embedder_name!r} (dim {dim})."
+                f" Open it with embedder={meta['embedder']!r}, or rebuild the index."
+            )
         qdrant = AsyncQdrantClient(**self._qdrant_args)
         if not await qdrant.collection_exists(t):
             await qdrant.create_collection(
@@ -171,6 +171,8 @@ class PostgresQdrantIndex(FusedSearch):
             info = await qdrant.get_collection(t)
             size = info.config.params.vectors.size  # type: ignore[union-attr]
             if size != dim:
+                await conn.close()
+                await qdrant.close()
                 raise DimensionMismatch(
                     f"Qdrant collection {t!r} holds {size}-dim vectors; the embedder"
                     f" {embedder_name!r} makes {dim}-dim ones. Use the embedder it was built with."
@@ -205,8 +207,10 @@ class PostgresQdrantIndex(FusedSearch):
                 points = await qdrant.retrieve(t, ids=list(unchanged), with_vectors=True)
                 reused = {str(p.id): p.vector for p in points}
             todo = [r for r in upsert if point_id(r.collection, r.id) not in reused]
-            fresh: Any = (
-                await asyncio.to_thread(self.embedder.embed, [r.text for r in todo]) if todo else []
+            # Segmenting (jieba) and embedding both run off the loop, side by side.
+            words, fresh = await asyncio.gather(
+                asyncio.to_thread(lambda: [segmented(r.text) for r in upsert]),
+                asyncio.to_thread(self.embedder.embed, [r.text for r in todo]),
             )
             vectors = dict(reused)
             for record, row in zip(todo, fresh, strict=True):
@@ -216,20 +220,24 @@ class PostgresQdrantIndex(FusedSearch):
                     await conn.execute(
                         f"DELETE FROM {t} WHERE collection = %s AND id = %s", (collection, id_)
                     )
-                for record in upsert:
-                    await conn.execute(
-                        f"""INSERT INTO {t} (collection, id, text, payload, words)
-                        VALUES (%s, %s, %s, %s::jsonb, to_tsvector('simple', %s))
-                        ON CONFLICT (collection, id) DO UPDATE SET text = EXCLUDED.text,
-                        payload = EXCLUDED.payload, words = EXCLUDED.words""",
-                        (
-                            record.collection,
-                            record.id,
-                            record.text,
-                            json.dumps(record.payload, ensure_ascii=False),
-                            segmented(record.text),
-                        ),
-                    )
+                if upsert:
+                    async with conn.cursor() as cursor:
+                        await cursor.executemany(
+                            f"""INSERT INTO {t} (collection, id, text, payload, words)
+                            VALUES (%s, %s, %s, %s::jsonb, to_tsvector('simple', %s))
+                            ON CONFLICT (collection, id) DO UPDATE SET text = EXCLUDED.text,
+                            payload = EXCLUDED.payload, words = EXCLUDED.words""",
+                            [
+                                (
+                                    r.collection,
+                                    r.id,
+                                    r.text,
+                                    json.dumps(r.payload, ensure_ascii=False),
+                                    segmented_words,
+                                )
+                                for r, segmented_words in zip(upsert, words, strict=True)
+                            ],
+                        )
                 if delete:
                     await qdrant.delete(
                         t,

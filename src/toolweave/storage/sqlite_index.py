@@ -175,11 +175,13 @@ class SQLiteTextIndex(FusedSearch):
         texts = {(r.collection, r.id): r.text for r in upsert}
         vectors = {k: blob for k, (text, blob) in known.items() if text == texts[k]}
         todo = [r for r in upsert if (r.collection, r.id) not in vectors]
-        if todo:
-            fresh = await asyncio.to_thread(self.embedder.embed, [r.text for r in todo])
-            for record, row in zip(todo, fresh, strict=True):
-                vectors[(record.collection, record.id)] = np.asarray(row, np.float32).tobytes()
-        words = [segmented(r.text) for r in upsert]
+        # Segmenting (jieba) and embedding both run off the loop, side by side.
+        words, fresh = await asyncio.gather(
+            asyncio.to_thread(lambda: [segmented(r.text) for r in upsert]),
+            asyncio.to_thread(self.embedder.embed, [r.text for r in todo]),
+        )
+        for record, row in zip(todo, fresh, strict=True):
+            vectors[(record.collection, record.id)] = np.asarray(row, np.float32).tobytes()
 
         def apply(conn: sqlite3.Connection) -> tuple[list[int], list[tuple[int, str, bytes]]]:
             removed: list[int] = []
