@@ -81,7 +81,7 @@ def test_cli_add_search_stats_forget_import(tmp_path: Path) -> None:
 
     def cli(*args: str) -> str:
         out = subprocess.run(
-            [str(TOOLWEAVE), "memory", *args, "--db", db],
+            [str(TOOLWEAVE), "memory", "--db", db, *args],
             capture_output=True,
             text=True,
             timeout=300,
@@ -110,7 +110,7 @@ def test_cli_add_search_stats_forget_import(tmp_path: Path) -> None:
         "forget", "--strategy", "importance_based", "--threshold", "0.1"
     )
     bad = subprocess.run(
-        [str(TOOLWEAVE), "memory", "add", "x", "--type", "dream", "--db", db],
+        [str(TOOLWEAVE), "memory", "--db", db, "add", "x", "--type", "dream"],
         capture_output=True,
         text=True,
         timeout=300,

@@ -1,9 +1,10 @@
 """`toolweave memory`: add, search, inspect, forget and bulk-import memories from a terminal.
 
 Every command opens the same store `toolweave serve` uses by default
-(`~/.toolweave/memory.db`), or another with `--db`, or Postgres + Qdrant with `--dsn` and
-`--qdrant-url`. `import` reads JSON Lines (one object of `add` arguments per line) or plain text
-(one memory per line), writes one transaction per batch and shows a Rich progress bar.
+(`~/.toolweave/memory.db`), or another with `toolweave memory --db PATH ...`, or Postgres +
+Qdrant with `--dsn` and `--qdrant-url` (store options come before the command). `import`
+reads JSON Lines (one object of `add` arguments per line) or plain text (one memory per line),
+writes one transaction per batch and shows a Rich progress bar.
 """
 
 from __future__ import annotations
@@ -23,32 +24,38 @@ T = TypeVar("T")
 DEFAULT_DB = "~/.toolweave/memory.db"
 DEFAULT_IMPORT_BATCH = 500
 
-memory_app = typer.Typer(help="Long-term memory: add, search, stats, forget, import.")
+memory_app = typer.Typer(no_args_is_help=True)
 
-_db = typer.Option(DEFAULT_DB, "--db", help="SQLite file of the store.")
-_user = typer.Option("default", "--user", "-u", help="Whose memories.")
-_embedder = typer.Option("auto", "--embedder", help="auto, minilm, hash, openai-compat:<url>#<m>")
-_dsn = typer.Option(None, "--dsn", help="Postgres DSN (scale-out backend; needs --qdrant-url).")
-_qdrant = typer.Option(None, "--qdrant-url", help="Qdrant URL for the scale-out backend.")
 _json = typer.Option(False, "--json", help="Print JSON.")
 
 
-def _run(
-    db: str,
-    user: str,
-    embedder: str,
-    dsn: str | None,
-    qdrant_url: str | None,
-    work: Callable[[MemoryManager], Awaitable[T]],
-) -> T:
+@memory_app.callback()
+def store(
+    ctx: typer.Context,
+    db: str = typer.Option(DEFAULT_DB, "--db", help="SQLite file of the store."),
+    user: str = typer.Option("default", "--user", "-u", help="Whose memories."),
+    embedder: str = typer.Option("auto", "--embedder", help="auto, minilm, hash, openai-compat:…"),
+    dsn: str | None = typer.Option(None, "--dsn", help="Postgres DSN (needs --qdrant-url)."),
+    qdrant_url: str | None = typer.Option(None, "--qdrant-url", help="Qdrant URL (with --dsn)."),
+) -> None:
+    """Long-term memory: add, search, stats, forget, import. Store options go before the
+    command: toolweave memory --db notes.db search "..."."""
+    ctx.obj = {
+        "path": Path(db).expanduser(),
+        "user_id": user,
+        "embedder": embedder,
+        "dsn": dsn,
+        "qdrant_url": qdrant_url,
+    }
+
+
+def _run(ctx: typer.Context, work: Callable[[MemoryManager], Awaitable[T]]) -> T:
     from toolweave.memory import MemoryManager
 
-    path = Path(db).expanduser()
+    options = dict(ctx.obj)
 
     async def main() -> T:
-        manager = MemoryManager(
-            path, user_id=user, embedder=embedder, dsn=dsn, qdrant_url=qdrant_url
-        )
+        manager = MemoryManager(options.pop("path"), **options)
         try:
             return await work(manager)
         finally:
@@ -73,27 +80,19 @@ def _parse_meta(pairs: list[str]) -> dict[str, Any]:
 
 @memory_app.command("add")
 def add(
+    ctx: typer.Context,
     content: str = typer.Argument(..., help="The memory's text."),
     memory_type: str = typer.Option("episodic", "--type", "-t", help="Memory type."),
     importance: float = typer.Option(0.5, "--importance", "-i", help="0 to 1."),
     meta: Annotated[
         list[str] | None, typer.Option("--meta", help="key=value metadata (repeatable).")
     ] = None,
-    db: str = _db,
-    user: str = _user,
-    embedder: str = _embedder,
-    dsn: str | None = _dsn,
-    qdrant_url: str | None = _qdrant,
 ) -> None:
-    """Add one memory and print its id (working memory lasts only this process; use another
-    type here)."""
+    """Add one memory and print its id (default type episodic: working memory would end with
+    this process)."""
     metadata = _parse_meta(meta or [])
     id_ = _run(
-        db,
-        user,
-        embedder,
-        dsn,
-        qdrant_url,
+        ctx,
         lambda m: m.add(content, memory_type, importance, metadata),
     )
     typer.echo(id_)
@@ -101,6 +100,7 @@ def add(
 
 @memory_app.command("search")
 def search(
+    ctx: typer.Context,
     query: str = typer.Argument(..., help="What to recall."),
     limit: int = typer.Option(5, "--limit", "-n"),
     memory_type: Annotated[
@@ -108,19 +108,10 @@ def search(
     ] = None,
     explain: bool = typer.Option(False, "--explain", help="Show why each memory was recalled."),
     as_json: bool = _json,
-    db: str = _db,
-    user: str = _user,
-    embedder: str = _embedder,
-    dsn: str | None = _dsn,
-    qdrant_url: str | None = _qdrant,
 ) -> None:
     """Search memories (keywords and meaning, ranked by the type formulas)."""
     hits = _run(
-        db,
-        user,
-        embedder,
-        dsn,
-        qdrant_url,
+        ctx,
         lambda m: m.search(query, limit, memory_type or None, explain=explain),
     )
     if as_json:
@@ -150,15 +141,11 @@ def search(
 
 @memory_app.command("stats")
 def stats(
+    ctx: typer.Context,
     as_json: bool = _json,
-    db: str = _db,
-    user: str = _user,
-    embedder: str = _embedder,
-    dsn: str | None = _dsn,
-    qdrant_url: str | None = _qdrant,
 ) -> None:
     """Counts per memory type, the store and the embedder."""
-    result = _run(db, user, embedder, dsn, qdrant_url, lambda m: m.stats())
+    result = _run(ctx, lambda m: m.stats())
     if as_json:
         typer.echo(json.dumps(result, ensure_ascii=False, indent=2))
         return
@@ -169,19 +156,13 @@ def stats(
 
 @memory_app.command("forget")
 def forget(
+    ctx: typer.Context,
     strategy: str = typer.Option("importance_based", "--strategy", "-s"),
     threshold: float = typer.Option(0.1, "--threshold"),
     max_age_days: float = typer.Option(30, "--max-age-days"),
-    db: str = _db,
-    user: str = _user,
-    embedder: str = _embedder,
-    dsn: str | None = _dsn,
-    qdrant_url: str | None = _qdrant,
 ) -> None:
     """Delete memories by importance, age or capacity; prints how many."""
-    count = _run(
-        db, user, embedder, dsn, qdrant_url, lambda m: m.forget(strategy, threshold, max_age_days)
-    )
+    count = _run(ctx, lambda m: m.forget(strategy, threshold, max_age_days))
     typer.echo(f"forgot {count} memories ({strategy})")
 
 
@@ -205,14 +186,10 @@ def _read_items(path: Path, memory_type: str) -> Iterator[dict[str, Any]]:
 
 @memory_app.command("import")
 def import_(
+    ctx: typer.Context,
     path: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help=".jsonl or text file.")],
     memory_type: str = typer.Option("episodic", "--type", "-t", help="Type of lines without one."),
     batch_size: int = typer.Option(DEFAULT_IMPORT_BATCH, "--batch-size", min=1),
-    db: str = _db,
-    user: str = _user,
-    embedder: str = _embedder,
-    dsn: str | None = _dsn,
-    qdrant_url: str | None = _qdrant,
 ) -> None:
     """Bulk-add memories, one transaction per batch, with a progress bar."""
     from rich.progress import (
@@ -239,5 +216,5 @@ def import_(
                 progress.advance(task, len(batch))
         return len(added)
 
-    count = _run(db, user, embedder, dsn, qdrant_url, work)
+    count = _run(ctx, work)
     typer.echo(f"imported {len(items)} lines as {count} memories")
