@@ -178,7 +178,7 @@ async def run_size(size: int, args: argparse.Namespace, root: Path) -> None:
     print("  goal <= +10%")
     print(f"one add             {spread(adds)}  goal p50 <= 5 ms")
     print(f"first search        {first * 1000:8.0f} ms  (loads the vectors: {kind})")
-    print(f"search, {kind:12}{spread(searches)}  goal p50 <= {goal} ms")
+    print(f"search, {kind:13}{spread(searches)}  goal p50 <= {goal} ms")
     if exact_only is not None and args.hnsw:
         manager = open_manager(path, embedder, 1)
         start = time.perf_counter()
@@ -187,7 +187,7 @@ async def run_size(size: int, args: argparse.Namespace, root: Path) -> None:
         searches = await timed_searches(manager, args.queries)
         await manager.close()
         print(f"HNSW graph build    {build:8.1f} s   (once; saved beside the database)")
-        print(f"search, HNSWVectors {spread(searches)}  goal p50 <= {goal} ms")
+        print(f"search, HNSWVectors  {spread(searches)}  goal p50 <= {goal} ms")
 
 
 def spread(times: list[float]) -> str:

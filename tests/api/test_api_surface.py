@@ -19,6 +19,7 @@ from toolweave import ConfigError, ToolweaveError
 PACKAGES = (
     "toolweave.tools",
     "toolweave.storage",
+    "toolweave.memory",
     "toolweave.llm",
     "toolweave.mcp",
     "toolweave.agent",

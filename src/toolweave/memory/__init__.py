@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .graph import EXCLUSIVE_PREDICATES, KnowledgeGraph, extract_relations
 from .manager import CONSOLIDATION_BOOST, DEFAULT_MAX_MEMORIES, MemoryManager
+from .tool import MemoryTool
 from .types import (
     MEMORY_TYPES,
     MemoryArgumentError,
@@ -28,6 +29,7 @@ __all__ = [
     "MemoryHit",
     "MemoryItem",
     "MemoryManager",
+    "MemoryTool",
     "MemoryType",
     "Relation",
     "WorkingMemory",

@@ -23,7 +23,8 @@ from .embedders import (
     WordLlamaEmbedder,
     load_embedder,
 )
-from .errors import DimensionMismatch, EmbedderUnavailable, StorageError
+from .errors import DimensionMismatch, EmbedderUnavailable, EmbeddingFailed, StorageError
+from .hnsw import HNSWVectors
 from .index import (
     DEFAULT_COLLECTION,
     Hit,
@@ -38,6 +39,7 @@ from .scale_index import PostgresQdrantIndex
 from .sqlite import SQLiteDatabase
 from .sqlite_index import SQLiteTextIndex
 from .text import CJK, estimate_tokens, segment, segmented
+from .vectors import VectorMatrix
 
 __all__ = [
     "CJK",
@@ -46,6 +48,8 @@ __all__ = [
     "DimensionMismatch",
     "Embedder",
     "EmbedderUnavailable",
+    "EmbeddingFailed",
+    "HNSWVectors",
     "HashEmbedder",
     "Hit",
     "MiniLMEmbedder",
@@ -57,6 +61,7 @@ __all__ = [
     "SearchMode",
     "StorageError",
     "TextIndex",
+    "VectorMatrix",
     "Where",
     "WordLlamaEmbedder",
     "estimate_tokens",
