@@ -122,6 +122,7 @@ async def timed_searches(manager: MemoryManager, count: int) -> list[float]:
 
 
 def open_manager(path: Path, embedder: Embedder, hnsw_threshold: int | None) -> MemoryManager:
+    """A manager over an index this benchmark configures (close it with `close`)."""
     index = SQLiteTextIndex(
         path,
         embedder,
@@ -167,7 +168,7 @@ async def run_size(size: int, args: argparse.Namespace, root: Path) -> None:
     first = time.perf_counter() - start
     searches = await timed_searches(manager, args.queries)
     kind = type(manager.index._matrix).__name__  # type: ignore[attr-defined]
-    await manager.close()
+    await close(manager)
 
     overhead = ingest / raw - 1
     goal = 10 if size <= 100_000 else 50
@@ -185,9 +186,14 @@ async def run_size(size: int, args: argparse.Namespace, root: Path) -> None:
         await manager.search("build the graph", memory_types=["episodic"])
         build = time.perf_counter() - start
         searches = await timed_searches(manager, args.queries)
-        await manager.close()
+        await close(manager)
         print(f"HNSW graph build    {build:8.1f} s   (once; saved beside the database)")
         print(f"search, HNSWVectors  {spread(searches)}  goal p50 <= {goal} ms")
+
+
+async def close(manager: MemoryManager) -> None:
+    await manager.close()
+    await manager.index.close()  # the manager does not close an index it was given
 
 
 def spread(times: list[float]) -> str:
