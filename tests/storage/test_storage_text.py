@@ -51,10 +51,10 @@ def test_embedders_give_unit_float32_rows_and_clear_errors() -> None:
             load_embedder(bad)
 
 
-def test_storage_import_loads_no_heavy_dependency() -> None:
+def test_storage_and_memory_imports_load_no_heavy_dependency() -> None:
     heavy = ("numpy", "jieba", "wordllama", "psycopg", "qdrant_client", "networkx")
     code = (
-        "import sys, toolweave, toolweave.storage\n"
+        "import sys, toolweave, toolweave.storage, toolweave.memory\n"
         f"print(sorted(m for m in {heavy!r} if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
