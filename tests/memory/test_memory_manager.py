@@ -160,6 +160,7 @@ async def test_a_contradicting_fact_supersedes_and_history_stays(
     assert newer is not None and newer.id != london and newer.content == "Alice lives in Berlin."
     replaced = await m.get(london)
     assert replaced is not None and replaced.superseded_by == newer.id
+    assert [r.object for r in await m.related("Alice")] == ["Berlin"]
     stats = (await m.stats())["types"]["semantic"]
     assert stats == {"count": 3, "current": 1, "superseded": 2}
     with pytest.raises(MemoryArgumentError, match="was superseded"):

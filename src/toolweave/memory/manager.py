@@ -431,15 +431,7 @@ class MemoryManager:
                 raise MemoryArgumentError(
                     f"memory {id!r} was superseded by {item.superseded_by!r}; update that one"
                 )
-            newer = self._new_item(
-                content,
-                "semantic",
-                item.importance,
-                item.metadata,
-                relations=[
-                    r for r in item.relations if r.predicate not in self.exclusive_predicates
-                ],
-            )
+            newer = self._new_item(content, "semantic", item.importance, item.metadata)
             item.valid_to, item.superseded_by = utc_now(), newer.id
             await self.index.write([_codec.to_record(item), _codec.to_record(newer)])
             graph = await self._graph_view()
