@@ -277,7 +277,8 @@ async def test_bad_arguments_name_the_field(make_manager: ManagerFactory) -> Non
         (m.add("x", "episodic", importance=1.5), "importance must be a number from 0 to 1"),
         (m.add("x", "episodic", timestamp="yesterday"), "timestamp must be"),
         (m.add("x", "episodic", metadata={"k": object()}), "metadata must be JSON"),
-        (m.search("x", limit=0), "limit must be a positive integer"),
+        (m.search("x", limit=0), "limit must be an integer from 1 to 100"),
+        (m.search("x", limit=10**6), r"\(max_search_limit\)"),
         (m.search("x", memory_types=["nope"]), "memory_types must be one of"),
         (m.add_many([{"content": "x", "colour": "red"}]), r"items\[0\]"),
     ]

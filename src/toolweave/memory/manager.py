@@ -54,6 +54,8 @@ DEFAULT_MIN_SIMILARITY = 0.25
 paraphrases score 0.5-0.7, unrelated texts below 0.1)."""
 CONSOLIDATION_BOOST = 1.1
 """Importance of a consolidated memory: the original's times this, capped at 1."""
+DEFAULT_MAX_SEARCH_LIMIT = 100
+"""Most hits one `search` may ask for (a tool caller chooses `limit`)."""
 MAX_CONTENT_CHARS = 100_000
 MAX_USER_ID_CHARS = 200
 DEFAULT_TABLE = "memories"
@@ -107,7 +109,7 @@ class MemoryManager:
     (off the `add` path). `index` shares one store between managers of different users
     (`for_user`); the manager then does not close it. `table` names the tables (and the Qdrant
     collection), so several stores can share one database. `min_similarity` is the cosine a
-    memory found only by its vector needs to be returned.
+    memory found only by its vector needs to be returned; `max_search_limit` bounds `limit`.
     """
 
     def __init__(
@@ -128,6 +130,7 @@ class MemoryManager:
         exclusive_predicates: Iterable[str] = EXCLUSIVE_PREDICATES,
         table: str = DEFAULT_TABLE,
         min_similarity: float = DEFAULT_MIN_SIMILARITY,
+        max_search_limit: int = DEFAULT_MAX_SEARCH_LIMIT,
     ) -> None:
         self.user_id = check_user_id(user_id)
         self._owns_index = index is None
@@ -144,6 +147,7 @@ class MemoryManager:
         self.model = model
         self.max_memories = max_memories
         self.min_similarity = min_similarity
+        self.max_search_limit = max_search_limit
         self.exclusive_predicates = frozenset(exclusive_predicates)
         self._graph: KnowledgeGraph | None = None
         self._graph_lock = asyncio.Lock()
@@ -164,6 +168,7 @@ class MemoryManager:
             max_memories=self.max_memories,
             exclusive_predicates=self.exclusive_predicates,
             min_similarity=self.min_similarity,
+            max_search_limit=self.max_search_limit,
         )
 
     # -- adding --------------------------------------------------------------------------------
@@ -363,8 +368,15 @@ class MemoryManager:
         """
         if not isinstance(query, str) or not query.strip():
             raise MemoryArgumentError("query must be a non-empty string")
-        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-            raise MemoryArgumentError(f"limit must be a positive integer, got {limit!r}")
+        if (
+            not isinstance(limit, int)
+            or isinstance(limit, bool)
+            or not 1 <= limit <= self.max_search_limit
+        ):
+            raise MemoryArgumentError(
+                f"limit must be an integer from 1 to {self.max_search_limit}"
+                f" (max_search_limit), got {limit!r}"
+            )
         types = [check_memory_type(t, field="memory_types") for t in memory_types or MEMORY_TYPES]
         check_importance(min_importance, field="min_importance")
         moment = to_datetime(as_of, field="as_of") if as_of is not None else None
