@@ -6,13 +6,14 @@ run sees the same data). For each size the benchmark measures, in the same run:
 - `add_many` ingest in batches of `--batch` into a fresh SQLite store: overhead vs the floor;
 - one `add` at that size (p50 over `--adds` calls);
 - `search` over `--queries` queries (p50/p95), episodic + semantic, keyword and vector fused,
-  with the exact matrix scan below 200k and, for 100k, again with an HNSW graph (usearch);
+  once with the exact matrix scan and once with HNSW graphs (usearch; the default past 200k);
 - jieba segmentation alone over the same texts, which indexing needs and the embedder does not.
 Goals (issue 13): search p50 <= 10 ms at 100k and <= 50 ms at 1M; ingest overhead <= 10%;
 one add <= 5 ms p50.
 
 Run: .venv/bin/python benchmarks/memory_scale.py                 (100k)
      .venv/bin/python benchmarks/memory_scale.py --sizes 100000 1000000   (1M takes long)
+     ... --dir DIR --search-only      (search again over the stores a run left in DIR)
 """
 
 from __future__ import annotations
@@ -26,10 +27,7 @@ import time
 from pathlib import Path
 
 from toolweave.memory import MemoryManager
-from toolweave.memory._codec import INDEXED_FIELDS
-from toolweave.memory.manager import DEFAULT_TABLE
-from toolweave.storage import Embedder, SQLiteTextIndex, load_embedder
-from toolweave.storage.hnsw import DEFAULT_HNSW_THRESHOLD
+from toolweave.storage import Embedder, load_embedder
 from toolweave.storage.text import segmented
 
 SUBJECTS_ZH = ["用户", "张三", "李四", "团队", "客户", "产品经理", "我们", "老师", "医生", "学生"]
@@ -122,21 +120,43 @@ async def timed_searches(manager: MemoryManager, count: int) -> list[float]:
 
 
 def open_manager(path: Path, embedder: Embedder, hnsw_threshold: int | None) -> MemoryManager:
-    """A manager over an index this benchmark configures (close it with `close`)."""
-    index = SQLiteTextIndex(
-        path,
-        embedder,
-        name=DEFAULT_TABLE,
-        indexed_fields=INDEXED_FIELDS,
-        hnsw_threshold=hnsw_threshold,
-    )
-    return MemoryManager(index=index)
+    return MemoryManager(path, embedder=embedder, hnsw_threshold=hnsw_threshold)
 
 
 async def run_size(size: int, args: argparse.Namespace, root: Path) -> None:
-    texts = memories(size)
     embedder = load_embedder("auto")
     embedder.embed(["warm up"])
+    path = root / f"scale_{size}.db"
+    goal = 10 if size <= 100_000 else 50
+    print(f"\n== {size:,} memories ==")
+    if args.search_only:
+        print(f"(reusing {path})")
+    else:
+        await ingest(size, args, path, embedder)
+    manager = open_manager(path, embedder, None)  # the exact scan, whatever the size
+    start = time.perf_counter()
+    await manager.search("warm up the vector matrix", memory_types=["episodic"])
+    first = time.perf_counter() - start
+    searches = await timed_searches(manager, args.queries)
+    await manager.close()
+    print(f"first search        {first * 1000:8.0f} ms  (loads the vector matrix)")
+    print(f"search, exact scan  {spread(searches)}  goal p50 <= {goal} ms")
+    if args.hnsw:
+        manager = open_manager(path, embedder, 1)
+        start = time.perf_counter()
+        await manager.search("build the graph", memory_types=["episodic"])
+        build = time.perf_counter() - start
+        searches = await timed_searches(manager, args.queries)
+        await manager.close()
+        print(
+            f"HNSW graph load     {build:8.1f} s   (built once, then loaded from beside the file)"
+        )
+        print(f"search, HNSW        {spread(searches)}  goal p50 <= {goal} ms")
+
+
+async def ingest(size: int, args: argparse.Namespace, path: Path, embedder: Embedder) -> None:
+    """Measure the embedder and jieba alone, then `add_many` and one `add` into a new store."""
+    texts = memories(size)
     segmented("预热")
     start = time.perf_counter()
     for i in range(0, size, args.batch):
@@ -146,54 +166,28 @@ async def run_size(size: int, args: argparse.Namespace, root: Path) -> None:
     for text in texts:
         segmented(text)
     jieba = time.perf_counter() - start
-
-    path = root / f"scale_{size}.db"
-    exact_only = None if size >= DEFAULT_HNSW_THRESHOLD else DEFAULT_HNSW_THRESHOLD
-    manager = open_manager(path, embedder, exact_only)
+    manager = open_manager(path, embedder, None)
     start = time.perf_counter()
     for i in range(0, size, args.batch):
         kind = "semantic" if (i // args.batch) % 10 == 0 else "episodic"
         await manager.add_many(
             [{"content": t, "memory_type": kind} for t in texts[i : i + args.batch]]
         )
-    ingest = time.perf_counter() - start
-
+    elapsed = time.perf_counter() - start
     adds = []
     for i in range(args.adds):
         start = time.perf_counter()
         await manager.add(f"一条新的记忆 number {i} about {QUERIES[i % len(QUERIES)]}", "episodic")
         adds.append((time.perf_counter() - start) * 1000)
-    start = time.perf_counter()
-    await manager.search("warm up the vector matrix", memory_types=["episodic"])
-    first = time.perf_counter() - start
-    searches = await timed_searches(manager, args.queries)
-    kind = type(manager.index._matrix).__name__  # type: ignore[attr-defined]
-    await close(manager)
-
-    overhead = ingest / raw - 1
-    goal = 10 if size <= 100_000 else 50
-    print(f"\n== {size:,} memories ==")
+    await manager.close()
     print(f"raw embedder        {size / raw:10,.0f} texts/s   (floor)")
     print(f"jieba segmentation  {size / jieba:10,.0f} texts/s   (indexing needs it)")
-    print(f"add_many ingest     {size / ingest:10,.0f} texts/s   overhead {overhead:+.0%}", end="")
+    print(
+        f"add_many ingest     {size / elapsed:10,.0f} texts/s   overhead {elapsed / raw - 1:+.0%}",
+        end="",
+    )
     print("  goal <= +10%")
     print(f"one add             {spread(adds)}  goal p50 <= 5 ms")
-    print(f"first search        {first * 1000:8.0f} ms  (loads the vectors: {kind})")
-    print(f"search, {kind:13}{spread(searches)}  goal p50 <= {goal} ms")
-    if exact_only is not None and args.hnsw:
-        manager = open_manager(path, embedder, 1)
-        start = time.perf_counter()
-        await manager.search("build the graph", memory_types=["episodic"])
-        build = time.perf_counter() - start
-        searches = await timed_searches(manager, args.queries)
-        await close(manager)
-        print(f"HNSW graph build    {build:8.1f} s   (once; saved beside the database)")
-        print(f"search, HNSWVectors  {spread(searches)}  goal p50 <= {goal} ms")
-
-
-async def close(manager: MemoryManager) -> None:
-    await manager.close()
-    await manager.index.close()  # the manager does not close an index it was given
 
 
 def spread(times: list[float]) -> str:
@@ -207,6 +201,9 @@ async def main() -> None:
     parser.add_argument("--adds", type=int, default=200)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--no-hnsw", dest="hnsw", action="store_false", help="skip the HNSW run")
+    parser.add_argument(
+        "--search-only", action="store_true", help="reuse the stores in --dir, measure search"
+    )
     parser.add_argument("--dir", type=Path, default=None, help="where the stores go (default: tmp)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:

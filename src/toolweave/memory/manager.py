@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from toolweave.storage import Embedder, PostgresQdrantIndex, SQLiteTextIndex, TextIndex
+from toolweave.storage.hnsw import DEFAULT_HNSW_THRESHOLD
 
 from . import _codec
 from ._search import search_memories
@@ -79,12 +80,19 @@ def open_index(
     qdrant_path: str | None,
     qdrant_api_key: str | None,
     table: str = DEFAULT_TABLE,
+    hnsw_threshold: int | None = DEFAULT_HNSW_THRESHOLD,
 ) -> TextIndex:
     """The memory index: SQLite at `path`, or Postgres at `dsn` with Qdrant for vectors."""
     if dsn is None:
         if qdrant_url or qdrant_path:
             raise MemoryArgumentError("qdrant_url/qdrant_path need dsn='postgresql://...' too")
-        return SQLiteTextIndex(path, embedder, name=table, indexed_fields=_codec.INDEXED_FIELDS)
+        return SQLiteTextIndex(
+            path,
+            embedder,
+            name=table,
+            indexed_fields=_codec.INDEXED_FIELDS,
+            hnsw_threshold=hnsw_threshold,
+        )
     if not (qdrant_url or qdrant_path):
         raise MemoryArgumentError(
             "dsn= needs a vector store: pass qdrant_url='http://host:6333' (or qdrant_path=... for"
@@ -110,6 +118,8 @@ class MemoryManager:
     (`for_user`); the manager then does not close it. `table` names the tables (and the Qdrant
     collection), so several stores can share one database. `min_similarity` is the cosine a
     memory found only by its vector needs to be returned; `max_search_limit` bounds `limit`.
+    From `hnsw_threshold` stored vectors on (SQLite, with usearch installed) vector search uses
+    HNSW graphs instead of the exact scan; None: always exact.
     """
 
     def __init__(
@@ -131,6 +141,7 @@ class MemoryManager:
         table: str = DEFAULT_TABLE,
         min_similarity: float = DEFAULT_MIN_SIMILARITY,
         max_search_limit: int = DEFAULT_MAX_SEARCH_LIMIT,
+        hnsw_threshold: int | None = DEFAULT_HNSW_THRESHOLD,
     ) -> None:
         self.user_id = check_user_id(user_id)
         self._owns_index = index is None
@@ -142,6 +153,7 @@ class MemoryManager:
             qdrant_path=qdrant_path,
             qdrant_api_key=qdrant_api_key,
             table=table,
+            hnsw_threshold=hnsw_threshold,
         )
         self.working = WorkingMemory(working_capacity, working_ttl_minutes)
         self.model = model
