@@ -184,7 +184,9 @@ class MiniLMEmbedder(_LazyModel):
         return SentenceTransformer(str(path), device="cpu", local_files_only=True)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        vectors = self.model().encode(list(texts), batch_size=64, convert_to_numpy=True)
+        vectors = self.model().encode(
+            list(texts), batch_size=64, convert_to_numpy=True, show_progress_bar=False
+        )
         return normalize(vectors)
 
 
