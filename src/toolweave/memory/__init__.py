@@ -7,7 +7,8 @@ calls, `MemoryProvider` its `toolweave serve` provider. See docs/memory.md.
 from __future__ import annotations
 
 from .graph import EXCLUSIVE_PREDICATES, KnowledgeGraph, extract_relations
-from .manager import CONSOLIDATION_BOOST, DEFAULT_MAX_MEMORIES, MemoryManager
+from .maintenance import CONSOLIDATION_BOOST
+from .manager import DEFAULT_MAX_MEMORIES, MemoryManager
 from .tool import MemoryTool
 from .types import (
     MEMORY_TYPES,

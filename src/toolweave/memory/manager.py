@@ -13,13 +13,14 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from toolweave.storage import Embedder, PostgresQdrantIndex, SQLiteTextIndex, TextIndex
+from toolweave.storage import Embedder, TextIndex
 from toolweave.storage.hnsw import DEFAULT_HNSW_THRESHOLD
 
 from . import _codec
+from ._overview import memory_stats, memory_summary
 from ._search import search_memories
 from .graph import (
     EXCLUSIVE_PREDICATES,
@@ -28,10 +29,10 @@ from .graph import (
     extract_relations_with_model,
     parse_relations,
 )
+from .maintenance import consolidate_memories, forget_memories
+from .store import DEFAULT_TABLE, check_user_id, open_index
 from .types import (
-    FORGET_STRATEGIES,
     MEMORY_TYPES,
-    PERSISTENT_TYPES,
     MemoryArgumentError,
     MemoryHit,
     MemoryItem,
@@ -53,60 +54,9 @@ DEFAULT_MAX_MEMORIES = 10_000
 DEFAULT_MIN_SIMILARITY = 0.25
 """Cosine a memory found only by vector search needs to be returned (WordLlama's scale:
 paraphrases score 0.5-0.7, unrelated texts below 0.1)."""
-CONSOLIDATION_BOOST = 1.1
-"""Importance of a consolidated memory: the original's times this, capped at 1."""
 DEFAULT_MAX_SEARCH_LIMIT = 100
 """Most hits one `search` may ask for (a tool caller chooses `limit`)."""
 MAX_CONTENT_CHARS = 100_000
-MAX_USER_ID_CHARS = 200
-DEFAULT_TABLE = "memories"
-
-
-def check_user_id(user_id: str) -> str:
-    if not isinstance(user_id, str) or not user_id.strip() or len(user_id) > MAX_USER_ID_CHARS:
-        raise MemoryArgumentError(
-            f"user_id must be a non-empty string of at most {MAX_USER_ID_CHARS} characters,"
-            f" got {user_id!r}"
-        )
-    return user_id
-
-
-def open_index(
-    path: str | Any,
-    embedder: Embedder | str,
-    *,
-    dsn: str | None,
-    qdrant_url: str | None,
-    qdrant_path: str | None,
-    qdrant_api_key: str | None,
-    table: str = DEFAULT_TABLE,
-    hnsw_threshold: int | None = DEFAULT_HNSW_THRESHOLD,
-) -> TextIndex:
-    """The memory index: SQLite at `path`, or Postgres at `dsn` with Qdrant for vectors."""
-    if dsn is None:
-        if qdrant_url or qdrant_path:
-            raise MemoryArgumentError("qdrant_url/qdrant_path need dsn='postgresql://...' too")
-        return SQLiteTextIndex(
-            path,
-            embedder,
-            name=table,
-            indexed_fields=_codec.INDEXED_FIELDS,
-            hnsw_threshold=hnsw_threshold,
-        )
-    if not (qdrant_url or qdrant_path):
-        raise MemoryArgumentError(
-            "dsn= needs a vector store: pass qdrant_url='http://host:6333' (or qdrant_path=... for"
-            " Qdrant's local mode)"
-        )
-    return PostgresQdrantIndex(
-        dsn,
-        embedder,
-        qdrant_url=qdrant_url,
-        qdrant_path=qdrant_path,
-        qdrant_api_key=qdrant_api_key,
-        name=table,
-        indexed_fields=_codec.INDEXED_FIELDS,
-    )
 
 
 class MemoryManager:
@@ -486,41 +436,7 @@ class MemoryManager:
     ) -> int:
         """Delete memories by importance (< threshold), age (> max_age_days) or capacity
         (beyond `max_memories`, least important first); returns how many, one transaction."""
-        if strategy not in FORGET_STRATEGIES:
-            raise MemoryArgumentError(
-                f"strategy must be one of {list(FORGET_STRATEGIES)}, got {strategy!r}"
-            )
-        check_importance(threshold, field="threshold")
-        if (
-            isinstance(max_age_days, bool)
-            or not isinstance(max_age_days, int | float)
-            or max_age_days < 0
-        ):
-            raise MemoryArgumentError(f"max_age_days must be a number >= 0, got {max_age_days!r}")
-        working = self.working.items()
-        if strategy == "importance_based":
-            doomed = await self.index.find(self.user_id, {"importance": {"lt": threshold}})
-            gone = [i for i in working if i.importance < threshold]
-        elif strategy == "time_based":
-            cutoff = utc_now() - timedelta(days=max_age_days)
-            doomed = await self.index.find(self.user_id, {"timestamp": {"lt": cutoff.timestamp()}})
-            gone = [i for i in working if i.timestamp < cutoff]
-        else:
-            excess = await self.index.count(self.user_id) - self.max_memories
-            doomed = (
-                await self.index.find(self.user_id, limit=excess, order_by="importance")
-                if excess > 0
-                else []
-            )
-            gone = []
-        if doomed:
-            await self.index.write(delete=[(self.user_id, r.id) for r in doomed])
-        for item in gone:
-            self.working.remove(item.id)
-        if self._graph is not None:
-            for record in doomed:
-                self._graph.remove(record.id)
-        return len(doomed) + len(gone)
+        return await forget_memories(self, strategy, threshold, max_age_days)
 
     async def consolidate(
         self,
@@ -534,50 +450,7 @@ class MemoryManager:
         keeps its id and changes type in place); importance grows by `CONSOLIDATION_BOOST`,
         capped at 1. Returns how many memories moved.
         """
-        source = check_memory_type(from_type, field="from_type")
-        target = check_memory_type(to_type, field="to_type")
-        if target == "working" or source == target:
-            raise MemoryArgumentError(
-                f"consolidate moves memories into a different persistent type"
-                f" ({list(PERSISTENT_TYPES)}); got from_type={source!r}, to_type={target!r}"
-            )
-        check_importance(importance_threshold, field="importance_threshold")
-        if source == "working":
-            chosen = [i for i in self.working.items() if i.importance >= importance_threshold]
-        else:
-            where = {
-                "memory_type": source,
-                "importance": {"gte": importance_threshold},
-                **_codec.validity(None),
-            }
-            chosen = [_codec.to_item(r) for r in await self.index.find(self.user_id, where)]
-        if not chosen:
-            return 0
-        existing = await self._existing_by_hash({_codec.content_hash(i.content) for i in chosen})
-        moved: list[MemoryItem] = []
-        duplicates: list[MemoryItem] = []
-        for item in chosen:
-            if (target, _codec.content_hash(item.content)) in existing:
-                duplicates.append(item)
-                continue
-            item.memory_type = target
-            item.importance = min(1.0, item.importance * CONSOLIDATION_BOOST)
-            if target == "semantic":
-                item.relations = item.relations or extract_relations(item.content)
-            elif source == "semantic":
-                item.relations = []
-            moved.append(item)
-        deletes = [] if source == "working" else [(self.user_id, i.id) for i in duplicates]
-        await self.index.write([_codec.to_record(i) for i in moved], delete=deletes)
-        if source == "working":
-            for item in [*moved, *duplicates]:
-                self.working.remove(item.id)
-        if self._graph is not None:
-            for item in [*moved, *duplicates]:
-                self._graph.remove(item.id)
-                if item.memory_type == "semantic" and item in moved:
-                    self._graph.add(item.id, item.relations)
-        return len(moved) + len(duplicates)
+        return await consolidate_memories(self, from_type, to_type, importance_threshold)
 
     async def clear_all(self) -> int:
         """Delete every memory of this user; returns how many."""
@@ -589,47 +462,11 @@ class MemoryManager:
 
     async def stats(self) -> dict[str, Any]:
         """Counts per type (current and superseded), the store and the embedder."""
-        types: dict[str, Any] = {
-            "working": {
-                "count": len(self.working),
-                "capacity": self.working.capacity,
-                "ttl_minutes": self.working.ttl_minutes,
-            }
-        }
-        for kind in PERSISTENT_TYPES:
-            total = await self.index.count(self.user_id, {"memory_type": kind})
-            current = await self.index.count(
-                self.user_id, {"memory_type": kind, **_codec.validity(None)}
-            )
-            types[kind] = {"count": total, "current": current, "superseded": total - current}
-        return {
-            "user_id": self.user_id,
-            "total": sum(t["count"] for t in types.values()),
-            "types": types,
-            "store": type(self.index).__name__,
-            "embedder": self.embedder.name,
-            "dim": self.embedder.dim,
-            "entities": len(await self._graph_view()),
-        }
+        return await memory_stats(self)
 
     async def summary(self, per_type: int = 3) -> str:
         """A short text overview: counts, then the most important current memories per type."""
-        stats = await self.stats()
-        lines = [f"Memory of user {self.user_id!r}: {stats['total']} memories"]
-        for kind in MEMORY_TYPES:
-            lines.append(f"- {kind}: {stats['types'][kind]['count']}")
-            if kind == "working":
-                top = sorted(self.working.items(), key=lambda i: -i.importance)[:per_type]
-            else:
-                where = {"memory_type": kind, **_codec.validity(None)}
-                top = [
-                    _codec.to_item(r)
-                    for r in await self.index.find(
-                        self.user_id, where, limit=per_type, order_by="importance", descending=True
-                    )
-                ]
-            lines.extend(f"    [{i.importance:.2f}] {i.content[:80]}" for i in top)
-        return "\n".join(lines)
+        return await memory_summary(self, per_type)
 
     async def close(self) -> None:
         """Finish background extraction and close the store (unless it is shared)."""

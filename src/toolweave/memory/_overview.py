@@ -1,0 +1,55 @@
+"""`stats()` and `summary()`: what a memory holds, as numbers and as a short text."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from . import _codec
+from .types import MEMORY_TYPES, PERSISTENT_TYPES
+
+if TYPE_CHECKING:
+    from .manager import MemoryManager
+
+
+async def memory_stats(m: MemoryManager) -> dict[str, Any]:
+    """Counts per type (current and superseded), the store and the embedder."""
+    types: dict[str, Any] = {
+        "working": {
+            "count": len(m.working),
+            "capacity": m.working.capacity,
+            "ttl_minutes": m.working.ttl_minutes,
+        }
+    }
+    for kind in PERSISTENT_TYPES:
+        total = await m.index.count(m.user_id, {"memory_type": kind})
+        current = await m.index.count(m.user_id, {"memory_type": kind, **_codec.validity(None)})
+        types[kind] = {"count": total, "current": current, "superseded": total - current}
+    return {
+        "user_id": m.user_id,
+        "total": sum(t["count"] for t in types.values()),
+        "types": types,
+        "store": type(m.index).__name__,
+        "embedder": m.embedder.name,
+        "dim": m.embedder.dim,
+        "entities": len(await m._graph_view()),
+    }
+
+
+async def memory_summary(m: MemoryManager, per_type: int = 3) -> str:
+    """A short text overview: counts, then the most important current memories per type."""
+    stats = await memory_stats(m)
+    lines = [f"Memory of user {m.user_id!r}: {stats['total']} memories"]
+    for kind in MEMORY_TYPES:
+        lines.append(f"- {kind}: {stats['types'][kind]['count']}")
+        if kind == "working":
+            top = sorted(m.working.items(), key=lambda i: -i.importance)[:per_type]
+        else:
+            where = {"memory_type": kind, **_codec.validity(None)}
+            top = [
+                _codec.to_item(r)
+                for r in await m.index.find(
+                    m.user_id, where, limit=per_type, order_by="importance", descending=True
+                )
+            ]
+        lines.extend(f"    [{i.importance:.2f}] {i.content[:80]}" for i in top)
+    return "\n".join(lines)
