@@ -69,11 +69,12 @@ async def search_memories(
         found = await manager.index.search(
             query, limit=limit * SEARCH_OVERSAMPLE, collection=manager.user_id, where=where
         )
-        graph_scores = graph.memory_scores(graph.entities_in(query)) if graph else {}
+        cap = limit * SEARCH_OVERSAMPLE
+        graph_scores = graph.memory_scores(graph.entities_in(query), cap) if graph else {}
         if graph_scores and as_of is None:
             seen = {h.record.id for h in found}
             linked = sorted(graph_scores, key=lambda i: (-graph_scores[i], i))
-            extra = [i for i in linked if i not in seen][: limit * SEARCH_OVERSAMPLE]
+            extra = [i for i in linked if i not in seen][:cap]
             for record in await manager.index.get(extra, manager.user_id):
                 p = record.payload
                 if p["memory_type"] in persisted and p["importance"] >= min_importance:

@@ -19,12 +19,16 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from toolweave.storage.text import segment
+
 from .types import Relation
 
 if TYPE_CHECKING:
     from toolweave.llm import Model
 
 GRAPH_NEIGHBOR_SCORE = 0.5
+MAX_ENTITY_WORDS = 4
+"""Longest entity name, in words, that a query is searched for."""
 #: Predicates with one value at a time: a newer fact with another object supersedes the older.
 EXCLUSIVE_PREDICATES = frozenset(
     {
@@ -126,6 +130,12 @@ def parse_relations(raw: Iterable[Any], *, field: str = "relations") -> list[Rel
     return relations
 
 
+def _name_keys(name: str) -> set[str]:
+    """How a query can spell an entity: its words joined by a space, and with no separator."""
+    words = segment(name)
+    return {" ".join(words), "".join(words), name.lower()}
+
+
 class KnowledgeGraph:
     """Entities as nodes, relations as edges keyed by the memory they belong to."""
 
@@ -134,6 +144,7 @@ class KnowledgeGraph:
 
         self._graph: Any = nx.MultiDiGraph()
         self._edges: dict[str, list[Relation]] = {}
+        self._names: dict[str, set[str]] = {}  # segmented, lower-cased name -> entity names
 
     def __len__(self) -> int:
         return int(self._graph.number_of_nodes())
@@ -142,6 +153,10 @@ class KnowledgeGraph:
         self.remove(memory_id)
         stored = [Relation(r.subject, r.predicate, r.object, memory_id) for r in relations]
         for relation in stored:
+            for node in (relation.subject, relation.object):
+                if node not in self._graph:
+                    for key in _name_keys(node):
+                        self._names.setdefault(key, set()).add(node)
             self._graph.add_edge(
                 relation.subject, relation.object, key=memory_id, predicate=relation.predicate
             )
@@ -155,11 +170,21 @@ class KnowledgeGraph:
             for node in (relation.subject, relation.object):
                 if node in self._graph and self._graph.degree(node) == 0:
                     self._graph.remove_node(node)
+                    for key in _name_keys(node):
+                        self._names.get(key, set()).discard(node)
 
     def entities_in(self, text: str) -> list[str]:
-        """Known entities the text mentions (case-insensitive), longest first."""
-        lowered = text.lower()
-        found = [n for n in self._graph.nodes if str(n).lower() in lowered]
+        """Known entities the text mentions (case-insensitive), longest first.
+
+        Looks up the text's word sequences (up to `MAX_ENTITY_WORDS` words, joined with and
+        without spaces) in a name index, so the cost follows the query, not the graph's size.
+        """
+        words = segment(text)
+        found: set[str] = set()
+        for start in range(len(words)):
+            for end in range(start + 1, min(start + MAX_ENTITY_WORDS, len(words)) + 1):
+                for joiner in (" ", ""):
+                    found.update(self._names.get(joiner.join(words[start:end]), ()))
         return sorted(found, key=lambda n: (-len(n), n))
 
     def related(self, entity: str, depth: int = 1) -> list[Relation]:
@@ -182,22 +207,25 @@ class KnowledgeGraph:
             relations, key=lambda r: (r.subject, r.predicate, r.object, r.memory_id or "")
         )
 
-    def memory_scores(self, entities: Sequence[str]) -> dict[str, float]:
-        """Graph factor per memory id: 1.0 touching a query entity, 0.5 one hop further."""
+    def memory_scores(self, entities: Sequence[str], cap: int) -> dict[str, float]:
+        """Graph factor of up to `cap` memory ids: 1.0 for those touching a query entity, then
+        0.5 for those one hop further (a hub entity stops the walk at `cap`)."""
         scores: dict[str, float] = {}
         if not entities:
             return scores
         undirected = self._graph.to_undirected(as_view=True)
-        direct = set(entities)
-        neighbors = {n for e in entities for n in undirected.neighbors(e)} - direct
+        direct = sorted(set(entities))
+        neighbors = sorted({n for e in direct for n in undirected.neighbors(e)} - set(direct))
         for nodes, score in ((direct, 1.0), (neighbors, GRAPH_NEIGHBOR_SCORE)):
             for node in nodes:
-                edges = [
-                    *self._graph.out_edges(node, keys=True),
-                    *self._graph.in_edges(node, keys=True),
-                ]
-                for _, _, key in edges:
-                    scores.setdefault(key, score)
+                for edge in self._graph.out_edges(node, keys=True):
+                    scores.setdefault(edge[2], score)
+                    if len(scores) >= cap:
+                        return scores
+                for edge in self._graph.in_edges(node, keys=True):
+                    scores.setdefault(edge[2], score)
+                    if len(scores) >= cap:
+                        return scores
         return scores
 
     def conflicts(self, relations: Sequence[Relation], exclusive: frozenset[str]) -> set[str]:
