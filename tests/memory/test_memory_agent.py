@@ -41,6 +41,8 @@ async def test_the_agent_stores_with_the_tool_and_recalls_in_context(
     )
     agent = Agent(model, instructions="You are helpful.", memory=memory, memory_context=3)
     assert "memory" in agent.registry
+    served = agent.registry.get("memory")
+    assert served is not None and "remove" not in served.parameters["properties"]["action"]["enum"]
     result = await agent.run("给我推荐一杯茶，记得我下周去杭州")
     assert result.output == "好的，已经记住了。"
     system = model.requests[0].messages[0]

@@ -121,6 +121,10 @@ async def test_served_memory_with_the_official_mcp_client(tmp_path: Path) -> Non
         )
         bad = await client.call_tool("memory", {"action": "fly"})
     assert [t.name for t in tools] == ["memory"]
+    served_actions = tools[0].input_schema["properties"]["action"]["enum"]
+    assert "search" in served_actions and not {"remove", "forget", "clear_all"} & set(
+        served_actions
+    )
     assert added.structured_content is not None and other.structured_content is not None
     assert mine.structured_content is not None
     assert [m["content"] for m in mine.structured_content["memories"]] == ["小明喜欢喝乌龙茶"]

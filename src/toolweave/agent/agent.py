@@ -101,8 +101,9 @@ class Agent(Generic[DepsT, OutputT]):
     `governance=` (a parent's `governance.child(...)`). Shell, delete and destructive tools ask
     by default, and with no approver that is a refusal naming the fix.
 
-    `memory` (a `MemoryManager`) adds the `memory` tool; `memory_context` memories most relevant
-    to each prompt are then shown in that run's system message (0: none).
+    `memory` (a `MemoryManager`) adds the `memory` tool without its deleting actions (register a
+    `MemoryTool(actions=...)` yourself for those); `memory_context` memories most relevant to
+    each prompt are then shown in that run's system message (0: none).
     """
 
     def __init__(
@@ -172,9 +173,9 @@ class Agent(Generic[DepsT, OutputT]):
                 "Agent(memory_context=...) must be 0 or more, and needs Agent(memory=...)"
             )
         if memory is not None and "memory" not in registry:
-            from toolweave.memory.tool import MemoryTool
+            from toolweave.memory.tool import NON_DELETING_ACTIONS, MemoryTool
 
-            registry.register(MemoryTool(memory))
+            registry.register(MemoryTool(memory, actions=NON_DELETING_ACTIONS))
         self.memory = memory
         self.memory_context = memory_context
         for gate in gates:

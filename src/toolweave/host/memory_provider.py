@@ -3,8 +3,9 @@
 The store is `<[serve].data_dir>/memory.db` (SQLite, the default WordLlama embedder, no
 network). Every MCP client shares it, separated by user: a call's `user_id` argument, or its
 request `_meta["toolweave/user_id"]`, selects whose memories are read and written (default
-user "default"). `clear_all` is not served; `forget` and `remove` need the DELETE permission,
-which `[serve.policy].denied = ["delete"]` takes away.
+user "default"). The deleting actions (`remove`, `forget`, `clear_all`) are not served: the
+host asks before any tool that deletes, and a remote client has no one to ask; use the CLI or
+the Python API to delete.
 """
 
 from __future__ import annotations
@@ -32,11 +33,11 @@ class MemoryProvider:
 
     async def tools(self) -> list[Tool]:
         from toolweave.memory import MemoryManager
-        from toolweave.memory.tool import MemoryTool
+        from toolweave.memory.tool import NON_DELETING_ACTIONS, MemoryTool
 
         manager = MemoryManager(self.path)
         self._manager = manager
-        return [MemoryTool(manager, per_user=True)]
+        return [MemoryTool(manager, actions=NON_DELETING_ACTIONS, per_user=True)]
 
     async def close(self) -> None:
         if self._manager is not None:

@@ -33,8 +33,11 @@ ALL_ACTIONS = (
     "clear_all",
 )
 DEFAULT_ACTIONS = tuple(a for a in ALL_ACTIONS if a != "clear_all")
+DELETING_ACTIONS = frozenset({"remove", "forget", "clear_all"})
+NON_DELETING_ACTIONS = tuple(a for a in ALL_ACTIONS if a not in DELETING_ACTIONS)
+"""What `Agent(memory=...)` offers: governance asks before delete/destructive tools, so an agent
+remembers and recalls freely and deleting stays an explicit `MemoryTool(actions=...)` choice."""
 USER_META_KEY = "toolweave/user_id"
-_DELETING = {"remove", "forget", "clear_all"}
 _TYPES = {"type": "string", "enum": list(MEMORY_TYPES)}
 _PROPERTIES: dict[str, dict[str, Any]] = {
     "content": {"type": "string", "description": "add/update: the memory's text"},
@@ -123,7 +126,7 @@ class MemoryTool:
             "additionalProperties": False,
         }
         permissions = {Permission.READ, Permission.WRITE}
-        if _DELETING & set(self.actions):
+        if DELETING_ACTIONS & set(self.actions):
             permissions.add(Permission.DELETE)
         self._permissions = frozenset(permissions)
 
