@@ -1,0 +1,51 @@
+"""Knowledge base (RAG) and notes: documents to cited passages, on the shared storage layer.
+
+`KnowledgeBase` converts documents to Markdown, splits them into heading-aware chunks and keeps
+them in the retrieval index memory uses (keyword, vector and hybrid search); `NoteStore` and
+`NoteTool` keep Markdown notes searchable through the same index. Names load on first use so
+`import toolweave` stays light.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, str] = {
+    "Chunk": "chunking",
+    "chunk_markdown": "chunking",
+    "ConversionReport": "convert",
+    "ConvertedDocument": "convert",
+    "convert_file": "convert",
+    "DocumentError": "errors",
+    "KnowledgeBaseError": "errors",
+    "NoteNotFound": "errors",
+    "AddResult": "knowledge_base",
+    "Document": "knowledge_base",
+    "Hit": "knowledge_base",
+    "KnowledgeBase": "knowledge_base",
+    "Note": "notes",
+    "NoteStore": "notes",
+    "NoteTool": "notes",
+    "RAGTool": "tools",
+    "knowledge_base_tools": "tools",
+}
+
+if TYPE_CHECKING:
+    from .chunking import Chunk, chunk_markdown
+    from .convert import ConversionReport, ConvertedDocument, convert_file
+    from .errors import DocumentError, KnowledgeBaseError, NoteNotFound
+    from .knowledge_base import AddResult, Document, Hit, KnowledgeBase
+    from .notes import Note, NoteStore, NoteTool
+    from .tools import RAGTool, knowledge_base_tools
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
