@@ -39,7 +39,25 @@ if TYPE_CHECKING:
     from .notes import Note, NoteStore, NoteTool
     from .tools import RAGTool, knowledge_base_tools
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "AddResult",
+    "Chunk",
+    "ConversionReport",
+    "ConvertedDocument",
+    "Document",
+    "DocumentError",
+    "Hit",
+    "KnowledgeBase",
+    "KnowledgeBaseError",
+    "Note",
+    "NoteNotFound",
+    "NoteStore",
+    "NoteTool",
+    "RAGTool",
+    "chunk_markdown",
+    "convert_file",
+    "knowledge_base_tools",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -11,6 +11,7 @@ crash mid-file leaves the previous state and re-running an ingest resumes where 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import re
@@ -25,7 +26,7 @@ from toolweave.storage.embedders import DEFAULT_EMBED_BATCH, Embedder, load_embe
 from toolweave.storage.index import Record, SearchMode, TextIndex, reciprocal_rank_fusion
 
 from .chunking import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS, Chunk, Unit, chunk_markdown
-from .convert import ConversionReport, convert_file, describe_text
+from .convert import ConversionReport, ConvertedDocument, convert_file, describe_text
 from .errors import KnowledgeBaseError
 from .expand import EXPANSIONS, Expansion, expand_query
 
@@ -171,7 +172,8 @@ class KnowledgeBase:
                 raise ValueError("the scale-out backend needs both dsn= and qdrant_url=")
             from toolweave.storage.postgres_index import PostgresQdrantIndex
 
-            return PostgresQdrantIndex(dsn, qdrant_url, self._embedder, name="kb")
+            index: TextIndex = PostgresQdrantIndex(dsn, qdrant_url, self._embedder, name="kb")
+            return index
         from toolweave.storage.sqlite_index import SQLiteTextIndex
 
         return SQLiteTextIndex(path, self._embedder, name="kb")
@@ -199,8 +201,7 @@ class KnowledgeBase:
         self, path: str | Path, *, progress: ProgressCallback | None = None
     ) -> AddResult:
         """Convert and add one file; a changed file replaces its old chunks in one write."""
-        resolved = Path(path).expanduser().resolve()
-        converted = convert_file(resolved)
+        resolved, converted = await asyncio.to_thread(_convert, path)
         return await self._add(
             doc_id="f" + _digest(str(resolved))[:20],
             title=converted.title,
@@ -209,6 +210,7 @@ class KnowledgeBase:
             metadata={},
             report=converted.report,
             progress=progress,
+            chunking=(self.chunk_tokens, self.overlap_tokens, self.unit),
         )
 
     async def add_text(
@@ -218,21 +220,30 @@ class KnowledgeBase:
         metadata: dict[str, Any] | None = None,
         *,
         doc_id: str | None = None,
+        chunk_size: int | None = None,
+        chunk_overlap: int | None = None,
+        unit: Unit | None = None,
         progress: ProgressCallback | None = None,
     ) -> AddResult:
         """Add Markdown or plain text. The same title + content is never added twice; with a
-        `doc_id` the document of that id is replaced instead (how notes are kept in sync)."""
+        `doc_id` the document of that id is replaced instead (how notes are kept in sync).
+        `chunk_size`, `chunk_overlap` and `unit` override the knowledge base's chunking."""
         if not isinstance(text, str) or not text.strip():
             raise KnowledgeBaseError("text: give the document's text (it is empty)")
         title = (title or "").strip() or _first_line(text)
         return await self._add(
-            doc_id=doc_id or "t" + _digest(normalize_for_dedupe(title), normalize_for_dedupe(text))[:20],
+            doc_id=doc_id or "t" + _digest(*map(normalize_for_dedupe, (title, text)))[:20],
             title=title,
             markdown=text,
             source=None,
             metadata=dict(metadata or {}),
             report=describe_text(text, title),
             progress=progress,
+            chunking=(
+                chunk_size or self.chunk_tokens,
+                self.overlap_tokens if chunk_overlap is None else chunk_overlap,
+                unit or self.unit,
+            ),
         )
 
     async def _add(
@@ -245,23 +256,26 @@ class KnowledgeBase:
         metadata: dict[str, Any],
         report: ConversionReport,
         progress: ProgressCallback | None,
+        chunking: tuple[int, int, Unit],
     ) -> AddResult:
+        size, overlap, unit = chunking
+        chunk_markdown("", size, overlap, unit=unit)  # a bad size fails before any read
         content_hash = _digest(normalize_for_dedupe(title), normalize_for_dedupe(markdown))
         docs = self.namespace + _DOCS
         old = await self.index.get([doc_id], collection=docs)
         if old and old[0].payload.get("content_hash") == content_hash:
-            chunks = int(old[0].payload.get("chunks", 0))
-            return AddResult(doc_id, title, "unchanged", chunks, report)
+            count = int(old[0].payload.get("chunks", 0))
+            return AddResult(doc_id, title, "unchanged", count, report)
         same = await self.index.find(docs, {"content_hash": content_hash}, limit=1)
         if same and same[0].id != doc_id:
-            chunks = int(same[0].payload.get("chunks", 0))
-            return AddResult(doc_id, title, "duplicate", chunks, report, same[0].id)
+            count = int(same[0].payload.get("chunks", 0))
+            return AddResult(doc_id, title, "duplicate", count, report, same[0].id)
         if not old and await self.index.count(docs) >= self.max_docs:
             raise KnowledgeBaseError(
                 f"namespace {self.namespace!r} already holds max_docs={self.max_docs} documents; "
                 "remove some (kb remove) or raise max_docs"
             )
-        chunks = chunk_markdown(markdown, self.chunk_tokens, self.overlap_tokens, unit=self.unit)
+        chunks = chunk_markdown(markdown, size, overlap, unit=unit)
         records = [self._chunk_record(doc_id, title, i, c) for i, c in enumerate(chunks)]
         old_count = int(old[0].payload.get("chunks", 0)) if old else 0
         stale = [(self.namespace, _chunk_id(doc_id, i)) for i in range(len(chunks), old_count)]
@@ -399,6 +413,11 @@ def check_namespace(namespace: str) -> str:
             "starting with a letter or digit"
         )
     return namespace
+
+
+def _convert(path: str | Path) -> tuple[Path, ConvertedDocument]:
+    resolved = Path(path).expanduser().resolve()
+    return resolved, convert_file(resolved)
 
 
 def _chunk_id(doc_id: str, position: int) -> str:
