@@ -229,12 +229,16 @@ def _sentences(body: str) -> list[tuple[int, int]]:
 
 
 def _windows(sentence: str, budget: int, measure: _Measure) -> list[tuple[int, int]]:
-    """Spans of `sentence` holding at most `budget` units each (a unit's size is one)."""
+    """Contiguous spans of `sentence` holding at most `budget` units each, cut just before a
+    unit so that punctuation stays with the text before it."""
     units = measure.spans(sentence)
-    return [
-        (units[first][0], units[min(first + budget, len(units)) - 1][1])
-        for first in range(0, len(units), budget)
-    ]
+    cuts = [0, *(units[i][0] for i in range(budget, len(units), budget)), len(sentence)]
+    spans = []
+    for a, b in itertools.pairwise(cuts):
+        end = a + len(sentence[a:b].rstrip())
+        if end > a:
+            spans.append((a, end))
+    return spans
 
 
 def _split_table(

@@ -30,6 +30,15 @@ _FIRST_H1 = re.compile(r"^ {0,3}#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _SLIDE = re.compile(r"^<!-- Slide number: \d+ -->$", re.MULTILINE)
 # Formats whose documents normally have headings: none found is worth a warning.
 _HAS_HEADINGS = frozenset({"pdf", "docx", "pptx", "html", "htm", "epub"})
+# How binary formats start; markitdown would read a corrupt one as plain text instead.
+_MAGIC = {
+    ".pdf": b"%PDF",
+    ".docx": b"PK\x03\x04",
+    ".pptx": b"PK\x03\x04",
+    ".xlsx": b"PK\x03\x04",
+    ".epub": b"PK\x03\x04",
+    ".xls": b"\xd0\xcf\x11\xe0",
+}
 _MARKITDOWN: Any = None
 
 
@@ -95,6 +104,14 @@ def describe_text(text: str, source: str) -> ConversionReport:
 
 def _markitdown(file: Path) -> tuple[str, str | None]:
     global _MARKITDOWN
+    magic = _MAGIC.get(file.suffix.lower())
+    if magic is not None:
+        with file.open("rb") as f:
+            if f.read(len(magic)) != magic:
+                raise DocumentError(
+                    f"{file}: conversion failed: not a valid {file.suffix} file (its first bytes "
+                    "are wrong); check the file opens in its own application"
+                )
     if _MARKITDOWN is None:
         try:
             from markitdown import MarkItDown

@@ -1,0 +1,89 @@
+"""Real documents in several formats, made with each format's own library (no fixtures on disk).
+
+Every maker writes the same bilingual content: a title, two sections, a table, so tests can
+check what each conversion keeps.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+SECTION_EN = "Vector search ranks passages by cosine similarity."
+SECTION_ZH = "混合检索把关键词和向量的排名融合在一起。"
+TABLE = [("城市", "population"), ("北京", "21893095"), ("Shanghai", "24870895")]
+
+
+def make_docx(path: Path) -> Path:
+    import docx
+
+    document = docx.Document()
+    document.add_heading("Retrieval Guide 检索指南", 1)
+    document.add_heading("Vectors", 2)
+    document.add_paragraph(SECTION_EN)
+    document.add_heading("混合检索", 2)
+    document.add_paragraph(SECTION_ZH)
+    table = document.add_table(rows=len(TABLE), cols=2)
+    for r, row in enumerate(TABLE):
+        for c, value in enumerate(row):
+            table.cell(r, c).text = value
+    document.save(str(path))
+    return path
+
+
+def make_pdf(path: Path, pages: int = 2) -> Path:
+    """A PDF with a CJK font built into reportlab (no font file needed); flat text, no tags."""
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.cidfonts import UnicodeCIDFont
+    from reportlab.pdfgen import canvas
+
+    pdfmetrics.registerFont(UnicodeCIDFont("STSong-Light"))
+    pdf = canvas.Canvas(str(path))
+    for page in range(pages):
+        pdf.setFont("STSong-Light", 12)
+        pdf.drawString(72, 750, f"Page {page + 1}: {SECTION_EN}")
+        pdf.drawString(72, 720, SECTION_ZH)
+        pdf.showPage()
+    pdf.save()
+    return path
+
+
+def make_xlsx(path: Path) -> Path:
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.title = "人口"
+    for row in TABLE:
+        sheet.append(list(row))
+    second = book.create_sheet("Notes")
+    second.append(["note"])
+    second.append([SECTION_EN])
+    book.save(str(path))
+    return path
+
+
+def make_pptx(path: Path) -> Path:
+    from pptx import Presentation
+
+    deck = Presentation()
+    for title, body in (("Vectors", SECTION_EN), ("混合检索", SECTION_ZH)):
+        slide = deck.slides.add_slide(deck.slide_layouts[1])
+        slide.shapes.title.text = title
+        slide.placeholders[1].text = body
+    deck.save(str(path))
+    return path
+
+
+def make_html(path: Path) -> Path:
+    rows = "".join(f"<tr><td>{a}</td><td>{b}</td></tr>" for a, b in TABLE[1:])
+    path.write_text(
+        "<html><head><title>Retrieval Guide 检索指南</title></head><body>"
+        "<h1>Retrieval Guide 检索指南</h1>"
+        f"<h2>Vectors</h2><p>{SECTION_EN}</p>"
+        f"<h2>混合检索</h2><p>{SECTION_ZH}</p>"
+        f"<table><tr><th>{TABLE[0][0]}</th><th>{TABLE[0][1]}</th></tr>{rows}</table>"
+        "</body></html>",
+        encoding="utf-8",
+    )
+    return path
