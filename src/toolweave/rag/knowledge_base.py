@@ -38,7 +38,11 @@ logger = logging.getLogger("toolweave.rag")
 DEFAULT_NAMESPACE = "default"
 DEFAULT_MAX_DOCS = 10_000
 """Documents one namespace may hold (the seed's `kb.max_docs`)."""
+DEFAULT_INDEX_NAME = "kb"
+"""Table (and Qdrant collection) name of the knowledge base's index."""
 DEFAULT_SEARCH_K = 5
+FUSION_CANDIDATES = 20
+"""Candidates fetched per query before an expanded search fuses the rankings."""
 MAX_SEARCH_K = 50
 """Largest `k` a search accepts."""
 _DOCS = "#documents"
@@ -134,9 +138,11 @@ class _BatchedEmbedder:
 class KnowledgeBase:
     """Documents split into cited chunks, searched by keywords, vectors or both.
 
-    `path` is the SQLite file (embedded default); `dsn` + `qdrant_url` select the scale-out
-    backend (Postgres rows and full text, Qdrant vectors). `model` enables query expansion and
-    `ask`. Chunk sizes are `chunk_tokens` / `overlap_tokens` in `unit` ("tokens" or "chars").
+    `path` is the SQLite file (embedded default); `dsn` + `qdrant_url` (or `qdrant_path`, Qdrant's
+    local mode) select the scale-out backend (Postgres rows and full text, Qdrant vectors); or
+    pass any ready `index`. `index_name` names its tables (and Qdrant collection). `model`
+    enables query expansion and `ask`. Chunk sizes are `chunk_tokens` / `overlap_tokens` in
+    `unit` ("tokens" or "chars").
     """
 
     def __init__(
@@ -147,6 +153,8 @@ class KnowledgeBase:
         *,
         dsn: str | None = None,
         qdrant_url: str | None = None,
+        qdrant_path: str | None = None,
+        index_name: str = DEFAULT_INDEX_NAME,
         index: TextIndex | None = None,
         model: Model | None = None,
         max_docs: int = DEFAULT_MAX_DOCS,
@@ -163,20 +171,35 @@ class KnowledgeBase:
         self.max_docs = max_docs
         self.chunk_tokens, self.overlap_tokens, self.unit = chunk_tokens, overlap_tokens, unit
         self._embedder = _BatchedEmbedder(load_embedder(embedder), batch_size)
-        self.index = index if index is not None else self._open(path, dsn, qdrant_url)
+        self.index = (
+            index
+            if index is not None
+            else self._open(path, dsn, qdrant_url, qdrant_path, index_name)
+        )
         self._owns_index = index is None
 
-    def _open(self, path: str | Path, dsn: str | None, qdrant_url: str | None) -> TextIndex:
-        if dsn is not None or qdrant_url is not None:
-            if dsn is None or qdrant_url is None:
-                raise ValueError("the scale-out backend needs both dsn= and qdrant_url=")
-            from toolweave.storage.postgres_index import PostgresQdrantIndex
+    def _open(
+        self,
+        path: str | Path,
+        dsn: str | None,
+        qdrant_url: str | None,
+        qdrant_path: str | None,
+        name: str,
+    ) -> TextIndex:
+        if dsn is None and qdrant_url is None and qdrant_path is None:
+            from toolweave.storage.sqlite_index import SQLiteTextIndex
 
-            index: TextIndex = PostgresQdrantIndex(dsn, qdrant_url, self._embedder, name="kb")
-            return index
-        from toolweave.storage.sqlite_index import SQLiteTextIndex
+            return SQLiteTextIndex(path, self._embedder, name=name)
+        if dsn is None or (qdrant_url is None) == (qdrant_path is None):
+            raise ValueError(
+                "the scale-out backend needs dsn= and one of qdrant_url= (a server) or "
+                "qdrant_path= (Qdrant's local mode)"
+            )
+        from toolweave.storage.scale_index import PostgresQdrantIndex
 
-        return SQLiteTextIndex(path, self._embedder, name="kb")
+        return PostgresQdrantIndex(
+            dsn, self._embedder, qdrant_url=qdrant_url, qdrant_path=qdrant_path, name=name
+        )
 
     @property
     def embedder(self) -> Embedder:
@@ -343,14 +366,15 @@ class KnowledgeBase:
             searches.extend((q, extra_mode) for q in extra)
         rankings: list[list[str]] = []
         found: dict[str, Record] = {}
-        for text, search_mode in searches:
+        if len(searches) == 1:
+            hits = await self.index.search(query, limit=k, collection=self.namespace, mode=mode)
+            return [_hit(h.record, h.score) for h in hits]
+        for text, search_mode in searches:  # each query's candidates, then one fused ranking
             hits = await self.index.search(
-                text, limit=k, collection=self.namespace, mode=search_mode
+                text, limit=max(k, FUSION_CANDIDATES), collection=self.namespace, mode=search_mode
             )
             rankings.append([h.record.id for h in hits])
             found.update((h.record.id, h.record) for h in hits)
-            if len(searches) == 1:
-                return [_hit(h.record, h.score) for h in hits]
         fused = reciprocal_rank_fusion(rankings)
         best = sorted(fused, key=lambda key: (-fused[key], key))[:k]
         return [_hit(found[key], fused[key]) for key in best]
