@@ -50,6 +50,12 @@ watch_interval = 2.0           # seconds between checks of the roots for edits; 
 [builtins]                     # the built-in tools (docs/builtins.md; host/builtins_provider.py)
 root = "~/work"                # filesystem jail; default [serve].data_dir/workspace
 
+[kb]                           # provider "kb": the knowledge base (docs/knowledge-base.md)
+paths = []                     # files and folders ingested at start and watched; relative to
+                               # this file. Stores live in [serve].data_dir (kb.db)
+
+[notes]                        # provider "notes": Markdown notes ([serve].data_dir/notes)
+
 [mcpServers.files]             # downstream servers proxied as `files__<tool>`
 command = "npx"
 args = ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]
@@ -159,6 +165,10 @@ class HostConfig:
     skills: SkillsConfig = field(default_factory=SkillsConfig)
     builtins: dict[str, Any] = field(default_factory=dict)
     """The raw `[builtins]` table, validated by the builtins provider."""
+    kb: dict[str, Any] = field(default_factory=dict)
+    """The raw `[kb]` table, validated by the kb provider (host/kb.py)."""
+    notes: dict[str, Any] = field(default_factory=dict)
+    """The raw `[notes]` table, validated by the notes provider (host/kb.py)."""
     source: Path | None = None
 
     @property
@@ -195,11 +205,11 @@ def _strings(where: str, value: Any) -> list[str]:
 def parse_config(raw: dict[str, Any], *, source: Path | None = None) -> HostConfig:
     """Validate a decoded TOML document into a `HostConfig`."""
     where = str(source or DEFAULT_CONFIG_FILE)
-    unknown_top = set(raw) - {"serve", "mcpServers", "skills", "builtins"}
+    unknown_top = set(raw) - {"serve", "mcpServers", "skills", "builtins", "kb", "notes"}
     if unknown_top:
         raise ConfigError(
             f"{where}: unknown top-level table(s) {sorted(unknown_top)}; toolweave serve reads "
-            "[serve], [serve.policy], [skills], [builtins] and [mcpServers.<name>]"
+            "[serve], [serve.policy], [skills], [builtins], [kb], [notes] and [mcpServers.<name>]"
         )
     serve = _expect("[serve]", raw.get("serve", {}), dict, "a table")
     unknown = set(serve) - _SERVE_KEYS
@@ -293,6 +303,8 @@ def parse_config(raw: dict[str, Any], *, source: Path | None = None) -> HostConf
     config.mcp_servers = _expect("[mcpServers]", raw.get("mcpServers", {}), dict, "a table")
     config.skills = _skills(raw.get("skills", {}), source)
     config.builtins = _expect("[builtins]", raw.get("builtins", {}), dict, "a table")
+    config.kb = _expect("[kb]", raw.get("kb", {}), dict, "a table")
+    config.notes = _expect("[notes]", raw.get("notes", {}), dict, "a table")
     return config
 
 

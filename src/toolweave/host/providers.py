@@ -41,6 +41,8 @@ PROVIDERS: dict[str, str] = {
     "mcp": "toolweave.host.gateway:GatewayProvider",
     "memory": "toolweave.host.memory_provider:MemoryProvider",
     "skills": "toolweave.host.skills:SkillsProvider",
+    "kb": "toolweave.host.kb:KBProvider",
+    "notes": "toolweave.host.kb:NotesProvider",
 }
 
 

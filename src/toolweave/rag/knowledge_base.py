@@ -177,6 +177,7 @@ class KnowledgeBase:
             else self._open(path, dsn, qdrant_url, qdrant_path, index_name)
         )
         self._owns_index = index is None
+        self._listeners: list[Callable[[], None]] = []
 
     def _open(
         self,
@@ -209,6 +210,16 @@ class KnowledgeBase:
     def embedding_seconds(self) -> float:
         """Seconds this instance has spent in the embedder (the rest of ingest is overhead)."""
         return self._embedder.seconds
+
+    def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call `listener()` after every change to the store (any namespace); returns the
+        function that unsubscribes it."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def _changed(self) -> None:
+        for listener in list(self._listeners):
+            listener()
 
     def namespaced(self, namespace: str) -> KnowledgeBase:
         """The same store seen through another namespace (shares the index; close either)."""
@@ -323,6 +334,7 @@ class KnowledgeBase:
             await self.index.write([*records, document], stale)
         finally:
             self._embedder.progress = None
+        self._changed()
         return AddResult(doc_id, title, "replaced" if old else "added", len(chunks), report)
 
     def _chunk_record(self, doc_id: str, title: str, i: int, chunk: Chunk) -> Record:
@@ -408,16 +420,24 @@ class KnowledgeBase:
         found = await self.index.get([doc_id], collection=self.namespace + _DOCS)
         if not found:
             return False
-        count = int(found[0].payload.get("chunks", 0))
-        chunks = [(self.namespace, _chunk_id(doc_id, i)) for i in range(count)]
-        await self.index.write((), [*chunks, (self.namespace + _DOCS, doc_id)])
+        await self.index.write((), self._document_keys(found[0]))
+        self._changed()
         return True
 
     async def clear(self) -> int:
-        """Remove every document of this namespace; returns how many there were."""
-        documents = await self.index.delete_where(self.namespace + _DOCS)
-        await self.index.delete_where(self.namespace)
-        return documents
+        """Remove every document of this namespace in one write; returns how many there were."""
+        documents = await self.index.find(self.namespace + _DOCS)
+        doomed = [key for d in documents for key in self._document_keys(d)]
+        if doomed:
+            await self.index.write((), doomed)
+            self._changed()
+        return len(documents)
+
+    def _document_keys(self, document: Record) -> list[tuple[str, str]]:
+        """The (collection, id) of a document record and of each of its chunks."""
+        count = int(document.payload.get("chunks", 0))
+        chunks = [(self.namespace, _chunk_id(document.id, i)) for i in range(count)]
+        return [*chunks, (self.namespace + _DOCS, document.id)]
 
     async def close(self) -> None:
         if self._owns_index:
