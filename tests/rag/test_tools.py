@@ -95,7 +95,7 @@ async def test_rag_ask_answers_with_citations_from_the_model(tmp_path: Path) -> 
         }
     ]
     prompt = model.requests[0].messages[1].text
-    assert "[1] (服务手册 > 服务 > 端口)\n默认端口是 8765。" in prompt
+    assert "[1] (服务手册 > 服务 > 端口)\n默认端口是 8765。" in prompt  # title + heading path
     await kb.close()
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from . import agent_cmd
+from .kb_cmd import kb_app
 from .log_cmd import log_command
 from .mcp_cmd import mcp_app
 from .memory_cmd import memory_app
@@ -43,6 +44,7 @@ app.add_typer(mcp_app, name="mcp")
 app.add_typer(memory_app, name="memory")
 app.add_typer(policy_app, name="policy")
 app.add_typer(skills_app, name="skills")
+app.add_typer(kb_app, name="kb")
 app.command("serve")(serve)
 app.command("log")(log_command)
 agent_cmd.register(app)

@@ -180,8 +180,8 @@ class KBProvider:
 
         if self.settings.paths:
             summary = await ingest_paths(self.kb, self.settings.paths, prune=True)
-            for source, error in summary.failed.items():
-                logger.warning("[kb].paths: skipped %s: %s", source, error)
+            for error in summary.failed.values():
+                logger.warning("[kb].paths: skipped %s", error)
         await self._publish()
         self.synced.set()
         if self.settings.paths and self.settings.watch:

@@ -77,7 +77,7 @@ async def ingest_paths(
             result = await kb.add_file(file, progress=on_embed)
         except DocumentError as exc:
             summary.failed[str(file)] = exc.message
-            logger.warning("skipped %s: %s", file, exc.message)
+            logger.warning("skipped: %s", exc.message)
             if on_file is not None:
                 on_file(file, exc)
             continue

@@ -25,7 +25,14 @@ from typing import TYPE_CHECKING, Any, Literal
 from toolweave.storage.embedders import DEFAULT_EMBED_BATCH, Embedder, load_embedder
 from toolweave.storage.index import Record, SearchMode, TextIndex, reciprocal_rank_fusion
 
-from .chunking import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS, Chunk, Unit, chunk_markdown
+from .chunking import (
+    DEFAULT_CHUNK_TOKENS,
+    DEFAULT_OVERLAP_TOKENS,
+    HEADING_SEPARATOR,
+    Chunk,
+    Unit,
+    chunk_markdown,
+)
 from .convert import ConversionReport, ConvertedDocument, convert_file, describe_text
 from .errors import KnowledgeBaseError
 from .expand import EXPANSIONS, Expansion, expand_query
@@ -68,8 +75,13 @@ class Hit:
 
     @property
     def citation(self) -> str:
-        """`title > heading path`, the form answers cite."""
-        return f"{self.title} > {self.heading_path}" if self.heading_path else self.title
+        """`title > heading path` (the title once, when the path already starts with it)."""
+        path = self.heading_path
+        if not path:
+            return self.title
+        if path.split(HEADING_SEPARATOR)[0] == self.title:
+            return path
+        return f"{self.title}{HEADING_SEPARATOR}{path}"
 
 
 @dataclass(frozen=True, slots=True)

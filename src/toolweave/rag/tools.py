@@ -145,13 +145,13 @@ class _KnowledgeBaseTools:
                 "passages": passages,
                 "citations": citations,
             }
-        text = await answer(self.kb.model, question, [_cited(p) for p in passages])
+        cited = [_cited(h, p["text"]) for h, p in zip(hits, passages, strict=False)]
+        text = await answer(self.kb.model, question, cited)
         return {"answer": truncate_text(text, self.max_result_chars), "citations": citations}
 
 
-def _cited(passage: dict[str, Any]) -> str:
-    where = passage["title"] + (f" > {passage['heading_path']}" if passage["heading_path"] else "")
-    return f"({where})\n{passage['text']}"
+def _cited(hit: Hit, text: str) -> str:
+    return f"({hit.citation})\n{text}"
 
 
 def knowledge_base_tools(

@@ -1,0 +1,215 @@
+"""`toolweave kb`: ingest documents into the knowledge base, search it, inspect and prune it.
+
+The commands open the same store `toolweave serve` uses (`[kb]` and `[serve].data_dir` of
+toolweave.toml), so what is ingested here is what the `kb` provider serves. `ingest` shows a
+Rich progress bar per stage (files, embeddings of the current file) and prints each file's
+conversion report; an interrupted ingest resumes on the next run (unchanged files are skipped).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from toolweave.rag import KnowledgeBase
+
+kb_app = typer.Typer(help="Ingest, search and manage the knowledge base.", no_args_is_help=True)
+
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option("--config", "-c", help="toolweave.toml to use (default: ./toolweave.toml)."),
+]
+NamespaceOption = Annotated[
+    str | None,
+    typer.Option("--namespace", "-n", help="Collection to use (default: [kb].namespace)."),
+]
+
+
+def _open(config: Path | None, namespace: str | None) -> KnowledgeBase:
+    from toolweave.host import load_host_config
+    from toolweave.host.kb import kb_settings, open_knowledge_base
+    from toolweave.rag import KnowledgeBaseError
+
+    try:
+        host = load_host_config(config)
+        settings = kb_settings(host)
+        if namespace is not None:
+            settings = replace(settings, namespace=namespace)
+        return open_knowledge_base(host, settings)
+    except (ValueError, KnowledgeBaseError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _fail(exc: Exception) -> typer.Exit:
+    typer.echo(f"error: {exc}", err=True)
+    return typer.Exit(1)
+
+
+@kb_app.command("ingest")
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="Files and folders to add.")],
+    namespace: NamespaceOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Add documents (PDF, Word, PowerPoint, Excel, HTML, Markdown, text) to the knowledge base."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from toolweave.rag import DocumentError, KnowledgeBaseError
+    from toolweave.rag.ingest import collect_files, ingest_paths
+
+    console = Console(stderr=True)
+    try:
+        files = collect_files(paths)
+    except DocumentError as exc:
+        raise _fail(exc) from None
+    kb = _open(config, namespace)
+    chunks = 0
+
+    async def run() -> Any:
+        nonlocal chunks
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            console=console,
+        ) as progress:
+            file_bar = progress.add_task("files", total=len(files))
+            chunk_bar = progress.add_task("chunks written", total=None)
+            embed_bar = progress.add_task("embeddings (this file)", total=None)
+
+            def on_embed(done: int, total: int) -> None:
+                progress.update(embed_bar, completed=done, total=total)
+
+            def on_file(path: Path, outcome: Any) -> None:
+                nonlocal chunks
+                progress.advance(file_bar)
+                if isinstance(outcome, DocumentError):
+                    progress.console.print(f"[red]skipped[/] {escape(outcome.message)}")
+                    return
+                written = outcome.chunks if outcome.status in ("added", "replaced") else 0
+                chunks += written
+                progress.update(chunk_bar, completed=chunks)
+                line = f"{outcome.status:9} {escape(outcome.report.summary())}"
+                progress.console.print(line + f", {outcome.chunks} chunks")
+                for warning in outcome.report.warnings:
+                    progress.console.print(f"          [yellow]warning:[/] {escape(warning)}")
+
+            try:
+                return await ingest_paths(kb, files, on_file=on_file, on_embed=on_embed)
+            finally:
+                await kb.close()
+
+    try:
+        summary = asyncio.run(run())
+    except KnowledgeBaseError as exc:
+        raise _fail(exc) from None
+    new = sum(1 for r in summary.added if r.status in ("added", "replaced"))
+    console.print(
+        f"{len(files)} files: {new} added or replaced, {len(summary.added) - new} unchanged or "
+        f"duplicate, {len(summary.failed)} skipped; {chunks} chunks written"
+    )
+    if summary.failed:
+        raise typer.Exit(1)
+
+
+@kb_app.command("search")
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    k: Annotated[int, typer.Option("-k", help="How many passages.")] = 5,
+    mode: Annotated[str, typer.Option(help="hybrid, keyword or vector.")] = "hybrid",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the hits as JSON.")] = False,
+    namespace: NamespaceOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Search the knowledge base and print the best passages with where they come from."""
+    from toolweave.rag import KnowledgeBaseError
+
+    kb = _open(config, namespace)
+
+    async def run() -> Any:
+        try:
+            return await kb.search(query, k=k, mode=mode)  # type: ignore[arg-type]
+        finally:
+            await kb.close()
+
+    try:
+        hits = asyncio.run(run())
+    except KnowledgeBaseError as exc:
+        raise _fail(exc) from None
+    if as_json:
+        rows = [
+            {
+                "doc_id": h.doc_id,
+                "title": h.title,
+                "heading_path": h.heading_path,
+                "score": h.score,
+                "start": h.start,
+                "end": h.end,
+                "text": h.text,
+            }
+            for h in hits
+        ]
+        typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        return
+    console = Console()
+    if not hits:
+        console.print("no matches")
+    for i, hit in enumerate(hits, start=1):
+        console.print(f"[bold]{i}. {escape(hit.citation)}[/]  [dim]{hit.doc_id} {hit.score:.4f}[/]")
+        console.print(escape(hit.text), highlight=False)
+        console.print()
+
+
+@kb_app.command("stats")
+def stats(namespace: NamespaceOption = None, config: ConfigOption = None) -> None:
+    """Documents and chunks in the knowledge base, and each document."""
+    kb = _open(config, namespace)
+
+    async def run() -> Any:
+        try:
+            return await kb.stats(), await kb.documents()
+        finally:
+            await kb.close()
+
+    numbers, documents = asyncio.run(run())
+    table = Table(
+        title=f"namespace {numbers['namespace']}: {numbers['documents']} documents, "
+        f"{numbers['chunks']} chunks ({numbers['embedder']})"
+    )
+    for column in ("doc_id", "title", "chunks", "source"):
+        table.add_column(column)
+    for doc in documents:
+        table.add_row(doc.doc_id, doc.title, str(doc.chunks), doc.source or "(text)")
+    Console().print(table)
+
+
+@kb_app.command("remove")
+def remove(
+    doc_ids: Annotated[list[str], typer.Argument(help="Document ids (see `toolweave kb stats`).")],
+    namespace: NamespaceOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Remove documents and their chunks."""
+    kb = _open(config, namespace)
+
+    async def run() -> list[bool]:
+        try:
+            return [await kb.remove(doc_id) for doc_id in doc_ids]
+        finally:
+            await kb.close()
+
+    removed = asyncio.run(run())
+    for doc_id, done in zip(doc_ids, removed, strict=True):
+        typer.echo(f"{'removed' if done else 'not found'} {doc_id}")
+    if not all(removed):
+        raise typer.Exit(1)
