@@ -81,7 +81,8 @@ def main() -> int:
         write_corpus(folder, args.pages)
         size = sum(len(p.read_text(encoding="utf-8")) for p in folder.glob("*.md"))
         print(f"{args.pages} pages in {len(list(folder.glob('*.md')))} files, {size} characters")
-        print(f"\n{'embedder':10} {'pages/s':>8} {'chunks':>7} {'total s':>8} {'embed s':>8} {'embed %':>8}")
+        header = ("pages/s", "chunks", "total s", "embed s", "embed %")
+        print(f"\n{'embedder':10}" + "".join(f" {h:>8}" for h in header))
         for embedder in args.embedders.split(","):
             try:
                 total, embedding, chunks = asyncio.run(measure(embedder, folder, args.pages))
@@ -89,9 +90,10 @@ def main() -> int:
                 print(f"{embedder:10} skipped: {exc}")
                 continue
             share = 100 * embedding / total
+            verdict = "met" if share >= 90 else "NOT met"
             print(
-                f"{embedder:10} {args.pages / total:8.1f} {chunks:7d} {total:8.2f} "
-                f"{embedding:8.2f} {share:7.1f}%  goal >= 90%: {'met' if share >= 90 else 'NOT met'}"
+                f"{embedder:10} {args.pages / total:8.1f} {chunks:8d} {total:8.2f} "
+                f"{embedding:8.2f} {share:7.1f}%  goal >= 90%: {verdict}"
             )
     return 0
 

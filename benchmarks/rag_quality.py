@@ -39,7 +39,9 @@ async def evaluate(embedder: str) -> dict[str, dict[str, float]]:
             doc_ids[path.name] = (await kb.add_file(path)).doc_id
             texts[path.name] = path.read_text(encoding="utf-8")
         stats = await kb.stats()
-        print(f"{stats['documents']} documents, {stats['chunks']} chunks, {len(questions)} questions")
+        print(
+            f"{stats['documents']} documents, {stats['chunks']} chunks, {len(questions)} questions"
+        )
         results: dict[str, dict[str, float]] = {}
         for mode in MODES:
             hits = 0
