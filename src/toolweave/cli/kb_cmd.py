@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -21,6 +22,8 @@ from rich.table import Table
 
 if TYPE_CHECKING:
     from toolweave.rag import KnowledgeBase
+
+T = TypeVar("T")
 
 kb_app = typer.Typer(help="Ingest, search and manage the knowledge base.", no_args_is_help=True)
 
@@ -55,6 +58,26 @@ def _fail(exc: Exception) -> typer.Exit:
     return typer.Exit(1)
 
 
+def _with_kb(
+    config: Path | None, namespace: str | None, work: Callable[[KnowledgeBase], Awaitable[T]]
+) -> T:
+    """Open the knowledge base, run `work` on it, close it; its errors exit 1 with the message."""
+    from toolweave.rag import KnowledgeBaseError
+
+    kb = _open(config, namespace)
+
+    async def run() -> T:
+        try:
+            return await work(kb)
+        finally:
+            await kb.close()
+
+    try:
+        return asyncio.run(run())
+    except KnowledgeBaseError as exc:
+        raise _fail(exc) from None
+
+
 @kb_app.command("ingest")
 def ingest(
     paths: Annotated[list[Path], typer.Argument(help="Files and folders to add.")],
@@ -64,7 +87,7 @@ def ingest(
     """Add documents (PDF, Word, PowerPoint, Excel, HTML, Markdown, text) to the knowledge base."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from toolweave.rag import DocumentError, KnowledgeBaseError
+    from toolweave.rag import DocumentError
     from toolweave.rag.ingest import collect_files, ingest_paths
 
     console = Console(stderr=True)
@@ -72,10 +95,9 @@ def ingest(
         files = collect_files(paths)
     except DocumentError as exc:
         raise _fail(exc) from None
-    kb = _open(config, namespace)
     chunks = 0
 
-    async def run() -> Any:
+    async def run(kb: KnowledgeBase) -> Any:
         nonlocal chunks
         with Progress(
             TextColumn("{task.description}"),
@@ -104,15 +126,9 @@ def ingest(
                 for warning in outcome.report.warnings:
                     progress.console.print(f"          [yellow]warning:[/] {escape(warning)}")
 
-            try:
-                return await ingest_paths(kb, files, on_file=on_file, on_embed=on_embed)
-            finally:
-                await kb.close()
+            return await ingest_paths(kb, files, on_file=on_file, on_embed=on_embed)
 
-    try:
-        summary = asyncio.run(run())
-    except KnowledgeBaseError as exc:
-        raise _fail(exc) from None
+    summary = _with_kb(config, namespace, run)
     new = sum(1 for r in summary.added if r.status in ("added", "replaced"))
     console.print(
         f"{len(files)} files: {new} added or replaced, {len(summary.added) - new} unchanged or "
@@ -132,33 +148,13 @@ def search(
     config: ConfigOption = None,
 ) -> None:
     """Search the knowledge base and print the best passages with where they come from."""
-    from toolweave.rag import KnowledgeBaseError
-
-    kb = _open(config, namespace)
-
-    async def run() -> Any:
-        try:
-            return await kb.search(query, k=k, mode=mode)  # type: ignore[arg-type]
-        finally:
-            await kb.close()
-
-    try:
-        hits = asyncio.run(run())
-    except KnowledgeBaseError as exc:
-        raise _fail(exc) from None
+    hits = _with_kb(
+        config,
+        namespace,
+        lambda kb: kb.search(query, k=k, mode=mode),  # type: ignore[arg-type]
+    )
     if as_json:
-        rows = [
-            {
-                "doc_id": h.doc_id,
-                "title": h.title,
-                "heading_path": h.heading_path,
-                "score": h.score,
-                "start": h.start,
-                "end": h.end,
-                "text": h.text,
-            }
-            for h in hits
-        ]
+        rows = [h.as_json() for h in hits]
         typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
         return
     console = Console()
@@ -173,15 +169,11 @@ def search(
 @kb_app.command("stats")
 def stats(namespace: NamespaceOption = None, config: ConfigOption = None) -> None:
     """Documents and chunks in the knowledge base, and each document."""
-    kb = _open(config, namespace)
 
-    async def run() -> Any:
-        try:
-            return await kb.stats(), await kb.documents()
-        finally:
-            await kb.close()
+    async def run(kb: KnowledgeBase) -> Any:
+        return await kb.stats(), await kb.documents()
 
-    numbers, documents = asyncio.run(run())
+    numbers, documents = _with_kb(config, namespace, run)
     table = Table(
         title=f"namespace {numbers['namespace']}: {numbers['documents']} documents, "
         f"{numbers['chunks']} chunks ({numbers['embedder']})"
@@ -200,15 +192,11 @@ def remove(
     config: ConfigOption = None,
 ) -> None:
     """Remove documents and their chunks."""
-    kb = _open(config, namespace)
 
-    async def run() -> list[bool]:
-        try:
-            return [await kb.remove(doc_id) for doc_id in doc_ids]
-        finally:
-            await kb.close()
+    async def run(kb: KnowledgeBase) -> list[bool]:
+        return [await kb.remove(doc_id) for doc_id in doc_ids]
 
-    removed = asyncio.run(run())
+    removed = _with_kb(config, namespace, run)
     for doc_id, done in zip(doc_ids, removed, strict=True):
         typer.echo(f"{'removed' if done else 'not found'} {doc_id}")
     if not all(removed):

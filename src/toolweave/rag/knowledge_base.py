@@ -73,6 +73,18 @@ class Hit:
     start: int
     end: int
 
+    def as_json(self) -> dict[str, Any]:
+        """The hit as a JSON object (what tools and `toolweave kb search --json` print)."""
+        return {
+            "doc_id": self.doc_id,
+            "title": self.title,
+            "heading_path": self.heading_path,
+            "text": self.text,
+            "score": round(self.score, 6),
+            "start": self.start,
+            "end": self.end,
+        }
+
     @property
     def citation(self) -> str:
         """`title > heading path` (the title once, when the path already starts with it)."""

@@ -67,17 +67,7 @@ def _hits(hits: Sequence[Hit], max_chars: int) -> list[dict[str, Any]]:
             break
         text = truncate_text(hit.text, left) if len(hit.text) > left else hit.text
         left -= len(text)
-        out.append(
-            {
-                "doc_id": hit.doc_id,
-                "title": hit.title,
-                "heading_path": hit.heading_path,
-                "text": text,
-                "score": round(hit.score, 6),
-                "start": hit.start,
-                "end": hit.end,
-            }
-        )
+        out.append({**hit.as_json(), "text": text})
     return out
 
 
