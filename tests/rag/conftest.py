@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -11,8 +10,6 @@ from typing import Any
 import pytest
 
 from toolweave.rag import KnowledgeBase
-
-sys.path.insert(0, str(Path(__file__).parent))  # the format makers in formats.py
 
 KBFactory = Callable[..., KnowledgeBase]
 

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 from formats import SECTION_EN, SECTION_ZH, make_docx, make_html, make_pdf, make_xlsx
 
-from conftest import KBFactory
 from toolweave.llm import Message, ModelRequest, ScriptedModel
-from toolweave.rag import KnowledgeBaseError
+from toolweave.rag import KnowledgeBase, KnowledgeBaseError
 from toolweave.rag.expand import HYDE_SYSTEM, MQE_SYSTEM
 from toolweave.storage import load_embedder
+
+KBFactory = Callable[..., KnowledgeBase]  # the make_kb fixture (conftest.py)
 
 GUIDE = """# 部署指南
 
@@ -102,6 +103,12 @@ async def test_file_with_the_content_of_a_text_is_a_duplicate(
     file.write_text(GUIDE, encoding="utf-8")
     added = await kb.add_file(file)
     assert (added.status, added.duplicate_of) == ("duplicate", text.doc_id)
+    other = tmp_path / "other.md"
+    other.write_text(RECIPES, encoding="utf-8")
+    await kb.add_file(other)
+    other.write_text(GUIDE, encoding="utf-8")  # an existing file that now copies another
+    assert (await kb.add_file(other)).status == "replaced"
+    assert await kb.search("dumplings", mode="keyword") == []
 
 
 async def test_changed_file_replaces_its_chunks(make_kb: KBFactory, tmp_path: Path) -> None:

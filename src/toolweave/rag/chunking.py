@@ -98,6 +98,16 @@ def chunk_markdown(
     characters with 60 of overlap). A fenced code block is never split, so it alone may exceed
     the budget.
     """
+    check_chunking(chunk_tokens, overlap_tokens, unit)
+    measure = _UNITS[unit]
+    chunks: list[Chunk] = []
+    for heading_path, pieces in _sections(text, chunk_tokens, measure):
+        chunks.extend(_pack(text, heading_path, pieces, chunk_tokens, overlap_tokens))
+    return chunks
+
+
+def check_chunking(chunk_tokens: int, overlap_tokens: int, unit: str) -> None:
+    """Raise ValueError naming the bad size (what `chunk_markdown` accepts)."""
     if chunk_tokens < 1:
         raise ValueError(f"chunk_tokens must be at least 1, not {chunk_tokens}")
     if not 0 <= overlap_tokens < chunk_tokens:
@@ -107,11 +117,6 @@ def chunk_markdown(
         )
     if unit not in _UNITS:
         raise ValueError(f"unit must be 'tokens' or 'chars', not {unit!r}")
-    measure = _UNITS[unit]
-    chunks: list[Chunk] = []
-    for heading_path, pieces in _sections(text, chunk_tokens, measure):
-        chunks.extend(_pack(text, heading_path, pieces, chunk_tokens, overlap_tokens))
-    return chunks
 
 
 # -- parsing ---------------------------------------------------------------------------------------

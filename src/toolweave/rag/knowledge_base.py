@@ -31,6 +31,7 @@ from .chunking import (
     HEADING_SEPARATOR,
     Chunk,
     Unit,
+    check_chunking,
     chunk_markdown,
 )
 from .convert import ConversionReport, ConvertedDocument, convert_file, describe_text
@@ -190,7 +191,7 @@ class KnowledgeBase:
         self.namespace = check_namespace(namespace)
         if max_docs < 1:
             raise ValueError(f"max_docs must be a positive integer, not {max_docs}")
-        chunk_markdown("", chunk_tokens, overlap_tokens, unit=unit)  # validates the sizes
+        check_chunking(chunk_tokens, overlap_tokens, unit)
         self.model = model
         self.max_docs = max_docs
         self.chunk_tokens, self.overlap_tokens, self.unit = chunk_tokens, overlap_tokens, unit
@@ -317,15 +318,17 @@ class KnowledgeBase:
         chunking: tuple[int, int, Unit],
     ) -> AddResult:
         size, overlap, unit = chunking
-        chunk_markdown("", size, overlap, unit=unit)  # a bad size fails before any read
+        check_chunking(size, overlap, unit)  # a bad size fails before anything is read
         content_hash = _digest(normalize_for_dedupe(title), normalize_for_dedupe(markdown))
         docs = self.namespace + _DOCS
         old = await self.index.get([doc_id], collection=docs)
         if old and old[0].payload.get("content_hash") == content_hash:
             count = int(old[0].payload.get("chunks", 0))
             return AddResult(doc_id, title, "unchanged", count, report)
-        same = await self.index.find(docs, {"content_hash": content_hash}, limit=1)
-        if same and same[0].id != doc_id:
+        # A new document equal to another is a duplicate; an existing one that changed is
+        # always replaced, even into a copy of another, so it never keeps stale chunks.
+        same = [] if old else await self.index.find(docs, {"content_hash": content_hash}, limit=1)
+        if same:
             count = int(same[0].payload.get("chunks", 0))
             return AddResult(doc_id, title, "duplicate", count, report, same[0].id)
         if not old and await self.index.count(docs) >= self.max_docs:
