@@ -20,6 +20,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from toolweave.errors import ToolweaveError
+
 if TYPE_CHECKING:
     from toolweave.rag import KnowledgeBase
 
@@ -40,7 +42,6 @@ NamespaceOption = Annotated[
 def _open(config: Path | None, namespace: str | None) -> KnowledgeBase:
     from toolweave.host import load_host_config
     from toolweave.host.kb import kb_settings, open_knowledge_base
-    from toolweave.rag import KnowledgeBaseError
 
     try:
         host = load_host_config(config)
@@ -48,7 +49,7 @@ def _open(config: Path | None, namespace: str | None) -> KnowledgeBase:
         if namespace is not None:
             settings = replace(settings, namespace=namespace)
         return open_knowledge_base(host, settings)
-    except (ValueError, KnowledgeBaseError) as exc:
+    except ToolweaveError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
 
@@ -62,8 +63,6 @@ def _with_kb(
     config: Path | None, namespace: str | None, work: Callable[[KnowledgeBase], Awaitable[T]]
 ) -> T:
     """Open the knowledge base, run `work` on it, close it; its errors exit 1 with the message."""
-    from toolweave.rag import KnowledgeBaseError
-
     kb = _open(config, namespace)
 
     async def run() -> T:
@@ -74,7 +73,7 @@ def _with_kb(
 
     try:
         return asyncio.run(run())
-    except KnowledgeBaseError as exc:
+    except ToolweaveError as exc:
         raise _fail(exc) from None
 
 

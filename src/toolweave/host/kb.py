@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolweave.errors import ConfigError
 from toolweave.tools.base import Tool
 
 from .config import HostConfig
@@ -77,7 +78,7 @@ class KBSettings:
 def _check(table: str, raw: dict[str, Any], known: set[str]) -> None:
     unknown = set(raw) - known
     if unknown:
-        raise ValueError(f"[{table}]: unknown key(s) {sorted(unknown)}; known: {sorted(known)}")
+        raise ConfigError(f"[{table}]: unknown key(s) {sorted(unknown)}; known: {sorted(known)}")
 
 
 def kb_settings(config: HostConfig) -> KBSettings:
@@ -88,25 +89,25 @@ def kb_settings(config: HostConfig) -> KBSettings:
     base = config.source.parent if config.source is not None else Path.cwd()
     paths = raw.get("paths", [])
     if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
-        raise ValueError(f"[kb].paths must be a list of paths (strings), not {paths!r}")
+        raise ConfigError(f"[kb].paths must be a list of paths (strings), not {paths!r}")
     settings.paths = [(base / Path(p).expanduser()).resolve() for p in paths]
     for key in ("namespace", "embedder", "model", "dsn", "qdrant_url"):
         if key in raw:
             if not isinstance(raw[key], str):
-                raise ValueError(f"[kb].{key} must be a string, not {raw[key]!r}")
+                raise ConfigError(f"[kb].{key} must be a string, not {raw[key]!r}")
             setattr(settings, key, raw[key])
     if "watch" in raw:
         if not isinstance(raw["watch"], bool):
-            raise ValueError(f"[kb].watch must be true or false, not {raw['watch']!r}")
+            raise ConfigError(f"[kb].watch must be true or false, not {raw['watch']!r}")
         settings.watch = raw["watch"]
     for key in ("max_docs", "max_result_chars"):
         if key in raw:
             value = raw[key]
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"[kb].{key} must be a positive integer, not {value!r}")
+                raise ConfigError(f"[kb].{key} must be a positive integer, not {value!r}")
             setattr(settings, key, value)
     if bool(settings.dsn) != bool(settings.qdrant_url):
-        raise ValueError("[kb]: the scale-out backend needs both dsn and qdrant_url (or neither)")
+        raise ConfigError("[kb]: the scale-out backend needs both dsn and qdrant_url (or neither)")
     return settings
 
 
@@ -265,7 +266,7 @@ class NotesProvider:
         _check("notes", config.notes, _NOTES_KEYS)
         embedder = config.notes.get("embedder", "auto")
         if not isinstance(embedder, str):
-            raise ValueError(f"[notes].embedder must be a string, not {embedder!r}")
+            raise ConfigError(f"[notes].embedder must be a string, not {embedder!r}")
         self.store: NoteStore = NoteStore(config.data_dir / "notes", embedder=embedder)
 
     async def tools(self) -> list[Tool]:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from toolweave.errors import ConfigError
 from toolweave.storage.text import CJK, estimate_tokens
 
 DEFAULT_CHUNK_TOKENS = 800
@@ -109,14 +110,14 @@ def chunk_markdown(
 def check_chunking(chunk_tokens: int, overlap_tokens: int, unit: str) -> None:
     """Raise ValueError naming the bad size (what `chunk_markdown` accepts)."""
     if chunk_tokens < 1:
-        raise ValueError(f"chunk_tokens must be at least 1, not {chunk_tokens}")
+        raise ConfigError(f"chunk_tokens must be at least 1, not {chunk_tokens}")
     if not 0 <= overlap_tokens < chunk_tokens:
-        raise ValueError(
+        raise ConfigError(
             f"overlap_tokens must be between 0 and chunk_tokens - 1 ({chunk_tokens - 1}), "
             f"not {overlap_tokens}"
         )
     if unit not in _UNITS:
-        raise ValueError(f"unit must be 'tokens' or 'chars', not {unit!r}")
+        raise ConfigError(f"unit must be 'tokens' or 'chars', not {unit!r}")
 
 
 # -- parsing ---------------------------------------------------------------------------------------

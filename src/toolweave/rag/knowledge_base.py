@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from toolweave.errors import ConfigError
 from toolweave.storage.embedders import DEFAULT_EMBED_BATCH, Embedder, load_embedder
 from toolweave.storage.index import Record, SearchMode, TextIndex, reciprocal_rank_fusion
 
@@ -190,7 +191,7 @@ class KnowledgeBase:
     ) -> None:
         self.namespace = check_namespace(namespace)
         if max_docs < 1:
-            raise ValueError(f"max_docs must be a positive integer, not {max_docs}")
+            raise ConfigError(f"max_docs must be a positive integer, not {max_docs}")
         check_chunking(chunk_tokens, overlap_tokens, unit)
         self.model = model
         self.max_docs = max_docs
@@ -217,7 +218,7 @@ class KnowledgeBase:
 
             return SQLiteTextIndex(path, self._embedder, name=name)
         if dsn is None or (qdrant_url is None) == (qdrant_path is None):
-            raise ValueError(
+            raise ConfigError(
                 "the scale-out backend needs dsn= and one of qdrant_url= (a server) or "
                 "qdrant_path= (Qdrant's local mode)"
             )

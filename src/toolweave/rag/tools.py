@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
+from toolweave.errors import ConfigError
 from toolweave.storage.index import SearchMode
 from toolweave.tools.function_tool import FunctionTool
 from toolweave.tools.shaping import DEFAULT_MAX_CHARS, truncate_text
@@ -81,7 +82,7 @@ class _KnowledgeBaseTools:
         file_roots: Sequence[str | Path] = (),
     ) -> None:
         if max_result_chars < 1:
-            raise ValueError(f"max_result_chars must be positive, not {max_result_chars}")
+            raise ConfigError(f"max_result_chars must be positive, not {max_result_chars}")
         self.kb = kb
         self.max_result_chars = max_result_chars
         self.file_roots = [Path(r).expanduser().resolve() for r in file_roots]
