@@ -24,6 +24,7 @@ PACKAGES = (
     "toolweave.mcp",
     "toolweave.agent",
     "toolweave.host",
+    "toolweave.rag",
 )
 SRC = Path(toolweave.__file__).parent
 SUBMODULES = {m.name for m in pkgutil.iter_modules(toolweave.__path__)}
