@@ -88,12 +88,18 @@ async def test_watched_paths_are_reingested_and_resources_republished(tmp_path: 
                     await asyncio.wait_for(provider.synced.wait(), timeout=0.5)
                 except TimeoutError:
                     continue
+            changed = "notifications/resources/list_changed"
+            await asyncio.wait_for(client.wait_for_notification(changed), timeout=30)
             titles = {d.title for d in await provider.kb.documents()}
             assert titles == {"Retrieval Guide 检索指南", "新增"}
             found = await client.call_tool("kb_search", {"query": "自动入库", "k": 1})
             assert found["structuredContent"]["results"][0]["title"] == "新增"
             after = {r["name"] for r in await client.list_resources()}
             assert len(after) == 2 and after != before
+            seen = sum(1 for method, _ in client.notifications if method == changed)
+            await client.call_tool("kb_add", {"content": "# 工具\n\n通过工具添加。"})
+            await asyncio.wait_for(client.wait_for_notification(changed, count=seen + 1), 30)
+            assert len(await client.list_resources()) == 3
     finally:
         await host.close()
 

@@ -20,9 +20,9 @@ _EXPORTS: dict[str, str] = {
     "DocumentError": "errors",
     "KnowledgeBaseError": "errors",
     "NoteNotFound": "errors",
-    "AddResult": "knowledge_base",
-    "Document": "knowledge_base",
-    "Hit": "knowledge_base",
+    "AddResult": "results",
+    "Document": "results",
+    "Hit": "results",
     "KnowledgeBase": "knowledge_base",
     "Note": "notes",
     "NoteStore": "notes",
@@ -35,8 +35,9 @@ if TYPE_CHECKING:
     from .chunking import Chunk, chunk_markdown
     from .convert import ConversionReport, ConvertedDocument, convert_file
     from .errors import DocumentError, KnowledgeBaseError, NoteNotFound
-    from .knowledge_base import AddResult, Document, Hit, KnowledgeBase
+    from .knowledge_base import KnowledgeBase
     from .notes import Note, NoteStore, NoteTool
+    from .results import AddResult, Document, Hit
     from .tools import RAGTool, knowledge_base_tools
 
 __all__ = [

@@ -19,7 +19,8 @@ from pathlib import Path
 
 from .convert import SUPPORTED_SUFFIXES
 from .errors import DocumentError
-from .knowledge_base import AddResult, KnowledgeBase, ProgressCallback
+from .knowledge_base import KnowledgeBase
+from .results import AddResult, ProgressCallback
 
 logger = logging.getLogger("toolweave.rag")
 

@@ -4,7 +4,7 @@ A document becomes Markdown (`convert`), then heading-aware chunks (`chunking`),
 the storage layer's `TextIndex` (the same one memory uses: FTS5 with jieba plus trigram, vectors,
 reciprocal rank fusion; SQLite embedded, Postgres + Qdrant scaled out). Each namespace is two
 collections of that index: its chunks, and one record per document (title, source, content
-hash, the Markdown, the conversion report). Adding or replacing a document is one `write`, so a
+hash, chunk count, the Markdown, metadata). Adding or replacing a document is one `write`, so a
 crash mid-file leaves the previous state and re-running an ingest resumes where it stopped
 (unchanged files are skipped by content hash).
 """
@@ -17,19 +17,18 @@ import logging
 import re
 import time
 import unicodedata
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from toolweave.errors import ConfigError
 from toolweave.storage.embedders import DEFAULT_EMBED_BATCH, Embedder, load_embedder
 from toolweave.storage.index import Record, SearchMode, TextIndex, reciprocal_rank_fusion
 
+from ._embedding import BatchedEmbedder
 from .chunking import (
     DEFAULT_CHUNK_TOKENS,
     DEFAULT_OVERLAP_TOKENS,
-    HEADING_SEPARATOR,
     Chunk,
     Unit,
     check_chunking,
@@ -38,6 +37,14 @@ from .chunking import (
 from .convert import ConversionReport, ConvertedDocument, convert_file, describe_text
 from .errors import KnowledgeBaseError
 from .expand import EXPANSIONS, Expansion, expand_query
+from .results import (
+    AddResult,
+    Document,
+    Hit,
+    ProgressCallback,
+    document_from_record,
+    hit_from_record,
+)
 
 if TYPE_CHECKING:
     from toolweave.llm import Model
@@ -58,67 +65,6 @@ _DOCS = "#documents"
 _NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
 _MODES = ("hybrid", "vector", "keyword")
 
-AddStatus = Literal["added", "replaced", "unchanged", "duplicate"]
-ProgressCallback = Callable[[int, int], None]
-"""`(embedded, total)` after each embedding batch of one document."""
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """One retrieved chunk and where it came from (`start:end` code points of the document)."""
-
-    text: str
-    doc_id: str
-    title: str
-    heading_path: str | None
-    score: float
-    start: int
-    end: int
-
-    def as_json(self) -> dict[str, Any]:
-        """The hit as a JSON object (what tools and `toolweave kb search --json` print)."""
-        return {
-            "doc_id": self.doc_id,
-            "title": self.title,
-            "heading_path": self.heading_path,
-            "text": self.text,
-            "score": round(self.score, 6),
-            "start": self.start,
-            "end": self.end,
-        }
-
-    @property
-    def citation(self) -> str:
-        """`title > heading path` (the title once, when the path already starts with it)."""
-        path = self.heading_path
-        if not path:
-            return self.title
-        if path.split(HEADING_SEPARATOR)[0] == self.title:
-            return path
-        return f"{self.title}{HEADING_SEPARATOR}{path}"
-
-
-@dataclass(frozen=True, slots=True)
-class AddResult:
-    """What adding one document did; `report` is its conversion report."""
-
-    doc_id: str
-    title: str
-    status: AddStatus
-    chunks: int
-    report: ConversionReport
-    duplicate_of: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Document:
-    doc_id: str
-    title: str
-    source: str | None
-    chunks: int
-    characters: int
-    metadata: dict[str, Any]
-
 
 def normalize_for_dedupe(text: str) -> str:
     """NFKC, case-folded, whitespace collapsed: what "the same content" compares."""
@@ -127,38 +73,6 @@ def normalize_for_dedupe(text: str) -> str:
 
 def _digest(*parts: str) -> str:
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
-
-
-class _BatchedEmbedder:
-    """The configured embedder, called in batches so the caller can show progress."""
-
-    def __init__(self, inner: Embedder, batch_size: int) -> None:
-        self.inner = inner
-        self.batch_size = batch_size
-        self.progress: ProgressCallback | None = None
-        self.seconds = 0.0  # time spent embedding, for the ingest benchmark
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
-
-    def embed(self, texts: Sequence[str]) -> Any:
-        import numpy as np
-
-        began = time.perf_counter()
-        parts = []
-        for first in range(0, len(texts), self.batch_size):
-            parts.append(self.inner.embed(texts[first : first + self.batch_size]))
-            if self.progress is not None:
-                self.progress(min(first + self.batch_size, len(texts)), len(texts))
-        self.seconds += time.perf_counter() - began
-        if not parts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return np.concatenate(parts)
 
 
 class KnowledgeBase:
@@ -196,7 +110,7 @@ class KnowledgeBase:
         self.model = model
         self.max_docs = max_docs
         self.chunk_tokens, self.overlap_tokens, self.unit = chunk_tokens, overlap_tokens, unit
-        self._embedder = _BatchedEmbedder(load_embedder(embedder), batch_size)
+        self._embedder = BatchedEmbedder(load_embedder(embedder), batch_size)
         self.index = (
             index
             if index is not None
@@ -408,7 +322,7 @@ class KnowledgeBase:
         found: dict[str, Record] = {}
         if len(searches) == 1:
             hits = await self.index.search(query, limit=k, collection=self.namespace, mode=mode)
-            return [_hit(h.record, h.score) for h in hits]
+            return [hit_from_record(h.record, h.score) for h in hits]
         for text, search_mode in searches:  # each query's candidates, then one fused ranking
             hits = await self.index.search(
                 text, limit=max(k, FUSION_CANDIDATES), collection=self.namespace, mode=search_mode
@@ -417,12 +331,12 @@ class KnowledgeBase:
             found.update((h.record.id, h.record) for h in hits)
         fused = reciprocal_rank_fusion(rankings)
         best = sorted(fused, key=lambda key: (-fused[key], key))[:k]
-        return [_hit(found[key], fused[key]) for key in best]
+        return [hit_from_record(found[key], fused[key]) for key in best]
 
     async def documents(self) -> list[Document]:
         """Every document of this namespace, sorted by title."""
         records = await self.index.find(self.namespace + _DOCS)
-        docs = [_document(r) for r in records]
+        docs = [document_from_record(r) for r in records]
         return sorted(docs, key=lambda d: (d.title, d.doc_id))
 
     async def document_text(self, doc_id: str) -> tuple[Document, str] | None:
@@ -430,7 +344,7 @@ class KnowledgeBase:
         found = await self.index.get([doc_id], collection=self.namespace + _DOCS)
         if not found:
             return None
-        return _document(found[0]), str(found[0].payload.get("markdown", ""))
+        return document_from_record(found[0]), str(found[0].payload.get("markdown", ""))
 
     async def stats(self) -> dict[str, Any]:
         """Documents and chunks in this namespace, and the embedder in use."""
@@ -499,26 +413,3 @@ def _chunk_id(doc_id: str, position: int) -> str:
 def _first_line(text: str) -> str:
     line = text.strip().splitlines()[0].lstrip("# ").strip()
     return line[:80] or "untitled"
-
-
-def _hit(record: Record, score: float) -> Hit:
-    p = record.payload
-    heading_path = p.get("heading_path")
-    text = record.text
-    if heading_path and text.startswith(heading_path + "\n"):
-        text = text[len(heading_path) + 1 :]
-    return Hit(
-        text, str(p["doc_id"]), str(p["title"]), heading_path, score, int(p["start"]), int(p["end"])
-    )
-
-
-def _document(record: Record) -> Document:
-    p = record.payload
-    return Document(
-        record.id,
-        str(p.get("title", "")),
-        p.get("source"),
-        int(p.get("chunks", 0)),
-        int(p.get("characters", 0)),
-        dict(p.get("metadata") or {}),
-    )

@@ -22,7 +22,8 @@ from toolweave.tools.shaping import DEFAULT_MAX_CHARS, truncate_text
 
 from .errors import KnowledgeBaseError
 from .expand import Expansion, answer
-from .knowledge_base import DEFAULT_SEARCH_K, MAX_SEARCH_K, AddResult, Hit, KnowledgeBase
+from .knowledge_base import DEFAULT_SEARCH_K, MAX_SEARCH_K, KnowledgeBase
+from .results import AddResult, Hit
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
