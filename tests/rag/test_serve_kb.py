@@ -14,7 +14,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from toolweave.host import ToolHost, parse_config
 from toolweave.host.kb import KBProvider, kb_settings
-from toolweave.mcp.testing import connect
+from toolweave.mcp.server.testing import connect
 
 TOOLWEAVE = Path(sys.executable).with_name("toolweave")
 

@@ -40,7 +40,7 @@ from toolweave.tools.base import Tool
 from .config import HostConfig
 
 if TYPE_CHECKING:
-    from toolweave.mcp.server import McpServer
+    from toolweave.mcp.server import MCPServer
     from toolweave.rag import KnowledgeBase, NoteStore
 
 logger = logging.getLogger("toolweave.host.kb")
@@ -147,7 +147,7 @@ class KBProvider:
     def __init__(self, config: HostConfig) -> None:
         self.settings = kb_settings(config)
         self.kb = open_knowledge_base(config, self.settings)
-        self._server: McpServer | None = None
+        self._server: MCPServer | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._refresh: asyncio.Task[None] | None = None
         self.synced = asyncio.Event()
@@ -160,7 +160,7 @@ class KBProvider:
 
         return knowledge_base_tools(self.kb, max_result_chars=self.settings.max_result_chars)
 
-    def attach(self, server: McpServer) -> None:
+    def attach(self, server: MCPServer) -> None:
         from toolweave.mcp.server._catalog import ResourceEntry
 
         self._server = server
