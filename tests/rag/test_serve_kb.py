@@ -19,7 +19,7 @@ from toolweave.mcp.server.testing import connect
 TOOLWEAVE = Path(sys.executable).with_name("toolweave")
 
 
-def write_config(tmp_path: Path, **kb: object) -> Path:
+def write_config(tmp_path: Path, rules: str = "", **kb: object) -> Path:
     docs = tmp_path / "docs"
     docs.mkdir(exist_ok=True)
     (docs / "ports.md").write_text("# 服务\n\n## 端口\n\n默认端口是 8765。", encoding="utf-8")
@@ -28,14 +28,15 @@ def write_config(tmp_path: Path, **kb: object) -> Path:
     config = tmp_path / "toolweave.toml"
     config.write_text(
         '[serve]\nproviders = ["kb", "notes"]\n'
-        f"data_dir = {json.dumps(str(tmp_path / 'data'))}\n\n[kb]\n{kb_lines}",
+        f"data_dir = {json.dumps(str(tmp_path / 'data'))}\n\n{rules}[kb]\n{kb_lines}",
         encoding="utf-8",
     )
     return config
 
 
 async def test_official_client_over_stdio(tmp_path: Path) -> None:
-    config = write_config(tmp_path, watch=False)
+    # `note` can delete, so governance asks before it runs; the operator allows it by rule.
+    config = write_config(tmp_path, '[serve.rules]\nallow = ["note"]\n\n', watch=False)
     params = StdioServerParameters(
         command=str(TOOLWEAVE), args=["serve", "--stdio", "--config", str(config)], cwd=tmp_path
     )
@@ -102,6 +103,18 @@ async def test_watched_paths_are_reingested_and_resources_republished(tmp_path: 
             assert len(await client.list_resources()) == 3
     finally:
         await host.close()
+
+
+async def test_note_is_refused_without_a_rule_or_an_approver(tmp_path: Path) -> None:
+    config = write_config(tmp_path, watch=False)
+    params = StdioServerParameters(
+        command=str(TOOLWEAVE), args=["serve", "--stdio", "--config", str(config)], cwd=tmp_path
+    )
+    async with Client(params, mode="auto") as client:
+        refused = await client.call_tool("note", {"action": "list"})
+        found = await client.call_tool("kb_search", {"query": "端口"})  # read-only: no asking
+    assert refused.is_error and "[serve.rules]" in getattr(refused.content[0], "text", "")
+    assert not found.is_error
 
 
 def test_kb_settings_errors_name_the_key(tmp_path: Path) -> None:
