@@ -3,10 +3,11 @@
 `kb` publishes `kb_add`, `kb_search` and `rag` over a `KnowledgeBase` in `[serve].data_dir`
 (or Postgres + Qdrant when `[kb].dsn` and `[kb].qdrant_url` are set), ingests `[kb].paths` when
 the server starts, re-syncs them whenever files change (added, edited, deleted), and serves each
-document's Markdown as an MCP resource `kb://<namespace>/<doc_id>`, republished (with
-`list_changed`) after every change. Tools never read files: `rag add` takes text only, so the
-paths an operator configured are the only files the server opens. `notes` publishes the `note`
-tool over a `NoteStore` in `[serve].data_dir/notes`.
+document's Markdown as an MCP resource `kb://<namespace>/<doc_id>` (through the host's catalog
+hook, read from the store per request; clients get `list_changed` after every change). Tools
+never read files: `rag add` takes text only, so the paths an operator configured are the only
+files the server opens. `notes` publishes the `note` tool over a `NoteStore` in
+`[serve].data_dir/notes`.
 
 ```toml
 [kb]
@@ -30,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,12 +42,12 @@ from toolweave.tools.base import Tool
 from .config import HostConfig
 
 if TYPE_CHECKING:
-    from toolweave.mcp.server import MCPServer
     from toolweave.rag import KnowledgeBase, NoteStore
 
 logger = logging.getLogger("toolweave.host.kb")
 
 RESOURCE_SCHEME = "kb://"
+MIME_TYPE = "text/markdown"
 _KB_KEYS = {
     "paths",
     "namespace",
@@ -139,6 +141,59 @@ def open_knowledge_base(config: HostConfig, settings: KBSettings | None = None) 
     )
 
 
+class KBCatalog:
+    """The knowledge base's documents as MCP resources (an `MCPServer` `CatalogSource`), read
+    from the store on every request, so the listing is never stale."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.kb = kb
+
+    def _uri(self, doc_id: str) -> str:
+        return f"{RESOURCE_SCHEME}{self.kb.namespace}/{doc_id}"
+
+    async def resources(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "uri": self._uri(doc.doc_id),
+                "name": doc.doc_id,
+                "title": doc.title,
+                "description": doc.source or "added as text",
+                "mimeType": MIME_TYPE,
+            }
+            for doc in await self.kb.documents()
+        ]
+
+    async def resource_templates(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "uriTemplate": RESOURCE_SCHEME + "{namespace}/{doc_id}",
+                "name": "kb-document",
+                "description": "A knowledge-base document as Markdown",
+                "mimeType": MIME_TYPE,
+            }
+        ]
+
+    async def read_resource(self, uri: str) -> dict[str, Any] | None:
+        prefix = f"{RESOURCE_SCHEME}{self.kb.namespace}/"
+        if not uri.startswith(prefix):
+            return None  # another namespace or scheme: "resource not found"
+        found = await self.kb.document_text(uri[len(prefix) :])
+        if found is None:
+            return None
+        return {"contents": [{"uri": uri, "mimeType": MIME_TYPE, "text": found[1]}]}
+
+    async def prompts(self) -> list[dict[str, Any]]:
+        return []
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
+        return None
+
+    async def complete(
+        self, ref: dict[str, Any], argument: dict[str, Any], context: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        return None
+
+
 class KBProvider:
     """Publishes the knowledge base's tools and documents (see the module docstring)."""
 
@@ -147,12 +202,10 @@ class KBProvider:
     def __init__(self, config: HostConfig) -> None:
         self.settings = kb_settings(config)
         self.kb = open_knowledge_base(config, self.settings)
-        self._server: MCPServer | None = None
+        self._on_catalog: Callable[[str], None] | None = None
         self._watcher: asyncio.Task[None] | None = None
-        self._refresh: asyncio.Task[None] | None = None
         self.synced = asyncio.Event()
-        """Set once the start-up ingest, or a watched re-sync, is done and its documents are
-        published as resources."""
+        """Set once the start-up ingest, or a watched re-sync, is done."""
         self._unsubscribe = self.kb.subscribe(self._changed)
 
     async def tools(self) -> list[Tool]:
@@ -160,20 +213,19 @@ class KBProvider:
 
         return knowledge_base_tools(self.kb, max_result_chars=self.settings.max_result_chars)
 
-    def attach(self, server: MCPServer) -> None:
-        from toolweave.mcp.server._catalog import ResourceEntry
+    def catalog(
+        self,
+        allowed: Callable[[str], bool],
+        *,
+        ready: Callable[[], Awaitable[None]],
+        on_change: Callable[[str], None],
+    ) -> KBCatalog:
+        """The documents as resources; `on_change("resources")` after every change.
 
-        self._server = server
-        server.resources.append(
-            ResourceEntry(
-                RESOURCE_SCHEME + "{namespace}/{doc_id}",
-                self._read,
-                name="kb-document",
-                title=None,
-                description="A knowledge-base document as Markdown",
-                mime_type="text/markdown",
-            )
-        )
+        (`allowed` and `ready` concern downstream servers; the knowledge base is local.)
+        """
+        self._on_catalog = on_change
+        return KBCatalog(self.kb)
 
     async def start(self) -> None:
         """Ingest `[kb].paths` (resuming: unchanged files are skipped), then watch them."""
@@ -183,7 +235,6 @@ class KBProvider:
             summary = await ingest_paths(self.kb, self.settings.paths, prune=True)
             for error in summary.failed.values():
                 logger.warning("[kb].paths: skipped %s", error)
-        await self._publish()
         self.synced.set()
         if self.settings.paths and self.settings.watch:
             self._watcher = asyncio.get_running_loop().create_task(self._watch())
@@ -192,66 +243,20 @@ class KBProvider:
         from toolweave.rag.ingest import watch_paths
 
         async for _summary in watch_paths(self.kb, self.settings.paths):
-            await self._publish(notify=True)
             self.synced.set()
 
     def _changed(self) -> None:
-        """After any write: republish the document resources once per burst of changes."""
-        if self._server is None or (self._refresh is not None and not self._refresh.done()):
-            return
-        with contextlib.suppress(RuntimeError):  # no running loop: nothing is being served
-            self._refresh = asyncio.get_running_loop().create_task(self._publish(notify=True))
-
-    async def _publish(self, notify: bool = False) -> None:
-        from toolweave.mcp.server._catalog import ResourceEntry
-
-        server = self._server
-        if server is None:
-            return
-        namespace = self.kb.namespace
-        documents = await self.kb.documents()
-        server.resources[:] = [
-            r for r in server.resources if not r.uri.startswith(RESOURCE_SCHEME) or r.is_template
-        ]
-        for doc in documents:
-            server.resources.append(
-                ResourceEntry(
-                    f"{RESOURCE_SCHEME}{namespace}/{doc.doc_id}",
-                    self._reader(doc.doc_id),
-                    name=doc.doc_id,
-                    title=doc.title,
-                    description=doc.source or "added as text",
-                    mime_type="text/markdown",
-                )
-            )
-        if notify:
-            await server.notify_resources_changed()
-
-    def _reader(self, doc_id: str) -> Any:
-        async def read() -> str:
-            return await self._read(self.kb.namespace, doc_id)
-
-        return read
-
-    async def _read(self, namespace: str, doc_id: str) -> str:
-        from toolweave.rag import KnowledgeBaseError
-
-        if namespace != self.kb.namespace:
-            raise KnowledgeBaseError(
-                f"namespace {namespace!r} is not served; this server serves {self.kb.namespace!r}"
-            )
-        found = await self.kb.document_text(doc_id)
-        if found is None:
-            raise KnowledgeBaseError(f"no document {doc_id!r}; list the kb:// resources")
-        return found[1]
+        """After any write (a tool, the watcher): clients hear `resources/list_changed`."""
+        if self._on_catalog is not None:
+            with contextlib.suppress(RuntimeError):  # no running loop: nothing is served
+                self._on_catalog("resources")
 
     async def close(self) -> None:
         self._unsubscribe()
-        for task in (self._watcher, self._refresh):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watcher
         await self.kb.close()
 
 
