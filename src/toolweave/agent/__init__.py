@@ -49,6 +49,8 @@ from .scheduler import Scheduler
 from .session import Session
 from .store import SessionStore, SQLiteSessionStore
 from .teams import GLOBAL_TEAM_SCOPE, MAX_TEAM_MEMBERS, Team, TeamMember, TeamStore
+from .trace_file import TraceSpan, read_spans
+from .tracing import RunTrace, Tracing
 
 __all__ = [
     "BUILTIN_COMMANDS",
@@ -97,6 +99,7 @@ __all__ = [
     "RunFailed",
     "RunResult",
     "RunStarted",
+    "RunTrace",
     "SQLiteSessionStore",
     "ScheduledTask",
     "Scheduler",
@@ -112,7 +115,10 @@ __all__ = [
     "ToolExecutionCompleted",
     "ToolExecutionStarted",
     "ToolGate",
+    "TraceSpan",
+    "Tracing",
     "TurnCompleted",
     "UserOutputSent",
     "estimate_tokens",
+    "read_spans",
 ]

@@ -21,6 +21,7 @@ from .output import OutputSpec
 if TYPE_CHECKING:
     from ._skills import AgentSkills
     from .session import Session
+    from .tracing import Tracing
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +46,8 @@ class RunConfig:
     max_tokens: int | None
     skills: AgentSkills | None = None
     orchestration: Orchestration = field(default_factory=Orchestration)
+    name: str = "agent"
+    tracing: Tracing | None = None
 
     def session_registry(self, session: Session) -> ToolRegistry:
         """The session's overlay on the agent's tools, with the agent's policy applied."""

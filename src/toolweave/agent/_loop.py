@@ -90,6 +90,12 @@ class Run:
         self.config = config
         self.scope = scope
         self.session = session
+        self.streaming = emit is not None  # `stream` the model for a consumer; else `complete`
+        self.model = config.model
+        # The one tracing seam: a traced run sees every event and wraps its model.
+        self.trace = config.tracing.start(config.name) if config.tracing is not None else None
+        if self.trace is not None:
+            emit, self.model = self.trace.observe(emit), self.trace.model(config.model)
         self.emit = emit
         self.run_id = uuid.uuid4().hex
         self.prompt = prompt
@@ -130,6 +136,8 @@ class Run:
             return await self._logged()
         finally:
             session.release()
+            if self.trace is not None:
+                self.trace.finish()
 
     async def _logged(self) -> RunResult[Any]:
         """The run under its deadline, with its query-log row finished however it ends."""
@@ -265,8 +273,8 @@ class Run:
         )
 
     async def _call_model(self, request: ModelRequest, turn: int) -> ModelResponse:
-        model, emit = self.config.model, self.emit
-        if emit is None:
+        model = self.model
+        if not self.streaming:
             return await model.complete(request)
         spec = self.output.spec
         partial = self._partial = PartialOutput(spec) if spec is not None else None

@@ -52,6 +52,7 @@ from .rules import Rules
 from .session import Session
 from .teams import TeamStore
 from .todo_reminder import TodoSource
+from .tracing import Tracing
 
 if TYPE_CHECKING:
     from toolweave.memory import MemoryManager
@@ -149,6 +150,7 @@ class Agent(Generic[DepsT, OutputT]):
         query_log: QueryLog | None = None,
         memory: MemoryManager | None = None,
         memory_context: int = 0,
+        tracing: Tracing | None = None,
     ) -> None:
         if isinstance(model, str):
             from toolweave.llm import model_from_string  # adapters load only when asked for
@@ -249,6 +251,8 @@ class Agent(Generic[DepsT, OutputT]):
             max_tokens=max_tokens,
             skills=agent_skills,
             orchestration=orchestration,
+            name=name,
+            tracing=tracing,
         )
 
     @classmethod

@@ -63,6 +63,9 @@ _MAX_TURNS = typer.Option(10, "--max-turns", min=1, help="Model calls allowed pe
 _SESSION_FILE = typer.Option(
     Path(DEFAULT_SESSIONS), "--session-file", envvar=SESSIONS_ENV, help="SQLite chat history."
 )
+_TRACE = typer.Option(
+    None, "--trace", help="Append the run's spans to this JSONL file (the otel extra)."
+)
 _SESSION_ID = typer.Option("chat", "--session", "-s", help="Conversation name in that file.")
 _COMMANDS = typer.Option(
     None, "--commands", help="Slash commands: a JSON/YAML file or a .claude/commands directory."
@@ -81,8 +84,9 @@ def _build_agent(
     max_turns: int,
     approver: Approver | None = None,
     commands: Path | None = None,
+    trace: Path | None = None,
 ) -> Agent:
-    from toolweave.agent import Agent, Commands
+    from toolweave.agent import Agent, Commands, Tracing
     from toolweave.llm import ModelConfigError
 
     if not model:
@@ -95,6 +99,7 @@ def _build_agent(
             max_turns=max_turns,
             approver=approver,
             commands=Commands.load(commands) if commands is not None else None,
+            tracing=Tracing.to_jsonl(trace) if trace is not None else None,
         )
     except (ModelConfigError, ConfigError) as exc:
         raise _fail(str(exc)) from None
@@ -178,12 +183,13 @@ def run_command(
     max_turns: int = _MAX_TURNS,
     as_json: bool = typer.Option(False, "--json", help="Print output, usage and tool calls."),
     commands: Path | None = _COMMANDS,
+    trace: Path | None = _TRACE,
 ) -> None:
     """Run one prompt to a final answer and print it (a /command is expanded first)."""
     _check_model(model)
     try:
         result = asyncio.run(
-            _run(prompt, model, instructions, tools, mcp, eager, config, max_turns, commands)
+            _run(prompt, model, instructions, tools, mcp, eager, config, max_turns, commands, trace)
         )
     except typer.Exit:
         raise
@@ -214,11 +220,14 @@ async def _run(
     config: Path | None,
     max_turns: int,
     commands: Path | None,
+    trace: Path | None = None,
 ) -> RunResult[str]:
     async with open_agent_tools(tools, mcp, config, eager=eager) as assembled:
         for note in assembled.notes:
             typer.echo(f"warning: {note}", err=True)
-        agent = _build_agent(model, instructions, assembled, max_turns, commands=commands)
+        agent = _build_agent(
+            model, instructions, assembled, max_turns, commands=commands, trace=trace
+        )
         try:
             return await agent.run(prompt)
         finally:

@@ -13,6 +13,7 @@ from .policy_cmd import policy_app
 from .serve_cmd import serve
 from .skills_cmd import skills_app
 from .tools_cmd import tools_app
+from .trace_cmd import trace_app
 
 app = typer.Typer(
     name="toolweave",
@@ -45,6 +46,7 @@ app.add_typer(memory_app, name="memory")
 app.add_typer(policy_app, name="policy")
 app.add_typer(skills_app, name="skills")
 app.add_typer(kb_app, name="kb")
+app.add_typer(trace_app, name="trace")
 app.command("serve")(serve)
 app.command("log")(log_command)
 agent_cmd.register(app)
