@@ -118,14 +118,17 @@ async def test_note_is_refused_without_a_rule_or_an_approver(tmp_path: Path) -> 
 
 
 def test_kb_settings_errors_name_the_key(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match=r"\[kb\]: unknown key\(s\) \['pathz'\]"):
-        kb_settings(parse_config({"kb": {"pathz": []}}))
-    with pytest.raises(ValueError, match=r"\[kb\].paths must be a list"):
-        kb_settings(parse_config({"kb": {"paths": "docs"}}))
-    with pytest.raises(ValueError, match=r"\[kb\].max_docs must be a positive integer"):
-        kb_settings(parse_config({"kb": {"max_docs": 0}}))
+    with pytest.raises(ValueError, match=r"\[kb\].pathz is not a known key"):
+        parse_config({"kb": {"pathz": []}})
+    with pytest.raises(ValueError, match=r"\[kb\].paths: Input should be a valid list"):
+        parse_config({"kb": {"paths": "docs"}})
+    with pytest.raises(ValueError, match=r"\[kb\].max_docs: Input should be greater than 0"):
+        parse_config({"kb": {"max_docs": 0}})
     with pytest.raises(ValueError, match="both dsn and qdrant_url"):
-        kb_settings(parse_config({"kb": {"dsn": "postgresql://x"}}))
+        parse_config({"kb": {"dsn": "postgresql://x"}})
+    source = tmp_path / "toolweave.toml"
+    settings = kb_settings(parse_config({"kb": {"paths": ["docs"]}}, source=source))
+    assert settings.resolved_paths(source) == [(tmp_path / "docs").resolve()]
     with pytest.raises(ValueError, match=r"\[notes\]: unknown key"):
         ToolHost(parse_config({"serve": {"providers": ["notes"]}, "notes": {"dir": "x"}}))
     settings = kb_settings(parse_config({"kb": {"paths": ["a"]}}, source=tmp_path / "t.toml"))

@@ -17,7 +17,7 @@ from mcp.client.stdio import StdioServerParameters
 from skill_factory import write_skill
 
 from toolweave.host import ToolHost, parse_config
-from toolweave.host.skills import SkillsProvider, prompt_name
+from toolweave.host.skills import SkillsProvider, SkillsSection, prompt_name
 from toolweave.mcp.server.testing import connect
 from toolweave.mcp.shared.errors import JSONRPCError
 
@@ -56,15 +56,17 @@ async def run_collect(host: ToolHost) -> dict[str, object]:
 
 
 def test_config_errors_name_the_field() -> None:
-    with pytest.raises(ValueError, match=r"\[skills\]: unknown key\(s\) \['root'\]"):
+    with pytest.raises(ValueError, match=r"\[skills\].root is not a known key"):
         parse_config({"skills": {"root": "x"}})
-    with pytest.raises(ValueError, match=r"\[skills\].scripts must be true or false"):
+    with pytest.raises(ValueError, match=r"\[skills\].scripts: Input should be a valid boolean"):
         parse_config({"skills": {"scripts": "yes"}})
-    with pytest.raises(ValueError, match=r"\[skills\].script_timeout must be a positive"):
+    with pytest.raises(ValueError, match=r"\[skills\].script_timeout: Input should be greater"):
         parse_config({"skills": {"script_timeout": 0}})
-    relative = parse_config({"skills": {"roots": ["sk"]}}, source=Path("/etc/tw/toolweave.toml"))
-    assert relative.skills.roots == [Path("/etc/tw/sk")]
-    assert parse_config({}).skills.roots is None  # the usual places
+    source = Path("/etc/tw/toolweave.toml")
+    relative = parse_config({"skills": {"roots": ["sk"]}}, source=source)
+    assert relative.section("skills", SkillsSection).root_paths(source) == [Path("/etc/tw/sk")]
+    default = parse_config({}).section("skills", SkillsSection)
+    assert default.root_paths(None) is None  # the usual places
 
 
 def test_prompt_names_use_tool_name_characters() -> None:

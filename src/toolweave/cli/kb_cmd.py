@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -47,7 +46,7 @@ def _open(config: Path | None, namespace: str | None) -> KnowledgeBase:
         host = load_host_config(config)
         settings = kb_settings(host)
         if namespace is not None:
-            settings = replace(settings, namespace=namespace)
+            settings = settings.model_copy(update={"namespace": namespace})
         return open_knowledge_base(host, settings)
     except ToolweaveError as exc:
         typer.echo(f"error: {exc}", err=True)

@@ -8,16 +8,20 @@ policy governs every call. See docs/serve.md.
 from __future__ import annotations
 
 from .app import GovernedTool, ToolHost
-from .config import HostConfig, PolicyConfig, load_host_config, parse_config
+from .config import HostConfig, PolicyConfig, ServeSection, load_host_config, parse_config
 from .providers import PROVIDERS, CapabilityProvider, DemoProvider, load_provider
+from .sections import SECTIONS, Section
 
 __all__ = [
     "PROVIDERS",
+    "SECTIONS",
     "CapabilityProvider",
     "DemoProvider",
     "GovernedTool",
     "HostConfig",
     "PolicyConfig",
+    "Section",
+    "ServeSection",
     "ToolHost",
     "load_host_config",
     "load_provider",

@@ -27,69 +27,38 @@ shell_timeout = 30.0
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolweave.errors import ConfigError
+from pydantic import Field
+
 from toolweave.tools.base import Tool
 
 from .config import HostConfig
-
-_BOOLEANS = ("filesystem", "writable", "time", "todo", "fetch", "shell")
-_LISTS = ("allow_domains", "shell_allow", "shell_deny")
-_NUMBERS = ("sql_timeout", "sql_max_rows", "shell_timeout")
-_STRINGS = ("root", "sql_dsn")
-KNOWN_KEYS = frozenset((*_BOOLEANS, *_LISTS, *_NUMBERS, *_STRINGS))
+from .sections import Section
 
 
-@dataclass(slots=True)
-class BuiltinsConfig:
+class BuiltinsSection(Section):
     """The validated `[builtins]` table (see the module docstring for each key)."""
 
-    root: Path
+    root: str = ""
+    """The filesystem jail; "" means `[serve].data_dir/workspace`."""
     filesystem: bool = True
     writable: bool = True
     time: bool = True
     todo: bool = True
     sql_dsn: str = ""
-    sql_timeout: float = 5.0
-    sql_max_rows: int = 50
+    sql_timeout: float = Field(5.0, gt=0)
+    sql_max_rows: int = Field(50, gt=0)
     fetch: bool = False
-    allow_domains: list[str] = field(default_factory=list)
+    allow_domains: list[str] = Field(default_factory=list)
     shell: bool = False
-    shell_allow: list[str] = field(default_factory=list)
+    shell_allow: list[str] = Field(default_factory=list)
     shell_deny: list[str] | None = None
-    shell_timeout: float = 30.0
+    shell_timeout: float = Field(30.0, gt=0)
 
-
-def parse_builtins(raw: dict[str, Any], data_dir: Path) -> BuiltinsConfig:
-    """Validate `[builtins]`; errors name the key and what it must be."""
-    unknown = set(raw) - KNOWN_KEYS
-    if unknown:
-        raise ConfigError(
-            f"[builtins]: unknown key(s) {sorted(unknown)}; known: {sorted(KNOWN_KEYS)}"
-        )
-    values: dict[str, Any] = {}
-    for key, value in raw.items():
-        where = f"[builtins].{key}"
-        if key in _BOOLEANS and not isinstance(value, bool):
-            raise ConfigError(f"{where} must be true or false, not {value!r}")
-        if key in _LISTS and not (
-            isinstance(value, list) and all(isinstance(v, str) for v in value)
-        ):
-            raise ConfigError(f"{where} must be a list of strings, not {value!r}")
-        if key in _NUMBERS and (
-            isinstance(value, bool) or not isinstance(value, int | float) or value <= 0
-        ):
-            raise ConfigError(f"{where} must be a positive number, not {value!r}")
-        if key in _STRINGS and not isinstance(value, str):
-            raise ConfigError(f"{where} must be a string, not {value!r}")
-        values[key] = value
-    root = Path(values.pop("root")).expanduser() if "root" in values else data_dir / "workspace"
-    if "sql_max_rows" in values:
-        values["sql_max_rows"] = int(values["sql_max_rows"])
-    return BuiltinsConfig(root=root, **values)
+    def root_path(self, data_dir: Path) -> Path:
+        return Path(self.root).expanduser() if self.root else data_dir / "workspace"
 
 
 class BuiltinsProvider:
@@ -99,7 +68,8 @@ class BuiltinsProvider:
 
     def __init__(self, config: HostConfig) -> None:
         self.config = config
-        self.settings = parse_builtins(config.builtins, config.data_dir)
+        self.settings = config.section("builtins", BuiltinsSection)
+        self.root = self.settings.root_path(config.data_dir)
         self._closers: list[Any] = []
 
     async def tools(self) -> list[Tool]:
@@ -108,9 +78,9 @@ class BuiltinsProvider:
         settings = self.settings
         tools: list[Tool] = []
         if settings.filesystem or settings.shell:
-            settings.root.mkdir(parents=True, exist_ok=True)
+            self.root.mkdir(parents=True, exist_ok=True)
         if settings.filesystem:
-            tools += builtins.filesystem_tools(settings.root, writable=settings.writable)
+            tools += builtins.filesystem_tools(self.root, writable=settings.writable)
         if settings.time:
             tools.append(builtins.time_tool())
         if settings.todo:
@@ -126,7 +96,7 @@ class BuiltinsProvider:
         if settings.shell:
             tools.append(
                 builtins.shell_tool(
-                    settings.root,
+                    self.root,
                     deny=settings.shell_deny,
                     allow=settings.shell_allow,
                     timeout=settings.shell_timeout,

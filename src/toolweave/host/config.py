@@ -1,7 +1,13 @@
 """`toolweave.toml`: what `toolweave serve` exposes and how, with defaults that work offline.
 
 Every setting has a default, so no file at all is a valid configuration: the demo tools over
-stdio, nothing downstream, no network. Errors name the exact key and the fix.
+stdio, nothing downstream, no network. Every table is a pydantic model (`[serve]` here, the
+others registered in `sections.SECTIONS` by the provider that reads them): unknown keys and
+wrong types are errors that name the key, the file line and the fix.
+
+Environment variables override the file: `TOOLWEAVE_<TABLE>__<KEY>` with `__` between nested
+names, the value read as a TOML value (`TOOLWEAVE_SERVE__PORT=9000`,
+`TOOLWEAVE_SERVE__POLICY__DENIED='["shell"]'`; anything that is not TOML is a string).
 
 ```toml
 [serve]
@@ -66,9 +72,12 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
 
 from toolweave.errors import ConfigError
 from toolweave.mcp.shared.constants import (
@@ -78,61 +87,57 @@ from toolweave.mcp.shared.constants import (
     LOOPBACK_HOSTS,
 )
 
+from ._toml_lines import key_lines
+from .sections import SECTIONS, ConfigSource, Section, SectionT, section_model, validate_section
+
 DEFAULT_CONFIG_FILE = "toolweave.toml"
 TOKEN_ENV = "TOOLWEAVE_SERVE_TOKEN"
-
-#: Positive numeric bounds on what HTTP clients may push (see `MCPServer.asgi_app`).
-_LIMITS = ("max_body_bytes", "max_sessions", "session_idle_timeout")
-_SERVE_KEYS = {
-    "name",
-    "transport",
-    "host",
-    "port",
-    "path",
-    "token",
-    "allowed_origins",
-    "providers",
-    "tool_timeout",
-    "connect_deadline",
-    "data_dir",
-    "policy",
-    "rules",
-    "hooks",
-    *_LIMITS,
-    "query_log",
-    "daily_calls_per_client",
-    "daily_calls",
-    "commands",
-    "store_dsn",
-}
-_POLICY_KEYS = {"allowed", "denied", "allow_unspecified"}
-_SKILLS_KEYS = {
-    "roots",
-    "allow",
-    "self_management",
-    "scripts",
-    "script_timeout",
-    "watch_interval",
-}
+ENV_PREFIX = "TOOLWEAVE_"
+ENV_SEPARATOR = "__"
+MCP_SERVERS = "mcpServers"
 
 
-@dataclass(slots=True)
-class PolicyConfig:
-    allowed: list[str] = field(default_factory=list)
-    denied: list[str] = field(default_factory=list)
+class PolicyConfig(Section):
+    """`[serve.policy]`: the PermissionPolicy applied before any tool runs or forwards."""
+
+    allowed: list[str] = Field(default_factory=list)
+    denied: list[str] = Field(default_factory=list)
     allow_unspecified: bool = True
 
 
-@dataclass(slots=True)
-class SkillsConfig:
-    """`[skills]`: where the `skills` provider finds skills and what it publishes."""
+class ServeSection(Section):
+    """`[serve]`, as written in the file (see the module docstring for every key)."""
 
-    roots: list[Path] | None = None
-    allow: list[str] | None = None
-    self_management: bool = False
-    scripts: bool = False
-    script_timeout: float = 60.0
-    watch_interval: float = 2.0
+    name: str = "toolweave"
+    transport: Literal["stdio", "http"] = "stdio"
+    host: str = "127.0.0.1"
+    port: int = Field(8765, ge=0, le=65535)  # 0 picks a free port
+    path: str = "/mcp"
+    token: str = ""
+    allowed_origins: list[str] = Field(default_factory=list)
+    providers: list[str] = Field(default_factory=lambda: ["demo", "builtins"])
+    tool_timeout: float = Field(60.0, gt=0)
+    connect_deadline: float = Field(5.0, gt=0)
+    data_dir: str = "~/.toolweave"
+    max_body_bytes: int = Field(DEFAULT_MAX_BODY_BYTES, gt=0)
+    max_sessions: int = Field(DEFAULT_MAX_SESSIONS, gt=0)
+    session_idle_timeout: float = Field(DEFAULT_SESSION_IDLE_TIMEOUT, gt=0)
+    query_log: bool = True
+    daily_calls_per_client: int = Field(0, ge=0)
+    daily_calls: int = Field(0, ge=0)
+    commands: str = ""
+    store_dsn: str = ""
+    hooks: str = ""
+    policy: PolicyConfig = Field(default_factory=PolicyConfig)
+    rules: dict[str, Any] = Field(default_factory=dict)
+    """Checked by `toolweave.agent.rules.Rules.from_mapping` (docs/governance.md)."""
+
+    @field_validator("path")
+    @classmethod
+    def _absolute_path(cls, value: str) -> str:
+        if not value.startswith("/"):
+            raise ValueError("must start with '/', e.g. '/mcp'")
+        return value
 
 
 @dataclass(slots=True)
@@ -153,22 +158,17 @@ class HostConfig:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     max_sessions: int = DEFAULT_MAX_SESSIONS
     session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT
-    policy: PolicyConfig = field(default_factory=PolicyConfig)
-    rules: dict[str, Any] = field(default_factory=dict)
-    hooks: Path | None = None
     query_log: bool = True
     daily_calls_per_client: int = 0
     daily_calls: int = 0
     commands: Path | None = None
     store_dsn: str = ""
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    rules: dict[str, Any] = field(default_factory=dict)
+    hooks: Path | None = None
     mcp_servers: dict[str, Any] = field(default_factory=dict)
-    skills: SkillsConfig = field(default_factory=SkillsConfig)
-    builtins: dict[str, Any] = field(default_factory=dict)
-    """The raw `[builtins]` table, validated by the builtins provider."""
-    kb: dict[str, Any] = field(default_factory=dict)
-    """The raw `[kb]` table, validated by the kb provider (host/kb.py)."""
-    notes: dict[str, Any] = field(default_factory=dict)
-    """The raw `[notes]` table, validated by the notes provider (host/kb.py)."""
+    sections: dict[str, Section] = field(default_factory=dict)
+    """The validated tables registered in `SECTIONS`, by name (absent tables are not here)."""
     source: Path | None = None
 
     @property
@@ -180,6 +180,15 @@ class HostConfig:
         host = f"[{self.host}]" if ":" in self.host and not self.host.startswith("[") else self.host
         return f"http://{host}:{self.port}{self.path}"
 
+    def section(self, name: str, model: type[SectionT] | None = None) -> SectionT:
+        """The `[name]` table as its registered model (its defaults when the file has none)."""
+        found = self.sections.get(name)
+        if found is None:
+            found = self.sections[name] = section_model(name)()
+        if model is not None and not isinstance(found, model):
+            raise TypeError(f"[{name}] is a {type(found).__name__}, not a {model.__name__}")
+        return found  # type: ignore[return-value]
+
     def check(self) -> None:
         """Cross-field rules: a token is mandatory once the server is reachable off-host."""
         if self.transport == "http" and not self.loopback and not self.token:
@@ -190,187 +199,131 @@ class HostConfig:
             )
 
 
-def _expect(where: str, value: Any, kind: type | tuple[type, ...], hint: str) -> Any:
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise ConfigError(f"{where} must be {hint}, not {value!r}")
-    return value
+def parse_config(
+    raw: dict[str, Any],
+    *,
+    source: Path | None = None,
+    text: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> HostConfig:
+    """Validate a decoded TOML document into a `HostConfig`.
 
-
-def _strings(where: str, value: Any) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{where} must be a list of strings, not {value!r}")
-    return list(value)
-
-
-def parse_config(raw: dict[str, Any], *, source: Path | None = None) -> HostConfig:
-    """Validate a decoded TOML document into a `HostConfig`."""
-    where = str(source or DEFAULT_CONFIG_FILE)
-    unknown_top = set(raw) - {"serve", "mcpServers", "skills", "builtins", "kb", "notes"}
-    if unknown_top:
-        raise ConfigError(
-            f"{where}: unknown top-level table(s) {sorted(unknown_top)}; toolweave serve reads "
-            "[serve], [serve.policy], [skills], [builtins], [kb], [notes] and [mcpServers.<name>]"
-        )
-    serve = _expect("[serve]", raw.get("serve", {}), dict, "a table")
-    unknown = set(serve) - _SERVE_KEYS
+    `text` (the file's content) lets errors name lines; `env` (e.g. `os.environ`) applies
+    `TOOLWEAVE_<TABLE>__<KEY>` overrides on top of `raw`.
+    """
+    origin = ConfigSource(str(source or DEFAULT_CONFIG_FILE), key_lines(text or ""))
+    data = _merge_env(raw, env or {}, origin)
+    known = ["serve", MCP_SERVERS, *sorted(SECTIONS)]
+    unknown = sorted(set(data) - set(known))
     if unknown:
+        name = unknown[0]
         raise ConfigError(
-            f"[serve]: unknown key(s) {sorted(unknown)}; known: {sorted(_SERVE_KEYS)}"
+            f"{origin.where((name,))}: [{name}] is not a known table; toolweave.toml has "
+            f"{', '.join(f'[{k}]' for k in known)} (a provider's table appears once the "
+            "provider is installed)"
         )
-    config = HostConfig(source=source)
-    if "name" in serve:
-        config.name = _expect("[serve].name", serve["name"], str, "a string")
-    if "transport" in serve:
-        config.transport = serve["transport"]
-        if config.transport not in ("stdio", "http"):
-            raise ConfigError(
-                f"[serve].transport must be 'stdio' or 'http', not {config.transport!r}"
-            )
-    if "host" in serve:
-        config.host = _expect("[serve].host", serve["host"], str, "an address like 127.0.0.1")
-    if "port" in serve:
-        config.port = _expect("[serve].port", serve["port"], int, "an integer 0-65535")
-        if not 0 <= config.port < 65536:
-            raise ConfigError(
-                f"[serve].port must be 0-65535 (0 picks a free port), not {config.port}"
-            )
-    if "path" in serve:
-        config.path = _expect("[serve].path", serve["path"], str, "a path like /mcp")
-        if not config.path.startswith("/"):
-            raise ConfigError(f"[serve].path must start with '/', e.g. '/mcp', not {config.path!r}")
-    token = _expect("[serve].token", serve.get("token", ""), str, "a string (the bearer token)")
-    config.token = token or os.environ.get(TOKEN_ENV) or None
-    if "allowed_origins" in serve:
-        config.allowed_origins = _strings("[serve].allowed_origins", serve["allowed_origins"])
-    if "providers" in serve:
-        config.providers = _strings("[serve].providers", serve["providers"])
-    if "tool_timeout" in serve:
-        timeout = _expect("[serve].tool_timeout", serve["tool_timeout"], (int, float), "seconds")
-        if timeout <= 0:
-            raise ConfigError("[serve].tool_timeout must be a positive number of seconds")
-        config.tool_timeout = float(timeout)
-    if "connect_deadline" in serve:
-        deadline = _expect(
-            "[serve].connect_deadline", serve["connect_deadline"], (int, float), "seconds"
-        )
-        if deadline <= 0:
-            raise ConfigError("[serve].connect_deadline must be a positive number of seconds")
-        config.connect_deadline = float(deadline)
-    if "data_dir" in serve:
-        data_dir = _expect("[serve].data_dir", serve["data_dir"], str, "a directory path")
-        config.data_dir = Path(data_dir).expanduser()
-    for key in _LIMITS:
-        if key in serve:
-            default = getattr(config, key)
-            kind = int if isinstance(default, int) else (int, float)
-            value = _expect(f"[serve].{key}", serve[key], kind, f"a positive number like {default}")
-            if value <= 0:
-                raise ConfigError(f"[serve].{key} must be positive, not {value}")
-            setattr(config, key, type(default)(value))
-    _orchestration(config, serve)
-    policy = _expect("[serve.policy]", serve.get("policy", {}), dict, "a table")
-    unknown = set(policy) - _POLICY_KEYS
-    if unknown:
-        raise ConfigError(
-            f"[serve.policy]: unknown key(s) {sorted(unknown)}; known: {sorted(_POLICY_KEYS)}"
-        )
-    config.policy = PolicyConfig(
-        allowed=_strings("[serve.policy].allowed", policy.get("allowed", [])),
-        denied=_strings("[serve.policy].denied", policy.get("denied", [])),
-        allow_unspecified=_expect(
-            "[serve.policy].allow_unspecified",
-            policy.get("allow_unspecified", True),
-            bool,
-            "true or false",
-        ),
-    )
-    rules = _expect("[serve.rules]", serve.get("rules", {}), dict, "a table")
-    if rules:
+    serve = validate_section(ServeSection, ("serve",), data.get("serve", {}), origin)
+    servers = data.get(MCP_SERVERS, {})
+    if not isinstance(servers, dict):
+        raise ConfigError(f"{origin.where((MCP_SERVERS,))}: [mcpServers] must be a table")
+    sections = {
+        name: validate_section(section_model(name), (name,), data[name], origin)
+        for name in SECTIONS
+        if name in data
+    }
+    base = source.parent if source is not None else None
+    if serve.rules:
         from toolweave.agent.rules import Rules
 
-        base = str(source.parent.resolve()) if source is not None else os.getcwd()
+        root = str(base.resolve()) if base is not None else os.getcwd()
         try:
-            Rules.from_mapping(rules, source=f"{where} [serve.rules]", root=base)
+            Rules.from_mapping(serve.rules, source=f"{origin.label} [serve.rules]", root=root)
         except ValueError as exc:
-            raise ValueError(str(exc)) from None
-        config.rules = rules
-    if serve.get("hooks"):
-        hooks = Path(_expect("[serve].hooks", serve["hooks"], str, "a path to a hooks.json"))
-        hooks = hooks.expanduser()
-        if not hooks.is_absolute() and source is not None:
-            hooks = source.parent / hooks
-        config.hooks = hooks
-    config.mcp_servers = _expect("[mcpServers]", raw.get("mcpServers", {}), dict, "a table")
-    config.skills = _skills(raw.get("skills", {}), source)
-    config.builtins = _expect("[builtins]", raw.get("builtins", {}), dict, "a table")
-    config.kb = _expect("[kb]", raw.get("kb", {}), dict, "a table")
-    config.notes = _expect("[notes]", raw.get("notes", {}), dict, "a table")
-    return config
-
-
-def _skills(raw: Any, source: Path | None) -> SkillsConfig:
-    table = _expect("[skills]", raw, dict, "a table")
-    unknown = set(table) - _SKILLS_KEYS
-    if unknown:
-        raise ConfigError(
-            f"[skills]: unknown key(s) {sorted(unknown)}; known: {sorted(_SKILLS_KEYS)}"
-        )
-    base = source.parent if source is not None else Path.cwd()
-    roots = _strings("[skills].roots", table.get("roots", []))
-    allow = _strings("[skills].allow", table.get("allow", []))
-    flags = {
-        key: _expect(f"[skills].{key}", table.get(key, False), bool, "true or false")
-        for key in ("self_management", "scripts")
-    }
-    seconds = {}
-    for key, default in (("script_timeout", 60.0), ("watch_interval", 2.0)):
-        value = _expect(f"[skills].{key}", table.get(key, default), (int, float), "seconds")
-        if value < 0 or (key == "script_timeout" and value == 0):
-            raise ConfigError(f"[skills].{key} must be a positive number of seconds, not {value}")
-        seconds[key] = float(value)
-    return SkillsConfig(
-        roots=[base / Path(r).expanduser() for r in roots] or None,
-        allow=allow or None,
-        self_management=flags["self_management"],
-        scripts=flags["scripts"],
-        script_timeout=seconds["script_timeout"],
-        watch_interval=seconds["watch_interval"],
+            raise ConfigError(f"{origin.where(('serve', 'rules'))}: {exc}") from None
+    hooks = Path(serve.hooks).expanduser() if serve.hooks else None
+    if hooks is not None and not hooks.is_absolute() and base is not None:
+        hooks = base / hooks
+    return HostConfig(
+        name=serve.name,
+        transport=serve.transport,
+        host=serve.host,
+        port=serve.port,
+        path=serve.path,
+        token=serve.token or os.environ.get(TOKEN_ENV) or None,
+        allowed_origins=serve.allowed_origins,
+        providers=serve.providers,
+        tool_timeout=serve.tool_timeout,
+        connect_deadline=serve.connect_deadline,
+        data_dir=Path(serve.data_dir).expanduser(),
+        max_body_bytes=serve.max_body_bytes,
+        max_sessions=serve.max_sessions,
+        session_idle_timeout=serve.session_idle_timeout,
+        query_log=serve.query_log,
+        daily_calls_per_client=serve.daily_calls_per_client,
+        daily_calls=serve.daily_calls,
+        commands=Path(serve.commands).expanduser() if serve.commands else None,
+        store_dsn=serve.store_dsn,
+        policy=serve.policy,
+        rules=serve.rules,
+        hooks=hooks,
+        mcp_servers=servers,
+        sections=sections,
+        source=source,
     )
 
 
-def _orchestration(config: HostConfig, serve: dict[str, Any]) -> None:
-    """The query log, call quotas, served commands and their shared store."""
-    if "query_log" in serve:
-        config.query_log = _expect("[serve].query_log", serve["query_log"], bool, "true or false")
-    for key in ("daily_calls_per_client", "daily_calls"):
-        if key in serve:
-            value = _expect(f"[serve].{key}", serve[key], int, "a whole number (0 = no limit)")
-            if value < 0:
-                raise ConfigError(f"[serve].{key} must be 0 (no limit) or more, not {value}")
-            setattr(config, key, value)
-    if "commands" in serve:
-        commands = _expect("[serve].commands", serve["commands"], str, "a file or directory")
-        config.commands = Path(commands).expanduser() if commands else None
-    if "store_dsn" in serve:
-        config.store_dsn = _expect(
-            "[serve].store_dsn", serve["store_dsn"], str, "a Postgres DSN such as postgresql://..."
-        )
+def _merge_env(raw: dict[str, Any], env: Mapping[str, str], origin: ConfigSource) -> dict[str, Any]:
+    """`raw` with every `TOOLWEAVE_<TABLE>__<KEY>` variable applied (a deep copy of the
+    tables it touches); records each variable in `origin.env` for error messages."""
+    data = dict(raw)
+    for variable in sorted(env):
+        if not variable.startswith(ENV_PREFIX) or ENV_SEPARATOR not in variable:
+            continue
+        path = tuple(p.lower() for p in variable[len(ENV_PREFIX) :].split(ENV_SEPARATOR))
+        if not all(path) or path[0] == MCP_SERVERS.lower():
+            raise ConfigError(
+                f"environment variable {variable}: expected TOOLWEAVE_<TABLE>__<KEY> such as "
+                "TOOLWEAVE_SERVE__PORT ([mcpServers] is set in the file only)"
+            )
+        table = data
+        for part in path[:-1]:
+            child = table.get(part, {})
+            table[part] = dict(child) if isinstance(child, dict) else child
+            table = table[part]
+            if not isinstance(table, dict):
+                raise ConfigError(f"environment variable {variable}: {part} is not a table")
+        table[path[-1]] = _env_value(env[variable])
+        origin.env[path] = variable
+    return data
 
 
-def load_host_config(path: str | Path | None = None) -> HostConfig:
-    """Read `path`, or `./toolweave.toml` when it exists, or return the defaults."""
+def _env_value(text: str) -> Any:
+    try:
+        return tomllib.loads(f"value = {text}")["value"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def load_host_config(
+    path: str | Path | None = None, *, env: Mapping[str, str] | None = None
+) -> HostConfig:
+    """Read `path`, or `./toolweave.toml` when it exists, or the defaults; then apply the
+    environment's overrides (`env`, default `os.environ`)."""
+    environ = os.environ if env is None else env
     if path is None:
         candidate = Path(DEFAULT_CONFIG_FILE)
         if not candidate.is_file():
-            return parse_config({})
+            return parse_config({}, env=environ)
         path = candidate
     file = Path(path)
     try:
-        raw = tomllib.loads(file.read_text(encoding="utf-8"))
+        text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(
             f"config file {file} does not exist; create it or drop --config"
         ) from None
+    try:
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{file} is not valid TOML: {exc}") from None
-    return parse_config(raw, source=file)
+    return parse_config(raw, source=file, text=text, env=environ)

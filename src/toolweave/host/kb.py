@@ -32,14 +32,15 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolweave.errors import ConfigError
+from pydantic import Field, model_validator
+
 from toolweave.tools.base import Tool
 
 from .config import HostConfig
+from .sections import Section
 
 if TYPE_CHECKING:
     from toolweave.rag import KnowledgeBase, NoteStore
@@ -48,69 +49,42 @@ logger = logging.getLogger("toolweave.host.kb")
 
 RESOURCE_SCHEME = "kb://"
 MIME_TYPE = "text/markdown"
-_KB_KEYS = {
-    "paths",
-    "namespace",
-    "embedder",
-    "watch",
-    "model",
-    "max_docs",
-    "max_result_chars",
-    "dsn",
-    "qdrant_url",
-}
-_NOTES_KEYS = {"embedder"}
 
 
-@dataclass(slots=True)
-class KBSettings:
+class KBSettings(Section):
     """`[kb]`, validated (see the module docstring for each key and its default)."""
 
-    paths: list[Path] = field(default_factory=list)
+    paths: list[str] = Field(default_factory=list)
     namespace: str = "default"
     embedder: str = "auto"
     watch: bool = True
     model: str = ""
-    max_docs: int = 10_000
-    max_result_chars: int = 8000
+    max_docs: int = Field(10_000, gt=0)
+    max_result_chars: int = Field(8000, gt=0)
     dsn: str = ""
     qdrant_url: str = ""
 
+    @model_validator(mode="after")
+    def _backend(self) -> KBSettings:
+        if bool(self.dsn) != bool(self.qdrant_url):
+            raise ValueError("the scale-out backend needs both dsn and qdrant_url (or neither)")
+        return self
 
-def _check(table: str, raw: dict[str, Any], known: set[str]) -> None:
-    unknown = set(raw) - known
-    if unknown:
-        raise ConfigError(f"[{table}]: unknown key(s) {sorted(unknown)}; known: {sorted(known)}")
+    def resolved_paths(self, source: Path | None) -> list[Path]:
+        """`paths` resolved against the folder of the toolweave.toml they are written in."""
+        base = source.parent if source is not None else Path.cwd()
+        return [(base / Path(p).expanduser()).resolve() for p in self.paths]
+
+
+class NotesSettings(Section):
+    """`[notes]`: the notes provider's embedder."""
+
+    embedder: str = "auto"
 
 
 def kb_settings(config: HostConfig) -> KBSettings:
-    """`[kb]` of `config`, with errors naming the key and the fix."""
-    raw = config.kb
-    _check("kb", raw, _KB_KEYS)
-    settings = KBSettings()
-    base = config.source.parent if config.source is not None else Path.cwd()
-    paths = raw.get("paths", [])
-    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
-        raise ConfigError(f"[kb].paths must be a list of paths (strings), not {paths!r}")
-    settings.paths = [(base / Path(p).expanduser()).resolve() for p in paths]
-    for key in ("namespace", "embedder", "model", "dsn", "qdrant_url"):
-        if key in raw:
-            if not isinstance(raw[key], str):
-                raise ConfigError(f"[kb].{key} must be a string, not {raw[key]!r}")
-            setattr(settings, key, raw[key])
-    if "watch" in raw:
-        if not isinstance(raw["watch"], bool):
-            raise ConfigError(f"[kb].watch must be true or false, not {raw['watch']!r}")
-        settings.watch = raw["watch"]
-    for key in ("max_docs", "max_result_chars"):
-        if key in raw:
-            value = raw[key]
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ConfigError(f"[kb].{key} must be a positive integer, not {value!r}")
-            setattr(settings, key, value)
-    if bool(settings.dsn) != bool(settings.qdrant_url):
-        raise ConfigError("[kb]: the scale-out backend needs both dsn and qdrant_url (or neither)")
-    return settings
+    """`[kb]` of `config` (validated when the config was parsed)."""
+    return config.section("kb", KBSettings)
 
 
 def open_knowledge_base(config: HostConfig, settings: KBSettings | None = None) -> KnowledgeBase:
@@ -201,6 +175,7 @@ class KBProvider:
 
     def __init__(self, config: HostConfig) -> None:
         self.settings = kb_settings(config)
+        self.paths = self.settings.resolved_paths(config.source)
         self.kb = open_knowledge_base(config, self.settings)
         self._on_catalog: Callable[[str], None] | None = None
         self._watcher: asyncio.Task[None] | None = None
@@ -231,18 +206,18 @@ class KBProvider:
         """Ingest `[kb].paths` (resuming: unchanged files are skipped), then watch them."""
         from toolweave.rag.ingest import ingest_paths
 
-        if self.settings.paths:
-            summary = await ingest_paths(self.kb, self.settings.paths, prune=True)
+        if self.paths:
+            summary = await ingest_paths(self.kb, self.paths, prune=True)
             for error in summary.failed.values():
                 logger.warning("[kb].paths: skipped %s", error)
         self.synced.set()
-        if self.settings.paths and self.settings.watch:
+        if self.paths and self.settings.watch:
             self._watcher = asyncio.get_running_loop().create_task(self._watch())
 
     async def _watch(self) -> None:
         from toolweave.rag.ingest import watch_paths
 
-        async for _summary in watch_paths(self.kb, self.settings.paths):
+        async for _summary in watch_paths(self.kb, self.paths):
             self.synced.set()
 
     def _changed(self) -> None:
@@ -268,10 +243,7 @@ class NotesProvider:
     def __init__(self, config: HostConfig) -> None:
         from toolweave.rag import NoteStore
 
-        _check("notes", config.notes, _NOTES_KEYS)
-        embedder = config.notes.get("embedder", "auto")
-        if not isinstance(embedder, str):
-            raise ConfigError(f"[notes].embedder must be a string, not {embedder!r}")
+        embedder = config.section("notes", NotesSettings).embedder
         self.store: NoteStore = NoteStore(config.data_dir / "notes", embedder=embedder)
 
     async def tools(self) -> list[Tool]:

@@ -19,12 +19,16 @@ import mimetypes
 import os
 import re
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
+
+from pydantic import Field
 
 from toolweave.skills import Skill, SkillError, SkillLibrary
 from toolweave.tools.base import Tool
 
 from .config import HostConfig
+from .sections import Section
 
 logger = logging.getLogger("toolweave.host.skills")
 
@@ -131,14 +135,36 @@ class SkillCatalog:
         return None
 
 
+class SkillsSection(Section):
+    """`[skills]`: where the `skills` provider finds skills and what it publishes.
+
+    `roots` are relative to the toolweave.toml they are written in ([] = the usual places);
+    `allow` whitelists skill names ([] = every skill found); `scripts` publishes `skill_run`
+    (still asked about and ruled as a shell tool); `watch_interval` 0 stops watching the roots.
+    """
+
+    roots: list[str] = Field(default_factory=list)
+    allow: list[str] = Field(default_factory=list)
+    self_management: bool = False
+    scripts: bool = False
+    script_timeout: float = Field(60.0, gt=0)
+    watch_interval: float = Field(2.0, ge=0)
+
+    def root_paths(self, source: Path | None) -> list[Path] | None:
+        """The roots resolved against the config file's folder (None: the usual places)."""
+        base = source.parent if source is not None else Path.cwd()
+        return [base / Path(r).expanduser() for r in self.roots] or None
+
+
 class SkillsProvider:
     """Publishes a `SkillLibrary` configured by `[skills]` in `toolweave.toml`."""
 
     name = "skills"
 
     def __init__(self, config: HostConfig) -> None:
-        self.settings = config.skills
-        self.library = SkillLibrary(self.settings.roots, self.settings.allow)
+        self.settings = config.section("skills", SkillsSection)
+        roots = self.settings.root_paths(config.source)
+        self.library = SkillLibrary(roots, self.settings.allow or None)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._on_added: Callable[[Tool], None] | None = None
         self._on_catalog: Callable[[str], None] | None = None
