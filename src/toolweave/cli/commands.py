@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from . import agent_cmd
+from .doctor_cmd import doctor
 from .kb_cmd import kb_app
 from .log_cmd import log_command
 from .mcp_cmd import mcp_app
@@ -49,4 +50,5 @@ app.add_typer(kb_app, name="kb")
 app.add_typer(trace_app, name="trace")
 app.command("serve")(serve)
 app.command("log")(log_command)
+app.command("doctor")(doctor)
 agent_cmd.register(app)

