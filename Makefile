@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PEERS := tests/peers
 
-.PHONY: run test install peers lint typecheck pytest bench
+.PHONY: run test install peers lint typecheck pytest bench docs
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,10 @@ pytest: install peers
 	$(PY) -m pytest || [ $$? -eq 5 ]
 
 test: lint typecheck pytest
+
+# The documentation site into site/ (tests/docs/test_dx_pages.py builds it strict in `make test`).
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 bench: install peers
 	$(PY) -m pip install -q -e '.[bench]'
