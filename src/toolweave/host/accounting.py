@@ -61,6 +61,10 @@ class Accounting:
         config = self.config
         return config.query_log or bool(config.daily_calls_per_client or config.daily_calls)
 
+    def query_log(self) -> QueryLog | None:
+        """The host's query log (opened on first use), or None with `[serve].query_log` off."""
+        return self._stores()[0]
+
     def _stores(self) -> tuple[QueryLog | None, Quota | None]:
         config = self.config
         if config.query_log and self._log is None:

@@ -25,6 +25,7 @@ from toolweave.version import __version__
 from ._governance import HostGovernance
 from .accounting import Accounting
 from .config import HostConfig
+from .console import CONSOLE_PATH, Console
 from .providers import CapabilityProvider, load_provider
 
 logger = logging.getLogger("toolweave.host")
@@ -84,9 +85,9 @@ class GovernedTool:
         return getattr(self.inner, "supports_permission_probe", False) is True
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        if self.policy is not None:
-            self.policy.check(self.name, self._permissions)
         if is_probe(ctx):
+            if self.policy is not None:
+                self.policy.check(self.name, self._permissions)
             found = await self.inner.permission_patterns(args)  # type: ignore[attr-defined]
             if found is None:
                 raise ToolError(f"tool {self.name!r} does not support permission probes")
@@ -139,8 +140,10 @@ class ToolHost:
         self.governance = HostGovernance(config)
         self.server = MCPServer(config.name, __version__, instructions=INSTRUCTIONS)
         self.accounting = Accounting(config)
+        self.console = Console(self)
         self._notify: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
+        self._http: Any = None  # the uvicorn server while serve_http runs
         for provider in self.providers:
             self.server.add_tool_source(self._source(provider))
             catalog = getattr(provider, "catalog", None)
@@ -237,6 +240,18 @@ class ToolHost:
         finally:
             await self.close()
 
+    def stop(self) -> None:
+        """Ask a running `serve_http` to finish (open requests get a short grace period)."""
+        if self._http is not None:
+            self._http.should_exit = True
+
+    @property
+    def console_url(self) -> str | None:
+        """Where the web console is served over HTTP (None when `[serve].console` is off)."""
+        if not self.config.console:
+            return None
+        return self.config.url.removesuffix(self.config.path) + CONSOLE_PATH
+
     async def serve_http(self, on_ready: Callable[[], None] | None = None) -> None:
         """Serve HTTP; `on_ready` runs once the socket is bound (clients may connect)."""
         import socket
@@ -257,6 +272,8 @@ class ToolHost:
             max_sessions=config.max_sessions,
             session_idle_timeout=config.session_idle_timeout,
         )
+        if config.console:  # the same app, the same guard as `config.path`
+            app.router.routes.extend(self.console.routes(app.state.mcp))
         server = uvicorn.Server(
             uvicorn.Config(
                 app,
@@ -267,6 +284,7 @@ class ToolHost:
                 timeout_graceful_shutdown=2,
             )
         )
+        self._http = server
         family = socket.AF_INET6 if ":" in config.host.strip("[]") else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -31,6 +31,7 @@ daily_calls = 0                # tool calls all clients together may make per UT
 commands = ""                  # slash commands served as MCP prompts: a JSON/YAML file or a
                                # .claude/commands directory of *.md files
 store_dsn = ""                 # Postgres DSN for the query log and quotas, shared by hosts
+console = true                 # the web console at /console over HTTP (guarded like /mcp)
 
 hooks = ""                     # Claude Code hooks file (e.g. "hooks.json"), relative to this file
 
@@ -127,6 +128,7 @@ class ServeSection(Section):
     daily_calls: int = Field(0, ge=0)
     commands: str = ""
     store_dsn: str = ""
+    console: bool = True
     hooks: str = ""
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     rules: dict[str, Any] = Field(default_factory=dict)
@@ -163,6 +165,7 @@ class HostConfig:
     daily_calls: int = 0
     commands: Path | None = None
     store_dsn: str = ""
+    console: bool = True
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     rules: dict[str, Any] = field(default_factory=dict)
     hooks: Path | None = None
@@ -263,6 +266,7 @@ def parse_config(
         daily_calls=serve.daily_calls,
         commands=Path(serve.commands).expanduser() if serve.commands else None,
         store_dsn=serve.store_dsn,
+        console=serve.console,
         policy=serve.policy,
         rules=serve.rules,
         hooks=hooks,

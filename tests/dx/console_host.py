@@ -1,0 +1,79 @@
+"""A real `toolweave serve --http` host in the test's event loop, and a stand-in for the
+governance gate that asks the console's approver (imported by module name by the console
+tests). Once the governance pipeline is on main, `Agent(approver=host.console.approvals)`
+replaces `ApprovalGate`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolweave.agent import GateRequest
+from toolweave.host import ToolHost, parse_config
+from toolweave.tools import PermissionDenied
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.asynccontextmanager
+async def serving(token: str | None = None, **serve: Any) -> AsyncIterator[ToolHost]:
+    """The host bound to a free loopback port until the block ends."""
+    table: dict[str, Any] = {"transport": "http", "port": free_port(), **serve}
+    if token is not None:
+        table["token"] = token
+    host = ToolHost(parse_config({"serve": table}, env={}))
+    ready = asyncio.Event()
+    task = asyncio.ensure_future(host.serve_http(on_ready=ready.set))
+    waiter = asyncio.ensure_future(ready.wait())
+    await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    if task.done():
+        waiter.cancel()
+        task.result()  # raises why the host did not start
+    try:
+        yield host
+    finally:
+        host.stop()
+        await task
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """The fields of the governance `ApprovalRequest` the console reads."""
+
+    tool_name: str
+    args: dict[str, Any]
+    reason: str
+    session_id: str | None
+    requester: str | None = None
+    kind: str = "admin"
+    call_id: str | None = None
+
+
+@dataclass
+class ApprovalGate:
+    """Asks `approver` before any call to a tool in `tools`; a "no" refuses the call."""
+
+    approver: Any
+    tools: set[str] = field(default_factory=set)
+
+    async def check(self, request: GateRequest) -> None:
+        call = request.call
+        if call.name not in self.tools:
+            return
+        question = ApprovalRequest(
+            call.name,
+            call.arguments,
+            "calls a weather service",
+            request.session.id,
+            call_id=call.id,
+        )
+        if await self.approver(question) is False:
+            raise PermissionDenied(f"an admin denied {call.name}", tool=call.name)
