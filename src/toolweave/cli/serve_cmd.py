@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from toolweave.host import HostConfig
+    from toolweave.host import HostConfig, ToolHost
 
 MAX_PORT = 65535
 
@@ -28,7 +28,7 @@ Add it to Claude Desktop (claude_desktop_config.json, "mcpServers"), either spaw
 {desktop}
 or bridging to this running HTTP server:
   "toolweave": {{"command": "npx", "args": ["-y", "mcp-remote", "{url}"{remote_auth}]}}
-
+{console}
 Ctrl+C stops the server.
 """
 
@@ -51,9 +51,13 @@ def _executable() -> str:
     return str(Path(executable).absolute())
 
 
-def _banner(config: HostConfig) -> str:
+def _print_banner(config: HostConfig, host: ToolHost) -> None:
+    typer.echo(_banner(config, host.console_url))
+
+
+def _banner(config: HostConfig, console_url: str | None = None) -> str:
     """How to connect, with the exact commands that reproduce this server (its config file and
-    the port it actually bound)."""
+    the port it actually bound), and where its web console is."""
     executable = _executable()
     config_args = ["--config", str(config.source.absolute())] if config.source else []
     address = f"[{config.host}]" if ":" in config.host else config.host
@@ -66,12 +70,17 @@ def _banner(config: HostConfig) -> str:
     )
     auth_flag = ' --header "Authorization: Bearer <token>"' if config.token else ""
     remote_auth = ', "--header", "Authorization: Bearer <token>"' if config.token else ""
+    console = ""
+    if console_url is not None:
+        fragment = "#token=<token>" if config.token else ""
+        console = f"\nWeb console (tools, approvals, query log, usage): {console_url}{fragment}\n"
     return HOW_TO_CONNECT.format(
         url=config.url,
         command=shlex.join(command),
         desktop=desktop,
         auth_flag=auth_flag,
         remote_auth=remote_auth,
+        console=console,
     )
 
 
@@ -112,7 +121,7 @@ def serve(
         asyncio.run(host.serve_stdio())
         return
     try:
-        asyncio.run(host.serve_http(on_ready=lambda: typer.echo(_banner(host_config))))
+        asyncio.run(host.serve_http(on_ready=lambda: _print_banner(host_config, host)))
     except KeyboardInterrupt:
         pass
     except OSError as exc:  # the port is taken or the address is not ours

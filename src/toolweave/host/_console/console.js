@@ -87,7 +87,9 @@ function button(label, cls, onClick) {
 
 async function loadApprovals() {
   const pending = await api("/approvals");
-  document.getElementById("pending-count").textContent = String(pending.length);
+  const badge = document.getElementById("pending-count");
+  badge.textContent = String(pending.length);
+  badge.classList.toggle("none", pending.length === 0);
   fill("approvals", pending, (p) => {
     const actions = document.createElement("td");
     actions.append(
