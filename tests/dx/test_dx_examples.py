@@ -1,0 +1,82 @@
+"""Every example runs as a script: offline (its ScriptedModel reads the real tool results) and
+against the loopback OpenAI-compatible server through the real `OpenAIChatModel`, where the
+requests prove the tool results went back to the model."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from agent_fake_openai import FakeOpenAI, Reply
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+AGENTS = {
+    "weather_function_tools.py": "",
+    "weather_langchain_style.py": "",
+    "weather_mcp_agent.py": "weather__",
+}
+ANSWER = "北京现在 30°C（86°F），建议穿短袖，注意防晒。"
+
+
+def _run(script: str, **env: str) -> str:
+    environment = {k: v for k, v in os.environ.items() if k != "TOOLWEAVE_MODEL"} | env
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=environment,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.parametrize("script", sorted(AGENTS))
+def test_example_runs_offline(script: str) -> None:
+    out = _run(script)
+    assert out.strip().splitlines()[-1] == ANSWER
+    if script == "weather_langchain_style.py":
+        assert "get_weather - 查询指定城市的演示天气信息" in out
+        assert '"celsius": {"description": "摄氏温度数值，例如 30.0。", "type": "number"}' in out
+
+
+@pytest.mark.parametrize("script", sorted(AGENTS))
+def test_example_runs_against_an_openai_compatible_server(script: str) -> None:
+    prefix = AGENTS[script]
+    replies = [
+        Reply(None, [("call_1", f"{prefix}get_weather", {"city": "北京"})]),
+        Reply(None, [("call_2", f"{prefix}celsius_to_fahrenheit", {"celsius": 30})]),
+        Reply("30°C / 86°F: 穿短袖。"),
+    ]
+    with FakeOpenAI(replies) as server:
+        out = _run(script, TOOLWEAVE_MODEL=f"openai-compat:{server.base_url}#fake")
+    assert out.strip().splitlines()[-1] == "30°C / 86°F: 穿短袖。"
+    sent = [t["function"]["name"] for t in server.requests[0]["tools"]]
+    assert sent == [f"{prefix}celsius_to_fahrenheit", f"{prefix}get_weather"]
+    tool_messages = [m for m in server.requests[2]["messages"] if m["role"] == "tool"]
+    weather, converted = (m["content"] for m in tool_messages)
+    assert "晴" in weather and "86" in converted
+    assert json.dumps(server.requests[0]["messages"][-1]["content"], ensure_ascii=False).count(
+        "北京"
+    )
+
+
+def test_weather_server_example_lists_its_tools_to_the_official_client() -> None:
+    import asyncio
+
+    from mcp.client import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    async def listed() -> list[str]:
+        params = StdioServerParameters(
+            command=sys.executable, args=[str(EXAMPLES / "weather_server.py")]
+        )
+        async with Client(params, mode="auto") as client:
+            return sorted(t.name for t in (await client.list_tools()).tools)
+
+    assert asyncio.run(listed()) == ["celsius_to_fahrenheit", "get_weather"]
