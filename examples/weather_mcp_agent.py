@@ -14,14 +14,14 @@ from pathlib import Path
 from _scripted_weather import INSTRUCTIONS, PROMPT, weather_model
 
 from toolweave import Agent
-from toolweave.mcp import McpClient
+from toolweave.mcp import MCPClient
 
 SERVER = Path(__file__).with_name("weather_server.py")
 PREFIX = "weather__"
 
 
 async def main() -> None:
-    async with McpClient.stdio(sys.executable, [str(SERVER)]) as client:
+    async with MCPClient.stdio(sys.executable, [str(SERVER)]) as client:
         print("MCP server:", client.server_info.name, client.protocol_version)
         tools = await client.as_tools(prefix=PREFIX)
         print("tools:", sorted(t.name for t in tools))

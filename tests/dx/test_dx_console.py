@@ -13,7 +13,7 @@ from mcp.client import Client
 from toolweave.agent import Agent
 from toolweave.host.console_log import CallLog, CallRecord, percentile, usage_summary
 from toolweave.llm import Message, ScriptedModel, ToolCallPart, Usage
-from toolweave.mcp import McpClient
+from toolweave.mcp import MCPClient
 
 TOKEN = "s3cret-令牌"
 
@@ -72,7 +72,7 @@ async def test_an_approval_answered_over_http_lets_the_run_continue() -> None:
     async with serving(token=TOKEN.encode().hex()) as host:
         token = TOKEN.encode().hex()
         auth = {"Authorization": f"Bearer {token}"}
-        async with McpClient.http(host.config.url, auth) as client:
+        async with MCPClient.http(host.config.url, auth) as client:
             tools = await client.as_tools()
             model = ScriptedModel(
                 [

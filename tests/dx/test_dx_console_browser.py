@@ -18,7 +18,7 @@ from console_host import ApprovalGate, serving
 from toolweave.agent import Agent
 from toolweave.host.console_log import CallRecord
 from toolweave.llm import Message, ScriptedModel, ToolCallPart, Usage
-from toolweave.mcp import McpClient
+from toolweave.mcp import MCPClient
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -111,7 +111,7 @@ async def test_an_admin_approves_in_the_browser_and_the_run_continues(browser: A
         url = host.console_url
         assert url is not None
         auth = {"Authorization": f"Bearer {TOKEN}"}
-        async with McpClient.http(host.config.url, auth) as client:
+        async with MCPClient.http(host.config.url, auth) as client:
             model = ScriptedModel(
                 [
                     Message.assistant(
