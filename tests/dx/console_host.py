@@ -12,9 +12,10 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolweave.agent import GateRequest
+from toolweave.agent import Agent, GateRequest
 from toolweave.host import ToolHost, parse_config
-from toolweave.tools import PermissionDenied
+from toolweave.llm import Message, ScriptedModel, ToolCallPart, Usage
+from toolweave.tools import PermissionDenied, Tool
 
 
 def free_port() -> int:
@@ -77,3 +78,17 @@ class ApprovalGate:
         )
         if await self.approver(question) is False:
             raise PermissionDenied(f"an admin denied {call.name}", tool=call.name)
+
+
+def gated_weather_agent(host: ToolHost, tools: list[Tool], city: str, answer: str) -> Agent:
+    """An agent that asks for `city`'s weather (a call needing the console's approval), then
+    answers `answer`; each model call reports 120 input and 30 output tokens."""
+    model = ScriptedModel(
+        [
+            Message.assistant(tool_calls=[ToolCallPart("c1", "get_weather", {"city": city})]),
+            Message.assistant(answer),
+        ],
+        usage=Usage(input_tokens=120, output_tokens=30),
+    )
+    gate = ApprovalGate(host.console.approvals, {"get_weather"})
+    return Agent(model, tools, gates=[gate])

@@ -7,12 +7,10 @@ from __future__ import annotations
 import asyncio
 
 import httpx
-from console_host import ApprovalGate, serving
+from console_host import gated_weather_agent, serving
 from mcp.client import Client
 
-from toolweave.agent import Agent
 from toolweave.host.console_log import CallLog, CallRecord, percentile, usage_summary
-from toolweave.llm import Message, ScriptedModel, ToolCallPart, Usage
 from toolweave.mcp import MCPClient
 
 TOKEN = "s3cret-令牌"
@@ -74,17 +72,8 @@ async def test_an_approval_answered_over_http_lets_the_run_continue() -> None:
         auth = {"Authorization": f"Bearer {token}"}
         async with MCPClient.http(host.config.url, auth) as client:
             tools = await client.as_tools()
-            model = ScriptedModel(
-                [
-                    Message.assistant(
-                        tool_calls=[ToolCallPart("c1", "get_weather", {"city": "上海"})]
-                    ),
-                    Message.assistant("上海小雨，带伞。"),
-                ],
-                usage=Usage(input_tokens=30, output_tokens=7),
-            )
-            gate = ApprovalGate(host.console.approvals, {"get_weather"})
-            run = asyncio.ensure_future(Agent(model, tools, gates=[gate]).run("上海天气?"))
+            agent = gated_weather_agent(host, tools, "上海", "上海小雨，带伞。")
+            run = asyncio.ensure_future(agent.run("上海天气?"))
             await host.console.approvals.wait_pending()
             async with httpx.AsyncClient(base_url=f"{host.console_url}/api", headers=auth) as http:
                 (pending,) = (await http.get("/approvals")).json()

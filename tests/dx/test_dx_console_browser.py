@@ -13,11 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from console_host import ApprovalGate, serving
+from console_host import gated_weather_agent, serving
 
-from toolweave.agent import Agent
 from toolweave.host.console_log import CallRecord
-from toolweave.llm import Message, ScriptedModel, ToolCallPart, Usage
 from toolweave.mcp import MCPClient
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,17 +110,8 @@ async def test_an_admin_approves_in_the_browser_and_the_run_continues(browser: A
         assert url is not None
         auth = {"Authorization": f"Bearer {TOKEN}"}
         async with MCPClient.http(host.config.url, auth) as client:
-            model = ScriptedModel(
-                [
-                    Message.assistant(
-                        tool_calls=[ToolCallPart("c1", "get_weather", {"city": "北京"})]
-                    ),
-                    Message.assistant("北京晴，适合出门。"),
-                ],
-                usage=Usage(input_tokens=120, output_tokens=30),
-            )
-            gate = ApprovalGate(host.console.approvals, {"get_weather"})
-            agent = Agent(model, await client.as_tools(), gates=[gate])
+            tools = await client.as_tools()
+            agent = gated_weather_agent(host, tools, "北京", "北京晴，适合出门。")
             run = asyncio.ensure_future(agent.run("北京天气怎么样?"))
             await host.console.approvals.wait_pending()
             assert not run.done()  # the run waits for the admin

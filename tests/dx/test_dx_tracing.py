@@ -186,3 +186,30 @@ def test_toolweave_run_trace_writes_the_file_trace_show_reads(tmp_path: Path) ->
         "chat fake",
     ]
     assert root.children[0].children[0].attributes["gen_ai.usage.input_tokens"] == 30
+
+
+async def test_a_cancelled_run_closes_its_spans() -> None:
+    import asyncio
+
+    started = asyncio.Event()
+
+    @tool
+    async def slow(city: str) -> str:
+        """Waits until cancelled."""
+        started.set()
+        await asyncio.Event().wait()
+        return city
+
+    tracing, exporter = _memory()
+    model = ScriptedModel([Message.assistant("", [ToolCallPart("c1", "slow", {"city": "x"})])])
+    run = asyncio.ensure_future(Agent(model, [slow], tracing=tracing).run("go"))
+    await started.wait()
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    by = _by_name(exporter.get_finished_spans())
+    assert set(by) == {"invoke_agent agent", "turn 1", "chat scripted", "execute_tool slow"}
+    for name in ("invoke_agent agent", "turn 1", "execute_tool slow"):
+        assert by[name].status.status_code is StatusCode.ERROR
+        assert by[name].attributes["error.type"] == "cancelled"  # type: ignore[index]
+    assert by["chat scripted"].status.status_code is StatusCode.UNSET

@@ -32,16 +32,8 @@ from toolweave.errors import ConfigError
 from toolweave.llm import Finished, Model, ModelRequest, ModelResponse, StreamEvent, ToolCallPart
 from toolweave.version import __version__
 
-from .events import (
-    AgentEvent,
-    RunCompleted,
-    RunFailed,
-    RunStarted,
-    ToolCallRequested,
-    ToolExecutionCompleted,
-    ToolExecutionStarted,
-    TurnCompleted,
-)
+from . import events
+from .events import AgentEvent
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span, Tracer
@@ -165,7 +157,7 @@ class RunTrace:
         return self._child(f"chat {model_name}", self._turn_span(), attributes)
 
     def _on_event(self, event: AgentEvent) -> None:
-        if isinstance(event, RunStarted):
+        if isinstance(event, events.RunStarted):
             self._run = self._child(
                 f"invoke_agent {self._agent}",
                 None,
@@ -176,11 +168,11 @@ class RunTrace:
                     "toolweave.run_id": event.run_id,
                 },
             )
-        elif isinstance(event, ToolCallRequested):
+        elif isinstance(event, events.ToolCallRequested):
             self._requested[event.call.id] = event.call
-        elif isinstance(event, ToolExecutionStarted):
+        elif isinstance(event, events.ToolExecutionStarted):
             self._tools[event.call.id] = self._tool_span(event.call)
-        elif isinstance(event, ToolExecutionCompleted):
+        elif isinstance(event, events.ToolExecutionCompleted):
             span = self._tools.pop(event.call.id, None) or self._tool_span(event.call)
             self._requested.pop(event.call.id, None)
             outcome = "ok"
@@ -193,9 +185,9 @@ class RunTrace:
             span.set_attribute("toolweave.tool.outcome", outcome)
             span.set_attribute("toolweave.tool.duration_s", event.duration)
             span.end()
-        elif isinstance(event, TurnCompleted):
+        elif isinstance(event, events.TurnCompleted):
             self._end_turn(event)
-        elif isinstance(event, RunCompleted):
+        elif isinstance(event, events.RunCompleted):
             if self._run is not None:
                 usage = event.result.usage
                 self._run.set_attribute("gen_ai.usage.input_tokens", usage.input_tokens)
@@ -203,7 +195,7 @@ class RunTrace:
                 self._run.set_attribute("toolweave.turns", event.result.turns)
                 self._run.end()
                 self._run = None
-        elif isinstance(event, RunFailed):
+        elif isinstance(event, events.RunFailed):
             if self._run is not None:
                 self._run.record_exception(event.error)
             self.finish(type(event.error).__name__, str(event.error))
@@ -222,7 +214,7 @@ class RunTrace:
             },
         )
 
-    def _end_turn(self, event: TurnCompleted) -> None:
+    def _end_turn(self, event: events.TurnCompleted) -> None:
         turn = self._turn_span()
         # Calls refused by a gate were requested but never started: still one span each.
         for call in self._requested.values():
