@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,8 +58,16 @@ class Tracing:
     tracer_provider: Any = None
     redact_arguments: bool = True
 
+    _tracer: Any = field(init=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
         _require_otel()
+        from opentelemetry import trace
+
+        # Once per Tracing: with the global provider this is a proxy that follows
+        # `set_tracer_provider` calls made later.
+        tracer = trace.get_tracer(TRACER_NAME, __version__, tracer_provider=self.tracer_provider)
+        object.__setattr__(self, "_tracer", tracer)
 
     @classmethod
     def to_jsonl(cls, path: str | Path, *, redact_arguments: bool = True) -> Tracing:
@@ -74,10 +82,7 @@ class Tracing:
         return cls(provider, redact_arguments)
 
     def start(self, agent_name: str) -> RunTrace:
-        from opentelemetry import trace
-
-        tracer = trace.get_tracer(TRACER_NAME, __version__, tracer_provider=self.tracer_provider)
-        return RunTrace(tracer, agent_name, self.redact_arguments)
+        return RunTrace(self._tracer, agent_name, self.redact_arguments)
 
 
 def _require_otel() -> None:
