@@ -50,12 +50,13 @@ async def test_a_healthy_setup_passes(tmp_path: Path) -> None:
     assert "get_weather" in by["mcp weather"].detail
     assert by["model"].status == "ok" and server.base_url in by["model"].detail
     assert by["extra otel"].status == "ok"
+    assert by["provider demo"].status == "ok"
     assert not [f for f in findings if f.status == "fail"]
 
 
 async def test_failures_say_what_to_fix(tmp_path: Path) -> None:
     crash = [sys.executable, "-c", "import sys; sys.exit(3)"]
-    path = _config(tmp_path, _servers(broken=crash))
+    path = _config(tmp_path, '[serve]\nproviders = ["demo", "nope"]\n' + _servers(broken=crash))
     findings = await diagnose(
         path, model=f"openai-compat:http://127.0.0.1:{_closed_port()}/v1#m", timeout=10
     )
@@ -64,6 +65,11 @@ async def test_failures_say_what_to_fix(tmp_path: Path) -> None:
     assert "[mcpServers.broken]" in by["mcp broken"].fix
     assert by["model"].status == "fail" and "unreachable" in by["model"].detail
     assert "URL" in by["model"].fix
+    assert by["provider demo"].status == "ok"
+    assert (
+        by["provider nope"].status == "fail"
+        and "unknown provider 'nope'" in by["provider nope"].detail
+    )
 
 
 def test_the_command_prints_fixes_and_exits_non_zero(tmp_path: Path) -> None:

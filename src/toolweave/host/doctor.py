@@ -2,11 +2,11 @@
 
 Each check is a small async function returning `Finding`s. `diagnose` runs them in order:
 the Python version, the optional extras, `toolweave.toml` (every key validated by its
-pydantic section), the offline embedder (when the memory package is installed), every
-configured MCP server (started, initialised, its tools listed) and the model endpoint (when a
-model is given). A failure is anything that stops `toolweave serve` or `toolweave run` from
-working; a warning is something that limits what they can do. New capabilities add a check to
-`CHECKS`.
+pydantic section), the enabled providers (each one built), the offline embedder (when the
+memory package is installed), every configured MCP server (started, initialised, its tools
+listed) and the model endpoint (when a model is given). A failure is anything that stops
+`toolweave serve` or `toolweave run` from working; a warning is something that limits what
+they can do. New capabilities add a check to `CHECKS`.
 """
 
 from __future__ import annotations
@@ -109,6 +109,25 @@ async def check_config(ctx: DoctorContext) -> list[Finding]:
     return findings
 
 
+async def check_providers(ctx: DoctorContext) -> list[Finding]:
+    """Every provider in `[serve].providers` is registered and builds from the config."""
+    if ctx.config is None:
+        return []
+    from .providers import load_provider
+
+    findings = []
+    for name in ctx.config.providers:
+        try:
+            provider = load_provider(name, ctx.config)
+        except (ConfigError, ImportError) as exc:
+            fix = "remove it from [serve].providers, or install the extra it names"
+            findings.append(Finding(f"provider {name}", "fail", str(exc), fix))
+            continue
+        await provider.close()
+        findings.append(Finding(f"provider {name}", "ok", f"loads ({type(provider).__name__})"))
+    return findings
+
+
 async def check_embedder(ctx: DoctorContext) -> list[Finding]:
     if not _importable("toolweave.storage.embedders"):
         return [Finding("embedder", "ok", "skipped: this build has no memory package")]
@@ -206,6 +225,7 @@ CHECKS: list[Check] = [
     check_python,
     check_extras,
     check_config,
+    check_providers,
     check_embedder,
     check_mcp_servers,
     check_model,
