@@ -142,3 +142,32 @@ def test_a_provider_plugs_in_its_own_table(tmp_path: Path, monkeypatch: pytest.M
         f"{path}:15: [notes].foldr is not a known key; the keys of [notes] are folder, max_notes"
         in text
     )
+
+
+def test_the_line_scanner_skips_multiline_values_and_reads_dotted_and_quoted_keys() -> None:
+    from toolweave.host._toml_lines import key_lines, line_of
+
+    text = """\
+title = '''
+port = 1
+'''
+[serve]
+providers = [
+  "demo",
+  "x = 2",
+]
+"policy".denied = []
+serve_inline = { a = 1 }
+
+[[mcpServers.files.extra]]
+'名字' = "文件"
+"""
+    lines = key_lines(text)
+    assert ("port",) not in lines  # inside a multi-line string
+    assert lines[("serve",)] == 4 and lines[("serve", "providers")] == 5
+    assert ("serve", "x") not in lines  # inside a multi-line array
+    assert lines[("serve", "policy", "denied")] == 9
+    assert lines[("mcpServers", "files", "extra", "名字")] == 13
+    assert line_of(lines, ("serve", "policy", "denied", 0)) == 9
+    assert line_of(lines, ("serve", "serve_inline", "a")) == 10  # the nearest spelled-out key
+    assert line_of(lines, ("absent",)) is None
