@@ -8,6 +8,7 @@ import socket
 import sys
 from pathlib import Path
 
+import pytest
 from agent_fake_openai import FakeOpenAI, Reply
 from typer.testing import CliRunner
 
@@ -83,3 +84,35 @@ def test_the_command_prints_fixes_and_exits_non_zero(tmp_path: Path) -> None:
     ran = CliRunner().invoke(app, ["doctor", "-c", str(fine)], env={"COLUMNS": "200"})
     assert ran.exit_code == 0, ran.output
     assert "0 failure(s)" in ran.output and "no model given" in ran.output
+
+
+async def test_the_model_check_sends_the_adapters_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A loopback endpoint that wants a key: the right key passes, a wrong one is named."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            return
+
+        def do_GET(self) -> None:
+            ok = self.headers.get("authorization") == "Bearer " + "钥匙-k1".encode().hex()
+            self.send_response(200 if ok and self.path == "/v1/models" else 401)
+            self.send_header("content-length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    model = f"openai-compat:http://127.0.0.1:{server.server_address[1]}/v1#m"
+    try:
+        monkeypatch.setenv("OPENAI_COMPAT_API_KEY", "钥匙-k1".encode().hex())
+        good = {f.check: f for f in await diagnose(None, model=model)}["model"]
+        monkeypatch.setenv("OPENAI_COMPAT_API_KEY", "wrong")
+        bad = {f.check: f for f in await diagnose(None, model=model)}["model"]
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert good.status == "ok" and "HTTP 200" in good.detail
+    assert bad.status == "fail" and "rejected the API key (HTTP 401)" in bad.detail

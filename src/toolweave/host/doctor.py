@@ -196,9 +196,12 @@ async def check_model(ctx: DoctorContext) -> list[Finding]:
     base_url = getattr(model, "base_url", None)
     if not isinstance(base_url, str):
         return [Finding("model", "ok", f"{ctx.model}: no endpoint to reach (in-process model)")]
+    # The adapter's own auth headers (every HTTP adapter has them), so a 401 means the key.
+    make_headers = getattr(model, "_headers", None)
+    headers = make_headers() if callable(make_headers) else {}
     try:
         async with httpx.AsyncClient(timeout=ctx.timeout) as client:
-            response = await client.get(f"{base_url}/models")
+            response = await client.get(f"{base_url}/models", headers=headers)
     except httpx.HTTPError as exc:
         return [
             Finding(
