@@ -213,3 +213,18 @@ async def test_a_cancelled_run_closes_its_spans() -> None:
         assert by[name].status.status_code is StatusCode.ERROR
         assert by[name].attributes["error.type"] == "cancelled"  # type: ignore[index]
     assert by["chat scripted"].status.status_code is StatusCode.UNSET
+
+
+def test_trace_show_marks_failures_and_shows_every_run(tmp_path: Path) -> None:
+    path = tmp_path / "runs.jsonl"
+    tracing = Tracing.to_jsonl(path)
+    Agent(_script(), [weather], name="ok", tracing=tracing).run_sync("杭州天气?")
+    failing = ScriptedModel([RuntimeError("模型服务不可用")])
+    with pytest.raises(RuntimeError):
+        Agent(failing, name="broken", tracing=tracing).run_sync("hi")
+    roots = read_spans(path)
+    assert [r.name for r in roots] == ["invoke_agent ok", "invoke_agent broken"]
+    shown = CliRunner().invoke(app, ["trace", "show", str(path)], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.output
+    assert "invoke_agent broken" in shown.output
+    assert "error: 模型服务不可用" in shown.output
