@@ -1,7 +1,6 @@
-"""A real `toolweave serve --http` host in the test's event loop, and a stand-in for the
-governance gate that asks the console's approver (imported by module name by the console
-tests). Once the governance pipeline is on main, `Agent(approver=host.console.approvals)`
-replaces `ApprovalGate`."""
+"""A real `toolweave serve --http` host in the test's event loop, and an agent whose calls to
+`get_weather` the governance pipeline puts to the console's approver (imported by module name
+by the console tests)."""
 
 from __future__ import annotations
 
@@ -9,13 +8,12 @@ import asyncio
 import contextlib
 import socket
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any
 
-from toolweave.agent import Agent, GateRequest
+from toolweave.agent import Agent, Rules
 from toolweave.host import ToolHost, parse_config
 from toolweave.llm import Message, ScriptedModel, ToolCallPart, Usage
-from toolweave.tools import PermissionDenied, Tool
+from toolweave.tools import Tool
 
 
 def free_port() -> int:
@@ -45,41 +43,6 @@ async def serving(token: str | None = None, **serve: Any) -> AsyncIterator[ToolH
         await task
 
 
-@dataclass(frozen=True)
-class ApprovalRequest:
-    """The fields of the governance `ApprovalRequest` the console reads."""
-
-    tool_name: str
-    args: dict[str, Any]
-    reason: str
-    session_id: str | None
-    requester: str | None = None
-    kind: str = "admin"
-    call_id: str | None = None
-
-
-@dataclass
-class ApprovalGate:
-    """Asks `approver` before any call to a tool in `tools`; a "no" refuses the call."""
-
-    approver: Any
-    tools: set[str] = field(default_factory=set)
-
-    async def check(self, request: GateRequest) -> None:
-        call = request.call
-        if call.name not in self.tools:
-            return
-        question = ApprovalRequest(
-            call.name,
-            call.arguments,
-            "calls a weather service",
-            request.session.id,
-            call_id=call.id,
-        )
-        if await self.approver(question) is False:
-            raise PermissionDenied(f"an admin denied {call.name}", tool=call.name)
-
-
 def gated_weather_agent(host: ToolHost, tools: list[Tool], city: str, answer: str) -> Agent:
     """An agent that asks for `city`'s weather (a call needing the console's approval), then
     answers `answer`; each model call reports 120 input and 30 output tokens."""
@@ -90,5 +53,5 @@ def gated_weather_agent(host: ToolHost, tools: list[Tool], city: str, answer: st
         ],
         usage=Usage(input_tokens=120, output_tokens=30),
     )
-    gate = ApprovalGate(host.console.approvals, {"get_weather"})
-    return Agent(model, tools, gates=[gate])
+    # The governance pipeline asks about get_weather; the console is the approver.
+    return Agent(model, tools, rules=Rules(ask=["get_weather"]), approver=host.console.approvals)

@@ -120,3 +120,37 @@ def test_usage_summary_percentiles_and_tokens_per_day() -> None:
         {"day": "1970-01-04", "tokens": 42},
     ]
     assert percentile([], 50) == 0.0 and percentile([5.0], 99) == 5.0
+
+
+async def test_a_denial_in_the_console_refuses_the_call_and_the_model_reads_why() -> None:
+    async with serving() as host, MCPClient.http(host.config.url) as client:
+        agent = gated_weather_agent(host, await client.as_tools(), "北京", "好的，不查了。")
+        run = asyncio.ensure_future(agent.run("北京天气?"))
+        (pending,) = await host.console.approvals.wait_pending()
+        async with httpx.AsyncClient(base_url=f"{host.console_url}/api") as http:
+            denied = await http.post(f"/approvals/{pending.id}", json={"decision": "deny"})
+        assert denied.status_code == 200
+        result = await run
+    assert result.output == "好的，不查了。"
+    assert result.invocations == []  # refused before it ran
+    (refusal,) = [p for m in result.messages for p in m.tool_results]
+    assert refusal.is_error and "said no" in refusal.text
+    assert len(host.console.calls) == 0  # nothing reached the served tool
+
+
+async def test_served_calls_that_ask_wait_in_the_console_when_switched_on() -> None:
+    rules = {"ask": ["get_weather"]}
+    async with (
+        serving(rules=rules, console_approvals=True) as host,
+        MCPClient.http(host.config.url) as client,  # stateless: it cannot be asked itself
+    ):
+        call = asyncio.ensure_future(client.call_tool("get_weather", {"city": "上海"}))
+        (pending,) = await host.console.approvals.wait_pending()
+        assert pending.request.tool_name == "get_weather" and not call.done()
+        host.console.approvals.answer(pending.id, "approve")
+        result = await call
+    assert not result.is_error and result.structured["city"] == "上海"
+    async with serving(rules=rules) as host, MCPClient.http(host.config.url) as client:
+        refused = await client.call_tool("get_weather", {"city": "上海"})  # off by default
+    assert refused.is_error and "toolweave.toml" in refused.text
+    assert host.console.approvals.pending() == []

@@ -48,14 +48,21 @@ _HINT = (
 
 class HostGovernance:
     """The host's pipeline: one `Governance` from toolweave.toml, asked per call with that
-    call's client as the approver."""
+    call's client as the approver. `approver` (the web console's queue, with
+    `[serve].console_approvals`) answers what no client can be asked, and admin-only calls."""
 
-    def __init__(self, config: HostConfig) -> None:
+    def __init__(self, config: HostConfig, approver: Approver | None = None) -> None:
         root = str(config.source.parent.resolve()) if config.source is not None else os.getcwd()
         where = f"{config.source or 'toolweave.toml'} [serve.rules]"
         rules = Rules.from_mapping(config.rules, source=where, root=root)
         hooks = Hooks.from_file(config.hooks, cwd=root) if config.hooks is not None else None
-        self.governance = Governance(rules=rules, hooks=hooks, approval_hint=_HINT)
+        self.governance = Governance(
+            rules=rules,
+            hooks=hooks,
+            approver=approver,
+            admin_approver=approver,
+            approval_hint=_HINT,
+        )
         self._states: OrderedDict[str, ApprovalState] = OrderedDict()
 
     def _gate(self, ctx: ToolContext) -> tuple[Governance, GateContext]:
@@ -63,7 +70,7 @@ class HostGovernance:
         approver = elicitation_approver(ctx)
         if approver is not None:
             governance = Governance(
-                governance.rules, governance.hooks, approver, None,
+                governance.rules, governance.hooks, approver, governance.admin_approver,
                 governance.approval_timeout, governance.identity, governance.approval_hint,
             )  # fmt: skip
         return governance, GateContext(ctx.session_id, state=self._state(ctx.session_id))

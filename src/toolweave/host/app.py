@@ -137,10 +137,11 @@ class ToolHost:
         self.providers: list[CapabilityProvider] = [load_provider(n, config) for n in names]
         policy = config.policy
         self.policy = PermissionPolicy(policy.allowed, policy.denied, policy.allow_unspecified)
-        self.governance = HostGovernance(config)
-        self.server = MCPServer(config.name, __version__, instructions=INSTRUCTIONS)
         self.accounting = Accounting(config)
         self.console = Console(self)
+        approver = self.console.approvals if config.console_approvals else None
+        self.governance = HostGovernance(config, approver)
+        self.server = MCPServer(config.name, __version__, instructions=INSTRUCTIONS)
         self._notify: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
         self._http: Any = None  # the uvicorn server while serve_http runs

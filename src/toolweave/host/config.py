@@ -32,6 +32,7 @@ commands = ""                  # slash commands served as MCP prompts: a JSON/YA
                                # .claude/commands directory of *.md files
 store_dsn = ""                 # Postgres DSN for the query log and quotas, shared by hosts
 console = true                 # the web console at /console over HTTP (guarded like /mcp)
+console_approvals = false      # calls no client can be asked about wait in the console
 
 hooks = ""                     # Claude Code hooks file (e.g. "hooks.json"), relative to this file
 
@@ -129,6 +130,7 @@ class ServeSection(Section):
     commands: str = ""
     store_dsn: str = ""
     console: bool = True
+    console_approvals: bool = False
     hooks: str = ""
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     rules: dict[str, Any] = Field(default_factory=dict)
@@ -166,6 +168,7 @@ class HostConfig:
     commands: Path | None = None
     store_dsn: str = ""
     console: bool = True
+    console_approvals: bool = False
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     rules: dict[str, Any] = field(default_factory=dict)
     hooks: Path | None = None
@@ -267,6 +270,7 @@ def parse_config(
         commands=Path(serve.commands).expanduser() if serve.commands else None,
         store_dsn=serve.store_dsn,
         console=serve.console,
+        console_approvals=serve.console_approvals,
         policy=serve.policy,
         rules=serve.rules,
         hooks=hooks,

@@ -150,7 +150,7 @@ async def check_embedder(ctx: DoctorContext) -> list[Finding]:
 async def check_mcp_servers(ctx: DoctorContext) -> list[Finding]:
     if ctx.config is None or not ctx.config.mcp_servers:
         return []
-    from toolweave.mcp.manager import ServerConfig
+    from toolweave.mcp.config import ServerConfig
 
     async def one(name: str, raw: Any) -> Finding:
         label = f"mcp {name}"
