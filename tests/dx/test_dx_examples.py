@@ -80,3 +80,34 @@ def test_weather_server_example_lists_its_tools_to_the_official_client() -> None
             return sorted(t.name for t in (await client.list_tools()).tools)
 
     assert asyncio.run(listed()) == ["celsius_to_fahrenheit", "get_weather"]
+
+
+def test_skills_research_agent_offline() -> None:
+    out = _run("skills_research_agent.py")
+    lines = out.strip().splitlines()
+    assert lines[0] == "tools: ['skill_read', 'skill_data', 'tavily_search']"
+    assert "(https://langchain-ai.github.io/langgraph/)" in out
+    assert lines[-1].startswith("uncertainty: 演示数据")
+
+
+def test_skills_research_agent_against_an_openai_compatible_server() -> None:
+    report = {
+        "question": "LangGraph?",
+        "findings": [{"claim": "状态化多智能体", "source": "https://example.org/langgraph"}],
+        "uncertainty": "未核对日期",
+    }
+    replies = [
+        Reply(None, [("c1", "skill_read", {"name": "web-research"})]),
+        Reply(None, [("c2", "tavily_search", {"query": "LangGraph"})]),
+        Reply(json.dumps(report, ensure_ascii=False)),  # native structured output
+    ]
+    with FakeOpenAI(replies) as server:
+        out = _run("skills_research_agent.py", TOOLWEAVE_MODEL=f"openai-compat:{server.base_url}#m")
+    assert "- 状态化多智能体 (https://example.org/langgraph)" in out
+    first = sorted(t["function"]["name"] for t in server.requests[0]["tools"])
+    after = sorted(t["function"]["name"] for t in server.requests[1]["tools"])
+    assert "tavily_search" in first and "skill_read" in first
+    # Once web-research is active, only its allowed tools (and the skill tools) are offered.
+    assert {t for t in after if not t.startswith("skill_")} == {"tavily_search"}
+    assert "web-research" in json.dumps(server.requests[0]["messages"], ensure_ascii=False)
+    assert server.requests[2]["response_format"]["type"] == "json_schema"
