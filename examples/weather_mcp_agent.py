@@ -14,7 +14,7 @@ from pathlib import Path
 from _scripted_weather import INSTRUCTIONS, PROMPT, weather_model
 
 from toolweave import Agent
-from toolweave.mcp import MCPClient
+from toolweave.mcp import MCPClient, as_tools
 
 SERVER = Path(__file__).with_name("weather_server.py")
 PREFIX = "weather__"
@@ -23,7 +23,7 @@ PREFIX = "weather__"
 async def main() -> None:
     async with MCPClient.stdio(sys.executable, [str(SERVER)]) as client:
         print("MCP server:", client.server_info.name, client.protocol_version)
-        tools = await client.as_tools(prefix=PREFIX)
+        tools = await as_tools(client, prefix=PREFIX)
         print("tools:", sorted(t.name for t in tools))
         agent = Agent(weather_model(PREFIX), tools, instructions=INSTRUCTIONS)
         result = await agent.run(PROMPT)

@@ -25,7 +25,12 @@ def free_port() -> int:
 @contextlib.asynccontextmanager
 async def serving(token: str | None = None, **serve: Any) -> AsyncIterator[ToolHost]:
     """The host bound to a free loopback port until the block ends."""
-    table: dict[str, Any] = {"transport": "http", "port": free_port(), **serve}
+    table: dict[str, Any] = {
+        "transport": "http",
+        "port": free_port(),
+        "providers": ["demo"],
+        **serve,
+    }
     if token is not None:
         table["token"] = token
     host = ToolHost(parse_config({"serve": table}, env={}))

@@ -11,7 +11,7 @@ from console_host import gated_weather_agent, serving
 from mcp.client import Client
 
 from toolweave.host.console_log import CallLog, CallRecord, percentile, usage_summary
-from toolweave.mcp import MCPClient
+from toolweave.mcp import MCPClient, as_tools
 
 TOKEN = "s3cret-令牌"
 
@@ -71,7 +71,7 @@ async def test_an_approval_answered_over_http_lets_the_run_continue() -> None:
         token = TOKEN.encode().hex()
         auth = {"Authorization": f"Bearer {token}"}
         async with MCPClient.http(host.config.url, auth) as client:
-            tools = await client.as_tools()
+            tools = await as_tools(client)
             agent = gated_weather_agent(host, tools, "上海", "上海小雨，带伞。")
             run = asyncio.ensure_future(agent.run("上海天气?"))
             await host.console.approvals.wait_pending()
@@ -124,7 +124,7 @@ def test_usage_summary_percentiles_and_tokens_per_day() -> None:
 
 async def test_a_denial_in_the_console_refuses_the_call_and_the_model_reads_why() -> None:
     async with serving() as host, MCPClient.http(host.config.url) as client:
-        agent = gated_weather_agent(host, await client.as_tools(), "北京", "好的，不查了。")
+        agent = gated_weather_agent(host, await as_tools(client), "北京", "好的，不查了。")
         run = asyncio.ensure_future(agent.run("北京天气?"))
         (pending,) = await host.console.approvals.wait_pending()
         async with httpx.AsyncClient(base_url=f"{host.console_url}/api") as http:

@@ -16,7 +16,7 @@ import pytest
 from console_host import gated_weather_agent, serving
 
 from toolweave.host.console_log import CallRecord
-from toolweave.mcp import MCPClient
+from toolweave.mcp import MCPClient, as_tools
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -110,7 +110,7 @@ async def test_an_admin_approves_in_the_browser_and_the_run_continues(browser: A
         assert url is not None
         auth = {"Authorization": f"Bearer {TOKEN}"}
         async with MCPClient.http(host.config.url, auth) as client:
-            tools = await client.as_tools()
+            tools = await as_tools(client)
             agent = gated_weather_agent(host, tools, "北京", "北京晴，适合出门。")
             run = asyncio.ensure_future(agent.run("北京天气怎么样?"))
             await host.console.approvals.wait_pending()
