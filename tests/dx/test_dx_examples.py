@@ -111,3 +111,25 @@ def test_skills_research_agent_against_an_openai_compatible_server() -> None:
     assert {t for t in after if not t.startswith("skill_")} == {"tavily_search"}
     assert "web-research" in json.dumps(server.requests[0]["messages"], ensure_ascii=False)
     assert server.requests[2]["response_format"]["type"] == "json_schema"
+
+
+def test_gated_shell_agent_offline() -> None:
+    out = _run("gated_shell_agent.py")
+    assert "ok 'ls': exit code 0" in out
+    assert "ok 'touch notes.md && ls': exit code 0; 9 bytes of output notes.md" in out
+    assert "error 'rm -rf .': command refused" in out
+    assert "asked the approver about: ['touch notes.md && ls']" in out
+    assert "files: ['notes.md']" in out
+
+
+def test_gated_shell_agent_against_an_openai_compatible_server() -> None:
+    replies = [
+        Reply(None, [("c1", "bash", {"command": "touch a.txt"})]),
+        Reply(None, [("c2", "bash", {"command": "rm -r ."})]),
+        Reply("完成。"),
+    ]
+    with FakeOpenAI(replies) as server:
+        out = _run("gated_shell_agent.py", TOOLWEAVE_MODEL=f"openai-compat:{server.base_url}#m")
+    assert "files: ['a.txt']" in out and out.strip().endswith("完成。")
+    tool_messages = [m for m in server.requests[2]["messages"] if m["role"] == "tool"]
+    assert "refused" in tool_messages[-1]["content"]  # the model reads why
