@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+import tempfile
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -29,6 +30,7 @@ async def serving(token: str | None = None, **serve: Any) -> AsyncIterator[ToolH
         "transport": "http",
         "port": free_port(),
         "providers": ["demo"],
+        "data_dir": tempfile.mkdtemp(prefix="toolweave-console-"),  # the query log lives here
         **serve,
     }
     if token is not None:
@@ -48,9 +50,12 @@ async def serving(token: str | None = None, **serve: Any) -> AsyncIterator[ToolH
         await task
 
 
-def gated_weather_agent(host: ToolHost, tools: list[Tool], city: str, answer: str) -> Agent:
+def gated_weather_agent(
+    host: ToolHost, tools: list[Tool], city: str, answer: str, *, log_run: bool = False
+) -> Agent:
     """An agent that asks for `city`'s weather (a call needing the console's approval), then
-    answers `answer`; each model call reports 120 input and 30 output tokens."""
+    answers `answer`; each model call reports 120 input and 30 output tokens. With `log_run`
+    the run is a row of the host's query log, beside the served calls."""
     model = ScriptedModel(
         [
             Message.assistant(tool_calls=[ToolCallPart("c1", "get_weather", {"city": city})]),
@@ -59,4 +64,11 @@ def gated_weather_agent(host: ToolHost, tools: list[Tool], city: str, answer: st
         usage=Usage(input_tokens=120, output_tokens=30),
     )
     # The governance pipeline asks about get_weather; the console is the approver.
-    return Agent(model, tools, rules=Rules(ask=["get_weather"]), approver=host.console.approvals)
+    query_log = host.accounting.query_log() if log_run else None  # the host's own log
+    return Agent(
+        model,
+        tools,
+        rules=Rules(ask=["get_weather"]),
+        approver=host.console.approvals,
+        query_log=query_log,
+    )

@@ -10,7 +10,8 @@ import httpx
 from console_host import gated_weather_agent, serving
 from mcp.client import Client
 
-from toolweave.host.console_log import CallLog, CallRecord, percentile, usage_summary
+from toolweave.agent import QueryRecord
+from toolweave.host.console_log import percentile, usage_summary
 from toolweave.mcp import MCPClient, as_tools
 
 TOKEN = "s3cret-令牌"
@@ -60,7 +61,8 @@ async def test_overview_queries_and_usage_reflect_served_calls() -> None:
     assert session["client"] == "mcp" and session["protocol"].startswith("2025")
     assert [r["tools"] for r in rows] == [["calculate"], ["calculate"], ["get_weather"]]
     assert [r["status"] for r in rows] == ["error", "success", "success"]
-    assert rows[2]["input"] == '{"city": "北京"}' and rows[0]["kind"] == "tool"
+    assert rows[2]["input"] == 'get_weather {"city": "北京"}' and rows[0]["kind"] == "tool"
+    assert rows[0]["session_id"].startswith("client:")  # who called, as the query log keys it
     by_tool = {t["tool"]: t for t in usage["tools"]}
     assert (by_tool["calculate"]["calls"], by_tool["calculate"]["errors"]) == (2, 1)
     assert by_tool["get_weather"]["p99_ms"] >= by_tool["get_weather"]["p50_ms"] > 0
@@ -104,15 +106,26 @@ async def test_the_approver_fails_closed() -> None:
 
 
 def test_usage_summary_percentiles_and_tokens_per_day() -> None:
-    log = CallLog(size=4)
-    for i, ms in enumerate([10.0, 20.0, 30.0, 40.0]):
-        log.record_tool("t", {"i": i}, "s", started=86400.0 * i, duration=ms / 1000)
-    log.add(CallRecord("r", "你好", "s", "success", 86400.0 * 3, tokens=42, kind="run"))
-    assert len(log) == 4  # the oldest row (10 ms) was dropped
-    rows = asyncio.run(log.recent(10))
+    def row(i: int, ms: float, status: str = "success") -> QueryRecord:
+        return QueryRecord(
+            f"r{i}",
+            "{}",
+            "s",
+            status,
+            86400.0 * i,
+            1,
+            ["t"],
+            0,
+            ms / 1000,
+            "",
+            "tool",  # type: ignore[arg-type]
+        )
+
+    rows = [row(1, 20.0), row(2, 30.0), row(3, 40.0, "timeout")]
+    rows.append(QueryRecord("run", "你好", "s", "success", 86400.0 * 3, tokens=42, kind="run"))
     summary = usage_summary(rows)
     assert summary["tools"] == [
-        {"tool": "t", "calls": 3, "errors": 0, "p50_ms": 30.0, "p90_ms": 40.0, "p99_ms": 40.0}
+        {"tool": "t", "calls": 3, "errors": 1, "p50_ms": 30.0, "p90_ms": 40.0, "p99_ms": 40.0}
     ]
     assert summary["tokens_per_day"] == [
         {"day": "1970-01-02", "tokens": 0},
@@ -131,11 +144,11 @@ async def test_a_denial_in_the_console_refuses_the_call_and_the_model_reads_why(
             denied = await http.post(f"/approvals/{pending.id}", json={"decision": "deny"})
         assert denied.status_code == 200
         result = await run
+        assert await host.console.queries(10) == []  # nothing reached the served tool
     assert result.output == "好的，不查了。"
     assert result.invocations == []  # refused before it ran
     (refusal,) = [p for m in result.messages for p in m.tool_results]
     assert refusal.is_error and "said no" in refusal.text
-    assert len(host.console.calls) == 0  # nothing reached the served tool
 
 
 async def test_served_calls_that_ask_wait_in_the_console_when_switched_on() -> None:

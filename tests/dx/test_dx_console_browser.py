@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,6 @@ from typing import Any
 import pytest
 from console_host import gated_weather_agent, serving
 
-from toolweave.host.console_log import CallRecord
 from toolweave.mcp import MCPClient, as_tools
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -111,7 +109,7 @@ async def test_an_admin_approves_in_the_browser_and_the_run_continues(browser: A
         auth = {"Authorization": f"Bearer {TOKEN}"}
         async with MCPClient.http(host.config.url, auth) as client:
             tools = await as_tools(client)
-            agent = gated_weather_agent(host, tools, "北京", "北京晴，适合出门。")
+            agent = gated_weather_agent(host, tools, "北京", "北京晴，适合出门。", log_run=True)
             run = asyncio.ensure_future(agent.run("北京天气怎么样?"))
             await host.console.approvals.wait_pending()
             assert not run.done()  # the run waits for the admin
@@ -119,18 +117,6 @@ async def test_an_admin_approves_in_the_browser_and_the_run_continues(browser: A
                 _approve_in_page, browser, url, artifacts / "console-approval.png"
             )
             result = await run
-            host.console.calls.add(  # the run itself, as an application would log it
-                CallRecord(
-                    result.run_id,
-                    "北京天气怎么样?",
-                    result.session_id,
-                    "success",
-                    time.time(),
-                    tool_calls=1,
-                    tools=["get_weather"],
-                    tokens=result.usage.total_tokens,
-                )
-            )
             drawn = await asyncio.to_thread(
                 _usage_in_page, browser, artifacts / "console-usage.png"
             )

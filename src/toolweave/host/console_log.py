@@ -42,7 +42,8 @@ class QuerySource(Protocol):
 
 def row_json(row: Any) -> dict[str, Any]:
     """A row (a `QueryRecord`, or any object with its fields) as JSON."""
-    data = dataclasses.asdict(row) if dataclasses.is_dataclass(row) else {}
+    is_instance = dataclasses.is_dataclass(row) and not isinstance(row, type)
+    data = dataclasses.asdict(row) if is_instance else {}
     data = {name: data.get(name, getattr(row, name, None)) for name in ROW_FIELDS}
     data["tools"] = list(data.get("tools") or [])
     return data
