@@ -52,6 +52,7 @@ async def test_a_healthy_setup_passes(tmp_path: Path) -> None:
     assert by["model"].status == "ok" and server.base_url in by["model"].detail
     assert by["extra otel"].status == "ok"
     assert by["provider demo"].status == "ok"
+    assert by["embedder"].status == "ok" and "256 dims" in by["embedder"].detail  # WordLlama
     assert not [f for f in findings if f.status == "fail"]
 
 

@@ -133,3 +133,20 @@ def test_gated_shell_agent_against_an_openai_compatible_server() -> None:
     assert "files: ['a.txt']" in out and out.strip().endswith("完成。")
     tool_messages = [m for m in server.requests[2]["messages"] if m["role"] == "tool"]
     assert "refused" in tool_messages[-1]["content"]  # the model reads why
+
+
+def test_memory_agent_offline() -> None:
+    out = _run("memory_agent.py")
+    assert "第一次: 好的，我记住了。" in out
+    assert "第二次: 给张三准备乌龙茶（不加糖），并避开花生。" in out  # recalled, not retold
+    assert "'semantic': {'count': 1" in out
+
+
+def test_memory_agent_against_an_openai_compatible_server() -> None:
+    fact = {"action": "add", "content": "张三喜欢乌龙茶", "memory_type": "semantic"}
+    replies = [Reply(None, [("m1", "memory", fact)]), Reply("记住了。"), Reply("准备乌龙茶。")]
+    with FakeOpenAI(replies) as server:
+        out = _run("memory_agent.py", TOOLWEAVE_MODEL=f"openai-compat:{server.base_url}#m")
+    assert "第二次: 准备乌龙茶。" in out
+    second_run = json.dumps(server.requests[2]["messages"], ensure_ascii=False)
+    assert "张三喜欢乌龙茶" in second_run  # memory_context put the stored fact in the prompt
