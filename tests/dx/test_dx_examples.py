@@ -150,3 +150,20 @@ def test_memory_agent_against_an_openai_compatible_server() -> None:
     assert "第二次: 准备乌龙茶。" in out
     second_run = json.dumps(server.requests[2]["messages"], ensure_ascii=False)
     assert "张三喜欢乌龙茶" in second_run  # memory_context put the stored fact in the prompt
+
+
+def test_kb_qa_agent_offline() -> None:
+    out = _run("kb_qa_agent.py")
+    assert out.strip() == "默认端口是 8765。来源：服务手册 > toolweave 服务手册 > 端口"
+
+
+def test_kb_qa_agent_against_an_openai_compatible_server() -> None:
+    replies = [
+        Reply(None, [("k1", "kb_search", {"query": "默认端口", "k": 2})]),
+        Reply("8765（服务手册 > 端口）"),
+    ]
+    with FakeOpenAI(replies) as server:
+        out = _run("kb_qa_agent.py", TOOLWEAVE_MODEL=f"openai-compat:{server.base_url}#m")
+    assert out.strip() == "8765（服务手册 > 端口）"
+    (passages,) = [m for m in server.requests[1]["messages"] if m["role"] == "tool"]
+    assert "8765" in passages["content"] and "端口" in passages["content"]
