@@ -167,3 +167,27 @@ def test_kb_qa_agent_against_an_openai_compatible_server() -> None:
     assert out.strip() == "8765（服务手册 > 端口）"
     (passages,) = [m for m in server.requests[1]["messages"] if m["role"] == "tool"]
     assert "8765" in passages["content"] and "端口" in passages["content"]
+
+
+def test_subagent_and_schedule_offline() -> None:
+    out = _run("subagent_and_schedule.py")
+    assert "subagent: [subagent task: success," in out and "北京晴，12°C。" in out
+    assert "main: 已汇总。" in out
+    assert "delivered: [('chat-42', '今日没有未处理的事故。')]" in out  # fired once, at 09:30
+    assert "runs: ['success']" in out
+
+
+def test_subagent_and_schedule_against_an_openai_compatible_server() -> None:
+    replies = [
+        Reply(None, [("s1", "subagent_run", {"task": "查北京天气"})]),  # the main agent
+        Reply(None, [("w1", "get_weather", {"city": "北京"})]),  # the subagent
+        Reply("晴，12°C。"),  # the subagent's answer
+        Reply("北京晴。"),  # the main agent's answer
+        Reply("无事故。"),  # the scheduled run
+    ]
+    with FakeOpenAI(replies) as server:
+        out = _run("subagent_and_schedule.py", TOOLWEAVE_MODEL=f"openai-compat:{server.base_url}#m")
+    assert "晴，12°C。" in out and "main: 北京晴。" in out
+    assert "delivered: [('chat-42', '无事故。')]" in out
+    subagent_first = server.requests[1]["messages"]
+    assert not any("请让助手" in json.dumps(m, ensure_ascii=False) for m in subagent_first)
