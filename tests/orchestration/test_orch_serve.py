@@ -80,9 +80,9 @@ async def test_served_calls_are_logged_capped_and_commands_are_prompts(tmp_path:
 
 
 def test_orchestration_keys_are_validated(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match=r"\[serve\].daily_calls must be 0"):
+    with pytest.raises(ValueError, match=r"\[serve\].daily_calls: Input should be greater than or"):
         parse_config({"serve": {"daily_calls": -1}})
-    with pytest.raises(ValueError, match=r"\[serve\].query_log must be true or false"):
+    with pytest.raises(ValueError, match=r"\[serve\].query_log: Input should be a valid boolean"):
         parse_config({"serve": {"query_log": "yes"}})
     with pytest.raises(ValueError, match=r"\[serve\].commands: .* is neither a file"):
         ToolHost(parse_config({"serve": {"commands": str(tmp_path / "missing")}}))

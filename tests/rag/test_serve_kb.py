@@ -129,7 +129,8 @@ def test_kb_settings_errors_name_the_key(tmp_path: Path) -> None:
     source = tmp_path / "toolweave.toml"
     settings = kb_settings(parse_config({"kb": {"paths": ["docs"]}}, source=source))
     assert settings.resolved_paths(source) == [(tmp_path / "docs").resolve()]
-    with pytest.raises(ValueError, match=r"\[notes\]: unknown key"):
-        ToolHost(parse_config({"serve": {"providers": ["notes"]}, "notes": {"dir": "x"}}))
+    with pytest.raises(ValueError, match=r"\[notes\].dir is not a known key"):
+        parse_config({"serve": {"providers": ["notes"]}, "notes": {"dir": "x"}})
     settings = kb_settings(parse_config({"kb": {"paths": ["a"]}}, source=tmp_path / "t.toml"))
-    assert settings.paths == [tmp_path / "a"] and settings.watch and settings.max_docs == 10_000
+    assert settings.resolved_paths(tmp_path / "t.toml") == [(tmp_path / "a").resolve()]
+    assert settings.watch and settings.max_docs == 10_000
