@@ -19,6 +19,7 @@ AGENTS = {
     "weather_langchain_style.py": "",
     "weather_mcp_agent.py": "weather__",
 }
+MEMBERS = [{"name": "研究员", "role": "调研要点。"}, {"name": "writer", "role": "Write it."}]
 ANSWER = "北京现在 30°C（86°F），建议穿短袖，注意防晒。"
 
 
@@ -191,3 +192,33 @@ def test_subagent_and_schedule_against_an_openai_compatible_server() -> None:
     assert "delivered: [('chat-42', '无事故。')]" in out
     subagent_first = server.requests[1]["messages"]
     assert not any("请让助手" in json.dumps(m, ensure_ascii=False) for m in subagent_first)
+
+
+def test_team_run_offline() -> None:
+    out = _run("team_run.py")
+    assert "Team results (2 members):" in out
+    assert "member 研究员 (success): 要点：支持全国城市；结果含温度与穿衣建议。" in out
+    assert (
+        "member writer (success): 天气查询现已上线，支持全国城市。查询结果附带温度和穿衣建议。"
+        in out
+    )
+    assert out.index("member 研究员") < out.index("member writer")  # in the order given
+    assert out.strip().splitlines()[-1].startswith("final: 发布说明：")
+
+
+def test_team_run_against_an_openai_compatible_server() -> None:
+    replies = [
+        Reply(None, [("t1", "team_run", {"task": "写发布说明", "members": MEMBERS})]),  # lead
+        Reply("要点 A。"),  # the two members run at once: either may get either answer
+        Reply("要点 B。"),
+        Reply("发布说明已完成。"),  # the lead's answer
+    ]
+    with FakeOpenAI(replies) as server:
+        out = _run("team_run.py", TOOLWEAVE_MODEL=f"openai-compat:{server.base_url}#m")
+    members = [line for line in out.splitlines() if line.startswith("member ")]
+    assert [line.split(" (")[0] for line in members] == ["member 研究员", "member writer"]
+    assert sorted(line.split(": ", 1)[1] for line in members) == ["要点 A。", "要点 B。"]
+    assert out.strip().splitlines()[-1] == "final: 发布说明已完成。"
+    member_requests = [json.dumps(r["messages"], ensure_ascii=False) for r in server.requests[1:3]]
+    assert all("写发布说明" in m and "请组一个" not in m for m in member_requests)  # no history
+    assert sorted("as 研究员:" in m for m in member_requests) == [False, True]  # each its role
