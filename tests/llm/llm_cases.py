@@ -4,11 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
+
 from toolweave.llm import (
+    AnthropicModel,
     Finished,
+    GeminiModel,
     ImagePart,
     Message,
+    Model,
     ModelResponse,
+    OpenAIChatModel,
+    OpenAIResponsesModel,
     StreamEvent,
     TextDelta,
     TextPart,
@@ -73,3 +80,18 @@ def streamed_text(events: list[StreamEvent]) -> str:
 
 def ready_calls(events: list[StreamEvent]) -> list[Any]:
     return [e.call for e in events if isinstance(e, ToolCallReady)]
+
+
+ADAPTERS = {
+    "openai_chat": OpenAIChatModel,
+    "responses": OpenAIResponsesModel,
+    "anthropic": AnthropicModel,
+    "gemini": GeminiModel,
+}
+"""Each adapter by the prefix of its fixtures (`openai_chat_text.sse`, `gemini_tools.json`)."""
+
+
+def adapter(kind: str, url: str, client: httpx.AsyncClient) -> Model:
+    """The adapter `kind` pointed at a replay server, with a dummy key."""
+    model: Model = ADAPTERS[kind]("m", base_url=url, api_key="k", client=client)
+    return model

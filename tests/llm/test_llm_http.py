@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
-from llm_cases import collect, opening
+from llm_cases import ADAPTERS, adapter, collect, opening
 from llm_server import ReplayServer
 
 from toolweave.llm import (
@@ -163,37 +163,14 @@ async def test_x_should_retry_overrides_the_status_rule(
     assert len(replay.requests) == 2
 
 
-@pytest.mark.parametrize(
-    ("factory", "fixture", "tool"),
-    [
-        (
-            lambda url, c: OpenAIChatModel("m", base_url=url, api_key="k", client=c),
-            "openai_chat_tools.json",
-            "get_weather",
-        ),
-        (
-            lambda url, c: OpenAIResponsesModel("m", base_url=url, api_key="k", client=c),
-            "responses_tools.json",
-            "get_weather",
-        ),
-        (
-            lambda url, c: AnthropicModel("m", base_url=url, api_key="k", client=c),
-            "anthropic_tools.json",
-            "get_weather",
-        ),
-        (
-            lambda url, c: GeminiModel("m", base_url=url, api_key="k", client=c),
-            "gemini_tools.json",
-            "get_weather",
-        ),
-    ],
-)
+@pytest.mark.parametrize("kind", sorted(ADAPTERS))
 async def test_a_plain_json_answer_to_a_streaming_request_is_replayed_as_a_stream(
-    replay: ReplayServer, client: httpx.AsyncClient, factory: object, fixture: str, tool: str
+    replay: ReplayServer, client: httpx.AsyncClient, kind: str
 ) -> None:
     # Some OpenAI-compatible servers ignore "stream": true and send one JSON body.
+    fixture, tool = f"{kind}_tools.json", "get_weather"
     replay.json(fixture)
-    model = factory(replay.url, client)  # type: ignore[operator]
+    model = adapter(kind, replay.url, client)
     streamed_events, streamed = await collect(model.stream(ModelRequest(opening())))
     replay.json(fixture)
     whole = await model.complete(ModelRequest(opening()))

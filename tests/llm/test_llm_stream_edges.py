@@ -7,18 +7,16 @@ from typing import Any
 
 import httpx
 import pytest
-from llm_cases import TOOLS, collect, opening
+from llm_cases import TOOLS, adapter, collect, opening
 from llm_oracles import check_anthropic
 from llm_server import ReplayServer, fixture_bytes
 
 from toolweave.llm import (
     AnthropicModel,
-    GeminiModel,
     Message,
     ModelError,
     ModelRequest,
     OpenAIChatModel,
-    OpenAIResponsesModel,
     TextPart,
     ThinkingPart,
     ToolCallDelta,
@@ -85,45 +83,21 @@ def _cut(name: str, keep: int) -> bytes:
 
 
 @pytest.mark.parametrize(
-    ("factory", "fixture", "keep", "reason"),
+    ("kind", "keep", "reason"),
     [
-        (
-            lambda url, c: OpenAIChatModel("m", base_url=url, api_key="k", client=c),
-            "openai_chat_text.sse",
-            3,
-            "finish_reason",
-        ),
-        (
-            lambda url, c: OpenAIResponsesModel("m", base_url=url, api_key="k", client=c),
-            "responses_text.sse",
-            4,
-            "response.completed",
-        ),
-        (
-            lambda url, c: AnthropicModel("m", base_url=url, api_key="k", client=c),
-            "anthropic_text.sse",
-            6,
-            "message_delta",
-        ),
-        (
-            lambda url, c: GeminiModel("m", base_url=url, api_key="k", client=c),
-            "gemini_text.sse",
-            1,
-            "finishReason",
-        ),
+        ("openai_chat", 3, "finish_reason"),
+        ("responses", 4, "response.completed"),
+        ("anthropic", 6, "message_delta"),
+        ("gemini", 1, "finishReason"),
     ],
 )
 async def test_a_cut_stream_is_a_retryable_error_not_an_answer(
-    replay: ReplayServer,
-    client: httpx.AsyncClient,
-    factory: Any,
-    fixture: str,
-    keep: int,
-    reason: str,
+    replay: ReplayServer, client: httpx.AsyncClient, kind: str, keep: int, reason: str
 ) -> None:
+    fixture = f"{kind}_text.sse"
     replay.sse(_cut(fixture, keep))
     with pytest.raises(ModelError, match=reason) as caught:
-        await collect(factory(replay.url, client).stream(ModelRequest(opening())))
+        await collect(adapter(kind, replay.url, client).stream(ModelRequest(opening())))
     assert caught.value.retryable
 
 
