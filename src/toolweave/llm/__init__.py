@@ -7,11 +7,11 @@ prompted mode load on first use (PEP 562), so code that only builds messages or 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from toolweave.tools import ToolDef
 
+from .._lazy import lazy_exports
 from .messages import (
     ImagePart,
     Message,
@@ -65,17 +65,7 @@ if TYPE_CHECKING:
     from .schema_dialects import to_gemini_schema, to_openai_strict
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = [
