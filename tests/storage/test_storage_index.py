@@ -6,6 +6,8 @@ from every index, all-or-nothing writes, the dimension guard and a reopen (resta
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -144,6 +146,58 @@ async def test_a_failed_write_leaves_nothing_behind(make_index: IndexFactory) ->
         await index.write([Record("x", "one"), Record("x", "two")])
 
 
+class FlakyEmbedder(CountingEmbedder):
+    """Fails (or, with `release`, waits for it) once asked for more than `after` texts."""
+
+    def __init__(self, after: int, release: Any = None) -> None:
+        super().__init__()
+        self.after, self.release = after, release
+        self.reached = threading.Event()
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        if len(self.texts) + len(texts) > self.after and not self.reached.is_set():
+            self.reached.set()
+            if self.release is None:
+                raise RuntimeError("the embedding service went away")
+            self.release.wait()
+        return super().embed(texts)
+
+
+async def test_an_embedder_failing_mid_write_rolls_the_whole_write_back(
+    make_index: IndexFactory,
+) -> None:
+    """A bulk write embeds in chunks while earlier chunks are inserted; a failure in a later
+    chunk still leaves nothing of the write behind."""
+    index = make_index(FlakyEmbedder(after=600))
+    await index.write(DOCS[:1])
+    many = [Record(f"m{i}", f"第{i}条记忆 memory number {i}") for i in range(1000)]
+    with pytest.raises(RuntimeError, match="went away"):
+        await index.write(many, delete=[("default", "zh-ml")])
+    assert [r.id for r in await index.find()] == ["zh-ml"]
+    assert await ids(index, "memory number", mode="keyword") == []
+    await index.write(many[:10])  # and the index keeps working
+    assert await index.count() == 11
+
+
+async def test_a_cancelled_write_rolls_back_and_frees_the_database(tmp_path: Any) -> None:
+    from toolweave.storage import SQLiteTextIndex
+
+    release = threading.Event()
+    embedder = FlakyEmbedder(after=300, release=release)
+    index = SQLiteTextIndex(tmp_path / "cancel.db", embedder)
+    many = [Record(f"m{i}", f"memory number {i}") for i in range(1000)]
+    task = asyncio.ensure_future(index.write(many))
+    await asyncio.to_thread(embedder.reached.wait)  # the first chunk is in, the second embeds
+    task.cancel()
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await index.count() == 0
+    await index.write(many[:3])
+    assert await index.count() == 3
+    await index.close()
+
+
 async def test_unchanged_text_is_not_embedded_again(make_index: IndexFactory) -> None:
     embedder = CountingEmbedder()
     index = make_index(embedder)
@@ -198,7 +252,8 @@ async def test_hnsw_graphs_search_update_persist_and_rebuild(tmp_path: Any) -> N
     index = SQLiteTextIndex(path, "hash:64", hnsw_threshold=1)
     await index.write(DOCS)
     assert await ids(index, "深度学习", limit=1, mode="vector") == ["zh-ml"]
-    assert isinstance(index._matrix, HNSWVectors)
+    assert await index.build_graph() is True
+    assert isinstance(index.vectors.current, HNSWVectors)
     await index.write(delete=[("default", "zh-ml")])
     await index.write([Record("zh-new", "深度学习的新论文", collection="other")])
     assert "zh-ml" not in await ids(index, "深度学习", limit=4, mode="vector")
@@ -208,11 +263,84 @@ async def test_hnsw_graphs_search_update_persist_and_rebuild(tmp_path: Any) -> N
 
     reopened = SQLiteTextIndex(path, "hash:64", hnsw_threshold=1)
     assert await ids(reopened, "深度学习", limit=1, mode="vector", collection="other") == ["zh-new"]
-    assert reopened._hnsw_dirty is False  # loaded from disk, not rebuilt
+    assert isinstance(reopened.vectors.current, HNSWVectors)
+    assert reopened.vectors.dirty is False  # loaded from disk, not rebuilt
     writer = SQLiteTextIndex(path, "hash:64", hnsw_threshold=None)
     await writer.write([Record("en-ml", "deep learning papers", collection="other")])
     await writer.close()
     found = await ids(reopened, "deep learning papers", limit=1, mode="vector", collection="other")
-    assert found == ["en-ml"]  # another process's commit: rebuilt from the rows
-    assert reopened._hnsw_dirty is True
+    assert found == ["en-ml"]  # another process's commit: reloaded from the rows
+    assert await reopened.build_graph() is True
+    assert reopened.vectors.dirty is True
+    found = await ids(reopened, "deep learning papers", limit=1, mode="vector", collection="other")
+    assert found == ["en-ml"]
     await reopened.close()
+
+
+async def test_hnsw_graph_builds_in_the_background_and_replays_writes_made_meanwhile(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Searches stay exact while the graph builds; rows added, replaced and removed during the
+    build are in the graph (or gone from it) when it takes over."""
+    import threading
+
+    from toolweave.storage import SQLiteTextIndex
+    from toolweave.storage.hnsw import HNSWVectors
+    from toolweave.storage.vectors import VectorMatrix
+
+    started, release = threading.Event(), threading.Event()
+    original_add = HNSWVectors.add
+
+    def gated_add(self: HNSWVectors, *args: Any) -> None:
+        if threading.current_thread().name == "toolweave-hnsw":
+            started.set()
+            release.wait()
+        original_add(self, *args)
+
+    monkeypatch.setattr(HNSWVectors, "add", gated_add)
+    index = SQLiteTextIndex(tmp_path / "bg.db", "hash:64", hnsw_threshold=len(DOCS))
+    await index.write(DOCS)
+    assert await ids(index, "深度学习", limit=1, mode="vector") == ["zh-ml"]
+    await asyncio.to_thread(started.wait)  # the build is running, held at its first chunk
+    assert isinstance(index.vectors.current, VectorMatrix)
+    await index.write([Record("zh-new", "强化学习的新论文"), Record("en-py", "Rust is fast")])
+    await index.write(delete=[("default", "zh-cat")])
+    assert await ids(index, "强化学习的新论文", limit=1, mode="vector") == ["zh-new"]
+    release.set()
+    assert await index.build_graph() is True
+    assert isinstance(index.vectors.current, HNSWVectors)
+    assert await ids(index, "强化学习的新论文", limit=1, mode="vector") == ["zh-new"]
+    assert await ids(index, "Rust is fast", limit=1, mode="vector") == ["en-py"]
+    found = await ids(index, "猫在沙发上睡觉", limit=5, mode="vector")
+    assert "zh-cat" not in found and len(found) == 4
+    await index.close()
+
+
+async def test_a_common_term_is_ranked_among_its_newest_matches_a_rare_one_in_full(
+    tmp_path: Any,
+) -> None:
+    """Keyword search ranks at most `rank_cap` matches of a common term (the newest), but
+    every match of a rare term, so an old exact name is found however common the rest is."""
+    from toolweave.storage import SQLiteTextIndex
+
+    index = SQLiteTextIndex(tmp_path / "cap.db", "hash:64", rank_cap=10)
+    old = [Record("old-zh", "张伟 喜欢 乌龙茶"), Record("old-en", "Zorblax likes tea")]
+    common = [Record(f"n{i}", f"大家 喜欢 乌龙茶 tea number {i}") for i in range(50)]
+    await index.write(old)
+    await index.write(common)
+    assert [h.record.id for h in await index.keyword_search("张伟 乌龙茶", limit=1)] == ["old-zh"]
+    assert [h.record.id for h in await index.keyword_search("Zorblax tea", limit=1)] == ["old-en"]
+    # No record has both terms: the rare one's match still ranks first.
+    found = await index.keyword_search("Zorblax 乌龙茶", limit=3)
+    assert found[0].record.id == "old-en"
+    newest = await index.keyword_search("乌龙茶", limit=5)
+    assert {h.record.id for h in newest} <= {f"n{i}" for i in range(40, 50)}
+    # A filter that rejects the newest matches widens the bound until enough pass.
+    await index.write([Record("u2", "乌龙茶 for the other user", collection="u2")])
+    others = [Record(f"o{i}", f"乌龙茶 other user note {i}", collection="u3") for i in range(30)]
+    await index.write(others)
+    found = await index.keyword_search("乌龙茶", limit=3, collection="u2")
+    assert [h.record.id for h in found] == ["u2"]
+    found = await index.keyword_search("乌龙茶", limit=3, where=None)
+    assert len(found) == 3 and all(h.record.collection == "default" for h in found)
+    await index.close()

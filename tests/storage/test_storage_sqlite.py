@@ -76,3 +76,19 @@ def test_reentrant_call_is_refused_not_deadlocked(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match="inside one of its own callbacks"):
         db.run_sync(lambda c: db.run_sync(lambda c2: None))
     db.close_sync()
+
+
+def test_cache_and_checkpoint_are_named_settings_with_defaults(tmp_path: Path) -> None:
+    from toolweave.storage.sqlite import DEFAULT_CACHE_MB, DEFAULT_CHECKPOINT_PAGES
+
+    def pragmas(db: SQLiteDatabase) -> tuple[int, int]:
+        cache = db.run_sync(lambda c: c.execute("PRAGMA cache_size").fetchone()[0])
+        pages = db.run_sync(lambda c: c.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
+        return int(cache), int(pages)
+
+    db = SQLiteDatabase(tmp_path / "defaults.db", schema=SCHEMA)
+    assert pragmas(db) == (-DEFAULT_CACHE_MB * 1024, DEFAULT_CHECKPOINT_PAGES)
+    db.close_sync()
+    db = SQLiteDatabase(tmp_path / "small.db", cache_mb=2, checkpoint_pages=1000)
+    assert pragmas(db) == (-2048, 1000)
+    db.close_sync()

@@ -8,9 +8,12 @@ indexed equality and `as_of=` a pair of range filters, on every backend.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import mimetypes
+import os
+import time
 from datetime import datetime
 from pathlib import PurePath
 from typing import Any
@@ -31,9 +34,21 @@ FOREVER = 253402300799.0
 INDEXED_FIELDS = ("content_hash", "memory_type")
 
 
+@functools.lru_cache(maxsize=4096)
 def content_hash(content: str) -> str:
-    """Identical content, up to surrounding and repeated whitespace, hashes the same."""
+    """Identical content, up to surrounding and repeated whitespace, hashes the same.
+
+    Cached: one write asks for each memory's hash several times (deduplication, the record)."""
     return hashlib.sha256(" ".join(content.split()).encode()).hexdigest()
+
+
+def new_id() -> str:
+    """A UUIDv7 in hex: time-ordered, so new rows append to the id index instead of landing
+    at random places in it (which costs a page write per row in a large store)."""
+    value = (time.time_ns() // 1_000_000) << 80 | int.from_bytes(os.urandom(10))
+    value = value & ~(0xF << 76) | 0x7 << 76  # version 7
+    value = value & ~(0x3 << 62) | 0x2 << 62  # RFC 9562 variant
+    return f"{value:032x}"
 
 
 def infer_modality(file_path: str) -> Modality:

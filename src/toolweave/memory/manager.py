@@ -11,7 +11,6 @@ but working memory survives a restart. Semantic memories carry their relations, 
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -172,7 +171,7 @@ class MemoryManager:
         if kind == "semantic" and not parsed:
             parsed = extract_relations(content)
         return MemoryItem(
-            id=uuid.uuid4().hex,
+            id=_codec.new_id(),
             content=content,
             memory_type=kind,
             importance=check_importance(importance),

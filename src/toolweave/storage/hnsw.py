@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-DEFAULT_HNSW_THRESHOLD = 200_000
+DEFAULT_HNSW_THRESHOLD = 50_000
 """Vectors in a store from which `SQLiteTextIndex` searches an HNSW graph (if usearch is
 installed) instead of scanning a matrix."""
 HNSW_CONNECTIVITY = 16

@@ -142,12 +142,14 @@ class FusedSearch:
         check_limit(limit)
         check_mode(mode)
         none: list[Hit] = []
-        keyword, vector = await asyncio.gather(
-            self.keyword_search(query, limit=limit, collection=collection, where=where)
-            if mode != "vector"
-            else _nothing(none),
+        # The vector search starts first: its quick bookkeeping query then goes ahead of the
+        # keyword query in SQLite's queue, and its embedding and scan overlap the keyword one.
+        vector, keyword = await asyncio.gather(
             self.vector_search(query, limit=limit, collection=collection, where=where)
             if mode != "keyword"
+            else _nothing(none),
+            self.keyword_search(query, limit=limit, collection=collection, where=where)
+            if mode != "vector"
             else _nothing(none),
         )
         return fuse_hits(keyword, vector, limit)

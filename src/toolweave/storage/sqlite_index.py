@@ -9,23 +9,25 @@ Four structures per index, written in one transaction so they never disagree:
   to a LIKE scan;
 - `<name>_meta`: the embedder name and dimension the vectors were made with; opening the file
   with another embedder is a `DimensionMismatch`, never silently wrong vectors.
-Vectors are searched by a `VectorMatrix` loaded on the first vector search; another process's
-commit (seen through `PRAGMA data_version`) makes the next search reload it.
+Vectors are searched in memory (`LiveVectors`: an exact matrix, an HNSW graph past
+`hnsw_threshold`), loaded on the first vector search and reloaded after another process's commit.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import queue
 import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ._live_vectors import LiveVectors
 from .embedders import Embedder, load_embedder
 from .errors import DimensionMismatch
-from .hnsw import DEFAULT_HNSW_THRESHOLD, HNSWVectors, hnsw_available
+from .hnsw import DEFAULT_HNSW_THRESHOLD
 from .index import (
     DEFAULT_COLLECTION,
     DEFAULT_OVERSAMPLE,
@@ -40,9 +42,15 @@ from .index import (
     check_where,
 )
 from .sqlite import SQLiteDatabase
-from .text import TRIGRAM_MIN_CHARS, fts5_match, has_cjk, like_pattern, query_terms, segmented
-from .vectors import VectorMatrix
+from .text import TRIGRAM_MIN_CHARS, fts5_match, fts_text, has_cjk, like_pattern, query_terms
 
+DEFAULT_RANK_CAP = 1_000
+"""Matches of a common term (or of all terms) that keyword search ranks: the newest ones. FTS5
+computes bm25 for every match it orders (~1 µs each), so ranking all 300,000 matches of a word
+in a 1M store would cost 300 ms; a rare term (at most this many matches) is always ranked whole.
+"""
+_PIPELINE_CHUNK = 256
+"""Records per embedding call in a write (the SQLite thread inserts one while the next embeds)."""
 _CHUNK = 500
 """Ids per `IN (...)` list (SQLite allows 32,766 parameters; smaller lists plan better)."""
 
@@ -90,7 +98,8 @@ class SQLiteTextIndex(FusedSearch):
     `indexed_fields` are payload fields given a B-tree index (per collection), for equality
     filters a store runs on every write (a content hash, a type). From `hnsw_threshold`
     vectors on, and if usearch is installed, vector search uses HNSW graphs (saved beside the
-    file) instead of an exact scan; None keeps the exact scan at any size.
+    file) instead of an exact scan; None keeps the exact scan at any size. `rank_cap` bounds
+    how many matches of a common term keyword search ranks (`DEFAULT_RANK_CAP`).
     """
 
     def __init__(
@@ -102,10 +111,12 @@ class SQLiteTextIndex(FusedSearch):
         oversample: int = DEFAULT_OVERSAMPLE,
         indexed_fields: Sequence[str] = (),
         hnsw_threshold: int | None = DEFAULT_HNSW_THRESHOLD,
+        rank_cap: int = DEFAULT_RANK_CAP,
     ) -> None:
         self.name = check_name(name)
         self.embedder = load_embedder(embedder)
         self.oversample = oversample
+        self.rank_cap = rank_cap
         self._owns_db = not isinstance(db, SQLiteDatabase)
         self.db = db if isinstance(db, SQLiteDatabase) else SQLiteDatabase(db)
         check_where(dict.fromkeys(indexed_fields))
@@ -117,13 +128,9 @@ class SQLiteTextIndex(FusedSearch):
         self.db.run_sync(lambda conn: conn.executescript(script))
         self._checked = False
         self.hnsw_threshold = hnsw_threshold
-        self._matrix: VectorMatrix | HNSWVectors | None = None
-        self._hnsw_dirty = False
-        self._data_version: int | None = None
-        self._matrix_lock = asyncio.Lock()
-        # Vector searches and updates run in worker threads (a scan or a graph insert takes
-        # milliseconds to seconds); this lock keeps them from interleaving.
-        self._vectors_lock = threading.Lock()
+        self.vectors = LiveVectors(
+            self.db, name, self.embedder.dim, self.embedder.name, hnsw_threshold
+        )
 
     # -- dimension bookkeeping ---------------------------------------------------------------
 
@@ -154,91 +161,121 @@ class SQLiteTextIndex(FusedSearch):
     async def write(
         self, upsert: Sequence[Record] = (), delete: Sequence[tuple[str, str]] = ()
     ) -> None:
-        import numpy as np
+        """Add or replace `upsert` and remove `delete`, in one transaction.
 
+        Embedding is pipelined with the inserts: a worker thread embeds `_PIPELINE_CHUNK`
+        records at a time while the SQLite thread segments and inserts the chunks already
+        embedded, so the two overlap instead of adding up. A record whose text is unchanged
+        keeps its stored vector. Any failure, the embedder's included, rolls the
+        whole write back.
+        """
         await self._ready()
-        t = self.name
         keys = check_unique(upsert)
-
-        def existing(conn: sqlite3.Connection) -> dict[tuple[str, str], tuple[str, bytes]]:
-            found: dict[tuple[str, str], tuple[str, bytes]] = {}
-            for collection, id_ in keys:
-                row = conn.execute(
-                    f"SELECT text, vector FROM {t} WHERE collection = ? AND id = ?",
-                    (collection, id_),
-                ).fetchone()
-                if row is not None:
-                    found[(collection, id_)] = (row[0], row[1])
-            return found
-
-        known = await self.db.run(existing) if keys else {}
         texts = {(r.collection, r.id): r.text for r in upsert}
-        vectors = {k: blob for k, (text, blob) in known.items() if text == texts[k]}
-        todo = [r for r in upsert if (r.collection, r.id) not in vectors]
-        # Segmenting (jieba) and embedding both run off the loop, side by side.
-        words, fresh = await asyncio.gather(
-            asyncio.to_thread(lambda: [segmented(r.text) for r in upsert]),
-            asyncio.to_thread(self.embedder.embed, [r.text for r in todo]),
-        )
-        for record, row in zip(todo, fresh, strict=True):
-            vectors[(record.collection, record.id)] = np.asarray(row, np.float32).tobytes()
+        known = await self.db.run(lambda c: self._rows_by_key(c, keys, ", text, vector"))
+        reuse = {k: row[2] for k, row in known.items() if row[1] == texts[k]}
+        chunks = [upsert[i : i + _PIPELINE_CHUNK] for i in range(0, len(upsert), _PIPELINE_CHUNK)]
+        embedded: queue.SimpleQueue[list[bytes] | BaseException] = queue.SimpleQueue()
+        stop = threading.Event()
+
+        def embed_chunks() -> None:
+            for chunk in chunks:
+                if stop.is_set():  # the write was cancelled: make its transaction roll back
+                    embedded.put(asyncio.CancelledError())
+                    return
+                try:
+                    embedded.put(self._vector_blobs(chunk, reuse))
+                except BaseException as exc:  # handed to the transaction, which rolls back
+                    embedded.put(exc)
+                    return
+
+        embedding = asyncio.ensure_future(asyncio.to_thread(embed_chunks))
+        t = self.name
 
         def apply(conn: sqlite3.Connection) -> tuple[list[int], list[tuple[int, str, bytes]]]:
-            removed: list[int] = []
+            old = self._rows_by_key(conn, [*delete, *keys], "")
+            removed = sorted({row[0] for row in old.values()})
+            for table in (t, f"{t}_words", f"{t}_tri"):
+                conn.executemany(f"DELETE FROM {table} WHERE rowid = ?", [(r,) for r in removed])
+            rowid = int(conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {t}").fetchone()[0])
             added: list[tuple[int, str, bytes]] = []
-            for collection, id_ in delete:
-                rowid = self._remove(conn, collection, id_)
-                if rowid is not None:
-                    removed.append(rowid)
-            for record, segmented_words in zip(upsert, words, strict=True):
-                old = self._remove(conn, record.collection, record.id)
-                if old is not None:
-                    removed.append(old)
-                blob = vectors[(record.collection, record.id)]
-                cursor = conn.execute(
-                    f"INSERT INTO {t} (collection, id, text, payload, vector) VALUES (?,?,?,?,?)",
-                    (record.collection, record.id, record.text, _dumps(record.payload), blob),
+            for chunk in chunks:
+                blobs = embedded.get()
+                if isinstance(blobs, BaseException):
+                    raise blobs
+                rowids = range(rowid + 1, rowid + 1 + len(chunk))
+                rowid += len(chunk)
+                conn.executemany(
+                    f"INSERT INTO {t} (rowid, collection, id, text, payload, vector)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    [
+                        (n, r.collection, r.id, r.text, _dumps(r.payload), b)
+                        for n, r, b in zip(rowids, chunk, blobs, strict=True)
+                    ],
                 )
-                rowid = int(cursor.lastrowid or 0)
-                conn.execute(
-                    f"INSERT INTO {t}_words (rowid, words) VALUES (?, ?)", (rowid, segmented_words)
+                conn.executemany(
+                    f"INSERT INTO {t}_words (rowid, words) VALUES (?, ?)",
+                    [(n, fts_text(r.text)) for n, r in zip(rowids, chunk, strict=True)],
                 )
-                conn.execute(
-                    f"INSERT INTO {t}_tri (rowid, text) VALUES (?, ?)", (rowid, record.text)
+                conn.executemany(
+                    f"INSERT INTO {t}_tri (rowid, text) VALUES (?, ?)",
+                    [(n, r.text) for n, r in zip(rowids, chunk, strict=True)],
                 )
-                added.append((rowid, record.collection, blob))
+                added.extend(
+                    (n, r.collection, b) for n, r, b in zip(rowids, chunk, blobs, strict=True)
+                )
             return removed, added
 
-        removed, added = await self.db.transaction(apply)
-        await asyncio.to_thread(self._apply_to_matrix, removed, added)
+        try:
+            removed, added = await self.db.transaction(apply)
+        finally:
+            stop.set()
+            await embedding
+        await asyncio.to_thread(self.vectors.apply, removed, added)
 
-    def _remove(self, conn: sqlite3.Connection, collection: str, id_: str) -> int | None:
-        t = self.name
-        row = conn.execute(
-            f"SELECT rowid FROM {t} WHERE collection = ? AND id = ?", (collection, id_)
-        ).fetchone()
-        if row is None:
-            return None
-        rowid = int(row[0])
-        for table in (t, f"{t}_words", f"{t}_tri"):
-            conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
-        return rowid
-
-    def _apply_to_matrix(self, removed: list[int], added: list[tuple[int, str, bytes]]) -> None:
+    def _vector_blobs(
+        self, chunk: Sequence[Record], reuse: dict[tuple[str, str], bytes]
+    ) -> list[bytes]:
+        """float32 BLOBs for a chunk of records: stored ones reused, the rest embedded."""
         import numpy as np
 
-        with self._vectors_lock:
-            matrix = self._matrix
-            if matrix is None:
-                return
-            self._hnsw_dirty = isinstance(matrix, HNSWVectors)
-            matrix.remove(removed)
-            if added:
-                matrix.add(
-                    [a[0] for a in added],
-                    [a[1] for a in added],
-                    np.frombuffer(b"".join(a[2] for a in added), np.float32),
+        todo = [r.text for r in chunk if (r.collection, r.id) not in reuse]
+        fresh = np.asarray(self.embedder.embed(todo), np.float32) if todo else None
+        dim = self.embedder.dim
+        if fresh is not None and fresh.shape != (len(todo), dim):
+            raise DimensionMismatch(
+                f"embedder {self.embedder.name!r} returned vectors of shape {fresh.shape}"
+                f" for {len(todo)} texts; the index expects dim {dim}"
+            )
+        blobs, position = [], 0
+        for record in chunk:
+            blob = reuse.get((record.collection, record.id))
+            if blob is None:
+                assert fresh is not None
+                blob = fresh[position].tobytes()
+                position += 1
+            blobs.append(blob)
+        return blobs
+
+    def _rows_by_key(
+        self, conn: sqlite3.Connection, keys: Sequence[tuple[str, str]], columns: str
+    ) -> dict[tuple[str, str], tuple[Any, ...]]:
+        """(rowid, *columns) of the rows with these (collection, id) keys, by key."""
+        by_collection: dict[str, list[str]] = {}
+        for collection, id_ in keys:
+            by_collection.setdefault(collection, []).append(id_)
+        found: dict[tuple[str, str], tuple[Any, ...]] = {}
+        for collection, ids in by_collection.items():
+            for start in range(0, len(ids), _CHUNK):
+                chunk = ids[start : start + _CHUNK]
+                rows = conn.execute(
+                    f"SELECT id, rowid{columns} FROM {self.name} WHERE collection = ?"
+                    f" AND id IN ({', '.join('?' * len(chunk))})",
+                    [collection, *chunk],
                 )
+                for id_, *rest in rows:
+                    found[(collection, id_)] = tuple(rest)
+        return found
 
     async def delete_where(
         self, collection: str = DEFAULT_COLLECTION, where: Where | None = None
@@ -259,7 +296,7 @@ class SQLiteTextIndex(FusedSearch):
             return rowids
 
         rowids = await self.db.transaction(apply)
-        await asyncio.to_thread(self._apply_to_matrix, rowids, [])
+        await asyncio.to_thread(self.vectors.apply, rowids, [])
         return len(rowids)
 
     # -- reads -------------------------------------------------------------------------------
@@ -326,7 +363,13 @@ class SQLiteTextIndex(FusedSearch):
         collection: str = DEFAULT_COLLECTION,
         where: Where | None = None,
     ) -> list[Hit]:
-        """Words (bm25), then substrings (trigram, bm25), then short-term LIKE matches."""
+        """Words (bm25), then substrings (trigram, bm25), then short-term LIKE matches.
+
+        Each index is asked in levels, best matches first: every term (AND), then the rare
+        terms (at most `rank_cap` matches each, all ranked, so an exact name or number is
+        never lost), then any term among the newest `rank_cap` matches. bm25 costs time per
+        match it ranks, so a term common to half the store costs what a rare one does.
+        """
         terms = query_terms(query)
         if not terms:
             return []
@@ -340,46 +383,101 @@ class SQLiteTextIndex(FusedSearch):
         def read(conn: sqlite3.Connection) -> list[Record]:
             seen: dict[str, Record] = {}
 
-            def ranked(table: str, match: str) -> None:
-                # FTS5 ranks fastest with ORDER BY rank LIMIT n in the virtual table itself;
-                # filters apply afterwards, so widen n until enough pass or matches run out.
-                want = limit * self.oversample
-                while True:
-                    rows = conn.execute(
-                        f"{base} JOIN (SELECT rowid, rank FROM {table} WHERE {table} MATCH ?"
-                        f" ORDER BY rank LIMIT ?) m ON m.rowid = r.rowid"
-                        f" WHERE r.collection = ?{clause} ORDER BY m.rank",
-                        [match, want, collection, *params],
-                    ).fetchall()
-                    matched = conn.execute(
-                        f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ?"
-                        " LIMIT ?)",
-                        [match, want],
-                    ).fetchone()[0]
-                    if len(rows) + len(seen) >= limit or matched < want:
-                        break
-                    want *= 8
+            def take(rows: list[tuple[str, str, str]]) -> None:
                 for id_, text, payload in rows:
                     if id_ not in seen and len(seen) < limit:
                         seen[id_] = Record(id_, text, json.loads(payload), collection)
 
-            ranked(f"{t}_words", fts5_match(terms))
-            if long_pieces and len(seen) < limit:
-                ranked(f"{t}_tri", fts5_match(long_pieces))
+            for table, words in ((f"{t}_words", terms), (f"{t}_tri", long_pieces)):
+                if words and len(seen) < limit:
+                    for level in self._levels(conn, table, words):
+                        needed = limit - len(seen)
+                        take(
+                            self._ranked(conn, table, level, needed, [collection, *params], clause)
+                        )
+                        if len(seen) >= limit:
+                            break
             for term in short:
                 if len(seen) >= limit:
                     break
-                rows = conn.execute(
-                    f"{base} WHERE r.text LIKE ? ESCAPE '\\' AND r.collection = ?{clause}"
-                    " ORDER BY r.rowid DESC LIMIT ?",
-                    [like_pattern(term), collection, *params, limit],
-                ).fetchall()
-                for id_, text, payload in rows:
-                    if id_ not in seen and len(seen) < limit:
-                        seen[id_] = Record(id_, text, json.loads(payload), collection)
+                take(
+                    conn.execute(
+                        f"{base} WHERE r.text LIKE ? ESCAPE '\\' AND r.collection = ?{clause}"
+                        " ORDER BY r.rowid DESC LIMIT ?",
+                        [like_pattern(term), collection, *params, limit],
+                    ).fetchall()
+                )
             return list(seen.values())
 
         return [Hit(r, 0.0, keyword_rank=i) for i, r in enumerate(await self.db.run(read), start=1)]
+
+    def _levels(
+        self, conn: sqlite3.Connection, table: str, terms: list[str]
+    ) -> list[tuple[str, bool]]:
+        """The MATCH expressions to rank, best first, each with whether it is bounded."""
+        cap = self.rank_cap
+        rare = [
+            term
+            for term in terms
+            if conn.execute(
+                f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)",
+                [fts5_match([term]), cap + 1],
+            ).fetchone()[0]
+            <= cap
+        ]
+        levels = [(fts5_match(terms, "AND"), True)] if len(terms) > 1 else []
+        if rare:
+            levels.append((fts5_match(rare), False))
+        if len(rare) < len(terms):
+            levels.append((fts5_match(terms), True))
+        return levels
+
+    def _ranked(
+        self,
+        conn: sqlite3.Connection,
+        table: str,
+        level: tuple[str, bool],
+        needed: int,
+        params: list[Any],
+        clause: str,
+    ) -> list[tuple[str, str, str]]:
+        """The best `needed` rows that pass the filter among the matches of one level (the
+        newest `rank_cap` matches if it is bounded), widened while the filter rejects too many.
+        """
+        match, bounded = level
+        want, cap = needed * self.oversample, self.rank_cap
+        while True:
+            row = (
+                conn.execute(
+                    f"SELECT rowid FROM {table} WHERE {table} MATCH ?"
+                    " ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                    [match, cap - 1],
+                ).fetchone()
+                if bounded
+                else None
+            )
+            floor = int(row[0]) if row else 0
+            # FTS5 ranks fastest with ORDER BY rank LIMIT n in the virtual table itself;
+            # filters apply afterwards.
+            rows = conn.execute(
+                f"SELECT r.id, r.text, r.payload FROM {self.name} r JOIN (SELECT rowid, rank"
+                f" FROM {table} WHERE {table} MATCH ? AND rowid >= ? ORDER BY rank LIMIT ?) m"
+                f" ON m.rowid = r.rowid WHERE r.collection = ?{clause} ORDER BY m.rank",
+                [match, floor, want, *params],
+            ).fetchall()
+            if len(rows) >= needed:
+                return rows
+            matched = conn.execute(
+                f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ?"
+                " AND rowid >= ? LIMIT ?)",
+                [match, floor, want],
+            ).fetchone()[0]
+            if matched == want:
+                want *= 8
+            elif floor > 0:
+                cap *= 8
+            else:
+                return rows
 
     async def vector_search(
         self,
@@ -390,18 +488,16 @@ class SQLiteTextIndex(FusedSearch):
         where: Where | None = None,
     ) -> list[Hit]:
         await self._ready()
-        matrix = await self._loaded_matrix()
+        await self.vectors.loaded()
         clause, params = _sql_where(where)
         vector = (await asyncio.to_thread(self.embedder.embed, [query]))[0]
         want = limit * self.oversample if clause else limit
         t = self.name
 
-        def nearest(want: int) -> tuple[list[tuple[int, float]], int]:
-            with self._vectors_lock:
-                return matrix.search(vector, want, collection), matrix.count(collection)
-
         while True:
-            candidates, available = await asyncio.to_thread(nearest, want)
+            candidates, available = await asyncio.to_thread(
+                self.vectors.search, vector, want, collection
+            )
             scores = dict(candidates)
             rowids = list(scores)
 
@@ -426,63 +522,16 @@ class SQLiteTextIndex(FusedSearch):
         found.sort(key=lambda pair: -scores[pair[0]])
         return [Hit(r, scores[rowid], vector_score=scores[rowid]) for rowid, r in found[:limit]]
 
-    async def _loaded_matrix(self) -> VectorMatrix | HNSWVectors:
-        import numpy as np
-
-        async with self._matrix_lock:
-            version = int(
-                await self.db.run(lambda c: c.execute("PRAGMA data_version").fetchone()[0])
-            )
-            if self._matrix is not None and version == self._data_version:
-                return self._matrix
-            dim = self.embedder.dim
-            t = self.name
-            fingerprint = await self.db.run(self._fingerprint)
-            matrix: VectorMatrix | HNSWVectors
-            use_hnsw = (
-                self.hnsw_threshold is not None
-                and fingerprint[0] >= self.hnsw_threshold
-                and self.db.path != ":memory:"
-                and hnsw_available()
-            )
-            loaded = HNSWVectors.load(self._hnsw_dir, dim, fingerprint) if use_hnsw else None
-            if loaded is not None:
-                matrix, self._hnsw_dirty = loaded, False
-            else:
-                matrix = HNSWVectors(dim) if use_hnsw else VectorMatrix(dim)
-                self._hnsw_dirty = use_hnsw
-
-                def load(conn: sqlite3.Connection) -> None:
-                    cursor = conn.execute(f"SELECT rowid, collection, vector FROM {t}")
-                    while batch := cursor.fetchmany(20_000):
-                        matrix.add(
-                            [b[0] for b in batch],
-                            [b[1] for b in batch],
-                            np.frombuffer(b"".join(b[2] for b in batch), np.float32),
-                        )
-
-                await self.db.run(load)
-            self._matrix = matrix
-            self._data_version = version
-            return matrix
-
-    @property
-    def _hnsw_dir(self) -> Path:
-        return Path(f"{self.db.path}.{self.name}.hnsw")
-
-    def _fingerprint(self, conn: sqlite3.Connection) -> list[Any]:
-        """What identifies the rows an HNSW graph was built from (replacing a row changes it)."""
-        count, top, total = conn.execute(
-            f"SELECT count(*), coalesce(max(rowid), 0), total(rowid) FROM {self.name}"
-        ).fetchone()
-        return [int(count), int(top), float(total), self.embedder.name]
+    async def build_graph(self) -> bool:
+        """Build the HNSW graph now (or wait for the background build) instead of searching
+        exactly until it is ready; False if this index searches exactly (fewer vectors than
+        `hnsw_threshold`, usearch not installed, or an in-memory database)."""
+        await self._ready()
+        return await self.vectors.build_graph()
 
     async def close(self) -> None:
         """Save HNSW graphs changed since they were loaded, then release the file."""
-        if isinstance(self._matrix, HNSWVectors) and self._hnsw_dirty:
-            fingerprint = await self.db.run(self._fingerprint)
-            await asyncio.to_thread(self._matrix.save, self._hnsw_dir, fingerprint)
-        self._matrix = None
+        await self.vectors.close()
         if self._owns_db:
             await self.db.close()
 

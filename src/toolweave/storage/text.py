@@ -11,7 +11,6 @@ at import; its chatty logger is silenced.
 
 from __future__ import annotations
 
-import logging
 import re
 import threading
 from collections.abc import Iterable
@@ -123,11 +122,9 @@ def _jieba() -> Any:
     global _JIEBA
     with _JIEBA_LOCK:
         if _JIEBA is None:
-            import jieba
+            import rjieba
 
-            jieba.setLogLevel(logging.WARNING)
-            jieba.initialize()
-            _JIEBA = jieba
+            _JIEBA = rjieba
     return _JIEBA
 
 
@@ -136,23 +133,36 @@ def segment(text: str) -> list[str]:
 
     Search mode also yields the parts of long words ("清华大学" -> 清华, 大学, 清华大学), so a
     two-character query word finds the four-character word that contains it. Only the CJK runs
-    go through jieba (pure Python, the slow part of indexing); everything else is a regex.
+    go through jieba; everything else is a regex.
     """
+    if not has_cjk(text):
+        return [w.lower() for w in WORD.findall(text)]
     words: list[str] = []
-    for run in _CJK_RUN.split(text):
-        if not run:
-            continue
-        if has_cjk(run):
-            for piece in _jieba().cut_for_search(run):
-                words.extend(w.lower() for w in WORD.findall(piece))
-        else:
-            words.extend(w.lower() for w in WORD.findall(run))
-    return words
+    # split() with one group alternates: text between runs (even), a CJK run (odd).
+    for position, part in enumerate(_CJK_RUN.split(text)):
+        if position % 2:
+            words.extend(WORD.findall(" ".join(_jieba().cut_for_search(part, True))))
+        elif part:
+            words.extend(WORD.findall(part))
+    return [w.lower() for w in words]
 
 
 def segmented(text: str) -> str:
-    """`segment(text)` joined by spaces: the column FTS5 (unicode61) and tsvector index."""
+    """`segment(text)` joined by spaces: the column a `simple` tsvector indexes."""
     return " ".join(segment(text))
+
+
+def fts_text(text: str) -> str:
+    """What an FTS5 unicode61 column indexes to find the words `segment(text)` finds: the text
+    with each CJK run replaced by its jieba words. unicode61 splits and folds case itself, so
+    text without CJK goes in as it is, with no Python work per word (ingest pays for this)."""
+    if not has_cjk(text):
+        return text
+    return _CJK_RUN.sub(_segmented_run, text)
+
+
+def _segmented_run(run: re.Match[str]) -> str:
+    return " " + " ".join(_jieba().cut_for_search(run.group(), True)) + " "
 
 
 def query_terms(query: str) -> list[str]:
@@ -167,9 +177,9 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(content or words))
 
 
-def fts5_match(terms: Iterable[str]) -> str:
-    """An FTS5 MATCH expression that ORs the terms, each quoted (no query syntax injection)."""
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+def fts5_match(terms: Iterable[str], operator: Literal["OR", "AND"] = "OR") -> str:
+    """An FTS5 MATCH expression joining the terms, each quoted (no query syntax injection)."""
+    return f" {operator} ".join('"' + term.replace('"', '""') + '"' for term in terms)
 
 
 def like_pattern(term: str) -> str:

@@ -33,6 +33,7 @@ class VectorMatrix:
         self._slot: dict[int, int] = {}
         self._size = 0
         self._collections: dict[str, int] = {}
+        self._snapshots = 0
 
     def __len__(self) -> int:
         return len(self._slot)
@@ -67,7 +68,11 @@ class VectorMatrix:
             slot = self._slot.pop(int(rowid), None)
             if slot is not None:
                 self._codes[slot] = -1
-        if self._size > 2 * _INITIAL_CAPACITY and len(self._slot) < self._size // 2:
+        if (
+            self._size > 2 * _INITIAL_CAPACITY
+            and len(self._slot) < self._size // 2
+            and not self._snapshots
+        ):
             self._compact()
 
     def _compact(self) -> None:
@@ -104,6 +109,28 @@ class VectorMatrix:
         top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
         top = top[np.argsort(-scores[top], kind="stable")]
         return [(int(self._rowids[i]), float(scores[i])) for i in top if mask[i]]
+
+    def snapshot(self) -> tuple[Any, Any, Any, dict[int, str]]:
+        """Row ids, collection codes (-1: removed), vectors and code names as of now, without
+        copying the vectors: rows are only appended, and compaction waits for
+        `release_snapshot()`."""
+        self._snapshots += 1
+        size = self._size
+        names = {code: name for name, code in self._collections.items()}
+        return self._rowids[:size].copy(), self._codes[:size].copy(), self._vectors[:size], names
+
+    def release_snapshot(self) -> None:
+        self._snapshots = max(0, self._snapshots - 1)
+
+    def rows(self, rowids: Sequence[int]) -> tuple[list[int], list[str], Any]:
+        """The live rows among `rowids`: their ids, collections and vectors."""
+        names = {code: name for name, code in self._collections.items()}
+        slots = [(int(r), self._slot[int(r)]) for r in rowids if int(r) in self._slot]
+        return (
+            [r for r, _ in slots],
+            [names[int(self._codes[s])] for _, s in slots],
+            self._vectors[[s for _, s in slots]],
+        )
 
     def count(self, collection: str) -> int:
         code = self._collections.get(collection)
