@@ -166,8 +166,8 @@ class FlakyEmbedder(CountingEmbedder):
 async def test_an_embedder_failing_mid_write_rolls_the_whole_write_back(
     make_index: IndexFactory,
 ) -> None:
-    """A bulk write embeds in chunks while earlier chunks are inserted; a failure in a later
-    chunk still leaves nothing of the write behind."""
+    """An embedder that fails partway through a bulk write (here: past 600 texts) leaves
+    nothing of the write behind, deletions included."""
     index = make_index(FlakyEmbedder(after=600))
     await index.write(DOCS[:1])
     many = [Record(f"m{i}", f"第{i}条记忆 memory number {i}") for i in range(1000)]
@@ -187,7 +187,7 @@ async def test_a_cancelled_write_rolls_back_and_frees_the_database(tmp_path: Any
     index = SQLiteTextIndex(tmp_path / "cancel.db", embedder)
     many = [Record(f"m{i}", f"memory number {i}") for i in range(1000)]
     task = asyncio.ensure_future(index.write(many))
-    await asyncio.to_thread(embedder.reached.wait)  # the first chunk is in, the second embeds
+    await asyncio.to_thread(embedder.reached.wait)  # cancelled while the embedder works
     task.cancel()
     release.set()
     with pytest.raises(asyncio.CancelledError):
@@ -316,6 +316,35 @@ async def test_hnsw_graph_builds_in_the_background_and_replays_writes_made_meanw
     await index.close()
 
 
+async def test_a_saved_graph_is_never_taken_for_rows_it_does_not_hold(tmp_path: Any) -> None:
+    """Replacing the newest row reuses its row id (count, max and sum stay the same), and a
+    graph saved by a process that missed another's write would look current: the write
+    counter in the fingerprint and the check at close keep both from being loaded."""
+    from toolweave.storage import SQLiteTextIndex
+
+    path = tmp_path / "fp.db"
+    index = SQLiteTextIndex(path, "hash:64", hnsw_threshold=1)
+    await index.write(DOCS)
+    assert await index.build_graph() is True
+    await index.close()  # saves the graph
+    writer = SQLiteTextIndex(path, "hash:64", hnsw_threshold=None)
+    await writer.write([Record("en-db", "Qdrant clusters vectors")])  # the newest row, replaced
+    reopened = SQLiteTextIndex(path, "hash:64", hnsw_threshold=1)
+    assert await ids(reopened, "Qdrant clusters vectors", limit=1, mode="vector") == ["en-db"]
+    assert await reopened.build_graph() is True
+    assert reopened.vectors.dirty is True  # built again from the rows, not the stale file
+    await reopened.write([Record("zh-new", "新的记忆")])
+    await writer.write([Record("late", "written by another process after the graph")])
+    await reopened.close()  # its graph lacks "late": not saved as current
+    await writer.close()
+    again = SQLiteTextIndex(path, "hash:64", hnsw_threshold=1)
+    found = await ids(again, "written by another process after the graph", limit=1, mode="vector")
+    assert found == ["late"]
+    assert await again.build_graph() is True
+    assert again.vectors.dirty is True
+    await again.close()
+
+
 async def test_a_common_term_is_ranked_among_its_newest_matches_a_rare_one_in_full(
     tmp_path: Any,
 ) -> None:
@@ -323,6 +352,8 @@ async def test_a_common_term_is_ranked_among_its_newest_matches_a_rare_one_in_fu
     every match of a rare term, so an old exact name is found however common the rest is."""
     from toolweave.storage import SQLiteTextIndex
 
+    with pytest.raises(ValueError, match="rank_cap"):
+        SQLiteTextIndex(tmp_path / "zero.db", "hash:64", rank_cap=0)
     index = SQLiteTextIndex(tmp_path / "cap.db", "hash:64", rank_cap=10)
     old = [Record("old-zh", "张伟 喜欢 乌龙茶"), Record("old-en", "Zorblax likes tea")]
     common = [Record(f"n{i}", f"大家 喜欢 乌龙茶 tea number {i}") for i in range(50)]

@@ -8,7 +8,6 @@ indexed equality and `as_of=` a pair of range filters, on every backend.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import mimetypes
@@ -34,11 +33,8 @@ FOREVER = 253402300799.0
 INDEXED_FIELDS = ("content_hash", "memory_type")
 
 
-@functools.lru_cache(maxsize=4096)
 def content_hash(content: str) -> str:
-    """Identical content, up to surrounding and repeated whitespace, hashes the same.
-
-    Cached: one write asks for each memory's hash several times (deduplication, the record)."""
+    """Identical content, up to surrounding and repeated whitespace, hashes the same."""
     return hashlib.sha256(" ".join(content.split()).encode()).hexdigest()
 
 
@@ -74,7 +70,8 @@ def check_metadata(metadata: Any) -> dict[str, Any]:
     return dict(metadata)
 
 
-def to_record(item: MemoryItem) -> Record:
+def to_record(item: MemoryItem, hashed: str | None = None) -> Record:
+    """The item as an index record; `hashed` is its `content_hash` if already computed."""
     valid_to = item.valid_to.timestamp() if item.valid_to else FOREVER
     payload: dict[str, Any] = {
         "memory_type": item.memory_type,
@@ -83,7 +80,7 @@ def to_record(item: MemoryItem) -> Record:
         "valid_from": item.timestamp.timestamp(),
         "valid_to": valid_to,
         "superseded_by": item.superseded_by,
-        "content_hash": content_hash(item.content),
+        "content_hash": hashed or content_hash(item.content),
         "metadata": item.metadata,
         "relations": [r.as_list() for r in item.relations],
         "modality": item.metadata.get("modality"),

@@ -215,8 +215,8 @@ class MemoryManager:
     async def _add_items(self, items: Sequence[MemoryItem]) -> list[str]:
         ids: list[str] = []
         persisted: dict[str, MemoryItem] = {}
-        hashes = {_codec.content_hash(i.content) for i in items if i.memory_type != "working"}
-        existing = await self._existing_by_hash(hashes)
+        hashes = {i.id: _codec.content_hash(i.content) for i in items if i.memory_type != "working"}
+        existing = await self._existing_by_hash(set(hashes.values()))
         graph = (
             await self._graph_view() if any(i.memory_type == "semantic" for i in items) else None
         )
@@ -229,7 +229,7 @@ class MemoryManager:
                     self.working.put(item)
                 ids.append(found.id if found else item.id)
                 continue
-            key = (item.memory_type, _codec.content_hash(item.content))
+            key = (item.memory_type, hashes[item.id])
             if key in existing:
                 ids.append(existing[key])
                 continue
@@ -240,7 +240,10 @@ class MemoryManager:
                 for old_id in graph.conflicts(item.relations, self.exclusive_predicates):
                     superseded[old_id] = superseded.get(old_id) or await self._required(old_id)
                     superseded[old_id].valid_to, superseded[old_id].superseded_by = now, item.id
-        upserts = [_codec.to_record(i) for i in [*superseded.values(), *persisted.values()]]
+        upserts = [
+            _codec.to_record(i, hashes.get(i.id))
+            for i in [*superseded.values(), *persisted.values()]
+        ]
         if upserts:
             await self.index.write(upserts)
         if graph is not None:

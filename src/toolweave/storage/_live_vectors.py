@@ -2,12 +2,16 @@
 
 They load on the first vector search (an exact `VectorMatrix`), follow this index's own writes
 as they commit, and reload when another process commits (seen through `PRAGMA data_version`).
+Loading and applying a write both run on the database's worker thread, so they happen in
+commit order and no write can fall between reading the rows and installing what was read.
+
 From `hnsw_threshold` vectors on, an HNSW graph takes over from the exact scan, which reads
-every vector per query (10 ms at 100k, 100 ms at 1M). Building the graph takes ~25 s per 100k
-vectors on 2 cores, so it happens in a background thread while the exact matrix keeps
+every vector per query (10 ms at 100k, 100 ms at 1M). Building the graph takes seconds to a
+minute or two on 2 cores, so it happens in a background thread while the exact matrix keeps
 answering; the writes made meanwhile are replayed onto the graph before it takes over. The
-graph is saved beside the file on close, with a fingerprint of the rows it holds, and loaded
-instead of rebuilt next time if the rows still match.
+graph is saved beside the file on close, with a fingerprint of the rows it holds (including a
+counter every write transaction bumps, so a replaced row cannot pass for the old one), and
+loaded instead of rebuilt next time if the fingerprint still matches.
 """
 
 from __future__ import annotations
@@ -27,9 +31,20 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+WRITES_KEY = "writes"
+"""The `<table>_meta` row every write transaction increments (part of the graph fingerprint)."""
 _BUILD_CHUNK = 5_000
 """Vectors added to a graph between checks of the stop flag (a close waits at most one chunk)."""
 _LOAD_BATCH = 20_000
+
+
+def count_write(conn: sqlite3.Connection, table: str) -> None:
+    """Bump the write counter; call inside every transaction that changes `table`'s rows."""
+    conn.execute(
+        f"INSERT INTO {table}_meta (key, value) VALUES (?, '1') ON CONFLICT (key)"
+        " DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+        (WRITES_KEY,),
+    )
 
 
 class LiveVectors:
@@ -53,11 +68,12 @@ class LiveVectors:
         self.dirty = False
         self._data_version: int | None = None
         self._load_lock = asyncio.Lock()
-        # Searches, writes and the graph's takeover run in worker threads; this lock keeps
-        # them from interleaving.
+        # Searches run in worker threads, writes and loads on the database's thread, the
+        # graph's takeover in the builder thread; this lock keeps them from interleaving.
         self._lock = threading.Lock()
         self._generation = 0
         self._builder: threading.Thread | None = None
+        self._build_failed = False
         self._stop = threading.Event()
         self._touched: set[int] = set()
 
@@ -70,17 +86,22 @@ class LiveVectors:
             self.hnsw_threshold is not None
             and count >= self.hnsw_threshold
             and self.db.path != ":memory:"
+            and not self._build_failed
             and hnsw_available()
         )
 
     def fingerprint(self, conn: sqlite3.Connection) -> list[Any]:
-        """What identifies the rows a graph was built from (replacing a row changes it)."""
+        """What identifies the rows a graph was built from."""
         count, top, total = conn.execute(
             f"SELECT count(*), coalesce(max(rowid), 0), total(rowid) FROM {self.table}"
         ).fetchone()
-        return [int(count), int(top), float(total), self.embedder_name]
+        row = conn.execute(
+            f"SELECT value FROM {self.table}_meta WHERE key = ?", (WRITES_KEY,)
+        ).fetchone()
+        writes = int(row[0]) if row else 0
+        return [int(count), int(top), float(total), writes, self.embedder_name]
 
-    # -- loading --------------------------------------------------------------------------------
+    # -- loading (the database's thread) --------------------------------------------------------
 
     async def loaded(self) -> VectorMatrix | HNSWVectors:
         """The vectors as of the last commit, by anyone; loaded (or reloaded) if need be."""
@@ -91,51 +112,51 @@ class LiveVectors:
             if self.current is not None and version == self._data_version:
                 return self.current
             await self._stop_builder()
-            fingerprint = await self.db.run(self.fingerprint)
-            graph = None
-            if self._graph_wanted(fingerprint[0]):
-                graph = await asyncio.to_thread(
-                    HNSWVectors.load, self.graph_path, self.dim, fingerprint
+            return await self.db.run(self._load)
+
+    def _load(self, conn: sqlite3.Connection) -> VectorMatrix | HNSWVectors:
+        self._build_failed = False  # new rows: worth another try
+        version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+        fingerprint = self.fingerprint(conn)
+        matrix: VectorMatrix | HNSWVectors | None = None
+        if self._graph_wanted(fingerprint[0]):
+            matrix = HNSWVectors.load(self.graph_path, self.dim, fingerprint)
+        if matrix is None:
+            import numpy as np
+
+            matrix = VectorMatrix(self.dim)
+            cursor = conn.execute(f"SELECT rowid, collection, vector FROM {self.table}")
+            while batch := cursor.fetchmany(_LOAD_BATCH):
+                matrix.add(
+                    [b[0] for b in batch],
+                    [b[1] for b in batch],
+                    np.frombuffer(b"".join(b[2] for b in batch), np.float32),
                 )
-            matrix: VectorMatrix | HNSWVectors
-            if graph is not None:
-                matrix = graph
-            else:
-                matrix = VectorMatrix(self.dim)
-                await self.db.run(lambda conn: self._read_rows(conn, matrix))
-            with self._lock:
-                self.current, self.dirty = matrix, False
-                self._data_version = version
-                self._generation += 1
-                self._maybe_build()
-            return matrix
+        with self._lock:
+            self.current, self.dirty = matrix, False
+            self._data_version = version
+            self._generation += 1
+            self._maybe_build()
+        return matrix
 
-    def _read_rows(self, conn: sqlite3.Connection, matrix: VectorMatrix) -> None:
-        import numpy as np
-
-        cursor = conn.execute(f"SELECT rowid, collection, vector FROM {self.table}")
-        while batch := cursor.fetchmany(_LOAD_BATCH):
-            matrix.add(
-                [b[0] for b in batch],
-                [b[1] for b in batch],
-                np.frombuffer(b"".join(b[2] for b in batch), np.float32),
-            )
-
-    # -- searching and writing (worker threads) -------------------------------------------------
+    # -- searching (worker threads) and writing (the database's thread) -------------------------
 
     def search(self, query: Any, k: int, collection: str) -> tuple[list[tuple[int, float]], int]:
         """The `k` nearest (row id, cosine) pairs in `collection`, and how many it holds."""
         with self._lock:
-            assert self.current is not None
+            if self.current is None:  # closed meanwhile
+                return [], 0
             return self.current.search(query, k, collection), self.current.count(collection)
 
     def apply(self, removed: list[int], added: list[tuple[int, str, bytes]]) -> None:
-        """A committed write: rows removed, rows (row id, collection, vector BLOB) added."""
+        """A write that just committed: rows removed, rows (row id, collection, BLOB) added.
+
+        Runs on the database's thread right after COMMIT, so writes apply in commit order."""
         import numpy as np
 
         with self._lock:
             vectors = self.current
-            if vectors is None:
+            if vectors is None:  # not loaded yet: the first search reads these rows
                 return
             if self._builder is not None:
                 self._touched.update(removed)
@@ -150,10 +171,10 @@ class LiveVectors:
                 )
             self._maybe_build()
 
-    # -- the graph ------------------------------------------------------------------------------
+    # -- the graph (a background thread) --------------------------------------------------------
 
     def _maybe_build(self) -> None:
-        """Start building a graph in the background if the exact matrix has grown enough."""
+        """Start building a graph if the exact matrix has grown enough (holding `_lock`)."""
         matrix = self.current
         if (
             self._builder is not None
@@ -175,21 +196,37 @@ class LiveVectors:
     def _build(
         self, generation: int, rowids: Any, codes: Any, vectors: Any, names: dict[int, str]
     ) -> None:
+        graph: HNSWVectors | None = None
         try:
-            self._build_graph(generation, rowids, codes, vectors, names)
+            graph = self._built_graph(rowids, codes, vectors, names)
         except Exception:  # the exact matrix keeps answering; say why there is no graph
             logger.exception("building the HNSW graph for %s failed", self.graph_path)
-            with self._lock:
-                if isinstance(self.current, VectorMatrix):
-                    self.current.release_snapshot()
+            self._build_failed = True
+        with self._lock:
+            if self._builder is not threading.current_thread():
+                return  # stopped: `_stop_builder` released the snapshot
+            self._builder = None
+            matrix = self.current
+            if not isinstance(matrix, VectorMatrix):
+                return
+            matrix.release_snapshot()
+            touched, self._touched = sorted(self._touched), set()
+            if graph is None or self._stop.is_set() or generation != self._generation:
+                return
+            # Writes committed while the graph was built: replay them from the matrix.
+            graph.remove(touched)
+            rowids, collections, fresh = matrix.rows(touched)
+            if rowids:
+                graph.add(rowids, collections, fresh)
+            self.current, self.dirty = graph, True
 
-    def _build_graph(
-        self, generation: int, rowids: Any, codes: Any, vectors: Any, names: dict[int, str]
-    ) -> None:
+    def _built_graph(
+        self, rowids: Any, codes: Any, vectors: Any, names: dict[int, str]
+    ) -> HNSWVectors | None:
         graph = HNSWVectors(self.dim)
         for start in range(0, len(rowids), _BUILD_CHUNK):
             if self._stop.is_set():
-                return
+                return None
             end = start + _BUILD_CHUNK
             live = codes[start:end] >= 0
             graph.add(
@@ -197,50 +234,47 @@ class LiveVectors:
                 [names[int(c)] for c in codes[start:end][live]],
                 vectors[start:end][live],
             )
-        with self._lock:
-            matrix = self.current
-            if (
-                self._stop.is_set()
-                or generation != self._generation
-                or not isinstance(matrix, VectorMatrix)
-            ):
-                return
-            # Writes committed while the graph was built: replay them from the matrix.
-            touched = sorted(self._touched)
-            graph.remove(touched)
-            rowids, collections, fresh = matrix.rows(touched)
-            if rowids:
-                graph.add(rowids, collections, fresh)
-            self.current, self.dirty = graph, True
-            matrix.release_snapshot()
-            self._builder = None
+        return graph
 
     async def build_graph(self) -> bool:
         """Wait for the HNSW graph (starting its build if the store is large enough); False if
         this index searches exactly (below the threshold, no usearch, or in memory)."""
         await self.loaded()
-        with self._lock:
-            self._maybe_build()
-            builder = self._builder
+
+        def start() -> threading.Thread | None:
+            with self._lock:
+                self._maybe_build()
+                return self._builder
+
+        builder = await asyncio.to_thread(start)
         if builder is not None:
             await asyncio.to_thread(builder.join)
         return isinstance(self.current, HNSWVectors)
 
     async def _stop_builder(self) -> None:
-        builder = self._builder
-        if builder is None:
-            return
-        self._stop.set()
-        await asyncio.to_thread(builder.join)
         with self._lock:
+            builder, self._builder = self._builder, None
+            if builder is None:
+                return
+            self._stop.set()
             if isinstance(self.current, VectorMatrix):
                 self.current.release_snapshot()
-            self._builder = None
+        await asyncio.to_thread(builder.join)
 
     async def close(self) -> None:
-        """Stop a build still running, and save a graph changed since it was loaded."""
-        await self._stop_builder()
-        if isinstance(self.current, HNSWVectors) and self.dirty:
-            fingerprint = await self.db.run(self.fingerprint)
-            await asyncio.to_thread(self.current.save, self.graph_path, fingerprint)
-        self.current = None
+        """Stop a build still running, and save a graph changed since it was loaded (unless
+        another process wrote since, which the graph would not hold)."""
+        async with self._load_lock:
+            await self._stop_builder()
+            graph = self.current
+            if isinstance(graph, HNSWVectors) and self.dirty:
+
+                def state(conn: sqlite3.Connection) -> tuple[int, list[Any]]:
+                    version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+                    return version, self.fingerprint(conn)
+
+                version, fingerprint = await self.db.run(state)
+                if version == self._data_version:
+                    await asyncio.to_thread(graph.save, self.graph_path, fingerprint)
+            with self._lock:
+                self.current = None

@@ -1,15 +1,17 @@
-"""Approximate vector search with usearch HNSW graphs, for stores past ~200k vectors.
+"""Approximate vector search with usearch HNSW graphs, for stores past 50k vectors.
 
 An exact scan reads every vector on every query: 100 MB at 100k 256-dim vectors, 1 GB at 1M,
 which memory bandwidth turns into tens to hundreds of milliseconds. An HNSW graph visits a few
-thousand instead (~0.5 ms at 100k, recall@20 ~0.98 with these settings, measured on WordLlama
-vectors). It costs a build (~30 s per 100k vectors on 2 cores), so the graph is saved next to
-the database with a fingerprint of the rows it holds and reloaded when the rows still match;
-any other state (another process wrote, a crash before saving) rebuilds it from the vectors.
+thousand instead (~0.5 ms at 100k; recall@20 ~0.98 with these settings on WordLlama vectors of
+varied text, 0.90 on benchmarks/memory_scale.py's template sentences, which are near-duplicates).
+It costs a build (3-7 s per 100k vectors on 2 cores, in the background: see `_live_vectors`),
+so the graph is saved next to the database with a fingerprint of the rows it holds and
+reloaded when the rows still match; any other state (another process wrote, a crash before
+saving) rebuilds it from the vectors.
 
 `HNSWVectors` has the same interface as `VectorMatrix`, one graph per collection (so a search
 never filters by collection), half-precision vectors, inner-product metric on unit vectors.
-Optional: `pip install 'toolweave[hnsw]'` (usearch).
+usearch comes with `pip install 'toolweave[memory]'`; without it every search is exact.
 """
 
 from __future__ import annotations

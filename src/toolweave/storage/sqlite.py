@@ -100,9 +100,18 @@ class SQLiteDatabase:
         """Run `fn(connection)` on the worker thread (autocommit: one statement, one commit)."""
         return await asyncio.wrap_future(self._submit(fn))
 
-    async def transaction(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run `fn(connection)` inside BEGIN IMMEDIATE ... COMMIT; any error rolls it all back."""
-        return await asyncio.wrap_future(self._submit(self._in_transaction(fn)))
+    async def transaction(
+        self,
+        fn: Callable[[sqlite3.Connection], T],
+        *,
+        after_commit: Callable[[T], None] | None = None,
+    ) -> T:
+        """Run `fn(connection)` inside BEGIN IMMEDIATE ... COMMIT; any error rolls it all back.
+
+        `after_commit(result)` runs on the worker thread right after COMMIT, before anything
+        queued behind it, and even if the caller was cancelled meanwhile: what mirrors the
+        database in memory (an index's vectors) stays in commit order and never misses one."""
+        return await asyncio.wrap_future(self._submit(self._in_transaction(fn, after_commit)))
 
     async def close(self) -> None:
         """Close the connection and stop the worker thread; later calls raise."""
@@ -117,7 +126,7 @@ class SQLiteDatabase:
         return self._submit(fn).result()
 
     def transaction_sync(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        return self._submit(self._in_transaction(fn)).result()
+        return self._submit(self._in_transaction(fn, None)).result()
 
     def close_sync(self) -> None:
         if self._closed:
@@ -135,7 +144,9 @@ class SQLiteDatabase:
         return self._executor.submit(fn, self._db)
 
     @staticmethod
-    def _in_transaction(fn: Callable[[sqlite3.Connection], T]) -> Callable[[sqlite3.Connection], T]:
+    def _in_transaction(
+        fn: Callable[[sqlite3.Connection], T], after_commit: Callable[[T], None] | None
+    ) -> Callable[[sqlite3.Connection], T]:
         def wrapped(db: sqlite3.Connection) -> T:
             db.execute("BEGIN IMMEDIATE")
             try:
@@ -148,6 +159,8 @@ class SQLiteDatabase:
             except sqlite3.Error:
                 db.execute("ROLLBACK")  # never leave the connection inside a transaction
                 raise
+            if after_commit is not None:
+                after_commit(result)
             return result
 
         return wrapped

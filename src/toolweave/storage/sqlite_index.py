@@ -17,14 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import queue
 import sqlite3
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ._live_vectors import LiveVectors
+from ._live_vectors import LiveVectors, count_write
 from .embedders import Embedder, load_embedder
 from .errors import DimensionMismatch
 from .hnsw import DEFAULT_HNSW_THRESHOLD
@@ -49,8 +47,6 @@ DEFAULT_RANK_CAP = 1_000
 computes bm25 for every match it orders (~1 µs each), so ranking all 300,000 matches of a word
 in a 1M store would cost 300 ms; a rare term (at most this many matches) is always ranked whole.
 """
-_PIPELINE_CHUNK = 256
-"""Records per embedding call in a write (the SQLite thread inserts one while the next embeds)."""
 _CHUNK = 500
 """Ids per `IN (...)` list (SQLite allows 32,766 parameters; smaller lists plan better)."""
 
@@ -116,7 +112,7 @@ class SQLiteTextIndex(FusedSearch):
         self.name = check_name(name)
         self.embedder = load_embedder(embedder)
         self.oversample = oversample
-        self.rank_cap = rank_cap
+        self.rank_cap = check_limit(rank_cap, name="rank_cap")
         self._owns_db = not isinstance(db, SQLiteDatabase)
         self.db = db if isinstance(db, SQLiteDatabase) else SQLiteDatabase(db)
         check_where(dict.fromkeys(indexed_fields))
@@ -163,33 +159,20 @@ class SQLiteTextIndex(FusedSearch):
     ) -> None:
         """Add or replace `upsert` and remove `delete`, in one transaction.
 
-        Embedding is pipelined with the inserts: a worker thread embeds `_PIPELINE_CHUNK`
-        records at a time while the SQLite thread segments and inserts the chunks already
-        embedded, so the two overlap instead of adding up. A record whose text is unchanged
-        keeps its stored vector. Any failure, the embedder's included, rolls the
-        whole write back.
+        The embedder and the preparation of the rows (segmentation, JSON) run side by side in
+        worker threads before the transaction, which then only inserts: it never waits for an
+        embedder (a remote one could hold the write lock for seconds). A record whose text is
+        unchanged keeps its stored vector. Any failure rolls the whole write back.
         """
         await self._ready()
         keys = check_unique(upsert)
         texts = {(r.collection, r.id): r.text for r in upsert}
         known = await self.db.run(lambda c: self._rows_by_key(c, keys, ", text, vector"))
         reuse = {k: row[2] for k, row in known.items() if row[1] == texts[k]}
-        chunks = [upsert[i : i + _PIPELINE_CHUNK] for i in range(0, len(upsert), _PIPELINE_CHUNK)]
-        embedded: queue.SimpleQueue[list[bytes] | BaseException] = queue.SimpleQueue()
-        stop = threading.Event()
-
-        def embed_chunks() -> None:
-            for chunk in chunks:
-                if stop.is_set():  # the write was cancelled: make its transaction roll back
-                    embedded.put(asyncio.CancelledError())
-                    return
-                try:
-                    embedded.put(self._vector_blobs(chunk, reuse))
-                except BaseException as exc:  # handed to the transaction, which rolls back
-                    embedded.put(exc)
-                    return
-
-        embedding = asyncio.ensure_future(asyncio.to_thread(embed_chunks))
+        rows, blobs = await asyncio.gather(
+            asyncio.to_thread(_prepared, upsert),
+            asyncio.to_thread(self._vector_blobs, upsert, reuse),
+        )
         t = self.name
 
         def apply(conn: sqlite3.Connection) -> tuple[list[int], list[tuple[int, str, bytes]]]:
@@ -197,46 +180,31 @@ class SQLiteTextIndex(FusedSearch):
             removed = sorted({row[0] for row in old.values()})
             for table in (t, f"{t}_words", f"{t}_tri"):
                 conn.executemany(f"DELETE FROM {table} WHERE rowid = ?", [(r,) for r in removed])
-            rowid = int(conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {t}").fetchone()[0])
-            added: list[tuple[int, str, bytes]] = []
-            for chunk in chunks:
-                blobs = embedded.get()
-                if isinstance(blobs, BaseException):
-                    raise blobs
-                rowids = range(rowid + 1, rowid + 1 + len(chunk))
-                rowid += len(chunk)
-                conn.executemany(
-                    f"INSERT INTO {t} (rowid, collection, id, text, payload, vector)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    [
-                        (n, r.collection, r.id, r.text, _dumps(r.payload), b)
-                        for n, r, b in zip(rowids, chunk, blobs, strict=True)
-                    ],
-                )
-                conn.executemany(
-                    f"INSERT INTO {t}_words (rowid, words) VALUES (?, ?)",
-                    [(n, fts_text(r.text)) for n, r in zip(rowids, chunk, strict=True)],
-                )
-                conn.executemany(
-                    f"INSERT INTO {t}_tri (rowid, text) VALUES (?, ?)",
-                    [(n, r.text) for n, r in zip(rowids, chunk, strict=True)],
-                )
-                added.extend(
-                    (n, r.collection, b) for n, r, b in zip(rowids, chunk, blobs, strict=True)
-                )
+            top = int(conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {t}").fetchone()[0])
+            rowids = range(top + 1, top + 1 + len(upsert))
+            conn.executemany(
+                f"INSERT INTO {t} (rowid, collection, id, text, payload, vector)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                [(n, *row[:4], b) for n, row, b in zip(rowids, rows, blobs, strict=True)],
+            )
+            conn.executemany(
+                f"INSERT INTO {t}_words (rowid, words) VALUES (?, ?)",
+                [(n, row[4]) for n, row in zip(rowids, rows, strict=True)],
+            )
+            conn.executemany(
+                f"INSERT INTO {t}_tri (rowid, text) VALUES (?, ?)",
+                [(n, row[2]) for n, row in zip(rowids, rows, strict=True)],
+            )
+            count_write(conn, t)
+            added = [(n, r.collection, b) for n, r, b in zip(rowids, upsert, blobs, strict=True)]
             return removed, added
 
-        try:
-            removed, added = await self.db.transaction(apply)
-        finally:
-            stop.set()
-            await embedding
-        await asyncio.to_thread(self.vectors.apply, removed, added)
+        await self.db.transaction(apply, after_commit=lambda done: self.vectors.apply(*done))
 
     def _vector_blobs(
         self, chunk: Sequence[Record], reuse: dict[tuple[str, str], bytes]
     ) -> list[bytes]:
-        """float32 BLOBs for a chunk of records: stored ones reused, the rest embedded."""
+        """float32 BLOBs for the records: stored ones reused, the rest embedded (checked)."""
         import numpy as np
 
         todo = [r.text for r in chunk if (r.collection, r.id) not in reuse]
@@ -293,10 +261,10 @@ class SQLiteTextIndex(FusedSearch):
             ]
             for table in (t, f"{t}_words", f"{t}_tri"):
                 conn.executemany(f"DELETE FROM {table} WHERE rowid = ?", [(r,) for r in rowids])
+            count_write(conn, t)
             return rowids
 
-        rowids = await self.db.transaction(apply)
-        await asyncio.to_thread(self.vectors.apply, rowids, [])
+        rowids = await self.db.transaction(apply, after_commit=lambda r: self.vectors.apply(r, []))
         return len(rowids)
 
     # -- reads -------------------------------------------------------------------------------
@@ -391,10 +359,8 @@ class SQLiteTextIndex(FusedSearch):
             for table, words in ((f"{t}_words", terms), (f"{t}_tri", long_pieces)):
                 if words and len(seen) < limit:
                     for level in self._levels(conn, table, words):
-                        needed = limit - len(seen)
-                        take(
-                            self._ranked(conn, table, level, needed, [collection, *params], clause)
-                        )
+                        filters = [collection, *params]
+                        take(self._ranked(conn, table, level, limit, seen, filters, clause))
                         if len(seen) >= limit:
                             break
             for term in short:
@@ -437,15 +403,17 @@ class SQLiteTextIndex(FusedSearch):
         conn: sqlite3.Connection,
         table: str,
         level: tuple[str, bool],
-        needed: int,
+        limit: int,
+        seen: dict[str, Record],
         params: list[Any],
         clause: str,
     ) -> list[tuple[str, str, str]]:
-        """The best `needed` rows that pass the filter among the matches of one level (the
-        newest `rank_cap` matches if it is bounded), widened while the filter rejects too many.
-        """
+        """The best rows not in `seen` that pass the filter among the matches of one level (the
+        newest `rank_cap` matches if it is bounded), enough to bring `seen` to `limit`, widened
+        while the filter (or `seen`) rejects too many."""
         match, bounded = level
-        want, cap = needed * self.oversample, self.rank_cap
+        needed = limit - len(seen)
+        want, cap = limit * self.oversample, self.rank_cap
         while True:
             row = (
                 conn.execute(
@@ -465,7 +433,7 @@ class SQLiteTextIndex(FusedSearch):
                 f" ON m.rowid = r.rowid WHERE r.collection = ?{clause} ORDER BY m.rank",
                 [match, floor, want, *params],
             ).fetchall()
-            if len(rows) >= needed:
+            if sum(1 for row in rows if row[0] not in seen) >= needed:
                 return rows
             matched = conn.execute(
                 f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ?"
@@ -534,6 +502,11 @@ class SQLiteTextIndex(FusedSearch):
         await self.vectors.close()
         if self._owns_db:
             await self.db.close()
+
+
+def _prepared(records: Sequence[Record]) -> list[tuple[str, str, str, str, str]]:
+    """(collection, id, text, payload JSON, words column) for each record."""
+    return [(r.collection, r.id, r.text, _dumps(r.payload), fts_text(r.text)) for r in records]
 
 
 def _dumps(payload: dict[str, Any]) -> str:

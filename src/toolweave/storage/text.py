@@ -5,8 +5,9 @@ to cut Chinese into words, and they must agree: a chunk the knowledge base sizes
 must be 500 tokens to the session budget too. So the CJK character class, the token estimate,
 jieba segmentation and the FTS5 query builder are defined here, once.
 
-jieba is imported, and its dictionary (~1 s, 50 MB) loaded, on the first segmentation, never
-at import; its chatty logger is silenced.
+The segmenter is rjieba (jieba-rs: jieba's dictionary and search-mode cut in Rust, 13x faster
+than jieba's pure Python, word for word the same; a test holds it to jieba). It is imported,
+and its dictionary loaded (~0.1 s), on the first segmentation, never at import.
 """
 
 from __future__ import annotations
