@@ -345,6 +345,33 @@ async def test_a_saved_graph_is_never_taken_for_rows_it_does_not_hold(tmp_path: 
     await again.close()
 
 
+async def test_a_failed_vector_update_after_commit_reloads_instead_of_raising(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The write has committed when the in-memory vectors take it; if that fails, the caller
+    is not told the write failed, and the next search reads the vectors from the rows."""
+    from toolweave.storage import SQLiteTextIndex
+    from toolweave.storage.vectors import VectorMatrix
+
+    index = SQLiteTextIndex(tmp_path / "apply.db", "hash:64", hnsw_threshold=None)
+    await index.write(DOCS)
+    assert await ids(index, "深度学习", limit=1, mode="vector") == ["zh-ml"]  # loaded
+    original = VectorMatrix.add
+    failures = iter([RuntimeError("out of memory")])
+
+    def failing_add(self: VectorMatrix, *args: Any) -> None:
+        error = next(failures, None)
+        if error is not None:
+            raise error
+        original(self, *args)
+
+    monkeypatch.setattr(VectorMatrix, "add", failing_add)
+    await index.write([Record("zh-new", "强化学习的新论文")])  # does not raise
+    assert "reloading" in caplog.text
+    assert await ids(index, "强化学习的新论文", limit=1, mode="vector") == ["zh-new"]
+    await index.close()
+
+
 async def test_a_common_term_is_ranked_among_its_newest_matches_a_rare_one_in_full(
     tmp_path: Any,
 ) -> None:

@@ -74,7 +74,9 @@ class LiveVectors:
         self._generation = 0
         self._builder: threading.Thread | None = None
         self._build_failed = False
-        self._stop = threading.Event()
+        # Set while a reload or close is under way: no build may start until `_load` ends.
+        self._suspended = False
+        self._stop = threading.Event()  # the running build's own stop flag
         self._touched: set[int] = set()
 
     @property
@@ -115,9 +117,9 @@ class LiveVectors:
             return await self.db.run(self._load)
 
     def _load(self, conn: sqlite3.Connection) -> VectorMatrix | HNSWVectors:
-        self._build_failed = False  # new rows: worth another try
-        version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+        # The fingerprint first: a commit after it changes the version, so it is never missed.
         fingerprint = self.fingerprint(conn)
+        version = int(conn.execute("PRAGMA data_version").fetchone()[0])
         matrix: VectorMatrix | HNSWVectors | None = None
         if self._graph_wanted(fingerprint[0]):
             matrix = HNSWVectors.load(self.graph_path, self.dim, fingerprint)
@@ -136,6 +138,7 @@ class LiveVectors:
             self.current, self.dirty = matrix, False
             self._data_version = version
             self._generation += 1
+            self._suspended = self._build_failed = False
             self._maybe_build()
         return matrix
 
@@ -151,25 +154,33 @@ class LiveVectors:
     def apply(self, removed: list[int], added: list[tuple[int, str, bytes]]) -> None:
         """A write that just committed: rows removed, rows (row id, collection, BLOB) added.
 
-        Runs on the database's thread right after COMMIT, so writes apply in commit order."""
+        Runs on the database's thread right after COMMIT, so writes apply in commit order. It
+        never raises (the write has committed): on failure the vectors are dropped and the
+        next search reloads them from the rows."""
         import numpy as np
 
         with self._lock:
             vectors = self.current
             if vectors is None:  # not loaded yet: the first search reads these rows
                 return
-            if self._builder is not None:
-                self._touched.update(removed)
-                self._touched.update(a[0] for a in added)
-            self.dirty = self.dirty or isinstance(vectors, HNSWVectors)
-            vectors.remove(removed)
-            if added:
-                vectors.add(
-                    [a[0] for a in added],
-                    [a[1] for a in added],
-                    np.frombuffer(b"".join(a[2] for a in added), np.float32),
-                )
-            self._maybe_build()
+            try:
+                if self._builder is not None:
+                    self._touched.update(removed)
+                    self._touched.update(a[0] for a in added)
+                self.dirty = self.dirty or isinstance(vectors, HNSWVectors)
+                vectors.remove(removed)
+                if added:
+                    vectors.add(
+                        [a[0] for a in added],
+                        [a[1] for a in added],
+                        np.frombuffer(b"".join(a[2] for a in added), np.float32),
+                    )
+                self._maybe_build()
+            except Exception:
+                logger.exception("updating the vectors of %s failed; reloading", self.table)
+                self.current, self._data_version = None, None
+                self._stop.set()
+                self._builder = None
 
     # -- the graph (a background thread) --------------------------------------------------------
 
@@ -178,40 +189,55 @@ class LiveVectors:
         matrix = self.current
         if (
             self._builder is not None
+            or self._suspended
             or not isinstance(matrix, VectorMatrix)
             or not self._graph_wanted(len(matrix))
         ):
             return
         rowids, codes, vectors, names = matrix.snapshot()
         self._touched = set()
-        self._stop.clear()
-        self._builder = threading.Thread(
+        self._stop = stop = threading.Event()
+        builder = threading.Thread(
             target=self._build,
-            args=(self._generation, rowids, codes, vectors, names),
+            args=(self._generation, stop, rowids, codes, vectors, names),
             name="toolweave-hnsw",
             daemon=True,
         )
-        self._builder.start()
+        self._builder = builder
+        try:
+            builder.start()
+        except BaseException:
+            self._builder = None
+            matrix.release_snapshot()
+            raise
 
     def _build(
-        self, generation: int, rowids: Any, codes: Any, vectors: Any, names: dict[int, str]
+        self,
+        generation: int,
+        stop: threading.Event,
+        rowids: Any,
+        codes: Any,
+        vectors: Any,
+        names: dict[int, str],
     ) -> None:
         graph: HNSWVectors | None = None
+        failed = False
         try:
-            graph = self._built_graph(rowids, codes, vectors, names)
+            graph = self._built_graph(stop, rowids, codes, vectors, names)
         except Exception:  # the exact matrix keeps answering; say why there is no graph
             logger.exception("building the HNSW graph for %s failed", self.graph_path)
-            self._build_failed = True
+            failed = True
         with self._lock:
             if self._builder is not threading.current_thread():
                 return  # stopped: `_stop_builder` released the snapshot
             self._builder = None
+            self._build_failed = self._build_failed or failed
             matrix = self.current
             if not isinstance(matrix, VectorMatrix):
                 return
             matrix.release_snapshot()
             touched, self._touched = sorted(self._touched), set()
-            if graph is None or self._stop.is_set() or generation != self._generation:
+            if graph is None or stop.is_set() or generation != self._generation:
                 return
             # Writes committed while the graph was built: replay them from the matrix.
             graph.remove(touched)
@@ -221,11 +247,11 @@ class LiveVectors:
             self.current, self.dirty = graph, True
 
     def _built_graph(
-        self, rowids: Any, codes: Any, vectors: Any, names: dict[int, str]
+        self, stop: threading.Event, rowids: Any, codes: Any, vectors: Any, names: dict[int, str]
     ) -> HNSWVectors | None:
         graph = HNSWVectors(self.dim)
         for start in range(0, len(rowids), _BUILD_CHUNK):
-            if self._stop.is_set():
+            if stop.is_set():
                 return None
             end = start + _BUILD_CHUNK
             live = codes[start:end] >= 0
@@ -252,7 +278,10 @@ class LiveVectors:
         return isinstance(self.current, HNSWVectors)
 
     async def _stop_builder(self) -> None:
+        """Stop the running build and keep new ones from starting until `_load` (or ever,
+        after close)."""
         with self._lock:
+            self._suspended = True
             builder, self._builder = self._builder, None
             if builder is None:
                 return
@@ -270,8 +299,8 @@ class LiveVectors:
             if isinstance(graph, HNSWVectors) and self.dirty:
 
                 def state(conn: sqlite3.Connection) -> tuple[int, list[Any]]:
-                    version = int(conn.execute("PRAGMA data_version").fetchone()[0])
-                    return version, self.fingerprint(conn)
+                    fingerprint = self.fingerprint(conn)  # first, as in `_load`
+                    return int(conn.execute("PRAGMA data_version").fetchone()[0]), fingerprint
 
                 version, fingerprint = await self.db.run(state)
                 if version == self._data_version:
