@@ -123,6 +123,8 @@ class HNSWVectors:
     @classmethod
     def load(cls, directory: Path, dim: int, fingerprint: list[Any]) -> HNSWVectors | None:
         """The saved graphs if they were saved for exactly these rows, else None."""
+        import numpy as np
+
         manifest = directory / "manifest.json"
         if not manifest.exists():
             return None
@@ -133,6 +135,7 @@ class HNSWVectors:
         for collection, name in saved["graphs"].items():
             graph = vectors._graph(collection)
             graph.load(str(directory / name))
-            for key in graph.keys:
-                vectors._collection_of[int(key)] = collection
+            # One array of the keys: iterating usearch's key view costs ~0.7 ms per key.
+            keys = np.asarray(graph.keys, dtype=np.uint64).tolist()
+            vectors._collection_of.update(dict.fromkeys(keys, collection))
         return vectors
