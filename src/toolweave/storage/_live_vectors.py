@@ -20,6 +20,7 @@ import asyncio
 import logging
 import sqlite3
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -124,16 +125,10 @@ class LiveVectors:
         if self._graph_wanted(fingerprint[0]):
             matrix = HNSWVectors.load(self.graph_path, self.dim, fingerprint)
         if matrix is None:
-            import numpy as np
-
             matrix = VectorMatrix(self.dim)
             cursor = conn.execute(f"SELECT rowid, collection, vector FROM {self.table}")
             while batch := cursor.fetchmany(_LOAD_BATCH):
-                matrix.add(
-                    [b[0] for b in batch],
-                    [b[1] for b in batch],
-                    np.frombuffer(b"".join(b[2] for b in batch), np.float32),
-                )
+                _add_rows(matrix, batch)
         with self._lock:
             self.current, self.dirty = matrix, False
             self._data_version = version
@@ -157,8 +152,6 @@ class LiveVectors:
         Runs on the database's thread right after COMMIT, so writes apply in commit order. It
         never raises (the write has committed): on failure the vectors are dropped and the
         next search reloads them from the rows."""
-        import numpy as np
-
         with self._lock:
             vectors = self.current
             if vectors is None:  # not loaded yet: the first search reads these rows
@@ -170,11 +163,7 @@ class LiveVectors:
                 self.dirty = self.dirty or isinstance(vectors, HNSWVectors)
                 vectors.remove(removed)
                 if added:
-                    vectors.add(
-                        [a[0] for a in added],
-                        [a[1] for a in added],
-                        np.frombuffer(b"".join(a[2] for a in added), np.float32),
-                    )
+                    _add_rows(vectors, added)
                 self._maybe_build()
             except Exception:
                 logger.exception("updating the vectors of %s failed; reloading", self.table)
@@ -307,3 +296,14 @@ class LiveVectors:
                     await asyncio.to_thread(graph.save, self.graph_path, fingerprint)
             with self._lock:
                 self.current = None
+
+
+def _add_rows(vectors: VectorMatrix | HNSWVectors, rows: Sequence[tuple[int, str, bytes]]) -> None:
+    """Add (row id, collection, float32 BLOB) rows, as read from the table or just written."""
+    import numpy as np
+
+    vectors.add(
+        [r[0] for r in rows],
+        [r[1] for r in rows],
+        np.frombuffer(b"".join(r[2] for r in rows), np.float32),
+    )

@@ -123,10 +123,13 @@ class SQLiteTextIndex(FusedSearch):
         )
         self.db.run_sync(lambda conn: conn.executescript(script))
         self._checked = False
-        self.hnsw_threshold = hnsw_threshold
         self.vectors = LiveVectors(
             self.db, name, self.embedder.dim, self.embedder.name, hnsw_threshold
         )
+
+    @property
+    def hnsw_threshold(self) -> int | None:
+        return self.vectors.hnsw_threshold
 
     # -- dimension bookkeeping ---------------------------------------------------------------
 
@@ -202,12 +205,12 @@ class SQLiteTextIndex(FusedSearch):
         await self.db.transaction(apply, after_commit=lambda done: self.vectors.apply(*done))
 
     def _vector_blobs(
-        self, chunk: Sequence[Record], reuse: dict[tuple[str, str], bytes]
+        self, records: Sequence[Record], reuse: dict[tuple[str, str], bytes]
     ) -> list[bytes]:
         """float32 BLOBs for the records: stored ones reused, the rest embedded (checked)."""
         import numpy as np
 
-        todo = [r.text for r in chunk if (r.collection, r.id) not in reuse]
+        todo = [r.text for r in records if (r.collection, r.id) not in reuse]
         fresh = np.asarray(self.embedder.embed(todo), np.float32) if todo else None
         dim = self.embedder.dim
         if fresh is not None and fresh.shape != (len(todo), dim):
@@ -216,7 +219,7 @@ class SQLiteTextIndex(FusedSearch):
                 f" for {len(todo)} texts; the index expects dim {dim}"
             )
         blobs, position = [], 0
-        for record in chunk:
+        for record in records:
             blob = reuse.get((record.collection, record.id))
             if blob is None:
                 assert fresh is not None
@@ -270,22 +273,13 @@ class SQLiteTextIndex(FusedSearch):
     # -- reads -------------------------------------------------------------------------------
 
     async def get(self, ids: Sequence[str], collection: str = DEFAULT_COLLECTION) -> list[Record]:
-        t = self.name
-
-        def read(conn: sqlite3.Connection) -> list[Record]:
-            found: dict[str, Record] = {}
-            for start in range(0, len(ids), _CHUNK):
-                chunk = list(ids[start : start + _CHUNK])
-                rows = conn.execute(
-                    f"SELECT id, text, payload FROM {t} WHERE collection = ?"
-                    f" AND id IN ({', '.join('?' * len(chunk))})",
-                    [collection, *chunk],
-                )
-                for id_, text, payload in rows:
-                    found[id_] = Record(id_, text, json.loads(payload), collection)
-            return [found[i] for i in ids if i in found]
-
-        return await self.db.run(read)
+        keys = [(collection, i) for i in ids]
+        found = await self.db.run(lambda c: self._rows_by_key(c, keys, ", text, payload"))
+        return [
+            Record(key[1], row[1], json.loads(row[2]), collection)
+            for key in keys
+            if (row := found.get(key)) is not None
+        ]
 
     async def find(
         self,

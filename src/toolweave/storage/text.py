@@ -142,7 +142,7 @@ def segment(text: str) -> list[str]:
     # split() with one group alternates: text between runs (even), a CJK run (odd).
     for position, part in enumerate(_CJK_RUN.split(text)):
         if position % 2:
-            words.extend(WORD.findall(" ".join(_jieba().cut_for_search(part, True))))
+            words.extend(WORD.findall(" ".join(_cut(part))))
         elif part:
             words.extend(WORD.findall(part))
     return [w.lower() for w in words]
@@ -163,7 +163,13 @@ def fts_text(text: str) -> str:
 
 
 def _segmented_run(run: re.Match[str]) -> str:
-    return " " + " ".join(_jieba().cut_for_search(run.group(), True)) + " "
+    return " " + " ".join(_cut(run.group())) + " "
+
+
+def _cut(run: str) -> list[str]:
+    """jieba's search-mode cut of one CJK run, with its HMM for unknown words (jieba's default)."""
+    words: list[str] = _jieba().cut_for_search(run, True)
+    return words
 
 
 def query_terms(query: str) -> list[str]:

@@ -116,15 +116,22 @@ class VectorMatrix:
         `release_snapshot()`."""
         self._snapshots += 1
         size = self._size
-        names = {code: name for name, code in self._collections.items()}
-        return self._rowids[:size].copy(), self._codes[:size].copy(), self._vectors[:size], names
+        return (
+            self._rowids[:size].copy(),
+            self._codes[:size].copy(),
+            self._vectors[:size],
+            self._names(),
+        )
+
+    def _names(self) -> dict[int, str]:
+        return {code: name for name, code in self._collections.items()}
 
     def release_snapshot(self) -> None:
         self._snapshots = max(0, self._snapshots - 1)
 
     def rows(self, rowids: Sequence[int]) -> tuple[list[int], list[str], Any]:
         """The live rows among `rowids`: their ids, collections and vectors."""
-        names = {code: name for name, code in self._collections.items()}
+        names = self._names()
         slots = [(int(r), self._slot[int(r)]) for r in rowids if int(r) in self._slot]
         return (
             [r for r, _ in slots],
