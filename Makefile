@@ -47,7 +47,7 @@ pytest: install peers
 
 test: lint typecheck pytest
 
-# The documentation site into site/ (tests/docs/test_dx_pages.py builds it strict in `make test`).
+# The documentation site into site/ (tests/docs/test_pages.py builds it strict in `make test`).
 docs: install
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 

@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolweave import Agent
-from toolweave.agent.approvals import ApprovalRequest
-from toolweave.agent.rules import Rules
+from toolweave.governance.approvals import ApprovalRequest
+from toolweave.governance.rules import Rules
 from toolweave.llm import FunctionModel, Message, ModelRequest, ModelResponse, ToolCallPart
 from toolweave.tools import Permission, ToolAnnotations, ToolContext, ToolResult
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from toolweave.memory import MemoryManager
-from toolweave.storage import Embedder, load_embedder
+from toolweave.storage.retrieval import Embedder, load_embedder
 from toolweave.storage.text import fts_text
 
 SUBJECTS_ZH = ["用户", "张三", "李四", "团队", "客户", "产品经理", "我们", "老师", "医生", "学生"]

@@ -19,8 +19,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from toolweave.agent import Agent, QueryLog, Quota, Scheduler
+from toolweave.accounting import QueryLog, Quota
+from toolweave.agent import Agent
 from toolweave.llm import Message, ScriptedModel
+from toolweave.scheduler import Scheduler
 from toolweave.storage import SQLiteDatabase
 
 OPS = 100

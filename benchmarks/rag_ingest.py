@@ -24,8 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from toolweave.rag import KnowledgeBase
-from toolweave.rag.ingest import ingest_paths
+from toolweave.kb import KnowledgeBase
+from toolweave.kb.ingest import ingest_paths
 from toolweave.storage import EmbedderUnavailable
 
 CORPUS = Path(__file__).resolve().parent / "data" / "rag_corpus" / "docs"

@@ -25,7 +25,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from toolweave.rag import KnowledgeBase
+from toolweave.kb import KnowledgeBase
 
 CORPUS = Path(__file__).resolve().parent / "data" / "rag_corpus"
 MODES = ("keyword", "vector", "hybrid")

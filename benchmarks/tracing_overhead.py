@@ -82,7 +82,7 @@ async def main() -> None:
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from toolweave.agent import Tracing
+    from toolweave.agent.tracing import Tracing
 
     memory = TracerProvider()
     memory.add_span_processor(SimpleSpanProcessor(InMemorySpanExporter()))

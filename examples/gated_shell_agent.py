@@ -14,8 +14,8 @@ import re
 import tempfile
 
 from toolweave import Agent
-from toolweave.agent import ApprovalRequest
 from toolweave.builtins import shell_tool
+from toolweave.governance import ApprovalRequest
 from toolweave.llm import Message, Model, ScriptedModel, ToolCallPart
 
 COMMANDS = ["ls", "touch notes.md && ls", "rm -rf ."]

@@ -13,8 +13,8 @@ import os
 import re
 
 from toolweave import Agent
+from toolweave.kb import KnowledgeBase, knowledge_base_tools
 from toolweave.llm import Message, Model, ModelRequest, ScriptedModel, ToolCallPart
-from toolweave.rag import KnowledgeBase, knowledge_base_tools
 
 MANUAL = """# toolweave 服务手册
 

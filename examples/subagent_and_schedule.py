@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from toolweave import Agent
-from toolweave.agent import Scheduler
 from toolweave.llm import Message, Model, ScriptedModel, ToolCallPart
+from toolweave.scheduler import Scheduler
 from toolweave.tools.demo import get_weather
 
 TASK = "查询北京天气并用一句话总结。"

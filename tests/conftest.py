@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from postgres_server import DSN_VARIABLE, temporary_cluster
+from tests.postgres_server import DSN_VARIABLE, temporary_cluster
 
 
 @pytest.fixture(scope="session")

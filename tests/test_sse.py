@@ -1,7 +1,7 @@
 """The shared SSE decoder against the WHATWG event-stream rules, one test per rule.
 
 The LLM adapters and the MCP client both read streams through `toolweave._sse.SSEDecoder`;
-the resume-after-drop case over real HTTP is in tests/mcp_client/test_mcp_sse_resume.py.
+the resume-after-drop case over real HTTP is in tests/mcp/client/test_sse_resume.py.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._lazy import lazy_exports
-from .version import __version__
+from toolweave._lazy import lazy_exports
+from toolweave.version import __version__
 
 _EXPORTS: dict[str, str] = {
     name: "toolweave.tools"
@@ -76,9 +76,9 @@ _EXPORTS.update(
 )
 
 if TYPE_CHECKING:
-    from .agent import Agent, RunResult, Session
-    from .errors import ConfigError, ToolweaveError
-    from .llm import (
+    from toolweave.agent import Agent, RunResult, Session
+    from toolweave.errors import ConfigError, ToolweaveError
+    from toolweave.llm import (
         FunctionModel,
         Message,
         ModelConfigError,
@@ -88,8 +88,8 @@ if TYPE_CHECKING:
         ScriptedModel,
         model_from_string,
     )
-    from .mcp import MCPClient, MCPError, MCPManager, MCPServer, MCPTimeout
-    from .tools import (
+    from toolweave.mcp import MCPClient, MCPError, MCPManager, MCPServer, MCPTimeout
+    from toolweave.tools import (
         ApprovalRequired,
         AudioContent,
         CancellationSignal,

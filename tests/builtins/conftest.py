@@ -6,7 +6,8 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
-from builtins_http import FakeServer
+
+from tests.builtins.fake_http import FakeServer
 
 
 @pytest.fixture

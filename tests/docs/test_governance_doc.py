@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from docs_examples import python_blocks, run_block
+
+from tests.docs.docs_examples import python_blocks, run_block
 
 BLOCKS = python_blocks("governance.md")
 

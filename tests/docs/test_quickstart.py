@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agent"))
-from agent_fake_openai import FakeOpenAI, Reply
+from tests.agent.fake_openai import FakeOpenAI, Reply
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXT = (ROOT / "docs" / "quickstart.md").read_text(encoding="utf-8")

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from toolweave.agent.hooks import HookConfigError, Hooks
+from toolweave.governance.hooks import HookConfigError, Hooks
 
 
 def script(tmp_path: Path, name: str, body: str) -> str:

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from toolweave.agent.approvals import ApprovalRequest, ApprovalState
-from toolweave.agent.governance import CallBlocked, GateContext, Governance, HookStopped
-from toolweave.agent.hooks import Hooks
-from toolweave.agent.rules import Rules
+from toolweave.governance.approvals import ApprovalRequest, ApprovalState
+from toolweave.governance.hooks import Hooks
+from toolweave.governance.pipeline import CallBlocked, GateContext, Governance, HookStopped
+from toolweave.governance.rules import Rules
 from toolweave.tools import Permission, PermissionDenied, PermissionPolicy, tool
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from toolweave.agent.rules import Rules, RuleSyntaxError
+from toolweave.governance.rules import Rules, RuleSyntaxError
 from toolweave.tools import Permission, tool
 
 GUARD = Rules(

@@ -6,7 +6,8 @@ from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
-from llm_server import ReplayServer
+
+from tests.llm.replay_server import ReplayServer
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from toolweave.memory import MemoryManager
-from toolweave.storage import Embedder, load_embedder
+from toolweave.storage.retrieval import Embedder, load_embedder
 
 ManagerFactory = Callable[..., MemoryManager]
 

@@ -1,81 +1,88 @@
-"""The agent loop: `Agent`, its events, sessions, structured output and governance.
+"""The agent loop: `Agent`, its runs, events, sessions and their stores, structured output.
 
 `Agent` composes a `toolweave.llm.Model` with a `toolweave.tools.ToolRegistry`; everything a run
-does is visible as typed events on `Agent.run_stream`. Every tool call passes the gate pipeline
-(`Governance`: `Rules`, `Hooks`, approvers, permission modes).
+does is visible as typed events on `Agent.run_stream`. The capabilities an agent can be given
+come from their own packages, each as one settings object: `toolweave.governance`,
+`toolweave.agent.orchestration`, `toolweave.agent.tracing`, `toolweave.memory`,
+`toolweave.skills`.
 """
 
 from __future__ import annotations
 
-from toolweave.storage.text import estimate_tokens
+from typing import TYPE_CHECKING
 
-from .agent import Agent, OutputMode, RunResult
-from .approvals import ApprovalRequest, ApprovalState, Approver
-from .commands import BUILTIN_COMMANDS, Command, Commands
-from .errors import AgentError, MaxTurnsExceeded, OutputValidationError, PromptBlocked, SessionBusy
-from .events import (
-    AgentEvent,
-    ModelTextDelta,
-    ModelThinkingDelta,
-    OutputDelta,
-    RunCompleted,
-    RunFailed,
-    RunStarted,
-    ToolCallBlocked,
-    ToolCallRequested,
-    ToolExecutionCompleted,
-    ToolExecutionStarted,
-    TurnCompleted,
-    UserOutputSent,
+from toolweave._lazy import lazy_exports
+
+_EXPORTS: dict[str, str] = {
+    "Agent": "toolweave.agent.agent",
+    "OutputMode": "toolweave.agent.agent",
+    "RunResult": "toolweave.agent.agent",
+    "AgentError": "toolweave.agent.errors",
+    "MaxTurnsExceeded": "toolweave.agent.errors",
+    "OutputValidationError": "toolweave.agent.errors",
+    "PromptBlocked": "toolweave.agent.errors",
+    "SessionBusy": "toolweave.agent.errors",
+    "OutputSpec": "toolweave.agent.output",
+    "Session": "toolweave.agent.session",
+    "PostgresSessionStore": "toolweave.agent.stores",
+    "SQLiteSessionStore": "toolweave.agent.stores",
+    "SessionStore": "toolweave.agent.stores",
+}
+_EXPORTS.update(
+    {
+        name: "toolweave.agent.events"
+        for name in (
+            "AgentEvent",
+            "ModelTextDelta",
+            "ModelThinkingDelta",
+            "OutputDelta",
+            "RunCompleted",
+            "RunFailed",
+            "RunStarted",
+            "ToolCallBlocked",
+            "ToolCallRequested",
+            "ToolExecutionCompleted",
+            "ToolExecutionStarted",
+            "TurnCompleted",
+            "UserOutputSent",
+        )
+    }
 )
-from .gates import GateRequest, PolicyGate, ToolGate
-from .governance import (
-    PERMISSION_MODES,
-    AgentIdentity,
-    CallBlocked,
-    GateContext,
-    Governance,
-    HookStopped,
-    PermissionMode,
-)
-from .hooks import HOOK_EVENTS, HookConfigError, HookOutcome, Hooks
-from .output import OutputSpec
-from .postgres_store import PostgresSessionStore
-from .query_log import QueryLog, QueryRecord, QueryStatus
-from .quota import Quota, QuotaExceeded, QuotaUsage
-from .rules import Explanation, Rules, RuleSyntaxError
-from .schedule_store import ScheduledTask, TaskRun
-from .scheduler import Scheduler
-from .session import Session
-from .store import SessionStore, SQLiteSessionStore
-from .teams import GLOBAL_TEAM_SCOPE, MAX_TEAM_MEMBERS, Team, TeamMember, TeamStore
-from .trace_file import TraceSpan, read_spans
-from .tracing import RunTrace, Tracing
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+if TYPE_CHECKING:
+    from toolweave.agent.agent import Agent, OutputMode, RunResult
+    from toolweave.agent.errors import (
+        AgentError,
+        MaxTurnsExceeded,
+        OutputValidationError,
+        PromptBlocked,
+        SessionBusy,
+    )
+    from toolweave.agent.events import (
+        AgentEvent,
+        ModelTextDelta,
+        ModelThinkingDelta,
+        OutputDelta,
+        RunCompleted,
+        RunFailed,
+        RunStarted,
+        ToolCallBlocked,
+        ToolCallRequested,
+        ToolExecutionCompleted,
+        ToolExecutionStarted,
+        TurnCompleted,
+        UserOutputSent,
+    )
+    from toolweave.agent.output import OutputSpec
+    from toolweave.agent.session import Session
+    from toolweave.agent.stores import PostgresSessionStore, SessionStore, SQLiteSessionStore
 
 __all__ = [
-    "BUILTIN_COMMANDS",
-    "GLOBAL_TEAM_SCOPE",
-    "HOOK_EVENTS",
-    "MAX_TEAM_MEMBERS",
-    "PERMISSION_MODES",
     "Agent",
     "AgentError",
     "AgentEvent",
-    "AgentIdentity",
-    "ApprovalRequest",
-    "ApprovalState",
-    "Approver",
-    "CallBlocked",
-    "Command",
-    "Commands",
-    "Explanation",
-    "GateContext",
-    "GateRequest",
-    "Governance",
-    "HookConfigError",
-    "HookOutcome",
-    "HookStopped",
-    "Hooks",
     "MaxTurnsExceeded",
     "ModelTextDelta",
     "ModelThinkingDelta",
@@ -83,42 +90,20 @@ __all__ = [
     "OutputMode",
     "OutputSpec",
     "OutputValidationError",
-    "PermissionMode",
-    "PolicyGate",
     "PostgresSessionStore",
     "PromptBlocked",
-    "QueryLog",
-    "QueryRecord",
-    "QueryStatus",
-    "Quota",
-    "QuotaExceeded",
-    "QuotaUsage",
-    "RuleSyntaxError",
-    "Rules",
     "RunCompleted",
     "RunFailed",
     "RunResult",
     "RunStarted",
-    "RunTrace",
     "SQLiteSessionStore",
-    "ScheduledTask",
-    "Scheduler",
     "Session",
     "SessionBusy",
     "SessionStore",
-    "TaskRun",
-    "Team",
-    "TeamMember",
-    "TeamStore",
     "ToolCallBlocked",
     "ToolCallRequested",
     "ToolExecutionCompleted",
     "ToolExecutionStarted",
-    "ToolGate",
-    "TraceSpan",
-    "Tracing",
     "TurnCompleted",
     "UserOutputSent",
-    "estimate_tokens",
-    "read_spans",
 ]

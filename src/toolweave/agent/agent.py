@@ -16,7 +16,32 @@ from typing import TYPE_CHECKING, Any, Generic, Literal
 
 from typing_extensions import TypeVar
 
+from toolweave.accounting.query_log import QueryLog
+from toolweave.accounting.quota import Quota
+from toolweave.agent._run.config import RunConfig
+from toolweave.agent._run.loop import Run
+from toolweave.agent.events import AgentEvent
+from toolweave.agent.orchestration.circuit import DEFAULT_CIRCUIT_FAILURES, DEFAULT_CIRCUIT_RECOVERY
+from toolweave.agent.orchestration.settings import (
+    DEFAULT_SUBAGENT_MAX_RESULT_CHARS,
+    DEFAULT_SUBAGENT_TIMEOUT,
+    Orchestration,
+    RunScope,
+    SubagentTools,
+    orchestration_registry,
+)
+from toolweave.agent.orchestration.slash_commands import Commands
+from toolweave.agent.orchestration.teams import TeamStore
+from toolweave.agent.orchestration.todo_reminder import TodoSource
+from toolweave.agent.output import DEFAULT_OUTPUT_NAME, OutputSpec
+from toolweave.agent.session import Session
+from toolweave.agent.tracing.run_trace import Tracing
 from toolweave.errors import ConfigError
+from toolweave.governance.approvals import DEFAULT_APPROVAL_TIMEOUT, Approver
+from toolweave.governance.gates import ToolGate
+from toolweave.governance.hooks import Hooks
+from toolweave.governance.pipeline import Governance
+from toolweave.governance.rules import Rules
 from toolweave.llm import Message, Model, Usage
 from toolweave.tools import (
     FunctionTool,
@@ -27,32 +52,6 @@ from toolweave.tools import (
     UserOutput,
 )
 from toolweave.tools.context import DepsT, ToolContext
-
-from ._config import RunConfig
-from ._loop import Run
-from .approvals import DEFAULT_APPROVAL_TIMEOUT, Approver
-from .circuit import DEFAULT_CIRCUIT_FAILURES, DEFAULT_CIRCUIT_RECOVERY
-from .commands import Commands
-from .events import AgentEvent
-from .gates import ToolGate
-from .governance import Governance
-from .hooks import Hooks
-from .orchestration import (
-    DEFAULT_SUBAGENT_MAX_RESULT_CHARS,
-    DEFAULT_SUBAGENT_TIMEOUT,
-    Orchestration,
-    RunScope,
-    SubagentTools,
-    orchestration_registry,
-)
-from .output import DEFAULT_OUTPUT_NAME, OutputSpec
-from .query_log import QueryLog
-from .quota import Quota
-from .rules import Rules
-from .session import Session
-from .teams import TeamStore
-from .todo_reminder import TodoSource
-from .tracing import Tracing
 
 if TYPE_CHECKING:
     from toolweave.memory import MemoryManager
@@ -208,7 +207,7 @@ class Agent(Generic[DepsT, OutputT]):
             )
         agent_skills = None
         if skills is not None:  # skill tools, the allowed-tools gate, the catalog per run
-            from ._skills import AgentSkills
+            from toolweave.agent._run.skills import AgentSkills
 
             selector = model if skill_selector is True else skill_selector or None
             agent_skills = AgentSkills(skills, selector=selector)

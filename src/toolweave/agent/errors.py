@@ -6,7 +6,7 @@ Tool failures keep their own `ToolError` types (a run ended by a denial raises t
 
 from __future__ import annotations
 
-from toolweave.errors import ConfigError, ToolweaveError
+from toolweave.errors import ToolweaveError
 
 
 class AgentError(ToolweaveError):
@@ -43,8 +43,3 @@ class PromptBlocked(AgentError):
     def __init__(self, reason: str) -> None:
         super().__init__(f"the prompt was blocked by a UserPromptSubmit hook: {reason}")
         self.reason = reason
-
-
-class RuleSyntaxError(ConfigError):
-    """A permission rule (or a settings file holding rules) is malformed; the message names the
-    rule, its file and the syntax to use."""

@@ -14,9 +14,8 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from toolweave.agent.errors import OutputValidationError
 from toolweave.tools import ToolDef, repair_json
-
-from .errors import OutputValidationError
 
 DEFAULT_OUTPUT_NAME = "final_output"
 _FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)

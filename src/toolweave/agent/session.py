@@ -13,15 +13,14 @@ import json
 import uuid
 from collections.abc import Sequence
 
+from toolweave.agent.errors import SessionBusy
+from toolweave.agent.stores.base import SessionStore
 from toolweave.errors import ConfigError
+from toolweave.governance.approvals import ApprovalState
+from toolweave.governance.pipeline import PERMISSION_MODES, PermissionMode
 from toolweave.llm import ImagePart, Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
 from toolweave.storage.text import estimate_tokens
 from toolweave.tools import ToolRegistry
-
-from .approvals import ApprovalState
-from .errors import SessionBusy
-from .governance import PERMISSION_MODES, PermissionMode
-from .store import SessionStore
 
 DEFAULT_MAX_HISTORY_TOKENS = 100_000
 DEFAULT_KEEP_RECENT_RESULTS = 4

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_exports
+from toolweave._lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "time_tool": "clock",
@@ -33,14 +33,14 @@ _EXPORTS: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
-    from .clock import time_tool
-    from .configuration import AgentConfig, ConfigKey, config_tools
-    from .fetch import fetch_tool, html_to_markdown
-    from .filesystem import filesystem_tools
-    from .http_api import http_api_tool, web_search_tool
-    from .shell import ShellGate, shell_tool
-    from .sql import SQLReader, sql_tools
-    from .todo import TodoItem, TodoSnapshot, TodoStore, todo_tool
+    from toolweave.builtins.clock import time_tool
+    from toolweave.builtins.configuration import AgentConfig, ConfigKey, config_tools
+    from toolweave.builtins.fetch import fetch_tool, html_to_markdown
+    from toolweave.builtins.filesystem import filesystem_tools
+    from toolweave.builtins.http_api import http_api_tool, web_search_tool
+    from toolweave.builtins.shell import ShellGate, shell_tool
+    from toolweave.builtins.sql import SQLReader, sql_tools
+    from toolweave.builtins.todo import TodoItem, TodoSnapshot, TodoStore, todo_tool
 
 __all__ = [
     "AgentConfig",

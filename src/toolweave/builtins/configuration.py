@@ -21,13 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toolweave.builtins._jail import write_atomic
 from toolweave.errors import ConfigError
 from toolweave.tools.base import Tool
 from toolweave.tools.errors import InvalidArguments
 from toolweave.tools.function_tool import tool
 from toolweave.tools.permissions import Permission
-
-from ._jail import write_atomic
 
 EXTENSION_FILES = ("commands.json", "hooks.json", "mcp.json", "prompts.json")
 """The extension files `config_file_get` / `config_file_set` manage."""

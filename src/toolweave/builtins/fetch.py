@@ -14,6 +14,8 @@ from typing import Any
 
 import httpx
 
+from toolweave.builtins._netguard import check_url, normalise_domains
+from toolweave.builtins._output import check_positive, untrusted
 from toolweave.tools.base import Tool
 from toolweave.tools.errors import ExecutionFailed, ToolTimeout
 from toolweave.tools.function_tool import FunctionTool
@@ -21,9 +23,6 @@ from toolweave.tools.permissions import Permission
 from toolweave.tools.result import ToolResult
 from toolweave.tools.shaping import DEFAULT_MAX_CHARS
 from toolweave.version import __version__
-
-from ._netguard import check_url, normalise_domains
-from ._output import check_positive, untrusted
 
 DEFAULT_TIMEOUT = 15.0
 """Seconds for the whole fetch, redirects included."""

@@ -15,14 +15,13 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+from toolweave.builtins._jail import Jail, describe, read_bytes, write_atomic
+from toolweave.builtins._output import check_positive, untrusted
 from toolweave.tools.base import Tool
 from toolweave.tools.errors import InvalidArguments
 from toolweave.tools.function_tool import tool
 from toolweave.tools.permissions import Permission
 from toolweave.tools.result import ToolResult
-
-from ._jail import Jail, describe, read_bytes, write_atomic
-from ._output import check_positive, untrusted
 
 DEFAULT_MAX_READ_BYTES = 100 * 1024
 """Bytes `read_file` returns at most; the rest is announced, never silently dropped."""

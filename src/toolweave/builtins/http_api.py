@@ -16,14 +16,13 @@ from typing import Any, Literal
 
 import httpx
 
+from toolweave.builtins._output import check_positive, untrusted
 from toolweave.errors import ConfigError
 from toolweave.tools.base import Tool
 from toolweave.tools.errors import ExecutionFailed, InvalidArguments
 from toolweave.tools.function_tool import tool
 from toolweave.tools.permissions import Permission
 from toolweave.tools.result import ToolResult
-
-from ._output import check_positive, untrusted
 
 DEFAULT_TIMEOUT = 10.0
 """Seconds one API request may take."""

@@ -1,7 +1,7 @@
 """`bash`: run a shell command behind the three-stage gate, in its own process group.
 
-The line is split by the one shared parser (`toolweave.tools.shell`) into every simple command
-it would run, including those inside substitutions, pipes, lists, newlines, subshells and
+The line is split by the one shared parser (`toolweave.tools.shell_syntax`) into every simple
+command it would run, including those inside substitutions, pipes, lists, newlines, subshells and
 `bash -c` strings, with wrappers such as `env` and `nohup` stripped. Then, per command:
 
 1. any `deny` pattern matches -> refused, whatever else the line contains;
@@ -25,6 +25,7 @@ import shutil
 import signal
 from collections.abc import Iterable, Mapping
 
+from toolweave.builtins._output import check_positive, untrusted
 from toolweave.errors import ConfigError
 from toolweave.tools.base import Tool
 from toolweave.tools.context import ToolContext
@@ -37,9 +38,7 @@ from toolweave.tools.errors import (
 from toolweave.tools.function_tool import FunctionTool
 from toolweave.tools.permissions import Permission
 from toolweave.tools.result import ToolResult
-from toolweave.tools.shell import ShellParseError, SimpleCommand, parse_commands
-
-from ._output import check_positive, untrusted
+from toolweave.tools.shell_syntax import ShellParseError, SimpleCommand, parse_commands
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds a command may run before its process group is killed."""

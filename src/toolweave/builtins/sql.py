@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 from typing import Any, Protocol
 
+from toolweave.builtins._output import check_positive, untrusted
 from toolweave.errors import ConfigError
 from toolweave.tools.base import Tool
 from toolweave.tools.errors import (
@@ -22,8 +23,6 @@ from toolweave.tools.function_tool import tool
 from toolweave.tools.permissions import Permission
 from toolweave.tools.result import ToolResult
 from toolweave.tools.shaping import DEFAULT_MAX_CHARS
-
-from ._output import check_positive, untrusted
 
 DEFAULT_TIMEOUT = 5.0
 """Seconds one query may run before the database interrupts it."""
@@ -69,11 +68,11 @@ class SQLReader:
         self.max_chars = max_chars
         self._reader: _Reader
         if dsn.startswith(_SQLITE_PREFIX):
-            from ._sql_sqlite import SQLiteReader
+            from toolweave.builtins._sql_sqlite import SQLiteReader
 
             self._reader = SQLiteReader(dsn[len(_SQLITE_PREFIX) :], timeout)
         elif dsn.startswith(_POSTGRES_PREFIXES):
-            from ._sql_postgres import PostgresReader
+            from toolweave.builtins._sql_postgres import PostgresReader
 
             if importlib.util.find_spec("psycopg") is None:
                 raise ConfigError(

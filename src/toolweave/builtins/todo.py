@@ -15,12 +15,11 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from toolweave.builtins._output import check_positive
 from toolweave.tools.base import Tool
 from toolweave.tools.context import ToolContext
 from toolweave.tools.errors import InvalidArguments
 from toolweave.tools.function_tool import tool
-
-from ._output import check_positive
 
 DEFAULT_MAX_ITEMS = 50
 """Items one todo list may hold."""

@@ -15,12 +15,12 @@ CLI_REQUIREMENTS = ("typer", "rich", "click")
 INSTALL_HINT = "pip install 'toolweave[cli]'"
 
 if TYPE_CHECKING:
-    from .commands import app
+    from toolweave.cli.application import app
 
 
 def main() -> None:
     try:
-        from .commands import app
+        from toolweave.cli.application import app
     except ModuleNotFoundError as exc:
         missing = (exc.name or "").split(".")[0]
         if missing not in CLI_REQUIREMENTS:
@@ -35,7 +35,7 @@ def main() -> None:
 
 def __getattr__(name: str) -> Any:
     if name == "app":
-        from .commands import app
+        from toolweave.cli.application import app
 
         return app
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,22 +18,15 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from toolweave.cli.agent_tools import AgentTools, open_agent_tools
 from toolweave.errors import ConfigError
-
-from .agent_tools import AgentTools, open_agent_tools
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from toolweave.agent import (
-        Agent,
-        AgentEvent,
-        ApprovalRequest,
-        Approver,
-        RunResult,
-        Session,
-    )
-    from toolweave.agent.approvals import ApprovalAnswer
+    from toolweave.agent import Agent, AgentEvent, RunResult, Session
+    from toolweave.governance import ApprovalRequest, Approver
+    from toolweave.governance.approvals import ApprovalAnswer
 
 MODEL_ENV = "TOOLWEAVE_MODEL"
 SESSIONS_ENV = "TOOLWEAVE_SESSIONS"
@@ -86,7 +79,9 @@ def _build_agent(
     commands: Path | None = None,
     trace: Path | None = None,
 ) -> Agent:
-    from toolweave.agent import Agent, Commands, Tracing
+    from toolweave.agent import Agent
+    from toolweave.agent.orchestration import Commands
+    from toolweave.agent.tracing import Tracing
     from toolweave.llm import ModelConfigError
 
     if not model:
@@ -134,7 +129,7 @@ def terminal_approver(console: Console, ask: Callable[[str], str]) -> Approver:
 
 def _check_model(model: str | None) -> None:
     """Fail on a missing or malformed model before any MCP server is spawned."""
-    from toolweave.llm.providers import model_config_problem
+    from toolweave.llm.presets import model_config_problem
 
     if not model:
         raise _fail(f"no model given: pass --model or set {MODEL_ENV} (e.g. openai:gpt-4o)")
@@ -369,7 +364,7 @@ def _repl(
 
 async def _end_session(agent: Agent, session: Session) -> None:
     """SessionEnd hooks, when the person leaves the chat."""
-    from toolweave.agent import GateContext
+    from toolweave.governance import GateContext
 
     await agent.governance.fire("SessionEnd", GateContext.of(session), reason="prompt_input_exit")
 

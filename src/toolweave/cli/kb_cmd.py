@@ -22,7 +22,7 @@ from rich.table import Table
 from toolweave.errors import ToolweaveError
 
 if TYPE_CHECKING:
-    from toolweave.rag import KnowledgeBase
+    from toolweave.kb import KnowledgeBase
 
 T = TypeVar("T")
 
@@ -40,7 +40,7 @@ NamespaceOption = Annotated[
 
 def _open(config: Path | None, namespace: str | None) -> KnowledgeBase:
     from toolweave.host import load_host_config
-    from toolweave.host.kb import kb_settings, open_knowledge_base
+    from toolweave.host.providers.kb import kb_settings, open_knowledge_base
 
     try:
         host = load_host_config(config)
@@ -85,8 +85,8 @@ def ingest(
     """Add documents (PDF, Word, PowerPoint, Excel, HTML, Markdown, text) to the knowledge base."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from toolweave.rag import DocumentError
-    from toolweave.rag.ingest import collect_files, ingest_paths
+    from toolweave.kb import DocumentError
+    from toolweave.kb.ingest import collect_files, ingest_paths
 
     console = Console(stderr=True)
     try:

@@ -30,7 +30,7 @@ def log_command(
     from rich.markup import escape
     from rich.table import Table
 
-    from toolweave.agent.query_log import QueryLog
+    from toolweave.accounting.query_log import QueryLog
     from toolweave.host.accounting import QUERY_LOG_FILE, query_log_for
     from toolweave.host.config import load_host_config
 

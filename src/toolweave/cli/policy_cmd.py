@@ -83,7 +83,7 @@ def explain(
     default: str = _DEFAULT,
 ) -> None:
     """Say whether a call is allowed, denied or asked, and which rule from which file decided."""
-    from toolweave.agent.rules import Rules
+    from toolweave.governance.rules import Rules
 
     try:
         if config is not None:

@@ -15,7 +15,7 @@ import typer
 if TYPE_CHECKING:
     from rich.tree import Tree
 
-    from toolweave.agent import TraceSpan
+    from toolweave.agent.tracing import TraceSpan
 
 trace_app = typer.Typer(help="Read traces written by Tracing.to_jsonl.", no_args_is_help=True)
 
@@ -25,7 +25,7 @@ def show(file: Annotated[Path, typer.Argument(help="A JSONL trace file.")]) -> N
     """Render every run in FILE as a tree of turns, model calls and tool calls."""
     from rich.console import Console
 
-    from toolweave.agent import read_spans
+    from toolweave.agent.tracing import read_spans
     from toolweave.errors import ConfigError
 
     try:

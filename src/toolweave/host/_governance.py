@@ -13,17 +13,16 @@ import os
 from collections import OrderedDict
 from typing import Any
 
-from toolweave.agent.approvals import ApprovalAnswer, ApprovalRequest, ApprovalState, Approver
-from toolweave.agent.governance import GateContext, Governance
-from toolweave.agent.hooks import Hooks
-from toolweave.agent.rules import Rules
+from toolweave.governance.approvals import ApprovalAnswer, ApprovalRequest, ApprovalState, Approver
+from toolweave.governance.hooks import Hooks
+from toolweave.governance.pipeline import GateContext, Governance
+from toolweave.governance.rules import Rules
+from toolweave.host.config import HostConfig
 from toolweave.mcp.server.context import Context
 from toolweave.mcp.shared.constants import META_PROTOCOL_VERSION
 from toolweave.tools.base import Tool
 from toolweave.tools.context import ToolContext
 from toolweave.tools.errors import ApprovalRequired
-
-from .config import HostConfig
 
 MAX_REMEMBERED_SESSIONS = 1024
 """Sessions whose "always" answers the host remembers (oldest forgotten first)."""

@@ -16,15 +16,14 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from toolweave.host.config import HostConfig
 from toolweave.tools.context import ToolContext
 from toolweave.tools.errors import ToolError, ToolTimeout
 from toolweave.tools.result import ToolResult
 
-from .config import HostConfig
-
 if TYPE_CHECKING:
-    from toolweave.agent.query_log import QueryLog, QueryStatus
-    from toolweave.agent.quota import Quota
+    from toolweave.accounting.query_log import QueryLog, QueryStatus
+    from toolweave.accounting.quota import Quota
 
 QUERY_LOG_FILE = "query_log.db"
 QUOTA_FILE = "quota.db"
@@ -33,7 +32,7 @@ MAX_LOGGED_ARGUMENT_CHARS = 2000
 
 def query_log_for(config: HostConfig) -> QueryLog:
     """The host's query log (the same one `toolweave log` reads)."""
-    from toolweave.agent.query_log import QueryLog
+    from toolweave.accounting.query_log import QueryLog
 
     if config.store_dsn:
         return QueryLog(dsn=config.store_dsn)
@@ -70,7 +69,7 @@ class Accounting:
         if config.query_log and self._log is None:
             self._log = query_log_for(config)
         if (config.daily_calls_per_client or config.daily_calls) and self._quota is None:
-            from toolweave.agent.quota import Quota
+            from toolweave.accounting.quota import Quota
 
             self._quota = Quota(
                 None if config.store_dsn else config.data_dir / QUOTA_FILE,
@@ -87,7 +86,7 @@ class Accounting:
         ctx: ToolContext,
         execute: Callable[[], Awaitable[ToolResult]],
     ) -> ToolResult:
-        from toolweave.agent.quota import QuotaExceeded
+        from toolweave.accounting.errors import QuotaExceeded
 
         log, quota = self._stores()
         who = client_key(ctx)

@@ -14,6 +14,11 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from toolweave.host._governance import HostGovernance
+from toolweave.host.accounting import Accounting
+from toolweave.host.config import HostConfig
+from toolweave.host.console.app import CONSOLE_PATH, Console
+from toolweave.host.providers.base import CapabilityProvider, load_provider
 from toolweave.mcp.server import MCPServer, is_probe, probe_result
 from toolweave.tools.base import Tool, ToolAnnotations
 from toolweave.tools.context import ToolContext
@@ -21,12 +26,6 @@ from toolweave.tools.errors import ApprovalRequired, PermissionDenied, ToolError
 from toolweave.tools.permissions import Permission, PermissionPolicy
 from toolweave.tools.result import TextContent, ToolResult
 from toolweave.version import __version__
-
-from ._governance import HostGovernance
-from .accounting import Accounting
-from .config import HostConfig
-from .console import CONSOLE_PATH, Console
-from .providers import CapabilityProvider, load_provider
 
 logger = logging.getLogger("toolweave.host")
 
@@ -158,7 +157,7 @@ class ToolHost:
                 )
 
         if config.commands is not None:
-            from .prompts import serve_commands
+            from toolweave.host.prompts import serve_commands
 
             serve_commands(self.server, config.commands)
 

@@ -55,7 +55,7 @@ scripts = false                # publish skill_run (bundled scripts; still asked
 script_timeout = 60.0          # seconds a bundled script may run
 watch_interval = 2.0           # seconds between checks of the roots for edits; 0 = off
 
-[builtins]                     # the built-in tools (docs/builtins.md; host/builtins_provider.py)
+[builtins]                     # the built-in tools (docs/builtins.md; host/providers/builtins.py)
 root = "~/work"                # filesystem jail; default [serve].data_dir/workspace
 
 [kb]                           # provider "kb": the knowledge base (docs/knowledge-base.md)
@@ -82,15 +82,21 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from toolweave.errors import ConfigError
+from toolweave.host._toml_lines import key_lines
+from toolweave.host.sections import (
+    SECTIONS,
+    ConfigSource,
+    Section,
+    SectionT,
+    section_model,
+    validate_section,
+)
 from toolweave.mcp.shared.constants import (
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_SESSIONS,
     DEFAULT_SESSION_IDLE_TIMEOUT,
     LOOPBACK_HOSTS,
 )
-
-from ._toml_lines import key_lines
-from .sections import SECTIONS, ConfigSource, Section, SectionT, section_model, validate_section
 
 DEFAULT_CONFIG_FILE = "toolweave.toml"
 TOKEN_ENV = "TOOLWEAVE_SERVE_TOKEN"
@@ -134,7 +140,7 @@ class ServeSection(Section):
     hooks: str = ""
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     rules: dict[str, Any] = Field(default_factory=dict)
-    """Checked by `toolweave.agent.rules.Rules.from_mapping` (docs/governance.md)."""
+    """Checked by `toolweave.governance.rules.Rules.from_mapping` (docs/governance.md)."""
 
     @field_validator("path")
     @classmethod
@@ -239,7 +245,7 @@ def parse_config(
     }
     base = source.parent if source is not None else None
     if serve.rules:
-        from toolweave.agent.rules import Rules
+        from toolweave.governance.rules import Rules
 
         root = str(base.resolve()) if base is not None else os.getcwd()
         try:

@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from toolweave.errors import ConfigError
-
-from .config import HostConfig, load_host_config
+from toolweave.host.config import HostConfig, load_host_config
 
 Status = Literal["ok", "warn", "fail"]
 MIN_PYTHON = (3, 11)
@@ -113,7 +112,7 @@ async def check_providers(ctx: DoctorContext) -> list[Finding]:
     """Every provider in `[serve].providers` is registered and builds from the config."""
     if ctx.config is None:
         return []
-    from .providers import load_provider
+    from toolweave.host.providers.base import load_provider
 
     findings = []
     for name in ctx.config.providers:
@@ -129,9 +128,9 @@ async def check_providers(ctx: DoctorContext) -> list[Finding]:
 
 
 async def check_embedder(ctx: DoctorContext) -> list[Finding]:
-    if not _importable("toolweave.storage.embedders"):
+    if not _importable("toolweave.storage.retrieval.embedders"):
         return [Finding("embedder", "ok", "skipped: this build has no memory package")]
-    embedders: Any = importlib.import_module("toolweave.storage.embedders")
+    embedders: Any = importlib.import_module("toolweave.storage.retrieval.embedders")
     try:
         embedder = embedders.load_embedder()
         vectors = await asyncio.to_thread(embedder.embed, ["offline check", "离线检查"])

@@ -15,7 +15,7 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from toolweave.agent.commands import Commands
+from toolweave.agent.orchestration.slash_commands import Commands
 from toolweave.errors import ConfigError
 from toolweave.mcp.server import MCPServer
 

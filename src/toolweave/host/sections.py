@@ -11,7 +11,7 @@ class SkillsSection(Section):
     roots: list[str] = []
     scripts: bool = False
 
-SECTIONS["skills"] = "toolweave.host.skills:SkillsSection"   # imported only when used
+SECTIONS["skills"] = "toolweave.host.providers.skills:SkillsSection"   # imported only when used
 ```
 
 A table nobody registered is an error that lists the known ones, so a misspelt `[skils]`
@@ -28,8 +28,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from toolweave.errors import ConfigError
-
-from ._toml_lines import line_of
+from toolweave.host._toml_lines import line_of
 
 SectionT = TypeVar("SectionT", bound="Section")
 
@@ -44,10 +43,10 @@ class Section(BaseModel):
 #: Section name -> its model, or `"module:Class"` imported when the table is first validated.
 #: `[serve]` and `[mcpServers]` are the host's own and are not listed here.
 SECTIONS: dict[str, str | type[Section]] = {
-    "builtins": "toolweave.host.builtins_provider:BuiltinsSection",
-    "kb": "toolweave.host.kb:KBSettings",
-    "notes": "toolweave.host.kb:NotesSettings",
-    "skills": "toolweave.host.skills:SkillsSection",
+    "builtins": "toolweave.host.providers.builtins:BuiltinsSection",
+    "kb": "toolweave.host.providers.kb:KBSettings",
+    "notes": "toolweave.host.providers.kb:NotesSettings",
+    "skills": "toolweave.host.providers.skills:SkillsSection",
 }
 
 

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from toolweave.tools import ToolDef
-
-from .._lazy import lazy_exports
-from .messages import (
+from toolweave._lazy import lazy_exports
+from toolweave.llm.messages import (
     ImagePart,
     Message,
     Part,
@@ -22,9 +20,9 @@ from .messages import (
     ToolCallPart,
     ToolResultPart,
 )
-from .model import Model
-from .scripted import FunctionModel, ScriptedModel
-from .types import (
+from toolweave.llm.model import Model
+from toolweave.llm.scripted import FunctionModel, ScriptedModel
+from toolweave.llm.types import (
     Finished,
     FinishReason,
     ModelConfigError,
@@ -39,6 +37,7 @@ from .types import (
     ToolChoice,
     Usage,
 )
+from toolweave.tools import ToolDef
 
 _LAZY: dict[str, str] = {
     "PromptedToolsModel": ".prompted",
@@ -49,20 +48,20 @@ _LAZY: dict[str, str] = {
     "GeminiModel": ".gemini",
     "OpenAIChatModel": ".openai_chat",
     "OpenAIResponsesModel": ".openai_responses",
-    "PRESETS": ".providers",
-    "Preset": ".providers",
-    "model_config_problem": ".providers",
-    "model_from_string": ".providers",
+    "PRESETS": ".presets",
+    "Preset": ".presets",
+    "model_config_problem": ".presets",
+    "model_from_string": ".presets",
 }
 
 if TYPE_CHECKING:
-    from .anthropic import AnthropicModel
-    from .gemini import GeminiModel
-    from .openai_chat import OpenAIChatModel
-    from .openai_responses import OpenAIResponsesModel
-    from .prompted import PromptedToolsModel, parse_tool_calls
-    from .providers import PRESETS, Preset, model_config_problem, model_from_string
-    from .schema_dialects import to_gemini_schema, to_openai_strict
+    from toolweave.llm.anthropic import AnthropicModel
+    from toolweave.llm.gemini import GeminiModel
+    from toolweave.llm.openai_chat import OpenAIChatModel
+    from toolweave.llm.openai_responses import OpenAIResponsesModel
+    from toolweave.llm.presets import PRESETS, Preset, model_config_problem, model_from_string
+    from toolweave.llm.prompted import PromptedToolsModel, parse_tool_calls
+    from toolweave.llm.schema_dialects import to_gemini_schema, to_openai_strict
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -20,8 +20,13 @@ from typing import Any, Self
 import httpx
 
 from toolweave._sse import SSEDecoder
-
-from .types import ModelConfigError, ModelError, ModelResponse, StreamEvent, response_events
+from toolweave.llm.types import (
+    ModelConfigError,
+    ModelError,
+    ModelResponse,
+    StreamEvent,
+    response_events,
+)
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 BACKOFF_BASE = 0.5

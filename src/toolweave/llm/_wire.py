@@ -10,9 +10,8 @@ import json
 import uuid
 from typing import Any
 
+from toolweave.llm.messages import ImagePart, Message, ToolCallPart, ToolResultPart
 from toolweave.tools import InvalidArguments, parse_arguments
-
-from .messages import ImagePart, Message, ToolCallPart, ToolResultPart
 
 
 def new_call_id() -> str:

@@ -21,9 +21,9 @@ from typing import Any
 
 import httpx
 
-from ._http import DEFAULT_TIMEOUT, HTTPModel
-from ._wire import system_text, tool_call
-from .messages import (
+from toolweave.llm._http import DEFAULT_TIMEOUT, HTTPModel
+from toolweave.llm._wire import system_text, tool_call
+from toolweave.llm.messages import (
     ImagePart,
     Message,
     Part,
@@ -32,7 +32,7 @@ from .messages import (
     ToolCallPart,
     ToolResultPart,
 )
-from .types import (
+from toolweave.llm.types import (
     Finished,
     FinishReason,
     ModelError,

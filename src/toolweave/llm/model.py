@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Protocol, runtime_checkable
 
-from .types import ModelRequest, ModelResponse, StreamEvent
+from toolweave.llm.types import ModelRequest, ModelResponse, StreamEvent
 
 
 @runtime_checkable

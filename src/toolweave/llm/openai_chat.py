@@ -16,18 +16,18 @@ from typing import Any, Literal
 
 import httpx
 
-from . import prompted
-from ._http import DEFAULT_TIMEOUT, HTTPModel
-from ._wire import (
+from toolweave.llm import prompted
+from toolweave.llm._http import DEFAULT_TIMEOUT, HTTPModel
+from toolweave.llm._wire import (
     arguments_json,
     image_url,
     new_call_id,
     result_images,
     tool_call,
 )
-from .messages import ImagePart, Message, Part, TextPart, ThinkingPart, ToolCallPart
-from .schema_dialects import to_openai_strict
-from .types import (
+from toolweave.llm.messages import ImagePart, Message, Part, TextPart, ThinkingPart, ToolCallPart
+from toolweave.llm.schema_dialects import to_openai_strict
+from toolweave.llm.types import (
     Finished,
     FinishReason,
     ModelConfigError,

@@ -16,11 +16,11 @@ from typing import Any
 
 import httpx
 
-from ._http import DEFAULT_TIMEOUT, HTTPModel
-from ._wire import arguments_json, image_url, tool_call
-from .messages import ImagePart, Message, Part, TextPart, ThinkingPart
-from .schema_dialects import to_openai_strict
-from .types import (
+from toolweave.llm._http import DEFAULT_TIMEOUT, HTTPModel
+from toolweave.llm._wire import arguments_json, image_url, tool_call
+from toolweave.llm.messages import ImagePart, Message, Part, TextPart, ThinkingPart
+from toolweave.llm.schema_dialects import to_openai_strict
+from toolweave.llm.types import (
     Finished,
     FinishReason,
     ModelError,

@@ -15,12 +15,10 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from typing import Any
 
-from toolweave.tools import ToolDef
-
-from ._wire import arguments_json, new_call_id, system_text, tool_call
-from .messages import ImagePart, Message, Part, TextPart, ToolCallPart, ToolResultPart
-from .model import Model
-from .types import (
+from toolweave.llm._wire import arguments_json, new_call_id, system_text, tool_call
+from toolweave.llm.messages import ImagePart, Message, Part, TextPart, ToolCallPart, ToolResultPart
+from toolweave.llm.model import Model
+from toolweave.llm.types import (
     Finished,
     ModelRequest,
     ModelResponse,
@@ -29,6 +27,7 @@ from .types import (
     ToolCallDelta,
     ToolCallReady,
 )
+from toolweave.tools import ToolDef
 
 _FENCED = re.compile(r"```(?:json|tool_call|tool)?[ \t]*\n(.*?)\n?```", re.DOTALL)
 _TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)

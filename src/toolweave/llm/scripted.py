@@ -9,8 +9,8 @@ import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import TypeAlias, cast
 
-from .messages import Message
-from .types import ModelRequest, ModelResponse, StreamEvent, Usage, response_events
+from toolweave.llm.messages import Message
+from toolweave.llm.types import ModelRequest, ModelResponse, StreamEvent, Usage, response_events
 
 StepResult: TypeAlias = Message | ModelResponse
 Step: TypeAlias = (

@@ -9,9 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from toolweave.errors import ConfigError, ToolweaveError
+from toolweave.llm.messages import Message, TextPart, ThinkingPart, ToolCallPart
 from toolweave.tools import ToolDef
-
-from .messages import Message, TextPart, ThinkingPart, ToolCallPart
 
 FinishReason = Literal["stop", "tool_calls", "length", "content_filter", "error"]
 ToolChoice: TypeAlias = Literal["auto", "none", "required"] | dict[str, str]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_exports
+from toolweave._lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "MCPTool": "bridge",
@@ -57,11 +57,15 @@ _EXPORTS: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
-    from .bridge import MCPTool, PermissionPatterns, as_tools
-    from .client import MCPClient
-    from .client.auth import ClientCredentialsProvider, OAuthClientProvider, headless_redirect
-    from .client.auth_grants import CrossAppAccessProvider, PrivateKeyJWTProvider
-    from .client.models import (
+    from toolweave.mcp.bridge import MCPTool, PermissionPatterns, as_tools
+    from toolweave.mcp.client import MCPClient
+    from toolweave.mcp.client.auth import (
+        ClientCredentialsProvider,
+        OAuthClientProvider,
+        headless_redirect,
+    )
+    from toolweave.mcp.client.auth_grants import CrossAppAccessProvider, PrivateKeyJWTProvider
+    from toolweave.mcp.client.models import (
         MCPPrompt,
         MCPPromptMessage,
         MCPPromptResult,
@@ -69,12 +73,12 @@ if TYPE_CHECKING:
         MCPResourceTemplate,
         MCPToolInfo,
     )
-    from .client.protocol import ServerInfo
-    from .config import ServerConfig, load_config
-    from .lazy import lazy_tools
-    from .manager import MCPManager, ServerState
-    from .self_tools import self_management_tools
-    from .server import (
+    from toolweave.mcp.client.protocol import ServerInfo
+    from toolweave.mcp.config import ServerConfig, load_config
+    from toolweave.mcp.lazy import lazy_tools
+    from toolweave.mcp.manager import MCPManager, ServerState
+    from toolweave.mcp.self_tools import self_management_tools
+    from toolweave.mcp.server import (
         Context,
         EventStore,
         InMemoryEventStore,
@@ -85,7 +89,7 @@ if TYPE_CHECKING:
         probe_result,
         text_result,
     )
-    from .shared.errors import (
+    from toolweave.mcp.shared.errors import (
         JSONRPCError,
         MCPConnectionClosed,
         MCPError,

@@ -17,6 +17,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolweave.mcp.client.models import MCPToolInfo
+from toolweave.mcp.shared.constants import (
+    PROBE_ALWAYS,
+    PROBE_PATTERNS,
+    PROBE_REQUEST,
+    PROBE_SUPPORTED,
+)
+from toolweave.mcp.shared.errors import MCPError
 from toolweave.tools.base import ToolAnnotations
 from toolweave.tools.context import ToolContext
 from toolweave.tools.errors import ToolCancelled
@@ -24,11 +31,8 @@ from toolweave.tools.permissions import Permission
 from toolweave.tools.result import Content, ResourceContent, TextContent, ToolResult
 from toolweave.tools.shaping import DEFAULT_MAX_CHARS, truncate_text
 
-from .shared.constants import PROBE_ALWAYS, PROBE_PATTERNS, PROBE_REQUEST, PROBE_SUPPORTED
-from .shared.errors import MCPError
-
 if TYPE_CHECKING:
-    from .client import MCPClient
+    from toolweave.mcp.client import MCPClient
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")

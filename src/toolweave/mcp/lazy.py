@@ -15,14 +15,13 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from toolweave.mcp.manager import TOOL_SEPARATOR, MCPManager
 from toolweave.tools.base import Tool
 from toolweave.tools.context import ToolContext
 from toolweave.tools.errors import ExecutionFailed, ToolNotFound
 from toolweave.tools.function_tool import FunctionTool
 from toolweave.tools.registry import ToolRegistry
 from toolweave.tools.result import ToolResult
-
-from .manager import TOOL_SEPARATOR, MCPManager
 
 _LINE = 100
 

@@ -17,16 +17,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from toolweave.mcp.bridge import MCPTool, ToolFilter, safe_tool_name, select
 from toolweave.mcp.client import MCPClient
 from toolweave.mcp.client.client import DEFAULT_TIMEOUT
+from toolweave.mcp.config import ServerConfig, load_config
 from toolweave.mcp.shared.constants import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED
 from toolweave.mcp.shared.errors import MCPError
 from toolweave.tools.base import Tool
 from toolweave.tools.registry import ToolRegistry
 from toolweave.tools.shaping import DEFAULT_MAX_CHARS
-
-from .bridge import MCPTool, ToolFilter, safe_tool_name, select
-from .config import ServerConfig, load_config
 
 logger = logging.getLogger("toolweave.mcp.manager")
 
@@ -283,8 +282,8 @@ class MCPManager:
         """What to give the model: `mcp_discover` + `mcp_load` (lazy, the default) or every
         bridged tool (eager), plus the self-management tools when `self_management` is on.
         `registry` is the session overlay lazy loading puts tools into."""
-        from .lazy import lazy_tools
-        from .self_tools import self_management_tools
+        from toolweave.mcp.lazy import lazy_tools
+        from toolweave.mcp.self_tools import self_management_tools
 
         tools: list[Tool] = lazy_tools(self, registry=registry) if lazy else list(self.tools())
         if self_management:

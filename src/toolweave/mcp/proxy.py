@@ -17,10 +17,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from toolweave.mcp.client import MCPClient
+from toolweave.mcp.manager import TOOL_SEPARATOR, MCPManager
 from toolweave.mcp.server._catalog import template_pattern
 from toolweave.mcp.shared.errors import MCPError
-
-from .manager import TOOL_SEPARATOR, MCPManager
 
 logger = logging.getLogger("toolweave.mcp.proxy")
 

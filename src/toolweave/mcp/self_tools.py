@@ -18,12 +18,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from toolweave.mcp.config import SERVER_NAME, ServerConfig, servers_key
+from toolweave.mcp.manager import MCPManager
 from toolweave.tools.base import Tool
 from toolweave.tools.function_tool import FunctionTool
 from toolweave.tools.result import ToolResult
-
-from .config import SERVER_NAME, ServerConfig, servers_key
-from .manager import MCPManager
 
 
 def parse_pairs(items: list[str] | None, field_name: str) -> dict[str, str]:

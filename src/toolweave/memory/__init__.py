@@ -6,11 +6,11 @@ calls, `MemoryProvider` its `toolweave serve` provider. See docs/memory.md.
 
 from __future__ import annotations
 
-from .graph import EXCLUSIVE_PREDICATES, KnowledgeGraph, extract_relations
-from .maintenance import CONSOLIDATION_BOOST
-from .manager import DEFAULT_MAX_MEMORIES, MemoryManager
-from .tool import MemoryTool
-from .types import (
+from toolweave.memory.graph import EXCLUSIVE_PREDICATES, KnowledgeGraph, extract_relations
+from toolweave.memory.maintenance import CONSOLIDATION_BOOST
+from toolweave.memory.manager import DEFAULT_MAX_MEMORIES, MemoryManager
+from toolweave.memory.tool import MemoryTool
+from toolweave.memory.types import (
     MEMORY_TYPES,
     MemoryArgumentError,
     MemoryHit,
@@ -18,7 +18,7 @@ from .types import (
     MemoryType,
     Relation,
 )
-from .working import WorkingMemory
+from toolweave.memory.working import WorkingMemory
 
 __all__ = [
     "CONSOLIDATION_BOOST",

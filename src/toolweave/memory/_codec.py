@@ -17,9 +17,7 @@ from datetime import datetime
 from pathlib import PurePath
 from typing import Any
 
-from toolweave.storage.index import Record
-
-from .types import (
+from toolweave.memory.types import (
     MODALITIES,
     MemoryArgumentError,
     MemoryItem,
@@ -27,6 +25,7 @@ from .types import (
     Relation,
     to_datetime,
 )
+from toolweave.storage.retrieval.index import Record
 
 FOREVER = 253402300799.0
 """`valid_to` of a current fact: 9999-12-31T23:59:59Z as epoch seconds."""

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import _codec
-from .types import MEMORY_TYPES, PERSISTENT_TYPES
+from toolweave.memory import _codec
+from toolweave.memory.types import MEMORY_TYPES, PERSISTENT_TYPES
 
 if TYPE_CHECKING:
-    from .manager import MemoryManager
+    from toolweave.memory.manager import MemoryManager
 
 
 async def memory_stats(m: MemoryManager) -> dict[str, Any]:

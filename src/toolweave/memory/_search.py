@@ -13,11 +13,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from toolweave.storage.index import Hit
-
-from . import _codec
-from .graph import KnowledgeGraph
-from .scoring import (
+from toolweave.memory import _codec
+from toolweave.memory.graph import KnowledgeGraph
+from toolweave.memory.scoring import (
     episodic_score,
     fused_relevance,
     importance_weight,
@@ -25,10 +23,11 @@ from .scoring import (
     recency,
     semantic_score,
 )
-from .types import MemoryHit, MemoryType, utc_now
+from toolweave.memory.types import MemoryHit, MemoryType, utc_now
+from toolweave.storage.retrieval.index import Hit
 
 if TYPE_CHECKING:
-    from .manager import MemoryManager
+    from toolweave.memory.manager import MemoryManager
 
 SEARCH_OVERSAMPLE = 4
 """Candidates fetched from the index per wanted hit, before the type formulas re-rank them."""

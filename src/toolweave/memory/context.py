@@ -7,7 +7,7 @@ memory is user content, and may contain text that reads like an instruction).
 
 from __future__ import annotations
 
-from .manager import MemoryManager
+from toolweave.memory.manager import MemoryManager
 
 DEFAULT_MEMORY_CONTEXT = 3
 MEMORY_CONTEXT_CHARS = 500

@@ -19,9 +19,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from toolweave.memory.types import Relation
 from toolweave.storage.text import segment
-
-from .types import Relation
 
 if TYPE_CHECKING:
     from toolweave.llm import Model
@@ -120,7 +119,7 @@ def parse_relations(raw: Iterable[Any], *, field: str = "relations") -> list[Rel
             or len(entry) != 3
             or not all(isinstance(x, str) and x.strip() for x in entry)
         ):
-            from .types import MemoryArgumentError
+            from toolweave.memory.types import MemoryArgumentError
 
             raise MemoryArgumentError(
                 f"{field}[{index}] must be a (subject, predicate, object) triple of non-empty"

@@ -10,9 +10,9 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from . import _codec
-from .graph import extract_relations
-from .types import (
+from toolweave.memory import _codec
+from toolweave.memory.graph import extract_relations
+from toolweave.memory.types import (
     FORGET_STRATEGIES,
     PERSISTENT_TYPES,
     MemoryArgumentError,
@@ -23,7 +23,7 @@ from .types import (
 )
 
 if TYPE_CHECKING:
-    from .manager import MemoryManager
+    from toolweave.memory.manager import MemoryManager
 
 CONSOLIDATION_BOOST = 1.1
 """Importance of a consolidated memory: the original's times this, capped at 1."""

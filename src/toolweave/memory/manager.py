@@ -15,22 +15,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from toolweave.storage import Embedder, TextIndex
-from toolweave.storage.hnsw import DEFAULT_HNSW_THRESHOLD
-
-from . import _codec
-from ._overview import memory_stats, memory_summary
-from ._search import search_memories
-from .graph import (
+from toolweave.memory import _codec
+from toolweave.memory._overview import memory_stats, memory_summary
+from toolweave.memory._search import search_memories
+from toolweave.memory.graph import (
     EXCLUSIVE_PREDICATES,
     KnowledgeGraph,
     extract_relations,
     extract_relations_with_model,
     parse_relations,
 )
-from .maintenance import consolidate_memories, forget_memories
-from .store import DEFAULT_TABLE, check_user_id, open_index
-from .types import (
+from toolweave.memory.maintenance import consolidate_memories, forget_memories
+from toolweave.memory.store import DEFAULT_TABLE, check_user_id, open_index
+from toolweave.memory.types import (
     MEMORY_TYPES,
     MemoryArgumentError,
     MemoryHit,
@@ -41,7 +38,13 @@ from .types import (
     to_datetime,
     utc_now,
 )
-from .working import DEFAULT_WORKING_CAPACITY, DEFAULT_WORKING_TTL_MINUTES, WorkingMemory
+from toolweave.memory.working import (
+    DEFAULT_WORKING_CAPACITY,
+    DEFAULT_WORKING_TTL_MINUTES,
+    WorkingMemory,
+)
+from toolweave.storage.retrieval import Embedder, TextIndex
+from toolweave.storage.retrieval.hnsw import DEFAULT_HNSW_THRESHOLD
 
 if TYPE_CHECKING:
     from toolweave.llm import Model

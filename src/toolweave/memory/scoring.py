@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from datetime import datetime
 
-from toolweave.storage.index import DEFAULT_RRF_K
+from toolweave.storage.retrieval.index import DEFAULT_RRF_K
 
 RECENCY_DECAY = 0.1
 RECENCY_FLOOR = 0.1

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolweave.storage import Embedder, PostgresQdrantIndex, SQLiteTextIndex, TextIndex
-from toolweave.storage.hnsw import DEFAULT_HNSW_THRESHOLD
-
-from . import _codec
-from .types import MemoryArgumentError
+from toolweave.memory import _codec
+from toolweave.memory.types import MemoryArgumentError
+from toolweave.storage.retrieval import Embedder, PostgresQdrantIndex, SQLiteTextIndex, TextIndex
+from toolweave.storage.retrieval.hnsw import DEFAULT_HNSW_THRESHOLD
 
 MAX_USER_ID_CHARS = 200
 DEFAULT_TABLE = "memories"

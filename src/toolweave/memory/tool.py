@@ -13,13 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from toolweave.memory.manager import MemoryManager
+from toolweave.memory.types import FORGET_STRATEGIES, MEMORY_TYPES, MODALITIES, MemoryArgumentError
 from toolweave.tools.base import ToolAnnotations
 from toolweave.tools.context import ToolContext
 from toolweave.tools.permissions import Permission
 from toolweave.tools.result import ToolResult, to_tool_result
-
-from .manager import MemoryManager
-from .types import FORGET_STRATEGIES, MEMORY_TYPES, MODALITIES, MemoryArgumentError
 
 ALL_ACTIONS = (
     "add",

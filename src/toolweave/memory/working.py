@@ -13,10 +13,9 @@ import math
 from collections import Counter
 from datetime import datetime, timedelta
 
+from toolweave.memory.scoring import time_decay, working_score
+from toolweave.memory.types import MemoryArgumentError, MemoryItem, utc_now
 from toolweave.storage.text import query_terms, segment
-
-from .scoring import time_decay, working_score
-from .types import MemoryArgumentError, MemoryItem, utc_now
 
 DEFAULT_WORKING_CAPACITY = 50
 DEFAULT_WORKING_TTL_MINUTES = 60.0

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_exports
+from toolweave._lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "SkillScope": "active",
     "tool_allowed": "active",
-    "expand_arguments": "commands",
-    "parse_command": "commands",
+    "expand_arguments": "arguments",
+    "parse_command": "arguments",
     "SkillError": "errors",
     "ToolNotAllowed": "errors",
     "InstallReport": "install",
@@ -29,14 +29,14 @@ _EXPORTS: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
-    from .active import SkillScope, tool_allowed
-    from .commands import expand_arguments, parse_command
-    from .errors import SkillError, ToolNotAllowed
-    from .install import InstallReport
-    from .library import SkillLibrary, default_roots
-    from .selector import select_skill
-    from .skill import Skill
-    from .spec import SkillIssue, validate_skill
+    from toolweave.skills.active import SkillScope, tool_allowed
+    from toolweave.skills.arguments import expand_arguments, parse_command
+    from toolweave.skills.errors import SkillError, ToolNotAllowed
+    from toolweave.skills.install import InstallReport
+    from toolweave.skills.library import SkillLibrary, default_roots
+    from toolweave.skills.selector import select_skill
+    from toolweave.skills.skill import Skill
+    from toolweave.skills.spec import SkillIssue, validate_skill
 
 __all__ = [
     "InstallReport",

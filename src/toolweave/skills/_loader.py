@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._frontmatter import FrontmatterError, read_frontmatter, split_tools
-from .skill import SKILL_FILE, Skill
+from toolweave.skills._frontmatter import FrontmatterError, read_frontmatter, split_tools
+from toolweave.skills.skill import SKILL_FILE, Skill
 
 _OWN_FIELDS = frozenset(
     {

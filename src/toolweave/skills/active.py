@@ -15,11 +15,11 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
-from .errors import ToolNotAllowed
+from toolweave.skills.errors import ToolNotAllowed
 
 if TYPE_CHECKING:
-    from .library import SkillLibrary
-    from .skill import Skill
+    from toolweave.skills.library import SkillLibrary
+    from toolweave.skills.skill import Skill
 
 SKILL_TOOL_NAMES = frozenset(
     {

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
-from ._loader import load_skill
-from .errors import SkillError
-from .skill import SKILL_FILE, Skill
-from .spec import SkillIssue, validate_skill
+from toolweave.skills._loader import load_skill
+from toolweave.skills.errors import SkillError
+from toolweave.skills.skill import SKILL_FILE, Skill
+from toolweave.skills.spec import SkillIssue, validate_skill
 
 MAX_INSTALL_BYTES = 20_000_000
 """A skill (unpacked) may hold at most this many bytes."""

@@ -16,18 +16,16 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from toolweave.errors import ConfigError
-
-from ._bm25 import bm25_scores
-from ._loader import scan
-from .commands import parse_command
-from .errors import SkillError
-from .skill import Skill
-from .spec import DESCRIPTION_MAX
+from toolweave.skills._bm25 import bm25_scores
+from toolweave.skills._loader import scan
+from toolweave.skills.arguments import parse_command
+from toolweave.skills.errors import SkillError
+from toolweave.skills.skill import Skill
+from toolweave.skills.spec import DESCRIPTION_MAX
 
 if TYPE_CHECKING:
+    from toolweave.skills.install import InstallReport
     from toolweave.tools.base import Tool
-
-    from .install import InstallReport
 
 logger = logging.getLogger("toolweave.skills")
 
@@ -154,15 +152,15 @@ class SkillLibrary:
         self, *, self_management: bool = False, script_timeout: float | None = None
     ) -> list[Tool]:
         """The skill tools, sorted by name (`self_management` adds list/install/remove)."""
-        from .scripts import SCRIPT_TIMEOUT
-        from .tools import skill_tools
+        from toolweave.skills.scripts import SCRIPT_TIMEOUT
+        from toolweave.skills.tools import skill_tools
 
         timeout = SCRIPT_TIMEOUT if script_timeout is None else script_timeout
         return skill_tools(self, self_management=self_management, script_timeout=timeout)
 
     def install(self, source: str | Path, into: str | Path | None = None) -> InstallReport:
         """Install a skill folder or zip into `into` (default: the first root), then reload."""
-        from .install import install_skill
+        from toolweave.skills.install import install_skill
 
         if into is None and not self.roots:
             raise SkillError("this library has no roots to install into; pass into=<folder>")
@@ -173,7 +171,7 @@ class SkillLibrary:
 
     def remove(self, name: str) -> Path:
         """Delete an installed skill's folder (and its lockfile entry), then reload."""
-        from .install import remove_skill
+        from toolweave.skills.install import remove_skill
 
         removed = remove_skill(self.get(name))
         self.reload()

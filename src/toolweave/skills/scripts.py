@@ -12,8 +12,8 @@ import os
 import sys
 from pathlib import Path
 
-from .errors import SkillError
-from .skill import Skill
+from toolweave.skills.errors import SkillError
+from toolweave.skills.skill import Skill
 
 SCRIPTS_DIR = "scripts"
 SCRIPT_TIMEOUT = 60.0

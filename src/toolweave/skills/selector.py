@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._bm25 import bm25_scores
+from toolweave.skills._bm25 import bm25_scores
 
 if TYPE_CHECKING:
     from toolweave.llm.model import Model
-
-    from .library import SkillLibrary
-    from .skill import Skill
+    from toolweave.skills.library import SkillLibrary
+    from toolweave.skills.skill import Skill
 
 SELECTOR_INSTRUCTIONS = (
     "You pick the one skill that fits the user's task, judging only by the skill descriptions. "

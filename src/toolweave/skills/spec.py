@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ._frontmatter import FrontmatterError, read_frontmatter
+from toolweave.skills._frontmatter import FrontmatterError, read_frontmatter
 
 NAME_MAX = 64
 DESCRIPTION_MAX = 1024

@@ -15,16 +15,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
+from toolweave.skills.errors import SkillError
+from toolweave.skills.scripts import SCRIPT_TIMEOUT, run_script
 from toolweave.tools.function_tool import FunctionTool
 from toolweave.tools.permissions import Permission
 
-from .errors import SkillError
-from .scripts import SCRIPT_TIMEOUT, run_script
-
 if TYPE_CHECKING:
+    from toolweave.skills.library import SkillLibrary
     from toolweave.tools.base import Tool
-
-    from .library import SkillLibrary
 
 MAX_DATA_LIMIT = 100
 """`skill_data` returns at most this many records per call."""

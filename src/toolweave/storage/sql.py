@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias, TypeVar
 
 from toolweave.errors import ConfigError
-
-from .sqlite import SQLiteDatabase
+from toolweave.storage.sqlite import SQLiteDatabase
 
 T = TypeVar("T")
 Dialect = Literal["sqlite", "postgres"]

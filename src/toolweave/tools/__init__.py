@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_exports
+from toolweave._lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "parse_arguments": "arguments",
@@ -50,10 +50,10 @@ _EXPORTS: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
-    from .arguments import parse_arguments, repair_json
-    from .base import Tool, ToolAnnotations, ToolDef, tool_def
-    from .context import CancellationSignal, OutputSink, ToolContext, UserOutput
-    from .errors import (
+    from toolweave.tools.arguments import parse_arguments, repair_json
+    from toolweave.tools.base import Tool, ToolAnnotations, ToolDef, tool_def
+    from toolweave.tools.context import CancellationSignal, OutputSink, ToolContext, UserOutput
+    from toolweave.tools.errors import (
         ApprovalRequired,
         ExecutionFailed,
         InvalidArguments,
@@ -63,10 +63,10 @@ if TYPE_CHECKING:
         ToolNotFound,
         ToolTimeout,
     )
-    from .function_tool import FunctionTool, tool
-    from .permissions import Permission, PermissionPolicy
-    from .registry import ToolInvocation, ToolRegistry, ToolStats
-    from .result import (
+    from toolweave.tools.function_tool import FunctionTool, tool
+    from toolweave.tools.permissions import Permission, PermissionPolicy
+    from toolweave.tools.registry import ToolInvocation, ToolRegistry, ToolStats
+    from toolweave.tools.result import (
         AudioContent,
         Content,
         ImageContent,
@@ -75,7 +75,7 @@ if TYPE_CHECKING:
         ToolResult,
         to_tool_result,
     )
-    from .shaping import shape_result, truncate_text, wrap_untrusted
+    from toolweave.tools.shaping import shape_result, truncate_text, wrap_untrusted
 
 __all__ = [
     "ApprovalRequired",

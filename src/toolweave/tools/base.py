@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from .context import ToolContext
-from .permissions import Permission
-from .result import ToolResult
+from toolweave.tools.context import ToolContext
+from toolweave.tools.permissions import Permission
+from toolweave.tools.result import ToolResult
 
 
 @dataclass(frozen=True, slots=True)

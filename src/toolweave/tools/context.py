@@ -21,7 +21,7 @@ from typing_extensions import TypeVar
 from toolweave.errors import ConfigError
 
 if TYPE_CHECKING:
-    from .registry import ToolRegistry
+    from toolweave.tools.registry import ToolRegistry
 
 DepsT = TypeVar("DepsT", default=Any)
 """The type of `ToolContext.deps` (and `Agent`'s deps); `Any` when not given, so a bare

@@ -9,8 +9,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from .function_tool import FunctionTool, tool
-from .registry import ToolRegistry
+from toolweave.tools.function_tool import FunctionTool, tool
+from toolweave.tools.registry import ToolRegistry
 
 # Fixed readings so demos and tests are reproducible offline.
 _WEATHER = {

@@ -15,13 +15,12 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar, overload
 
 from toolweave.errors import ConfigError
-
-from .base import ToolAnnotations
-from .context import ToolContext
-from .errors import ExecutionFailed, ToolCancelled, ToolError
-from .permissions import Permission, permission_set
-from .result import ToolResult, to_tool_result
-from .schema import FunctionSchema, function_schema
+from toolweave.tools.base import ToolAnnotations
+from toolweave.tools.context import ToolContext
+from toolweave.tools.errors import ExecutionFailed, ToolCancelled, ToolError
+from toolweave.tools.permissions import Permission, permission_set
+from toolweave.tools.result import ToolResult, to_tool_result
+from toolweave.tools.schema import FunctionSchema, function_schema
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -11,8 +11,7 @@ from collections.abc import Iterable
 from typing import ClassVar
 
 from toolweave.errors import ConfigError
-
-from .errors import PermissionDenied
+from toolweave.tools.errors import PermissionDenied
 
 _CUSTOM_NAME = re.compile(r"^[a-z][a-z0-9_.-]*:[a-z0-9_.*-]+$")
 

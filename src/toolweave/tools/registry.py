@@ -15,12 +15,18 @@ from dataclasses import dataclass
 from time import perf_counter
 from typing import Any
 
-from .arguments import parse_arguments
-from .base import Tool, ToolDef, tool_def
-from .context import ToolContext
-from .errors import ExecutionFailed, ToolCancelled, ToolError, ToolNotFound, ToolTimeout
-from .permissions import PermissionPolicy
-from .result import ToolResult, to_tool_result
+from toolweave.tools.arguments import parse_arguments
+from toolweave.tools.base import Tool, ToolDef, tool_def
+from toolweave.tools.context import ToolContext
+from toolweave.tools.errors import (
+    ExecutionFailed,
+    ToolCancelled,
+    ToolError,
+    ToolNotFound,
+    ToolTimeout,
+)
+from toolweave.tools.permissions import PermissionPolicy
+from toolweave.tools.result import ToolResult, to_tool_result
 
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 DEFAULT_BATCH_TIMEOUT = 60.0

@@ -23,9 +23,9 @@ from pydantic.fields import FieldInfo
 from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import SchemaValidator
 
-from ._docstrings import parse_docstring
-from .context import ToolContext
-from .errors import InvalidArguments
+from toolweave.tools._docstrings import parse_docstring
+from toolweave.tools.context import ToolContext
+from toolweave.tools.errors import InvalidArguments
 
 MAX_REPORTED_PROBLEMS = 10
 _RESERVED = frozenset(name for name in dir(BaseModel) if not name.startswith("__"))

@@ -12,8 +12,7 @@ import html
 import re
 
 from toolweave.errors import ConfigError
-
-from .result import Content, TextContent, ToolResult
+from toolweave.tools.result import Content, TextContent, ToolResult
 
 DEFAULT_MAX_CHARS = 8000
 _CLOSE = "</tool_output>"

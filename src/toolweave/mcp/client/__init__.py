@@ -7,6 +7,6 @@ the server toolkit; the agent-facing layer (`toolweave.mcp.bridge`, `manager`, `
 
 from __future__ import annotations
 
-from .client import MCPClient
+from toolweave.mcp.client.client import MCPClient
 
 __all__ = ["MCPClient"]

@@ -6,10 +6,10 @@ is the time to `initialize`, and heavy pieces load only when a client needs them
 
 from __future__ import annotations
 
-from ._sse import EventStore, InMemoryEventStore
-from .app import MCPServer
-from .context import Context, is_probe
-from .results import error_result, image_result, probe_result, text_result
+from toolweave.mcp.server._sse import EventStore, InMemoryEventStore
+from toolweave.mcp.server.app import MCPServer
+from toolweave.mcp.server.context import Context, is_probe
+from toolweave.mcp.server.results import error_result, image_result, probe_result, text_result
 
 __all__ = [
     "Context",

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 from starlette.applications import Starlette
 from starlette.routing import Route
 
-from ..shared.constants import LOOPBACK_HOSTS
-from ._http import StreamableHTTPApp
-from ._sse import EventStore
+from toolweave.mcp.server._http import StreamableHTTPApp
+from toolweave.mcp.server._sse import EventStore
+from toolweave.mcp.shared.constants import LOOPBACK_HOSTS
 
 if TYPE_CHECKING:
-    from .app import MCPServer
+    from toolweave.mcp.server.app import MCPServer
 
 logger = logging.getLogger("toolweave.mcp.server")
 

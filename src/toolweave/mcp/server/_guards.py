@@ -17,16 +17,15 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.responses import Response
 
-from toolweave.mcp.shared.errors import INVALID_PARAMS
-from toolweave.mcp.shared.jsonrpc import encode
-
-from ..shared.constants import (
+from toolweave.mcp.server._session import unsupported_version
+from toolweave.mcp.shared.constants import (
     LOOPBACK_HOSTS,
     META_CLIENT_CAPABILITIES,
     META_PROTOCOL_VERSION,
     MODERN_VERSIONS,
 )
-from ._session import unsupported_version
+from toolweave.mcp.shared.errors import INVALID_PARAMS
+from toolweave.mcp.shared.jsonrpc import encode
 
 HEADER_MISMATCH = -32020
 _NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}

@@ -13,12 +13,10 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from toolweave.mcp.shared.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, JSONRPCError, MCPError
-from toolweave.mcp.shared.jsonrpc import RequestContext
-from toolweave.tools.errors import ToolError
-from toolweave.tools.result import ToolResult
-
-from ..shared.constants import (
+from toolweave.mcp.server._session import ServerSession
+from toolweave.mcp.server.context import LOG_LEVELS, Context
+from toolweave.mcp.server.results import error_result, result_to_wire
+from toolweave.mcp.shared.constants import (
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE,
     META_SERVER_INFO,
@@ -26,9 +24,10 @@ from ..shared.constants import (
     PROBE_PATTERNS,
     SUPPORTED_VERSIONS,
 )
-from ._session import ServerSession
-from .context import LOG_LEVELS, Context
-from .results import error_result, result_to_wire
+from toolweave.mcp.shared.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, JSONRPCError, MCPError
+from toolweave.mcp.shared.jsonrpc import RequestContext
+from toolweave.tools.errors import ToolError
+from toolweave.tools.result import ToolResult
 
 Handler = Callable[[ServerSession, dict[str, Any], RequestContext], Awaitable[dict[str, Any]]]
 MAX_COMPLETIONS = 100

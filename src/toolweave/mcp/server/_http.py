@@ -26,18 +26,17 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
+from toolweave.mcp.server._guards import AccessGuard, check_modern_request
+from toolweave.mcp.server._guards import error_response as _error
+from toolweave.mcp.server._session import ServerSession
+from toolweave.mcp.server._sse import EventStore, InMemoryEventStore, ReplyStream, drain, sse_event
+from toolweave.mcp.shared.constants import HANDSHAKE_VERSIONS, META_PROTOCOL_VERSION
 from toolweave.mcp.shared.errors import INVALID_REQUEST, METHOD_NOT_FOUND, JSONRPCError
 from toolweave.mcp.shared.jsonrpc import RequestContext, decode, encode, valid_id
 from toolweave.mcp.shared.peer import JSONRPCPeer
 
-from ..shared.constants import HANDSHAKE_VERSIONS, META_PROTOCOL_VERSION
-from ._guards import AccessGuard, check_modern_request
-from ._guards import error_response as _error
-from ._session import ServerSession
-from ._sse import EventStore, InMemoryEventStore, ReplyStream, drain, sse_event
-
 if TYPE_CHECKING:
-    from .app import MCPServer
+    from toolweave.mcp.server.app import MCPServer
 
 #: An over-limit body is still read (and discarded) up to this many times the limit, so the
 #: client receives its 413 instead of a reset connection; beyond that the connection is cut.

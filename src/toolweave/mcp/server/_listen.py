@@ -23,19 +23,18 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from toolweave.mcp.shared.errors import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError
-from toolweave.mcp.shared.jsonrpc import RequestContext
-
-from ..shared.constants import (
+from toolweave.mcp.shared.constants import (
     META_SUBSCRIPTION_ID,
     PROMPTS_CHANGED,
     RESOURCE_UPDATED,
     RESOURCES_CHANGED,
     TOOLS_CHANGED,
 )
+from toolweave.mcp.shared.errors import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError
+from toolweave.mcp.shared.jsonrpc import RequestContext
 
 if TYPE_CHECKING:
-    from ._session import ServerSession
+    from toolweave.mcp.server._session import ServerSession
 
 logger = logging.getLogger("toolweave.mcp.server")
 

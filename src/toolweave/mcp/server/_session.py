@@ -11,10 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from toolweave.mcp.shared.errors import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError
-from toolweave.mcp.shared.jsonrpc import RequestContext
-
-from ..shared.constants import (
+from toolweave.mcp.shared.constants import (
     LATEST_HANDSHAKE,
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -25,11 +22,12 @@ from ..shared.constants import (
     SUPPORTED_VERSIONS,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
+from toolweave.mcp.shared.errors import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError
+from toolweave.mcp.shared.jsonrpc import RequestContext
 
 if TYPE_CHECKING:
+    from toolweave.mcp.server.app import MCPServer
     from toolweave.mcp.shared.peer import JSONRPCPeer
-
-    from .app import MCPServer
 
 #: Methods whose modern results must carry caching hints (`ttlMs`, `cacheScope`).
 CACHEABLE_METHODS = frozenset(
@@ -98,7 +96,7 @@ class ServerSession:
     async def handle(
         self, method: str, params: dict[str, Any], ctx: RequestContext
     ) -> dict[str, Any]:
-        from ._handlers import HANDLERS
+        from toolweave.mcp.server._handlers import HANDLERS
 
         handler = HANDLERS.get(method)
         meta = ctx.meta

@@ -17,6 +17,7 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from toolweave.mcp.shared.constants import PROBE_SUPPORTED
 from toolweave.tools.base import Tool
 from toolweave.tools.result import (
     AudioContent,
@@ -25,8 +26,6 @@ from toolweave.tools.result import (
     TextContent,
     ToolResult,
 )
-
-from ..shared.constants import PROBE_SUPPORTED
 
 logger = logging.getLogger("toolweave.mcp.server")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")

@@ -12,10 +12,11 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from toolweave.tools.base import Tool
-from toolweave.tools.permissions import Permission
-
-from ..shared.constants import (
+from toolweave.mcp.server._catalog import CatalogSource, PromptEntry, ResourceEntry
+from toolweave.mcp.server._listen import ChangeFeed
+from toolweave.mcp.server._session import ServerSession
+from toolweave.mcp.server._tools import PatternSource, ToolEntry, check_name, function_entry
+from toolweave.mcp.shared.constants import (
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_SESSIONS,
     DEFAULT_SESSION_IDLE_TIMEOUT,
@@ -24,15 +25,13 @@ from ..shared.constants import (
     RESOURCES_CHANGED,
     TOOLS_CHANGED,
 )
-from ._catalog import CatalogSource, PromptEntry, ResourceEntry
-from ._listen import ChangeFeed
-from ._session import ServerSession
-from ._tools import PatternSource, ToolEntry, check_name, function_entry
+from toolweave.tools.base import Tool
+from toolweave.tools.permissions import Permission
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
-    from ._sse import EventStore
+    from toolweave.mcp.server._sse import EventStore
 
 logger = logging.getLogger("toolweave.mcp.server")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -343,7 +342,7 @@ class MCPServer:
 
     async def run_stdio(self) -> None:
         """Serve one client over stdin/stdout until stdin closes."""
-        from ._stdio import serve_stdio
+        from toolweave.mcp.server._stdio import serve_stdio
 
         await serve_stdio(self)
 
@@ -374,7 +373,7 @@ class MCPServer:
         unused for `session_idle_timeout` seconds is closed.
         """
         try:
-            from ._asgi import build_app
+            from toolweave.mcp.server._asgi import build_app
         except ImportError as exc:
             raise ImportError(
                 f"Streamable HTTP needs starlette and uvicorn ({exc.name} is missing): "
@@ -415,7 +414,7 @@ class MCPServer:
             return
         if transport != "http":
             raise ValueError(f"transport must be 'stdio' or 'http', not {transport!r}")
-        from ._asgi import serve_http
+        from toolweave.mcp.server._asgi import serve_http
 
         serve_http(
             self, host=host, port=port, path=path, auth_token=auth_token, log_level=log_level

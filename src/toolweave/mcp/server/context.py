@@ -13,12 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from toolweave.mcp.shared.errors import MCPError
 from toolweave.mcp.shared.jsonrpc import RequestContext
+from toolweave.mcp.shared.probe import probe_requested
 from toolweave.tools.context import ToolContext
 
-from ..shared.probe import probe_requested
-
 if TYPE_CHECKING:
-    from ._session import ServerSession
+    from toolweave.mcp.server._session import ServerSession
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _LEVEL_RANK = {name: rank for rank, name in enumerate(LOG_LEVELS)}

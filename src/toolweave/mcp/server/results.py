@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from toolweave.mcp.shared.constants import PROBE_ALWAYS, PROBE_PATTERNS
 from toolweave.tools.result import (
     AudioContent,
     Content,
@@ -19,8 +20,6 @@ from toolweave.tools.result import (
     TextContent,
     ToolResult,
 )
-
-from ..shared.constants import PROBE_ALWAYS, PROBE_PATTERNS
 
 #: `ToolResult.metadata` key whose dict is sent as the result's `_meta`.
 META_KEY = "_meta"

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from toolweave.mcp.server.validators import check_slug
 from toolweave.version import __version__
-
-from .validators import check_slug
 
 TEMPLATE = Path(__file__).with_name("template")
 _RENAMES = {"gitignore": ".gitignore"}

@@ -23,11 +23,11 @@ import re
 from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from .constants import MAX_JSON_DEPTH
-from .errors import PARSE_ERROR, JSONRPCError
+from toolweave.mcp.shared.constants import MAX_JSON_DEPTH
+from toolweave.mcp.shared.errors import PARSE_ERROR, JSONRPCError
 
 if TYPE_CHECKING:
-    from .peer import JSONRPCPeer
+    from toolweave.mcp.shared.peer import JSONRPCPeer
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 ProgressHandler = Callable[[float, float | None, str | None], Awaitable[None] | None]

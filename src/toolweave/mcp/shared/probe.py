@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .constants import PROBE_REQUEST
-from .errors import INVALID_PARAMS, JSONRPCError
+from toolweave.mcp.shared.constants import PROBE_REQUEST
+from toolweave.mcp.shared.errors import INVALID_PARAMS, JSONRPCError
 
 
 def probe_requested(meta: dict[str, Any] | None) -> bool:

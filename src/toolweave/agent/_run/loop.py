@@ -1,0 +1,508 @@
+"""One run of the agent loop: model call, gates, concurrent tools, history, repeat.
+
+The same code serves `run` (events dropped, `complete` calls) and `run_stream` (events queued,
+`stream` calls). Whatever ends the run (answer, error, cancellation), every tool call in the
+history gets a result before the turn is committed, so a session is always valid to resume.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from toolweave import llm
+from toolweave.agent._run.answer import Answer, OutputHandler, Retry
+from toolweave.agent._run.dispatch import CallOutcome, CallSetup, dispatch_call
+from toolweave.agent._run.hooks import prompt_message, stop_reason
+from toolweave.agent._run.orchestrate import RunOrchestration
+from toolweave.agent._run.shape import error_part
+from toolweave.agent.errors import MaxTurnsExceeded
+from toolweave.agent.events import (
+    AgentEvent,
+    ModelTextDelta,
+    ModelThinkingDelta,
+    OutputDelta,
+    RunCompleted,
+    RunFailed,
+    RunStarted,
+    ToolCallBlocked,
+    ToolCallRequested,
+    ToolExecutionCompleted,
+    ToolExecutionStarted,
+    TurnCompleted,
+    UserOutputSent,
+)
+from toolweave.agent.orchestration.settings import SCOPE_EXTRA, RunScope
+from toolweave.agent.output import PartialOutput
+from toolweave.governance.gates import GateRequest
+from toolweave.governance.pipeline import CallBlocked, GateContext
+from toolweave.llm import (
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ToolCallPart,
+    ToolResultPart,
+    Usage,
+)
+from toolweave.tools import (
+    Tool,
+    ToolContext,
+    ToolDef,
+    ToolError,
+    ToolInvocation,
+    ToolNotFound,
+    UserOutput,
+)
+from toolweave.tools.context import REGISTRY_EXTRA
+
+if TYPE_CHECKING:
+    from toolweave.agent._run.config import RunConfig
+    from toolweave.agent.agent import RunResult
+    from toolweave.agent.session import Session
+
+Emit = Callable[[AgentEvent], None]
+
+FINAL_ANSWER_PROMPT = (
+    "You have used every turn this run allows. Do not call any tool; give your final answer "
+    "now from what you already know, and say what is still missing."
+)
+_CANCELLED = "Not executed: the run was cancelled before this call finished."
+_ABORTED = "Not executed: the run ended with an error before this call ran."
+_UNANSWERED = "Not executed: the conversation moved on before this call ran."
+
+
+class Run:
+    """The state of one run; `execute` drives it to a `RunResult` or raises."""
+
+    def __init__(
+        self,
+        config: RunConfig,
+        prompt: str,
+        session: Session,
+        deps: Any,
+        emit: Emit | None,
+        scope: RunScope,
+    ) -> None:
+        self.config = config
+        self.scope = scope
+        self.session = session
+        self.streaming = emit is not None  # `stream` the model for a consumer; else `complete`
+        self.model = config.model
+        # The one tracing seam: a traced run sees every event and wraps its model.
+        self.trace = config.tracing.start(config.name) if config.tracing is not None else None
+        if self.trace is not None:
+            emit, self.model = self.trace.observe(emit), self.trace.model(config.model)
+        self.emit = emit
+        self.run_id = uuid.uuid4().hex
+        self.prompt = prompt
+        self.registry = config.registry  # the session's overlay, set once the session is ours
+        self.ctx = ToolContext(
+            session_id=session.id, trace_id=self.run_id, deps=deps, output_sink=self._sink
+        )
+        self.ctx.extras[SCOPE_EXTRA] = scope
+        self.steps = RunOrchestration(config.orchestration, scope, self.run_id)
+        self.output = OutputHandler(
+            config.output, config.output_mode, config.output_retries, config.max_tool_result_chars
+        )
+        self.usage = Usage()
+        self.invocations: list[ToolInvocation] = []
+        self.user_outputs: list[UserOutput] = []
+        self._pending: list[Message] = []
+        self._call_names: dict[str, str] = {}
+        self._announced: set[str] = set()
+        self._defs_key: tuple[int, ...] | None = None
+        self._defs: list[ToolDef] = []
+        self._partial: PartialOutput | None = None
+        self._stop_active = False
+        self._system = config.system_message
+        # The calls of the turn being executed and the results that are in, for `_settle`.
+        self._inflight: tuple[list[ToolCallPart], list[ToolResultPart | None]] | None = None
+
+    # -- the loop -----------------------------------------------------------------------
+
+    async def execute(self) -> RunResult[Any]:
+        session = self.session
+        session.acquire()
+        try:
+            # Only after acquiring: the overlay is per session, and a run refused with
+            # SessionBusy must not swap the policy under the run that holds the session.
+            self.registry = self.config.session_registry(session)
+            self.ctx.extras[REGISTRY_EXTRA] = self.registry  # where `mcp_load` adds tools
+            await session.load()
+            return await self._logged()
+        finally:
+            session.release()
+            if self.trace is not None:
+                self.trace.finish()
+
+    async def _logged(self) -> RunResult[Any]:
+        """The run under its deadline, with its query-log row finished however it ends."""
+        steps, deadline = self.steps, self.scope.deadline
+        await steps.started(self.prompt)
+        try:
+            async with asyncio.timeout_at(deadline):
+                result = await self._execute()
+        except TimeoutError as exc:
+            await steps.finished("timeout", exc)
+            raise
+        except asyncio.CancelledError:
+            await steps.finished("stopped")
+            raise
+        except BaseException as exc:
+            await steps.finished("error", exc)
+            raise
+        await steps.finished("success")
+        return result
+
+    async def _execute(self) -> RunResult[Any]:
+        history = self.session.messages
+        self._settle(_UNANSWERED)  # a history written elsewhere may end in unanswered calls
+        start = len(history)
+        skills = self.config.skills
+        if skills is not None:  # a /skill command, or the selector's pick; the fresh catalog
+            self.prompt = await skills.prepare(self.prompt, self.session, self.config.model)
+            self._system = skills.system_message(self.config.system_message, self.prompt)
+        if self.emit is not None:
+            self.emit(RunStarted(self.run_id, self.session.id, self.prompt))
+        try:
+            self._append(await self._prompt_message())
+            output, turns = await self._turns()
+        except asyncio.CancelledError:
+            self.ctx.cancel()
+            self._settle(_CANCELLED)
+            await self._commit()
+            raise
+        except BaseException as exc:
+            self._settle(_ABORTED)
+            await self._commit()
+            if self.emit is not None:
+                self.emit(RunFailed(exc))
+            raise
+        result = self._result(output, history[start:], turns)
+        if self.emit is not None:
+            self.emit(RunCompleted(result))
+        return result
+
+    async def _turns(self) -> tuple[Any, int]:
+        """Model call, then the answer or the tools, until an answer; returns it and the
+        number of model calls."""
+        config = self.config
+        calls_made = 0
+        final_call = False
+        while True:
+            if calls_made >= config.max_turns:
+                if config.on_max_turns == "error" or final_call:
+                    raise MaxTurnsExceeded(config.max_turns)
+                final_call = True
+                self._append(Message.user(FINAL_ANSWER_PROMPT))
+            turn = calls_made + 1
+            session = self.session
+            if session.tokens() > session.max_history_tokens:
+                await config.governance.fire("PreCompact", self._gate(), trigger="auto")
+            if await session.compact():
+                self._pending.clear()  # the store rewrote the whole history, these included
+            request = await self.steps.before_model(self._request(final_call), turn)
+            try:
+                response = await self._call_model(request, turn)
+            except BaseException:
+                await self.steps.after_model(None)
+                raise
+            await self.steps.after_model(response.usage)
+            calls_made += 1
+            self.scope.turns_left = config.max_turns - calls_made
+            self.usage = self.usage + response.usage
+            message = response.message
+            self._append(message)
+            outcome = self.output.check(message, response.finish_reason, final_call)
+            if isinstance(outcome, Retry):
+                self._append_all(outcome.replies)
+                await self._end_turn(turn, "retry", response.usage)
+            elif isinstance(outcome, Answer):
+                self._append_all(outcome.replies)
+                self._final_partial(outcome.output, turn)
+                await self._end_turn(turn, outcome.reason, response.usage)
+                more = not final_call and calls_made < config.max_turns
+                if more and await self._stop_blocked(message.text):
+                    continue  # a Stop hook sent the model back to work
+                return outcome.output, calls_made
+            elif final_call:
+                raise MaxTurnsExceeded(config.max_turns)
+            else:
+                fatal = await self._run_tools(message.tool_calls, turn)
+                reason = "error" if fatal is not None else "tool_calls"
+                await self._end_turn(turn, reason, response.usage)
+                if fatal is not None:
+                    raise fatal
+
+    async def _prompt_message(self) -> Message:
+        return await prompt_message(self.config.governance, self.session, self._gate(), self.prompt)
+
+    async def _stop_blocked(self, answer: str) -> bool:
+        reason = await stop_reason(self.config.governance, self._gate(), self._stop_active, answer)
+        if reason is None:
+            return False
+        self._stop_active = True
+        self._append(Message.user(reason))
+        return True
+
+    def _request(self, final_call: bool) -> ModelRequest:
+        config, output, skills = self.config, self.output, self.config.skills
+        defs = (
+            skills.offered(self.registry, self.session)
+            if skills is not None
+            else self.registry.definitions()
+        )
+        key = tuple(map(id, defs))
+        if key != self._defs_key:
+            self._defs_key, self._defs = key, output.tools(defs)
+        history = self.session.messages
+        system = self._system
+        native = output.native
+        return ModelRequest(
+            messages=[system, *history] if system is not None else list(history),
+            tools=self._defs,
+            tool_choice=output.tool_choice(final_call),
+            output_schema=native.schema if native is not None else None,
+            output_name=output.name,
+            max_tokens=config.max_tokens,
+            temperature=config.temperature,
+        )
+
+    async def _call_model(self, request: ModelRequest, turn: int) -> ModelResponse:
+        model = self.model
+        if not self.streaming:
+            return await model.complete(request)
+        spec = self.output.spec
+        partial = self._partial = PartialOutput(spec) if spec is not None else None
+        output_indexes: set[int] = set()  # the final-output tool's calls in this response
+        response: ModelResponse | None = None
+        stream = model.stream(request)
+        try:
+            async for event in stream:
+                response = self._on_stream_event(event, partial, output_indexes, turn) or response
+        finally:
+            # Close now, not at garbage collection: a cancelled run must release its connection.
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        if response is None:
+            raise llm.ModelError(
+                None, f"model {model.model_name!r} ended its stream without a Finished event"
+            )
+        return response
+
+    def _on_stream_event(
+        self, event: llm.StreamEvent, partial: PartialOutput | None, indexes: set[int], turn: int
+    ) -> ModelResponse | None:
+        emit, output = self.emit, self.output
+        assert emit is not None
+        if isinstance(event, llm.TextDelta):
+            emit(ModelTextDelta(event.text, turn))
+            if partial is not None and output.native is not None:
+                self._emit_partial(partial, event.text, turn)
+        elif isinstance(event, llm.ToolCallDelta):
+            if partial is not None and output.as_tool is not None:
+                if output.is_output_call(event.name):
+                    indexes.add(event.index)
+                if event.index in indexes:
+                    self._emit_partial(partial, event.arguments_delta, turn)
+        elif isinstance(event, llm.ToolCallReady):
+            self._announce(event.call, turn)
+        elif isinstance(event, llm.ThinkingDelta):
+            emit(ModelThinkingDelta(event.text, turn))
+        elif isinstance(event, llm.Finished):
+            return event.response
+        return None
+
+    def _emit_partial(self, partial: PartialOutput, chunk: str, turn: int) -> None:
+        value = partial.feed(chunk)
+        if value is not PartialOutput.NOTHING and self.emit is not None:
+            self.emit(OutputDelta(value, turn))
+
+    def _final_partial(self, output: Any, turn: int) -> None:
+        """Streams end on the validated value, even when repair was needed to get it."""
+        spec, partial = self.output.spec, self._partial
+        if self.emit is None or spec is None or partial is None:
+            return
+        final = spec.dump(output)
+        if partial.last != final:
+            self.emit(OutputDelta(final, turn))
+
+    def _announce(self, call: ToolCallPart, turn: int) -> None:
+        spec = self.output.spec
+        if call.id in self._announced or (spec is not None and call.name == spec.name):
+            return
+        self._announced.add(call.id)
+        if self.emit is not None:
+            self.emit(ToolCallRequested(call, turn))
+
+    # -- tools --------------------------------------------------------------------------
+
+    async def _run_tools(self, calls: list[ToolCallPart], turn: int) -> ToolError | None:
+        """Gate and run every call in its own task; returns the error that ends the run.
+
+        The instant checks (plan mode, the declared-permission policy) run for the whole turn
+        first, so a denial that ends the run does so before anything ran; the stages that may
+        wait (hooks, approvals) run inside each call's task, so one call waiting for a person
+        never holds up the others.
+        """
+        registry, config = self.registry, self.config
+        for call in calls:
+            self._announce(call, turn)
+            self._call_names[call.id] = call.name
+        parts: list[ToolResultPart | None] = [None] * len(calls)
+        self._inflight = (calls, parts)
+        runnable: list[tuple[int, Tool | None]] = []
+        for i, call in enumerate(calls):
+            tool = registry.get(call.name)
+            try:
+                config.governance.precheck(call.name, tool, self._gate())
+            except CallBlocked as blocked:
+                self._blocked(call, blocked.stage, blocked.reason, turn)
+                parts[i] = error_part(call, blocked.message, config.max_tool_result_chars)
+                continue
+            except ToolError as denied:  # the declared-permission policy ends the run
+                parts[i] = error_part(call, denied.message, config.max_tool_result_chars)
+                self._settle(f"Not executed: the call to {call.name!r} was refused.")
+                return denied
+            runnable.append((i, tool))
+        setup = CallSetup(
+            registry, config.governance, config.gates, config.tool_timeout,
+            config.max_tool_result_chars, lambda call: self._started(call, turn),
+            lambda call, blocked: self._blocked(call, blocked.stage, blocked.reason, turn),
+        )  # fmt: skip
+        outcomes = await self._invoke_all(
+            [asyncio.ensure_future(self._invoke(setup, i, calls[i], tool, parts, turn))
+             for i, tool in runnable]
+        )  # fmt: skip
+        invocations = [o.invocation for o in outcomes if o.invocation is not None]
+        self.invocations.extend(invocations)
+        for message_part in parts:
+            assert message_part is not None
+            self._append(Message("tool", [message_part]))
+        refusal = next((o.refusal for o in outcomes if o.refusal is not None), None)
+        if refusal is not None:
+            return refusal
+        for inv in invocations:
+            error = inv.error
+            if error is not None and not error.recoverable and not isinstance(error, ToolNotFound):
+                return error
+        return None
+
+    def _gate(self) -> GateContext:
+        """Read per call: the session's mode may be switched while the run goes on."""
+        return GateContext.of(self.session, self.registry.policy)
+
+    def _started(self, call: ToolCallPart, turn: int) -> None:
+        if self.emit is not None:
+            self.emit(ToolExecutionStarted(call, turn))
+
+    def _blocked(self, call: ToolCallPart, stage: str, reason: str, turn: int) -> None:
+        if self.emit is not None:
+            self.emit(ToolCallBlocked(call, stage, reason, turn))
+
+    async def _invoke_all(self, tasks: list[asyncio.Task[CallOutcome]]) -> list[CallOutcome]:
+        """Await the calls. If that is interrupted (cancellation, or a call failing outside the
+        registry's error handling), the tools' signal fires first and they get one loop
+        iteration to notice it (cooperative tools stop cleanly, threads see `ctx.cancelled`);
+        then the rest are cancelled and awaited, so nothing outlives the run."""
+        try:
+            return await asyncio.shield(asyncio.gather(*tasks))
+        except BaseException:
+            self.ctx.cancel()
+            try:
+                await asyncio.sleep(0)
+            finally:  # a second cancellation must not leave the tools running
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+
+    async def _invoke(
+        self, setup: CallSetup, index: int, call: ToolCallPart, tool: Tool | None,
+        parts: list[ToolResultPart | None], turn: int,
+    ) -> CallOutcome:  # fmt: skip
+        ctx = self.ctx
+        child = ctx.for_call(call.id)
+        request = GateRequest(call, tool, self.registry, self.session)
+        try:
+            if call.name in self.config.orchestration.budgeted_tools:
+                setup = dataclasses.replace(setup, timeout=None)  # its own time budget
+            outcome = await dispatch_call(setup, call, tool, request, self._gate(), child)
+        finally:
+            ctx.cancellation.release(child.cancellation)
+        parts[index] = outcome.part
+        inv = outcome.invocation
+        if inv is not None:
+            self.steps.after_tool(inv)
+        if self.emit is not None and inv is not None:
+            self.emit(ToolExecutionCompleted(call, outcome.part, inv.error, inv.duration, turn))
+        return outcome
+
+    def _sink(self, item: UserOutput) -> None:
+        if item.kind == "text" and self.config.user_output == "media_only":
+            return
+        self.user_outputs.append(item)
+        if self.emit is not None:
+            name = self._call_names.get(item.call_id) if item.call_id is not None else None
+            self.emit(UserOutputSent(item, name))
+
+    # -- history ------------------------------------------------------------------------
+
+    def _append(self, message: Message) -> None:
+        self.session.messages.append(message)
+        self._pending.append(message)
+
+    def _append_all(self, messages: list[Message]) -> None:
+        for message in messages:
+            self._append(message)
+
+    async def _commit(self) -> None:
+        pending, self._pending = self._pending, []
+        if pending and self.session.store is not None:
+            # Shielded: a run cancelled mid-write still finishes the transaction it started.
+            await asyncio.shield(self.session.commit(pending))
+
+    async def _end_turn(self, turn: int, reason: Any, usage: Usage) -> None:
+        await self._commit()
+        self._inflight = None
+        if self.emit is not None:
+            self.emit(TurnCompleted(turn, reason, usage))
+
+    def _settle(self, text: str) -> None:
+        """Give every unanswered call of the last assistant message a result."""
+        history = self.session.messages
+        index = next(
+            (i for i in range(len(history) - 1, -1, -1) if history[i].role == "assistant"), None
+        )
+        if index is None:
+            return
+        answered = {p.call_id for m in history[index + 1 :] for p in m.tool_results}
+        finished: dict[str, ToolResultPart] = {}
+        if self._inflight is not None:
+            finished = {p.call_id: p for p in self._inflight[1] if p is not None}
+        limit = self.config.max_tool_result_chars
+        for call in history[index].tool_calls:
+            if call.id not in answered:
+                part = finished.get(call.id) or error_part(call, text, limit)
+                self._append(Message("tool", [part]))
+                answered.add(call.id)
+        self._inflight = None
+
+    def _result(self, output: Any, new: list[Message], turns: int) -> RunResult[Any]:
+        from toolweave.agent.agent import RunResult
+
+        return RunResult(
+            output=output,
+            messages=list(self.session.messages),
+            usage=self.usage + self.scope.child_usage,
+            invocations=self.invocations,
+            new_messages=list(new),
+            turns=turns,
+            run_id=self.run_id,
+            session_id=self.session.id,
+            user_outputs=self.user_outputs,
+        )

@@ -1,0 +1,118 @@
+"""Skills inside the agent loop: catalog, activation, `allowed-tools`, commands and selection.
+
+`Agent(skills=library)` hands the run an `AgentSkills`: the level-1 catalog joins the system
+prompt (recomputed per run, so a reload or a query past the budget is reflected, and byte-stable
+otherwise), the skill tools join the registry, `SkillGate` activates a skill when the model
+reads it and refuses calls outside its `allowed-tools`, and `offered` hides those tools from
+the model while the skill is active. A prompt `/name args` naming a skill runs it as a command;
+`skill_selector` picks a skill up front for models that do not choose well on their own.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import TYPE_CHECKING
+
+from toolweave.errors import ConfigError
+from toolweave.llm import Message, Model, ToolDef
+from toolweave.skills import SkillLibrary, SkillScope, parse_command, select_skill
+from toolweave.skills.library import CATALOG_BUDGET_CHARS
+
+if TYPE_CHECKING:
+    from toolweave.agent.session import Session
+    from toolweave.governance.gates import GateRequest
+    from toolweave.tools import Tool, ToolRegistry
+
+
+class SkillGate:
+    """Activates the skill a `skill_read` call names; refuses calls its `allowed-tools` forbid."""
+
+    def __init__(self, scope: SkillScope) -> None:
+        self.scope = scope
+
+    async def check(self, request: GateRequest) -> None:
+        call = request.call
+        if call.name == "skill_read":
+            name = call.arguments.get("name")
+            skill = self.scope.library.skills.get(name) if isinstance(name, str) else None
+            if skill is not None and not skill.disable_model_invocation:
+                self.scope.activate(request.session, skill.name)
+            return
+        self.scope.check(request.session, call.name)
+
+
+class AgentSkills:
+    """One agent's view of a `SkillLibrary` (see the module docstring)."""
+
+    def __init__(
+        self,
+        library: SkillLibrary,
+        *,
+        selector: Model | None = None,
+        catalog_budget_chars: int = CATALOG_BUDGET_CHARS,
+        self_management: bool = False,
+    ) -> None:
+        if not isinstance(library, SkillLibrary):
+            raise TypeError(
+                f"Agent(skills=...) must be a toolweave.skills.SkillLibrary, got "
+                f"{type(library).__name__}"
+            )
+        self.library = library
+        self.scope = SkillScope(library)
+        self.gate = SkillGate(self.scope)
+        self.selector = selector
+        self.catalog_budget_chars = catalog_budget_chars
+        self.tools: list[Tool] = library.tools(self_management=self_management)
+        self._stale = False
+        self._registry: ToolRegistry | None = None
+        me = weakref.ref(self)  # the library must not keep every agent that used it alive
+
+        def mark_stale() -> None:  # may run in a worker thread; the loop re-registers
+            agent_skills = me()
+            if agent_skills is not None:
+                agent_skills._stale = True
+
+        library.subscribe(mark_stale)
+
+    def install(self, registry: ToolRegistry) -> None:
+        """Register the skill tools in the agent's registry."""
+        for tool in self.tools:
+            if tool.name in registry:
+                raise ConfigError(
+                    f"Agent(skills=...) adds the tool {tool.name!r}, but the agent already has a "
+                    "tool of that name; rename or drop yours"
+                )
+            registry.register(tool)
+        self._registry = registry
+
+    def system_message(self, base: Message | None, prompt: str) -> Message | None:
+        """The agent's instructions followed by the catalog of model-invocable skills."""
+        catalog = self.library.catalog(self.catalog_budget_chars, query=prompt)
+        instructions = base.text if base is not None else ""
+        text = "\n\n".join(part for part in (instructions, catalog) if part)
+        return Message.system(text) if text else None
+
+    def offered(self, registry: ToolRegistry, session: Session) -> list[ToolDef]:
+        """The definitions the model sees this turn (only the active skill's tools)."""
+        if self._stale and self._registry is not None:
+            self._stale = False
+            for tool in self.tools:  # the skill_read enum changed: bump the registry version
+                self._registry.unregister(tool.name)
+                self._registry.register(tool)
+        return self.scope.offered(session, registry.definitions(), lambda d: d.name)
+
+    async def prepare(self, prompt: str, session: Session, model: Model) -> str:
+        """A `/name args` prompt becomes the skill's body; otherwise the selector may pick one."""
+        parsed = parse_command(prompt)
+        if parsed is not None:
+            skill = self.library.skills.get(parsed[0])
+            if skill is not None and skill.user_invocable:
+                self.scope.activate(session, skill.name)
+                return skill.command(parsed[1])
+        if self.selector is None or self.scope.active(session) is not None:
+            return prompt
+        chosen = await select_skill(self.library, prompt, self.selector)
+        if chosen is None:
+            return prompt
+        self.scope.activate(session, chosen.name)
+        return f'<skill name="{chosen.name}">\n{chosen.body()}\n</skill>\n\n{prompt}'

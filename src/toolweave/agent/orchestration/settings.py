@@ -1,0 +1,228 @@
+"""The orchestration settings of one `Agent`, validated once, and the scope a run hands down.
+
+`Orchestration` gathers what `Agent(...)` accepts for subagents, teams, the circuit breaker, todo
+reminders, quotas, slash commands and the query log, so the loop reads one frozen value. A
+`RunScope` is what a running tool (`subagent_run`, `team_run`) learns about the run that called
+it: its deadline, depth, remaining turns, the chain of agents above it and where child usage is
+added, so a child's budget is clamped to what its parent has left.
+"""
+
+from __future__ import annotations
+
+import builtins
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from toolweave.accounting.query_log import QueryLog
+from toolweave.accounting.quota import Quota
+from toolweave.agent.orchestration.circuit import CircuitBreaker
+from toolweave.agent.orchestration.slash_commands import Commands
+from toolweave.agent.orchestration.teams import TeamStore
+from toolweave.agent.orchestration.todo_reminder import TodoReminders, TodoSource
+from toolweave.errors import ConfigError
+from toolweave.llm import Model, Usage
+from toolweave.tools import ToolRegistry
+
+if TYPE_CHECKING:
+    from toolweave.agent.agent import Agent
+    from toolweave.agent.session import Session
+
+SubagentTools = Literal["inherit", "read_only"] | Sequence[str]
+AgentType = Literal["main", "subagent", "team_member", "scheduled"]
+
+DEFAULT_SUBAGENT_TIMEOUT = 120.0
+DEFAULT_SUBAGENT_MAX_RESULT_CHARS = 4000
+MAX_SUBAGENT_DEPTH = 1
+"""How deep subagents nest: a subagent (depth 1) can start no subagents or teams of its own."""
+SCOPE_EXTRA = "toolweave.run_scope"
+"""The `ToolContext.extras` key of the calling run's `RunScope`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Orchestration:
+    """Validated orchestration settings (see `Agent` for each one's meaning)."""
+
+    subagents: bool = False
+    subagent_model: Model | None = None
+    subagent_tools: SubagentTools = "read_only"
+    subagent_timeout: float = DEFAULT_SUBAGENT_TIMEOUT
+    subagent_max_result_chars: int = DEFAULT_SUBAGENT_MAX_RESULT_CHARS
+    teams: TeamStore | None = None
+    circuit: CircuitBreaker | None = None
+    todos: TodoReminders | None = None
+    quota: Quota | None = None
+    commands: Commands | None = None
+    query_log: QueryLog | None = None
+
+    @property
+    def budgeted_tools(self) -> frozenset[str]:
+        """Tools that enforce their own time budget (the subagent timeout, clamped to the
+        run's deadline), so the per-call `tool_timeout` does not cut them short."""
+        if not self.subagents:
+            return frozenset()
+        from toolweave.agent.orchestration.subagents import ORCHESTRATION_TOOLS
+
+        return ORCHESTRATION_TOOLS
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        subagents: bool,
+        subagent_model: Model | str | None,
+        subagent_tools: SubagentTools,
+        subagent_timeout: float,
+        subagent_max_result_chars: int,
+        teams: bool | TeamStore,
+        circuit_failures: int | None,
+        circuit_recovery: float,
+        todos: TodoSource | None,
+        quota: Quota | None,
+        commands: Commands | dict[str, Any] | None,
+        query_log: QueryLog | None,
+    ) -> Orchestration:
+        if isinstance(subagent_model, str):
+            from toolweave.llm import model_from_string
+
+            subagent_model = model_from_string(subagent_model)
+        if subagent_model is not None and not isinstance(subagent_model, Model):
+            raise TypeError("Agent(subagent_model=...) must be a Model, a model string or None")
+        if isinstance(subagent_tools, str):
+            if subagent_tools not in ("inherit", "read_only"):
+                raise ConfigError(
+                    f"Agent(subagent_tools={subagent_tools!r}) must be 'inherit', 'read_only' or "
+                    "a list of tool names"
+                )
+        elif not all(isinstance(n, str) for n in subagent_tools):
+            raise TypeError("Agent(subagent_tools=[...]) must list tool names (strings)")
+        else:
+            subagent_tools = tuple(subagent_tools)
+        if not 0 < subagent_timeout <= 86400:
+            raise ConfigError("Agent(subagent_timeout=...) must be between 0 and 86400 seconds")
+        if subagent_max_result_chars < 200:
+            raise ConfigError("Agent(subagent_max_result_chars=...) must be at least 200")
+        if teams is True:
+            teams = TeamStore()  # in memory; pass TeamStore(path) to keep teams across restarts
+        if quota is not None and not isinstance(quota, Quota):
+            raise TypeError(f"Agent(quota=...) must be a toolweave.agent.Quota, got {quota!r}")
+        if query_log is not None and not isinstance(query_log, QueryLog):
+            raise TypeError(f"Agent(query_log=...) must be a QueryLog, got {query_log!r}")
+        if isinstance(commands, dict):
+            commands = Commands(commands)
+        if commands is not None and not isinstance(commands, Commands):
+            raise TypeError("Agent(commands=...) must be Commands or a {name: template} dict")
+        return cls(
+            subagents=subagents or teams is not False,
+            subagent_model=subagent_model,
+            subagent_tools=subagent_tools,
+            subagent_timeout=float(subagent_timeout),
+            subagent_max_result_chars=subagent_max_result_chars,
+            teams=teams or None,
+            circuit=CircuitBreaker(circuit_failures, circuit_recovery)
+            if circuit_failures is not None
+            else None,
+            todos=TodoReminders(todos) if todos is not None else None,
+            quota=quota,
+            commands=commands,
+            query_log=query_log,
+        )
+
+
+def orchestration_registry(registry: ToolRegistry, settings: Orchestration) -> ToolRegistry:
+    """The agent's tools plus `subagent_run` and the team tools when they are switched on, in a
+    layer over the caller's registry (which is never modified)."""
+    if not settings.subagents:
+        return registry
+    from toolweave.agent.orchestration.subagents import subagent_tool
+    from toolweave.agent.orchestration.team_tools import team_tools
+
+    tools = [subagent_tool(), *(team_tools() if settings.teams is not None else [])]
+    clash = sorted(t.name for t in tools if t.name in registry)
+    if clash:
+        raise ConfigError(
+            f"Agent(tools=...) already has tools named {clash}, which subagents/teams register; "
+            "rename yours or turn subagents/teams off"
+        )
+    layer = registry.overlay()
+    for tool in tools:
+        layer.register(tool)
+    return layer
+
+
+@dataclass(slots=True)
+class RunScope:
+    """What the tools of one run know about it. `deadline` is on the event loop's clock.
+
+    Every model call of the run is `record`ed here and added to each ancestor's `child_usage`,
+    so a parent's usage includes its subagents' even when one is cut off by its timeout.
+    """
+
+    agent: Agent[Any, Any]
+    session: Session
+    quota_key: str
+    deadline: float | None = None
+    depth: int = 0
+    agent_type: AgentType = "main"
+    agent_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    parent: RunScope | None = None
+    turns_left: int = 0
+    model_calls: int = 0
+    own_usage: Usage = field(default_factory=Usage)
+    child_usage: Usage = field(default_factory=Usage)
+    background: Any = None  # a BackgroundSubagents in scheduled runs (the clock variant)
+
+    @property
+    def parent_chain(self) -> tuple[str, ...]:
+        """The agent ids above this run, the outermost first."""
+        chain: list[str] = []
+        scope = self.parent
+        while scope is not None:
+            chain.append(scope.agent_id)
+            scope = scope.parent
+        return tuple(reversed(chain))
+
+    @property
+    def total_usage(self) -> Usage:
+        return self.own_usage + self.child_usage
+
+    def record(self, usage: Usage) -> None:
+        """Count one finished model call of this run."""
+        self.model_calls += 1
+        self.own_usage = self.own_usage + usage
+        ancestor = self.parent
+        while ancestor is not None:
+            ancestor.child_usage = ancestor.child_usage + usage
+            ancestor = ancestor.parent
+
+    def child(
+        self,
+        agent: Agent[Any, Any],
+        session: Session,
+        agent_type: AgentType,
+        deadline: float | None,
+        agent_id: str,
+    ) -> RunScope:
+        if self.deadline is not None:
+            deadline = self.deadline if deadline is None else min(deadline, self.deadline)
+        return RunScope(
+            agent=agent,
+            session=session,
+            quota_key=self.quota_key,
+            deadline=deadline,
+            depth=self.depth + 1,
+            agent_type=agent_type,
+            agent_id=agent_id,
+            parent=self,
+            turns_left=agent.max_turns,
+        )
+
+    def hook_payload(self) -> builtins.dict[str, Any]:
+        """The identity fields hooks receive (`agent_id`, `agent_type`, the parent chain)."""
+        return {
+            "agent_id": self.agent_id,
+            "agent_type": self.agent_type,
+            "parent_chain": builtins.list(self.parent_chain),
+            "depth": self.depth,
+        }

@@ -1,0 +1,27 @@
+"""Where a session's history lives: the async `SessionStore` protocol and its SQLite and
+Postgres implementations.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from toolweave._lazy import lazy_exports
+
+_EXPORTS: dict[str, str] = {
+    "SQLiteSessionStore": "toolweave.agent.stores.base",
+    "SessionStore": "toolweave.agent.stores.base",
+    "PostgresSessionStore": "toolweave.agent.stores.postgres",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+if TYPE_CHECKING:
+    from toolweave.agent.stores.base import SessionStore, SQLiteSessionStore
+    from toolweave.agent.stores.postgres import PostgresSessionStore
+
+__all__ = [
+    "PostgresSessionStore",
+    "SQLiteSessionStore",
+    "SessionStore",
+]

@@ -1,0 +1,170 @@
+"""One permission rule in Claude Code's syntax, and how its pattern matches a call.
+
+`Tool`, `Tool(*)`, `Tool(specifier)`; the specifier is matched against the tool's primary
+argument: a shell command (glob where `*` spans spaces; `prefix *` and the legacy `prefix:*` keep
+a word boundary, so `ls *` does not match `lsof`), a path (gitignore-style, with Claude Code's
+anchors `//abs`, `~/home`, `/relative-to-settings-root`, `./relative-to-cwd`; `*` stays inside a
+directory, `**` crosses them) or `domain:host` for fetches. Tool names are globs matched
+case-insensitively (and, outside `mcp__` names, ignoring `_`), so `mcp__github__*`, `Bash` and
+`WebFetch` paste unchanged.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Literal
+from urllib.parse import urlsplit
+
+from toolweave.governance.errors import RuleSyntaxError
+
+Decision = Literal["allow", "deny", "ask"]
+RuleKind = Literal["command", "path", "domain", "value"]
+
+_RULE = re.compile(r"^\s*([A-Za-z0-9_.*?\-]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One parsed rule. `root` anchors `/path` patterns (the settings file's project root) and
+    `source` names where the rule came from, for `Rules.explain`."""
+
+    text: str
+    decision: Decision
+    tool: str
+    specifier: str | None
+    source: str
+    root: str
+
+    @classmethod
+    def parse(cls, text: str, decision: Decision, *, source: str, root: str) -> Rule:
+        match = _RULE.match(text)
+        if match is None:
+            raise RuleSyntaxError(
+                f"permission rule {text!r} in {source} is not valid: write `Tool`, `Tool(*)` "
+                "or `Tool(pattern)`, e.g. `bash(git status)`, `read(./src/**)`, "
+                "`web_fetch(domain:example.com)` or `mcp__github__*`"
+            )
+        tool, specifier = match.group(1), match.group(2)
+        if specifier is not None and specifier.strip() in ("", "*"):
+            specifier = None  # `Tool(*)` and `Tool()` mean the whole tool
+        return cls(text.strip(), decision, tool, specifier, source, root)
+
+    def matches_tool(self, names: tuple[str, ...]) -> bool:
+        pattern = _fold(self.tool)
+        for name in names:
+            lowered = _fold(name)
+            if fnmatch.fnmatchcase(lowered, pattern):
+                return True
+            # `mcp__server` names every tool of that server, as in Claude Code.
+            server_rule = pattern.startswith("mcp__") and pattern.count("__") == 1
+            if server_rule and lowered.startswith(pattern + "__"):
+                return True
+        return False
+
+    def matches_command(self, command: str) -> bool:
+        if self.specifier is None:
+            return True
+        return self._command_regex.fullmatch(command) is not None
+
+    @cached_property
+    def _command_regex(self) -> re.Pattern[str]:
+        return command_regex(self.specifier or "*")
+
+    def matches_path(self, path: str, cwd: str) -> bool:
+        """`path` must already be absolute and resolved (symlinks and `..`)."""
+        if self.specifier is None:
+            return True
+        return path_regex(self.specifier, root=self.root, cwd=cwd).fullmatch(path) is not None
+
+    def matches_domain(self, url: str) -> bool:
+        if self.specifier is None:
+            return True
+        spec = self.specifier
+        if not spec.startswith("domain:"):
+            return fnmatch.fnmatchcase(url, spec)
+        host = (urlsplit(url if "//" in url else f"//{url}").hostname or "").lower()
+        return fnmatch.fnmatchcase(host, spec[len("domain:") :].lower())
+
+    def matches_value(self, value: str) -> bool:
+        return self.specifier is None or fnmatch.fnmatchcase(value, self.specifier)
+
+
+def _fold(name: str) -> str:
+    """Tool names compare case-insensitively and, outside `mcp__` names, without underscores,
+    so Claude Code's `WebFetch` and `Bash` name our `web_fetch` and `bash`."""
+    lowered = name.lower()
+    return lowered if lowered.startswith("mcp__") else lowered.replace("_", "")
+
+
+def command_regex(specifier: str) -> re.Pattern[str]:
+    """Claude Code's command pattern: `*` spans anything (spaces too); a trailing ` *` or the
+    legacy `:*` is optional and keeps the word boundary (`git *` matches `git` and `git push`,
+    never `gitk`)."""
+    boundary = False
+    if specifier.endswith((":*", " *")):
+        specifier, boundary = specifier[:-2], True
+    body = ".*".join(re.escape(part) for part in specifier.split("*"))
+    if boundary:
+        body += r"(?:\s.*)?"
+    return re.compile(body, re.DOTALL)
+
+
+def path_regex(specifier: str, *, root: str, cwd: str) -> re.Pattern[str]:
+    """A gitignore-style path pattern, anchored as Claude Code anchors it, as an absolute regex.
+
+    `//x` is absolute, `~/x` is under the home directory, `/x` is under `root` (the settings
+    file's project), `./x` and `x` under `cwd`. A pattern without a `/` (such as `.env` or
+    `*.key`) matches that name at any depth below its base, as in .gitignore.
+    """
+    if specifier.startswith("//"):
+        base, rest = "/", specifier[2:]
+    elif specifier == "~" or specifier.startswith("~/"):
+        base, rest = os.path.expanduser("~"), specifier[2:]
+    elif specifier.startswith("/"):
+        base, rest = root, specifier[1:]
+    elif specifier.startswith("./"):
+        base, rest = cwd, specifier[2:]
+    else:
+        base, rest = cwd, specifier
+    base = os.path.realpath(base)
+    anywhere = "/" not in rest.rstrip("/")
+    rest = rest.rstrip("/") or "**"
+    prefix = re.escape(base.rstrip("/")) + "/"
+    if anywhere:
+        prefix += "(?:.*/)?"
+    return re.compile(prefix + _glob_body(rest) + "(?:/.*)?", re.DOTALL)
+
+
+def _glob_body(glob: str) -> str:
+    out: list[str] = []
+    index = 0
+    while index < len(glob):
+        char = glob[index]
+        if glob.startswith("**/", index):
+            out.append("(?:.*/)?")
+            index += 3
+            continue
+        if glob.startswith("**", index):
+            out.append(".*")
+            index += 2
+            continue
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        else:
+            out.append(re.escape(char))
+        index += 1
+    return "".join(out)
+
+
+def resolve_path(value: str, cwd: str) -> str:
+    """`value` as the absolute path it names: `~` expanded, `..` folded, symlinks followed."""
+    path = os.path.expanduser(value)
+    if not os.path.isabs(path):
+        path = os.path.join(cwd, path)
+    return os.path.realpath(path)

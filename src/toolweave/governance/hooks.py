@@ -1,0 +1,383 @@
+"""`Hooks`: Claude Code's hooks (same file format, events, exit codes and JSON answers), so users
+reuse theirs unchanged, plus in-process hooks for Python code.
+
+```json
+{"hooks": {"PreToolUse": [{"matcher": "bash|write", "hooks": [
+    {"type": "command", "command": "./check.sh", "timeout": 5, "failClosed": true},
+    {"type": "http", "url": "http://127.0.0.1:8100/hook"}]}]}}
+```
+
+In-process hooks (`@hooks.on("PreToolUse", matcher="bash")`) run before configured ones; hooks
+run one at a time and the first block stops the rest. A file given to `from_file` or
+`from_settings` is re-read whenever its content changes (by hash); a broken edit keeps the last
+good configuration and logs why. Timeouts default to 10 s and are capped at 60 s.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import logging
+import os
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolweave.governance._hook_runners import HookSpec, RawResult, run_hook
+from toolweave.governance._rule_patterns import Decision
+from toolweave.governance.errors import HookConfigError
+
+__all__ = [
+    "DEFAULT_HOOK_TIMEOUT",
+    "HOOK_EVENTS",
+    "MAX_HOOK_TIMEOUT",
+    "HookConfigError",
+    "HookFunction",
+    "HookOutcome",
+    "Hooks",
+]
+
+logger = logging.getLogger("toolweave.hooks")
+
+HOOK_EVENTS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PermissionRequest",
+    "PermissionDenied",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "Stop",
+    "SubagentStop",
+    "PreCompact",
+    "SessionEnd",
+)
+DEFAULT_HOOK_TIMEOUT = 10.0
+MAX_HOOK_TIMEOUT = 60.0
+_TOOL_EVENTS = {
+    "PreToolUse",
+    "PermissionRequest",
+    "PermissionDenied",
+    "PostToolUse",
+    "PostToolUseFailure",
+}
+_MATCH_FIELD = {"SessionStart": "source", "PreCompact": "trigger"}
+_PLAIN_TEXT_IS_CONTEXT = {"UserPromptSubmit", "SessionStart"}
+
+HookFunction = Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]
+"""An in-process hook: gets the payload, returns None or a Claude Code JSON answer."""
+
+
+@dataclass
+class HookOutcome:
+    """What the hooks of one event decided, merged in order.
+
+    `blocked` with `reason`: exit 2, `decision: "block"`, a deny, or `continue: false` (which
+    also sets `stop`: end the run). `decision` is a PreToolUse `permissionDecision` (or a
+    PermissionRequest behaviour); `updated_input` replaces the tool's arguments; `context`
+    collects `additionalContext` (and plain stdout where Claude Code injects it).
+    """
+
+    event: str
+    blocked: bool = False
+    reason: str = ""
+    decision: Decision | None = None
+    decision_reason: str = ""
+    updated_input: dict[str, Any] | None = None
+    context: list[str] = field(default_factory=list)
+    stop: bool = False
+    stop_reason: str = ""
+    system_messages: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Group:
+    matcher: re.Pattern[str] | None
+    hooks: tuple[HookSpec | HookFunction, ...]
+
+
+class Hooks:
+    """Hooks for every event; `run(event, payload)` fires the matching ones."""
+
+    def __init__(
+        self,
+        config: Mapping[str, Any] | None = None,
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        source: str = "Hooks(...)",
+        parents: tuple[Hooks, ...] = (),
+    ) -> None:
+        self.cwd = os.fspath(cwd) if cwd is not None else None
+        self.source = source
+        self.parents = parents
+        self._configured = _parse(config or {}, source)
+        self._local: dict[str, list[_Group]] = {}
+        self._file: Path | None = None
+        self._digest: str | None = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, cwd: str | None = None) -> Hooks:
+        return cls(data, cwd=cwd)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], *, cwd: str | None = None) -> Hooks:
+        """Hooks from a hooks.json (or any JSON file with a `hooks` key), reloaded on change."""
+        file = Path(path).resolve()
+        hooks = cls(cwd=cwd, source=str(file))
+        hooks._file = file
+        hooks._reload(initial=True)
+        return hooks
+
+    @classmethod
+    def from_settings(cls, path: str | os.PathLike[str], *, cwd: str | None = None) -> Hooks:
+        """The `hooks` of a Claude Code settings.json (none when it has no `hooks` key)."""
+        return cls.from_file(path, cwd=cwd)
+
+    def on(self, event: str, matcher: str | None = None) -> Callable[[HookFunction], HookFunction]:
+        """Register an async function as an in-process hook (it runs before configured ones)."""
+        _check_event(event, "Hooks.on")
+        compiled = _compile_matcher(matcher, f"Hooks.on({event!r})")
+
+        def register(func: HookFunction) -> HookFunction:
+            if not inspect.iscoroutinefunction(func):
+                raise HookConfigError(f"in-process hook {func!r} must be an `async def`")
+            self._local.setdefault(event, []).append(_Group(compiled, (func,)))
+            return func
+
+        return register
+
+    def narrow(self, child: Hooks) -> Hooks:
+        """`child`'s hooks after these: a child run keeps every hook it inherits."""
+        combined = Hooks(cwd=child.cwd or self.cwd, source=child.source, parents=(self,))
+        combined._configured, combined._local = child._configured, child._local
+        combined._file, combined._digest = child._file, child._digest
+        return combined
+
+    def has(self, event: str) -> bool:
+        self._reload()
+        return bool(self._configured.get(event) or self._local.get(event)) or any(
+            p.has(event) for p in self.parents
+        )
+
+    async def run(
+        self, event: str, payload: dict[str, Any], *, names: tuple[str, ...] = ()
+    ) -> HookOutcome:
+        """Fire `event`'s matching hooks in order (parents', in-process, configured).
+
+        `names` are extra names a tool matcher may use (an MCP tool's `mcp__server__tool`).
+        """
+        _check_event(event, "Hooks.run")
+        outcome = HookOutcome(event)
+        await self._run_into(outcome, event, payload, names)
+        return outcome
+
+    async def _run_into(
+        self, outcome: HookOutcome, event: str, payload: dict[str, Any], names: tuple[str, ...]
+    ) -> None:
+        for parent in self.parents:
+            await parent._run_into(outcome, event, payload, names)
+            if outcome.blocked:
+                return
+        self._reload()
+        cwd = self.cwd or os.getcwd()
+        body = {"hook_event_name": event, "cwd": cwd, **payload}
+        subjects = _subjects(event, body, names)
+        for group in (*self._local.get(event, ()), *self._configured.get(event, ())):
+            matcher = group.matcher
+            if matcher and subjects is not None and not any(map(matcher.fullmatch, subjects)):
+                continue
+            for hook in group.hooks:
+                if outcome.updated_input is not None and "tool_input" in body:
+                    body = {**body, "tool_input": outcome.updated_input}
+                raw = await _run_one(hook, body, cwd)
+                _merge(outcome, raw, hook)
+                if outcome.blocked:
+                    return
+
+    def _reload(self, *, initial: bool = False) -> None:
+        if self._file is None:
+            return
+        try:
+            data = self._file.read_bytes()
+        except OSError as exc:
+            if initial:
+                raise HookConfigError(f"cannot read hooks file {self._file}: {exc}") from exc
+            logger.error(
+                "hooks file %s unreadable (%s); keeping the last good hooks", self._file, exc
+            )
+            return
+        digest = hashlib.sha256(data).hexdigest()
+        if digest == self._digest:
+            return
+        try:
+            parsed = json.loads(data)
+            if not isinstance(parsed, dict):
+                raise HookConfigError(f"{self._file}: expected a JSON object with `hooks`")
+            if "hooks" not in parsed and not set(parsed) <= set(HOOK_EVENTS):
+                parsed = {"hooks": {}}  # a settings file without hooks
+            self._configured = _parse(parsed, str(self._file))
+        except (ValueError, HookConfigError) as exc:
+            if initial:
+                raise HookConfigError(f"invalid hooks file {self._file}: {exc}") from exc
+            logger.error(
+                "hooks file %s is invalid (%s); keeping the last good hooks", self._file, exc
+            )
+            return
+        self._digest = digest
+
+
+async def _run_one(hook: HookSpec | HookFunction, body: dict[str, Any], cwd: str) -> RawResult:
+    if isinstance(hook, HookSpec):
+        return await run_hook(hook, body, cwd)
+    try:
+        answer = await hook(dict(body))
+    except Exception as exc:
+        return RawResult(error=f"in-process hook {hook.__qualname__} raised {exc!r}")
+    if answer is not None and not isinstance(answer, dict):
+        return RawResult(error=f"in-process hook {hook.__qualname__} returned {answer!r}")
+    return RawResult(output=answer)
+
+
+def _merge(outcome: HookOutcome, raw: RawResult, hook: HookSpec | HookFunction) -> None:
+    event = outcome.event
+    if raw.error is not None:
+        logger.warning("%s hook error (non-blocking): %s", event, raw.error)
+        outcome.errors.append(raw.error)
+        return
+    if raw.blocked:
+        outcome.blocked, outcome.reason = True, raw.reason
+        if event in ("PreToolUse", "PermissionRequest"):
+            outcome.decision = "deny"
+        return
+    if raw.output is None:
+        if raw.text.strip() and event in _PLAIN_TEXT_IS_CONTEXT:
+            outcome.context.append(raw.text.strip())
+        return
+    out = raw.output
+    if isinstance(out.get("systemMessage"), str):
+        outcome.system_messages.append(out["systemMessage"])
+    specific = out.get("hookSpecificOutput")
+    specific = specific if isinstance(specific, dict) else {}
+    if isinstance(specific.get("additionalContext"), str):
+        outcome.context.append(specific["additionalContext"])
+    if isinstance(specific.get("updatedInput"), dict):
+        outcome.updated_input = specific["updatedInput"]
+    decision = specific.get("permissionDecision")
+    if event == "PermissionRequest" and isinstance(specific.get("decision"), dict):
+        behaviour = specific["decision"]
+        decision = behaviour.get("behavior")
+        if isinstance(behaviour.get("updatedInput"), dict):
+            outcome.updated_input = behaviour["updatedInput"]
+        specific = {"permissionDecisionReason": behaviour.get("message", "")}
+    legacy = out.get("decision")
+    if decision is None and legacy in ("approve", "block") and event == "PreToolUse":
+        decision = "allow" if legacy == "approve" else "deny"
+    if decision in ("allow", "deny", "ask"):
+        outcome.decision = _stricter(outcome.decision, decision)
+        outcome.decision_reason = str(
+            specific.get("permissionDecisionReason") or out.get("reason") or ""
+        )
+        if decision == "deny":
+            outcome.blocked = True
+            outcome.reason = outcome.decision_reason or f"denied by a {event} hook"
+    elif legacy == "block":
+        outcome.blocked, outcome.reason = (
+            True,
+            str(out.get("reason") or f"blocked by a {event} hook"),
+        )
+    if out.get("continue") is False:
+        outcome.blocked = outcome.stop = True
+        outcome.stop_reason = str(out.get("stopReason") or f"stopped by a {event} hook")
+        outcome.reason = outcome.reason or outcome.stop_reason
+
+
+def _stricter(current: Decision | None, new: Decision) -> Decision:
+    order = {"allow": 0, "ask": 1, "deny": 2}
+    return new if current is None or order[new] > order[current] else current
+
+
+def _subjects(event: str, body: dict[str, Any], names: tuple[str, ...]) -> list[str] | None:
+    """The strings a group's matcher is tried against, or None when the event has no matcher."""
+    if event in _TOOL_EVENTS:
+        tool = str(body.get("tool_name", ""))
+        subjects = [tool, *names]
+        return subjects + [s.replace("_", "") for s in subjects if not s.startswith("mcp__")]
+    if event in _MATCH_FIELD:
+        return [str(body.get(_MATCH_FIELD[event], ""))]
+    return None
+
+
+def _check_event(event: str, where: str) -> None:
+    if event not in HOOK_EVENTS:
+        raise HookConfigError(
+            f"{where}: unknown hook event {event!r}; use one of {', '.join(HOOK_EVENTS)}"
+        )
+
+
+def _compile_matcher(matcher: Any, where: str) -> re.Pattern[str] | None:
+    if matcher is None or matcher in ("", "*"):
+        return None
+    if not isinstance(matcher, str):
+        raise HookConfigError(f"{where}: `matcher` must be a string (a regex of tool names)")
+    try:
+        return re.compile(matcher, re.IGNORECASE)
+    except re.error as exc:
+        raise HookConfigError(
+            f"{where}: `matcher` {matcher!r} is not a valid regex: {exc}"
+        ) from exc
+
+
+def _parse(config: Mapping[str, Any], source: str) -> dict[str, list[_Group]]:
+    events = config.get("hooks", config) if "hooks" in config else config
+    if not isinstance(events, Mapping):
+        raise HookConfigError(f"{source}: `hooks` must be an object of event -> matcher groups")
+    parsed: dict[str, list[_Group]] = {}
+    for event, groups in events.items():
+        _check_event(event, source)
+        if not isinstance(groups, list):
+            raise HookConfigError(f"{source}: `hooks.{event}` must be a list of matcher groups")
+        for index, group in enumerate(groups):
+            where = f"{source}: hooks.{event}[{index}]"
+            if not isinstance(group, Mapping) or not isinstance(group.get("hooks"), list):
+                raise HookConfigError(f'{where} must be {{"matcher": ..., "hooks": [...]}}')
+            specs = tuple(_spec(h, f"{where}.hooks[{i}]") for i, h in enumerate(group["hooks"]))
+            parsed.setdefault(event, []).append(
+                _Group(_compile_matcher(group.get("matcher"), where), specs)
+            )
+    return parsed
+
+
+def _spec(hook: Any, where: str) -> HookSpec:
+    if not isinstance(hook, Mapping):
+        raise HookConfigError(f"{where} must be an object with `type`")
+    kind = hook.get("type", "command")
+    timeout = hook.get("timeout", DEFAULT_HOOK_TIMEOUT)
+    if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
+        raise HookConfigError(f"{where}.timeout must be a positive number of seconds")
+    if timeout > MAX_HOOK_TIMEOUT:
+        logger.warning("%s.timeout %ss is capped at %ss", where, timeout, MAX_HOOK_TIMEOUT)
+        timeout = MAX_HOOK_TIMEOUT
+    fail_closed = hook.get("failClosed", False)
+    if not isinstance(fail_closed, bool):
+        raise HookConfigError(f"{where}.failClosed must be true or false")
+    if kind == "command":
+        command = hook.get("command")
+        if not isinstance(command, str) or not command.strip():
+            raise HookConfigError(f"{where}: a command hook needs `command` (a shell command)")
+        return HookSpec("command", command=command, timeout=float(timeout), fail_closed=fail_closed)
+    if kind == "http":
+        url = hook.get("url")
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise HookConfigError(f"{where}: an http hook needs `url` (http:// or https://)")
+        headers = hook.get("headers", {})
+        if not isinstance(headers, Mapping):
+            raise HookConfigError(f"{where}.headers must be an object of header -> value")
+        pairs = tuple((str(k), os.path.expandvars(str(v))) for k, v in headers.items())
+        return HookSpec(
+            "http", url=url, headers=pairs, timeout=float(timeout), fail_closed=fail_closed
+        )
+    raise HookConfigError(f"{where}.type {kind!r} is not supported; use 'command' or 'http'")

@@ -1,0 +1,373 @@
+"""`Governance`: the one gate pipeline every run's tool calls pass, cheapest check first.
+
+plan mode -> declared-permission policy -> rules -> PreToolUse hooks -> admin approval -> user
+approval. A block is the call's recoverable error result (`CallBlocked`, with the stage that
+blocked it) and the run goes on; only the declared-permission policy's `PermissionDenied` and a
+hook's `continue: false` end the run. The safe default: a shell, delete or destructive tool that
+no rule allows is asked about, and with no approver that means refused, with the fix named.
+
+Every run an agent starts uses this object: the main run, subagents, team members and scheduled
+runs get `governance.child(...)`, which may add rules and hooks (narrowing) but never drops the
+parent's; hook payloads inside a child carry `agent_id`, `agent_type` and the parent chain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, Protocol
+
+from toolweave.errors import ConfigError
+from toolweave.governance.approvals import (
+    DEFAULT_APPROVAL_TIMEOUT,
+    ApprovalRequest,
+    ApprovalState,
+    Approver,
+    ask_approval,
+)
+from toolweave.governance.errors import CallBlocked, HookStopped, Stage
+from toolweave.governance.hooks import HookOutcome, Hooks
+from toolweave.governance.rules import Explanation, Rules, _rule_names
+from toolweave.tools import (
+    ApprovalRequired,
+    PermissionPolicy,
+    Tool,
+)
+
+__all__ = [
+    "PERMISSION_MODES",
+    "AgentIdentity",
+    "CallBlocked",
+    "Clearance",
+    "GateContext",
+    "Governance",
+    "HookStopped",
+    "PermissionMode",
+    "Stage",
+]
+
+PermissionMode = Literal["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"]
+PERMISSION_MODES: tuple[PermissionMode, ...] = (
+    "default",
+    "acceptEdits",
+    "plan",
+    "dontAsk",
+    "bypassPermissions",
+)
+PLAN_MODE_EXEMPT = frozenset({"todo_write"})
+"""Tools plan mode lets through although they write: the plan itself."""
+_EDIT_PERMISSIONS = frozenset({"write", "filesystem"})
+
+
+@dataclass(frozen=True)
+class AgentIdentity:
+    """Which agent a run belongs to: hooks see it, so a subagent's calls are never anonymous."""
+
+    agent_id: str = "main"
+    agent_type: str = "main"
+    parents: tuple[str, ...] = ()
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "agent_id": self.agent_id,
+            "agent_type": self.agent_type,
+            "parent_agent_ids": list(self.parents),
+        }
+
+
+class GovernedSession(Protocol):
+    """What the pipeline reads of a session (`toolweave.agent.Session` is one)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def permission_mode(self) -> PermissionMode: ...
+    @property
+    def approvals(self) -> ApprovalState: ...
+    @property
+    def requester(self) -> str | None: ...
+
+
+@dataclass
+class GateContext:
+    """What the pipeline needs from the run: the session's id, mode and approval memory, the
+    declared-permission policy and who asked."""
+
+    session_id: str | None
+    mode: PermissionMode = "default"
+    state: ApprovalState = field(default_factory=ApprovalState)
+    policy: PermissionPolicy | None = None
+    requester: str | None = None
+    cwd: str | None = None
+
+    @classmethod
+    def of(cls, session: GovernedSession, policy: PermissionPolicy | None = None) -> GateContext:
+        """The session's governance state, read at this moment (the mode may change later)."""
+        return cls(
+            session.id, session.permission_mode, session.approvals, policy, session.requester
+        )
+
+
+@dataclass(frozen=True)
+class Clearance:
+    """A call the pipeline let through: the arguments to run it with (hooks may rewrite them)
+    and context hooks asked to add to its result."""
+
+    args: dict[str, Any]
+    context: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Governance:
+    """Rules, hooks and approvers for every tool call of every run (see the module docstring)."""
+
+    rules: Rules | None = None
+    hooks: Hooks | None = None
+    approver: Approver | None = None
+    admin_approver: Approver | None = None
+    approval_timeout: float = DEFAULT_APPROVAL_TIMEOUT
+    identity: AgentIdentity = field(default_factory=AgentIdentity)
+    approval_hint: str | None = None
+    """How to allow a call when no approver can be asked (the host names toolweave.toml)."""
+
+    def __post_init__(self) -> None:
+        if not self.approval_timeout > 0:
+            raise ConfigError(
+                f"approval_timeout must be a positive number of seconds, got "
+                f"{self.approval_timeout!r}"
+            )
+
+    def child(
+        self,
+        *,
+        agent_id: str,
+        agent_type: str,
+        rules: Rules | None = None,
+        hooks: Hooks | None = None,
+    ) -> Governance:
+        """The pipeline for a run this one starts: the same approvers, the parent's rules and
+        hooks narrowed by the child's own (never widened), and the child's identity."""
+        merged_rules = self.rules
+        if rules is not None:
+            merged_rules = rules if self.rules is None else self.rules.narrow(rules)
+        merged_hooks = self.hooks
+        if hooks is not None:
+            merged_hooks = hooks if self.hooks is None else self.hooks.narrow(hooks)
+        parents = (*self.identity.parents, self.identity.agent_id)
+        return replace(
+            self,
+            rules=merged_rules,
+            hooks=merged_hooks,
+            identity=AgentIdentity(agent_id, agent_type, parents),
+        )
+
+    # -- before the call ----------------------------------------------------------------
+
+    def precheck(self, tool_name: str, tool: Tool | None, gate: GateContext) -> None:
+        """The instant stages, run for every call of a turn before any starts: plan mode
+        (raises `CallBlocked`) and the declared-permission policy (raises `PermissionDenied`,
+        which ends the run before anything ran)."""
+        if tool is None:
+            return  # the registry answers unknown names with what exists
+        read_only = tool.annotations.read_only
+        if gate.mode == "plan" and not read_only and tool_name not in PLAN_MODE_EXEMPT:
+            raise CallBlocked(
+                "plan", "plan mode is on, so only read-only tools (and todo_write) run; "
+                "present the plan, then leave plan mode (Session.permission_mode = "
+                "'default') to carry it out", tool=tool_name,
+            )  # fmt: skip
+        if gate.policy is not None:
+            gate.policy.check(tool_name, tool.permissions)
+
+    async def clear(
+        self, tool_name: str, call_id: str | None, args: dict[str, Any], tool: Tool | None,
+        gate: GateContext,
+    ) -> Clearance:  # fmt: skip
+        """The stages that may wait, after `precheck`: rules, PreToolUse hooks, admin and user
+        approval. Returns the clearance or raises `CallBlocked` (recoverable) or `HookStopped`
+        (ends the run)."""
+        if tool is None:
+            return Clearance(args)
+        explanation = self._decide(tool_name, args, tool, gate)
+        if explanation.decision == "deny":
+            await self._denied(tool_name, call_id, args, gate, explanation.reason)
+            raise CallBlocked("rules", explanation.reason, tool=tool_name)
+        explicit_ask = explanation.decision == "ask" and explanation.rule is not None
+        needs_approval = explanation.decision == "ask"
+        reason = explanation.reason
+        context: tuple[str, ...] = ()
+        if self.hooks is not None and self.hooks.has("PreToolUse"):
+            outcome = await self._hook("PreToolUse", tool_name, call_id, args, tool, gate)
+            if outcome.stop:
+                raise HookStopped(outcome.stop_reason, tool=tool_name)
+            if outcome.blocked:
+                await self._denied(tool_name, call_id, args, gate, outcome.reason)
+                raise CallBlocked("hook", outcome.reason, tool=tool_name)
+            if outcome.updated_input is not None and outcome.updated_input != args:
+                # The rewritten call meets the rules again: a hook tightens, never loosens.
+                args = outcome.updated_input
+                again = self._decide(tool_name, args, tool, gate)
+                if again.decision == "deny":
+                    await self._denied(tool_name, call_id, args, gate, again.reason)
+                    raise CallBlocked("rules", again.reason, tool=tool_name)
+                if again.decision == "ask":
+                    explicit_ask = explicit_ask or again.rule is not None
+                    needs_approval, reason = True, again.reason
+            if outcome.decision == "ask":
+                needs_approval = True
+                reason = outcome.decision_reason or "a PreToolUse hook asked for approval"
+            elif outcome.decision == "allow" and not explicit_ask:
+                needs_approval = False  # a hook may skip the default question, not an ask rule
+            context = tuple(outcome.context)
+        if getattr(tool, "admin_approval", False):
+            await self._approve(
+                "admin", tool_name, call_id, args, tool, gate,
+                "it changes configuration, so it always needs an admin",
+            )  # fmt: skip
+        if needs_approval:
+            if gate.mode == "dontAsk":
+                message = f"{reason}; permission mode 'dontAsk' turns every question into a no"
+                await self._denied(tool_name, call_id, args, gate, message)
+                raise CallBlocked("approval", message, tool=tool_name)
+            await self._approve("user", tool_name, call_id, args, tool, gate, reason)
+        return Clearance(args, context)
+
+    async def approve_request(
+        self, error: ApprovalRequired, tool_name: str, call_id: str | None,
+        args: dict[str, Any], tool: Tool | None, gate: GateContext,
+    ) -> None:  # fmt: skip
+        """A tool raised `ApprovalRequired`: ask (as for an `ask` rule); raises CallBlocked when
+        not approved. `bypassPermissions` approves, `dontAsk` refuses without asking."""
+        if gate.mode == "bypassPermissions":
+            return
+        if gate.mode == "dontAsk":
+            raise CallBlocked(
+                "approval", f"{error.reason}; permission mode 'dontAsk' refuses it", tool=tool_name
+            )
+        await self._approve("user", tool_name, call_id, args, tool, gate, error.reason)
+
+    def _decide(
+        self, tool_name: str, args: dict[str, Any], tool: Tool, gate: GateContext
+    ) -> Explanation:
+        rules = self.rules if self.rules is not None else _DEFAULT_RULES
+        explanation = rules.explain(tool_name, args, tool=tool)
+        if explanation.decision != "ask":
+            return explanation
+        policy = gate.policy
+        if (
+            explanation.rule is None
+            and policy is not None
+            and policy.skips_asking(tool.permissions)
+        ):
+            return Explanation("allow", "the permission policy allows it")
+        if gate.mode == "bypassPermissions":
+            return Explanation("allow", "permission mode 'bypassPermissions'")
+        if gate.mode == "acceptEdits" and explanation.rule is None and _edits_only(tool):
+            return Explanation("allow", "permission mode 'acceptEdits' accepts file edits")
+        return explanation
+
+    async def _approve(
+        self, kind: Literal["user", "admin"], tool_name: str, call_id: str | None,
+        args: dict[str, Any], tool: Tool | None, gate: GateContext, reason: str,
+    ) -> None:  # fmt: skip
+        if kind == "user" and self.hooks is not None and self.hooks.has("PermissionRequest"):
+            outcome = await self._hook("PermissionRequest", tool_name, call_id, args, tool, gate)
+            if outcome.decision == "allow":
+                return
+            if outcome.blocked or outcome.decision == "deny":
+                why = (
+                    outcome.reason or outcome.decision_reason or "a PermissionRequest hook said no"
+                )
+                await self._denied(tool_name, call_id, args, gate, why)
+                raise CallBlocked("approval", why, tool=tool_name)
+        approver = self.admin_approver if kind == "admin" else self.approver
+        request = ApprovalRequest(
+            tool_name, dict(args), reason, gate.session_id, gate.requester, kind, call_id,
+            self.identity.agent_id,
+        )  # fmt: skip
+        approved, why = await ask_approval(
+            approver, request, gate.state, timeout=self.approval_timeout, remember=kind == "user"
+        )
+        if approved:
+            return
+        if approver is None:
+            why = _no_approver_fix(kind, tool_name, reason, self.approval_hint)
+        else:
+            why = f"{reason}; {why}"
+        await self._denied(tool_name, call_id, args, gate, why)
+        raise CallBlocked("admin" if kind == "admin" else "approval", why, tool=tool_name)
+
+    # -- hooks --------------------------------------------------------------------------
+
+    def _payload(self, gate: GateContext, **fields: Any) -> dict[str, Any]:
+        return {
+            "session_id": gate.session_id,
+            "permission_mode": gate.mode,
+            **self.identity.payload(),
+            **fields,
+        }
+
+    async def _hook(
+        self, event: str, tool_name: str, call_id: str | None, args: Mapping[str, Any],
+        tool: Tool | None, gate: GateContext, **fields: Any,
+    ) -> HookOutcome:  # fmt: skip
+        assert self.hooks is not None
+        payload = self._payload(
+            gate, tool_name=tool_name, tool_input=dict(args), tool_use_id=call_id, **fields
+        )
+        names = _rule_names(tool_name, tool)[1:]
+        return await self.hooks.run(event, payload, names=names)
+
+    async def _denied(
+        self, tool_name: str, call_id: str | None, args: Mapping[str, Any], gate: GateContext,
+        reason: str,
+    ) -> None:  # fmt: skip
+        if self.hooks is not None and self.hooks.has("PermissionDenied"):
+            await self._hook(
+                "PermissionDenied", tool_name, call_id, args, None, gate, reason=reason
+            )
+
+    async def after(
+        self, tool_name: str, call_id: str | None, args: Mapping[str, Any], tool: Tool | None,
+        gate: GateContext, *, response: Any, error: str | None,
+    ) -> HookOutcome | None:  # fmt: skip
+        """PostToolUse (or PostToolUseFailure) hooks; their block reason and context go back to
+        the model with the result. None when no hook listens."""
+        event = "PostToolUseFailure" if error is not None else "PostToolUse"
+        if self.hooks is None or not self.hooks.has(event):
+            return None
+        extra = {"error": error} if error is not None else {"tool_response": response}
+        return await self._hook(event, tool_name, call_id, args, tool, gate, **extra)
+
+    async def fire(self, event: str, gate: GateContext, **fields: Any) -> HookOutcome:
+        """Fire a run-level event (SessionStart, UserPromptSubmit, Stop, SubagentStop,
+        PreCompact, SessionEnd) with the common payload."""
+        if self.hooks is None or not self.hooks.has(event):
+            return HookOutcome(event)
+        return await self.hooks.run(event, self._payload(gate, **fields))
+
+
+_DEFAULT_RULES = Rules()
+
+
+def _edits_only(tool: Tool) -> bool:
+    values = {p.value for p in tool.permissions}
+    return (
+        bool(values) and values <= _EDIT_PERMISSIONS | {"read"} and bool(values & _EDIT_PERMISSIONS)
+    )
+
+
+def _no_approver_fix(kind: str, tool_name: str, reason: str, hint: str | None) -> str:
+    if kind == "admin":
+        return (
+            f"{reason}, and no admin approver is configured, so it was refused. Pass "
+            "Agent(admin_approver=...) (the requester's own approver cannot approve it)"
+        )
+    if hint is not None:
+        return f"{reason}, and nobody can be asked, so it was refused (safe by default). {hint}"
+    return (
+        f"{reason}, and no approver is configured, so it was refused (safe by default). To "
+        f"allow it, pass Agent(approver=...) to ask a person, add a rule such as "
+        f'Rules(allow=["{tool_name}(...)"]) (for a shell: Rules(allow=["bash(git *)"])), or '
+        'opt out with Rules(default="allow") or PermissionPolicy.allow_all()'
+    )

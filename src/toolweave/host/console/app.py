@@ -1,0 +1,282 @@
+"""The web console of `toolweave serve --http`: a small page on the same Starlette app.
+
+`/console` shows the published tools and the downstream MCP servers with their status, the
+live MCP sessions, the query log, the pending approvals (an admin approves or denies them in
+the browser) and a usage page with charts drawn by Chart.js, which ships inside the package
+(no CDN). The page itself holds no data; its JSON API under `/console/api/` is guarded exactly
+like `/mcp`: loopback Host and Origin checks, and the bearer token when one is configured (the
+browser sends it from the page's `#token=...` fragment, which never reaches the server).
+
+`ConsoleApprovals` is an approver, `async (request) -> bool | "always"`: give it to whatever
+asks for approvals (`Agent(approver=console.approvals)`, the host's gates) and each request
+waits in the console's queue until an admin answers, `timeout` passes (denied) or the queue is
+full (denied at once: fail closed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+from toolweave.errors import ConfigError
+from toolweave.host.console.log import QuerySource, row_json, usage_summary
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import BaseRoute
+
+    from toolweave.host.app import ToolHost
+
+CONSOLE_PATH = "/console"
+DEFAULT_APPROVAL_TIMEOUT = 300.0
+"""Seconds a request waits in the console for an admin before it is denied."""
+DEFAULT_MAX_PENDING = 100
+"""Requests the console queues at once; more are denied immediately."""
+DEFAULT_QUERY_ROWS = 200
+"""Rows the query page and the usage charts read."""
+MAX_QUERY_ROWS = 5000
+"""The most rows one API call may ask for (`?limit=`)."""
+
+Decision = Literal["approve", "deny", "always"]
+_Handler: TypeAlias = "Callable[[Request], Awaitable[Response]]"
+_ANSWERS: dict[str, bool | Literal["always"]] = {"approve": True, "deny": False, "always": "always"}
+_STATIC = {
+    "": ("index.html", "text/html; charset=utf-8"),
+    "console.js": ("console.js", "text/javascript; charset=utf-8"),
+    "console.css": ("console.css", "text/css; charset=utf-8"),
+    "chart.umd.min.js": ("chart.umd.min.js", "text/javascript; charset=utf-8"),
+}
+
+
+@dataclass(slots=True)
+class PendingApproval:
+    """One request waiting for an admin; `request` is the governance `ApprovalRequest`."""
+
+    id: str
+    request: Any
+    created: float
+    answer: asyncio.Future[bool | Literal["always"]] = field(repr=False)
+
+    def as_json(self) -> dict[str, Any]:
+        request = self.request
+        return {
+            "id": self.id,
+            "tool_name": getattr(request, "tool_name", "?"),
+            "args": getattr(request, "args", {}),
+            "reason": getattr(request, "reason", ""),
+            "session_id": getattr(request, "session_id", None),
+            "requester": getattr(request, "requester", None),
+            "kind": getattr(request, "kind", "user"),
+            "call_id": getattr(request, "call_id", None),
+            "created": self.created,
+        }
+
+
+class ConsoleApprovals:
+    """An approver whose answers come from the console's approval page."""
+
+    def __init__(
+        self, *, timeout: float = DEFAULT_APPROVAL_TIMEOUT, max_pending: int = DEFAULT_MAX_PENDING
+    ) -> None:
+        if timeout <= 0 or max_pending <= 0:
+            raise ConfigError("ConsoleApprovals(timeout=..., max_pending=...) must be positive")
+        self.timeout = timeout
+        self.max_pending = max_pending
+        self._pending: dict[str, PendingApproval] = {}
+        self._ids = itertools.count(1)
+        self._changed = asyncio.Event()
+
+    async def __call__(self, request: Any) -> bool | Literal["always"]:
+        if len(self._pending) >= self.max_pending:
+            return False
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[bool | Literal["always"]] = loop.create_future()
+        item = PendingApproval(str(next(self._ids)), request, time.time(), future)
+        self._pending[item.id] = item
+        self._notify()
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), self.timeout)
+        except TimeoutError:
+            return False
+        finally:
+            self._pending.pop(item.id, None)
+            self._notify()
+
+    def pending(self) -> list[PendingApproval]:
+        return list(self._pending.values())
+
+    def answer(self, approval_id: str, decision: Decision) -> bool:
+        """Resolve a pending request; False when it is no longer pending."""
+        item = self._pending.get(approval_id)
+        if item is None or item.answer.done():
+            return False
+        item.answer.set_result(_ANSWERS[decision])
+        return True
+
+    async def wait_pending(self, count: int = 1) -> list[PendingApproval]:
+        """Wait until at least `count` requests are pending (for tests and scripts)."""
+        while len(self._pending) < count:
+            await self._changed.wait()
+        return self.pending()
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+
+class Console:
+    """The console's data, read from a running `ToolHost`."""
+
+    def __init__(
+        self,
+        host: ToolHost,
+        *,
+        approvals: ConsoleApprovals | None = None,
+        query_log: QuerySource | None = None,
+    ) -> None:
+        self.host = host
+        self.approvals = approvals if approvals is not None else ConsoleApprovals()
+        self._query_log = query_log
+        self._endpoint: Any = None  # the Streamable HTTP endpoint, for its sessions
+
+    async def _rows(self, limit: int) -> list[Any]:
+        """The newest `limit` rows: of `query_log`, else the host's own query log (none when
+        `[serve].query_log` is off)."""
+        source = self._query_log or self.host.accounting.query_log()
+        return list(await source.recent(limit)) if source is not None else []
+
+    async def overview(self) -> dict[str, Any]:
+        host = self.host
+        server = host.server
+        await server.load_tool_sources()
+        tools = []
+        for name in server.tool_names():
+            entry = server.tool_entry(name)
+            tool = entry.tool() if entry is not None else None
+            inner = getattr(tool, "inner", tool)
+            annotations = getattr(inner, "annotations", None)
+            tools.append(
+                {
+                    "name": name,
+                    "description": (getattr(inner, "description", "") or "").split("\n")[0],
+                    "server": getattr(inner, "server", None),
+                    "read_only": bool(getattr(annotations, "read_only", False)),
+                    "destructive": bool(getattr(annotations, "destructive", False)),
+                    "status": "published",
+                }
+            )
+        return {
+            "name": host.config.name,
+            "url": host.config.url,
+            "providers": [p.name for p in host.providers],
+            "tools": tools,
+            "servers": self._servers(),
+            "sessions": self._sessions(),
+        }
+
+    def _servers(self) -> list[dict[str, Any]]:
+        out = []
+        for provider in self.host.providers:
+            manager = getattr(provider, "manager", None)
+            for name, state in sorted(getattr(manager, "servers", {}).items()):
+                status = "connected" if state.connected else "error" if state.error else "pending"
+                tools = len(state.tools)
+                out.append({"name": name, "status": status, "error": state.error, "tools": tools})
+        return out
+
+    def _sessions(self) -> list[dict[str, Any]]:
+        sessions = getattr(self._endpoint, "sessions", {})
+        now = time.monotonic()
+        return [
+            {
+                "id": sid,
+                "client": s.session.client_info.get("name", ""),
+                "protocol": s.session.protocol_version,
+                "idle_s": round(now - s.last_seen, 1),
+            }
+            for sid, s in sorted(sessions.items())
+        ]
+
+    async def queries(self, limit: int) -> list[dict[str, Any]]:
+        return [row_json(r) for r in await self._rows(limit)]
+
+    async def usage(self, limit: int) -> dict[str, Any]:
+        return usage_summary(await self._rows(limit))
+
+    def routes(self, endpoint: Any) -> list[BaseRoute]:
+        """The console's routes, guarded like `endpoint` (the `/mcp` Streamable HTTP app): its
+        Origin, Host and token checks for the API; the Origin and Host checks for the page."""
+        from starlette.responses import JSONResponse, PlainTextResponse, Response
+        from starlette.routing import Route
+
+        from toolweave.mcp.server._guards import AccessGuard
+
+        self._endpoint = endpoint
+        api_guard: AccessGuard = endpoint.guard
+        hosts = api_guard.allowed_hosts
+        page_guard = AccessGuard(
+            sorted(api_guard.allowed_origins), sorted(hosts) if hosts is not None else None, None
+        )
+
+        def guarded(handler: _Handler, guard: AccessGuard = api_guard) -> _Handler:
+            async def checked(request: Request) -> Response:
+                refusal = guard.check(request)
+                return refusal if refusal is not None else await handler(request)
+
+            return checked
+
+        async def static(request: Request) -> Response:
+            found = _STATIC.get(request.path_params.get("name", ""))
+            if found is None:
+                return PlainTextResponse("not found", status_code=404)
+            name, media = found
+            body = resources.files("toolweave.host.console").joinpath("static", name).read_bytes()
+            return Response(body, media_type=media, headers={"Cache-Control": "no-store"})
+
+        async def overview(request: Request) -> Response:
+            return JSONResponse(await self.overview())
+
+        async def queries(request: Request) -> Response:
+            return JSONResponse(await self.queries(_limit(request)))
+
+        async def usage(request: Request) -> Response:
+            return JSONResponse(await self.usage(_limit(request)))
+
+        async def approvals(request: Request) -> Response:
+            return JSONResponse([p.as_json() for p in self.approvals.pending()])
+
+        async def decide(request: Request) -> Response:
+            if request.headers.get("content-type", "").split(";")[0] != "application/json":
+                return JSONResponse({"error": "send Content-Type: application/json"}, 415)
+            body = await request.json()
+            decision = body.get("decision") if isinstance(body, dict) else None
+            if decision not in _ANSWERS:
+                return JSONResponse(
+                    {"error": "decision must be 'approve', 'deny' or 'always'"}, status_code=400
+                )
+            if not self.approvals.answer(request.path_params["id"], decision):
+                return JSONResponse({"error": "no such pending approval"}, status_code=404)
+            return JSONResponse({"ok": True, "decision": decision})
+
+        base = CONSOLE_PATH
+        api = f"{base}/api"
+        return [
+            Route(base, guarded(static, page_guard)),
+            Route(f"{base}/static/{{name}}", guarded(static, page_guard)),
+            Route(f"{api}/overview", guarded(overview)),
+            Route(f"{api}/queries", guarded(queries)),
+            Route(f"{api}/usage", guarded(usage)),
+            Route(f"{api}/approvals", guarded(approvals)),
+            Route(f"{api}/approvals/{{id}}", guarded(decide), methods=["POST"]),
+        ]
+
+
+def _limit(request: Request) -> int:
+    raw = request.query_params.get("limit", str(DEFAULT_QUERY_ROWS))
+    return max(1, min(int(raw), MAX_QUERY_ROWS)) if raw.isdigit() else DEFAULT_QUERY_ROWS

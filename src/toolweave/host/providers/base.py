@@ -1,0 +1,59 @@
+"""Capability providers: the seam through which `toolweave serve` learns what to expose.
+
+A provider contributes `Tool`s (and releases what it holds on `close`). The host knows
+providers by name through `PROVIDERS`, a map to `"module:attribute"` factories imported only
+when enabled in `[serve].providers`, so memory, the knowledge base, notes, skills and the
+built-ins each add one line here when their packages land, and none of them costs start-up time
+unless switched on.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
+
+from toolweave.errors import ConfigError
+from toolweave.host.config import HostConfig
+from toolweave.tools.base import Tool
+
+
+@runtime_checkable
+class CapabilityProvider(Protocol):
+    """Something that contributes tools to the host."""
+
+    name: str
+
+    async def tools(self) -> list[Tool]:
+        """The tools to publish; called once, on the first tools/list or tools/call."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+ProviderFactory = Callable[[HostConfig], CapabilityProvider]
+
+#: Provider name -> "module:factory". A factory takes the `HostConfig` and returns a provider.
+PROVIDERS: dict[str, str] = {
+    "demo": "toolweave.host.providers.demo:DemoProvider",
+    "builtins": "toolweave.host.providers.builtins:BuiltinsProvider",
+    "mcp": "toolweave.host.providers.gateway:GatewayProvider",
+    "memory": "toolweave.host.providers.memory:MemoryProvider",
+    "skills": "toolweave.host.providers.skills:SkillsProvider",
+    "kb": "toolweave.host.providers.kb:KBProvider",
+    "notes": "toolweave.host.providers.kb:NotesProvider",
+}
+
+
+def load_provider(name: str, config: HostConfig) -> CapabilityProvider:
+    """Instantiate the provider registered as `name`."""
+    target = PROVIDERS.get(name)
+    if target is None:
+        available = ", ".join(sorted(PROVIDERS))
+        raise ConfigError(f"[serve].providers: unknown provider {name!r}; available: {available}")
+    module_name, _, attribute = target.partition(":")
+    factory: Any = getattr(importlib.import_module(module_name), attribute)
+    provider = factory(config)
+    if not isinstance(provider, CapabilityProvider):
+        raise TypeError(f"provider {name!r} ({target}) does not implement CapabilityProvider")
+    return provider

@@ -1,0 +1,109 @@
+"""The `builtins` provider: the built-in tools served by `toolweave serve`, safe by default.
+
+`[builtins]` in `toolweave.toml` switches each tool on. Without any setting the host serves the
+filesystem tools jailed to `[serve].data_dir/workspace`, `time` and `todo_write`; `sql_query`
+needs a DSN, `fetch` an allow-list or an explicit `fetch = true`, and the shell `shell = true`,
+after which every command no allow rule matches goes through the approval gate (MCP
+elicitation) or is refused.
+
+```toml
+[builtins]
+root = "~/work"                # filesystem jail (default: [serve].data_dir/workspace)
+filesystem = true
+writable = true                # write_file and edit_file
+time = true
+todo = true
+sql_dsn = ""                   # sqlite:///path.db or postgresql://... turns sql_query on
+sql_timeout = 5.0
+sql_max_rows = 50
+fetch = false                  # true, or a non-empty allow_domains, turns fetch on
+allow_domains = []
+shell = false
+shell_allow = []               # regexes of commands that run without asking
+shell_deny = ["^rm\\s"]        # default: toolweave.builtins.shell.DEFAULT_DENY
+shell_timeout = 30.0
+```
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from toolweave.host.config import HostConfig
+from toolweave.host.sections import Section
+from toolweave.tools.base import Tool
+
+
+class BuiltinsSection(Section):
+    """The validated `[builtins]` table (see the module docstring for each key)."""
+
+    root: str = ""
+    """The filesystem jail; "" means `[serve].data_dir/workspace`."""
+    filesystem: bool = True
+    writable: bool = True
+    time: bool = True
+    todo: bool = True
+    sql_dsn: str = ""
+    sql_timeout: float = Field(5.0, gt=0)
+    sql_max_rows: int = Field(50, gt=0)
+    fetch: bool = False
+    allow_domains: list[str] = Field(default_factory=list)
+    shell: bool = False
+    shell_allow: list[str] = Field(default_factory=list)
+    shell_deny: list[str] | None = None
+    shell_timeout: float = Field(30.0, gt=0)
+
+    def root_path(self, data_dir: Path) -> Path:
+        return Path(self.root).expanduser() if self.root else data_dir / "workspace"
+
+
+class BuiltinsProvider:
+    """Builds the enabled built-ins once and releases the SQL connection on close."""
+
+    name = "builtins"
+
+    def __init__(self, config: HostConfig) -> None:
+        self.config = config
+        self.settings = config.section("builtins", BuiltinsSection)
+        self.root = self.settings.root_path(config.data_dir)
+        self._closers: list[Any] = []
+
+    async def tools(self) -> list[Tool]:
+        from toolweave import builtins
+
+        settings = self.settings
+        tools: list[Tool] = []
+        if settings.filesystem or settings.shell:
+            self.root.mkdir(parents=True, exist_ok=True)
+        if settings.filesystem:
+            tools += builtins.filesystem_tools(self.root, writable=settings.writable)
+        if settings.time:
+            tools.append(builtins.time_tool())
+        if settings.todo:
+            tools.append(builtins.todo_tool())
+        if settings.sql_dsn:
+            reader = builtins.SQLReader(
+                settings.sql_dsn, settings.sql_timeout, settings.sql_max_rows
+            )
+            self._closers.append(reader)
+            tools += reader.tools()
+        if settings.fetch or settings.allow_domains:
+            tools.append(builtins.fetch_tool(settings.allow_domains or None))
+        if settings.shell:
+            tools.append(
+                builtins.shell_tool(
+                    self.root,
+                    deny=settings.shell_deny,
+                    allow=settings.shell_allow,
+                    timeout=settings.shell_timeout,
+                )
+            )
+        return tools
+
+    async def close(self) -> None:
+        for closer in self._closers:
+            await closer.close()
+        self._closers.clear()

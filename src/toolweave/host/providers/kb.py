@@ -1,0 +1,254 @@
+"""The `kb` and `notes` providers: the knowledge base and notes in `toolweave serve`.
+
+`kb` publishes `kb_add`, `kb_search` and `rag` over a `KnowledgeBase` in `[serve].data_dir`
+(or Postgres + Qdrant when `[kb].dsn` and `[kb].qdrant_url` are set), ingests `[kb].paths` when
+the server starts, re-syncs them whenever files change (added, edited, deleted), and serves each
+document's Markdown as an MCP resource `kb://<namespace>/<doc_id>` (through the host's catalog
+hook, read from the store per request; clients get `list_changed` after every change). Tools
+never read files: `rag add` takes text only, so the paths an operator configured are the only
+files the server opens. `notes` publishes the `note` tool over a `NoteStore` in
+`[serve].data_dir/notes`.
+
+```toml
+[kb]
+paths = ["docs"]          # files and folders to ingest and watch (relative to this file)
+namespace = "default"
+embedder = "auto"         # auto (WordLlama), minilm, hash, openai-compat:<url>#<model>
+watch = true              # re-ingest [kb].paths on change
+model = ""                # e.g. "openai:gpt-4o-mini": enables rag ask and mqe/hyde
+max_docs = 10000
+max_result_chars = 8000
+dsn = ""                  # Postgres DSN and Qdrant URL: the scale-out backend
+qdrant_url = ""
+
+[notes]
+embedder = "auto"
+```
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field, model_validator
+
+from toolweave.host.config import HostConfig
+from toolweave.host.sections import Section
+from toolweave.tools.base import Tool
+
+if TYPE_CHECKING:
+    from toolweave.kb import KnowledgeBase, NoteStore
+
+logger = logging.getLogger("toolweave.host.providers.kb")
+
+RESOURCE_SCHEME = "kb://"
+MIME_TYPE = "text/markdown"
+
+
+class KBSettings(Section):
+    """`[kb]`, validated (see the module docstring for each key and its default)."""
+
+    paths: list[str] = Field(default_factory=list)
+    namespace: str = "default"
+    embedder: str = "auto"
+    watch: bool = True
+    model: str = ""
+    max_docs: int = Field(10_000, gt=0)
+    max_result_chars: int = Field(8000, gt=0)
+    dsn: str = ""
+    qdrant_url: str = ""
+
+    @model_validator(mode="after")
+    def _backend(self) -> KBSettings:
+        if bool(self.dsn) != bool(self.qdrant_url):
+            raise ValueError("the scale-out backend needs both dsn and qdrant_url (or neither)")
+        return self
+
+    def resolved_paths(self, source: Path | None) -> list[Path]:
+        """`paths` resolved against the folder of the toolweave.toml they are written in."""
+        base = source.parent if source is not None else Path.cwd()
+        return [(base / Path(p).expanduser()).resolve() for p in self.paths]
+
+
+class NotesSettings(Section):
+    """`[notes]`: the notes provider's embedder."""
+
+    embedder: str = "auto"
+
+
+def kb_settings(config: HostConfig) -> KBSettings:
+    """`[kb]` of `config` (validated when the config was parsed)."""
+    return config.section("kb", KBSettings)
+
+
+def open_knowledge_base(config: HostConfig, settings: KBSettings | None = None) -> KnowledgeBase:
+    """The knowledge base `[kb]` describes (what `serve` and the `kb` CLI both open)."""
+    from toolweave.kb import KnowledgeBase
+
+    settings = settings or kb_settings(config)
+    model = None
+    if settings.model:
+        from toolweave.llm import model_from_string
+
+        model = model_from_string(settings.model)
+    if settings.dsn:
+        return KnowledgeBase(
+            embedder=settings.embedder,
+            namespace=settings.namespace,
+            dsn=settings.dsn,
+            qdrant_url=settings.qdrant_url,
+            model=model,
+            max_docs=settings.max_docs,
+        )
+    return KnowledgeBase(
+        config.data_dir / "kb.db",
+        settings.embedder,
+        settings.namespace,
+        model=model,
+        max_docs=settings.max_docs,
+    )
+
+
+class KBCatalog:
+    """The knowledge base's documents as MCP resources (an `MCPServer` `CatalogSource`), read
+    from the store on every request, so the listing is never stale."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.kb = kb
+
+    def _uri(self, doc_id: str) -> str:
+        return f"{RESOURCE_SCHEME}{self.kb.namespace}/{doc_id}"
+
+    async def resources(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "uri": self._uri(doc.doc_id),
+                "name": doc.doc_id,
+                "title": doc.title,
+                "description": doc.source or "added as text",
+                "mimeType": MIME_TYPE,
+            }
+            for doc in await self.kb.documents()
+        ]
+
+    async def resource_templates(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "uriTemplate": RESOURCE_SCHEME + "{namespace}/{doc_id}",
+                "name": "kb-document",
+                "description": "A knowledge-base document as Markdown",
+                "mimeType": MIME_TYPE,
+            }
+        ]
+
+    async def read_resource(self, uri: str) -> dict[str, Any] | None:
+        prefix = f"{RESOURCE_SCHEME}{self.kb.namespace}/"
+        if not uri.startswith(prefix):
+            return None  # another namespace or scheme: "resource not found"
+        found = await self.kb.document_text(uri[len(prefix) :])
+        if found is None:
+            return None
+        return {"contents": [{"uri": uri, "mimeType": MIME_TYPE, "text": found[1]}]}
+
+    async def prompts(self) -> list[dict[str, Any]]:
+        return []
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
+        return None
+
+    async def complete(
+        self, ref: dict[str, Any], argument: dict[str, Any], context: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        return None
+
+
+class KBProvider:
+    """Publishes the knowledge base's tools and documents (see the module docstring)."""
+
+    name = "kb"
+
+    def __init__(self, config: HostConfig) -> None:
+        self.settings = kb_settings(config)
+        self.paths = self.settings.resolved_paths(config.source)
+        self.kb = open_knowledge_base(config, self.settings)
+        self._on_catalog: Callable[[str], None] | None = None
+        self._watcher: asyncio.Task[None] | None = None
+        self.synced = asyncio.Event()
+        """Set once the start-up ingest, or a watched re-sync, is done."""
+        self._unsubscribe = self.kb.subscribe(self._changed)
+
+    async def tools(self) -> list[Tool]:
+        from toolweave.kb import knowledge_base_tools
+
+        return knowledge_base_tools(self.kb, max_result_chars=self.settings.max_result_chars)
+
+    def catalog(
+        self,
+        allowed: Callable[[str], bool],
+        *,
+        ready: Callable[[], Awaitable[None]],
+        on_change: Callable[[str], None],
+    ) -> KBCatalog:
+        """The documents as resources; `on_change("resources")` after every change.
+
+        (`allowed` and `ready` concern downstream servers; the knowledge base is local.)
+        """
+        self._on_catalog = on_change
+        return KBCatalog(self.kb)
+
+    async def start(self) -> None:
+        """Ingest `[kb].paths` (resuming: unchanged files are skipped), then watch them."""
+        from toolweave.kb.ingest import ingest_paths
+
+        if self.paths:
+            summary = await ingest_paths(self.kb, self.paths, prune=True)
+            for error in summary.failed.values():
+                logger.warning("[kb].paths: skipped %s", error)
+        self.synced.set()
+        if self.paths and self.settings.watch:
+            self._watcher = asyncio.get_running_loop().create_task(self._watch())
+
+    async def _watch(self) -> None:
+        from toolweave.kb.ingest import watch_paths
+
+        async for _summary in watch_paths(self.kb, self.paths):
+            self.synced.set()
+
+    def _changed(self) -> None:
+        """After any write (a tool, the watcher): clients hear `resources/list_changed`."""
+        if self._on_catalog is not None:
+            with contextlib.suppress(RuntimeError):  # no running loop: nothing is served
+                self._on_catalog("resources")
+
+    async def close(self) -> None:
+        self._unsubscribe()
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watcher
+        await self.kb.close()
+
+
+class NotesProvider:
+    """Publishes the `note` tool over Markdown notes in `[serve].data_dir/notes`."""
+
+    name = "notes"
+
+    def __init__(self, config: HostConfig) -> None:
+        from toolweave.kb import NoteStore
+
+        embedder = config.section("notes", NotesSettings).embedder
+        self.store: NoteStore = NoteStore(config.data_dir / "notes", embedder=embedder)
+
+    async def tools(self) -> list[Tool]:
+        from toolweave.kb import NoteTool
+
+        return [NoteTool(self.store)]
+
+    async def close(self) -> None:
+        await self.store.close()

@@ -1,0 +1,44 @@
+"""The `memory` provider: `toolweave serve` exposes the `memory` tool over a store on disk.
+
+The store is `<[serve].data_dir>/memory.db` (SQLite, the default WordLlama embedder, no
+network). Every MCP client shares it, separated by user: a call's `user_id` argument, or its
+request `_meta["toolweave/user_id"]`, selects whose memories are read and written (default
+user "default"). The deleting actions (`remove`, `forget`, `clear_all`) are not served: the
+host asks before any tool that deletes, and a remote client has no one to ask; use the CLI or
+the Python API to delete.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from toolweave.host.config import HostConfig
+from toolweave.tools.base import Tool
+
+if TYPE_CHECKING:
+    from toolweave.memory import MemoryManager
+
+MEMORY_FILE = "memory.db"
+
+
+class MemoryProvider:
+    """Serves one `MemoryTool(per_user=True)`; the store opens on the first tools/list."""
+
+    name = "memory"
+
+    def __init__(self, config: HostConfig) -> None:
+        self.path = config.data_dir / MEMORY_FILE
+        self._manager: MemoryManager | None = None
+
+    async def tools(self) -> list[Tool]:
+        from toolweave.memory import MemoryManager
+        from toolweave.memory.tool import NON_DELETING_ACTIONS, MemoryTool
+
+        manager = MemoryManager(self.path)
+        self._manager = manager
+        return [MemoryTool(manager, actions=NON_DELETING_ACTIONS, per_user=True)]
+
+    async def close(self) -> None:
+        if self._manager is not None:
+            await self._manager.close()
+            self._manager = None

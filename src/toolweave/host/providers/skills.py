@@ -1,0 +1,274 @@
+"""The `skills` provider: Agent Skills for MCP clients that have no skill support of their own.
+
+Every skill becomes the skill tools (as in the library), an MCP prompt `skill.<name>` (its body,
+with the arguments expanded, so clients show it as a slash command) and its files as resources
+`skill://<name>/<path>`. Prompts and resources are answered from the library at request time
+(a `CatalogSource`), so they are never stale; when the set changes (a `skill_reload`, install or
+remove, or an edit the root watcher notices) the `skill_read` enum is republished and clients
+get `list_changed` for tools, prompts and resources.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import concurrent.futures
+import contextlib
+import logging
+import mimetypes
+import os
+import re
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from toolweave.host.config import HostConfig
+from toolweave.host.sections import Section
+from toolweave.skills import Skill, SkillError, SkillLibrary
+from toolweave.tools.base import Tool
+
+logger = logging.getLogger("toolweave.host.providers.skills")
+
+PROMPT_PREFIX = "skill."
+RESOURCE_SCHEME = "skill://"
+_NOT_NAME_CHARACTER = re.compile(r"[^A-Za-z0-9_.-]")
+_TEXT_TYPES = ("application/json", "application/x-sh", "application/xml", "application/yaml")
+
+
+def prompt_name(skill_name: str) -> str:
+    """`skill.<name>` in MCP tool-name characters (others become `_`), at most 128 long."""
+    return (PROMPT_PREFIX + _NOT_NAME_CHARACTER.sub("_", skill_name))[:128]
+
+
+def _mime(rel: str) -> str:
+    if rel.endswith(".md"):
+        return "text/markdown"
+    return mimetypes.guess_type(rel)[0] or "text/plain"
+
+
+class SkillCatalog:
+    """The skills as MCP prompts and resources (an `MCPServer` `CatalogSource`)."""
+
+    def __init__(self, library: SkillLibrary) -> None:
+        self.library = library
+
+    def _prompted(self) -> dict[str, Skill]:
+        """Prompt name -> skill, for user-invocable skills (the first of a clashing pair wins)."""
+        found: dict[str, Skill] = {}
+        for skill in self.library.skills.values():
+            if skill.user_invocable:
+                found.setdefault(prompt_name(skill.name), skill)
+        return found
+
+    async def prompts(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "name": name,
+                "title": skill.name,
+                "description": skill.description,
+                "arguments": [
+                    {
+                        "name": "arguments",
+                        "description": skill.argument_hint or "the text after the command",
+                        "required": False,
+                    }
+                ],
+            }
+            for name, skill in self._prompted().items()
+        ]
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
+        skill = self._prompted().get(name)
+        if skill is None:
+            return None
+        text = await asyncio.to_thread(skill.command, str(arguments.get("arguments", "")))
+        return {
+            "description": skill.description,
+            "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
+        }
+
+    async def resources(self) -> list[dict[str, Any]]:
+        def listing() -> list[dict[str, Any]]:
+            entries = []
+            for skill in self.library.skills.values():
+                for rel in ["SKILL.md", *skill.resources()]:
+                    entry = {
+                        "uri": f"{RESOURCE_SCHEME}{skill.name}/{rel}",
+                        "name": f"{skill.name}/{rel}",
+                        "mimeType": _mime(rel),
+                    }
+                    if rel == "SKILL.md":
+                        entry["description"] = skill.description
+                    entries.append(entry)
+            return entries
+
+        return await asyncio.to_thread(listing)
+
+    async def resource_templates(self) -> list[dict[str, Any]]:
+        return []
+
+    async def read_resource(self, uri: str) -> dict[str, Any] | None:
+        if not uri.startswith(RESOURCE_SCHEME):
+            return None
+        name, _, rel = uri[len(RESOURCE_SCHEME) :].partition("/")
+        skill = self.library.skills.get(name)
+        if skill is None or not rel:
+            return None
+        try:
+            data = await asyncio.to_thread(skill.read_bytes, rel)
+        except SkillError:
+            return None  # outside the folder or missing: "resource not found"
+        mime = _mime(rel)
+        item: dict[str, Any] = {"uri": uri, "mimeType": mime}
+        if mime.startswith("text/") or mime in _TEXT_TYPES:
+            item["text"] = data.decode("utf-8-sig", errors="replace")
+        else:
+            item["blob"] = base64.b64encode(data).decode("ascii")
+        return {"contents": [item]}
+
+    async def complete(
+        self, ref: dict[str, Any], argument: dict[str, Any], context: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        return None
+
+
+class SkillsSection(Section):
+    """`[skills]`: where the `skills` provider finds skills and what it publishes.
+
+    `roots` are relative to the toolweave.toml they are written in ([] = the usual places);
+    `allow` whitelists skill names ([] = every skill found); `scripts` publishes `skill_run`
+    (still asked about and ruled as a shell tool); `watch_interval` 0 stops watching the roots.
+    """
+
+    roots: list[str] = Field(default_factory=list)
+    allow: list[str] = Field(default_factory=list)
+    self_management: bool = False
+    scripts: bool = False
+    script_timeout: float = Field(60.0, gt=0)
+    watch_interval: float = Field(2.0, ge=0)
+
+    def root_paths(self, source: Path | None) -> list[Path] | None:
+        """The roots resolved against the config file's folder (None: the usual places)."""
+        base = source.parent if source is not None else Path.cwd()
+        return [base / Path(r).expanduser() for r in self.roots] or None
+
+
+class SkillsProvider:
+    """Publishes a `SkillLibrary` configured by `[skills]` in `toolweave.toml`."""
+
+    name = "skills"
+
+    def __init__(self, config: HostConfig) -> None:
+        self.settings = config.section("skills", SkillsSection)
+        roots = self.settings.root_paths(config.source)
+        self.library = SkillLibrary(roots, self.settings.allow or None)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._on_added: Callable[[Tool], None] | None = None
+        self._on_catalog: Callable[[str], None] | None = None
+        self._fingerprint = self._disk_state()
+        self._watcher: asyncio.Task[None] | None = None
+        self._pending: asyncio.Task[None] | concurrent.futures.Future[None] | None = None
+        self._unsubscribe = self.library.subscribe(self._library_changed)
+
+    def _tools(self) -> list[Tool]:
+        tools = self.library.tools(
+            self_management=self.settings.self_management,
+            script_timeout=self.settings.script_timeout,
+        )
+        return [t for t in tools if self.settings.scripts or t.name != "skill_run"]
+
+    async def tools(self) -> list[Tool]:
+        self._loop = asyncio.get_running_loop()
+        return self._tools()
+
+    def watch(self, on_added: Callable[[Tool], None], on_removed: Callable[[str], None]) -> None:
+        """The host's callbacks for republishing tools (the `skill_read` enum changes)."""
+        self._on_added = on_added
+
+    def catalog(
+        self,
+        allowed: Callable[[str], bool],
+        *,
+        ready: Callable[[], Awaitable[None]],
+        on_change: Callable[[str], None],
+    ) -> SkillCatalog:
+        """The prompts and resources; `on_change("prompts" | "resources")` on every change.
+
+        (`allowed` and `ready` concern downstream servers; skills are local and always ready.)
+        """
+        self._on_catalog = on_change
+        return SkillCatalog(self.library)
+
+    async def start(self) -> None:
+        """Poll the roots every `watch_interval` seconds (0 = never) while serving."""
+        self._loop = asyncio.get_running_loop()
+        if self.settings.watch_interval > 0 and self._watcher is None:
+            self._watcher = self._loop.create_task(self._watch())
+
+    async def refresh(self) -> bool:
+        """Check the roots once; reload (and notify clients) if anything on disk changed."""
+        self._loop = asyncio.get_running_loop()
+        state = await asyncio.to_thread(self._disk_state)
+        if state == self._fingerprint:
+            return False
+        self._fingerprint = state
+        if not await asyncio.to_thread(self.library.reload):
+            self._notify_catalog()  # files came or went inside a skill: resources changed
+        return True
+
+    async def close(self) -> None:
+        self._unsubscribe()
+        task, self._watcher = self._watcher, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.watch_interval)
+            try:
+                await self.refresh()
+            except Exception:  # a bad edit must not stop the watcher
+                logger.exception("skill reload failed; keeping the previous skills")
+
+    def _disk_state(self) -> frozenset[tuple[str, int, int]]:
+        """Modification stamps of the roots' folders and SKILL.md files (no file is read)."""
+        stamps = set()
+        for root in self.library.roots:
+            if not root.is_dir():
+                continue
+            for current, dirs, files in os.walk(root, followlinks=True):
+                dirs[:] = [d for d in dirs if not d.startswith(".")]
+                for name in (".", *[f for f in files if f == "SKILL.md"]):
+                    with contextlib.suppress(OSError):
+                        info = os.stat(os.path.join(current, name))
+                        stamps.add((os.path.join(current, name), info.st_mtime_ns, info.st_size))
+        return frozenset(stamps)
+
+    def _library_changed(self) -> None:
+        """Runs in whatever thread reloaded (a sync tool runs in a worker thread)."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return  # not serving yet: prompts and resources are read from the library anyway
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            self._pending = loop.create_task(self._republish())
+        else:
+            self._pending = asyncio.run_coroutine_threadsafe(self._republish(), loop)
+
+    async def _republish(self) -> None:
+        if self._on_added is not None:
+            for tool in self._tools():  # new objects: the host republishes the skill_read enum
+                self._on_added(tool)
+        self._notify_catalog()
+
+    def _notify_catalog(self) -> None:
+        if self._on_catalog is not None:
+            self._on_catalog("prompts")
+            self._on_catalog("resources")

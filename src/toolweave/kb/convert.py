@@ -1,0 +1,166 @@
+"""Any document to Markdown, with a report of what the conversion found.
+
+Markdown is the knowledge base's one input format: it keeps headings (the chunker's section
+paths) and tables. Plain text and Markdown are read directly; PDF, Word, PowerPoint, Excel, HTML
+and the other formats markitdown knows go through it (the optional `kb` extra, imported only
+when such a file arrives). The `ConversionReport` says what came out, so a user sees at once that
+a PDF produced flat text with no headings, or that a scan produced no text at all.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolweave.kb.errors import DocumentError
+
+#: Read directly as UTF-8 text.
+TEXT_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".text", ".rst"})
+#: Converted by markitdown (`pip install 'toolweave[kb]'`).
+CONVERTED_SUFFIXES = frozenset(
+    {".pdf", ".docx", ".pptx", ".xlsx", ".xls", ".html", ".htm", ".csv", ".json", ".xml", ".epub"}
+)
+SUPPORTED_SUFFIXES = TEXT_SUFFIXES | CONVERTED_SUFFIXES
+
+_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}[ \t]+\S", re.MULTILINE)
+_TABLE_RULE_LINE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$", re.MULTILINE)
+_FIRST_H1 = re.compile(r"^ {0,3}#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+_SLIDE = re.compile(r"^<!-- Slide number: \d+ -->$", re.MULTILINE)
+# Formats whose documents normally have headings: none found is worth a warning.
+_HAS_HEADINGS = frozenset({"pdf", "docx", "pptx", "html", "htm", "epub"})
+# How binary formats start; markitdown would read a corrupt one as plain text instead.
+_MAGIC = {
+    ".pdf": b"%PDF",
+    ".docx": b"PK\x03\x04",
+    ".pptx": b"PK\x03\x04",
+    ".xlsx": b"PK\x03\x04",
+    ".epub": b"PK\x03\x04",
+    ".xls": b"\xd0\xcf\x11\xe0",
+}
+_MARKITDOWN: Any = None
+
+
+@dataclass(slots=True)
+class ConversionReport:
+    """What converting one document produced; `warnings` are for the user, not errors."""
+
+    source: str
+    format: str
+    characters: int
+    headings: int
+    tables: int
+    pages: int | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        pages = f"{self.pages} pages, " if self.pages is not None else ""
+        return (
+            f"{self.source}: {self.format}, {pages}{self.characters} characters, "
+            f"{self.headings} headings, {self.tables} tables"
+        )
+
+
+@dataclass(slots=True)
+class ConvertedDocument:
+    markdown: str
+    title: str
+    report: ConversionReport
+
+
+def convert_file(path: str | Path) -> ConvertedDocument:
+    """Read `path` as Markdown. Raises `DocumentError` naming the file and the fix."""
+    file = Path(path)
+    if not file.is_file():
+        raise DocumentError(f"{file}: no such file; check the path")
+    suffix = file.suffix.lower()
+    if suffix in TEXT_SUFFIXES:
+        try:
+            markdown = file.read_text(encoding="utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise DocumentError(
+                f"{file}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8"
+            ) from None
+        title_hint = None
+    elif suffix in CONVERTED_SUFFIXES:
+        markdown, title_hint = _markitdown(file)
+    else:
+        known = ", ".join(sorted(SUPPORTED_SUFFIXES))
+        raise DocumentError(
+            f"{file}: cannot convert {suffix or 'files without an extension'} to Markdown; "
+            f"supported: {known}"
+        )
+    markdown = markdown.replace("\r\n", "\n")
+    report = _report(file, suffix.lstrip(".") or "text", markdown)
+    markdown = markdown.replace("\x0c", "\n")
+    return ConvertedDocument(markdown, _title(markdown, title_hint, file), report)
+
+
+def describe_text(text: str, source: str) -> ConversionReport:
+    """The report for text added directly (no conversion)."""
+    return _report(Path(source), "text", text)
+
+
+def _markitdown(file: Path) -> tuple[str, str | None]:
+    global _MARKITDOWN
+    magic = _MAGIC.get(file.suffix.lower())
+    if magic is not None:
+        with file.open("rb") as f:
+            if f.read(len(magic)) != magic:
+                raise DocumentError(
+                    f"{file}: conversion failed: not a valid {file.suffix} file (its first bytes "
+                    "are wrong); check the file opens in its own application"
+                )
+    if _MARKITDOWN is None:
+        try:
+            from markitdown import MarkItDown
+        except ImportError:
+            raise DocumentError(
+                f"{file}: converting {file.suffix} files needs markitdown; "
+                "install it with: pip install 'toolweave[kb]'"
+            ) from None
+        _MARKITDOWN = MarkItDown(enable_plugins=False)
+    try:
+        result = _MARKITDOWN.convert(str(file))
+    except Exception as exc:
+        raise DocumentError(
+            f"{file}: conversion failed ({type(exc).__name__}: {exc}); "
+            "check the file opens in its own application"
+        ) from exc
+    return str(result.markdown or ""), getattr(result, "title", None)
+
+
+def _report(file: Path, kind: str, markdown: str) -> ConversionReport:
+    text = markdown.strip()
+    report = ConversionReport(
+        source=str(file),
+        format=kind,
+        characters=len(text.replace("\x0c", "")),
+        headings=len(_HEADING_LINE.findall(markdown)),
+        tables=len(_TABLE_RULE_LINE.findall(markdown)),
+    )
+    if kind == "pdf":
+        report.pages = text.count("\x0c") + 1 if text else 0
+    elif kind == "pptx":
+        report.pages = len(_SLIDE.findall(markdown))
+    elif kind in ("xlsx", "xls"):
+        report.pages = report.headings  # one "## Sheet" heading per worksheet
+    if not text:
+        report.warnings.append(
+            "no text came out (a scanned image or an empty file?); run OCR first or add the "
+            "text with add_text"
+        )
+    elif report.headings == 0 and kind in _HAS_HEADINGS:
+        report.warnings.append(
+            f"the {kind} came out as flat text with no headings, so chunks carry no section "
+            "path; a tagged export (or a Markdown copy) retrieves better"
+        )
+    return report
+
+
+def _title(markdown: str, hint: str | None, file: Path) -> str:
+    if hint and hint.strip():
+        return hint.strip()
+    heading = _FIRST_H1.search(markdown)
+    return heading.group(1).strip() if heading else file.stem

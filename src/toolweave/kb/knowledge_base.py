@@ -1,0 +1,414 @@
+"""`KnowledgeBase`: documents in, cited passages out, on the shared retrieval index.
+
+A document becomes Markdown (`convert`), then heading-aware chunks (`chunking`), then records of
+the storage layer's `TextIndex` (the same one memory uses: FTS5 with jieba plus trigram, vectors,
+reciprocal rank fusion; SQLite embedded, Postgres + Qdrant scaled out). Each namespace is two
+collections of that index: its chunks, and one record per document (title, source, content
+hash, chunk count, the Markdown, metadata). Adding or replacing a document is one `write`, so a
+crash mid-file leaves the previous state and re-running an ingest resumes where it stopped
+(unchanged files are skipped by content hash).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import re
+import time
+import unicodedata
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toolweave.errors import ConfigError
+from toolweave.kb._embedding import BatchedEmbedder
+from toolweave.kb.chunking import (
+    DEFAULT_CHUNK_TOKENS,
+    DEFAULT_OVERLAP_TOKENS,
+    Chunk,
+    Unit,
+    check_chunking,
+    chunk_markdown,
+)
+from toolweave.kb.convert import ConversionReport, ConvertedDocument, convert_file, describe_text
+from toolweave.kb.errors import KnowledgeBaseError
+from toolweave.kb.expand import EXPANSIONS, Expansion, expand_query
+from toolweave.kb.results import (
+    AddResult,
+    Document,
+    Hit,
+    ProgressCallback,
+    document_from_record,
+    hit_from_record,
+)
+from toolweave.storage.retrieval.embedders import DEFAULT_EMBED_BATCH, Embedder, load_embedder
+from toolweave.storage.retrieval.index import Record, SearchMode, TextIndex, reciprocal_rank_fusion
+
+if TYPE_CHECKING:
+    from toolweave.llm import Model
+
+logger = logging.getLogger("toolweave.kb")
+
+DEFAULT_NAMESPACE = "default"
+DEFAULT_MAX_DOCS = 10_000
+"""Documents one namespace may hold (the seed's `kb.max_docs`)."""
+DEFAULT_INDEX_NAME = "kb"
+"""Table (and Qdrant collection) name of the knowledge base's index."""
+DEFAULT_SEARCH_K = 5
+FUSION_CANDIDATES = 20
+"""Candidates fetched per query before an expanded search fuses the rankings."""
+MAX_SEARCH_K = 50
+"""Largest `k` a search accepts."""
+_DOCS = "#documents"
+_NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
+_MODES = ("hybrid", "vector", "keyword")
+
+
+def normalize_for_dedupe(text: str) -> str:
+    """NFKC, case-folded, whitespace collapsed: what "the same content" compares."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+
+
+class KnowledgeBase:
+    """Documents split into cited chunks, searched by keywords, vectors or both.
+
+    `path` is the SQLite file (embedded default); `dsn` + `qdrant_url` (or `qdrant_path`, Qdrant's
+    local mode) select the scale-out backend (Postgres rows and full text, Qdrant vectors); or
+    pass any ready `index`. `index_name` names its tables (and Qdrant collection). `model`
+    enables query expansion and `ask`. Chunk sizes are `chunk_tokens` / `overlap_tokens` in
+    `unit` ("tokens" or "chars").
+    """
+
+    def __init__(
+        self,
+        path: str | Path = "kb.db",
+        embedder: str | Embedder = "auto",
+        namespace: str = DEFAULT_NAMESPACE,
+        *,
+        dsn: str | None = None,
+        qdrant_url: str | None = None,
+        qdrant_path: str | None = None,
+        index_name: str = DEFAULT_INDEX_NAME,
+        index: TextIndex | None = None,
+        model: Model | None = None,
+        max_docs: int = DEFAULT_MAX_DOCS,
+        chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
+        overlap_tokens: int = DEFAULT_OVERLAP_TOKENS,
+        unit: Unit = "tokens",
+        batch_size: int = DEFAULT_EMBED_BATCH,
+    ) -> None:
+        self.namespace = check_namespace(namespace)
+        if max_docs < 1:
+            raise ConfigError(f"max_docs must be a positive integer, not {max_docs}")
+        check_chunking(chunk_tokens, overlap_tokens, unit)
+        self.model = model
+        self.max_docs = max_docs
+        self.chunk_tokens, self.overlap_tokens, self.unit = chunk_tokens, overlap_tokens, unit
+        self._embedder = BatchedEmbedder(load_embedder(embedder), batch_size)
+        self.index = (
+            index
+            if index is not None
+            else self._open(path, dsn, qdrant_url, qdrant_path, index_name)
+        )
+        self._owns_index = index is None
+        self._listeners: list[Callable[[], None]] = []
+
+    def _open(
+        self,
+        path: str | Path,
+        dsn: str | None,
+        qdrant_url: str | None,
+        qdrant_path: str | None,
+        name: str,
+    ) -> TextIndex:
+        if dsn is None and qdrant_url is None and qdrant_path is None:
+            from toolweave.storage.retrieval.sqlite_index import SQLiteTextIndex
+
+            return SQLiteTextIndex(path, self._embedder, name=name)
+        if dsn is None or (qdrant_url is None) == (qdrant_path is None):
+            raise ConfigError(
+                "the scale-out backend needs dsn= and one of qdrant_url= (a server) or "
+                "qdrant_path= (Qdrant's local mode)"
+            )
+        from toolweave.storage.retrieval.scale_index import PostgresQdrantIndex
+
+        return PostgresQdrantIndex(
+            dsn, self._embedder, qdrant_url=qdrant_url, qdrant_path=qdrant_path, name=name
+        )
+
+    @property
+    def embedder(self) -> Embedder:
+        return self._embedder.inner
+
+    @property
+    def embedding_seconds(self) -> float:
+        """Seconds this instance has spent in the embedder (the rest of ingest is overhead)."""
+        return self._embedder.seconds
+
+    def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call `listener()` after every change to the store (any namespace); returns the
+        function that unsubscribes it."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def _changed(self) -> None:
+        for listener in list(self._listeners):
+            listener()
+
+    def namespaced(self, namespace: str) -> KnowledgeBase:
+        """The same store seen through another namespace (shares the index; close either)."""
+        other = object.__new__(KnowledgeBase)
+        other.__dict__.update(self.__dict__)
+        other.namespace = check_namespace(namespace)
+        other._owns_index = False
+        return other
+
+    # -- adding -----------------------------------------------------------------------------
+
+    async def add_file(
+        self, path: str | Path, *, progress: ProgressCallback | None = None
+    ) -> AddResult:
+        """Convert and add one file; a changed file replaces its old chunks in one write."""
+        resolved, converted = await asyncio.to_thread(_convert, path)
+        return await self._add(
+            doc_id="f" + _digest(str(resolved))[:20],
+            title=converted.title,
+            markdown=converted.markdown,
+            source=str(resolved),
+            metadata={},
+            report=converted.report,
+            progress=progress,
+            chunking=(self.chunk_tokens, self.overlap_tokens, self.unit),
+        )
+
+    async def add_text(
+        self,
+        text: str,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        *,
+        doc_id: str | None = None,
+        chunk_size: int | None = None,
+        chunk_overlap: int | None = None,
+        unit: Unit | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> AddResult:
+        """Add Markdown or plain text. The same title + content is never added twice; with a
+        `doc_id` the document of that id is replaced instead (how notes are kept in sync).
+        `chunk_size`, `chunk_overlap` and `unit` override the knowledge base's chunking."""
+        if not isinstance(text, str) or not text.strip():
+            raise KnowledgeBaseError("text: give the document's text (it is empty)")
+        title = (title or "").strip() or _first_line(text)
+        return await self._add(
+            doc_id=doc_id or "t" + _digest(*map(normalize_for_dedupe, (title, text)))[:20],
+            title=title,
+            markdown=text,
+            source=None,
+            metadata=dict(metadata or {}),
+            report=describe_text(text, title),
+            progress=progress,
+            chunking=(
+                chunk_size or self.chunk_tokens,
+                self.overlap_tokens if chunk_overlap is None else chunk_overlap,
+                unit or self.unit,
+            ),
+        )
+
+    async def _add(
+        self,
+        *,
+        doc_id: str,
+        title: str,
+        markdown: str,
+        source: str | None,
+        metadata: dict[str, Any],
+        report: ConversionReport,
+        progress: ProgressCallback | None,
+        chunking: tuple[int, int, Unit],
+    ) -> AddResult:
+        size, overlap, unit = chunking
+        check_chunking(size, overlap, unit)  # a bad size fails before anything is read
+        content_hash = _digest(normalize_for_dedupe(title), normalize_for_dedupe(markdown))
+        docs = self.namespace + _DOCS
+        old = await self.index.get([doc_id], collection=docs)
+        if old and old[0].payload.get("content_hash") == content_hash:
+            count = int(old[0].payload.get("chunks", 0))
+            return AddResult(doc_id, title, "unchanged", count, report)
+        # A new document equal to another is a duplicate; an existing one that changed is
+        # always replaced, even into a copy of another, so it never keeps stale chunks.
+        same = [] if old else await self.index.find(docs, {"content_hash": content_hash}, limit=1)
+        if same:
+            count = int(same[0].payload.get("chunks", 0))
+            return AddResult(doc_id, title, "duplicate", count, report, same[0].id)
+        if not old and await self.index.count(docs) >= self.max_docs:
+            raise KnowledgeBaseError(
+                f"namespace {self.namespace!r} already holds max_docs={self.max_docs} documents; "
+                "remove some (kb remove) or raise max_docs"
+            )
+        chunks = chunk_markdown(markdown, size, overlap, unit=unit)
+        records = [self._chunk_record(doc_id, title, i, c) for i, c in enumerate(chunks)]
+        old_count = int(old[0].payload.get("chunks", 0)) if old else 0
+        stale = [(self.namespace, _chunk_id(doc_id, i)) for i in range(len(chunks), old_count)]
+        document = Record(
+            doc_id,
+            title,
+            {
+                "kind": "document",
+                "title": title,
+                "source": source,
+                "content_hash": content_hash,
+                "chunks": len(chunks),
+                "characters": len(markdown),
+                "markdown": markdown,
+                "metadata": metadata,
+                "added_at": time.time(),
+            },
+            collection=docs,
+        )
+        self._embedder.progress = progress
+        try:
+            await self.index.write([*records, document], stale)
+        finally:
+            self._embedder.progress = None
+        self._changed()
+        return AddResult(doc_id, title, "replaced" if old else "added", len(chunks), report)
+
+    def _chunk_record(self, doc_id: str, title: str, i: int, chunk: Chunk) -> Record:
+        payload = {
+            "doc_id": doc_id,
+            "title": title,
+            "heading_path": chunk.heading_path,
+            "start": chunk.start,
+            "end": chunk.end,
+            "position": i,
+        }
+        return Record(_chunk_id(doc_id, i), chunk.contextual_text, payload, self.namespace)
+
+    # -- reading ------------------------------------------------------------------------------
+
+    async def search(
+        self,
+        query: str,
+        k: int = DEFAULT_SEARCH_K,
+        mode: SearchMode = "hybrid",
+        expand: Expansion | None = None,
+    ) -> list[Hit]:
+        """The best `k` chunks for `query`. `expand` ("mqe" or "hyde") also searches the
+        configured model's rewordings or hypothetical answer; without a model it is skipped
+        (logged) and the plain query is searched."""
+        if not isinstance(query, str) or not query.strip():
+            raise KnowledgeBaseError("query: give the text to search for (it is empty)")
+        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_SEARCH_K:
+            raise KnowledgeBaseError(f"k must be an integer from 1 to {MAX_SEARCH_K}, not {k!r}")
+        if mode not in _MODES:
+            raise KnowledgeBaseError(f"mode must be one of {list(_MODES)}, not {mode!r}")
+        if expand is not None and expand not in EXPANSIONS:
+            raise KnowledgeBaseError(f"expand must be one of {list(EXPANSIONS)} or null")
+        searches: list[tuple[str, SearchMode]] = [(query, mode)]
+        if expand is not None and self.model is None:
+            logger.info("expand=%r skipped: no model is configured for this knowledge base", expand)
+        elif expand is not None and self.model is not None:
+            extra = await expand_query(self.model, query, expand)
+            # A hypothetical answer is a document, not a query: match it by meaning only.
+            extra_mode: SearchMode = "vector" if expand == "hyde" else mode
+            searches.extend((q, extra_mode) for q in extra)
+        rankings: list[list[str]] = []
+        found: dict[str, Record] = {}
+        if len(searches) == 1:
+            hits = await self.index.search(query, limit=k, collection=self.namespace, mode=mode)
+            return [hit_from_record(h.record, h.score) for h in hits]
+        for text, search_mode in searches:  # each query's candidates, then one fused ranking
+            hits = await self.index.search(
+                text, limit=max(k, FUSION_CANDIDATES), collection=self.namespace, mode=search_mode
+            )
+            rankings.append([h.record.id for h in hits])
+            found.update((h.record.id, h.record) for h in hits)
+        fused = reciprocal_rank_fusion(rankings)
+        best = sorted(fused, key=lambda key: (-fused[key], key))[:k]
+        return [hit_from_record(found[key], fused[key]) for key in best]
+
+    async def documents(self) -> list[Document]:
+        """Every document of this namespace, sorted by title."""
+        records = await self.index.find(self.namespace + _DOCS)
+        docs = [document_from_record(r) for r in records]
+        return sorted(docs, key=lambda d: (d.title, d.doc_id))
+
+    async def document_text(self, doc_id: str) -> tuple[Document, str] | None:
+        """A document and its Markdown, or None when there is no such document."""
+        found = await self.index.get([doc_id], collection=self.namespace + _DOCS)
+        if not found:
+            return None
+        return document_from_record(found[0]), str(found[0].payload.get("markdown", ""))
+
+    async def stats(self) -> dict[str, Any]:
+        """Documents and chunks in this namespace, and the embedder in use."""
+        return {
+            "namespace": self.namespace,
+            "documents": await self.index.count(self.namespace + _DOCS),
+            "chunks": await self.index.count(self.namespace),
+            "embedder": self.embedder.name,
+        }
+
+    # -- removing -------------------------------------------------------------------------------
+
+    async def remove(self, doc_id: str) -> bool:
+        """Remove a document and its chunks in one write; False when there was none."""
+        found = await self.index.get([doc_id], collection=self.namespace + _DOCS)
+        if not found:
+            return False
+        await self.index.write((), self._document_keys(found[0]))
+        self._changed()
+        return True
+
+    async def clear(self) -> int:
+        """Remove every document of this namespace in one write; returns how many there were."""
+        documents = await self.index.find(self.namespace + _DOCS)
+        doomed = [key for d in documents for key in self._document_keys(d)]
+        if doomed:
+            await self.index.write((), doomed)
+            self._changed()
+        return len(documents)
+
+    def _document_keys(self, document: Record) -> list[tuple[str, str]]:
+        """The (collection, id) of a document record and of each of its chunks."""
+        count = int(document.payload.get("chunks", 0))
+        chunks = [(self.namespace, _chunk_id(document.id, i)) for i in range(count)]
+        return [*chunks, (self.namespace + _DOCS, document.id)]
+
+    async def close(self) -> None:
+        if self._owns_index:
+            await self.index.close()
+
+    async def __aenter__(self) -> KnowledgeBase:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+def check_namespace(namespace: str) -> str:
+    if not isinstance(namespace, str) or not _NAMESPACE.match(namespace):
+        raise KnowledgeBaseError(
+            f"namespace {namespace!r}: use 1-64 letters, digits, '_', '-', '.' or ':', "
+            "starting with a letter or digit"
+        )
+    return namespace
+
+
+def _convert(path: str | Path) -> tuple[Path, ConvertedDocument]:
+    resolved = Path(path).expanduser().resolve()
+    return resolved, convert_file(resolved)
+
+
+def _chunk_id(doc_id: str, position: int) -> str:
+    return f"{doc_id}:{position:05d}"
+
+
+def _first_line(text: str) -> str:
+    line = text.strip().splitlines()[0].lstrip("# ").strip()
+    return line[:80] or "untitled"

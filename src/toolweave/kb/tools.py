@@ -1,0 +1,228 @@
+"""The knowledge base as tools: `kb_add`, `kb_search` and the seed's all-in-one `rag`.
+
+`kb_add` stores text the model has (the seed's limits: 600-character chunks with 60 of overlap,
+duplicates skipped, `max_docs`), `kb_search` returns the best passages with their document title
+and heading path, and `rag` bundles add/search/ask/stats/clear, where `ask` answers from the
+passages with numbered citations when a model is configured. Reading files from a tool is off
+unless `file_roots` is given: a path must then resolve inside one of those directories. Every
+result is capped at `max_result_chars` (the seed's 8000).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import Field
+
+from toolweave.errors import ConfigError
+from toolweave.kb.errors import KnowledgeBaseError
+from toolweave.kb.expand import Expansion, answer
+from toolweave.kb.knowledge_base import DEFAULT_SEARCH_K, MAX_SEARCH_K, KnowledgeBase
+from toolweave.kb.results import AddResult, Hit
+from toolweave.storage.retrieval.index import SearchMode
+from toolweave.tools.function_tool import FunctionTool
+from toolweave.tools.shaping import DEFAULT_MAX_CHARS, truncate_text
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from toolweave.tools.base import Tool
+
+KB_ADD_CHUNK_CHARS = 600
+KB_ADD_OVERLAP_CHARS = 60
+NO_MODEL_NOTE = "query expansion skipped: no model is configured for the knowledge base"
+
+Query = Annotated[str, Field(min_length=1, description="What to look for, in any language")]
+K = Annotated[int, Field(ge=1, le=MAX_SEARCH_K, description="How many passages to return")]
+Mode = Annotated[
+    SearchMode,
+    Field(description="hybrid (keywords + meaning), keyword (exact words) or vector (meaning)"),
+]
+Expand = Annotated[
+    Expansion | None,
+    Field(description="mqe: also search rewordings; hyde: also a hypothetical answer"),
+]
+
+
+def _added(result: AddResult) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "doc_id": result.doc_id,
+        "title": result.title,
+        "status": result.status,
+        "chunks": result.chunks,
+    }
+    if result.duplicate_of:
+        out["duplicate_of"] = result.duplicate_of
+    if result.report.warnings:
+        out["warnings"] = result.report.warnings
+    return out
+
+
+def _hits(hits: Sequence[Hit], max_chars: int) -> list[dict[str, Any]]:
+    """Hits as JSON, their texts cut so that all of them together fit `max_chars`."""
+    out: list[dict[str, Any]] = []
+    left = max_chars
+    for hit in hits:
+        if left <= 0:
+            break
+        text = truncate_text(hit.text, left) if len(hit.text) > left else hit.text
+        left -= len(text)
+        out.append({**hit.as_json(), "text": text})
+    return out
+
+
+class _KnowledgeBaseTools:
+    """Shared behaviour of the three tools over one knowledge base."""
+
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        max_result_chars: int = DEFAULT_MAX_CHARS,
+        file_roots: Sequence[str | Path] = (),
+    ) -> None:
+        if max_result_chars < 1:
+            raise ConfigError(f"max_result_chars must be positive, not {max_result_chars}")
+        self.kb = kb
+        self.max_result_chars = max_result_chars
+        self.file_roots = [Path(r).expanduser().resolve() for r in file_roots]
+
+    async def add(self, title: str | None, content: str | None, file_path: str | None) -> Any:
+        if file_path:
+            return _added(await self.kb.add_file(self._allowed(file_path)))
+        if not content:
+            raise KnowledgeBaseError("add needs content (the text to store) or file_path")
+        result = await self.kb.add_text(
+            content,
+            title,
+            chunk_size=KB_ADD_CHUNK_CHARS,
+            chunk_overlap=KB_ADD_OVERLAP_CHARS,
+            unit="chars",
+        )
+        return _added(result)
+
+    def _allowed(self, file_path: str) -> Path:
+        if not self.file_roots:
+            raise KnowledgeBaseError(
+                "file_path: adding files from a tool is disabled; pass the text as content, or "
+                "configure file roots (KnowledgeBase tools file_roots=..., or [kb].paths)"
+            )
+        path = Path(file_path).expanduser().resolve()
+        if not any(path.is_relative_to(root) for root in self.file_roots):
+            roots = ", ".join(str(r) for r in self.file_roots)
+            raise KnowledgeBaseError(f"file_path {file_path!r} is not inside {roots}")
+        return path
+
+    async def search(
+        self, query: str, k: int, mode: SearchMode, expand: Expansion | None
+    ) -> dict[str, Any]:
+        hits = await self.kb.search(query, k=k, mode=mode, expand=expand)
+        out: dict[str, Any] = {"results": _hits(hits, self.max_result_chars)}
+        if expand is not None and self.kb.model is None:
+            out["note"] = NO_MODEL_NOTE
+        return out
+
+    async def ask(self, question: str, k: int, expand: Expansion | None) -> dict[str, Any]:
+        hits = await self.kb.search(question, k=k, expand=expand)
+        passages = _hits(hits, self.max_result_chars)
+        citations = [
+            {"n": i, "doc_id": p["doc_id"], "title": p["title"], "heading_path": p["heading_path"]}
+            for i, p in enumerate(passages, start=1)
+        ]
+        if self.kb.model is None:
+            return {
+                "answer": None,
+                "note": "no model is configured, so these are the passages to answer from",
+                "passages": passages,
+                "citations": citations,
+            }
+        cited = [_cited(h, p["text"]) for h, p in zip(hits, passages, strict=False)]
+        text = await answer(self.kb.model, question, cited)
+        return {"answer": truncate_text(text, self.max_result_chars), "citations": citations}
+
+
+def _cited(hit: Hit, text: str) -> str:
+    return f"({hit.citation})\n{text}"
+
+
+def knowledge_base_tools(
+    kb: KnowledgeBase,
+    *,
+    max_result_chars: int = DEFAULT_MAX_CHARS,
+    file_roots: Sequence[str | Path] = (),
+) -> list[Tool]:
+    """`kb_add`, `kb_search` and `rag` over `kb`."""
+    shared = _KnowledgeBaseTools(kb, max_result_chars, file_roots)
+
+    async def kb_add(
+        content: Annotated[str, Field(min_length=1, description="The text to store (Markdown)")],
+        title: Annotated[str | None, Field(description="Short title; default: first line")] = None,
+    ) -> dict[str, Any]:
+        """Store text in the knowledge base so it can be searched later.
+
+        Long text is split into passages; the same title and content are stored only once.
+        """
+        result: dict[str, Any] = await shared.add(title, content, None)
+        return result
+
+    async def kb_search(
+        query: Query, k: K = DEFAULT_SEARCH_K, mode: Mode = "hybrid", expand: Expand = None
+    ) -> dict[str, Any]:
+        """Search the knowledge base; returns passages with document title and heading path."""
+        return await shared.search(query, k, mode, expand)
+
+    return [
+        FunctionTool(kb_add, permissions=["write"], destructive=False, idempotent=True),
+        FunctionTool(kb_search, read_only=True),
+        RAGTool(kb, max_result_chars=max_result_chars, file_roots=file_roots),
+    ]
+
+
+RAGAction = Literal["add", "search", "ask", "stats", "clear"]
+
+
+class RAGTool(FunctionTool):
+    """The seed's `rag` tool: add / search / ask / stats / clear over one knowledge base."""
+
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        *,
+        max_result_chars: int = DEFAULT_MAX_CHARS,
+        file_roots: Sequence[str | Path] = (),
+    ) -> None:
+        self._shared = _KnowledgeBaseTools(kb, max_result_chars, file_roots)
+        super().__init__(self._run, name="rag", permissions=["write", "delete"], destructive=True)
+
+    async def _run(
+        self,
+        action: Annotated[RAGAction, Field(description="What to do")],
+        query: Annotated[str | None, Field(description="Question or search text")] = None,
+        content: Annotated[str | None, Field(description="Text to add (add)")] = None,
+        title: Annotated[str | None, Field(description="Title of added text (add)")] = None,
+        file_path: Annotated[
+            str | None, Field(description="A document to add, inside the allowed roots (add)")
+        ] = None,
+        k: K = DEFAULT_SEARCH_K,
+        mode: Mode = "hybrid",
+        expand: Expand = None,
+        confirm: Annotated[bool, Field(description="Must be true to clear")] = False,
+    ) -> dict[str, Any]:
+        """Knowledge base: add text or a document, search it, ask a question answered with
+        citations (title > heading path), show stats, or clear the namespace (confirm=true).
+        """
+        shared = self._shared
+        if action == "add":
+            result: dict[str, Any] = await shared.add(title, content, file_path)
+            return result
+        if action == "stats":
+            return await shared.kb.stats()
+        if action == "clear":
+            if not confirm:
+                raise KnowledgeBaseError("clear removes every document: call it with confirm=true")
+            return {"cleared_documents": await shared.kb.clear()}
+        if not query:
+            raise KnowledgeBaseError(f"{action} needs query")
+        if action == "search":
+            return await shared.search(query, k, mode, expand)
+        return await shared.ask(query, k, expand)

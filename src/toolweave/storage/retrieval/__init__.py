@@ -1,0 +1,83 @@
+"""Retrieval: one text index for memory and the knowledge base, full-text and vectors fused.
+
+`TextIndex` is the protocol; `SQLiteTextIndex` is the embedded backend (FTS5 words and trigrams,
+float32 vectors searched exactly or through an HNSW graph), `PostgresQdrantIndex` the scale-out
+one (Postgres full text, Qdrant vectors). Embedders turn text into vectors (`load_embedder`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from toolweave._lazy import lazy_exports
+
+_EXPORTS: dict[str, str] = {
+    "DEFAULT_EMBEDDER": "toolweave.storage.retrieval.embedders",
+    "Embedder": "toolweave.storage.retrieval.embedders",
+    "HashEmbedder": "toolweave.storage.retrieval.embedders",
+    "MiniLMEmbedder": "toolweave.storage.retrieval.embedders",
+    "OpenAICompatEmbedder": "toolweave.storage.retrieval.embedders",
+    "WordLlamaEmbedder": "toolweave.storage.retrieval.embedders",
+    "load_embedder": "toolweave.storage.retrieval.embedders",
+    "HNSWVectors": "toolweave.storage.retrieval.hnsw",
+    "DEFAULT_COLLECTION": "toolweave.storage.retrieval.index",
+    "Hit": "toolweave.storage.retrieval.index",
+    "Record": "toolweave.storage.retrieval.index",
+    "SearchMode": "toolweave.storage.retrieval.index",
+    "TextIndex": "toolweave.storage.retrieval.index",
+    "Where": "toolweave.storage.retrieval.index",
+    "fuse_hits": "toolweave.storage.retrieval.index",
+    "reciprocal_rank_fusion": "toolweave.storage.retrieval.index",
+    "PostgresQdrantIndex": "toolweave.storage.retrieval.scale_index",
+    "SQLiteTextIndex": "toolweave.storage.retrieval.sqlite_index",
+    "VectorMatrix": "toolweave.storage.retrieval.vectors",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+if TYPE_CHECKING:
+    from toolweave.storage.retrieval.embedders import (
+        DEFAULT_EMBEDDER,
+        Embedder,
+        HashEmbedder,
+        MiniLMEmbedder,
+        OpenAICompatEmbedder,
+        WordLlamaEmbedder,
+        load_embedder,
+    )
+    from toolweave.storage.retrieval.hnsw import HNSWVectors
+    from toolweave.storage.retrieval.index import (
+        DEFAULT_COLLECTION,
+        Hit,
+        Record,
+        SearchMode,
+        TextIndex,
+        Where,
+        fuse_hits,
+        reciprocal_rank_fusion,
+    )
+    from toolweave.storage.retrieval.scale_index import PostgresQdrantIndex
+    from toolweave.storage.retrieval.sqlite_index import SQLiteTextIndex
+    from toolweave.storage.retrieval.vectors import VectorMatrix
+
+__all__ = [
+    "DEFAULT_COLLECTION",
+    "DEFAULT_EMBEDDER",
+    "Embedder",
+    "HNSWVectors",
+    "HashEmbedder",
+    "Hit",
+    "MiniLMEmbedder",
+    "OpenAICompatEmbedder",
+    "PostgresQdrantIndex",
+    "Record",
+    "SQLiteTextIndex",
+    "SearchMode",
+    "TextIndex",
+    "VectorMatrix",
+    "Where",
+    "WordLlamaEmbedder",
+    "fuse_hits",
+    "load_embedder",
+    "reciprocal_rank_fusion",
+]

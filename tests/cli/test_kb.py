@@ -1,0 +1,61 @@
+"""`toolweave kb ingest|search|stats|remove` against a real store in a temporary directory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.kb.formats import make_pdf
+from toolweave.cli import app
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "toolweave.toml").write_text('[serve]\ndata_dir = "data"\n', encoding="utf-8")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ports.md").write_text("# 服务\n\n## 端口\n\n默认端口是 8765。\n", encoding="utf-8")
+    (docs / "deploy.md").write_text("# Deploy\n\nRun behind a reverse proxy.\n", encoding="utf-8")
+    make_pdf(docs / "scan.pdf")
+    return tmp_path
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, list(args))
+    return result.exit_code, result.output
+
+
+def test_ingest_search_stats_remove(project: Path) -> None:
+    code, out = run("kb", "ingest", "docs")
+    assert code == 0, out
+    assert "added" in out and "pdf, 2 pages" in out and "flat text with no headings" in out
+    assert "3 files: 3 added or replaced" in out
+    code, out = run("kb", "ingest", "docs")  # resumes: nothing to do
+    assert code == 0 and "0 added or replaced, 3 unchanged" in out
+    code, out = run("kb", "search", "默认端口", "-k", "1", "--json")
+    hits = json.loads(out)
+    assert code == 0 and hits[0]["heading_path"] == "服务 > 端口" and "8765" in hits[0]["text"]
+    code, out = run("kb", "search", "reverse proxy", "--mode", "keyword")
+    assert code == 0 and "Deploy" in out
+    code, out = run("kb", "stats")
+    assert code == 0 and "3 documents" in out
+    code, out = run("kb", "remove", hits[0]["doc_id"], "nope")
+    assert code == 1 and f"removed {hits[0]['doc_id']}" in out and "not found nope" in out
+    code, out = run("kb", "stats", "--namespace", "other")
+    assert code == 0 and "0 documents" in out
+
+
+def test_errors_are_clear(project: Path) -> None:
+    code, out = run("kb", "ingest", "missing")
+    assert code == 1 and "no such file or folder" in out
+    (project / "docs" / "bad.docx").write_bytes(b"not a zip")
+    code, out = run("kb", "ingest", "docs")
+    assert code == 1 and "skipped" in out and "bad.docx" in out
+    code, out = run("kb", "search", "x", "--mode", "fuzzy")
+    assert code == 1 and "mode must be one of" in out
+    code, out = run("kb", "stats", "--namespace", "bad name")
+    assert code != 0 and "namespace 'bad name'" in out

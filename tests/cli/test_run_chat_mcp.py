@@ -1,0 +1,138 @@
+"""`toolweave run`/`chat` with MCP servers (--mcp in both formats, --eager, --config), --version,
+--no-stream, a server that ignores streaming, and errors that name the CLI flag."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.agent.fake_openai import FakeOpenAI, Reply
+from toolweave.cli import app
+from toolweave.version import __version__
+
+runner = CliRunner()
+SERVER = str(Path(__file__).resolve().parents[2] / "examples" / "weather_server.py")
+
+
+def offered(request: dict[str, object]) -> list[str]:
+    return sorted(t["function"]["name"] for t in request.get("tools", []))  # type: ignore[attr-defined, index]
+
+
+def lazy_replies() -> list[Reply]:
+    return [
+        Reply(None, [("d", "mcp_discover", {})]),
+        Reply(None, [("l", "mcp_load", {"tools": ["weather__get_weather"]})]),
+        Reply(None, [("w", "weather__get_weather", {"city": "Beijing"})]),
+        Reply("北京晴，30°C。"),
+    ]
+
+
+@pytest.mark.parametrize("key", ["mcpServers", "servers"])
+def test_run_loads_mcp_servers_lazily_from_either_format(tmp_path: Path, key: str) -> None:
+    entry: dict[str, object] = {"command": sys.executable, "args": [SERVER]}
+    if key == "servers":
+        entry["type"] = "stdio"  # VS Code's .vscode/mcp.json
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({key: {"weather": entry}}))
+    with FakeOpenAI(lazy_replies()) as server:
+        model = f"openai-compat:{server.base_url}#fake"
+        args = ["run", "北京天气?", "-m", model, "--tools", "none", "--mcp", str(config)]
+        result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == "北京晴，30°C。"
+    assert offered(server.requests[0]) == ["mcp_discover", "mcp_load"]
+    assert "weather__get_weather" in offered(server.requests[2])
+    tool_answer = server.requests[3]["messages"][-1]["content"]
+    assert "Beijing" in tool_answer
+
+
+def test_run_eager_offers_every_mcp_tool_at_once(tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text(
+        json.dumps({"mcpServers": {"w": {"command": sys.executable, "args": [SERVER]}}})
+    )
+    with FakeOpenAI([Reply("ok")]) as server:
+        model = f"openai-compat:{server.base_url}#fake"
+        result = runner.invoke(app, ["run", "hi", "-m", model, "--mcp", str(config), "--eager"])
+    assert result.exit_code == 0, result.output
+    names = offered(server.requests[0])
+    assert "w__get_weather" in names and "get_weather" in names  # --tools demo stays on
+    assert "mcp_discover" not in names
+
+
+def test_run_with_config_uses_its_providers_servers_and_policy(tmp_path: Path) -> None:
+    config = tmp_path / "toolweave.toml"
+    config.write_text(
+        f"""
+[serve]
+providers = ["demo"]
+
+[serve.policy]
+denied = ["mcp:weather"]
+
+[mcpServers.weather]
+command = {json.dumps(sys.executable)}
+args = [{json.dumps(SERVER)}]
+"""
+    )
+    with FakeOpenAI([Reply("ok")]) as server:
+        model = f"openai-compat:{server.base_url}#fake"
+        args = ["run", "hi", "-m", model, "--config", str(config)]
+        result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    # What the host policy refuses is not published by serve, so it is not offered either.
+    names = set(offered(server.requests[0]))
+    assert {"calculate", "get_weather"} <= names
+    assert not any(name.startswith("weather__") for name in names)
+
+
+def test_a_missing_mcp_file_is_a_one_line_error(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app, ["run", "hi", "-m", "openai-compat:http://127.0.0.1:9/v1#m", "--mcp", "nope.json"]
+    )
+    assert result.exit_code == 2
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith("error: MCP config file nope.json does not exist")
+
+
+def test_version() -> None:
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.output.strip() == f"toolweave {__version__}"
+
+
+def test_max_turns_exhaustion_names_the_flag() -> None:
+    replies = [Reply(None, [("c", "calculate", {"expression": "1+1"})])] * 2
+    with FakeOpenAI(replies) as server:
+        model = f"openai-compat:{server.base_url}#fake"
+        result = runner.invoke(app, ["run", "hi", "-m", model, "--max-turns", "2"])
+    assert result.exit_code == 1
+    (line,) = result.output.strip().splitlines()
+    assert "(--max-turns 2)" in line and "raise --max-turns" in line
+
+
+@pytest.mark.parametrize("no_stream", [False, True])
+def test_chat_against_a_server_that_ignores_streaming(tmp_path: Path, no_stream: bool) -> None:
+    replies = [Reply(None, [("w", "get_weather", {"city": "Beijing"})]), Reply("Sunny, 12°C.")]
+    with FakeOpenAI(replies, ignore_stream=True) as server:
+        model = f"openai-compat:{server.base_url}#fake"
+        args = ["chat", "-m", model, "--session-file", str(tmp_path / "s.db")]
+        result = runner.invoke(app, args + (["--no-stream"] if no_stream else []), input="hi\n")
+    assert result.exit_code == 0, result.output
+    assert "Sunny, 12°C." in result.output and "get_weather" in result.output
+    assert all(
+        request.get("stream") is (not no_stream) or (no_stream and "stream" not in request)
+        for request in server.requests
+    )
+
+
+def test_chat_session_file_in_a_missing_directory_says_so(tmp_path: Path) -> None:
+    missing = tmp_path / "no" / "such" / "chat.db"
+    result = runner.invoke(
+        app, ["chat", "-m", "openai-compat:http://127.0.0.1:9/v1#m", "--session-file", str(missing)]
+    )
+    assert result.exit_code == 2
+    assert "of --session-file does not exist" in result.output and not missing.parent.exists()

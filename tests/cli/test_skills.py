@@ -1,0 +1,69 @@
+"""`toolweave skills list|show|validate|install|remove`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from tests.skills.factory import write_skill
+from toolweave.cli import app
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
+runner = CliRunner()
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["skills", *args], env={"COLUMNS": "200"})
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_list_and_show() -> None:
+    code, out, _ = run("list", "--root", str(EXAMPLES), "--json")
+    assert code == 0
+    rows = json.loads(out)
+    assert [r["name"] for r in rows] == ["code-review", "release-notes", "web-research"]
+    assert rows[2]["allowed_tools"] == ["tavily_search", "skill_resource", "skill_data"]
+    code, out, _ = run("list", "-r", str(EXAMPLES))
+    assert code == 0 and "3 skills" in out and "release-notes" in out
+    code, out, _ = run("show", "web-research", "-r", str(EXAMPLES))
+    assert code == 0
+    assert "file: data/source_policy.json" in out and "# Web Research Skill" in out
+    code, _, err = run("show", "nope", "-r", str(EXAMPLES))
+    assert code == 2 and "no skill named 'nope'; available skills: code-review" in err
+
+
+def test_validate_reports_and_exits_nonzero(tmp_path: Path) -> None:
+    code, out, _ = run("validate", str(EXAMPLES))
+    assert code == 0 and out.strip().endswith("3 skill(s) checked, 0 error(s)")
+    write_skill(tmp_path, "Bad", "name: Bad\ndescription: d\nversion: 2")
+    code, out, _ = run("validate", str(tmp_path))
+    assert code == 1
+    assert "Bad/SKILL.md: error: name: 'Bad': use lowercase letters" in out
+    assert "warning: version: not a spec field" in out
+    code, out, _ = run("validate", "-r", str(EXAMPLES))  # every loaded skill
+    assert code == 0 and "3 skill(s) checked" in out
+    code, _, err = run("validate", str(tmp_path / "missing"))
+    assert code == 2 and "neither a skill folder" in err
+
+
+def test_install_and_remove(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    code, out, _ = run("install", str(EXAMPLES / "release-notes"), "-r", str(root))
+    assert code == 0, out
+    assert f"installed release-notes into {root / 'release-notes'}" in out
+    assert "bundled script (runs only through skill_run): scripts/collect.sh" in out
+    code, _, err = run("install", str(EXAMPLES / "release-notes"), "-r", str(root))
+    assert code == 2 and "already installed" in err
+    other = tmp_path / "other"
+    code, _, _ = run(
+        "install", str(EXAMPLES / "code-review"), "-r", str(root), "--into", str(other)
+    )
+    assert code == 0 and (other / "code-review" / "SKILL.md").is_file()
+    result = runner.invoke(app, ["skills", "remove", "release-notes", "-r", str(root)], input="n\n")
+    assert result.exit_code == 1 and (root / "release-notes").is_dir()  # declined
+    code, out, _ = run("remove", "release-notes", "-r", str(root), "--yes")
+    assert code == 0 and not (root / "release-notes").exists()
+    shutil.rmtree(other)

@@ -1,0 +1,91 @@
+"""Document conversion: real docx/pdf/xlsx/pptx/html files made in the test, and their reports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.kb.formats import (
+    SECTION_EN,
+    SECTION_ZH,
+    make_docx,
+    make_html,
+    make_pdf,
+    make_pptx,
+    make_xlsx,
+)
+from toolweave.kb import DocumentError, convert_file
+
+
+def test_docx_keeps_headings_and_table(tmp_path: Path) -> None:
+    doc = convert_file(make_docx(tmp_path / "guide.docx"))
+    assert doc.title == "Retrieval Guide 检索指南"
+    assert "## 混合检索" in doc.markdown and SECTION_ZH in doc.markdown
+    assert "| 北京 | 21893095 |" in doc.markdown
+    report = doc.report
+    assert (report.format, report.headings, report.tables, report.warnings) == ("docx", 3, 1, [])
+
+
+def test_pdf_reports_pages_and_warns_about_flat_text(tmp_path: Path) -> None:
+    doc = convert_file(make_pdf(tmp_path / "scan.pdf", pages=3))
+    assert SECTION_ZH in doc.markdown and "Page 3" in doc.markdown
+    assert "\x0c" not in doc.markdown  # page breaks become line breaks
+    assert doc.report.pages == 3 and doc.report.headings == 0
+    assert any("flat text with no headings" in w for w in doc.report.warnings)
+    assert doc.title == "scan"
+
+
+def test_xlsx_sheets_are_sections_with_tables(tmp_path: Path) -> None:
+    doc = convert_file(make_xlsx(tmp_path / "data.xlsx"))
+    assert "## 人口" in doc.markdown and "| 北京 | 21893095 |" in doc.markdown
+    assert doc.report.pages == 2 and doc.report.tables == 2
+
+
+def test_pptx_slides_are_counted(tmp_path: Path) -> None:
+    doc = convert_file(make_pptx(tmp_path / "deck.pptx"))
+    assert doc.report.pages == 2 and SECTION_EN in doc.markdown and "# 混合检索" in doc.markdown
+
+
+def test_html_title_headings_and_table(tmp_path: Path) -> None:
+    doc = convert_file(make_html(tmp_path / "page.html"))
+    assert doc.title == "Retrieval Guide 检索指南"
+    assert doc.report.headings == 3 and doc.report.tables == 1
+
+
+def test_markdown_and_text_are_read_directly(tmp_path: Path) -> None:
+    md = tmp_path / "notes.md"
+    md.write_text("\ufeff# 笔记\r\n\r\n内容。\r\n", encoding="utf-8")
+    doc = convert_file(md)
+    assert doc.markdown == "# 笔记\n\n内容。\n" and doc.title == "笔记"
+    assert doc.report.summary().endswith("1 headings, 0 tables")
+    txt = tmp_path / "plain.txt"
+    txt.write_text("just text", encoding="utf-8")
+    assert convert_file(txt).report.warnings == []  # plain text has no headings to lose
+
+
+def test_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(DocumentError, match="no such file"):
+        convert_file(tmp_path / "missing.pdf")
+    binary = tmp_path / "image.bin"
+    binary.write_bytes(b"\x00\x01")
+    with pytest.raises(DocumentError, match=r"cannot convert \.bin.*supported: \.csv"):
+        convert_file(binary)
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes("café".encode("latin-1"))
+    with pytest.raises(DocumentError, match=r"not UTF-8 text.*save it as UTF-8"):
+        convert_file(latin)
+    broken = tmp_path / "broken.docx"
+    broken.write_bytes(b"not a zip file")
+    with pytest.raises(DocumentError, match=r"broken\.docx: conversion failed"):
+        convert_file(broken)
+
+
+def test_empty_pdf_warns_no_text(tmp_path: Path) -> None:
+    from reportlab.pdfgen import canvas
+
+    pdf = canvas.Canvas(str(tmp_path / "blank.pdf"))
+    pdf.showPage()
+    pdf.save()
+    report = convert_file(tmp_path / "blank.pdf").report
+    assert report.characters == 0 and any("no text came out" in w for w in report.warnings)

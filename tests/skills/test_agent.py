@@ -1,0 +1,237 @@
+"""`Agent(..., skills=lib)` end to end with ScriptedModel: the seed's three example skills.
+
+The catalog reaches the system prompt, `skill_read` activates a skill, its `allowed-tools`
+narrow what the model is offered and what runs, `/name args` runs a skill as a command, and
+the selector picks a skill for small models (by the model, or BM25 when its answer is useless).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolweave.agent import Agent
+from toolweave.agent.session import Session
+from toolweave.errors import ConfigError
+from toolweave.governance import ApprovalRequest
+from toolweave.llm import Message, ModelRequest, ScriptedModel, ToolCallPart
+from toolweave.skills import SkillLibrary
+from toolweave.tools import tool
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
+
+
+def call(tool_name: str, cid: str, /, **args: Any) -> Message:
+    return Message.assistant(tool_calls=[ToolCallPart(cid, tool_name, args)])
+
+
+@tool(read_only=True)
+def tavily_search(query: str) -> list[dict[str, str]]:
+    """Search the web (an offline stand-in for the seed's Tavily tool)."""
+    return [{"title": "LangGraph docs", "url": "https://langchain-ai.github.io/langgraph/"}]
+
+
+@tool(read_only=True)
+def list_pr_files(pr_number: int) -> list[str]:
+    """The files a pull request changes."""
+    return ["app/db.py", "tests/test_db.py"]
+
+
+@tool
+def delete_branch(name: str) -> str:
+    """Delete a git branch."""
+    return f"deleted {name}"
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> SkillLibrary:
+    shutil.copytree(EXAMPLES, tmp_path / "skills")
+    return SkillLibrary([tmp_path / "skills"])
+
+
+def tool_names(request: ModelRequest) -> list[str]:
+    return [d.name for d in request.tools]
+
+
+async def test_web_research_with_progressive_disclosure(library: SkillLibrary) -> None:
+    model = ScriptedModel(
+        [
+            call("skill_read", "1", name="web-research"),
+            call("skill_resource", "2", name="web-research", path="advanced.md"),
+            call(
+                "skill_data",
+                "3",
+                name="web-research",
+                path="data/source_policy.json",
+                query="github",
+            ),
+            call("tavily_search", "4", query="LangGraph use cases"),
+            call("delete_branch", "5", name="main"),
+            Message.assistant("结论：LangGraph 适合构建有状态的 agent（来源：官方文档）。"),
+        ]
+    )
+    agent = Agent(model, [tavily_search, delete_branch], instructions="Be brief.", skills=library)
+    result = await agent.run("请查一下 LangGraph 现在主要适合用来做什么？")
+    first, after_read, last = model.requests[0], model.requests[1], model.requests[-1]
+    system = first.messages[0].text
+    assert system.startswith("Be brief.\n\nAvailable skills")
+    assert "- web-research: 用于回答需要联网检索" in system and "- code-review:" in system
+    assert tool_names(first) == [
+        "delete_branch",
+        "skill_data",
+        "skill_read",
+        "skill_reload",
+        "skill_resource",
+        "skill_run",
+        "tavily_search",
+    ]
+    # Active: only tavily_search and the skill tools are offered ...
+    assert "delete_branch" not in tool_names(after_read) and "tavily_search" in tool_names(
+        after_read
+    )
+    outputs = [inv.result.content[0].text for inv in result.invocations]  # type: ignore[union-attr]
+    assert outputs[0].startswith("# Skill: web-research")
+    assert "来源优先级" in outputs[1] and '"trust_level": "high"' in outputs[2]
+    assert "LangGraph docs" in outputs[3]
+    # ... and a call outside the list is refused, naming the allowed ones; the run goes on.
+    refused = last.messages[-1].parts[0]
+    assert refused.is_error  # type: ignore[union-attr]
+    assert "'delete_branch' is not allowed while skill 'web-research' is active" in str(
+        refused.content  # type: ignore[union-attr]
+    )
+    assert "allowed tools: tavily_search, skill_resource, skill_data" in str(refused.content)  # type: ignore[union-attr]
+    assert [inv.name for inv in result.invocations] == [
+        "skill_read",
+        "skill_resource",
+        "skill_data",
+        "tavily_search",
+    ]
+    assert result.output.startswith("结论")
+
+
+async def test_code_review_scope_lasts_for_the_session(library: SkillLibrary) -> None:
+    session = Session()
+    model = ScriptedModel(
+        [
+            call("skill_read", "1", name="code-review"),
+            call("list_pr_files", "2", pr_number=7),
+            Message.assistant("Reviewed: parameterise the query in app/db.py."),
+            Message.assistant("Still in review mode."),
+        ]
+    )
+    agent = Agent(model, [list_pr_files, delete_branch], skills=library)
+    await agent.run("Review PR 7 please", session)
+    await agent.run("anything else?", session)
+    assert "delete_branch" not in tool_names(model.requests[-1])  # the next run is still scoped
+    fresh = await Agent(
+        ScriptedModel([Message.assistant("ok")]), [delete_branch], skills=library
+    ).run("hi")
+    assert fresh.output == "ok"
+
+
+async def test_release_notes_as_a_slash_command(library: SkillLibrary, tmp_path: Path) -> None:
+    import subprocess
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@e"]
+    for command in (
+        ["init", "-q"],
+        ["commit", "-q", "--allow-empty", "-m", "chore: start"],
+        ["tag", "v1.0"],
+        ["commit", "-q", "--allow-empty", "-m", "feat: 导出 CSV"],
+        ["commit", "-q", "--allow-empty", "-m", "fix: 空输入崩溃"],
+    ):
+        subprocess.run([*git, *command], check=True)  # noqa: ASYNC221  (setup, before the loop)
+    model = ScriptedModel(
+        [
+            call(
+                "skill_run",
+                "1",
+                name="release-notes",
+                script="collect.sh",
+                args=["v1.0", str(repo)],
+            ),
+            call("skill_resource", "2", name="release-notes", path="templates/release.md"),
+            Message.assistant(
+                "# v1.1 发版说明\n## ✨ 新功能\n- 导出 CSV\n## 🐛 修复\n- 空输入崩溃"
+            ),
+        ]
+    )
+    asked: list[str] = []
+
+    async def approver(request: ApprovalRequest) -> bool:
+        asked.append(request.tool_name)
+        return True
+
+    agent = Agent(model, [delete_branch], skills=library, approver=approver)
+    result = await agent.run("/release-notes v1.0")
+    assert asked == ["skill_run"]  # a bundled script passes the governance gates like any shell
+    prompt = model.requests[0].messages[1].text
+    assert prompt.startswith("# 发版说明生成") and prompt.endswith("上个版本：v1.0")
+    assert tool_names(model.requests[0]) == [  # active from the command: allowed tools only
+        "skill_data",
+        "skill_read",
+        "skill_reload",
+        "skill_resource",
+        "skill_run",
+    ]
+    collected = result.invocations[0].result.content[0].text  # type: ignore[union-attr]
+    assert collected.splitlines() == ["feat: 导出 CSV", "fix: 空输入崩溃"]
+    assert "{features}" in result.invocations[1].result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_selector_model_and_bm25_fallback(library: SkillLibrary) -> None:
+    selector = ScriptedModel([Message.assistant('{"skill": "code-review"}')])
+    model = ScriptedModel([Message.assistant("done")])
+    agent = Agent(model, skills=library, skill_selector=selector)
+    await agent.run("look at my pull request")
+    assert "- code-review:" in selector.requests[0].messages[0].text
+    user = model.requests[0].messages[1].text
+    assert user.startswith('<skill name="code-review">\n# 代码审查工作流')
+    assert user.endswith("look at my pull request")
+    confused = ScriptedModel([Message.assistant("I think maybe the second one?")])
+    model = ScriptedModel([Message.assistant("done")])
+    agent = Agent(model, skills=library, skill_selector=confused)
+    await agent.run("帮我整理一下这次发布的 changelog，写发版说明")
+    assert model.requests[0].messages[1].text.startswith('<skill name="release-notes">')
+    nothing = ScriptedModel([Message.assistant("done")])
+    await Agent(nothing, skills=library, skill_selector=ScriptedModel([ValueError("down")])).run(
+        "zzz qqq"
+    )
+    assert nothing.requests[0].messages[1].text == "zzz qqq"  # no match: the prompt as typed
+
+
+async def test_reload_updates_catalog_and_enum(library: SkillLibrary) -> None:
+    model = ScriptedModel([Message.assistant("one"), Message.assistant("two")])
+    agent = Agent(model, skills=library)
+    await agent.run("first")
+    (library.roots[0] / "fresh").mkdir()
+    (library.roots[0] / "fresh" / "SKILL.md").write_text(
+        "---\nname: fresh\ndescription: 新的\n---\nB"
+    )
+    library.reload()
+    await agent.run("second")
+    read = next(d for d in model.requests[1].tools if d.name == "skill_read")
+    assert "fresh" in read.parameters["properties"]["name"]["enum"]
+    assert "- fresh: 新的" in model.requests[1].messages[0].text
+    with pytest.raises(ConfigError, match="already has a tool of that name"):
+        Agent(model, [tool(lambda: "x", name="skill_read")], skills=library)
+    with pytest.raises(TypeError, match=r"must be a toolweave\.skills\.SkillLibrary"):
+        Agent(model, skills="skills/")  # type: ignore[arg-type]
+
+
+async def test_scripts_are_refused_without_an_approver(library: SkillLibrary) -> None:
+    model = ScriptedModel(
+        [
+            call("skill_run", "1", name="release-notes", script="collect.sh", args=["v1.0"]),
+            Message.assistant("could not run it"),
+        ]
+    )
+    result = await Agent(model, skills=library).run("write the release notes")
+    refused = model.requests[1].messages[-1].parts[0]
+    assert result.invocations == []  # nothing ran
+    assert "blocked (approval)" in str(refused.content)  # type: ignore[union-attr]

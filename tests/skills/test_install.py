@@ -1,0 +1,134 @@
+"""Install and remove: folders and zips, hostile archives refused before anything is written."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.skills.factory import write_skill
+from toolweave.skills import SkillError, SkillLibrary
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
+
+
+def make_zip(path: Path, members: dict[str, str], links: dict[str, str] | None = None) -> Path:
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, text in members.items():
+            archive.writestr(name, text)
+        for name, target in (links or {}).items():
+            info = zipfile.ZipInfo(name)
+            info.external_attr = (stat.S_IFLNK | 0o777) << 16
+            archive.writestr(info, target)
+    return path
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> SkillLibrary:
+    return SkillLibrary([tmp_path / "first", tmp_path / "second"])
+
+
+def test_install_folder_records_lock_and_reloads(library: SkillLibrary, tmp_path: Path) -> None:
+    report = library.install(EXAMPLES / "release-notes")
+    root = tmp_path / "first"
+    assert report.name == "release-notes" and report.path == root / "release-notes"
+    assert report.files == ["SKILL.md", "scripts/collect.sh", "templates/release.md"]
+    assert report.scripts == ["scripts/collect.sh"] and report.issues == []
+    assert "release-notes" in library.skills  # hot reload
+    assert os.access(root / "release-notes/scripts/collect.sh", os.X_OK)  # modes kept
+    lock = json.loads((root / "skills.lock").read_text())
+    entry = lock["skills"]["release-notes"]
+    assert entry["source"] == str(EXAMPLES / "release-notes") and entry["sha256"] == report.sha256
+    with pytest.raises(SkillError, match="already installed"):
+        library.install(EXAMPLES / "release-notes")
+    other = library.install(EXAMPLES / "code-review", into=tmp_path / "second")
+    assert other.path == tmp_path / "second" / "code-review"
+    assert library.remove("release-notes") == root / "release-notes"
+    assert not (root / "release-notes").exists() and "release-notes" not in library.skills
+    assert json.loads((root / "skills.lock").read_text())["skills"] == {}
+
+
+def test_install_zip_wrapped_in_one_folder(library: SkillLibrary, tmp_path: Path) -> None:
+    archive = make_zip(
+        tmp_path / "repo.zip",
+        {
+            "repo-main/SKILL.md": "---\nname: zipped\ndescription: 压缩包里的技能\n---\nBody",
+            "repo-main/refs/a.md": "a",
+        },
+    )
+    report = library.install(archive)
+    assert report.files == ["SKILL.md", "refs/a.md"] and report.scripts == []
+    assert library.get("zipped").read_resource("refs/a.md") == "a"
+
+
+@pytest.mark.parametrize(
+    ("members", "links", "message"),
+    [
+        ({"../evil/SKILL.md": "x"}, None, "refused member '../evil/SKILL.md'"),
+        ({"/abs/SKILL.md": "x"}, None, "refused member '/abs/SKILL.md'"),
+        ({"C:/win/SKILL.md": "x"}, None, "refused member 'C:/win/SKILL.md'"),
+        ({"a\\..\\..\\SKILL.md": "x"}, None, "refused member"),
+        ({"SKILL.md": "---\nname: l\ndescription: d\n---\n"}, {"link": "/etc/passwd"}, "a link"),
+        ({"README.md": "no skill"}, None, "no SKILL.md found"),
+        ({"a/SKILL.md": "x", "b/SKILL.md": "y"}, None, "holds several skills"),
+        ({"SKILL.md": "no frontmatter"}, None, "not a loadable skill"),
+        ({"SKILL.md": "---\nname: Bad Name\ndescription: d\n---\n"}, None, "cannot be a folder"),
+    ],
+)
+def test_hostile_or_broken_zips_write_nothing(
+    library: SkillLibrary,
+    tmp_path: Path,
+    members: dict[str, str],
+    links: dict[str, str] | None,
+    message: str,
+) -> None:
+    archive = make_zip(tmp_path / "bad.zip", members, links)
+    with pytest.raises(SkillError, match=message.replace("\\", "\\\\")):
+        library.install(archive)
+    root = tmp_path / "first"
+    assert not root.exists() or sorted(p.name for p in root.iterdir()) == []
+    assert not (tmp_path / "evil").exists() and len(library) == 0
+
+
+def test_limits_and_links_in_folders(
+    library: SkillLibrary, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = write_skill(tmp_path / "src", "big", "name: big\ndescription: d", files={"a": "1234"})
+    monkeypatch.setattr("toolweave.skills.install.MAX_INSTALL_FILES", 1)
+    with pytest.raises(SkillError, match="2 files, over the limit of 1"):
+        library.install(source)
+    monkeypatch.setattr("toolweave.skills.install.MAX_INSTALL_FILES", 100)
+    monkeypatch.setattr("toolweave.skills.install.MAX_INSTALL_BYTES", 10)
+    with pytest.raises(SkillError, match="bytes, over the limit of 10"):
+        library.install(source)
+    monkeypatch.setattr("toolweave.skills.install.MAX_INSTALL_BYTES", 10_000)
+    os.symlink("/etc/passwd", source / "passwd")
+    with pytest.raises(SkillError, match="refused passwd \\(a link\\)"):
+        library.install(source)
+    os.unlink(source / "passwd")
+    archive = make_zip(tmp_path / "many.zip", {"SKILL.md": "x", "b": "y"})
+    monkeypatch.setattr("toolweave.skills.install.MAX_INSTALL_FILES", 1)
+    with pytest.raises(SkillError, match="over the limit of 1"):
+        library.install(archive)
+    with pytest.raises(SkillError, match="neither a skill folder nor a zip"):
+        library.install(tmp_path / "missing")
+    assert not (tmp_path / "first").exists() or list((tmp_path / "first").iterdir()) == []
+
+
+def test_remove_a_symlinked_skill_keeps_its_target(library: SkillLibrary, tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere" / "linked"
+    shutil.copytree(EXAMPLES / "code-review", target)
+    (tmp_path / "first").mkdir()
+    os.symlink(target, tmp_path / "first" / "code-review")
+    library.reload()
+    library.remove("code-review")
+    assert target.is_dir() and not (tmp_path / "first" / "code-review").exists()
+    with pytest.raises(SkillError, match="no skill named 'code-review'"):
+        library.remove("code-review")
+    with pytest.raises(SkillError, match="no roots to install into; pass into="):
+        SkillLibrary([]).install(EXAMPLES / "code-review")

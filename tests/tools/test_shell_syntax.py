@@ -1,0 +1,117 @@
+"""split_commands / parse_commands: every simple command a line runs, so rules see them all."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolweave.tools import ApprovalRequired, ToolContext, ToolError
+from toolweave.tools.shell_syntax import ShellParseError, parse_commands, split_commands
+
+CASES: list[tuple[str, list[list[str]]]] = [
+    ("ls -la", [["ls", "-la"]]),
+    ("git status; rm -rf /", [["git", "status"], ["rm", "-rf", "/"]]),
+    ("git status && rm x || rm y", [["git", "status"], ["rm", "x"], ["rm", "y"]]),
+    ("git status\nrm -rf ~", [["git", "status"], ["rm", "-rf", "~"]]),
+    ("cat a | grep b | rm c", [["cat", "a"], ["grep", "b"], ["rm", "c"]]),
+    ("echo $(rm -rf /)", [["rm", "-rf", "/"], ["echo", "$(rm -rf /)"]]),
+    ("echo `rm x`", [["rm", "x"], ["echo", "`rm x`"]]),
+    ('echo "$(rm q)"', [["rm", "q"], ["echo", "$(rm q)"]]),
+    ("a=$(rm z)", [["rm", "z"]]),
+    ("(cd /tmp; rm y)", [["cd", "/tmp"], ["rm", "y"]]),
+    ("{ ls; rm y; }", [["ls"], ["rm", "y"]]),
+    ("\\rm -rf build", [["rm", "-rf", "build"]]),
+    ("r''m -rf build", [["rm", "-rf", "build"]]),
+    ('"r"m x', [["rm", "x"]]),
+    ("env rm x", [["rm", "x"]]),
+    ("env -i A=1 B=2 rm x", [["rm", "x"]]),
+    ("A=1 rm x", [["rm", "x"]]),
+    ("/usr/bin/env rm x", [["rm", "x"]]),
+    ("sudo -u root rm x", [["rm", "x"]]),
+    ("timeout -s KILL 5 rm x", [["rm", "x"]]),
+    ("nice -n 5 nohup rm x", [["rm", "x"]]),
+    ("nice -10 rm x", [["rm", "x"]]),
+    ("command rm x", [["rm", "x"]]),
+    ("exec rm x", [["rm", "x"]]),
+    ("ls | xargs -I{} rm {}", [["ls"], ["rm", "{}"]]),
+    ("ls | xargs -n 1 rm", [["ls"], ["rm"]]),
+    ('bash -c "rm -rf /"', [["bash", "-c", "rm -rf /"], ["rm", "-rf", "/"]]),
+    ("sh -c 'ls; rm x'", [["sh", "-c", "ls; rm x"], ["ls"], ["rm", "x"]]),
+    ('zsh -lc "rm x"', [["zsh", "-lc", "rm x"], ["rm", "x"]]),
+    (
+        'bash -c "sh -c \\"rm x\\""',
+        [["bash", "-c", 'sh -c "rm x"'], ["sh", "-c", "rm x"], ["rm", "x"]],
+    ),
+    ('eval "rm x"', [["eval", "rm x"], ["rm", "x"]]),
+    ('env -S "rm -r q"', [["rm", "-r", "q"]]),
+    (
+        "find . -name '*.o' -exec rm {} \\;",
+        [["find", ".", "-name", "*.o", "-exec", "rm", "{}", ";"], ["rm", "{}"]],
+    ),
+    ("for f in a b; do rm $f; done", [["rm", "$f"]]),
+    ("if true; then rm a; fi", [["true"], ["rm", "a"]]),
+    ("diff <(rm a) b", [["rm", "a"], ["diff", "<(rm a)", "b"]]),
+    ("echo '$(rm x)'", [["echo", "$(rm x)"]]),
+    ("ls 中文目录 && echo 你好", [["ls", "中文目录"], ["echo", "你好"]]),
+    ("x=1 y=2", []),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), CASES)
+def test_split_commands_finds_every_simple_command(line: str, expected: list[list[str]]) -> None:
+    assert split_commands(line) == expected
+
+
+def test_redirect_targets_are_exposed() -> None:
+    commands = parse_commands("echo hi > out.txt 2>&1; cat < in.txt >> log; > trunc")
+    assert [c.writes for c in commands] == [("out.txt",), ("log",), ("trunc",)]
+    assert commands[1].redirects[0].operator == "<"
+    assert not commands[1].redirects[0].writes
+    assert commands[2].argv == ()
+
+
+def test_redirect_on_a_compound_command_applies_to_its_commands() -> None:
+    commands = parse_commands("{ ls; pwd; } > listing.txt")
+    assert [c.writes for c in commands] == [("listing.txt",), ("listing.txt",)]
+
+
+def test_substitution_in_a_redirect_target_is_found() -> None:
+    assert ["rm", "z"] in split_commands("echo hi > $(rm z)")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'echo "unterminated',
+        "case a in a) rm x;; esac",
+        "ls ${A:-$(rm x)}",
+        "cat <<EOF\n$(rm -rf /)\nEOF",
+        "time rm x",
+        "[[ -f a ]] && rm a",
+        "sudo -u",
+        "bash -c",
+    ],
+)
+def test_what_cannot_be_checked_fails_closed(line: str) -> None:
+    with pytest.raises(ShellParseError) as info:
+        split_commands(line)
+    assert isinstance(info.value, ToolError)
+    assert isinstance(info.value, ValueError)
+
+
+def test_nesting_is_bounded() -> None:
+    line = "eval " * 20 + "rm x"
+    with pytest.raises(ShellParseError, match="nest deeper"):
+        split_commands(line)
+
+
+def test_empty_line_runs_nothing() -> None:
+    assert split_commands("   ") == []
+
+
+def test_approval_required_is_a_recoverable_tool_error_with_a_reason() -> None:
+    error = ApprovalRequired("deletes 3 files", tool="bash")
+    assert error.recoverable
+    assert error.reason == "deletes 3 files"
+    assert "deletes 3 files" in error.message
+    assert ToolContext().tool_call_approved is False
+    assert ToolContext(tool_call_approved=True).tool_call_approved is True
