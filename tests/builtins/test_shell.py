@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-import select
 from pathlib import Path
 
 import pytest
 
+from tests.builtins.processes import announcing_sleeper, gone, marker, pidfd_of
 from toolweave.builtins import ShellGate, shell_tool
 from toolweave.tools import (
     ApprovalRequired,
@@ -160,57 +160,57 @@ async def test_output_is_truncated_head_and_tail(workdir: Path) -> None:
     assert "1288895 bytes of output" in result.text
 
 
-def _gone(pid: int) -> bool:
-    """True once `pid` has exited: SIGKILL is delivered asynchronously, so wait on a pidfd
-    (readable when the process ends, zombie or reaped) rather than looking once."""
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True
-    try:
-        readable, _, _ = select.select([fd], [], [], 30)
-    finally:
-        os.close(fd)
-    return bool(readable)
+def _watch(fifo: Path, duration: str) -> int:
+    assert fifo.read_text().strip() == "ready"
+    return pidfd_of(duration)
 
 
 async def test_timeout_kills_the_whole_process_group(workdir: Path) -> None:
-    fifo = workdir / "pid.fifo"
+    duration, fifo = marker(), workdir / "pid.fifo"
     os.mkfifo(fifo)
-    tool = bash(workdir, timeout=0.5)
-    reader = asyncio.create_task(asyncio.to_thread(fifo.read_text))
-    result = await tool.execute(
-        {"command": f"sleep 60 & echo $! > {fifo}; wait"}, ToolContext(tool_call_approved=True)
+    watcher = asyncio.create_task(asyncio.to_thread(_watch, fifo, duration))
+    result = await bash(workdir, timeout=0.5).execute(
+        {"command": f"{announcing_sleeper(duration, fifo, new_session=False)} wait"},
+        ToolContext(tool_call_approved=True),
     )
-    pid = int((await reader).strip())
     assert result.is_error and "killed after 0.5 s (timeout)" in result.text
-    assert _gone(pid)
+    assert gone(await watcher)
 
 
 async def test_background_job_does_not_hold_the_call(workdir: Path) -> None:
-    fifo = workdir / "pid.fifo"
+    duration, fifo, go = marker(), workdir / "pid.fifo", workdir / "go.fifo"
     os.mkfifo(fifo)
-    reader = asyncio.create_task(asyncio.to_thread(fifo.read_text))
+    os.mkfifo(go)
+
+    def watch_then_go() -> int:
+        fd = _watch(fifo, duration)
+        go.write_text("go\n")
+        return fd
+
+    watcher = asyncio.create_task(asyncio.to_thread(watch_then_go))
+    sleeper = announcing_sleeper(duration, fifo, new_session=False)
     result = await bash(workdir, timeout=60).execute(
-        {"command": f"sleep 60 & echo $! > {fifo}; echo done"},
+        {"command": f"{sleeper} read _ < {go}; echo ok"},
         ToolContext(tool_call_approved=True),
     )
-    assert "exit code 0" in result.text and "done" in result.text
-    assert _gone(int((await reader).strip()))
+    assert "exit code 0" in result.text and "ok" in result.text
+    assert gone(await watcher)
 
 
 async def test_cancellation_kills_the_process_group(workdir: Path) -> None:
-    fifo = workdir / "pid.fifo"
+    duration, fifo = marker(), workdir / "pid.fifo"
     os.mkfifo(fifo)
     ctx = ToolContext(tool_call_approved=True)
     call = asyncio.create_task(
-        bash(workdir).execute({"command": f"sleep 60 & echo $! > {fifo}; wait"}, ctx)
+        bash(workdir).execute(
+            {"command": f"{announcing_sleeper(duration, fifo, new_session=False)} wait"}, ctx
+        )
     )
-    pid = int((await asyncio.to_thread(fifo.read_text)).strip())
+    fd = await asyncio.to_thread(_watch, fifo, duration)
     ctx.cancel()
     with pytest.raises(ToolCancelled):
         await call
-    assert _gone(pid)
+    assert gone(fd)
 
 
 async def test_bad_settings_fail_at_construction(workdir: Path) -> None:

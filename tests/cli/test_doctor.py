@@ -53,7 +53,20 @@ async def test_a_healthy_setup_passes(tmp_path: Path) -> None:
     assert by["extra otel"].status == "ok"
     assert by["provider demo"].status == "ok"
     assert by["embedder"].status == "ok" and "256 dims" in by["embedder"].detail  # WordLlama
+    assert by["sandbox"].status == "ok" and "bubblewrap" in by["sandbox"].detail
     assert not [f for f in findings if f.status == "fail"]
+
+
+async def test_a_missing_sandbox_fails_when_the_shell_is_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap on it
+    shell_on = _config(tmp_path, "[builtins]\nshell = true\n")
+    by = {f.check: f for f in await diagnose(shell_on)}
+    assert by["sandbox"].status == "fail" and "apt-get install bubblewrap" in by["sandbox"].detail
+    off = _config(tmp_path, '[builtins]\nshell = true\nsandbox = "off"\n')
+    by = {f.check: f for f in await diagnose(off)}
+    assert by["sandbox"].status == "warn" and "unsandboxed" in by["sandbox"].detail
 
 
 async def test_failures_say_what_to_fix(tmp_path: Path) -> None:

@@ -9,23 +9,30 @@ command it would run, including those inside substitutions, pipes, lists, newlin
 3. otherwise the tool raises `ApprovalRequired` before anything runs: the gate pipeline asks a
    person and re-runs the call approved, or refuses it when nobody can be asked (fail closed).
 
-A line the parser cannot understand is refused. The command runs in a new session (its own
-process group) with a minimal environment; the whole group is killed on timeout, on
-cancellation and when the command exits (so a background `sleep &` cannot outlive it), and the
-output is truncated to `max_output_chars`.
+A line the parser cannot understand is refused. No pattern over command text sees everything a
+command does, so what runs runs under the OS sandbox (`toolweave.builtins.sandbox`): the host
+read-only but for the workspace and a private /tmp, no network unless allowed, its own PID
+namespace (no process outlives the call), a minimal environment. Where no sandbox can be made
+the tool refuses with the reason and the fix; with `sandbox="off"` (the operator's explicit
+choice) every command asks first. Output is read with a byte bound and truncated to
+`max_output_chars`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
 import re
 import shutil
-import signal
 from collections.abc import Iterable, Mapping
 
 from toolweave.builtins._output import check_positive, untrusted
+from toolweave.builtins.sandbox import (
+    DEFAULT_NETWORK,
+    DEFAULT_SANDBOX_MODE,
+    Sandbox,
+    SandboxMode,
+    run_process,
+)
 from toolweave.errors import ConfigError
 from toolweave.tools.base import Tool
 from toolweave.tools.context import ToolContext
@@ -59,7 +66,7 @@ _PLAIN_NAME = re.compile(r"^[A-Za-z0-9_./+-]+$")
 _BASH = shutil.which("bash") or "/bin/bash"
 """The shell that runs commands: the one whose grammar the parser follows."""
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
-_CAPTURE_FACTOR = 4  # bytes kept per output character, head and tail each
+_CAPTURE_FACTOR = 8  # bytes read per output character kept, head and tail together
 
 
 def _compile(patterns: Iterable[str], setting: str) -> tuple[re.Pattern[str], ...]:
@@ -118,15 +125,20 @@ def shell_tool(
     max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
     *,
     env: Mapping[str, str] | None = None,
+    sandbox: SandboxMode = DEFAULT_SANDBOX_MODE,
+    network: bool = DEFAULT_NETWORK,
 ) -> Tool:
     """The `bash` tool running in `cwd`. `deny` defaults to `DEFAULT_DENY`; `allow` to nothing
-    (every command asks). `env` adds variables to the minimal `PASSED_ENV` set."""
+    (every command asks). `env` adds variables to the minimal `PASSED_ENV` set. Commands run
+    under bubblewrap with `cwd` the only writable directory (besides a private /tmp) and no
+    network unless `network`; `sandbox="off"` runs them unsandboxed, each only after approval."""
     check_positive("timeout", timeout)
     check_positive("max_output_chars", max_output_chars)
     directory = os.path.realpath(os.fspath(cwd))
     if not os.path.isdir(directory):
         raise ConfigError(f"cwd {os.fspath(cwd)!r} is not an existing directory")
     gate = ShellGate(DEFAULT_DENY if deny is None else deny, allow or ())
+    box = Sandbox(writable=(directory,), network=network, mode=sandbox)
     environment = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
     environment.update(env or {})
 
@@ -143,17 +155,31 @@ def shell_tool(
             refused = PermissionDenied(f"command refused: {reason}", tool="bash")
             refused.recoverable = True  # the model can choose a different command
             raise refused
+        argv = [_BASH, "-c", command]
+        if box.enabled:
+            argv = box.wrap(argv, directory, await box.check("bash"))
+        elif decision == "allow":
+            decision, reason = "ask", 'the sandbox is off (sandbox = "off"), so every command asks'
         if decision == "ask" and not ctx.tool_call_approved:
             raise ApprovalRequired(reason, tool="bash")
-        code, output, size, timed_out = await run_command(
-            command, directory, environment, timeout, max_output_chars, ctx
+        outcome = await run_process(
+            argv,
+            cwd=directory,
+            env=environment,
+            timeout=timeout,
+            max_bytes=max_output_chars * _CAPTURE_FACTOR,
+            ctx=ctx,
         )
         if ctx.cancelled:
             raise ToolCancelled("the command was cancelled and its processes killed", tool="bash")
-        status = f"killed after {timeout:g} s (timeout)" if timed_out else f"exit code {code}"
-        text = f"{status}; {size} bytes of output\n{output}" if size else status
+        if outcome.timed_out:
+            status = f"killed after {timeout:g} s (timeout)"
+        else:
+            status = f"exit code {outcome.code}"
+        size = outcome.size
+        text = f"{status}; {size} bytes of output\n{outcome.output}" if size else status
         result = untrusted(text, "bash", max_output_chars + 100)
-        result.is_error = timed_out or code != 0
+        result.is_error = outcome.timed_out or outcome.code != 0
         return result
 
     return _ShellTool(bash, permissions=[Permission.SHELL], primary_arg="command", open_world=True)
@@ -165,96 +191,3 @@ class _ShellTool(FunctionTool):
     rules (`bash(git *)`, deny lists) still apply."""
 
     asks_itself = True
-
-
-async def run_command(
-    command: str,
-    cwd: str,
-    env: Mapping[str, str],
-    timeout: float,
-    max_chars: int,
-    ctx: ToolContext,
-) -> tuple[int | None, str, int, bool]:
-    """(exit code, output, its size in bytes, timed out) of `command` in its own process group."""
-    process = await asyncio.create_subprocess_exec(
-        _BASH,
-        "-c",
-        command,
-        cwd=cwd,
-        env=dict(env),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
-    )
-    assert process.stdout is not None
-    reader = asyncio.ensure_future(_capture(process.stdout, max_chars * _CAPTURE_FACTOR))
-    waiter = asyncio.ensure_future(_exited(process))
-    cancelled = asyncio.ensure_future(ctx.wait_cancelled())
-    try:
-        done, _ = await asyncio.wait(
-            {waiter, cancelled}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-        )
-    except BaseException:
-        reader.cancel()
-        raise
-    finally:
-        cancelled.cancel()
-        _kill_group(process.pid)  # also stops background jobs that would hold the pipe open
-        waiter.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.shield(process.wait())
-    output, size = await reader
-    timed_out = not done
-    code = None if timed_out or ctx.cancelled else process.returncode
-    return code, output, size, timed_out
-
-
-async def _exited(process: asyncio.subprocess.Process) -> None:
-    """Return when the shell itself exits. `process.wait()` also waits for the pipes to close,
-    which a background job (`sleep 100 &`) would delay; a pidfd signals the exit alone."""
-    pidfd_open = getattr(os, "pidfd_open", None)
-    if pidfd_open is None:  # not Linux: the pipes close once the group is killed
-        await process.wait()
-        return
-    loop = asyncio.get_running_loop()
-    fd = pidfd_open(process.pid)
-    exited: asyncio.Future[None] = loop.create_future()
-
-    def readable() -> None:
-        if not exited.done():
-            exited.set_result(None)
-
-    loop.add_reader(fd, readable)
-    try:
-        await exited
-    finally:
-        loop.remove_reader(fd)
-        os.close(fd)
-
-
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-
-
-async def _capture(stream: asyncio.StreamReader, limit: int) -> tuple[str, int]:
-    """All of `stream`, keeping at most `limit` bytes of its head and of its tail, and how many
-    bytes it had in all."""
-    head = bytearray()
-    tail = bytearray()
-    dropped = total = 0
-    while chunk := await stream.read(65536):
-        total += len(chunk)
-        room = limit - len(head)
-        if room > 0:
-            head += chunk[:room]
-            chunk = chunk[room:]
-        tail += chunk
-        if len(tail) > limit:
-            dropped += len(tail) - limit
-            del tail[: len(tail) - limit]
-    text = head.decode("utf-8", "replace")
-    if dropped:
-        text += f"\n[... {dropped} bytes of output dropped ...]\n"
-    return text + tail.decode("utf-8", "replace"), total

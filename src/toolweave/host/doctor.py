@@ -3,10 +3,10 @@
 Each check is a small async function returning `Finding`s. `diagnose` runs them in order:
 the Python version, the optional extras, `toolweave.toml` (every key validated by its
 pydantic section), the enabled providers (each one built), the offline embedder (when the
-memory package is installed), every configured MCP server (started, initialised, its tools
-listed) and the model endpoint (when a model is given). A failure is anything that stops
-`toolweave serve` or `toolweave run` from working; a warning is something that limits what
-they can do. New capabilities add a check to `CHECKS`.
+memory package is installed), the shell sandbox (bubblewrap), every configured MCP server
+(started, initialised, its tools listed) and the model endpoint (when a model is given). A
+failure is anything that stops `toolweave serve` or `toolweave run` from working; a warning is
+something that limits what they can do. New capabilities add a check to `CHECKS`.
 """
 
 from __future__ import annotations
@@ -222,6 +222,23 @@ async def check_model(ctx: DoctorContext) -> list[Finding]:
     return [Finding("model", "ok", f"{base_url} answers (HTTP {response.status_code})")]
 
 
+async def check_sandbox(ctx: DoctorContext) -> list[Finding]:
+    """bubblewrap can make the sandbox the shell and skill scripts run in."""
+    from toolweave.builtins.sandbox import INSTALL_HINT, sandbox_problem
+    from toolweave.host.providers.builtins import BuiltinsSection
+
+    settings = ctx.config.section("builtins", BuiltinsSection) if ctx.config else None
+    problem = await sandbox_problem(settings.network if settings else False)
+    if not problem:
+        return [Finding("sandbox", "ok", "bubblewrap makes the shell and script sandbox")]
+    if settings is not None and settings.sandbox == "off":
+        detail = f'{problem}; [builtins].sandbox = "off": commands run unsandboxed, each asks'
+        return [Finding("sandbox", "warn", detail, INSTALL_HINT)]
+    if settings is not None and settings.shell:
+        return [Finding("sandbox", "fail", f"{problem}: the shell refuses every command")]
+    return [Finding("sandbox", "warn", f"{problem}: the shell and skill_run would refuse")]
+
+
 #: The checks `diagnose` runs, in order. The config check comes before those that read it.
 CHECKS: list[Check] = [
     check_python,
@@ -229,6 +246,7 @@ CHECKS: list[Check] = [
     check_config,
     check_providers,
     check_embedder,
+    check_sandbox,
     check_mcp_servers,
     check_model,
 ]

@@ -22,13 +22,18 @@ shell = false
 shell_allow = []               # regexes of commands that run without asking
 shell_deny = ["^rm\\s"]        # default: toolweave.builtins.shell.DEFAULT_DENY
 shell_timeout = 30.0
+sandbox = "on"                 # "off": run the shell unsandboxed, every command asks first
+network = false                # true: sandboxed commands may use the network (all of it)
 ```
+
+The shell runs under bubblewrap (see `toolweave.builtins.sandbox` and docs/security.md): the
+host read-only but for the jail and a private /tmp, no network unless `network = true`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -55,6 +60,10 @@ class BuiltinsSection(Section):
     shell_allow: list[str] = Field(default_factory=list)
     shell_deny: list[str] | None = None
     shell_timeout: float = Field(30.0, gt=0)
+    sandbox: Literal["on", "off"] = "on"
+    """"off" runs the shell without the OS sandbox, and then every command asks first."""
+    network: bool = False
+    """Whether sandboxed commands may use the network (all or nothing)."""
 
     def root_path(self, data_dir: Path) -> Path:
         return Path(self.root).expanduser() if self.root else data_dir / "workspace"
@@ -99,6 +108,8 @@ class BuiltinsProvider:
                     deny=settings.shell_deny,
                     allow=settings.shell_allow,
                     timeout=settings.shell_timeout,
+                    sandbox=settings.sandbox,
+                    network=settings.network,
                 )
             )
         return tools

@@ -1,0 +1,249 @@
+"""The OS sandbox under the shell and skill scripts: bubblewrap, and one way to run a process.
+
+Rules decide which commands run; no pattern over command text can see everything a command
+does (environment prefixes, wrappers, interpreters, `git -c alias.x='!...'`). So the process
+itself runs under bubblewrap (`bwrap`, as Anthropic's sandbox-runtime does on Linux):
+
+- every namespace unshared (`--unshare-all`, plus `--share-net` only when `network` is on);
+  user namespaces inside are refused (`--disable-userns`) and every capability is dropped
+  (`--cap-drop ALL`: bwrap run by root would otherwise keep them, and with them `mount`);
+- the host filesystem read-only (`--ro-bind / /`), a fresh `/dev` and `/proc`, a private
+  `/tmp`, and read-write only the `writable` directories (the workspace);
+- a new PID namespace whose init is bwrap: when the command exits, or is killed on timeout or
+  cancellation, the kernel kills everything left in it, so `setsid sleep 25 &` cannot outlive
+  the call; `--die-with-parent` stops it if the host dies.
+
+Whether a sandbox can be made is checked at run time (`Sandbox.check`): bwrap may be missing,
+or the kernel or a container may refuse namespaces. Then the caller refuses with the reason and
+the fix, unless the operator chose `mode="off"`. `run_process` runs an argv (sandboxed or not)
+in its own session, waits for the process itself through a pidfd, kills the whole group when
+it ends, and reads its output with a byte bound (head and tail kept, the middle counted).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from toolweave.errors import ConfigError
+from toolweave.tools.context import ToolContext
+from toolweave.tools.errors import PermissionDenied
+
+SandboxMode = Literal["on", "off"]
+SANDBOX_MODES: tuple[SandboxMode, ...] = ("on", "off")
+DEFAULT_SANDBOX_MODE: SandboxMode = "on"
+"""Commands run under bubblewrap unless the operator sets `sandbox = "off"`."""
+DEFAULT_NETWORK = False
+"""Sandboxed commands get no network (a private, empty network namespace) unless allowed."""
+INSTALL_HINT = (
+    "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install "
+    "bubblewrap) and allow user namespaces (sysctl kernel.unprivileged_userns_clone=1, or run "
+    'the host outside a container that forbids them), or set sandbox = "off" in [builtins] to '
+    "run commands unsandboxed, each one only after approval"
+)
+SANDBOX_TMP = "/tmp"
+"""The private, empty temporary directory every sandboxed process gets."""
+_PROBE_COMMAND = ("/bin/sh", "-c", "exit 0")
+
+
+class SandboxUnavailable(PermissionDenied):
+    """No sandbox can be made here; the message says why and how to get one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sandbox:
+    """How a sandboxed process sees the host: `writable` directories (real paths) read-write,
+    everything else read-only, network only when `network`; `mode="off"` runs unsandboxed.
+    `readable` names directories under `/tmp` (which the private one hides) to show read-only."""
+
+    writable: tuple[str, ...] = ()
+    readable: tuple[str, ...] = ()
+    network: bool = DEFAULT_NETWORK
+    mode: SandboxMode = DEFAULT_SANDBOX_MODE
+
+    def __post_init__(self) -> None:
+        if self.mode not in SANDBOX_MODES:
+            raise ConfigError(f'sandbox must be "on" or "off", got {self.mode!r}')
+        for path in (*self.writable, *self.readable):
+            if not os.path.isabs(path) or not os.path.isdir(path):
+                raise ConfigError(f"sandbox writable path {path!r} is not an existing directory")
+
+    @property
+    def enabled(self) -> bool:
+        return self.mode == "on"
+
+    def wrap(self, argv: Sequence[str], cwd: str, bwrap: str = "bwrap") -> list[str]:
+        """`argv` as bubblewrap runs it, in `cwd` (which the sandbox sees at the same path)."""
+        args = [bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--unshare-user"]
+        if self.network:
+            args.append("--share-net")
+        args += ["--disable-userns", "--cap-drop", "ALL", "--ro-bind", "/", "/"]
+        args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", SANDBOX_TMP]
+        for path in self.readable:
+            args += ["--ro-bind", path, path]
+        for path in self.writable:
+            args += ["--bind", path, path]
+        args += ["--chdir", cwd, "--setenv", "TMPDIR", SANDBOX_TMP, "--", *argv]
+        return args
+
+    async def check(self, tool: str) -> str:
+        """The bwrap binary to use, after proving once per process that it can make this
+        sandbox; `SandboxUnavailable` naming the reason and the fix otherwise."""
+        found = shutil.which("bwrap")
+        if found is None:
+            raise SandboxUnavailable(
+                f"{tool} refused: no sandbox can be made because bwrap (bubblewrap) is not "
+                f"installed; {INSTALL_HINT}",
+                tool=tool,
+            )
+        key = (found, self.network)
+        if key not in _PROVEN:
+            problem = await _probe(self.wrap(_PROBE_COMMAND, "/", found))
+            if problem:
+                raise SandboxUnavailable(
+                    f"{tool} refused: bwrap cannot make a sandbox here ({problem}); {INSTALL_HINT}",
+                    tool=tool,
+                )
+            _PROVEN.add(key)
+        return found
+
+
+_PROVEN: set[tuple[str, bool]] = set()
+
+
+async def _probe(argv: list[str]) -> str:
+    """'' when `argv` runs and exits 0, else what went wrong (bwrap's own message)."""
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+        )
+    except OSError as exc:
+        return str(exc)
+    _, stderr = await process.communicate()
+    if process.returncode == 0:
+        return ""
+    message = stderr.decode("utf-8", "replace").strip().splitlines()
+    return message[-1] if message else f"exit status {process.returncode}"
+
+
+async def sandbox_problem(network: bool = DEFAULT_NETWORK) -> str:
+    """'' when a sandbox can be made on this machine, else why not (for `toolweave doctor`)."""
+    try:
+        await Sandbox(network=network).check("the sandbox")
+    except SandboxUnavailable as exc:
+        return str(exc)
+    return ""
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessOutcome:
+    """How a process ended: exit code (None when killed), output kept, bytes it wrote."""
+
+    code: int | None
+    output: str
+    size: int
+    timed_out: bool
+
+
+async def run_process(
+    argv: Sequence[str],
+    *,
+    cwd: str,
+    env: Mapping[str, str],
+    timeout: float,
+    max_bytes: int,
+    ctx: ToolContext | None = None,
+) -> ProcessOutcome:
+    """Run `argv` in its own session; at most `max_bytes` of stdout+stderr are kept (half from
+    the head, half from the tail). The group is killed when the process exits, times out or
+    `ctx` is cancelled."""
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=cwd,
+        env=dict(env),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,
+    )
+    assert process.stdout is not None
+    reader = asyncio.ensure_future(_capture(process.stdout, max(1, max_bytes // 2)))
+    waiter = asyncio.ensure_future(_exited(process))
+    waits: set[asyncio.Future[None]] = {waiter}
+    if ctx is not None:
+        waits.add(asyncio.ensure_future(ctx.wait_cancelled()))
+    try:
+        done, _ = await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        reader.cancel()
+        raise
+    finally:
+        for pending in waits:
+            pending.cancel()
+        _kill_group(process.pid)  # a sandbox's PID namespace dies with its init, in the group
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(process.wait())
+    output, size = await reader
+    timed_out = not done
+    cancelled = ctx is not None and ctx.cancelled
+    code = None if timed_out or cancelled else process.returncode
+    return ProcessOutcome(code, output, size, timed_out)
+
+
+async def _exited(process: asyncio.subprocess.Process) -> None:
+    """Return when the process itself exits. `process.wait()` also waits for the pipes to close,
+    which a background job (`sleep 100 &`) would delay; a pidfd signals the exit alone."""
+    pidfd_open = getattr(os, "pidfd_open", None)
+    if pidfd_open is None:  # not Linux: the pipes close once the group is killed
+        await process.wait()
+        return
+    loop = asyncio.get_running_loop()
+    fd = pidfd_open(process.pid)
+    exited: asyncio.Future[None] = loop.create_future()
+
+    def readable() -> None:
+        if not exited.done():
+            exited.set_result(None)
+
+    loop.add_reader(fd, readable)
+    try:
+        await exited
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+async def _capture(stream: asyncio.StreamReader, limit: int) -> tuple[str, int]:
+    """All of `stream`, keeping at most `limit` bytes of its head and of its tail, and how many
+    bytes it had in all."""
+    head = bytearray()
+    tail = bytearray()
+    dropped = total = 0
+    while chunk := await stream.read(65536):
+        total += len(chunk)
+        room = limit - len(head)
+        if room > 0:
+            head += chunk[:room]
+            chunk = chunk[room:]
+        tail += chunk
+        if len(tail) > limit:
+            dropped += len(tail) - limit
+            del tail[: len(tail) - limit]
+    text = head.decode("utf-8", "replace")
+    if dropped:
+        text += f"\n[... {dropped} bytes of output dropped ...]\n"
+    return text + tail.decode("utf-8", "replace"), total
