@@ -132,10 +132,10 @@ async def test_code_review_scope_lasts_for_the_session(library: SkillLibrary) ->
     assert fresh.output == "ok"
 
 
-async def test_release_notes_as_a_slash_command(library: SkillLibrary, tmp_path: Path) -> None:
+async def test_release_notes_as_a_slash_command(library: SkillLibrary, host_dir: Path) -> None:
     import subprocess
 
-    repo = tmp_path / "repo"
+    repo = host_dir / "repo"
     repo.mkdir()
     git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@e"]
     for command in (

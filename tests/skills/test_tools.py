@@ -154,8 +154,8 @@ async def test_skill_run_timeout(library: SkillLibrary) -> None:
 
 
 @pytest.fixture
-def git_repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "repo"
+def git_repo(host_dir: Path) -> Path:
+    repo = host_dir / "repo"
     repo.mkdir()
     git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@e"]
     subprocess.run([*git[:3], "init", "-q"], check=True)

@@ -53,10 +53,16 @@ allow = []                     # whitelist of skill names; [] = every skill foun
 self_management = false        # also publish skill_list / skill_install / skill_remove
 scripts = false                # publish skill_run (bundled scripts; still asked/ruled as shell)
 script_timeout = 60.0          # seconds a bundled script may run
+script_sandbox = "on"          # bubblewrap under scripts; "off" runs them bare (each asks)
+script_network = false         # true: scripts may use the network
+script_writable = []           # directories scripts may write (besides a private /tmp)
+script_max_output_bytes = 1048576  # script output read into memory at most
 watch_interval = 2.0           # seconds between checks of the roots for edits; 0 = off
 
 [builtins]                     # the built-in tools (docs/builtins.md; host/providers/builtins.py)
 root = "~/work"                # filesystem jail; default [serve].data_dir/workspace
+sandbox = "on"                 # bubblewrap under the shell; "off" runs it bare (every call asks)
+network = false                # true: sandboxed shell commands may use the network
 
 [kb]                           # provider "kb": the knowledge base (docs/knowledge-base.md)
 paths = []                     # files and folders ingested at start and watched; relative to

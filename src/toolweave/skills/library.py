@@ -24,6 +24,7 @@ from toolweave.skills.skill import Skill
 from toolweave.skills.spec import DESCRIPTION_MAX
 
 if TYPE_CHECKING:
+    from toolweave.builtins.sandbox import Sandbox
     from toolweave.skills.install import InstallReport
     from toolweave.tools.base import Tool
 
@@ -149,14 +150,25 @@ class SkillLibrary:
         return skill.command(parsed[1])
 
     def tools(
-        self, *, self_management: bool = False, script_timeout: float | None = None
+        self,
+        *,
+        self_management: bool = False,
+        script_timeout: float | None = None,
+        script_sandbox: Sandbox | None = None,
+        script_max_output_bytes: int | None = None,
     ) -> list[Tool]:
-        """The skill tools, sorted by name (`self_management` adds list/install/remove)."""
-        from toolweave.skills.scripts import SCRIPT_TIMEOUT
+        """The skill tools, sorted by name (`self_management` adds list/install/remove);
+        `skill_run`'s scripts run in `script_sandbox` (see `skills.scripts.run_script`)."""
+        from toolweave.skills.scripts import MAX_SCRIPT_OUTPUT_BYTES, SCRIPT_TIMEOUT
         from toolweave.skills.tools import skill_tools
 
-        timeout = SCRIPT_TIMEOUT if script_timeout is None else script_timeout
-        return skill_tools(self, self_management=self_management, script_timeout=timeout)
+        return skill_tools(
+            self,
+            self_management=self_management,
+            script_timeout=SCRIPT_TIMEOUT if script_timeout is None else script_timeout,
+            script_sandbox=script_sandbox,
+            script_max_output_bytes=script_max_output_bytes or MAX_SCRIPT_OUTPUT_BYTES,
+        )
 
     def install(self, source: str | Path, into: str | Path | None = None) -> InstallReport:
         """Install a skill folder or zip into `into` (default: the first root), then reload."""

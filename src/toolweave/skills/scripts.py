@@ -1,17 +1,22 @@
 """Running a skill's bundled scripts: only files under `scripts/`, only when asked.
 
 A script runs with the skill folder as its working directory, no shell (arguments are passed
-as a list, never interpolated), a small environment, no stdin and a timeout; only its output
-comes back (truncated to a budget). Nothing here runs at load time.
+as a list, never interpolated), a small environment, no stdin and a timeout, under the same OS
+sandbox as the `bash` built-in (`toolweave.builtins.sandbox`): the host read-only (the skill
+folder too) but for the `writable` directories and a private /tmp, no network unless allowed,
+and its own PID namespace, so a background child dies with the script. Output is read with a
+byte bound (`max_output_bytes`) and only its end comes back (`max_output_chars`). Nothing here
+runs at load time.
 """
 
 from __future__ import annotations
 
-import asyncio
+import dataclasses
 import os
 import sys
 from pathlib import Path
 
+from toolweave.builtins.sandbox import Sandbox, run_process
 from toolweave.skills.errors import SkillError
 from toolweave.skills.skill import Skill
 
@@ -20,6 +25,9 @@ SCRIPT_TIMEOUT = 60.0
 """Seconds a bundled script may run before it is killed."""
 MAX_SCRIPT_OUTPUT_CHARS = 20_000
 """Script output past this many characters is cut (the end is kept: errors come last)."""
+MAX_SCRIPT_OUTPUT_BYTES = 1024 * 1024
+"""Bytes of script output read into memory at most (half the head, half the tail); the rest
+is counted and dropped as it arrives."""
 SCRIPT_ENV_KEYS = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT", "TERM")
 """The only environment variables a script inherits (no API keys leak into skill code)."""
 _INTERPRETERS = {".py": (sys.executable,), ".sh": ("sh",), ".bash": ("bash",), ".js": ("node",)}
@@ -41,8 +49,12 @@ async def run_script(
     *,
     timeout: float = SCRIPT_TIMEOUT,
     max_output_chars: int = MAX_SCRIPT_OUTPUT_CHARS,
+    max_output_bytes: int = MAX_SCRIPT_OUTPUT_BYTES,
+    sandbox: Sandbox | None = None,
 ) -> str:
-    """Run `script` with `args`; its combined output, or `SkillError` on failure or timeout."""
+    """Run `script` with `args`; its combined output, or `SkillError` on failure or timeout.
+    `sandbox` (default: on, nothing writable but a private /tmp) says what the script may
+    touch; `SandboxUnavailable` when none can be made."""
     path = script_path(skill, script)
     command = (
         (*_INTERPRETERS[path.suffix], str(path)) if path.suffix in _INTERPRETERS else (str(path),)
@@ -53,28 +65,18 @@ async def run_script(
             f"({', '.join(_INTERPRETERS)}); mark it executable"
         )
     env = {k: os.environ[k] for k in SCRIPT_ENV_KEYS if k in os.environ}
-    process = await asyncio.create_subprocess_exec(
-        *command,
-        *args,
-        cwd=skill.dir,
-        env=env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    try:
-        output, _ = await asyncio.wait_for(process.communicate(), timeout)
-    except TimeoutError:
-        process.kill()
-        await process.wait()
-        raise SkillError(f"{script!r} ran past its {timeout:g}s timeout and was stopped") from None
-    except asyncio.CancelledError:
-        process.kill()
-        await process.wait()
-        raise
-    text = output.decode("utf-8", errors="replace")
+    cwd = str(skill.dir.resolve())
+    base = sandbox or Sandbox()
+    box = dataclasses.replace(base, readable=(*base.readable, cwd))
+    argv = [*command, *args]
+    if box.enabled:
+        argv = box.wrap(argv, cwd, await box.check("skill_run"))
+    outcome = await run_process(argv, cwd=cwd, env=env, timeout=timeout, max_bytes=max_output_bytes)
+    if outcome.timed_out:
+        raise SkillError(f"{script!r} ran past its {timeout:g}s timeout and was stopped")
+    text = outcome.output
     if len(text) > max_output_chars:
         text = f"[first {len(text) - max_output_chars} characters cut]\n" + text[-max_output_chars:]
-    if process.returncode:
-        raise SkillError(f"{script!r} exited with status {process.returncode}:\n{text}")
+    if outcome.code:
+        raise SkillError(f"{script!r} exited with status {outcome.code}:\n{text}")
     return text

@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 
 from toolweave.skills.errors import SkillError
-from toolweave.skills.scripts import SCRIPT_TIMEOUT, run_script
+from toolweave.skills.scripts import MAX_SCRIPT_OUTPUT_BYTES, SCRIPT_TIMEOUT, run_script
 from toolweave.tools.function_tool import FunctionTool
 from toolweave.tools.permissions import Permission
 
 if TYPE_CHECKING:
+    from toolweave.builtins.sandbox import Sandbox
     from toolweave.skills.library import SkillLibrary
     from toolweave.tools.base import Tool
 
@@ -52,9 +53,16 @@ class _SkillNameTool(FunctionTool):
 
 
 def skill_tools(
-    library: SkillLibrary, *, self_management: bool = False, script_timeout: float = SCRIPT_TIMEOUT
+    library: SkillLibrary,
+    *,
+    self_management: bool = False,
+    script_timeout: float = SCRIPT_TIMEOUT,
+    script_sandbox: Sandbox | None = None,
+    script_max_output_bytes: int = MAX_SCRIPT_OUTPUT_BYTES,
 ) -> list[Tool]:
-    """The tools over `library`, sorted by name; scripts are stopped after `script_timeout` s."""
+    """The tools over `library`, sorted by name; scripts run in `script_sandbox` (default: the
+    host read-only, a private /tmp, no network), are stopped after `script_timeout` s, and at
+    most `script_max_output_bytes` of their output is read."""
 
     def skill_read(name: Annotated[str, Field(description="The skill to load.")]) -> str:
         """Load a skill's instructions; follow them, and read its listed files when they say to.
@@ -106,7 +114,14 @@ def skill_tools(
         | None = None,
     ) -> str:
         """Run a script bundled in a skill's scripts/ folder and return its output."""
-        return await run_script(library.get(name), script, list(args or []), timeout=script_timeout)
+        return await run_script(
+            library.get(name),
+            script,
+            list(args or []),
+            timeout=script_timeout,
+            max_output_bytes=script_max_output_bytes,
+            sandbox=script_sandbox,
+        )
 
     tools: list[Tool] = [
         _SkillNameTool(library, skill_read, model_only=True, read_only=True, open_world=False),

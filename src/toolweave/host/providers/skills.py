@@ -20,10 +20,11 @@ import os
 import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
+from toolweave.builtins.sandbox import Sandbox
 from toolweave.host.config import HostConfig
 from toolweave.host.sections import Section
 from toolweave.skills import Skill, SkillError, SkillLibrary
@@ -139,7 +140,11 @@ class SkillsSection(Section):
 
     `roots` are relative to the toolweave.toml they are written in ([] = the usual places);
     `allow` whitelists skill names ([] = every skill found); `scripts` publishes `skill_run`
-    (still asked about and ruled as a shell tool); `watch_interval` 0 stops watching the roots.
+    (still asked about and ruled as a shell tool); scripts run in the OS sandbox
+    (`script_sandbox = "off"` to run them bare), with the network only when `script_network`,
+    writing only to a private /tmp and the `script_writable` directories (relative to the
+    toolweave.toml), and `script_max_output_bytes` of output read at most; `watch_interval` 0
+    stops watching the roots.
     """
 
     roots: list[str] = Field(default_factory=list)
@@ -147,7 +152,17 @@ class SkillsSection(Section):
     self_management: bool = False
     scripts: bool = False
     script_timeout: float = Field(60.0, gt=0)
+    script_sandbox: Literal["on", "off"] = "on"
+    script_network: bool = False
+    script_writable: list[str] = Field(default_factory=list)
+    script_max_output_bytes: int = Field(1024 * 1024, gt=0)
     watch_interval: float = Field(2.0, ge=0)
+
+    def sandbox(self, source: Path | None) -> Sandbox:
+        """The sandbox `skill_run`'s scripts run in."""
+        base = source.parent if source is not None else Path.cwd()
+        writable = tuple(str((base / Path(w).expanduser()).resolve()) for w in self.script_writable)
+        return Sandbox(writable=writable, network=self.script_network, mode=self.script_sandbox)
 
     def root_paths(self, source: Path | None) -> list[Path] | None:
         """The roots resolved against the config file's folder (None: the usual places)."""
@@ -162,6 +177,7 @@ class SkillsProvider:
 
     def __init__(self, config: HostConfig) -> None:
         self.settings = config.section("skills", SkillsSection)
+        self._sandbox = self.settings.sandbox(config.source)
         roots = self.settings.root_paths(config.source)
         self.library = SkillLibrary(roots, self.settings.allow or None)
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -176,6 +192,8 @@ class SkillsProvider:
         tools = self.library.tools(
             self_management=self.settings.self_management,
             script_timeout=self.settings.script_timeout,
+            script_sandbox=self._sandbox,
+            script_max_output_bytes=self.settings.script_max_output_bytes,
         )
         return [t for t in tools if self.settings.scripts or t.name != "skill_run"]
 
