@@ -1,66 +1,253 @@
-"""The filesystem jail: every path a model names is resolved and checked before it is touched.
+"""The filesystem jail: every path a model names is opened from the jail's own descriptor.
 
-A path is refused unless, with every symlink followed (`realpath`), it is the root or lies under
-`root + sep`: so `..`, absolute paths elsewhere, sibling prefixes (`/data/root2` next to
-`/data/root`), links pointing out and links in a parent directory all fail the same single test.
-Null bytes and `~` are refused before resolution (the first truncates C strings, the second
-means "someone's home", never the jail). Writes go to a temporary file in the already checked
-parent directory, opened relative to that directory's descriptor, then renamed over the target,
-so a write never follows a symlink and a crash leaves the old file whole.
+A path is never checked by name and then opened by name (a symlink swapped in between would
+lead out). Instead it is opened component by component from a descriptor on the jail's root:
+each directory with `O_DIRECTORY | O_NOFOLLOW` relative to the one before it, each symlink read
+(`readlinkat`) and resolved by the walk itself, `..` climbing the chain of open directories and
+refused above the root, absolute link targets accepted only inside the root. Where the kernel
+has `openat2` (Linux 5.6+), a file is opened in one call with `RESOLVE_BENEATH`, which the
+kernel enforces atomically; what it refuses (an absolute link) falls back to the walk.
+
+Null bytes and `~` are refused first (the first truncates C strings, the second means
+"someone's home", never the jail). Files are opened non-blocking and anything but a regular file
+(a FIFO, a device, a socket) is refused before a byte is read. Writes go to a temporary file
+created in the already open parent directory, then renamed over the target, so a write never
+follows a symlink and a crash leaves the old file whole. `canonical` answers the path the tools
+will open, for permission rules to match on.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import os
 import stat
-from pathlib import Path
+from collections.abc import Iterator
+from typing import Any
 
 from toolweave.errors import ConfigError
-from toolweave.tools.errors import PermissionDenied
+from toolweave.tools.errors import InvalidArguments, PermissionDenied
 
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+MAX_LINK_HOPS = 40
+"""Symlinks one path may pass through (the kernel's own limit) before it is refused."""
+_RESOLVE_NO_MAGICLINKS, _RESOLVE_BENEATH = 0x02, 0x08
+_SYS_OPENAT2 = 437  # the same number on every Linux architecture
+
+
+class _OpenHow(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
+
+
+def _load_syscall() -> Any:
+    try:
+        return ctypes.CDLL(None, use_errno=True).syscall
+    except (OSError, AttributeError):
+        return None
+
+
+_syscall = _load_syscall() if os.uname().sysname == "Linux" else None
+openat2_works: bool | None = None if _syscall is not None else False
+"""Whether the kernel has openat2: None until the first call finds out."""
+
+
+def _openat2(dir_fd: int, path: str, flags: int) -> int | None:
+    """A descriptor for `path` beneath `dir_fd`, or None where openat2 does not exist, or
+    refuses a path the walk may still resolve (an absolute symlink inside the jail), or finds
+    nothing there."""
+    global openat2_works
+    if openat2_works is False or _syscall is None:
+        return None
+    how = _OpenHow(flags, 0, _RESOLVE_BENEATH | _RESOLVE_NO_MAGICLINKS)
+    fd = _syscall(_SYS_OPENAT2, dir_fd, os.fsencode(path), ctypes.byref(how), ctypes.sizeof(how))
+    if fd >= 0:
+        openat2_works = True
+        return int(fd)
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EPERM) and openat2_works is None:
+        openat2_works = False  # no such syscall, or a seccomp filter forbids it
+        return None
+    if code in (errno.EXDEV, errno.ELOOP, errno.EAGAIN, errno.ENOENT):
+        return None  # the walk resolves it, or names what is missing relative to the jail
+    raise OSError(code, os.strerror(code), path)
 
 
 class Jail:
-    """A directory that resolved paths must stay inside."""
+    """A directory that every path is opened beneath."""
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
-        real = os.path.realpath(os.fspath(root))
+        given = os.path.abspath(os.fspath(root))
+        real = os.path.realpath(given)
         if not os.path.isdir(real):
             raise ConfigError(f"filesystem root {os.fspath(root)!r} is not an existing directory")
-        self.root = real
+        self.root, self._given = real, given
+        self._fd = os.open(real, _DIR_FLAGS)
 
-    def contains(self, real: str) -> bool:
-        return real == self.root or real.startswith(self.root + os.sep)
+    def __del__(self) -> None:
+        with contextlib.suppress(OSError, AttributeError):
+            os.close(self._fd)
 
-    def resolve(self, path: str) -> str:
-        """The real, absolute path `path` names inside the jail, or PermissionDenied."""
+    def relative(self, path: str) -> str:
+        """`path` as written relative to the root ('' for the root): absolute paths must name
+        the root or lie under it; `..` is left for the walk to resolve against real folders."""
         if "\x00" in path:
             raise self._refuse(path, "it contains a null byte")
         if path.startswith("~"):
             raise self._refuse(path, "'~' (a home directory) is outside the workspace")
-        candidate = os.path.join(self.root, path) if path else self.root
-        real = os.path.realpath(candidate)
-        if not self.contains(real):
-            raise self._refuse(path, "it resolves outside the workspace")
-        return real
+        if not os.path.isabs(path):
+            return path
+        for base in (self.root, self._given):
+            if path == base or path.startswith(base.rstrip("/") + "/"):
+                return path[len(base) :].lstrip("/")
+        raise self._refuse(path, "it resolves outside the workspace")
 
-    def resolve_for_write(self, path: str) -> str:
-        """Like `resolve`, and the parent directory (where the temporary file goes) must be a
-        real directory inside the jail too."""
-        real = self.resolve(path)
-        if real == self.root:
+    def walk(self, path: str) -> tuple[int, str | None, str]:
+        """(descriptor of the parent directory, final name or None for the root, the path
+        relative to the root) with every symlink on the way, the last one too, resolved inside
+        the jail. The caller closes the descriptor."""
+        pending = [p for p in self.relative(path).split("/") if p not in ("", ".")]
+        chain, names, hops = [os.dup(self._fd)], list[str](), 0
+        try:
+            while pending:
+                part = pending.pop(0)
+                if part == "..":
+                    if not names:
+                        raise self._refuse(path, "it resolves outside the workspace")
+                    os.close(chain.pop())
+                    names.pop()
+                    continue
+                try:
+                    info = os.stat(part, dir_fd=chain[-1], follow_symlinks=False)
+                except FileNotFoundError:
+                    if pending:
+                        raise _missing("/".join([*names, part, *pending])) from None
+                    info = None
+                if info is not None and stat.S_ISLNK(info.st_mode):
+                    hops += 1
+                    if hops > MAX_LINK_HOPS:
+                        raise self._refuse(path, f"it passes more than {MAX_LINK_HOPS} links")
+                    target = os.readlink(part, dir_fd=chain[-1])
+                    if os.path.isabs(target):
+                        try:
+                            target = self.relative(target)
+                        except PermissionDenied:
+                            raise self._refuse(
+                                path, "a link on it points outside the workspace"
+                            ) from None
+                        while len(chain) > 1:
+                            os.close(chain.pop())
+                        names.clear()
+                    pending[:0] = [p for p in target.split("/") if p not in ("", ".")]
+                    continue
+                if not pending:
+                    return chain.pop(), part, "/".join([*names, part])
+                try:
+                    chain.append(os.open(part, _DIR_FLAGS, dir_fd=chain[-1]))
+                except OSError as exc:
+                    if exc.errno == errno.ENOTDIR:
+                        raise _not_dir("/".join([*names, part])) from None
+                    if exc.errno not in (errno.ELOOP, errno.ENOENT):
+                        raise
+                    hops += 1  # swapped for a link, or removed, since the stat: look again
+                    if hops > MAX_LINK_HOPS:
+                        raise self._refuse(path, "it keeps changing while it is opened") from None
+                    pending.insert(0, part)
+                    continue
+                names.append(part)
+            return chain.pop(), None, "/".join(names) or "."
+        finally:
+            for fd in chain:
+                os.close(fd)
+
+    def canonical(self, path: str) -> str:
+        """The absolute host path the tools open for `path` (links resolved inside the jail)."""
+        fd, _, relative = self.walk(path)
+        os.close(fd)
+        return self.root if relative == "." else os.path.join(self.root, relative)
+
+    def open(self, path: str, *, directory: bool = False) -> tuple[int, str]:
+        """A read descriptor on `path` and its path relative to the root; a file must be a
+        regular file (opened non-blocking: a FIFO cannot hang the call), a directory one."""
+        flags = _FILE_FLAGS | (os.O_DIRECTORY if directory else 0)
+        relative = self.relative(path)
+        try:
+            fd = _openat2(self._fd, relative or ".", flags)
+        except FileNotFoundError:
+            raise _missing(relative or ".") from None
+        except NotADirectoryError:
+            raise _not_dir(relative) from None
+        if fd is None:
+            parent, name, relative = self.walk(path)
+            try:
+                fd = parent if name is None else self._open_in(parent, name, flags, relative)
+            finally:
+                if name is not None:
+                    os.close(parent)
+        else:
+            relative = self._relative_of(fd) or relative or "."
+        mode = os.fstat(fd).st_mode
+        if directory or stat.S_ISREG(mode):
+            return fd, relative
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise InvalidArguments(f"{relative!r} is a directory; use list_dir")
+        raise self._refuse(relative, f"it is not a regular file ({kind(mode)})")
+
+    def _open_in(self, parent: int, name: str, flags: int, relative: str) -> int:
+        try:
+            return os.open(name, flags | os.O_NOFOLLOW, dir_fd=parent)
+        except FileNotFoundError:
+            raise _missing(relative) from None
+        except NotADirectoryError:
+            raise _not_dir(relative) from None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise self._refuse(relative, "it changed into a link while it was opened") from None
+            raise
+
+    def _relative_of(self, fd: int) -> str | None:
+        with contextlib.suppress(OSError):
+            where = os.readlink(f"/proc/self/fd/{fd}")
+            if where == self.root:
+                return "."
+            if where.startswith(self.root + "/"):
+                return where[len(self.root) + 1 :]
+        return None
+
+    def parent_for_write(self, path: str) -> tuple[int, str, str]:
+        """(descriptor of the folder the file goes in, its name, its path relative to the
+        root); the folder must exist inside the jail."""
+        try:
+            parent, name, relative = self.walk(path)
+        except InvalidArguments as exc:
+            if "no such file" in exc.message:
+                why = "its parent directory does not exist; create it first"
+                raise self._refuse(path, why) from None
+            raise
+        if name is None:
+            os.close(parent)
             raise self._refuse(path, "the workspace root itself is not a file")
-        parent = os.path.dirname(real)
-        if not os.path.isdir(parent):
-            raise self._refuse(path, "its parent directory does not exist; create it first")
-        return real
+        return parent, name, relative
 
-    def display(self, real: str) -> str:
-        """A path as the model should see it: relative to the root, '.' for the root."""
-        return os.path.relpath(real, self.root)
+    def read(self, path: str, limit: int, offset: int = 0) -> tuple[bytes, int, str]:
+        """Up to `limit` bytes of the regular file `path` from `offset`, its full size, and its
+        path relative to the root."""
+        fd, relative = self.open(path)
+        try:
+            return *read_fd(fd, limit, offset), relative
+        finally:
+            os.close(fd)
+
+    def write(self, path: str, data: bytes) -> str:
+        """Replace `path` with `data` atomically (`write_in`); its path relative to the root."""
+        parent, name, relative = self.parent_for_write(path)
+        try:
+            write_in(parent, name, data)
+        finally:
+            os.close(parent)
+        return relative
 
     def _refuse(self, path: str, why: str) -> PermissionDenied:
         error = PermissionDenied(
@@ -72,49 +259,64 @@ class Jail:
         return error
 
 
-def read_bytes(real: str, limit: int, offset: int = 0) -> tuple[bytes, int]:
-    """Up to `limit` bytes of the file from `offset`, and its full size; the final component is
-    not followed (a link swapped in after the check fails instead of being read)."""
-    fd = os.open(real, os.O_RDONLY | _NOFOLLOW)
-    with os.fdopen(fd, "rb") as file:
-        size = os.fstat(file.fileno()).st_size
-        file.seek(offset)
-        return file.read(limit), size
+def _missing(relative: str) -> InvalidArguments:
+    return InvalidArguments(f"no such file: {relative}")
+
+
+def _not_dir(relative: str) -> InvalidArguments:
+    return InvalidArguments(f"{relative!r} is not a directory")
+
+
+def read_fd(fd: int, limit: int, offset: int = 0) -> tuple[bytes, int]:
+    """Up to `limit` bytes of the open file from `offset`, and its full size."""
+    size = os.fstat(fd).st_size
+    return os.pread(fd, limit, offset), size
+
+
+def write_in(dir_fd: int, name: str, data: bytes) -> None:
+    """Write `data` to `name` in the open folder via a temporary sibling and a rename, never
+    through an existing symlink; an existing file keeps its mode."""
+    mode = 0o644
+    with contextlib.suppress(FileNotFoundError):
+        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(f"{name!r} is a directory")
+        mode = stat.S_IMODE(info.st_mode)
+    temp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(temp, flags, mode, dir_fd=dir_fd)
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp, dir_fd=dir_fd)
+        raise
 
 
 def write_atomic(real: str, data: bytes) -> None:
-    """Write `data` to `real` via a temporary sibling and a rename, relative to the parent's
-    descriptor, never through an existing symlink; an existing file keeps its mode."""
+    """`write_in` for a trusted absolute path (the host's own settings files)."""
     parent, name = os.path.split(real)
     dir_fd = os.open(parent, _DIR_FLAGS)
     try:
-        mode = 0o644
-        with contextlib.suppress(FileNotFoundError):
-            info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-            if stat.S_ISDIR(info.st_mode):
-                raise IsADirectoryError(f"{name!r} is a directory")
-            mode = stat.S_IMODE(info.st_mode)
-        temp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, mode, dir_fd=dir_fd)
-        try:
-            with os.fdopen(fd, "wb") as file:
-                file.write(data)
-                file.flush()
-                os.fsync(file.fileno())
-            os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temp, dir_fd=dir_fd)
-            raise
+        write_in(dir_fd, name, data)
     finally:
         os.close(dir_fd)
 
 
-def describe(path: Path) -> str:
-    """'file', 'dir', 'link' or 'other' for a directory entry, without following links."""
-    mode = path.lstat().st_mode
+def kind(mode: int) -> str:
+    """'file', 'dir', 'link' or 'other' for a file mode."""
     if stat.S_ISLNK(mode):
         return "link"
     if stat.S_ISDIR(mode):
         return "dir"
     return "file" if stat.S_ISREG(mode) else "other"
+
+
+def scan(dir_fd: int) -> Iterator[os.DirEntry[str]]:
+    """The entries of an open folder, sorted by name (links not followed)."""
+    with os.scandir(dir_fd) as entries:
+        yield from sorted(entries, key=lambda e: e.name)

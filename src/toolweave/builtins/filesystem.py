@@ -1,24 +1,27 @@
 """Filesystem tools jailed to one directory: read, write, edit, list, search and inspect files.
 
-Every path goes through `Jail` (see `_jail.py` for the rules), reads are capped with a note
-when cut, and writes are atomic. The tools are plain functions, so they run in a worker thread
-and never block the event loop.
+Every path is opened through `Jail` (see `_jail.py`: component by component from the jail's
+descriptor, never by name after a check), reads are capped with a note when cut, only regular
+files are read, and writes are atomic. Each tool carries `rule_path`, the path it will open as
+the host sees it, so permission rules (`read_file(secret.txt)`, `Read(...)`) match what is
+opened, not what was written (an absolute path or a link alias). The tools are plain
+functions, so they run in a worker thread and never block the event loop.
 """
 
 from __future__ import annotations
 
 import codecs
+import contextlib
 import fnmatch
 import os
 import stat
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 
-from toolweave.builtins._jail import Jail, describe, read_bytes, write_atomic
+from toolweave.builtins._jail import Jail, kind, read_fd, scan
 from toolweave.builtins._output import check_positive, untrusted
 from toolweave.tools.base import Tool
-from toolweave.tools.errors import InvalidArguments
+from toolweave.tools.errors import InvalidArguments, ToolError
 from toolweave.tools.function_tool import tool
 from toolweave.tools.permissions import Permission
 from toolweave.tools.result import ToolResult
@@ -59,12 +62,9 @@ def filesystem_tools(
             path: File path relative to the workspace root, e.g. 'docs/readme.md'.
             offset: Byte offset to start from; use it to read the rest of a long file.
         """
-        real = jail.resolve(path)
         if offset < 0:
             raise InvalidArguments("offset must be 0 or more", tool="read_file")
-        if os.path.isdir(real):
-            raise InvalidArguments(f"{path!r} is a directory; use list_dir", tool="read_file")
-        data, size = read_bytes(real, max_read_bytes, offset)
+        data, size, _ = jail.read(path, max_read_bytes, offset)
         # A cut inside a multi-byte character (Chinese text) is left for the next read.
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         text = decoder.decode(data, final=offset + len(data) >= size)
@@ -83,16 +83,17 @@ def filesystem_tools(
         Args:
             path: Directory relative to the workspace root; '.' is the root.
         """
-        real = jail.resolve(path)
-        if not os.path.isdir(real):
-            raise InvalidArguments(f"{path!r} is not a directory", tool="list_dir")
-        entries = sorted(Path(real).iterdir(), key=lambda p: p.name)
-        lines = []
-        for entry in entries[:max_entries]:
-            kind = describe(entry)
-            size = entry.lstat().st_size if kind == "file" else ""
-            suffix = "/" if kind == "dir" else ""
-            lines.append(f"{kind}\t{size}\t{entry.name}{suffix}")
+        fd, _ = jail.open(path, directory=True)
+        try:
+            entries = list(scan(fd))
+            lines = []
+            for entry in entries[:max_entries]:
+                info = entry.stat(follow_symlinks=False)
+                what = kind(info.st_mode)
+                size = info.st_size if what == "file" else ""
+                lines.append(f"{what}\t{size}\t{entry.name}{'/' if what == 'dir' else ''}")
+        finally:
+            os.close(fd)
         if len(entries) > max_entries:
             lines.append(f"[... {len(entries) - max_entries} more entries not listed ...]")
         return untrusted("\n".join(lines) or "(empty directory)", "list_dir")
@@ -108,28 +109,30 @@ def filesystem_tools(
             contains: Case-insensitive text the file must contain; prints matching lines.
             path: Directory to search under, relative to the workspace root.
         """
-        base = jail.resolve(path)
-        if not os.path.isdir(base):
-            raise InvalidArguments(f"{path!r} is not a directory", tool="search_files")
+        base_fd, base = jail.open(path, directory=True)
         needle = contains.casefold() if contains else None
         hits: list[str] = []
         skipped = 0
-        for relative, real in _walk(jail, base):
-            name = os.path.basename(relative)
-            if not (fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(name, pattern)):
-                continue
-            shown = jail.display(real)
-            if needle is None:
-                hits.append(shown)
-            elif os.path.getsize(real) > DEFAULT_MAX_SEARCH_FILE_BYTES:
-                skipped += 1
-            else:
-                data, _ = read_bytes(real, DEFAULT_MAX_SEARCH_FILE_BYTES)
-                for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
-                    if needle in line.casefold():
-                        hits.append(f"{shown}:{number}: {line.strip()[:300]}")
-            if len(hits) >= max_entries:
-                break
+        try:
+            for relative, fd, shown in _files(jail, base_fd, base):
+                with contextlib.closing(_Closer(fd)):
+                    name = os.path.basename(relative)
+                    if not (fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(name, pattern)):
+                        continue
+                    if needle is None:
+                        hits.append(shown)
+                    elif os.fstat(fd).st_size > DEFAULT_MAX_SEARCH_FILE_BYTES:
+                        skipped += 1
+                    else:
+                        data, _ = read_fd(fd, DEFAULT_MAX_SEARCH_FILE_BYTES)
+                        text = data.decode("utf-8", "replace")
+                        for number, line in enumerate(text.splitlines(), 1):
+                            if needle in line.casefold():
+                                hits.append(f"{shown}:{number}: {line.strip()[:300]}")
+                if len(hits) >= max_entries:
+                    break
+        finally:
+            os.close(base_fd)
         notes = []
         if len(hits) >= max_entries:
             notes.append(f"[... stopped after {max_entries} matches; narrow the search ...]")
@@ -148,11 +151,16 @@ def filesystem_tools(
         Args:
             path: Path relative to the workspace root.
         """
-        real = jail.resolve(path)
-        info = os.lstat(real)
+        parent, name, relative = jail.walk(path)
+        try:
+            info = os.fstat(parent) if name is None else os.stat(name, dir_fd=parent)
+        except FileNotFoundError:
+            raise InvalidArguments(f"no such file: {relative}", tool="file_info") from None
+        finally:
+            os.close(parent)
         return {
-            "path": jail.display(real),
-            "type": describe(Path(real)),
+            "path": relative,
+            "type": kind(info.st_mode),
             "size": info.st_size,
             "modified": datetime.fromtimestamp(info.st_mtime, UTC).isoformat(),
             "mode": stat.filemode(info.st_mode),
@@ -160,7 +168,7 @@ def filesystem_tools(
 
     tools: list[Tool] = [read_file, list_dir, search_files, file_info]
     if not writable:
-        return tools
+        return _with_rule_path(tools, jail)
 
     def checked(path: str, content: str, tool_name: str) -> bytes:
         data = content.encode("utf-8")
@@ -182,10 +190,8 @@ def filesystem_tools(
             path: File path relative to the workspace root; its directory must exist.
             content: The complete new content of the file (UTF-8 text).
         """
-        real = jail.resolve_for_write(path)
         data = checked(path, content, "write_file")
-        write_atomic(real, data)
-        return f"wrote {len(data)} bytes to {jail.display(real)}"
+        return f"wrote {len(data)} bytes to {jail.write(path, data)}"
 
     @tool(permissions=[Permission.WRITE], primary_arg="path", open_world=False)
     def edit_file(path: str, old_text: str, new_text: str, replace_all: bool = False) -> str:
@@ -198,10 +204,9 @@ def filesystem_tools(
             new_text: The replacement text.
             replace_all: Replace every occurrence instead of requiring exactly one.
         """
-        real = jail.resolve_for_write(path)
         if not old_text:
             raise InvalidArguments("old_text must not be empty", tool="edit_file")
-        data, size = read_bytes(real, max_write_bytes + 1)
+        data, size, _ = jail.read(path, max_write_bytes + 1)
         if size > max_write_bytes:
             raise InvalidArguments(
                 f"{path!r} is larger than max_write_bytes ({max_write_bytes})", tool="edit_file"
@@ -216,21 +221,54 @@ def filesystem_tools(
                 "or pass replace_all=true",
                 tool="edit_file",
             )
-        updated = text.replace(old_text, new_text)
-        write_atomic(real, checked(path, updated, "edit_file"))
-        return f"replaced {count} occurrence(s) in {jail.display(real)}"
+        relative = jail.write(path, checked(path, text.replace(old_text, new_text), "edit_file"))
+        return f"replaced {count} occurrence(s) in {relative}"
 
-    return [*tools, write_file, edit_file]
+    return _with_rule_path([*tools, write_file, edit_file], jail)
 
 
-def _walk(jail: Jail, base: str) -> Iterator[tuple[str, str]]:
-    """(path relative to `base`, real path) of every regular file under `base`, in sorted
-    order; links are followed only when their target stays inside the jail, directories never
-    via links."""
-    for directory, dirs, files in os.walk(base, followlinks=False):
+class _Closer:
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+def _files(jail: Jail, base_fd: int, base: str) -> Iterator[tuple[str, int, str]]:
+    """(path relative to `base`, an open descriptor, path relative to the root) of every
+    regular file under the open folder `base_fd`, in sorted order. Folders are walked by
+    descriptor and never through links; a linked file is opened through the jail, so only a
+    target inside it is read. The caller closes each descriptor."""
+    for directory, dirs, names, dir_fd in os.fwalk(".", dir_fd=base_fd):
         dirs.sort()
-        for name in sorted(files):
-            full = os.path.join(directory, name)
-            real = os.path.realpath(full)
-            if jail.contains(real) and os.path.isfile(real):
-                yield os.path.relpath(full, base), real
+        for name in sorted(names):
+            relative = os.path.normpath(os.path.join(directory, name))
+            inside = relative if base == "." else f"{base}/{relative}"
+            try:
+                info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+                if stat.S_ISLNK(info.st_mode):
+                    fd, shown = jail.open(inside)
+                elif stat.S_ISREG(info.st_mode):
+                    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
+                    fd, shown = os.open(name, flags, dir_fd=dir_fd), inside
+                else:
+                    continue  # a FIFO, socket or device is never opened
+            except (OSError, ToolError):
+                continue  # gone, a link out of the jail, or not a regular file
+            yield relative, fd, shown
+
+
+def _with_rule_path(tools: list[Tool], jail: Jail) -> list[Tool]:
+    """Each tool answers, for permission rules, the host path its `path` argument opens and the
+    folder relative rules are anchored at (the jail): `rule_path(value) -> (path, base)`."""
+
+    def rule_path(value: str) -> tuple[str, str] | None:
+        try:
+            return jail.canonical(value), jail.root
+        except ToolError:
+            return None  # the tool refuses this path itself
+
+    for one in tools:
+        one.rule_path = rule_path  # type: ignore[attr-defined]
+    return tools
