@@ -18,6 +18,7 @@ from mcp.client import Client
 from toolweave.host import ToolHost, parse_config
 from toolweave.host.providers import base as host_providers
 from toolweave.mcp.server.testing import connect
+from toolweave.mcp.shared.errors import JSONRPCError
 from toolweave.tools import ApprovalRequired, Permission, ToolContext, tool
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -63,12 +64,18 @@ def _port() -> int:
     return port
 
 
-async def _serve(tmp_path: Path, serve: dict[str, Any]) -> AsyncIterator[str]:
+async def _serve(
+    tmp_path: Path, serve: dict[str, Any], sections: dict[str, Any] | None = None
+) -> AsyncIterator[str]:
+    """The URL of a host serving `[serve]` (plus `serve`) and the other `sections` over HTTP."""
     port = _port()
     toml = tmp_path / "toolweave.toml"
     toml.write_text("")  # so relative paths resolve against tmp_path
     config = parse_config(
-        {"serve": {"providers": ["governed"], "transport": "http", "port": port, **serve}},
+        {
+            "serve": {"providers": ["governed"], "transport": "http", "port": port, **serve},
+            **(sections or {}),
+        },
         source=toml,
     )
     host = ToolHost(config)
@@ -201,7 +208,8 @@ def test_bad_serve_rules_name_the_table() -> None:
 
 
 async def test_rules_name_proxied_tools_the_claude_code_way(tmp_path: Path) -> None:
-    """`mcp__<server>__<tool>` rules reach tools the gateway proxies as `<server>__<tool>`."""
+    """`mcp__<server>__<tool>` rules reach tools the gateway proxies as `<server>__<tool>`; a
+    tool such a rule denies outright is not even listed, and calling it anyway is refused."""
     config = parse_config(
         {
             "serve": {
@@ -219,9 +227,11 @@ async def test_rules_name_proxied_tools_the_claude_code_way(tmp_path: Path) -> N
     host = ToolHost(config)
     try:
         async with connect(host.server) as client:
+            listed = {t["name"] for t in await client.list_tools()}
             converted = await client.call_tool("weather__celsius_to_fahrenheit", {"celsius": 100})
-            denied = await client.call_tool("weather__get_weather", {"city": "北京"})
+            with pytest.raises(JSONRPCError, match="weather__get_weather"):
+                await client.call_tool("weather__get_weather", {"city": "北京"})
     finally:
         await host.close()
     assert converted["structuredContent"] == {"result": 212.0}
-    assert denied["isError"] is True and "mcp__weather__get_*" in denied["content"][0]["text"]
+    assert "weather__celsius_to_fahrenheit" in listed and "weather__get_weather" not in listed

@@ -204,8 +204,8 @@ class Rules:
         if kind == "command" and isinstance(value, str):
             outcome = self._command(value, rules, cwd)
         elif kind == "path" and isinstance(value, str):
-            path = resolve_path(value, cwd)
-            outcome = _first(rules, path, _path_matcher(path, cwd))
+            path, base = _opened_path(tool, value, cwd)
+            outcome = _first(rules, path, _path_matcher(path, base))
         elif kind == "domain" and isinstance(value, str):
             outcome = _first(rules, value, lambda r: r.matches_domain(value))
         else:
@@ -276,6 +276,15 @@ def _primary(args: Mapping[str, Any], tool: Tool | None) -> tuple[str | None, Ru
     if key in _URL_ARGS:
         return key, "domain"
     return key, "value"
+
+
+def _opened_path(tool: Tool | None, value: str, cwd: str) -> tuple[str, str]:
+    """The path a tool will open for `value` and the folder its relative rules are anchored
+    at: the tool's own answer (`rule_path`, as the filesystem jail gives), else `value`
+    resolved against `cwd`."""
+    answer = getattr(tool, "rule_path", None)
+    opened = answer(value) if callable(answer) else None
+    return opened if opened is not None else (resolve_path(value, cwd), cwd)
 
 
 def _first(rules: list[Rule], subject: str, matches: Callable[[Rule], bool]) -> Explanation | None:

@@ -64,6 +64,18 @@ class HostGovernance:
         )
         self._states: OrderedDict[str, ApprovalState] = OrderedDict()
 
+    def denied_outright(self, name: str, tool: Tool) -> str | None:
+        """The deny rule that refuses every call of `name` whatever its arguments (`bash`,
+        `mcp__files`), or None: such a tool is not listed at all."""
+        rules = self.governance.rules
+        if rules is None:
+            return None
+        explanation = rules.explain(name, {}, tool=tool)
+        rule = explanation.rule
+        if explanation.decision == "deny" and rule is not None and rule.specifier is None:
+            return rule.text
+        return None
+
     def _gate(self, ctx: ToolContext) -> tuple[Governance, GateContext]:
         governance = self.governance
         approver = elicitation_approver(ctx)

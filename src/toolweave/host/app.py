@@ -2,9 +2,10 @@
 
 Every published tool is wrapped in a `GovernedTool`, so the host's `PermissionPolicy`, its
 `[serve.rules]` and `[serve].hooks` are applied before anything runs or is forwarded downstream
-(asking the person by MCP elicitation where a rule says `ask`). A tool the policy refuses is
-not even listed; a refusal at call time comes back as an `isError` result the model can read,
-and downstream permission probes are forwarded rather than executed.
+(asking the person by MCP elicitation where a rule says `ask`). A tool the policy refuses, or a
+rule denies whatever its arguments (`deny = ["bash"]`), is not even listed; a refusal at call
+time comes back as an `isError` result the model can read, and downstream permission probes
+are forwarded rather than executed.
 """
 
 from __future__ import annotations
@@ -182,6 +183,10 @@ class ToolHost:
             self.policy.check(governed.name, governed.permissions)
         except PermissionDenied as exc:
             logger.info("not publishing %r: %s", governed.name, exc.message)
+            return
+        denied = self.governance.denied_outright(governed.name, tool)
+        if denied is not None:  # nor what a rule denies whatever the arguments
+            logger.info("not publishing %r: the rule %r denies every call", governed.name, denied)
             return
         self.server.add_tool(
             governed,
