@@ -5,8 +5,12 @@ in one run.
   `asyncio.to_thread(Path.read_text)` on the same 4 KiB file;
 - `sql_query` on SQLite (mode=ro, authorizer, progress-handler deadline, table formatting) vs
   the same SELECT through a plain `SQLiteDatabase.run` (same worker-thread plumbing);
-- `bash` (bashlex parse of every simple command, the three-stage gate, own process group,
-  pidfd exit wait, kill of the group) vs `asyncio.create_subprocess_exec("bash", "-c", ...)`.
+- `bash` (bashlex parse of every simple command, the three-stage gate, the bubblewrap sandbox,
+  own process group, pidfd exit wait, kill of the group) vs
+  `asyncio.create_subprocess_exec("bash", "-c", ...)`;
+- the sandbox alone: the same `bash` tool with `sandbox="on"` vs `sandbox="off"` (approved, so
+  both run the same gate and process handling; the difference is bubblewrap's namespaces and
+  mounts).
 
 Rounds alternate which side goes first and each ratio is the median of per-round ratios, so a
 neighbour stealing CPU hurts both alike; compare ratios, not absolute numbers.
@@ -97,10 +101,16 @@ async def main() -> None:
         await reader.close()
         await plain.close()
 
+        command = {"command": "echo 你好 && echo done"}
+        approved = ToolContext(tool_call_approved=True)
         bash = shell_tool(root, allow=[r"^echo\b"])
+        bare = shell_tool(root, allow=[r"^echo\b"], sandbox="off")
 
         async def guarded_shell() -> object:
-            return await bash.execute({"command": "echo 你好 && echo done"}, ctx)
+            return await bash.execute(command, approved)
+
+        async def unsandboxed_shell() -> object:
+            return await bare.execute(command, approved)
 
         async def plain_shell() -> object:
             process = await asyncio.create_subprocess_exec(
@@ -109,6 +119,7 @@ async def main() -> None:
             return await process.communicate()
 
         await compare("bash", guarded_shell, plain_shell, 40)
+        await compare("sandbox", guarded_shell, unsandboxed_shell, 40)
 
 
 if __name__ == "__main__":
