@@ -134,6 +134,20 @@ async def test_the_workspace_and_private_tmp_are_writable(places: Places) -> Non
     assert not exists(f"/tmp/{name}")  # the private /tmp went away with the call
 
 
+async def test_git_hooks_and_config_stay_read_only(places: Places) -> None:
+    """Git runs them later, outside the sandbox: writing them would escape it."""
+    hook = places.workspace / ".git" / "hooks" / "post-commit"
+    config = (places.workspace / ".git" / "config").read_text()
+    command = (
+        f"echo 'touch {places.sentinel}' > {hook}; git config core.pager 'touch x'; git add a.txt"
+    )
+    result = await run_bash(places, "").execute({"command": command}, approved())
+    assert not hook.exists() and (places.workspace / ".git" / "config").read_text() == config
+    assert "Read-only file system" in result.text
+    staged = await run_bash(places, "").execute({"command": "git diff --cached --stat"}, approved())
+    assert "a.txt" in staged.text  # the rest of the repository works as usual
+
+
 async def test_no_network_unless_allowed(places: Places) -> None:
     connected = asyncio.Event()
 

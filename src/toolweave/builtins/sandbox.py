@@ -8,7 +8,8 @@ itself runs under bubblewrap (`bwrap`, as Anthropic's sandbox-runtime does on Li
   user namespaces inside are refused (`--disable-userns`) and every capability is dropped
   (`--cap-drop ALL`: bwrap run by root would otherwise keep them, and with them `mount`);
 - the host filesystem read-only (`--ro-bind / /`), a fresh `/dev` and `/proc`, a private
-  `/tmp`, and read-write only the `writable` directories (the workspace);
+  `/tmp`, and read-write only the `writable` directories (the workspace), except a git
+  repository's hooks and config there, which programs outside the sandbox run later;
 - a new PID namespace whose init is bwrap: when the command exits, or is killed on timeout or
   cancellation, the kernel kills everything left in it, so `setsid sleep 25 &` cannot outlive
   the call; `--die-with-parent` stops it if the host dies.
@@ -49,6 +50,9 @@ INSTALL_HINT = (
 )
 SANDBOX_TMP = "/tmp"
 """The private, empty temporary directory every sandboxed process gets."""
+PROTECTED_IN_WORKSPACE = (".git/hooks", ".git/config")
+"""Paths inside a writable directory kept read-only: git runs hooks and config-named programs
+later, outside the sandbox (as sandbox-runtime protects them)."""
 _PROBE_COMMAND = ("/bin/sh", "-c", "exit 0")
 
 
@@ -72,7 +76,7 @@ class Sandbox:
             raise ConfigError(f'sandbox must be "on" or "off", got {self.mode!r}')
         for path in (*self.writable, *self.readable):
             if not os.path.isabs(path) or not os.path.isdir(path):
-                raise ConfigError(f"sandbox writable path {path!r} is not an existing directory")
+                raise ConfigError(f"sandbox path {path!r} is not an existing directory")
 
     @property
     def enabled(self) -> bool:
@@ -83,12 +87,18 @@ class Sandbox:
         args = [bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--unshare-user"]
         if self.network:
             args.append("--share-net")
-        args += ["--disable-userns", "--cap-drop", "ALL", "--ro-bind", "/", "/"]
+        if bwrap not in _OLD_BWRAP:
+            args.append("--disable-userns")
+        args += ["--cap-drop", "ALL", "--ro-bind", "/", "/"]
         args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", SANDBOX_TMP]
         for path in self.readable:
             args += ["--ro-bind", path, path]
         for path in self.writable:
             args += ["--bind", path, path]
+            for protected in PROTECTED_IN_WORKSPACE:  # code that runs later, outside
+                inside = os.path.join(path, protected)
+                if os.path.lexists(inside) and not os.path.islink(inside):
+                    args += ["--ro-bind", inside, inside]
         args += ["--chdir", cwd, "--setenv", "TMPDIR", SANDBOX_TMP, "--", *argv]
         return args
 
@@ -104,6 +114,8 @@ class Sandbox:
             )
         key = (found, self.network)
         if key not in _PROVEN:
+            if "--disable-userns" not in await _output([found, "--help"]):
+                _OLD_BWRAP.add(found)  # before 0.8: nested namespaces stay possible, capless
             problem = await _probe(self.wrap(_PROBE_COMMAND, "/", found))
             if problem:
                 raise SandboxUnavailable(
@@ -115,6 +127,15 @@ class Sandbox:
 
 
 _PROVEN: set[tuple[str, bool]] = set()
+_OLD_BWRAP: set[str] = set()
+
+
+async def _output(argv: list[str]) -> str:
+    process = await asyncio.create_subprocess_exec(
+        *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+    )
+    out, _ = await process.communicate()
+    return out.decode("utf-8", "replace")
 
 
 async def _probe(argv: list[str]) -> str:
