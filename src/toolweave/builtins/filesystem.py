@@ -146,14 +146,19 @@ def filesystem_tools(
 
     @tool(read_only=True, permissions=[Permission.READ], primary_arg="path", open_world=False)
     def file_info(path: str) -> dict[str, object]:
-        """Type, size, modification time and mode of a workspace path (links not followed).
+        """Type, size, modification time and mode of a workspace path (a link inside it is
+        described by what it points to).
 
         Args:
             path: Path relative to the workspace root.
         """
         parent, name, relative = jail.walk(path)
         try:
-            info = os.fstat(parent) if name is None else os.stat(name, dir_fd=parent)
+            info = (
+                os.fstat(parent)
+                if name is None
+                else os.stat(name, dir_fd=parent, follow_symlinks=False)
+            )
         except FileNotFoundError:
             raise InvalidArguments(f"no such file: {relative}", tool="file_info") from None
         finally:
