@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from toolweave.builtins import filesystem_tools
+from toolweave.governance import Rules
 from toolweave.tools import PermissionDenied, Tool, ToolContext, ToolError
 
 SECRET = "TOP-SECRET-行星"
@@ -196,3 +197,24 @@ async def test_read_only_mode_has_no_write_tools(world: dict[str, Path]) -> None
         filesystem_tools(world["root"], max_read_bytes=0)
     with pytest.raises(ValueError, match="not an existing directory"):
         filesystem_tools(world["root"] / "missing")
+
+
+@pytest.mark.parametrize("rule", ["read_file(secret.txt)", "read_file(./secret.txt)"])
+async def test_path_rules_match_the_file_that_is_opened(rule: str, world: dict[str, Path]) -> None:
+    """The jail is not the rules' working directory: an absolute path into the jail, a link
+    alias and a detour all meet the rule written for `secret.txt`."""
+    root = world["root"]
+    (root / "secret.txt").write_text(SECRET)
+    (root / "alias").symlink_to("secret.txt")
+    (root / "docs" / "abs_alias").symlink_to(root / "secret.txt")
+    read_file = tools(root)["read_file"]
+    rules = Rules(deny=[rule], cwd=world["outside"])
+    for path in (
+        "secret.txt",
+        str(root / "secret.txt"),
+        "alias",
+        "docs/abs_alias",
+        "docs/../secret.txt",
+    ):
+        assert rules.decide("read_file", {"path": path}, tool=read_file) == "deny", path
+    assert rules.decide("read_file", {"path": "docs/readme.md"}, tool=read_file) == "allow"
