@@ -162,7 +162,28 @@ async def test_no_network_unless_allowed(places: Places) -> None:
         closed = await run_bash(places, "").execute({"command": command}, approved())
         assert closed.is_error and not connected.is_set()
         opened = await run_bash(places, "", network=True).execute({"command": command}, approved())
-        assert "exit code 0" in opened.text and connected.is_set()
+        assert "exit code 0" in opened.text
+        await asyncio.wait_for(connected.wait(), 30)
+
+
+async def test_host_unix_sockets_are_out_of_reach(places: Places) -> None:
+    """A read-only mount does not stop connect() to a socket file: the seccomp filter does."""
+    connected = asyncio.Event()
+
+    async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connected.set()
+        writer.close()
+
+    path = places.outside / "service.sock"
+    connect = f"import socket; socket.socket(socket.AF_UNIX).connect({str(path)!r})"
+    command = {"command": f'python3 -c "{connect}"'}
+    server = await asyncio.start_unix_server(accept, str(path))
+    async with server:
+        refused = await run_bash(places, "").execute(command, approved())
+        assert refused.is_error and "PermissionError" in refused.text and not connected.is_set()
+        reached = await run_bash(places, "", sandbox="off").execute(command, approved())
+        assert "exit code 0" in reached.text
+        await asyncio.wait_for(connected.wait(), 30)  # the server saw it (its task may lag)
 
 
 async def test_a_new_session_in_the_background_dies_with_the_call(places: Places) -> None:

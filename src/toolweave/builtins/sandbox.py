@@ -7,6 +7,7 @@ itself runs under bubblewrap (`bwrap`, as Anthropic's sandbox-runtime does on Li
 - every namespace unshared (`--unshare-all`, plus `--share-net` only when `network` is on);
   user namespaces inside are refused (`--disable-userns`) and every capability is dropped
   (`--cap-drop ALL`: bwrap run by root would otherwise keep them, and with them `mount`);
+  a seccomp filter refuses Unix sockets, which a read-only mount does not (`_seccomp`);
 - the host filesystem read-only (`--ro-bind / /`), a fresh `/dev` and `/proc`, a private
   `/tmp`, and read-write only the `writable` directories (the workspace), except a git
   repository's hooks and config there, which programs outside the sandbox run later;
@@ -28,10 +29,11 @@ import contextlib
 import os
 import shutil
 import signal
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from toolweave.builtins import _seccomp
 from toolweave.errors import ConfigError
 from toolweave.tools.context import ToolContext
 from toolweave.tools.errors import PermissionDenied
@@ -82,8 +84,11 @@ class Sandbox:
     def enabled(self) -> bool:
         return self.mode == "on"
 
-    def wrap(self, argv: Sequence[str], cwd: str, bwrap: str = "bwrap") -> list[str]:
-        """`argv` as bubblewrap runs it, in `cwd` (which the sandbox sees at the same path)."""
+    def wrap(
+        self, argv: Sequence[str], cwd: str, bwrap: str = "bwrap", seccomp_fd: int | None = None
+    ) -> list[str]:
+        """`argv` as bubblewrap runs it, in `cwd` (which the sandbox sees at the same path),
+        under the seccomp program readable from `seccomp_fd` when one is given."""
         args = [bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--unshare-user"]
         if self.network:
             args.append("--share-net")
@@ -99,8 +104,39 @@ class Sandbox:
                 inside = os.path.join(path, protected)
                 if os.path.lexists(inside) and not os.path.islink(inside):
                     args += ["--ro-bind", inside, inside]
+        if seccomp_fd is not None:
+            args += ["--seccomp", str(seccomp_fd)]
         args += ["--chdir", cwd, "--setenv", "TMPDIR", SANDBOX_TMP, "--", *argv]
         return args
+
+    async def run(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str,
+        env: Mapping[str, str],
+        timeout: float,
+        max_bytes: int,
+        tool: str,
+        ctx: ToolContext | None = None,
+    ) -> ProcessOutcome:
+        """`run_process` of `argv` inside this sandbox (bare when the mode is "off");
+        `SandboxUnavailable` when none can be made."""
+        if not self.enabled:
+            return await run_process(
+                argv, cwd=cwd, env=env, timeout=timeout, max_bytes=max_bytes, ctx=ctx
+            )
+        bwrap = await self.check(tool)
+        with _filter() as fd:
+            return await run_process(
+                self.wrap(argv, cwd, bwrap, fd),
+                cwd=cwd,
+                env=env,
+                timeout=timeout,
+                max_bytes=max_bytes,
+                ctx=ctx,
+                pass_fds=() if fd is None else (fd,),
+            )
 
     async def check(self, tool: str) -> str:
         """The bwrap binary to use, after proving once per process that it can make this
@@ -116,7 +152,9 @@ class Sandbox:
         if key not in _PROVEN:
             if "--disable-userns" not in await _output([found, "--help"]):
                 _OLD_BWRAP.add(found)  # before 0.8: nested namespaces stay possible, capless
-            problem = await _probe(self.wrap(_PROBE_COMMAND, "/", found))
+            with _filter() as fd:
+                argv = self.wrap(_PROBE_COMMAND, "/", found, fd)
+                problem = await _probe(argv, () if fd is None else (fd,))
             if problem:
                 raise SandboxUnavailable(
                     f"{tool} refused: bwrap cannot make a sandbox here ({problem}); {INSTALL_HINT}",
@@ -138,11 +176,26 @@ async def _output(argv: list[str]) -> str:
     return out.decode("utf-8", "replace")
 
 
-async def _probe(argv: list[str]) -> str:
+@contextlib.contextmanager
+def _filter() -> Iterator[int | None]:
+    """A descriptor holding the seccomp program for one bwrap start (None: no program here)."""
+    data = _seccomp.program()
+    if data is None:
+        yield None
+        return
+    fd = _seccomp.program_fd(data)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+async def _probe(argv: list[str], pass_fds: tuple[int, ...]) -> str:
     """'' when `argv` runs and exits 0, else what went wrong (bwrap's own message)."""
     try:
         process = await asyncio.create_subprocess_exec(
             *argv,
+            pass_fds=pass_fds,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE,
@@ -183,12 +236,14 @@ async def run_process(
     timeout: float,
     max_bytes: int,
     ctx: ToolContext | None = None,
+    pass_fds: tuple[int, ...] = (),
 ) -> ProcessOutcome:
     """Run `argv` in its own session; at most `max_bytes` of stdout+stderr are kept (half from
     the head, half from the tail). The group is killed when the process exits, times out or
     `ctx` is cancelled."""
     process = await asyncio.create_subprocess_exec(
         *argv,
+        pass_fds=pass_fds,
         cwd=cwd,
         env=dict(env),
         stdin=asyncio.subprocess.DEVNULL,

@@ -31,7 +31,6 @@ from toolweave.builtins.sandbox import (
     DEFAULT_SANDBOX_MODE,
     Sandbox,
     SandboxMode,
-    run_process,
 )
 from toolweave.errors import ConfigError
 from toolweave.tools.base import Tool
@@ -155,19 +154,19 @@ def shell_tool(
             refused = PermissionDenied(f"command refused: {reason}", tool="bash")
             refused.recoverable = True  # the model can choose a different command
             raise refused
-        argv = [_BASH, "-c", command]
         if box.enabled:
-            argv = box.wrap(argv, directory, await box.check("bash"))
+            await box.check("bash")  # refuse before asking when no sandbox can be made
         elif decision == "allow":
             decision, reason = "ask", 'the sandbox is off (sandbox = "off"), so every command asks'
         if decision == "ask" and not ctx.tool_call_approved:
             raise ApprovalRequired(reason, tool="bash")
-        outcome = await run_process(
-            argv,
+        outcome = await box.run(
+            [_BASH, "-c", command],
             cwd=directory,
             env=environment,
             timeout=timeout,
             max_bytes=max_output_chars * _CAPTURE_FACTOR,
+            tool="bash",
             ctx=ctx,
         )
         if ctx.cancelled:

@@ -16,7 +16,7 @@ import os
 import sys
 from pathlib import Path
 
-from toolweave.builtins.sandbox import Sandbox, run_process
+from toolweave.builtins.sandbox import Sandbox
 from toolweave.skills.errors import SkillError
 from toolweave.skills.skill import Skill
 
@@ -68,10 +68,14 @@ async def run_script(
     cwd = str(skill.dir.resolve())
     base = sandbox or Sandbox()
     box = dataclasses.replace(base, readable=(*base.readable, cwd))
-    argv = [*command, *args]
-    if box.enabled:
-        argv = box.wrap(argv, cwd, await box.check("skill_run"))
-    outcome = await run_process(argv, cwd=cwd, env=env, timeout=timeout, max_bytes=max_output_bytes)
+    outcome = await box.run(
+        [*command, *args],
+        cwd=cwd,
+        env=env,
+        timeout=timeout,
+        max_bytes=max_output_bytes,
+        tool="skill_run",
+    )
     if outcome.timed_out:
         raise SkillError(f"{script!r} ran past its {timeout:g}s timeout and was stopped")
     text = outcome.output
