@@ -7,6 +7,7 @@ directory would miss `<jail>/secret.txt` (absolute) and a link to it: both must 
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -67,9 +68,9 @@ async def test_rules_see_the_opened_path_over_http(tmp_path: Path, jail: Path) -
 async def test_rules_see_the_opened_path_over_stdio(tmp_path: Path, jail: Path) -> None:
     config = tmp_path / "toolweave.toml"
     config.write_text(
-        f'[serve]\nproviders = ["builtins"]\ndata_dir = "{tmp_path / "data"}"\n'
-        f"[serve.rules]\ndeny = {list(RULES['deny'])!r}\n"
-        f'[builtins]\nroot = "{jail}"\n'.replace("'", '"'),
+        f'[serve]\nproviders = ["builtins"]\ndata_dir = {json.dumps(str(tmp_path / "data"))}\n'
+        f"[serve.rules]\ndeny = {json.dumps(RULES['deny'])}\n"
+        f"[builtins]\nroot = {json.dumps(str(jail), ensure_ascii=False)}\n",
         encoding="utf-8",
     )
     elsewhere = tmp_path / "cwd"
