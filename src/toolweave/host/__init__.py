@@ -10,7 +10,7 @@ from __future__ import annotations
 from toolweave.host.app import GovernedTool, ToolHost
 from toolweave.host.config import (
     HostConfig,
-    PolicyConfig,
+    PolicySection,
     ServeSection,
     load_host_config,
     parse_config,
@@ -26,7 +26,7 @@ __all__ = [
     "DemoProvider",
     "GovernedTool",
     "HostConfig",
-    "PolicyConfig",
+    "PolicySection",
     "Section",
     "ServeSection",
     "ToolHost",

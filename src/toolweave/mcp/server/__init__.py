@@ -6,9 +6,9 @@ is the time to `initialize`, and heavy pieces load only when a client needs them
 
 from __future__ import annotations
 
-from toolweave.mcp.server._sse import EventStore, InMemoryEventStore
 from toolweave.mcp.server.app import MCPServer
 from toolweave.mcp.server.context import Context, is_probe
+from toolweave.mcp.server.event_store import EventStore, InMemoryEventStore
 from toolweave.mcp.server.results import error_result, image_result, probe_result, text_result
 
 __all__ = [
