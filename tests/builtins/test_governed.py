@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp.client.stdio import StdioServerParameters
-
 from mcp import types
 from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+
 from toolweave import Agent
 from toolweave.builtins import shell_tool
 from toolweave.governance import ApprovalRequest

@@ -162,9 +162,8 @@ async def test_a_denied_downstream_lists_and_serves_no_resources_or_prompts() ->
 
 @needs_node
 async def test_the_official_sdk_client_reads_proxied_resources(tmp_path: Path) -> None:
-    from mcp.client.stdio import StdioServerParameters
-
     from mcp.client import Client
+    from mcp.client.stdio import StdioServerParameters
 
     config = tmp_path / "toolweave.toml"
     config.write_text(

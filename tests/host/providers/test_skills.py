@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-from mcp.client import Client
 from tests.skills.factory import write_skill
 from toolweave.host import ToolHost, parse_config
 from toolweave.host.providers.skills import SkillsProvider, SkillsSection, prompt_name
