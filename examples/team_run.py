@@ -18,6 +18,7 @@ import asyncio
 import os
 
 from toolweave import Agent
+from toolweave.agent.orchestration import Orchestration
 from toolweave.llm import FunctionModel, Message, Model, ModelRequest, ScriptedModel, ToolCallPart
 
 TASK = "为新上线的天气查询功能写一段两句话的发布说明。"
@@ -62,7 +63,7 @@ async def main() -> None:
         ]
     )
     member: Model | str = configured or FunctionModel(_member)
-    agent = Agent(lead, teams=True, subagent_model=member)
+    agent = Agent(lead, orchestration=Orchestration(teams=True, subagent_model=member))
     result = await agent.run("请组一个小团队，为天气查询功能写发布说明。")
     (report,) = [i.result.text for i in result.invocations if i.name == "team_run"]
     print(report.splitlines()[0])

@@ -10,7 +10,7 @@ import pytest
 from toolweave import Agent
 from toolweave.errors import ConfigError
 from toolweave.llm import Message, ScriptedModel, TextPart, ToolCallPart
-from toolweave.memory import MemoryManager
+from toolweave.memory import MemoryManager, MemorySettings
 from toolweave.storage.retrieval import Embedder
 
 
@@ -39,7 +39,7 @@ async def test_the_agent_stores_with_the_tool_and_recalls_in_context(
             Message.assistant("好的，已经记住了。"),
         ]
     )
-    agent = Agent(model, instructions="You are helpful.", memory=memory, memory_context=3)
+    agent = Agent(model, instructions="You are helpful.", memory=MemorySettings(memory, context=3))
     assert "memory" in agent.registry
     served = agent.registry.get("memory")
     assert served is not None and "remove" not in served.parameters["properties"]["action"]["enum"]
@@ -63,5 +63,5 @@ async def test_no_context_without_memory_context(tmp_path: Path, embedder: Embed
     await Agent(model, memory=memory).run("units?")
     assert all(m.role != "system" for m in model.requests[0].messages)
     with pytest.raises(ConfigError, match=r"needs Agent\(memory=\.\.\.\)"):
-        Agent(model, memory_context=3)
+        Agent(model)
     await memory.close()
