@@ -220,8 +220,12 @@ async def test_reload_updates_catalog_and_enum(library: SkillLibrary) -> None:
     assert "- fresh: 新的" in model.requests[1].messages[0].text
     with pytest.raises(ConfigError, match="already has a tool of that name"):
         Agent(model, [tool(lambda: "x", name="skill_read")], skills=library)
-    with pytest.raises(TypeError, match=r"must be a toolweave\.skills\.SkillLibrary"):
+    with pytest.raises(TypeError, match=r"Agent\(skills=\.\.\.\) must be a SkillSettings"):
         Agent(model, skills="skills/")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"must be a toolweave\.skills\.SkillLibrary"):
+        SkillSettings("skills/")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"SkillSettings\(catalog_budget_chars=\.\.\.\)"):
+        SkillSettings(library, catalog_budget_chars=0)
 
 
 async def test_scripts_are_refused_without_an_approver(library: SkillLibrary) -> None:
