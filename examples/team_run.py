@@ -1,9 +1,10 @@
 """Orchestration: a team run.
 
-The lead agent (`Agent(..., teams=True)`) calls `team_run` with two ad-hoc members, a
-研究员 (researcher) and a writer, each with its role prompt. Both members run at once as
-subagents on the same task and see none of the lead's history; their answers come back under
-their names, in the order given, and the lead writes the final answer from them.
+The lead agent (`Agent(..., orchestration=Orchestration(teams=True))`) calls `team_run` with
+two ad-hoc members, a 研究员 (researcher) and a writer, each with its role prompt. Both
+members run at once as subagents on the same task and see none of the lead's history; their
+answers come back under their names, in the order given, and the lead writes the final answer
+from them.
 
 Offline, each member's answer is picked by its role (a `FunctionModel`), since members run in
 parallel and the order of their model calls is not fixed.
