@@ -58,7 +58,8 @@ class Orchestration:
     `circuit_failures` failures in a row in one session (None: off) for `circuit_recovery`
     seconds. `todos` (a `TodoStore`) reminds the model of unfinished todos; `quota` meters
     tokens and calls; `commands` (`Commands` or a {name: template} dict) expands slash
-    commands; `query_log` records each run.
+    commands; `query_log` records each run. The agents one `Orchestration` is given to share
+    its circuit breaker, team store and reminders.
     """
 
     subagents: bool
