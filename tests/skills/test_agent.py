@@ -16,9 +16,9 @@ import pytest
 from toolweave.agent import Agent
 from toolweave.agent.session import Session
 from toolweave.errors import ConfigError
-from toolweave.governance import ApprovalRequest
+from toolweave.governance import ApprovalRequest, Governance
 from toolweave.llm import Message, ModelRequest, ScriptedModel, ToolCallPart
-from toolweave.skills import SkillLibrary
+from toolweave.skills import SkillLibrary, SkillSettings
 from toolweave.tools import tool
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
@@ -167,7 +167,7 @@ async def test_release_notes_as_a_slash_command(library: SkillLibrary, tmp_path:
         asked.append(request.tool_name)
         return True
 
-    agent = Agent(model, [delete_branch], skills=library, approver=approver)
+    agent = Agent(model, [delete_branch], governance=Governance(approver=approver), skills=library)
     result = await agent.run("/release-notes v1.0")
     assert asked == ["skill_run"]  # a bundled script passes the governance gates like any shell
     prompt = model.requests[0].messages[1].text
@@ -187,7 +187,7 @@ async def test_release_notes_as_a_slash_command(library: SkillLibrary, tmp_path:
 async def test_selector_model_and_bm25_fallback(library: SkillLibrary) -> None:
     selector = ScriptedModel([Message.assistant('{"skill": "code-review"}')])
     model = ScriptedModel([Message.assistant("done")])
-    agent = Agent(model, skills=library, skill_selector=selector)
+    agent = Agent(model, skills=SkillSettings(library, selector=selector))
     await agent.run("look at my pull request")
     assert "- code-review:" in selector.requests[0].messages[0].text
     user = model.requests[0].messages[1].text
@@ -195,13 +195,13 @@ async def test_selector_model_and_bm25_fallback(library: SkillLibrary) -> None:
     assert user.endswith("look at my pull request")
     confused = ScriptedModel([Message.assistant("I think maybe the second one?")])
     model = ScriptedModel([Message.assistant("done")])
-    agent = Agent(model, skills=library, skill_selector=confused)
+    agent = Agent(model, skills=SkillSettings(library, selector=confused))
     await agent.run("帮我整理一下这次发布的 changelog，写发版说明")
     assert model.requests[0].messages[1].text.startswith('<skill name="release-notes">')
     nothing = ScriptedModel([Message.assistant("done")])
-    await Agent(nothing, skills=library, skill_selector=ScriptedModel([ValueError("down")])).run(
-        "zzz qqq"
-    )
+    await Agent(
+        nothing, skills=SkillSettings(library, selector=ScriptedModel([ValueError("down")]))
+    ).run("zzz qqq")
     assert nothing.requests[0].messages[1].text == "zzz qqq"  # no match: the prompt as typed
 
 
@@ -220,8 +220,12 @@ async def test_reload_updates_catalog_and_enum(library: SkillLibrary) -> None:
     assert "- fresh: 新的" in model.requests[1].messages[0].text
     with pytest.raises(ConfigError, match="already has a tool of that name"):
         Agent(model, [tool(lambda: "x", name="skill_read")], skills=library)
-    with pytest.raises(TypeError, match=r"must be a toolweave\.skills\.SkillLibrary"):
+    with pytest.raises(TypeError, match=r"Agent\(skills=\.\.\.\) must be a SkillSettings"):
         Agent(model, skills="skills/")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"must be a toolweave\.skills\.SkillLibrary"):
+        SkillSettings("skills/")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"SkillSettings\(catalog_budget_chars=\.\.\.\)"):
+        SkillSettings(library, catalog_budget_chars=0)
 
 
 async def test_scripts_are_refused_without_an_approver(library: SkillLibrary) -> None:

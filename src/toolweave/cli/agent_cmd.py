@@ -80,8 +80,9 @@ def _build_agent(
     trace: Path | None = None,
 ) -> Agent:
     from toolweave.agent import Agent
-    from toolweave.agent.orchestration import Commands
+    from toolweave.agent.orchestration import Commands, Orchestration
     from toolweave.agent.tracing import Tracing
+    from toolweave.governance import Governance
     from toolweave.llm import ModelConfigError
 
     if not model:
@@ -92,8 +93,10 @@ def _build_agent(
             tools.tools,
             instructions=instructions,
             max_turns=max_turns,
-            approver=approver,
-            commands=Commands.load(commands) if commands is not None else None,
+            governance=Governance(approver=approver),
+            orchestration=Orchestration(
+                commands=Commands.load(commands) if commands is not None else None
+            ),
             tracing=Tracing.to_jsonl(trace) if trace is not None else None,
         )
     except (ModelConfigError, ConfigError) as exc:

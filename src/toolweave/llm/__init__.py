@@ -22,6 +22,7 @@ from toolweave.llm.messages import (
 )
 from toolweave.llm.model import Model
 from toolweave.llm.scripted import FunctionModel, ScriptedModel
+from toolweave.llm.settings import ModelSettings
 from toolweave.llm.types import (
     Finished,
     FinishReason,
@@ -81,6 +82,7 @@ __all__ = [
     "ModelError",
     "ModelRequest",
     "ModelResponse",
+    "ModelSettings",
     "OpenAIChatModel",
     "OpenAIResponsesModel",
     "Part",

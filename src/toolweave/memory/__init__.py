@@ -6,6 +6,7 @@ calls, `MemoryProvider` its `toolweave serve` provider. See docs/memory.md.
 
 from __future__ import annotations
 
+from toolweave.memory.context import MemorySettings
 from toolweave.memory.graph import EXCLUSIVE_PREDICATES, KnowledgeGraph, extract_relations
 from toolweave.memory.maintenance import CONSOLIDATION_BOOST
 from toolweave.memory.manager import DEFAULT_MAX_MEMORIES, MemoryManager
@@ -30,6 +31,7 @@ __all__ = [
     "MemoryHit",
     "MemoryItem",
     "MemoryManager",
+    "MemorySettings",
     "MemoryTool",
     "MemoryType",
     "Relation",

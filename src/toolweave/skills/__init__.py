@@ -23,6 +23,7 @@ _EXPORTS: dict[str, str] = {
     "SkillLibrary": "library",
     "default_roots": "library",
     "select_skill": "selector",
+    "SkillSettings": "settings",
     "Skill": "skill",
     "SkillIssue": "spec",
     "validate_skill": "spec",
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from toolweave.skills.install import InstallReport
     from toolweave.skills.library import SkillLibrary, default_roots
     from toolweave.skills.selector import select_skill
+    from toolweave.skills.settings import SkillSettings
     from toolweave.skills.skill import Skill
     from toolweave.skills.spec import SkillIssue, validate_skill
 
@@ -45,6 +47,7 @@ __all__ = [
     "SkillIssue",
     "SkillLibrary",
     "SkillScope",
+    "SkillSettings",
     "ToolNotAllowed",
     "default_roots",
     "expand_arguments",

@@ -161,10 +161,13 @@ class Run:
         history = self.session.messages
         self._settle(_UNANSWERED)  # a history written elsewhere may end in unanswered calls
         start = len(history)
-        skills = self.config.skills
-        if skills is not None:  # a /skill command, or the selector's pick; the fresh catalog
-            self.prompt = await skills.prepare(self.prompt, self.session, self.config.model)
-            self._system = skills.system_message(self.config.system_message, self.prompt)
+        mode = self.config.governance.mode
+        if mode is not None:
+            self.session.adopt_mode(mode)
+        for stage in self.config.prompt_stages:  # memories, then a /skill command and catalog
+            self.prompt, self._system = await stage.shape(
+                self.prompt, self._system, self.session, self.config.model
+            )
         if self.emit is not None:
             self.emit(RunStarted(self.run_id, self.session.id, self.prompt))
         try:
@@ -267,8 +270,8 @@ class Run:
             tool_choice=output.tool_choice(final_call),
             output_schema=native.schema if native is not None else None,
             output_name=output.name,
-            max_tokens=config.max_tokens,
-            temperature=config.temperature,
+            max_tokens=config.model_settings.max_tokens,
+            temperature=config.model_settings.temperature,
         )
 
     async def _call_model(self, request: ModelRequest, turn: int) -> ModelResponse:

@@ -15,6 +15,7 @@ parent. Cancelling the parent cancels the subagent (it runs inside the parent's 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import math
 import time
 import uuid
@@ -36,6 +37,7 @@ from toolweave.tools import (
     ToolContext,
     ToolError,
     ToolRegistry,
+    UserOutput,
     truncate_text,
 )
 
@@ -170,7 +172,7 @@ async def run_subagent(
     )
     source = ctx.registry if ctx.registry is not None else parent.registry
     agent_id = f"{agent_type}-{name}-{uuid.uuid4().hex[:6]}"
-    child = parent._derive(
+    child = parent.child(
         model=settings.subagent_model or parent.model,
         registry=subagent_registry(source, settings.subagent_tools),
         instructions=SUBAGENT_INSTRUCTIONS if not role else f"{SUBAGENT_INSTRUCTIONS}\n\n{role}",
@@ -192,7 +194,8 @@ async def run_subagent(
     status: SubagentStatus = "success"
     try:
         async with asyncio.timeout(timeout):
-            result = await child._run_scoped(task, child_scope, ctx)
+            result = await child.run_scoped(task, child_scope, deps=ctx.deps)
+            await _forward(result.user_outputs, ctx)
         output = str(result.output)
     except TimeoutError:
         status = "timeout"
@@ -210,6 +213,17 @@ async def run_subagent(
         child_scope.model_calls,
         child_scope.total_usage,
     )
+
+
+async def _forward(outputs: list[UserOutput], ctx: ToolContext) -> None:
+    """Files and images a subagent sent reach the parent's user."""
+    sink = ctx.output_sink
+    if sink is None:
+        return
+    for item in outputs:
+        outcome = sink(item)
+        if inspect.isawaitable(outcome):
+            await outcome
 
 
 def subagent_tool() -> Tool:

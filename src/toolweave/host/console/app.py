@@ -8,7 +8,7 @@ like `/mcp`: loopback Host and Origin checks, and the bearer token when one is c
 browser sends it from the page's `#token=...` fragment, which never reaches the server).
 
 `ConsoleApprovals` is an approver, `async (request) -> bool | "always"`: give it to whatever
-asks for approvals (`Agent(approver=console.approvals)`, the host's gates) and each request
+asks for approvals (`Governance(approver=console.approvals)`, the host's gates) and each request
 waits in the console's queue until an admin answers, `timeout` passes (denied) or the queue is
 full (denied at once: fail closed).
 """
