@@ -167,7 +167,9 @@ def test_catalog_budget_relevance_and_stability(tmp_path: Path) -> None:
 def test_arguments_expansion_and_commands(tmp_path: Path) -> None:
     assert expand_arguments("Fix $ARGUMENTS now", "issue 12") == "Fix issue 12 now"
     assert expand_arguments("seed style: $args", "a b") == "seed style: a b"
-    assert expand_arguments("$0 then $1 then $2", '"two words" x') == "two words then x then $2"
+    assert expand_arguments("$0 then $1 then $2", '"two words" x') == (
+        'two words then x then $2\n\nARGUMENTS: "two words" x'  # $2 unfilled: all of it arrives
+    )
     assert expand_arguments("$ARGUMENTS[1]", "a b") == "b"
     assert expand_arguments("no placeholder", "v1.0") == "no placeholder\n\nARGUMENTS: v1.0"
     assert expand_arguments("no placeholder", "") == "no placeholder"
