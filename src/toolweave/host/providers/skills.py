@@ -2,9 +2,10 @@
 
 Every skill becomes the skill tools (as in the library), an MCP prompt `skill.<name>` (its body,
 with the arguments expanded, so clients show it as a slash command) and its files as resources
-`skill://<name>/<path>` (percent-encoded, so `Agent Development` is `skill://Agent%20Development/`;
-a URI is decoded before it is resolved, so the raw spelling works too). Prompts and resources are answered from the library at request time
-(a `CatalogSource`), so they are never stale; when the set changes (a `skill_reload`, install or
+`skill://<name>/<path>` (percent-encoded, so `Agent Development` is
+`skill://Agent%20Development/`; a URI is decoded before it is resolved, so the raw spelling
+works too). Prompts and resources are answered from the library at request time (a
+`CatalogSource`), so they are never stale; when the set changes (a `skill_reload`, install or
 remove, or an edit the root watcher notices) the `skill_read` enum is republished and clients
 get `list_changed` for tools, prompts and resources.
 """
