@@ -60,6 +60,7 @@ class SkillScope:
         """Make `name` the active skill of `key` (a session); `SkillError` if it is unknown."""
         skill = self.library.get(name)
         self._active[key] = skill.name
+        self.library.mark_used(skill.name)
         return skill
 
     def deactivate(self, key: object) -> None:
