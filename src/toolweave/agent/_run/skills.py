@@ -3,8 +3,9 @@
 `Agent(skills=library)` hands the run an `AgentSkills`: the level-1 catalog joins the system
 prompt (recomputed per run, so a reload or a query past the budget is reflected, and byte-stable
 otherwise), the skill tools join the registry, `SkillGate` activates a skill when the model
-reads it and refuses calls outside its `allowed-tools`, and `offered` hides those tools from
-the model while the skill is active. A prompt `/name args` naming a skill runs it as a command;
+reads it and refuses calls outside its `allowed-tools` (matched as Claude Code permission
+rules, `skill_rules`), and `offered` hides those tools from the model while the skill is
+active. A prompt `/name args` naming a skill runs it as a command;
 `skill_selector` picks a skill up front for models that do not choose well on their own.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING
 
+from toolweave.agent._run.skill_rules import admits
 from toolweave.errors import ConfigError
 from toolweave.llm import Message, Model, ToolDef
 from toolweave.skills import SkillLibrary, SkillScope, parse_command, select_skill
@@ -38,7 +40,7 @@ class SkillGate:
             if skill is not None and not skill.disable_model_invocation:
                 self.scope.activate(request.session, skill.name)
             return
-        self.scope.check(request.session, call.name)
+        self.scope.check(request.session, call.name, call.arguments, request.tool)
 
 
 class AgentSkills:
@@ -58,7 +60,7 @@ class AgentSkills:
                 f"{type(library).__name__}"
             )
         self.library = library
-        self.scope = SkillScope(library)
+        self.scope = SkillScope(library, admits)
         self.gate = SkillGate(self.scope)
         self.selector = selector
         self.catalog_budget_chars = catalog_budget_chars
