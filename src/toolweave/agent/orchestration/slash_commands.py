@@ -136,7 +136,9 @@ def parse_markdown_command(name: str, text: str, where: str, namespace: str = ""
 class Commands:
     """A set of slash commands; `rewrite(text)` expands `/name args` or returns `text`."""
 
-    def __init__(self, commands: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self, commands: Mapping[str, Any] | None = None, *, models: Mapping[str, Any] | None = None
+    ) -> None:
         self._commands = {
             c.name: c for c in (_command(n, raw, "Commands") for n, raw in (commands or {}).items())
         }
@@ -145,33 +147,39 @@ class Commands:
         self._stamp: tuple[tuple[str, int, int], ...] = ()
         self.skipped: builtins.list[tuple[Path, str]] = []
         """Files of a command folder that were not loaded, with the reason (also logged)."""
+        self.models: dict[str, Any] = dict(models or {})
+        """The `model:` names command files use (`haiku`, `claude-3-5-haiku-20241022`) mapped
+        to the `toolweave.llm.Model` a run of that command uses."""
 
     @classmethod
-    def from_file(cls, path: str | Path) -> Commands:
+    def from_file(cls, path: str | Path, *, models: Mapping[str, Any] | None = None) -> Commands:
         """Load `{name: template | {template, description, argument-hint}}` from a JSON or YAML
         file; re-read whenever it changes."""
-        commands = cls()
+        commands = cls(models=models)
         commands._source = Path(path)
         commands._reload()
         return commands
 
     @classmethod
-    def load(cls, path: str | Path) -> Commands:
+    def load(cls, path: str | Path, *, models: Mapping[str, Any] | None = None) -> Commands:
         """`from_directory` for a directory, `from_file` for a file."""
         target = Path(path).expanduser()
         if target.is_dir():
-            return cls.from_directory(target)
+            return cls.from_directory(target, models=models)
         if not target.is_file():
             raise ConfigError(f"commands: {target} is neither a file nor a directory")
-        return cls.from_file(target)
+        return cls.from_file(target, models=models)
 
     @classmethod
-    def from_directory(cls, path: str | Path) -> Commands:
-        """Load `<name>.md` files (Claude Code's `.claude/commands`); re-read on change."""
+    def from_directory(
+        cls, path: str | Path, *, models: Mapping[str, Any] | None = None
+    ) -> Commands:
+        """Load `**/<name>.md` files (Claude Code's `.claude/commands`); re-read on change.
+        `models` maps the `model:` names the files use to `Model`s."""
         directory = Path(path)
         if not directory.is_dir():
             raise ConfigError(f"Commands.from_directory: {directory} is not a directory")
-        return cls.from_file(directory)
+        return cls.from_file(directory, models=models)
 
     # -- lookups ------------------------------------------------------------------------------
 
@@ -186,6 +194,14 @@ class Commands:
 
     def names(self) -> builtins.list[str]:
         return [c.name for c in self.list()]
+
+    def invoke(self, text: str) -> tuple[Command, str] | None:
+        """`(command, expanded template)` for `/name args`, None for any other text."""
+        split = _split(text)
+        command = self.get(split[0]) if split is not None else None
+        if command is None or split is None:
+            return None
+        return command, command.expand(split[1])
 
     def rewrite(self, text: str) -> str:
         """`/name rest` -> the expanded template; anything else (unknown command, plain text,
