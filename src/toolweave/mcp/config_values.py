@@ -193,17 +193,17 @@ class Variables:
         if key in self._answers:
             return self._answers[key]
         spec = self.inputs.get(key)
-        if spec is None:
-            raise ConfigError(
-                f"{where} uses ${{input:{key}}} but `inputs` has no entry with id {key!r}; add "
-                f'{{"id": "{key}", "type": "promptString", "description": "..."}}'
-            )
         if self.ask is None:
-            label = f" ({spec.description})" if spec.description else ""
+            label = f" ({spec.description})" if spec is not None and spec.description else ""
             raise ConfigError(
                 f"{where} uses ${{input:{key}}}{label}, which must be typed in by a person, and "
                 "nothing here can ask (toolweave serve runs unattended): put the value in an "
                 "environment variable and write ${VAR} instead, or run toolweave chat/run"
+            )
+        if spec is None:
+            raise ConfigError(
+                f"{where} uses ${{input:{key}}} but `inputs` has no entry with id {key!r}; add "
+                f'{{"id": "{key}", "type": "promptString", "description": "..."}}'
             )
         self._answers[key] = answer = self.ask(spec)
         return answer
