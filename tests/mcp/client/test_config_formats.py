@@ -167,3 +167,24 @@ def test_the_cli_asks_and_hides_a_password(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(sys, "stdin", io.StringIO("\n工作区\n"))
     assert ask_input(InputSpec("vault", "Vault", default="notes")) == "notes"
     assert ask_input(InputSpec("name", "Name")) == "工作区"
+
+
+async def test_self_management_edits_a_jsonc_file_with_a_spaced_name(tmp_path: Path) -> None:
+    import sys
+
+    from tests.mcp.client.mcp_peers import RAW_SERVER
+    from toolweave.mcp.manager import MCPManager
+    from toolweave.mcp.self_tools import self_management_tools
+    from toolweave.tools import ToolContext
+
+    path = tmp_path / ".vscode" / "mcp.json"
+    path.parent.mkdir()
+    entry = json.dumps({"command": sys.executable, "args": [RAW_SERVER]})
+    path.write_text(f'{{\n  // mine\n  "servers": {{"Raw Server": {entry},}},\n}}\n', "utf-8")
+    async with MCPManager.from_config(path) as manager:
+        assert await manager.start() == {}
+        assert "Raw_Server__echo" in {t.name for t in manager.tools()}
+        tools = {t.name: t for t in self_management_tools(manager)}
+        removed = await tools["mcp_remove"].execute({"name": "Raw_Server"}, ToolContext())
+    assert not removed.is_error, removed.text
+    assert json.loads(path.read_text("utf-8")) == {"servers": {}}
