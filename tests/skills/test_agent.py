@@ -239,3 +239,61 @@ async def test_scripts_are_refused_without_an_approver(library: SkillLibrary) ->
     refused = model.requests[1].messages[-1].parts[0]
     assert result.invocations == []  # nothing ran
     assert "blocked (approval)" in str(refused.content)  # type: ignore[union-attr]
+
+
+@pytest.fixture
+def git_work(tmp_path: Path) -> Path:
+    import subprocess
+
+    work = tmp_path / "work"
+    work.mkdir()
+    subprocess.run(["git", "init", "-q", str(work)], check=True)
+    (work / "笔记.txt").write_text("内容", encoding="utf-8")
+    return work
+
+
+async def test_allowed_tools_match_as_claude_code_rules(tmp_path: Path, git_work: Path) -> None:
+    from tests.skills.factory import write_skill
+    from toolweave.builtins.filesystem import filesystem_tools
+    from toolweave.builtins.shell import shell_tool
+
+    work = git_work
+    root = tmp_path / "skills"
+    write_skill(
+        root,
+        "git-review",
+        "name: git-review\ndescription: Review the working tree\n"
+        "allowed-tools: Bash(git diff:*), Read",
+    )
+    model = ScriptedModel(
+        [
+            call("skill_read", "1", name="git-review"),
+            call("bash", "2", command="git diff --stat"),
+            call("bash", "3", command="git push origin main"),
+            call("read_file", "4", path="笔记.txt"),
+            call("write_file", "5", path="out.txt", content="x"),
+            Message.assistant("done"),
+        ]
+    )
+
+    async def approve(request: ApprovalRequest) -> bool:
+        return True
+
+    tools = [shell_tool(work), *filesystem_tools(work)]
+    agent = Agent(
+        model, tools, governance=Governance(approver=approve), skills=SkillLibrary([root])
+    )
+    result = await agent.run("review my changes")
+    offered = tool_names(model.requests[1])
+    assert {"bash", "read_file", "list_dir", "search_files"} <= set(offered)  # Read covers LS/Grep
+    assert "write_file" not in offered and "edit_file" not in offered
+    ran = [inv.name for inv in result.invocations]
+    assert ran == ["skill_read", "bash", "read_file"]  # git diff and Read admitted
+    refusals = [
+        str(m.parts[0].content)  # type: ignore[union-attr]
+        for m in model.requests[-1].messages
+        if m.parts and getattr(m.parts[0], "is_error", False)
+    ]
+    assert any("'bash' is not allowed while skill 'git-review'" in r for r in refusals)
+    assert any("'write_file' is not allowed" in r for r in refusals)
+    assert "\n内容\n" in result.invocations[2].result.content[0].text  # type: ignore[union-attr]

@@ -13,6 +13,7 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal
 
+from toolweave.agent._run.command_run import command_config
 from toolweave.agent._run.config import RunConfig
 from toolweave.agent._run.loop import Run
 from toolweave.agent.events import AgentEvent
@@ -273,10 +274,15 @@ class Agent(Generic[DepsT, OutputT]):
                 _positive("run(timeout", timeout)
                 deadline = asyncio.get_running_loop().time() + timeout
             scope = RunScope(self, session, session.id, deadline, turns_left=self.max_turns)
+        config = self._config
         commands = self.orchestration.commands
-        if commands is not None:
-            prompt = commands.rewrite(prompt)
-        return Run(self._config, prompt, session, deps, emit, scope)
+        invoked = commands.invoke(prompt) if commands is not None else None
+        if invoked is not None and commands is not None:
+            command, prompt = invoked
+            config = command_config(config, command, commands)
+        run = Run(config, prompt, session, deps, emit, scope)
+        run.command = invoked[0] if invoked is not None else None
+        return run
 
     def replace(
         self,

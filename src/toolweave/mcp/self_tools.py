@@ -18,7 +18,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from toolweave.mcp.config import SERVER_NAME, ServerConfig, servers_key
+from toolweave.mcp.config import SERVER_NAME, ServerConfig, server_prefix, servers_key
+from toolweave.mcp.config_values import parse_jsonc
 from toolweave.mcp.manager import MCPManager
 from toolweave.tools.base import Tool
 from toolweave.tools.function_tool import FunctionTool
@@ -39,7 +40,7 @@ def parse_pairs(items: list[str] | None, field_name: str) -> dict[str, str]:
 def read_config_file(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
-    raw = json.loads(path.read_text(encoding="utf-8") or "{}")
+    raw = parse_jsonc(path.read_text(encoding="utf-8-sig") or "{}", str(path))
     if not isinstance(raw, dict):
         raise ValueError(f"{path} must hold a JSON object with `mcpServers`")
     return raw
@@ -69,8 +70,9 @@ def _update_file(path: Path, name: str, entry: dict[str, Any] | None) -> None:
     key = servers_key(data)
     servers = data.get(key)
     servers = dict(servers) if isinstance(servers, dict) else {}
-    if entry is None:
-        servers.pop(name, None)
+    if entry is None:  # the name as written, which may differ from its tool prefix `name`
+        for written in [k for k in servers if k == name or server_prefix(k) == name]:
+            servers.pop(written)
     else:
         servers[name] = entry
     data[key] = servers
@@ -166,7 +168,7 @@ def self_management_tools(manager: MCPManager, config_path: str | Path | None = 
         if name in manager.servers:
             removed = await manager.remove(name)
         try:
-            on_file = name in _file_servers(path)
+            on_file = any(k == name or server_prefix(k) == name for k in _file_servers(path))
             if on_file:
                 _update_file(path, name, None)
         except (OSError, ValueError) as exc:

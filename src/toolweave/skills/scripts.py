@@ -1,4 +1,9 @@
-"""Running a skill's bundled scripts: only files under `scripts/`, only when asked.
+"""Running a skill's bundled scripts: only files of the skill, only when asked.
+
+A script is named relative to the skill (`scripts/fill.py`, or `ooxml/scripts/pack.py` where a
+SKILL.md tells the model to run one elsewhere) or relative to its `scripts/` folder
+(`fill.py`); it must resolve inside the skill folder. Running one is `skill_run`, which the
+governance gates see as a shell command.
 
 A script runs with the skill folder as its working directory, no shell (arguments are passed
 as a list, never interpolated), a small environment, no stdin and a timeout; only its output
@@ -26,12 +31,20 @@ _INTERPRETERS = {".py": (sys.executable,), ".sh": ("sh",), ".bash": ("bash",), "
 
 
 def script_path(skill: Skill, script: str) -> Path:
-    """The script file, which must live under the skill's `scripts/` folder."""
-    rel = script if script.startswith(f"{SCRIPTS_DIR}/") else f"{SCRIPTS_DIR}/{script}"
-    path = skill.resolve(rel)
-    if not path.is_relative_to((skill.dir / SCRIPTS_DIR).resolve()):
-        raise SkillError(f"{script!r} is not under {skill.name}/{SCRIPTS_DIR}/")
-    return path
+    """The script file, which must live inside the skill's own folder."""
+    folder = skill.dir.resolve()
+    nested = script.startswith(f"{SCRIPTS_DIR}/") or ".." in Path(script).parts
+    candidates = [script] if nested else [script, f"{SCRIPTS_DIR}/{script}"]
+    for rel in candidates:
+        path = (folder / rel).resolve()
+        if path.is_relative_to(folder) and path.is_file():
+            return path
+    if not (folder / script).resolve().is_relative_to(folder):
+        raise SkillError(
+            f"{script!r} resolves outside the skill folder of {skill.name!r}; only its own "
+            "scripts can run"
+        )
+    return skill.resolve(candidates[-1])  # the error names the skill's files
 
 
 async def run_script(

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolweave import llm
 from toolweave.agent._run.answer import Answer, OutputHandler, Retry
+from toolweave.agent._run.command_run import expand_context
 from toolweave.agent._run.dispatch import CallOutcome, CallSetup, dispatch_call
 from toolweave.agent._run.hooks import prompt_message, stop_reason
 from toolweave.agent._run.orchestrate import RunOrchestration
@@ -61,6 +62,7 @@ from toolweave.tools.context import REGISTRY_EXTRA
 if TYPE_CHECKING:
     from toolweave.agent._run.config import RunConfig
     from toolweave.agent.agent import RunResult
+    from toolweave.agent.orchestration.slash_commands import Command
     from toolweave.agent.session import Session
 
 Emit = Callable[[AgentEvent], None]
@@ -118,6 +120,7 @@ class Run:
         self._partial: PartialOutput | None = None
         self._stop_active = False
         self._system = config.system_message
+        self.command: Command | None = None  # a slash command's `!` and `@` lines run first
         # The calls of the turn being executed and the results that are in, for `_settle`.
         self._inflight: tuple[list[ToolCallPart], list[ToolResultPart | None]] | None = None
 
@@ -168,6 +171,8 @@ class Run:
             self.prompt, self._system = await stage.shape(
                 self.prompt, self._system, self.session, self.config.model
             )
+        if self.command is not None:
+            self.prompt = await expand_context(self, self.command)
         if self.emit is not None:
             self.emit(RunStarted(self.run_id, self.session.id, self.prompt))
         try:

@@ -6,7 +6,8 @@ command, lets the selector pick a skill up front for models that do not choose w
 own, and adds the level-1 catalog to the system prompt (recomputed per run, so a reload or a
 query past the budget is reflected, and byte-stable otherwise). The skill tools join the
 registry, `SkillGate` activates a skill when the model reads it and refuses calls outside its
-`allowed-tools`, and `offered` hides those tools from the model while the skill is active.
+`allowed-tools` (matched as Claude Code permission rules, `skill_rules`), and `offered` hides
+those tools from the model while the skill is active.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING
 
+from toolweave.agent._run.skill_rules import admits
 from toolweave.errors import ConfigError
 from toolweave.llm import Message, Model, ToolDef
 from toolweave.skills import SkillScope, parse_command, select_skill
@@ -39,7 +41,7 @@ class SkillGate:
             if skill is not None and not skill.disable_model_invocation:
                 self.scope.activate(request.session, skill.name)
             return
-        self.scope.check(request.session, call.name)
+        self.scope.check(request.session, call.name, call.arguments, request.tool)
 
 
 class AgentSkills:
@@ -49,7 +51,7 @@ class AgentSkills:
         library = settings.library
         selector = settings.selector
         self.library = library
-        self.scope = SkillScope(library)
+        self.scope = SkillScope(library, admits)
         self.gate = SkillGate(self.scope)
         self.selector: Model | None = model if selector is True else selector or None
         self.catalog_budget_chars = settings.catalog_budget_chars
