@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolweave.skills._frontmatter import FrontmatterError, read_frontmatter, split_tools
 from toolweave.skills.skill import SKILL_FILE, Skill
+from toolweave.storage.errors import FrontmatterError
+from toolweave.storage.files import read_frontmatter
 
 _OWN_FIELDS = frozenset(
     {
@@ -96,7 +97,7 @@ def load_skill(folder: Path, warnings: list[str]) -> Skill | None:
     try:
         data = read_frontmatter(path)
     except FrontmatterError as exc:
-        warnings.append(f"{path}: skipped: {exc}")
+        warnings.append(f"{path}: skipped: {exc.reason}")
         return None
     except OSError as exc:
         warnings.append(f"{path}: skipped: cannot read it ({exc.strerror or exc})")
@@ -137,3 +138,35 @@ def _text(value: Any) -> str:
     if isinstance(value, list):
         return " ".join(_text(v) for v in value).strip()
     return str(value).strip()
+
+
+def split_tools(value: Any) -> list[str]:
+    """`allowed-tools` as a YAML list or a space/comma separated string, in order, deduplicated.
+
+    Separators inside parentheses are kept, so `Bash(git add:*), Read` is two tools.
+    """
+    if value is None:
+        return []
+    items: list[str] = []
+    if isinstance(value, list | tuple):
+        for item in value:
+            items.extend(split_tools(item) if isinstance(item, str) else [str(item)])
+    else:
+        depth = 0
+        current: list[str] = []
+        for char in str(value):
+            if char == "(":
+                depth += 1
+            elif char == ")":
+                depth = max(0, depth - 1)
+            if depth == 0 and (char == "," or char.isspace()):
+                items.append("".join(current))
+                current = []
+            else:
+                current.append(char)
+        items.append("".join(current))
+    seen: dict[str, None] = {}
+    for item in items:
+        if item.strip():
+            seen.setdefault(item.strip(), None)
+    return list(seen)

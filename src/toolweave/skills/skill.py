@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PureWindowsPath
 from typing import Any
 
-from toolweave.skills._frontmatter import read_body
 from toolweave.skills.arguments import expand_arguments
 from toolweave.skills.errors import SkillError
+from toolweave.storage.files import read_body
 
 SKILL_FILE = "SKILL.md"
 MAX_RESOURCE_BYTES = 1_000_000

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from toolweave.skills._frontmatter import FrontmatterError, read_frontmatter
+from toolweave.storage.errors import FrontmatterError
+from toolweave.storage.files import read_frontmatter
 
 NAME_MAX = 64
 DESCRIPTION_MAX = 1024
@@ -50,7 +51,7 @@ def validate_skill(folder: str | Path) -> list[SkillIssue]:
     try:
         data = read_frontmatter(path)
     except FrontmatterError as exc:
-        return [SkillIssue(path, "frontmatter", str(exc))]
+        return [SkillIssue(path, "frontmatter", exc.reason)]
     except OSError as exc:
         return [SkillIssue(path, "SKILL.md", f"unreadable: {exc}")]
     return check_frontmatter(path, data)

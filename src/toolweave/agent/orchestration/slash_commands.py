@@ -27,6 +27,7 @@ from typing import Any
 
 from toolweave.errors import ConfigError
 from toolweave.skills.arguments import expand_arguments
+from toolweave.storage.files import split_frontmatter
 
 logger = logging.getLogger("toolweave.agent.orchestration.slash_commands")
 
@@ -35,7 +36,6 @@ BUILTIN_COMMANDS = frozenset({"clear", "clock", "cmd", "exit", "help", "plan", "
 MAX_TEMPLATE_CHARS = 20_000
 _NAME = re.compile(r"^[^\W_][\w-]{0,63}$")
 _LINE = re.compile(r"^/(\S+)(?:\s+(.*))?$", re.DOTALL)
-_FRONTMATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)", re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,23 +88,12 @@ def _command(name: object, raw: Any, where: str) -> Command:
 
 def parse_markdown_command(name: str, text: str, where: str) -> Command:
     """A Claude Code command file: optional YAML frontmatter, then the template body."""
-    import yaml
-
-    meta: dict[str, Any] = {}
-    match = _FRONTMATTER.match(text)
-    if match is not None:
-        try:
-            loaded = yaml.safe_load(match.group(1)) or {}
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{where}: the frontmatter is not valid YAML: {exc}") from None
-        if not isinstance(loaded, dict):
-            raise ConfigError(f"{where}: frontmatter must be a mapping of keys to values")
-        meta = loaded
-        text = text[match.end() :]
+    meta, body = split_frontmatter(text, where)
+    meta = meta or {}
     return _command(
         name,
         {
-            "template": text.strip(),
+            "template": body.strip(),
             "description": meta.get("description", ""),
             "argument-hint": meta.get("argument-hint", ""),
         },
