@@ -344,8 +344,8 @@ class Run:
     async def _run_tools(self, calls: list[ToolCallPart], turn: int) -> ToolError | None:
         """Gate and run every call in its own task; returns the error that ends the run.
 
-        The instant checks (plan mode, the declared-permission policy) run for the whole turn
-        first, so a denial that ends the run does so before anything ran; the stages that may
+        The instant checks (plan mode, then the registry's declared-permission policy) run for
+        the whole turn first, so a denial that ends the run does so before anything ran; the stages that may
         wait (hooks, approvals) run inside each call's task, so one call waiting for a person
         never holds up the others.
         """
@@ -360,6 +360,8 @@ class Run:
             tool = registry.get(call.name)
             try:
                 config.governance.precheck(call.name, tool, self._gate())
+                if tool is not None:
+                    registry.check_permissions(call.name, tool)
             except CallBlocked as blocked:
                 self._blocked(call, blocked.stage, blocked.reason, turn)
                 parts[i] = error_part(call, blocked.message, config.max_tool_result_chars)
