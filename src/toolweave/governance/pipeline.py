@@ -6,9 +6,9 @@ only a hook's `continue: false` ends the run here. The declared-permission polic
 of this pipeline: it has one decider, `ToolRegistry.check_permissions`, which the agent loop
 calls for a whole turn right after `precheck` and `ToolRegistry.invoke` calls before every
 execution, so a denial (`PermissionDenied`, which ends the run) is never skipped by a caller
-that uses the registry without governance. The policy only informs the safe default here: a
-call it allows outright is not asked about (`PermissionPolicy.skips_asking`). The safe default: a shell, delete or destructive tool that
-no rule allows is asked about, and with no approver that means refused, with the fix named.
+that uses the registry without governance. The safe default: a shell, delete or destructive
+tool that no rule allows is asked about (unless the policy allows it outright,
+`PermissionPolicy.skips_asking`), and with no approver that means refused, with the fix named.
 
 Every run an agent starts uses this object: the main run, subagents, team members and scheduled
 runs get `governance.child(...)`, which may add rules and hooks (narrowing) but never drops the

@@ -345,9 +345,9 @@ class Run:
         """Gate and run every call in its own task; returns the error that ends the run.
 
         The instant checks (plan mode, then the registry's declared-permission policy) run for
-        the whole turn first, so a denial that ends the run does so before anything ran; the stages that may
-        wait (hooks, approvals) run inside each call's task, so one call waiting for a person
-        never holds up the others.
+        the whole turn first, so a denial that ends the run does so before anything ran; the
+        stages that may wait (hooks, approvals) run inside each call's task, so one call waiting
+        for a person never holds up the others.
         """
         registry, config = self.registry, self.config
         for call in calls:
