@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from toolweave._lazy import lazy_exports
+from toolweave.llm.errors import ModelConfigError, ModelError
 from toolweave.llm.messages import (
     ImagePart,
     Message,
@@ -25,8 +26,6 @@ from toolweave.llm.scripted import FunctionModel, ScriptedModel
 from toolweave.llm.types import (
     Finished,
     FinishReason,
-    ModelConfigError,
-    ModelError,
     ModelRequest,
     ModelResponse,
     StreamEvent,

@@ -6,18 +6,12 @@ calls, `MemoryProvider` its `toolweave serve` provider. See docs/memory.md.
 
 from __future__ import annotations
 
+from toolweave.memory.errors import MemoryArgumentError
 from toolweave.memory.graph import EXCLUSIVE_PREDICATES, KnowledgeGraph, extract_relations
 from toolweave.memory.maintenance import CONSOLIDATION_BOOST
 from toolweave.memory.manager import DEFAULT_MAX_MEMORIES, MemoryManager
 from toolweave.memory.tool import MemoryTool
-from toolweave.memory.types import (
-    MEMORY_TYPES,
-    MemoryArgumentError,
-    MemoryHit,
-    MemoryItem,
-    MemoryType,
-    Relation,
-)
+from toolweave.memory.types import MEMORY_TYPES, MemoryHit, MemoryItem, MemoryType, Relation
 from toolweave.memory.working import WorkingMemory
 
 __all__ = [

@@ -11,11 +11,11 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from toolweave.memory import _codec
+from toolweave.memory.errors import MemoryArgumentError
 from toolweave.memory.graph import extract_relations
 from toolweave.memory.types import (
     FORGET_STRATEGIES,
     PERSISTENT_TYPES,
-    MemoryArgumentError,
     MemoryItem,
     check_importance,
     check_memory_type,

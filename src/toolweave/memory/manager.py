@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from toolweave.memory import _codec
 from toolweave.memory._overview import memory_stats, memory_summary
 from toolweave.memory._search import search_memories
+from toolweave.memory.errors import MemoryArgumentError
 from toolweave.memory.graph import (
     EXCLUSIVE_PREDICATES,
     KnowledgeGraph,
@@ -29,7 +30,6 @@ from toolweave.memory.maintenance import consolidate_memories, forget_memories
 from toolweave.memory.store import DEFAULT_TABLE, check_user_id, open_index
 from toolweave.memory.types import (
     MEMORY_TYPES,
-    MemoryArgumentError,
     MemoryHit,
     MemoryItem,
     Relation,

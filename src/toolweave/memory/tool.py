@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from toolweave.memory.errors import MemoryArgumentError
 from toolweave.memory.manager import MemoryManager
-from toolweave.memory.types import FORGET_STRATEGIES, MEMORY_TYPES, MODALITIES, MemoryArgumentError
+from toolweave.memory.types import FORGET_STRATEGIES, MEMORY_TYPES, MODALITIES
 from toolweave.tools.base import ToolAnnotations
 from toolweave.tools.context import ToolContext
 from toolweave.tools.permissions import Permission

@@ -13,8 +13,9 @@ import math
 from collections import Counter
 from datetime import datetime, timedelta
 
+from toolweave.memory.errors import MemoryArgumentError
 from toolweave.memory.scoring import time_decay, working_score
-from toolweave.memory.types import MemoryArgumentError, MemoryItem, utc_now
+from toolweave.memory.types import MemoryItem, utc_now
 from toolweave.storage.text import query_terms, segment
 
 DEFAULT_WORKING_CAPACITY = 50

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from toolweave.agent.errors import AgentError
+from toolweave.agent.orchestration.errors import SubagentBudgetExhausted
 from toolweave.agent.orchestration.settings import (
     MAX_SUBAGENT_DEPTH,
     SCOPE_EXTRA,
@@ -64,10 +65,6 @@ SUBAGENT_INSTRUCTIONS = (
     "messages; only your final answer is returned to the agent that delegated the task."
 )
 SubagentStatus = Literal["success", "timeout", "error"]
-
-
-class SubagentBudgetExhausted(ExecutionFailed):
-    """The parent has too little time left to start a subagent."""
 
 
 def resolve_subagent_timeout(
