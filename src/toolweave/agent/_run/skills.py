@@ -14,9 +14,10 @@ import weakref
 from typing import TYPE_CHECKING
 
 from toolweave.errors import ConfigError
-from toolweave.llm import Message, Model, ToolDef
+from toolweave.llm import Message, Model
 from toolweave.skills import SkillLibrary, SkillScope, parse_command, select_skill
 from toolweave.skills.library import CATALOG_BUDGET_CHARS
+from toolweave.tools import ToolDef
 
 if TYPE_CHECKING:
     from toolweave.agent.session import Session
