@@ -1,6 +1,6 @@
 """Notes: Markdown files a person can read and edit, searchable like the knowledge base.
 
-As the seed describes, each note is `<id>.md` with YAML frontmatter (id, title, type, tags,
+Each note is `<id>.md` with YAML frontmatter (id, title, type, tags,
 created_at, updated_at) and a Markdown body, and `index.json` maps ids to that metadata. The
 files are the truth: the index is rewritten atomically after each change and rebuilt from the
 files when it is missing or unreadable. Ids are `note_<UTC timestamp>_<random hex>`, and a note
@@ -280,7 +280,8 @@ NoteAction = Literal["create", "read", "update", "delete", "list", "search"]
 
 
 class NoteTool(FunctionTool):
-    """The seed's `note` tool: one tool, six actions, over a `NoteStore`."""
+    """The `note` tool: one tool, six actions, over a `NoteStore` (one tool keeps the model's
+    tool list short)."""
 
     def __init__(self, store: NoteStore) -> None:
         self.store = store

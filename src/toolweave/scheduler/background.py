@@ -1,4 +1,4 @@
-"""Background subagents for scheduled runs (the seed's clock variant).
+"""Background subagents for scheduled runs.
 
 In a scheduled run nobody waits on the conversation, so `subagent_run` starts the subagent in
 the background and returns its id at once; `subagent_list` shows how each is doing and

@@ -1,8 +1,8 @@
 """The settings one run needs, frozen once by `Agent` and handed to each `Run`.
 
 A run never reads the agent's attributes: it gets this snapshot, so a run is a function of its
-configuration, the session and the prompt, and the stages later issues add (the gate pipeline,
-hooks, reminders, quotas, subagents) arrive as new fields here instead of new reach-ins.
+configuration, the session and the prompt, and each stage (the gate pipeline, hooks, reminders,
+quotas, subagents) is a field here instead of a reach into the agent.
 """
 
 from __future__ import annotations
