@@ -13,18 +13,15 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from toolweave import llm
 from toolweave.agent._run.answer import Answer, OutputHandler, Retry
 from toolweave.agent._run.dispatch import CallOutcome, CallSetup, dispatch_call
 from toolweave.agent._run.hooks import prompt_message, stop_reason
 from toolweave.agent._run.orchestrate import RunOrchestration
 from toolweave.agent._run.shape import error_part
+from toolweave.agent._run.stream import StreamReader
 from toolweave.agent.errors import MaxTurnsExceeded
 from toolweave.agent.events import (
     AgentEvent,
-    ModelTextDelta,
-    ModelThinkingDelta,
-    OutputDelta,
     RunCompleted,
     RunFailed,
     RunStarted,
@@ -36,7 +33,6 @@ from toolweave.agent.events import (
     UserOutputSent,
 )
 from toolweave.agent.orchestration.settings import SCOPE_EXTRA, RunScope
-from toolweave.agent.output import PartialOutput
 from toolweave.governance.gates import GateRequest
 from toolweave.governance.pipeline import CallBlocked, GateContext
 from toolweave.llm import (
@@ -89,7 +85,6 @@ class Run:
         self.config = config
         self.scope = scope
         self.session = session
-        self.streaming = emit is not None  # `stream` the model for a consumer; else `complete`
         self.model = config.model
         # The one tracing seam: a traced run sees every event and wraps its model.
         self.trace = config.tracing.start(config.name) if config.tracing is not None else None
@@ -107,6 +102,8 @@ class Run:
         self.output = OutputHandler(
             config.output, config.output_mode, config.output_retries, config.max_tool_result_chars
         )
+        # `stream` the model for a consumer (`run_stream`); `complete` it otherwise.
+        self.stream = StreamReader(emit, self.output, self._announce) if emit is not None else None
         self.usage = Usage()
         self.invocations: list[ToolInvocation] = []
         self.user_outputs: list[UserOutput] = []
@@ -115,7 +112,6 @@ class Run:
         self._announced: set[str] = set()
         self._defs_key: tuple[int, ...] | None = None
         self._defs: list[ToolDef] = []
-        self._partial: PartialOutput | None = None
         self._stop_active = False
         self._system = config.system_message
         # The calls of the turn being executed and the results that are in, for `_settle`.
@@ -222,7 +218,8 @@ class Run:
                 await self._end_turn(turn, "retry", response.usage)
             elif isinstance(outcome, Answer):
                 self._append_all(outcome.replies)
-                self._final_partial(outcome.output, turn)
+                if self.stream is not None:
+                    self.stream.final(outcome.output, turn)
                 await self._end_turn(turn, outcome.reason, response.usage)
                 more = not final_call and calls_made < config.max_turns
                 if more and await self._stop_blocked(message.text):
@@ -272,64 +269,9 @@ class Run:
         )
 
     async def _call_model(self, request: ModelRequest, turn: int) -> ModelResponse:
-        model = self.model
-        if not self.streaming:
-            return await model.complete(request)
-        spec = self.output.spec
-        partial = self._partial = PartialOutput(spec) if spec is not None else None
-        output_indexes: set[int] = set()  # the final-output tool's calls in this response
-        response: ModelResponse | None = None
-        stream = model.stream(request)
-        try:
-            async for event in stream:
-                response = self._on_stream_event(event, partial, output_indexes, turn) or response
-        finally:
-            # Close now, not at garbage collection: a cancelled run must release its connection.
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                await aclose()
-        if response is None:
-            raise llm.ModelError(
-                None, f"model {model.model_name!r} ended its stream without a Finished event"
-            )
-        return response
-
-    def _on_stream_event(
-        self, event: llm.StreamEvent, partial: PartialOutput | None, indexes: set[int], turn: int
-    ) -> ModelResponse | None:
-        emit, output = self.emit, self.output
-        assert emit is not None
-        if isinstance(event, llm.TextDelta):
-            emit(ModelTextDelta(event.text, turn))
-            if partial is not None and output.native is not None:
-                self._emit_partial(partial, event.text, turn)
-        elif isinstance(event, llm.ToolCallDelta):
-            if partial is not None and output.as_tool is not None:
-                if output.is_output_call(event.name):
-                    indexes.add(event.index)
-                if event.index in indexes:
-                    self._emit_partial(partial, event.arguments_delta, turn)
-        elif isinstance(event, llm.ToolCallReady):
-            self._announce(event.call, turn)
-        elif isinstance(event, llm.ThinkingDelta):
-            emit(ModelThinkingDelta(event.text, turn))
-        elif isinstance(event, llm.Finished):
-            return event.response
-        return None
-
-    def _emit_partial(self, partial: PartialOutput, chunk: str, turn: int) -> None:
-        value = partial.feed(chunk)
-        if value is not PartialOutput.NOTHING and self.emit is not None:
-            self.emit(OutputDelta(value, turn))
-
-    def _final_partial(self, output: Any, turn: int) -> None:
-        """Streams end on the validated value, even when repair was needed to get it."""
-        spec, partial = self.output.spec, self._partial
-        if self.emit is None or spec is None or partial is None:
-            return
-        final = spec.dump(output)
-        if partial.last != final:
-            self.emit(OutputDelta(final, turn))
+        if self.stream is None:
+            return await self.model.complete(request)
+        return await self.stream.read(self.model, request, turn)
 
     def _announce(self, call: ToolCallPart, turn: int) -> None:
         spec = self.output.spec
