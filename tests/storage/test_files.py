@@ -114,3 +114,18 @@ def test_without_following_links_a_swapped_parent_is_refused(tmp_path: Path) -> 
     with pytest.raises(OSError):
         atomic_write(real, "x", follow_links=False)
     assert list(outside.iterdir()) == []
+
+
+def test_where_there_is_no_dir_fd_the_write_goes_by_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import toolweave.storage.files as files
+
+    monkeypatch.setattr(files, "_AT_DIR", False)  # as on Windows
+    target = tmp_path / "笔记.md"
+    atomic_write(target, "第一版")
+    target.chmod(0o640)
+    atomic_write(target, "第二版")
+    assert target.read_text(encoding="utf-8") == "第二版"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == ["笔记.md"]

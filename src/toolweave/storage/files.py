@@ -37,6 +37,10 @@ _TOP_LEVEL = re.compile(r"^([A-Za-z_][\w-]*):[ \t]+(.*)$")
 NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
 """The open flag that refuses a symlink as the last path component (0 where there is none)."""
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | NO_FOLLOW
+_AT_DIR = {os.open, os.stat, os.chmod, os.rename, os.unlink} <= os.supports_dir_fd
+"""POSIX: every step relative to the parent directory's descriptor; elsewhere (Windows), by
+path, which is still atomic but cannot refuse a parent swapped for a link. (`os.replace` takes
+`dir_fd` wherever `os.rename` does, but `supports_dir_fd` lists only the latter.)"""
 
 
 # -- frontmatter ------------------------------------------------------------------------------
@@ -169,7 +173,8 @@ def atomic_write(
     half of it, and a crash leaves the old file whole.
 
     The data goes to a temporary sibling (created exclusively, never through a link), is
-    fsynced, then renamed over the target, relative to the parent directory's descriptor. An
+    fsynced, then renamed over the target, relative to the parent directory's descriptor
+    (by path where the platform has no `dir_fd`). An
     existing file keeps its permission bits; a new one gets `new_mode`. With `follow_links` a
     symlinked target is written through to the file it names; without (the filesystem jail,
     whose `path` is already resolved and checked), a parent directory swapped for a symlink
@@ -178,28 +183,34 @@ def atomic_write(
     raw = data.encode("utf-8") if isinstance(data, str) else data
     real = os.path.realpath(path) if follow_links else os.fspath(path)
     parent, name = os.path.split(real)
-    dir_fd = os.open(parent or ".", _DIR_FLAGS)
+    parent = parent or "."
+    dir_fd = os.open(parent, _DIR_FLAGS) if _AT_DIR else None
+
+    def at(entry: str) -> str:
+        return entry if dir_fd is not None else os.path.join(parent, entry)
+
     try:
         mode: int | None = None
         with contextlib.suppress(FileNotFoundError):
-            info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            info = os.stat(at(name), dir_fd=dir_fd, follow_symlinks=False)
             if stat.S_ISDIR(info.st_mode):
                 raise IsADirectoryError(f"{real!r} is a directory")
             mode = stat.S_IMODE(info.st_mode)
         temp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | NO_FOLLOW
-        fd = os.open(temp, flags, new_mode if mode is None else mode, dir_fd=dir_fd)
+        fd = os.open(at(temp), flags, new_mode if mode is None else mode, dir_fd=dir_fd)
         try:
             with os.fdopen(fd, "wb") as file:
                 file.write(raw)
                 file.flush()
                 os.fsync(file.fileno())
             if mode is not None:  # the umask may have narrowed the old file's bits
-                os.chmod(temp, mode, dir_fd=dir_fd)
-            os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+                os.chmod(at(temp), mode, dir_fd=dir_fd)
+            os.replace(at(temp), at(name), src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(temp, dir_fd=dir_fd)
+                os.unlink(at(temp), dir_fd=dir_fd)
             raise
     finally:
-        os.close(dir_fd)
+        if dir_fd is not None:
+            os.close(dir_fd)
