@@ -4,23 +4,21 @@ A path is refused unless, with every symlink followed (`realpath`), it is the ro
 `root + sep`: so `..`, absolute paths elsewhere, sibling prefixes (`/data/root2` next to
 `/data/root`), links pointing out and links in a parent directory all fail the same single test.
 Null bytes and `~` are refused before resolution (the first truncates C strings, the second
-means "someone's home", never the jail). Writes go to a temporary file in the already checked
-parent directory, opened relative to that directory's descriptor, then renamed over the target,
-so a write never follows a symlink and a crash leaves the old file whole.
+means "someone's home", never the jail). Writes go through `toolweave.storage.files.atomic_write`
+with `follow_links=False`: a temporary file in the already checked parent directory, opened
+relative to that directory's descriptor, then renamed over the target, so a write never follows
+a symlink and a crash leaves the old file whole.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 from pathlib import Path
 
 from toolweave.errors import ConfigError
+from toolweave.storage.files import NO_FOLLOW
 from toolweave.tools.errors import PermissionDenied
-
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 class Jail:
@@ -75,39 +73,11 @@ class Jail:
 def read_bytes(real: str, limit: int, offset: int = 0) -> tuple[bytes, int]:
     """Up to `limit` bytes of the file from `offset`, and its full size; the final component is
     not followed (a link swapped in after the check fails instead of being read)."""
-    fd = os.open(real, os.O_RDONLY | _NOFOLLOW)
+    fd = os.open(real, os.O_RDONLY | NO_FOLLOW)
     with os.fdopen(fd, "rb") as file:
         size = os.fstat(file.fileno()).st_size
         file.seek(offset)
         return file.read(limit), size
-
-
-def write_atomic(real: str, data: bytes) -> None:
-    """Write `data` to `real` via a temporary sibling and a rename, relative to the parent's
-    descriptor, never through an existing symlink; an existing file keeps its mode."""
-    parent, name = os.path.split(real)
-    dir_fd = os.open(parent, _DIR_FLAGS)
-    try:
-        mode = 0o644
-        with contextlib.suppress(FileNotFoundError):
-            info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-            if stat.S_ISDIR(info.st_mode):
-                raise IsADirectoryError(f"{name!r} is a directory")
-            mode = stat.S_IMODE(info.st_mode)
-        temp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, mode, dir_fd=dir_fd)
-        try:
-            with os.fdopen(fd, "wb") as file:
-                file.write(data)
-                file.flush()
-                os.fsync(file.fileno())
-            os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temp, dir_fd=dir_fd)
-            raise
-    finally:
-        os.close(dir_fd)
 
 
 def describe(path: Path) -> str:

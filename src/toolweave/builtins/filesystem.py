@@ -15,8 +15,9 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from toolweave.builtins._jail import Jail, describe, read_bytes, write_atomic
+from toolweave.builtins._jail import Jail, describe, read_bytes
 from toolweave.builtins._output import check_positive, untrusted
+from toolweave.storage.files import atomic_write
 from toolweave.tools.base import Tool
 from toolweave.tools.errors import InvalidArguments
 from toolweave.tools.function_tool import tool
@@ -184,7 +185,7 @@ def filesystem_tools(
         """
         real = jail.resolve_for_write(path)
         data = checked(path, content, "write_file")
-        write_atomic(real, data)
+        atomic_write(real, data, new_mode=0o644, follow_links=False)
         return f"wrote {len(data)} bytes to {jail.display(real)}"
 
     @tool(permissions=[Permission.WRITE], primary_arg="path", open_world=False)
@@ -217,7 +218,7 @@ def filesystem_tools(
                 tool="edit_file",
             )
         updated = text.replace(old_text, new_text)
-        write_atomic(real, checked(path, updated, "edit_file"))
+        atomic_write(real, checked(path, updated, "edit_file"), new_mode=0o644, follow_links=False)
         return f"replaced {count} occurrence(s) in {jail.display(real)}"
 
     return [*tools, write_file, edit_file]

@@ -1,10 +1,14 @@
 """`Governance`: the one gate pipeline every run's tool calls pass, cheapest check first.
 
-plan mode -> declared-permission policy -> rules -> PreToolUse hooks -> admin approval -> user
-approval. A block is the call's recoverable error result (`CallBlocked`, with the stage that
-blocked it) and the run goes on; only the declared-permission policy's `PermissionDenied` and a
-hook's `continue: false` end the run. The safe default: a shell, delete or destructive tool that
-no rule allows is asked about, and with no approver that means refused, with the fix named.
+plan mode -> rules -> PreToolUse hooks -> admin approval -> user approval. A block is the call's
+recoverable error result (`CallBlocked`, with the stage that blocked it) and the run goes on;
+only a hook's `continue: false` ends the run here. The declared-permission policy is not a stage
+of this pipeline: it has one decider, `ToolRegistry.check_permissions`, which the agent loop
+calls for a whole turn right after `precheck` and `ToolRegistry.invoke` calls before every
+execution, so a denial (`PermissionDenied`, which ends the run) is never skipped by a caller
+that uses the registry without governance. The safe default: a shell, delete or destructive
+tool that no rule allows is asked about (unless the policy allows it outright,
+`PermissionPolicy.skips_asking`), and with no approver that means refused, with the fix named.
 
 Every run an agent starts uses this object: the main run, subagents, team members and scheduled
 runs get `governance.child(...)`, which may add rules and hooks (narrowing) but never drops the
@@ -92,7 +96,7 @@ class GovernedSession(Protocol):
 @dataclass
 class GateContext:
     """What the pipeline needs from the run: the session's id, mode and approval memory, the
-    declared-permission policy and who asked."""
+    declared-permission policy (whose allowance skips the default question) and who asked."""
 
     session_id: str | None
     mode: PermissionMode = "default"
@@ -225,9 +229,8 @@ class Governance:
     # -- before the call ----------------------------------------------------------------
 
     def precheck(self, tool_name: str, tool: Tool | None, gate: GateContext) -> None:
-        """The instant stages, run for every call of a turn before any starts: plan mode
-        (raises `CallBlocked`) and the declared-permission policy (raises `PermissionDenied`,
-        which ends the run before anything ran)."""
+        """The instant stage, run for every call of a turn before any starts: plan mode (raises
+        `CallBlocked`)."""
         if tool is None:
             return  # the registry answers unknown names with what exists
         read_only = tool.annotations.read_only
@@ -237,8 +240,6 @@ class Governance:
                 "present the plan, then leave plan mode (Session.permission_mode = "
                 "'default') to carry it out", tool=tool_name,
             )  # fmt: skip
-        if gate.policy is not None:
-            gate.policy.check(tool_name, tool.permissions)
 
     async def clear(
         self, tool_name: str, call_id: str | None, args: dict[str, Any], tool: Tool | None,

@@ -12,15 +12,13 @@ reconnecting re-reads the server's definition from the file so hand edits take e
 from __future__ import annotations
 
 import json
-import os
-import stat
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from toolweave.mcp.config import SERVER_NAME, ServerConfig, server_prefix, servers_key
 from toolweave.mcp.config_values import parse_jsonc
 from toolweave.mcp.manager import MCPManager
+from toolweave.storage.files import atomic_write
 from toolweave.tools.base import Tool
 from toolweave.tools.function_tool import FunctionTool
 from toolweave.tools.result import ToolResult
@@ -50,19 +48,7 @@ def write_config_file(path: Path, data: dict[str, Any]) -> None:
     """Write atomically: readers see the old file or the new one, never half of it. An existing
     file keeps its permission bits (a new one is private: it may hold env secrets)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        if path.exists():
-            os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def _update_file(path: Path, name: str, entry: dict[str, Any] | None) -> None:

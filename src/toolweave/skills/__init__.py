@@ -25,6 +25,7 @@ _EXPORTS: dict[str, str] = {
     "select_skill": "selector",
     "SkillSettings": "settings",
     "Skill": "skill",
+    "split_tools": "skill",
     "SkillIssue": "spec",
     "validate_skill": "spec",
 }
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from toolweave.skills.library import SkillLibrary, default_roots
     from toolweave.skills.selector import select_skill
     from toolweave.skills.settings import SkillSettings
-    from toolweave.skills.skill import Skill
+    from toolweave.skills.skill import Skill, split_tools
     from toolweave.skills.spec import SkillIssue, validate_skill
 
 __all__ = [
@@ -53,6 +54,7 @@ __all__ = [
     "expand_arguments",
     "parse_command",
     "select_skill",
+    "split_tools",
     "tool_allowed",
     "validate_skill",
 ]

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolweave.skills._frontmatter import FrontmatterError, read_frontmatter, split_tools
-from toolweave.skills.skill import SKILL_FILE, Skill
+from toolweave.skills.skill import SKILL_FILE, Skill, split_tools
+from toolweave.storage.errors import FrontmatterError
+from toolweave.storage.files import read_frontmatter
 
 _OWN_FIELDS = frozenset(
     {
@@ -97,7 +98,7 @@ def load_skill(folder: Path, warnings: list[str], root: Path | None = None) -> S
     try:
         data = read_frontmatter(path)
     except FrontmatterError as exc:
-        warnings.append(f"{path}: skipped: {exc}")
+        warnings.append(f"{path}: skipped: {exc.reason}")
         return None
     except OSError as exc:
         warnings.append(f"{path}: skipped: cannot read it ({exc.strerror or exc})")

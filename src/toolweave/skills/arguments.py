@@ -1,7 +1,7 @@
 """Slash-command argument expansion, shared by skills and custom commands.
 
 Claude Code merged custom commands into skills, so `/name args` expands the same way wherever
-the template comes from: `$ARGUMENTS` (and the seed's `$args`) is the raw argument string as
+the template comes from: `$ARGUMENTS` (and its short form `$args`) is the raw argument string as
 typed; `$ARGUMENTS[N]` and `$N` are the N-th (0-based) shell-style word, quotes stripped; a
 positional past the end stays as written. A template that never places the whole string (no
 `$ARGUMENTS`) gets it appended as an `ARGUMENTS:` line when it uses no placeholder or leaves one

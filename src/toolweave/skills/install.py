@@ -30,6 +30,7 @@ from toolweave.skills._loader import load_skill
 from toolweave.skills.errors import SkillError
 from toolweave.skills.skill import SKILL_FILE, Skill
 from toolweave.skills.spec import SkillIssue, is_spec_name, validate_skill
+from toolweave.storage.files import atomic_write
 
 MAX_INSTALL_BYTES = 20_000_000
 """A skill (unpacked) may hold at most this many bytes."""
@@ -155,9 +156,7 @@ def _write_lock(root: Path, name: str, entry: dict[str, str] | None) -> None:
     else:
         skills[name] = entry
     text = json.dumps({"version": 1, "skills": dict(sorted(skills.items()))}, indent=2) + "\n"
-    temporary = root / f".{LOCKFILE}.tmp"
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, root / LOCKFILE)
+    atomic_write(root / LOCKFILE, text, new_mode=0o644)
 
 
 def _check_member(name: str, where: Path) -> PurePosixPath:

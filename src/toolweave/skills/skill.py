@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PureWindowsPath
 from typing import Any
 
-from toolweave.skills._frontmatter import read_body
 from toolweave.skills.arguments import expand_arguments
 from toolweave.skills.errors import SkillError
+from toolweave.storage.files import read_body
 
 SKILL_FILE = "SKILL.md"
 MAX_RESOURCE_BYTES = 1_000_000
@@ -169,3 +169,35 @@ def _records(rel: str, text: str) -> list[Any]:
     if isinstance(data, dict):
         return [{"key": key, "value": value} for key, value in data.items()]
     return data if isinstance(data, list) else [data]
+
+
+def split_tools(value: Any) -> list[str]:
+    """`allowed-tools` as a YAML list or a space/comma separated string, in order, deduplicated.
+
+    Separators inside parentheses are kept, so `Bash(git add:*), Read` is two tools.
+    """
+    if value is None:
+        return []
+    items: list[str] = []
+    if isinstance(value, list | tuple):
+        for item in value:
+            items.extend(split_tools(item) if isinstance(item, str) else [str(item)])
+    else:
+        depth = 0
+        current: list[str] = []
+        for char in str(value):
+            if char == "(":
+                depth += 1
+            elif char == ")":
+                depth = max(0, depth - 1)
+            if depth == 0 and (char == "," or char.isspace()):
+                items.append("".join(current))
+                current = []
+            else:
+                current.append(char)
+        items.append("".join(current))
+    seen: dict[str, None] = {}
+    for item in items:
+        if item.strip():
+            seen.setdefault(item.strip(), None)
+    return list(seen)

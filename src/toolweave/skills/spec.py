@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from toolweave.skills._frontmatter import FrontmatterError, read_frontmatter
+from toolweave.storage.errors import FrontmatterError
+from toolweave.storage.files import read_frontmatter
 
 NAME_MAX = 64
 DESCRIPTION_MAX = 1024
@@ -84,7 +85,7 @@ def validate_skill(folder: str | Path) -> list[SkillIssue]:
     try:
         data = read_frontmatter(path)
     except FrontmatterError as exc:
-        return [SkillIssue(path, "frontmatter", str(exc))]
+        return [SkillIssue(path, "frontmatter", exc.reason)]
     except OSError as exc:
         return [SkillIssue(path, "SKILL.md", f"unreadable: {exc}")]
     return lowercase + _flow_values(path) + check_frontmatter(path, data)

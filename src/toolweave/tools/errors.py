@@ -87,3 +87,9 @@ class ToolCancelled(ToolError):
     """The caller cancelled the call (the run was stopped)."""
 
     recoverable = False
+
+
+class ShellParseError(ToolError, ValueError):
+    """The command line could not be parsed into simple commands; treat it as unknown."""
+
+    recoverable = True

@@ -157,7 +157,7 @@ async def context_call(run: Run, name: str, args: dict[str, Any]) -> tuple[bool,
     config = run.config
     call = ToolCallPart(f"command-{uuid.uuid4().hex[:12]}", name, args)
     try:
-        config.governance.precheck(name, tool, run._gate())
+        config.governance.precheck(name, tool, run.gate_context())
     except (CallBlocked, ToolError) as refused:
         return False, str(getattr(refused, "reason", None) or refused)
     setup = CallSetup(
@@ -166,13 +166,15 @@ async def context_call(run: Run, name: str, args: dict[str, Any]) -> tuple[bool,
         config.gates,
         config.tool_timeout,
         config.max_tool_result_chars,
-        lambda started: run._started(started, 0),
-        lambda blocked_call, blocked: run._blocked(blocked_call, blocked.stage, blocked.reason, 0),
+        lambda started: run.emit_started(started, 0),
+        lambda blocked_call, blocked: run.emit_blocked(
+            blocked_call, blocked.stage, blocked.reason, 0
+        ),
     )
     request = GateRequest(call, tool, run.registry, run.session)
     child = run.ctx.for_call(call.id)
     try:
-        outcome = await dispatch_call(setup, call, tool, request, run._gate(), child)
+        outcome = await dispatch_call(setup, call, tool, request, run.gate_context(), child)
     finally:
         run.ctx.cancellation.release(child.cancellation)
     invocation = outcome.invocation

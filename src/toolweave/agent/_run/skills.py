@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING
 
 from toolweave.agent._run.skill_rules import admits
 from toolweave.errors import ConfigError
-from toolweave.llm import Message, Model, ToolDef
+from toolweave.llm import Message, Model
 from toolweave.skills import SkillScope, parse_command, select_skill
+from toolweave.tools import ToolDef
 
 if TYPE_CHECKING:
     from toolweave.agent.session import Session

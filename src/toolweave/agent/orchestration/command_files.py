@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from toolweave.errors import ConfigError
-from toolweave.skills._frontmatter import FrontmatterError, parse_yaml, split_tools
+from toolweave.skills import split_tools
+from toolweave.storage.files import parse_frontmatter
 
 _FRONTMATTER = re.compile(r"\A\ufeff?---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _HINT_LINE = re.compile(r"^(argument-hint:)[ \t]*(.*?)[ \t]*$", re.MULTILINE)
@@ -45,10 +46,7 @@ def split_frontmatter(text: str, where: str) -> tuple[CommandMeta, str]:
     match = _FRONTMATTER.match(text)
     if match is None:
         return CommandMeta(), text.lstrip("\ufeff")
-    try:
-        raw = parse_yaml(_HINT_LINE.sub(_quote_hint, match.group(1)))
-    except FrontmatterError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
+    raw = parse_frontmatter(_HINT_LINE.sub(_quote_hint, match.group(1)), where)
     return _meta(raw, where), text[match.end() :]
 
 

@@ -1,7 +1,7 @@
 """Slash commands: `/name rest of line` becomes a prompt template before the run starts.
 
 `Commands({"review": "Review $ARGUMENTS for bugs"})` maps names to templates; `$ARGUMENTS` (Claude
-Code) and `$args` (the seed) are replaced by the rest of the line (`$ARGUMENTS[0]` / `$0` by its
+Code) and its short form `$args` are replaced by the rest of the line (`$ARGUMENTS[0]` / `$0` by its
 first word), or it is appended when the template has none. The expansion is
 `toolweave.skills.arguments.expand_arguments`, the one skills use, so a template means the same in
 a command file and in a SKILL.md. Unknown commands pass through unchanged, so a message that

@@ -5,7 +5,7 @@ set, and depth is capped); its intermediate text is dropped and only its final a
 back, prefixed with run metadata (duration, model calls, tokens) and truncated to
 `subagent_max_result_chars`, so one delegation cannot flood the parent's context.
 
-Timeout budget (the seed's `resolveSubagentTimeout`): the requested seconds are clamped to
+Timeout budget (`resolve_subagent_timeout`): the requested seconds are clamped to
 [`MIN_SUBAGENT_TIMEOUT`, `MAX_SUBAGENT_TIMEOUT`] before any arithmetic, and when the parent run
 has a deadline, `SUBAGENT_RESERVE` (30 s) is kept back so the parent can still answer. A
 subagent that runs out of time comes back as a tool result saying so, never as a failure of the
@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from toolweave.agent.errors import AgentError
+from toolweave.agent.orchestration.errors import SubagentBudgetExhausted
 from toolweave.agent.orchestration.settings import (
     MAX_SUBAGENT_DEPTH,
     SCOPE_EXTRA,
@@ -58,7 +59,8 @@ ORCHESTRATION_TOOLS = frozenset(
 )
 """Never offered to a subagent or team member: no recursion."""
 SESSION_TOOL_CATEGORIES = frozenset({"memory", "knowledge", "clock"})
-"""Categories a `read_only` subagent keeps even when they write (the seed's session tools)."""
+"""Categories a `read_only` subagent keeps even when they write (they write the
+session's own notes, memory and schedules, not the world)."""
 SESSION_TOOL_PREFIXES = ("memory_", "kb_", "knowledge_", "clock_")
 SUBAGENT_INSTRUCTIONS = (
     "You are a subagent: complete the task below on your own with the tools you have, then "
@@ -66,10 +68,6 @@ SUBAGENT_INSTRUCTIONS = (
     "messages; only your final answer is returned to the agent that delegated the task."
 )
 SubagentStatus = Literal["success", "timeout", "error"]
-
-
-class SubagentBudgetExhausted(ExecutionFailed):
-    """The parent has too little time left to start a subagent."""
 
 
 def resolve_subagent_timeout(

@@ -215,16 +215,11 @@ class Console:
         from starlette.responses import JSONResponse, PlainTextResponse, Response
         from starlette.routing import Route
 
-        from toolweave.mcp.server._guards import AccessGuard
-
         self._endpoint = endpoint
-        api_guard: AccessGuard = endpoint.guard
-        hosts = api_guard.allowed_hosts
-        page_guard = AccessGuard(
-            sorted(api_guard.allowed_origins), sorted(hosts) if hosts is not None else None, None
-        )
+        api_guard = endpoint.guard
+        page_guard = api_guard.without_token()
 
-        def guarded(handler: _Handler, guard: AccessGuard = api_guard) -> _Handler:
+        def guarded(handler: _Handler, guard: Any = api_guard) -> _Handler:
             async def checked(request: Request) -> Response:
                 refusal = guard.check(request)
                 return refusal if refusal is not None else await handler(request)
