@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolweave import Agent
+from toolweave.governance import Governance
 from toolweave.governance.approvals import ApprovalRequest
 from toolweave.governance.rules import Rules
 from toolweave.llm import FunctionModel, Message, ModelRequest, ModelResponse, ToolCallPart
@@ -184,8 +185,8 @@ async def run_one(suite: Any, user_task: Any, injection_task: Any | None,
         agent = Agent(FunctionModel(model), tools=tools, max_turns=40)
     else:
         approver = rubber_stamp if config == "rubber stamp" else attentive_approver(user_calls)
-        agent = Agent(FunctionModel(model), tools=tools, rules=BANKING_RULES, approver=approver,
-                      max_turns=40)  # fmt: skip
+        governance = Governance(rules=BANKING_RULES, approver=approver)
+        agent = Agent(FunctionModel(model), tools=tools, max_turns=40, governance=governance)
     result = await agent.run(user_task.PROMPT)
     output = [text_content_block_from_string(str(result.output))]
     trace = [

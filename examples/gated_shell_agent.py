@@ -15,7 +15,7 @@ import tempfile
 
 from toolweave import Agent
 from toolweave.builtins import shell_tool
-from toolweave.governance import ApprovalRequest
+from toolweave.governance import ApprovalRequest, Governance
 from toolweave.llm import Message, Model, ScriptedModel, ToolCallPart
 
 COMMANDS = ["ls", "touch notes.md && ls", "rm -rf ."]
@@ -43,7 +43,12 @@ def shell_model() -> Model | str:
 def main() -> None:
     workspace = tempfile.mkdtemp()
     bash = shell_tool(workspace, allow=[r"^(ls|cat)\b"])
-    agent = Agent(shell_model(), [bash], approver=approver, instructions="Work in the workspace.")
+    agent = Agent(
+        shell_model(),
+        [bash],
+        instructions="Work in the workspace.",
+        governance=Governance(approver=approver),
+    )
     result = agent.run_sync("在工作区里建一个 notes.md，然后清理整个目录。")
     for invocation in result.invocations:
         text = invocation.result.text

@@ -16,7 +16,7 @@ from typing import Any
 
 from toolweave import Agent
 from toolweave.llm import Message, Model, ModelRequest, ScriptedModel, ToolCallPart
-from toolweave.memory import MemoryManager
+from toolweave.memory import MemoryManager, MemorySettings
 
 FACT = "用户张三喜欢喝乌龙茶，不加糖；对花生过敏"
 REMEMBER = {"action": "add", "content": FACT, "memory_type": "semantic", "importance": 0.9}
@@ -49,7 +49,7 @@ async def main() -> None:
         )
         print("第一次:", (await first.run(f"记住：{FACT}")).output)
 
-        second = Agent(_model([recall]), memory=memory, memory_context=3)
+        second = Agent(_model([recall]), memory=MemorySettings(memory, context=3))
         print("第二次:", (await second.run("明天张三来开会，茶歇准备什么？")).output)
         print(await memory.stats())
 

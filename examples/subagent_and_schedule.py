@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from toolweave import Agent
+from toolweave.agent.orchestration import Orchestration
 from toolweave.llm import Message, Model, ScriptedModel, ToolCallPart
 from toolweave.scheduler import Scheduler
 from toolweave.tools.demo import get_weather
@@ -40,7 +41,11 @@ async def main() -> None:
     sub_model = _model(
         [Message.assistant(tool_calls=[weather]), Message.assistant("北京晴，12°C。")]
     )
-    agent = Agent(main_model, [get_weather], subagents=True, subagent_model=sub_model)
+    agent = Agent(
+        main_model,
+        [get_weather],
+        orchestration=Orchestration(subagents=True, subagent_model=sub_model),
+    )
     result = await agent.run("请让助手去查北京天气。")
     (report,) = [i.result.text for i in result.invocations if i.name == "subagent_run"]
     print("subagent:", " ".join(report.split()))

@@ -1,15 +1,52 @@
 """The one root of every error toolweave raises, so `except ToolweaveError` catches them all.
 
-This module imports nothing: every layer (tools, llm, mcp, agent, host) derives its own
-families from these classes without reaching up or sideways.
+This module imports nothing: every package derives its own family from these classes in its own
+`errors` module, without reaching up or sideways. The whole tree (a test holds it to the
+classes: a parent is the first base, "also" names the other bases, a package in parentheses is
+where the class and its children live):
 
     ToolweaveError
-    ├── ConfigError (also a ValueError): a bad argument, setting or config file
-    │   └── ModelConfigError (toolweave.llm): a model cannot be built
-    ├── ToolError (toolweave.tools): a tool call failed
-    │   └── MCPError (toolweave.mcp): an MCP request or connection failed
-    ├── ModelError (toolweave.llm): a provider refused or failed
-    └── AgentError (toolweave.agent): the loop stopped without an answer
+    ├── ConfigError (also ValueError): a bad argument, setting or config file
+    │   ├── ModelConfigError (llm): a model cannot be built (a key, a model string, an option)
+    │   ├── HookConfigError (governance): a hook definition is malformed
+    │   └── RuleSyntaxError (governance): a permission rule does not parse
+    ├── StorageError (storage): a store, index or file failed
+    │   ├── DimensionMismatch (also ConfigError): vectors of another embedder
+    │   ├── EmbedderUnavailable (also ConfigError): an embedder spec or its package
+    │   ├── EmbeddingFailed: an embeddings endpoint refused or failed
+    │   └── FrontmatterError (also ConfigError): Markdown frontmatter missing or refused
+    ├── ToolError (tools): a tool call failed; `recoverable` errors go back to the model
+    │   ├── ToolNotFound: no tool of that name
+    │   ├── InvalidArguments: the arguments do not fit the schema
+    │   │   └── MemoryArgumentError (memory; also ValueError): a bad memory argument
+    │   ├── ExecutionFailed: the tool raised
+    │   │   └── SubagentBudgetExhausted (agent.orchestration): too little time for a subagent
+    │   ├── PermissionDenied: the permission policy refused the call
+    │   │   ├── ToolNotAllowed (skills): outside a skill's allowed-tools
+    │   │   └── SandboxUnavailable: no OS sandbox can be made for a command
+    │   ├── ApprovalRequired: the tool asks for approval before a side effect
+    │   ├── ToolTimeout: the call ran past its timeout
+    │   ├── ToolCancelled: the caller cancelled the call
+    │   ├── ShellParseError (also ValueError): a command line that does not parse
+    │   ├── CallBlocked (governance): a gate stage blocked the call
+    │   ├── HookStopped (governance): a hook ended the run
+    │   ├── SkillError (skills): a skill cannot be loaded, installed or read
+    │   ├── KnowledgeBaseError (kb): a knowledge-base or notes call failed
+    │   │   ├── DocumentError: a document cannot be read or converted
+    │   │   └── NoteNotFound: no note with that id
+    │   └── MCPError (mcp): an MCP request or connection failed
+    │       ├── MCPTimeout: no answer in time
+    │       ├── MCPConnectionClosed: the peer went away
+    │       ├── OAuthError: authorization failed
+    │       └── JSONRPCError: the peer answered with a JSON-RPC error
+    ├── ModelError (llm): a provider refused or failed
+    ├── AccountingError (accounting): quotas and the query log
+    │   └── QuotaExceeded: a quota is used up
+    └── AgentError (agent): the loop stopped without an answer
+        ├── MaxTurnsExceeded: the turn limit was reached
+        ├── OutputValidationError: the answer does not fit output_type
+        ├── SessionBusy: another run holds the session
+        └── PromptBlocked: a UserPromptSubmit hook blocked the prompt
 """
 
 from __future__ import annotations

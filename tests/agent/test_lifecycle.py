@@ -12,7 +12,15 @@ import pytest
 
 from tests.agent.fake_openai import FakeOpenAI, Reply
 from tests.agent.script import call, calls, collect, tool_messages
-from toolweave.agent import Agent, Session, SessionBusy, ToolExecutionStarted, UserOutputSent
+from toolweave.agent import (
+    Agent,
+    Output,
+    Session,
+    SessionBusy,
+    ToolExecutionStarted,
+    UserOutputSent,
+)
+from toolweave.governance import Governance
 from toolweave.llm import (
     Finished,
     Message,
@@ -115,7 +123,7 @@ async def test_tools_can_send_text_images_and_files_to_the_user(tmp_path: Any) -
     assert sent[2].output.path == str(report) and sent[2].output.mime_type == "text/csv"
     assert sent[3].output.filename == "out.json" and sent[3].output.mime_type == "application/json"
 
-    background = Agent(ScriptedModel(script), [work], user_output="media_only")
+    background = Agent(ScriptedModel(script), [work], output_type=Output(user_output="media_only"))
     result = await background.run("go")
     assert [o.kind for o in result.user_outputs] == ["image", "file", "file"]
 
@@ -149,11 +157,11 @@ def test_run_sync_and_settings_validation() -> None:
     with pytest.raises(ValueError, match="max_turns"):
         Agent(ScriptedModel([]), max_turns=0)
     with pytest.raises(ValueError, match="on_max_turns"):
-        Agent(ScriptedModel([]), on_max_turns="explode")  # type: ignore[arg-type]
+        Agent(ScriptedModel([]), output_type=Output(on_max_turns="explode"))  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="model"):
         Agent(object())  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="gates"):
-        Agent(ScriptedModel([]), gates=[lambda request: None])  # type: ignore[list-item]
+        Agent(ScriptedModel([]), governance=Governance(gates=[lambda request: None]))  # type: ignore[list-item]
 
 
 async def test_run_sync_refuses_a_running_loop() -> None:
@@ -266,7 +274,9 @@ async def test_a_run_refused_as_busy_leaves_the_policy_of_the_running_one_alone(
 
     session = Session()
     strict = Agent(
-        ScriptedModel([slow_then_shell]), registry, policy=PermissionPolicy(denied=["shell"])
+        ScriptedModel([slow_then_shell]),
+        registry,
+        governance=Governance(policy=PermissionPolicy(denied=["shell"])),
     )
     running = asyncio.create_task(strict.run("go", session))
     await entered.wait()

@@ -13,6 +13,7 @@ from toolweave.agent import (
     Agent,
     MaxTurnsExceeded,
     ModelTextDelta,
+    Output,
     RunCompleted,
     RunFailed,
     RunStarted,
@@ -23,7 +24,7 @@ from toolweave.agent import (
     TurnCompleted,
 )
 from toolweave.agent._run.loop import FINAL_ANSWER_PROMPT
-from toolweave.governance import GateRequest
+from toolweave.governance import GateRequest, Governance
 from toolweave.llm import Message, ModelError, ModelResponse, ScriptedModel, Usage
 from toolweave.tools import (
     PermissionDenied,
@@ -163,7 +164,11 @@ async def test_permission_denied_ends_the_run_before_the_tool_runs() -> None:
         [calls(call("get_weather", "w", city="Beijing"), call("shell", "s", command="rm -rf /"))]
     )
     session = Session()
-    agent = Agent(model, [shell, get_weather], policy=PermissionPolicy(denied=["shell"]))
+    agent = Agent(
+        model,
+        [shell, get_weather],
+        governance=Governance(policy=PermissionPolicy(denied=["shell"])),
+    )
     events: list[Any] = []
     with pytest.raises(PermissionDenied, match="shell"):
         async for event in agent.run_stream("go", session):
@@ -193,7 +198,9 @@ async def test_a_registry_policy_applies_and_a_crashing_gate_fails_closed() -> N
             raise RuntimeError("rule file unreadable")
 
     agent = Agent(
-        ScriptedModel([calls(call("get_weather", "1", city="x"))]), [get_weather], gates=[Broken()]
+        ScriptedModel([calls(call("get_weather", "1", city="x"))]),
+        [get_weather],
+        governance=Governance(gates=[Broken()]),
     )
     with pytest.raises(PermissionDenied, match="fail closed"):
         await agent.run("go")
@@ -208,7 +215,7 @@ async def test_a_recoverable_gate_refusal_goes_back_to_the_model() -> None:
     model = ScriptedModel(
         [calls(call("get_weather", "1", city="London")), Message.assistant("fine")]
     )
-    result = await Agent(model, [get_weather], gates=[NoLondon()]).run("go")
+    result = await Agent(model, [get_weather], governance=Governance(gates=[NoLondon()])).run("go")
     (refused,) = tool_messages(model.requests[1].messages)
     assert refused.is_error and "off limits" in refused.text
     assert result.invocations == []
@@ -238,7 +245,9 @@ async def test_max_turns_final_answer_makes_one_last_call_without_tools() -> Non
     model = ScriptedModel(
         [calls(call("get_weather", "1", city="Beijing")), Message.assistant("best guess: jacket")]
     )
-    agent = Agent(model, [get_weather], max_turns=1, on_max_turns="final_answer")
+    agent = Agent(
+        model, [get_weather], max_turns=1, output_type=Output(on_max_turns="final_answer")
+    )
     result = await agent.run("go")
     assert result.output == "best guess: jacket"
     last = model.requests[-1]
@@ -339,7 +348,12 @@ async def test_plain_functions_become_tools() -> None:
 async def test_a_final_answer_call_that_still_asks_for_tools_fails_cleanly() -> None:
     stubborn = [calls(call("get_weather", str(i), city="Beijing")) for i in range(2)]
     session = Session()
-    agent = Agent(ScriptedModel(stubborn), [get_weather], max_turns=1, on_max_turns="final_answer")
+    agent = Agent(
+        ScriptedModel(stubborn),
+        [get_weather],
+        max_turns=1,
+        output_type=Output(on_max_turns="final_answer"),
+    )
     with pytest.raises(MaxTurnsExceeded):
         await agent.run("go", session)
     last = tool_messages(session.messages)[-1]

@@ -10,7 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
-from toolweave.agent import Agent, OutputDelta, OutputSpec, OutputValidationError, RunCompleted
+from toolweave.agent import (
+    Agent,
+    Output,
+    OutputDelta,
+    OutputSpec,
+    OutputValidationError,
+    RunCompleted,
+)
 from toolweave.llm import Message, ScriptedModel, ToolCallPart
 from toolweave.tools.demo import get_weather
 
@@ -38,7 +45,7 @@ MESSY = [
 @pytest.mark.parametrize("text", MESSY)
 async def test_native_output_parses_messy_text(text: str) -> None:
     model = ScriptedModel([Message.assistant(text)])
-    result = await Agent(model, output_type=Advice, output_mode="native").run("advise")
+    result = await Agent(model, output_type=Output(Advice, mode="native")).run("advise")
     assert result.output == Advice(**GOOD)
     request = model.requests[0]
     assert request.output_schema is not None
@@ -53,7 +60,7 @@ async def test_a_validation_error_goes_back_once_then_the_answer_is_accepted() -
             Message.assistant(str(GOOD)),
         ]
     )
-    result = await Agent(model, output_type=Advice, output_mode="native").run("advise")
+    result = await Agent(model, output_type=Output(Advice, mode="native")).run("advise")
     assert result.output.wear == ["jacket", "scarf"]
     retry = model.requests[1].messages[-1]
     assert retry.role == "user"
@@ -64,11 +71,11 @@ async def test_a_second_validation_error_fails_the_run() -> None:
     bad = Message.assistant('{"city": 1}')
     model = ScriptedModel([bad, bad])
     with pytest.raises(OutputValidationError, match="city") as info:
-        await Agent(model, output_type=Advice, output_mode="native").run("advise")
+        await Agent(model, output_type=Output(Advice, mode="native")).run("advise")
     assert info.value.raw == '{"city": 1}' and len(model.requests) == 2
     none = ScriptedModel([Message.assistant("I cannot answer that.")])
     with pytest.raises(OutputValidationError, match="no JSON"):
-        await Agent(none, output_type=Advice, output_mode="native", output_retries=0).run("x")
+        await Agent(none, output_type=Output(Advice, mode="native", retries=0)).run("x")
 
 
 async def test_forced_final_tool_when_the_model_has_no_native_format() -> None:
@@ -97,7 +104,7 @@ async def test_an_invalid_final_tool_call_is_answered_with_the_error_and_retried
             Message.assistant("", [ToolCallPart("o2", "final_output", GOOD)]),
         ]
     )
-    result = await Agent(model, output_type=Advice, output_mode="tool").run("advise")
+    result = await Agent(model, output_type=Output(Advice, mode="tool")).run("advise")
     assert result.output == Advice(**GOOD)
     (error,) = [p for m in model.requests[1].messages for p in m.tool_results]
     assert error.is_error and "fahrenheit: Field required" in error.text
@@ -121,7 +128,7 @@ async def test_non_object_types_are_wrapped() -> None:
     assert (await agent.run("numbers")).output == [3, 1]
     assert model.requests[0].tools[0].parameters["required"] == ["result"]
     native = ScriptedModel([Message.assistant("Numbers: [1, 2, 3]")])
-    assert (await Agent(native, output_type=list[int], output_mode="native").run("x")).output == [
+    assert (await Agent(native, output_type=Output(list[int], mode="native")).run("x")).output == [
         1,
         2,
         3,
@@ -131,7 +138,7 @@ async def test_non_object_types_are_wrapped() -> None:
 async def test_streaming_yields_partial_objects() -> None:
     text = '```json\n{"city": "Beijing", "fahrenheit": 53.6, "wear": ["jacket", "scarf"]}\n```'
     agent = Agent(
-        ScriptedModel([Message.assistant(text)]), output_type=Advice, output_mode="native"
+        ScriptedModel([Message.assistant(text)]), output_type=Output(Advice, mode="native")
     )
     events: list[Any] = [e async for e in agent.run_stream("advise")]
     partials = [e.partial for e in events if isinstance(e, OutputDelta)]
@@ -151,8 +158,8 @@ async def test_streaming_yields_partial_objects() -> None:
 
 
 def test_an_output_name_clashing_with_a_tool_is_refused() -> None:
-    with pytest.raises(ValueError, match="output_name"):
-        Agent(ScriptedModel([]), [get_weather], output_type=Advice, output_name="get_weather")
+    with pytest.raises(ValueError, match=r"Output\(name="):
+        Agent(ScriptedModel([]), [get_weather], output_type=Output(Advice, name="get_weather"))
 
 
 names = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)
@@ -194,10 +201,8 @@ async def test_an_invalid_answer_on_the_final_answer_call_fails_with_the_validat
     agent = Agent(
         model,
         [get_weather],
-        output_type=Advice,
-        output_mode="native",
         max_turns=1,
-        on_max_turns="final_answer",
+        output_type=Output(Advice, mode="native", on_max_turns="final_answer"),
     )
     with pytest.raises(OutputValidationError, match="fahrenheit"):
         await agent.run("advise")

@@ -7,6 +7,7 @@ so answers match the local versions exactly.
 from __future__ import annotations
 
 from mcp.server import MCPServer
+
 from toolweave.tools.demo import calculate, celsius_to_fahrenheit, get_weather
 
 server = MCPServer("weather")

@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp.client.stdio import StdioServerParameters
-
 from mcp import types
 from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+
 from toolweave import Agent
 from toolweave.builtins import shell_tool
-from toolweave.governance import ApprovalRequest
+from toolweave.governance import ApprovalRequest, Governance
 from toolweave.llm import Message, ScriptedModel, ToolCallPart
 
 TOOLWEAVE = Path(sys.executable).with_name("toolweave")
@@ -54,7 +54,7 @@ async def test_agent_asks_its_approver_only_for_unmatched_commands(
 
     model = ScriptedModel([turn("echo 你好", "rm victim.txt"), Message.assistant("done")])
     bash = shell_tool(workdir, allow=[r"^echo\b"])
-    result = await Agent(model, [bash], approver=approver).run("tidy up")
+    result = await Agent(model, [bash], governance=Governance(approver=approver)).run("tidy up")
     texts = tool_texts(result.messages)
     assert "exit code 0" in texts["0"] and "你好" in texts["0"]
     [request] = asked  # echo was vouched for by the allow list; only rm was asked about

@@ -22,8 +22,9 @@ import pytest
 
 from tests.builtins.processes import announcing_sleeper, gone, marker, pidfd_of
 from toolweave.builtins import shell_tool
-from toolweave.builtins.sandbox import Sandbox, SandboxUnavailable, sandbox_problem
 from toolweave.tools import ApprovalRequired, Tool, ToolContext
+from toolweave.tools.errors import SandboxUnavailable
+from toolweave.tools.sandbox import Sandbox, sandbox_problem
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
@@ -240,7 +241,7 @@ async def test_no_sandbox_means_refusal_with_the_fix(
 
 async def test_refused_user_namespaces_are_reported(places: Places) -> None:
     """Inside a sandbox that forbids user namespaces, no sandbox can be made: the real refusal."""
-    probe = "import asyncio; from toolweave.builtins.sandbox import sandbox_problem as p; "
+    probe = "import asyncio; from toolweave.tools.sandbox import sandbox_problem as p; "
     probe += "print(asyncio.run(p()))"
     inner = Sandbox().wrap([sys.executable, "-c", probe], "/", shutil.which("bwrap") or "bwrap")
     process = await asyncio.create_subprocess_exec(

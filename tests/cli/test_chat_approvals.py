@@ -9,7 +9,7 @@ from rich.console import Console
 
 from toolweave.agent import Agent, Session
 from toolweave.cli.agent_cmd import chat_loop, terminal_approver
-from toolweave.governance import Hooks
+from toolweave.governance import Governance, Hooks
 from toolweave.llm import Message, ScriptedModel, ToolCallPart
 from toolweave.tools import Permission, tool
 
@@ -59,7 +59,7 @@ def test_inline_answers_yes_no_always() -> None:
         except StopIteration:
             raise EOFError from None
 
-    agent = Agent(model, [bash], approver=terminal_approver(console, ask))
+    agent = Agent(model, [bash], governance=Governance(approver=terminal_approver(console, ask)))
     chat_loop(agent, Session(), console, read_line)
     text = out.getvalue()
     assert ran == ["make", "ls", "pwd"]  # "pwd" was covered by "always"
@@ -93,7 +93,9 @@ def test_end_of_input_answers_no() -> None:
     async def end(payload: dict[str, Any]) -> None:
         ended.append(payload["reason"])
 
-    agent = Agent(model, [bash], approver=terminal_approver(console, ask), hooks=hooks)
+    agent = Agent(
+        model, [bash], governance=Governance(approver=terminal_approver(console, ask), hooks=hooks)
+    )
     chat_loop(agent, Session(), console, read_line)
     assert ran == [] and "the approver said no" in out.getvalue()
     assert ended == ["prompt_input_exit"]

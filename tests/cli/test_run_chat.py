@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from tests.agent.fake_openai import FakeOpenAI, Reply
 from toolweave.agent import Agent, Session, SQLiteSessionStore
+from toolweave.agent.orchestration import Orchestration
 from toolweave.cli import app
 from toolweave.cli.agent_cmd import chat_loop
 from toolweave.llm import Message, ScriptedModel, ToolCallPart
@@ -207,3 +208,32 @@ def test_an_unusable_session_file_is_a_one_line_error(tmp_path: Path) -> None:
     assert result.exit_code == 2
     (line,) = result.output.strip().splitlines()
     assert line.startswith("error: cannot open the session file") and "TOOLWEAVE_SESSIONS" in line
+
+
+def test_chat_help_lists_custom_commands_as_claude_code_does(tmp_path: Path) -> None:
+    from toolweave.agent.orchestration import Commands
+
+    folder = tmp_path / "commands"
+    (folder / "dev").mkdir(parents=True)
+    (folder / "dev" / "code-review.md").write_text(
+        "---\ndescription: Review code\nargument-hint: [file]\n---\nReview $ARGUMENTS",
+        encoding="utf-8",
+    )
+    (folder / "总结.md").write_text("总结 $ARGUMENTS", encoding="utf-8")
+    out = io.StringIO()
+    console = Console(file=out, width=120, highlight=False)
+    lines = iter(["/help"])
+    agent = Agent(
+        ScriptedModel([]), [], orchestration=Orchestration(commands=Commands.from_directory(folder))
+    )
+
+    def read_line() -> str:
+        try:
+            return next(lines)
+        except StopIteration:
+            raise EOFError from None
+
+    chat_loop(agent, Session(), console, read_line)
+    text = out.getvalue()
+    assert "/code-review [file]  Review code (project:dev)" in text
+    assert "/总结" in text and "/clear" in text and "/exit" in text

@@ -41,7 +41,7 @@ def test_validate_reports_and_exits_nonzero(tmp_path: Path) -> None:
     write_skill(tmp_path, "Bad", "name: Bad\ndescription: d\nversion: 2")
     code, out, _ = run("validate", str(tmp_path))
     assert code == 1
-    assert "Bad/SKILL.md: error: name: 'Bad': use lowercase letters" in out
+    assert "Bad/SKILL.md: error: name: 'Bad' must be lowercase" in out
     assert "warning: version: not a spec field" in out
     code, out, _ = run("validate", "-r", str(EXAMPLES))  # every loaded skill
     assert code == 0 and "3 skill(s) checked" in out

@@ -71,9 +71,8 @@ def test_example_runs_against_an_openai_compatible_server(script: str) -> None:
 def test_weather_server_example_lists_its_tools_to_the_official_client() -> None:
     import asyncio
 
-    from mcp.client.stdio import StdioServerParameters
-
     from mcp.client import Client
+    from mcp.client.stdio import StdioServerParameters
 
     async def listed() -> list[str]:
         params = StdioServerParameters(

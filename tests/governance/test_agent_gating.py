@@ -93,13 +93,14 @@ async def test_safe_default_refuses_shell_and_delete_without_an_approver() -> No
     assert result.output == "ok"  # the loop went on
 
 
-async def test_opt_outs_run_as_before() -> None:
-    for agent_kwargs in (
-        {"rules": Rules(default="allow")},
-        {"policy": PermissionPolicy.allow_all()},
-    ):
+async def test_opt_outs_run_as_before_given_bare_rules_or_a_policy() -> None:
+    # The one-line shortcut: bare Rules mean Governance(rules=...), a bare PermissionPolicy
+    # means Governance(policy=...).
+    for governance in (Rules(default="allow"), PermissionPolicy.allow_all()):
         model = ScriptedModel([calls(call("wipe", "1", target="tmp")), Message.assistant("done")])
-        await Agent(model, [wipe], **agent_kwargs).run("go")  # type: ignore[arg-type]
+        agent = Agent(model, [wipe], governance=governance)
+        assert agent.governance == Governance.of(governance)
+        await agent.run("go")
     assert ran == ["wipe tmp", "wipe tmp"]
 
 
@@ -127,7 +128,7 @@ async def test_a_call_waiting_for_approval_does_not_delay_a_read_only_call() -> 
             Message.assistant("ok"),
         ]
     )
-    result = await Agent(model, [bash, fast], approver=approver).run("go")
+    result = await Agent(model, [bash, fast], governance=Governance(approver=approver)).run("go")
     assert order == ["fast ran", "approved"]
     assert ran == ["make"] and _results(result) == ["ran make", "k"]
 
@@ -142,7 +143,11 @@ async def test_blocks_are_events_and_results_and_the_loop_goes_on() -> None:
             Message.assistant("ok"),
         ]
     )
-    agent = Agent(model, [bash], rules=Rules(allow=["bash(git *)"], deny=["bash(rm *)"]))
+    agent = Agent(
+        model,
+        [bash],
+        governance=Governance(rules=Rules(allow=["bash(git *)"], deny=["bash(rm *)"])),
+    )
     events = [e async for e in agent.run_stream("go")]
     blocked = [e for e in events if isinstance(e, ToolCallBlocked)]
     assert len(blocked) == 1 and blocked[0].stage == "rules" and blocked[0].call.id == "1"
@@ -153,7 +158,7 @@ async def test_blocks_are_events_and_results_and_the_loop_goes_on() -> None:
 async def test_declared_permission_policy_still_ends_the_run() -> None:
     model = ScriptedModel([calls(call("bash", "1", command="ls")), Message.assistant("never")])
     with pytest.raises(PermissionDenied):
-        await Agent(model, [bash], policy=PermissionPolicy()).run("go")
+        await Agent(model, [bash], governance=Governance(policy=PermissionPolicy())).run("go")
     assert ran == []
 
 
@@ -201,7 +206,7 @@ async def test_always_is_remembered_and_approvals_are_asked_one_at_a_time() -> N
         ]
     )
     session = Session()
-    await Agent(model, [bash], approver=approver).run("go", session=session)
+    await Agent(model, [bash], governance=Governance(approver=approver)).run("go", session=session)
     assert peak == 1 and len(asked) == 1  # the second waited, then found "always"
     assert sorted(ran) == ["a", "b", "c"]
 
@@ -224,7 +229,7 @@ async def test_approval_required_from_a_tool_reruns_with_the_flag() -> None:
         return True
 
     model = ScriptedModel([calls(call("deploy", "1", target="prod")), Message.assistant("ok")])
-    result = await Agent(model, [deploy], approver=approver).run("ship")
+    result = await Agent(model, [deploy], governance=Governance(approver=approver)).run("ship")
     assert seen == [False, True] and _results(result) == ["deployed"]
     assert "cannot be undone" in requests[0].reason
     seen.clear()
@@ -263,9 +268,9 @@ async def test_admin_tools_need_the_admin_approver() -> None:
     agent = Agent(
         model,
         [config_set],
-        rules=Rules(default="allow"),
-        approver=user_approver,
-        admin_approver=admin_approver,
+        governance=Governance(
+            rules=Rules(default="allow"), approver=user_approver, admin_approver=admin_approver
+        ),
     )
     events = [e async for e in agent.run_stream("configure", session=Session(requester="alice"))]
     assert ran == ["set model"] and user == [] and len(admin) == 2
@@ -299,7 +304,9 @@ async def test_hooks_in_the_loop(tmp_path: Any) -> None:
             Message.assistant("ok"),
         ]
     )
-    result = await Agent(model, [bash], rules=Rules(allow=["bash(git *)"]), hooks=hooks).run("go")
+    result = await Agent(
+        model, [bash], governance=Governance(rules=Rules(allow=["bash(git *)"]), hooks=hooks)
+    ).run("go")
     texts = _results(result)
     assert "no pushing" in texts[0] and ran == ["git status"]
     raw = [p.text for m in result.new_messages for p in m.tool_results]
@@ -325,9 +332,9 @@ async def test_user_prompt_submit_can_block_before_the_model_is_called() -> None
     )
     model = ScriptedModel([Message.assistant("ok")])
     with pytest.raises(PromptBlocked, match="no secrets"):
-        await Agent(model, [], hooks=hooks).run("my password is hunter2")
+        await Agent(model, [], governance=Governance(hooks=hooks)).run("my password is hunter2")
     assert model.requests == []
-    result = await Agent(model, [], hooks=hooks).run("hello")
+    result = await Agent(model, [], governance=Governance(hooks=hooks)).run("hello")
     assert result.output == "ok"
     assert any("今天" in m.text for m in model.requests[0].messages if m.role in ("user", "system"))
 
@@ -347,7 +354,9 @@ async def test_stop_hook_can_keep_the_run_going() -> None:
         last = request.messages[-1]
         return Message.assistant("summary" if "forgot" in last.text else "draft")
 
-    result = await Agent(ScriptedModel([answer, answer]), [], hooks=hooks).run("go")
+    result = await Agent(
+        ScriptedModel([answer, answer]), [], governance=Governance(hooks=hooks)
+    ).run("go")
     assert result.output == "summary" and [s["stop_hook_active"] for s in stops] == [False, True]
 
 
@@ -362,8 +371,9 @@ async def test_child_governance_for_subagents() -> None:
     parent = Agent(
         ScriptedModel([]),
         [bash],
-        rules=Rules(allow=["bash(git *)"], deny=["bash(git push *)"]),
-        hooks=hooks,
+        governance=Governance(
+            rules=Rules(allow=["bash(git *)"], deny=["bash(git push *)"]), hooks=hooks
+        ),
     )
     child_governance = parent.governance.child(
         agent_id="sub-1", agent_type="researcher", rules=Rules(allow=["bash(git *)"])
@@ -380,11 +390,17 @@ async def test_child_governance_for_subagents() -> None:
     assert {p["agent_id"] for p in seen} == {"sub-1"} and seen[0]["parent_agent_ids"] == ["main"]
 
 
-def test_governance_and_its_parts_are_exclusive() -> None:
+def test_governance_checks_itself_and_sessions_check_their_mode() -> None:
     from toolweave.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="governance="):
-        Agent(ScriptedModel([]), [], governance=Governance(), rules=Rules())
+    with pytest.raises(TypeError, match=r"Governance\(rules=\.\.\.\) must be a Rules"):
+        Governance(rules=["bash(*)"])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"Governance\(gates=\.\.\.\) items"):
+        Governance(gates=[object()])  # type: ignore[list-item]
+    with pytest.raises(ConfigError, match=r"Governance\(mode='yolo'\)"):
+        Governance(mode="yolo")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"Agent\(governance=\.\.\.\) must be a Governance"):
+        Agent(ScriptedModel([]), [], governance="allow")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="permission_mode"):
         Session(permission_mode="yolo")  # type: ignore[arg-type]
 
@@ -424,7 +440,7 @@ async def test_session_start_pre_compact_and_session_end_hooks() -> None:
         ]
     )
     session = Session(max_history_tokens=200, keep_recent_results=0)
-    agent = Agent(model, [dump], hooks=hooks)
+    agent = Agent(model, [dump], governance=Governance(hooks=hooks))
     await agent.run("go", session=session)
     await agent.run("more", session=session)
     assert fired[0] == ("SessionStart", "startup")

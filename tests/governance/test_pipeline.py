@@ -14,7 +14,7 @@ from toolweave.governance.approvals import ApprovalRequest, ApprovalState
 from toolweave.governance.hooks import Hooks
 from toolweave.governance.pipeline import CallBlocked, GateContext, Governance, HookStopped
 from toolweave.governance.rules import Rules
-from toolweave.tools import Permission, PermissionDenied, PermissionPolicy, tool
+from toolweave.tools import Permission, PermissionDenied, PermissionPolicy, ToolRegistry, tool
 
 
 @tool(permissions=[Permission.SHELL], primary_arg="command")
@@ -163,9 +163,15 @@ async def test_deny_rules_block_and_the_loop_goes_on() -> None:
     assert "bash(rm *)" in info.value.reason
 
 
-async def test_declared_permission_policy_ends_the_run() -> None:
-    with pytest.raises(PermissionDenied):
-        await clear(Governance(), bash, {"command": "ls"}, gate(policy=PermissionPolicy()))
+async def test_the_registry_is_the_one_decider_of_the_declared_permission_policy() -> None:
+    denying = PermissionPolicy()  # fail closed: nothing is allowed
+    Governance().precheck(bash.name, bash, gate(policy=denying))  # not a pipeline stage
+    registry = ToolRegistry(denying)
+    registry.register(bash)
+    with pytest.raises(PermissionDenied, match="bash"):
+        registry.check_permissions(bash.name, bash)
+    invocation = await registry.invoke("bash", {"command": "ls"})  # direct use: refused too
+    assert isinstance(invocation.error, PermissionDenied)
 
 
 async def test_plan_mode_blocks_everything_but_read_only_and_todo_write() -> None:

@@ -162,9 +162,8 @@ async def test_a_denied_downstream_lists_and_serves_no_resources_or_prompts() ->
 
 @needs_node
 async def test_the_official_sdk_client_reads_proxied_resources(tmp_path: Path) -> None:
-    from mcp.client.stdio import StdioServerParameters
-
     from mcp.client import Client
+    from mcp.client.stdio import StdioServerParameters
 
     config = tmp_path / "toolweave.toml"
     config.write_text(
@@ -230,3 +229,30 @@ async def test_a_downstream_resource_list_change_reaches_the_client(tmp_path: Pa
     assert [r["name"] for r in before] == ["docs__readme"]
     assert sorted(r["name"] for r in after) == ["docs__readme", "docs__today"]
     assert read[0]["text"] == "今天的笔记 / today's notes"
+
+
+def test_serve_refuses_vscode_inputs_and_expands_variables(tmp_path: Path) -> None:
+    from toolweave.errors import ConfigError
+
+    asking = parse_config(
+        {
+            "serve": {"providers": ["mcp"]},
+            "mcpServers": {"Obsidian Rest MCP": {"command": "uvx", "env": {"K": "${input:key}"}}},
+        }
+    )
+    with pytest.raises(ConfigError) as refused:
+        ToolHost(asking)
+    assert "mcpServers.Obsidian Rest MCP.env.K uses ${input:key}" in str(refused.value)
+    assert "toolweave serve runs unattended" in str(refused.value)
+    config = parse_config(
+        {
+            "serve": {"providers": ["mcp"]},
+            "mcpServers": {
+                "Obsidian Rest MCP": {"command": "uvx", "args": ["${TW_TEST_VAULT:-笔记}"]}
+            },
+        }
+    )
+    host = ToolHost(config)
+    provider = next(p for p in host.providers if p.name == "mcp")
+    server = provider.manager.servers["Obsidian_Rest_MCP"].config  # type: ignore[attr-defined]
+    assert server.args == ["笔记"] and server.label == "Obsidian Rest MCP"

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from mcp import types
 from mcp.client import Client
+
 from toolweave.host import ToolHost, parse_config
 from toolweave.host.providers import base as host_providers
 from toolweave.mcp.server.testing import connect

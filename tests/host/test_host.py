@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import IO
 
 import pytest
+from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-from mcp.client import Client
 from toolweave.host import HostConfig, ToolHost, load_host_config, parse_config
 from toolweave.mcp.server.testing import connect
 

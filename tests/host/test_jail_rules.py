@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp.client.stdio import StdioServerParameters
-
 from mcp import types
 from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+
 from tests.host.test_governance import _serve as serve_http
 
 SECRET = "机密 SECRET"

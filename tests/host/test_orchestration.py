@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-from mcp.client import Client
 from toolweave.host import ToolHost, parse_config
 
 TOOLWEAVE = Path(sys.executable).with_name("toolweave")

@@ -20,8 +20,8 @@ from toolweave.llm import (
     TextDelta,
     TextPart,
     ToolCallReady,
-    ToolDef,
 )
+from toolweave.tools import ToolDef
 
 WEATHER = ToolDef(
     "get_weather",

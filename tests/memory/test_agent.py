@@ -1,5 +1,5 @@
-"""`Agent(..., memory=manager, memory_context=3)`: the tool is there, and each run sees the
-prompt's most relevant memories in its system message, as data."""
+"""`Agent(memory=MemorySettings(manager, context=3))`: the tool is there, and each run sees the
+prompt's most relevant memories in its system message, as data (a prompt stage, as skills are)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 
 from toolweave import Agent
+from toolweave.agent.orchestration import Orchestration
 from toolweave.errors import ConfigError
 from toolweave.llm import Message, ScriptedModel, TextPart, ToolCallPart
-from toolweave.memory import MemoryManager
+from toolweave.memory import MemoryManager, MemorySettings
+from toolweave.skills import SkillLibrary
 from toolweave.storage.retrieval import Embedder
 
 
@@ -39,7 +41,7 @@ async def test_the_agent_stores_with_the_tool_and_recalls_in_context(
             Message.assistant("好的，已经记住了。"),
         ]
     )
-    agent = Agent(model, instructions="You are helpful.", memory=memory, memory_context=3)
+    agent = Agent(model, instructions="You are helpful.", memory=MemorySettings(memory, context=3))
     assert "memory" in agent.registry
     served = agent.registry.get("memory")
     assert served is not None and "remove" not in served.parameters["properties"]["action"]["enum"]
@@ -60,8 +62,54 @@ async def test_no_context_without_memory_context(tmp_path: Path, embedder: Embed
     memory = MemoryManager(tmp_path / "memory.db", embedder=embedder)
     await memory.add("The user prefers metric units", "semantic")
     model = ScriptedModel([Message.assistant("ok")])
-    await Agent(model, memory=memory).run("units?")
+    agent = Agent(model, memory=memory)  # a bare manager: the tool, no context
+    assert agent.memory is memory and "memory" in agent.registry
+    await agent.run("units?")
     assert all(m.role != "system" for m in model.requests[0].messages)
-    with pytest.raises(ConfigError, match=r"needs Agent\(memory=\.\.\.\)"):
-        Agent(model, memory_context=3)
+    with pytest.raises(ConfigError, match=r"MemorySettings\(context=\.\.\.\) must be 0 or more"):
+        MemorySettings(memory, context=-1)
+    with pytest.raises(TypeError, match=r"MemorySettings\(manager=\.\.\.\) must be"):
+        MemorySettings("memory.db")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"Agent\(memory=\.\.\.\) must be a MemorySettings"):
+        Agent(model, memory="memory.db")  # type: ignore[arg-type]
+    await memory.close()
+
+
+async def test_memory_and_skills_shape_the_prompt_the_same_way(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """Both prompt stages run per run and in one order: instructions, memories, skill catalog;
+    a subagent gets the skills but no memories (its prompt is its parent's task)."""
+    skill = tmp_path / "skills" / "tea-guide"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: tea-guide\ndescription: 泡茶指南，水温与时间\n---\n绿茶 80°C，乌龙 95°C。\n",
+        encoding="utf-8",
+    )
+    memory = MemoryManager(tmp_path / "memory.db", embedder=embedder)
+    await memory.add("用户喜欢喝乌龙茶，不加糖", "semantic", 0.9)
+    child = ScriptedModel([Message.assistant("child done")])
+    model = ScriptedModel(
+        [
+            Message.assistant("", [ToolCallPart("1", "subagent_run", {"task": "查一下水温"})]),
+            Message.assistant("乌龙用 95°C 的水。"),
+        ]
+    )
+    agent = Agent(
+        model,
+        instructions="你是茶艺师。",
+        memory=MemorySettings(memory, context=2),
+        skills=SkillLibrary([tmp_path / "skills"]),
+        orchestration=Orchestration(subagents=True, subagent_model=child),
+    )
+    await agent.run("乌龙茶用多少度的水？")
+    system = model.requests[0].messages[0].text
+    instructions, memories, catalog = (
+        system.index("你是茶艺师。"),
+        system.index("用户喜欢喝乌龙茶"),
+        system.index("- tea-guide:"),
+    )
+    assert instructions < memories < catalog
+    child_system = child.requests[0].messages[0].text
+    assert "- tea-guide:" in child_system and "<memories>" not in child_system
     await memory.close()

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-from mcp.client import Client
 from toolweave.memory import MemoryArgumentError, MemoryManager
 from toolweave.memory.tool import ALL_ACTIONS, DEFAULT_ACTIONS, MemoryTool
 from toolweave.storage.retrieval import Embedder

@@ -16,9 +16,9 @@ import pytest
 from toolweave.agent import Agent
 from toolweave.agent.session import Session
 from toolweave.errors import ConfigError
-from toolweave.governance import ApprovalRequest
+from toolweave.governance import ApprovalRequest, Governance
 from toolweave.llm import Message, ModelRequest, ScriptedModel, ToolCallPart
-from toolweave.skills import SkillLibrary
+from toolweave.skills import SkillLibrary, SkillSettings
 from toolweave.tools import tool
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
@@ -167,7 +167,7 @@ async def test_release_notes_as_a_slash_command(library: SkillLibrary, host_dir:
         asked.append(request.tool_name)
         return True
 
-    agent = Agent(model, [delete_branch], skills=library, approver=approver)
+    agent = Agent(model, [delete_branch], governance=Governance(approver=approver), skills=library)
     result = await agent.run("/release-notes v1.0")
     assert asked == ["skill_run"]  # a bundled script passes the governance gates like any shell
     prompt = model.requests[0].messages[1].text
@@ -187,7 +187,7 @@ async def test_release_notes_as_a_slash_command(library: SkillLibrary, host_dir:
 async def test_selector_model_and_bm25_fallback(library: SkillLibrary) -> None:
     selector = ScriptedModel([Message.assistant('{"skill": "code-review"}')])
     model = ScriptedModel([Message.assistant("done")])
-    agent = Agent(model, skills=library, skill_selector=selector)
+    agent = Agent(model, skills=SkillSettings(library, selector=selector))
     await agent.run("look at my pull request")
     assert "- code-review:" in selector.requests[0].messages[0].text
     user = model.requests[0].messages[1].text
@@ -195,13 +195,13 @@ async def test_selector_model_and_bm25_fallback(library: SkillLibrary) -> None:
     assert user.endswith("look at my pull request")
     confused = ScriptedModel([Message.assistant("I think maybe the second one?")])
     model = ScriptedModel([Message.assistant("done")])
-    agent = Agent(model, skills=library, skill_selector=confused)
+    agent = Agent(model, skills=SkillSettings(library, selector=confused))
     await agent.run("帮我整理一下这次发布的 changelog，写发版说明")
     assert model.requests[0].messages[1].text.startswith('<skill name="release-notes">')
     nothing = ScriptedModel([Message.assistant("done")])
-    await Agent(nothing, skills=library, skill_selector=ScriptedModel([ValueError("down")])).run(
-        "zzz qqq"
-    )
+    await Agent(
+        nothing, skills=SkillSettings(library, selector=ScriptedModel([ValueError("down")]))
+    ).run("zzz qqq")
     assert nothing.requests[0].messages[1].text == "zzz qqq"  # no match: the prompt as typed
 
 
@@ -220,8 +220,12 @@ async def test_reload_updates_catalog_and_enum(library: SkillLibrary) -> None:
     assert "- fresh: 新的" in model.requests[1].messages[0].text
     with pytest.raises(ConfigError, match="already has a tool of that name"):
         Agent(model, [tool(lambda: "x", name="skill_read")], skills=library)
-    with pytest.raises(TypeError, match=r"must be a toolweave\.skills\.SkillLibrary"):
+    with pytest.raises(TypeError, match=r"Agent\(skills=\.\.\.\) must be a SkillSettings"):
         Agent(model, skills="skills/")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"must be a toolweave\.skills\.SkillLibrary"):
+        SkillSettings("skills/")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"SkillSettings\(catalog_budget_chars=\.\.\.\)"):
+        SkillSettings(library, catalog_budget_chars=0)
 
 
 async def test_scripts_are_refused_without_an_approver(library: SkillLibrary) -> None:
@@ -235,3 +239,61 @@ async def test_scripts_are_refused_without_an_approver(library: SkillLibrary) ->
     refused = model.requests[1].messages[-1].parts[0]
     assert result.invocations == []  # nothing ran
     assert "blocked (approval)" in str(refused.content)  # type: ignore[union-attr]
+
+
+@pytest.fixture
+def git_work(tmp_path: Path) -> Path:
+    import subprocess
+
+    work = tmp_path / "work"
+    work.mkdir()
+    subprocess.run(["git", "init", "-q", str(work)], check=True)
+    (work / "笔记.txt").write_text("内容", encoding="utf-8")
+    return work
+
+
+async def test_allowed_tools_match_as_claude_code_rules(tmp_path: Path, git_work: Path) -> None:
+    from tests.skills.factory import write_skill
+    from toolweave.builtins.filesystem import filesystem_tools
+    from toolweave.builtins.shell import shell_tool
+
+    work = git_work
+    root = tmp_path / "skills"
+    write_skill(
+        root,
+        "git-review",
+        "name: git-review\ndescription: Review the working tree\n"
+        "allowed-tools: Bash(git diff:*), Read",
+    )
+    model = ScriptedModel(
+        [
+            call("skill_read", "1", name="git-review"),
+            call("bash", "2", command="git diff --stat"),
+            call("bash", "3", command="git push origin main"),
+            call("read_file", "4", path="笔记.txt"),
+            call("write_file", "5", path="out.txt", content="x"),
+            Message.assistant("done"),
+        ]
+    )
+
+    async def approve(request: ApprovalRequest) -> bool:
+        return True
+
+    tools = [shell_tool(work), *filesystem_tools(work)]
+    agent = Agent(
+        model, tools, governance=Governance(approver=approve), skills=SkillLibrary([root])
+    )
+    result = await agent.run("review my changes")
+    offered = tool_names(model.requests[1])
+    assert {"bash", "read_file", "list_dir", "search_files"} <= set(offered)  # Read covers LS/Grep
+    assert "write_file" not in offered and "edit_file" not in offered
+    ran = [inv.name for inv in result.invocations]
+    assert ran == ["skill_read", "bash", "read_file"]  # git diff and Read admitted
+    refusals = [
+        str(m.parts[0].content)  # type: ignore[union-attr]
+        for m in model.requests[-1].messages
+        if m.parts and getattr(m.parts[0], "is_error", False)
+    ]
+    assert any("'bash' is not allowed while skill 'git-review'" in r for r in refusals)
+    assert any("'write_file' is not allowed" in r for r in refusals)
+    assert "\n内容\n" in result.invocations[2].result.content[0].text  # type: ignore[union-attr]

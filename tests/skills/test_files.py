@@ -107,3 +107,30 @@ def test_seed_examples_conform_to_the_spec() -> None:
     assert research.resources() == ["advanced.md", "data/source_policy.json"]
     assert research.query_data("data/source_policy.json", "github")[0]["trust_level"] == "high"
     assert "来源优先级" in research.read_resource("advanced.md")
+
+
+def test_a_sibling_skill_of_the_same_library_is_readable(tmp_path: Path) -> None:
+    root = tmp_path / "library"
+    write_skill(
+        root,
+        "subagent-driven-development",
+        "name: subagent-driven-development\ndescription: d",
+        body="Use `../requesting-code-review/code-reviewer.md`.",
+    )
+    write_skill(
+        root,
+        "requesting-code-review",
+        "name: requesting-code-review\ndescription: 请求代码评审",
+        files={"code-reviewer.md": "评审模板 template"},
+    )
+    (root / "loose.txt").write_text("not a skill's file")
+    (tmp_path / "outside.txt").write_text("outside")
+    skill = SkillLibrary([root]).get("subagent-driven-development")
+    assert skill.read_resource("../requesting-code-review/code-reviewer.md") == "评审模板 template"
+    for rel in ("../loose.txt", "../../outside.txt", "../requesting-code-review/../../outside.txt"):
+        with pytest.raises(SkillError, match="outside the skill folder"):
+            skill.read_resource(rel)
+    # A skill loaded on its own (its root is the skill folder) has no siblings.
+    alone = SkillLibrary([root / "subagent-driven-development"]).get("subagent-driven-development")
+    with pytest.raises(SkillError, match="outside the skill folder"):
+        alone.read_resource("../requesting-code-review/code-reviewer.md")

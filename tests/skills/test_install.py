@@ -77,7 +77,6 @@ def test_install_zip_wrapped_in_one_folder(library: SkillLibrary, tmp_path: Path
         ({"README.md": "no skill"}, None, "no SKILL.md found"),
         ({"a/SKILL.md": "x", "b/SKILL.md": "y"}, None, "holds several skills"),
         ({"SKILL.md": "no frontmatter"}, None, "not a loadable skill"),
-        ({"SKILL.md": "---\nname: Bad Name\ndescription: d\n---\n"}, None, "cannot be a folder"),
     ],
 )
 def test_hostile_or_broken_zips_write_nothing(
@@ -132,3 +131,46 @@ def test_remove_a_symlinked_skill_keeps_its_target(library: SkillLibrary, tmp_pa
         library.remove("code-review")
     with pytest.raises(SkillError, match="no roots to install into; pass into="):
         SkillLibrary([]).install(EXAMPLES / "code-review")
+
+
+def test_display_names_install_under_a_derived_folder(
+    library: SkillLibrary, tmp_path: Path
+) -> None:
+    root = tmp_path / "first"
+    spaced = write_skill(
+        tmp_path / "src", "agent-development", "name: Agent Development\ndescription: d"
+    )
+    report = library.install(spaced)
+    assert report.name == "Agent Development" and report.path == root / "agent-development"
+    assert library.get("Agent Development").dir == root / "agent-development"
+    # Underscores, a source folder that is itself no spec name: a slug of the name.
+    odd = write_skill(
+        tmp_path / "src", "Google Admin", "name: google_admin-automation\ndescription: d"
+    )
+    assert library.install(odd).path == root / "google-admin-automation"
+    # A CJK display name keeps its letters (the spec allows Unicode lowercase).
+    cjk = write_skill(tmp_path / "src", "数据 分析", "name: 数据 分析\ndescription: 中文技能")
+    assert library.install(cjk).path == root / "数据-分析"
+    assert sorted(json.loads((root / "skills.lock").read_text())["skills"]) == [
+        "Agent Development",
+        "google_admin-automation",
+        "数据 分析",
+    ]
+    assert [p.name for p in root.iterdir() if p.name.startswith(".install-")] == []
+
+
+def test_a_skill_without_a_name_takes_its_source_folder_name(
+    library: SkillLibrary, tmp_path: Path
+) -> None:
+    nameless = write_skill(tmp_path / "src", "pdf-tools", "description: Work with PDFs")
+    report = library.install(nameless)
+    assert report.name == "pdf-tools" and report.path == tmp_path / "first" / "pdf-tools"
+    with pytest.raises(SkillError, match="'pdf-tools' is already installed"):
+        library.install(nameless)
+    archive = make_zip(tmp_path / "docx.zip", {"SKILL.md": "---\ndescription: Word files\n---\nx"})
+    assert library.install(archive).name == "docx"  # a zip with no folder: the zip's name
+    hopeless = make_zip(
+        tmp_path / "___.zip", {"SKILL.md": "---\nname: '!!'\ndescription: d\n---\n"}
+    )
+    with pytest.raises(SkillError, match="cannot derive a folder name"):
+        library.install(hopeless)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -167,7 +168,9 @@ def test_catalog_budget_relevance_and_stability(tmp_path: Path) -> None:
 def test_arguments_expansion_and_commands(tmp_path: Path) -> None:
     assert expand_arguments("Fix $ARGUMENTS now", "issue 12") == "Fix issue 12 now"
     assert expand_arguments("seed style: $args", "a b") == "seed style: a b"
-    assert expand_arguments("$0 then $1 then $2", '"two words" x') == "two words then x then $2"
+    assert expand_arguments("$0 then $1 then $2", '"two words" x') == (
+        'two words then x then $2\n\nARGUMENTS: "two words" x'  # $2 unfilled: all of it arrives
+    )
     assert expand_arguments("$ARGUMENTS[1]", "a b") == "b"
     assert expand_arguments("no placeholder", "v1.0") == "no placeholder\n\nARGUMENTS: v1.0"
     assert expand_arguments("no placeholder", "") == "no placeholder"
@@ -181,3 +184,32 @@ def test_arguments_expansion_and_commands(tmp_path: Path) -> None:
     assert lib.expand_command("/review PR #7") == "Review PR #7"
     assert lib.expand_command("/private x") is None
     assert lib.expand_command("/unknown x") is None
+
+
+def test_catalog_without_query_keeps_spec_names_and_recent_ones(tmp_path: Path) -> None:
+    for i in range(40):  # display names sort before every lowercase name by character code
+        write_skill(
+            tmp_path, f"display-{i:02d}", f"name: Display Skill {i:02d}\ndescription: " + "y" * 150
+        )
+    for name in ("pdf", "docx", "xlsx"):
+        write_skill(
+            tmp_path, name, f"name: {name}\ndescription: Work with {name} files. " + "z" * 100
+        )
+    lib = SkillLibrary([tmp_path])
+    # Everything fits once descriptions are shortened: nothing is left out.
+    shortened = lib.catalog(budget_chars=4_000)
+    assert "left out" not in shortened and len(shortened.splitlines()) == 44
+    assert len(shortened) <= 4_000 and "…" in shortened
+    # A tight budget leaves skills out, but never the spec-named ones; it says how many.
+    tight = lib.catalog(budget_chars=1_200)
+    assert len(tight) <= 1_200
+    for name in ("pdf", "docx", "xlsx"):
+        assert f"- {name}: Work with {name}" in tight
+    left = re.search(r"\((\d+) of 43 skills left out", tight)
+    assert left is not None and int(left.group(1)) == 43 - (len(tight.splitlines()) - 2)
+    # A skill used lately is kept ahead of the rest.
+    lib.mark_used("Display Skill 39")
+    assert "- Display Skill 39:" in lib.catalog(budget_chars=1_200)
+    # Listed in case-insensitive name order.
+    names = [line.split(":")[0][2:] for line in lib.catalog().splitlines()[1:]]
+    assert names == sorted(names, key=str.casefold)

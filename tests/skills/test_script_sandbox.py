@@ -13,9 +13,9 @@ import pytest
 
 from tests.builtins.processes import announcing_sleeper, gone, marker, pidfd_of
 from tests.skills.factory import write_skill
-from toolweave.builtins.sandbox import Sandbox
 from toolweave.skills import SkillError, SkillLibrary
 from toolweave.skills.scripts import run_script
+from toolweave.tools.sandbox import Sandbox
 
 OUTPUT_BYTES = 400_000_000
 

@@ -85,8 +85,12 @@ async def test_read_lists_resources_and_confines_paths(library: SkillLibrary) ->
             "caution": "不要把个别用户发言当成事实结论。",
         }
     ]
-    escaped = await registry.invoke(
+    sibling = await registry.invoke(
         "skill_resource", {"name": "web-research", "path": "../runner/SKILL.md"}, ctx
+    )
+    assert sibling.ok  # a sibling skill of the same library is readable
+    escaped = await registry.invoke(
+        "skill_resource", {"name": "web-research", "path": "../../README.md"}, ctx
     )
     assert not escaped.ok and "outside the skill folder" in escaped.result.content[0].text  # type: ignore[union-attr]
     manual = await registry.invoke("skill_read", {"name": "manual"}, ctx)
@@ -141,7 +145,12 @@ async def test_skill_run_scripts(library: SkillLibrary) -> None:
     outside = await registry.invoke(
         "skill_run", {"name": "runner", "script": "../notes/not-a-script.py"}, ctx
     )
-    assert not outside.ok and "not under runner/scripts/" in str(outside.error)
+    assert not outside.ok and "outside the skill folder of 'runner'" in str(outside.error)
+    # A script SKILL.md names outside scripts/ (Anthropic's `ooxml/scripts/pack.py`) runs.
+    nested = await registry.invoke(
+        "skill_run", {"name": "runner", "script": "notes/not-a-script.py"}, ctx
+    )
+    assert nested.ok and nested.result.content[0].text == "x\n"  # type: ignore[union-attr]
     escape = await registry.invoke("skill_run", {"name": "runner", "script": "../../x.py"}, ctx)
     assert not escape.ok and "outside the skill folder" in str(escape.error)
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from toolweave.tools import ApprovalRequired, ToolContext, ToolError
-from toolweave.tools.shell_syntax import ShellParseError, parse_commands, split_commands
+from toolweave.tools.errors import ShellParseError
+from toolweave.tools.shell_syntax import parse_commands, split_commands
 
 CASES: list[tuple[str, list[list[str]]]] = [
     ("ls -la", [["ls", "-la"]]),

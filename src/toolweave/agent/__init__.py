@@ -15,13 +15,14 @@ from toolweave._lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "Agent": "toolweave.agent.agent",
-    "OutputMode": "toolweave.agent.agent",
     "RunResult": "toolweave.agent.agent",
     "AgentError": "toolweave.agent.errors",
     "MaxTurnsExceeded": "toolweave.agent.errors",
     "OutputValidationError": "toolweave.agent.errors",
     "PromptBlocked": "toolweave.agent.errors",
     "SessionBusy": "toolweave.agent.errors",
+    "Output": "toolweave.agent.output",
+    "OutputMode": "toolweave.agent.output",
     "OutputSpec": "toolweave.agent.output",
     "Session": "toolweave.agent.session",
     "PostgresSessionStore": "toolweave.agent.stores",
@@ -52,7 +53,7 @@ _EXPORTS.update(
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
-    from toolweave.agent.agent import Agent, OutputMode, RunResult
+    from toolweave.agent.agent import Agent, RunResult
     from toolweave.agent.errors import (
         AgentError,
         MaxTurnsExceeded,
@@ -75,7 +76,7 @@ if TYPE_CHECKING:
         TurnCompleted,
         UserOutputSent,
     )
-    from toolweave.agent.output import OutputSpec
+    from toolweave.agent.output import Output, OutputMode, OutputSpec
     from toolweave.agent.session import Session
     from toolweave.agent.stores import PostgresSessionStore, SessionStore, SQLiteSessionStore
 
@@ -86,6 +87,7 @@ __all__ = [
     "MaxTurnsExceeded",
     "ModelTextDelta",
     "ModelThinkingDelta",
+    "Output",
     "OutputDelta",
     "OutputMode",
     "OutputSpec",

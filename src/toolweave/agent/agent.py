@@ -9,40 +9,27 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import inspect
 from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal
 
-from typing_extensions import TypeVar
-
-from toolweave.accounting.query_log import QueryLog
-from toolweave.accounting.quota import Quota
+from toolweave.agent._run.command_run import command_config
 from toolweave.agent._run.config import RunConfig
 from toolweave.agent._run.loop import Run
 from toolweave.agent.events import AgentEvent
-from toolweave.agent.orchestration.circuit import DEFAULT_CIRCUIT_FAILURES, DEFAULT_CIRCUIT_RECOVERY
 from toolweave.agent.orchestration.settings import (
-    DEFAULT_SUBAGENT_MAX_RESULT_CHARS,
-    DEFAULT_SUBAGENT_TIMEOUT,
     Orchestration,
     RunScope,
-    SubagentTools,
     orchestration_registry,
 )
-from toolweave.agent.orchestration.slash_commands import Commands
-from toolweave.agent.orchestration.teams import TeamStore
-from toolweave.agent.orchestration.todo_reminder import TodoSource
-from toolweave.agent.output import DEFAULT_OUTPUT_NAME, OutputSpec
+from toolweave.agent.output import Output, OutputT
 from toolweave.agent.session import Session
 from toolweave.agent.tracing.run_trace import Tracing
 from toolweave.errors import ConfigError
-from toolweave.governance.approvals import DEFAULT_APPROVAL_TIMEOUT, Approver
 from toolweave.governance.gates import ToolGate
-from toolweave.governance.hooks import Hooks
 from toolweave.governance.pipeline import Governance
 from toolweave.governance.rules import Rules
-from toolweave.llm import Message, Model, Usage
+from toolweave.llm import Message, Model, ModelSettings, Usage
 from toolweave.tools import (
     FunctionTool,
     PermissionPolicy,
@@ -51,15 +38,11 @@ from toolweave.tools import (
     ToolRegistry,
     UserOutput,
 )
-from toolweave.tools.context import DepsT, ToolContext
+from toolweave.tools.context import DepsT
 
 if TYPE_CHECKING:
-    from toolweave.memory import MemoryManager
-    from toolweave.skills import SkillLibrary
-
-OutputMode = Literal["auto", "native", "tool"]
-OutputT = TypeVar("OutputT", default=str)
-"""The type of `RunResult.output`: `output_type` when given, else the answer text."""
+    from toolweave.memory import MemoryManager, MemorySettings
+    from toolweave.skills import SkillLibrary, SkillSettings
 
 
 @dataclass(slots=True)
@@ -91,19 +74,19 @@ class Agent(Generic[DepsT, OutputT]):
 
     `model` is a `Model` or a string for `toolweave.llm.model_from_string` ("openai:gpt-4o").
     `tools` is a list of tools (plain functions are wrapped with `@tool`) or a `ToolRegistry`.
-    Every limit is a named setting: `max_turns` counts model calls, `tool_timeout` is per
-    call in seconds, `max_tool_result_chars` caps what one result may put in the context.
-    `deps_type` only informs the type checker (as in pydantic-ai): tools annotated
+    `output_type` is the answer's type, or an `Output` (how it is asked for, retries, what
+    happens when the turns run out). Every limit is a named setting: `max_turns` counts model
+    calls, `tool_timeout` is per call in seconds, `max_tool_result_chars` caps what one result
+    may put in the context; `model_settings` (temperature, max_tokens) go with every model
+    call. `deps_type` only informs the type checker (as in pydantic-ai): tools annotated
     `ctx: ToolContext[Deps]` then see `ctx.deps` typed, and `run(deps=...)` is checked.
 
-    Governance (docs/governance.md): `rules`, `hooks`, `approver`, `admin_approver` and
-    `approval_timeout` build the gate pipeline every tool call passes; or pass a ready
-    `governance=` (a parent's `governance.child(...)`). Shell, delete and destructive tools ask
-    by default, and with no approver that is a refusal naming the fix.
-
-    `memory` (a `MemoryManager`) adds the `memory` tool without its deleting actions (register a
-    `MemoryTool(actions=...)` yourself for those); `memory_context` memories most relevant to
-    each prompt are then shown in that run's system message (0: none).
+    Each capability comes in through one parameter holding its own settings object, which
+    checks itself (the table is in docs/agent.md): `governance` (a `Governance`, or a bare
+    `Rules` or `PermissionPolicy`), `orchestration` (`Orchestration`), `memory`
+    (`MemorySettings`, or a bare `MemoryManager`), `skills` (`SkillSettings`, or a bare
+    `SkillLibrary`) and `tracing` (`Tracing`). Shell, delete and destructive tools ask by
+    default, and with no approver that is a refusal naming the fix.
     """
 
     def __init__(
@@ -112,43 +95,17 @@ class Agent(Generic[DepsT, OutputT]):
         tools: Sequence[Tool | Callable[..., Any]] | ToolRegistry | None = None,
         *,
         instructions: str | None = None,
+        output_type: type[OutputT] | Output[OutputT] | None = None,
         max_turns: int = 10,
         tool_timeout: float = 60.0,
         max_tool_result_chars: int = 8000,
-        output_type: type[OutputT] | None = None,
-        output_mode: OutputMode = "auto",
-        output_retries: int = 1,
-        output_name: str = DEFAULT_OUTPUT_NAME,
-        on_max_turns: Literal["error", "final_answer"] = "error",
-        policy: PermissionPolicy | None = None,
-        gates: Sequence[ToolGate] = (),
-        rules: Rules | None = None,
-        hooks: Hooks | None = None,
-        approver: Approver | None = None,
-        admin_approver: Approver | None = None,
-        approval_timeout: float = DEFAULT_APPROVAL_TIMEOUT,
-        governance: Governance | None = None,
-        user_output: Literal["all", "media_only"] = "all",
-        temperature: float | None = None,
-        max_tokens: int | None = None,
+        model_settings: ModelSettings | None = None,
         name: str = "agent",
         deps_type: type[DepsT] | None = None,
-        skills: SkillLibrary | None = None,
-        skill_selector: Model | bool = False,
-        subagents: bool = False,
-        subagent_model: Model | str | None = None,
-        subagent_tools: SubagentTools = "read_only",
-        subagent_timeout: float = DEFAULT_SUBAGENT_TIMEOUT,
-        subagent_max_result_chars: int = DEFAULT_SUBAGENT_MAX_RESULT_CHARS,
-        teams: bool | TeamStore = False,
-        circuit_failures: int | None = DEFAULT_CIRCUIT_FAILURES,
-        circuit_recovery: float = DEFAULT_CIRCUIT_RECOVERY,
-        todos: TodoSource | None = None,
-        quota: Quota | None = None,
-        commands: Commands | dict[str, Any] | None = None,
-        query_log: QueryLog | None = None,
-        memory: MemoryManager | None = None,
-        memory_context: int = 0,
+        governance: Governance | Rules | PermissionPolicy | None = None,
+        orchestration: Orchestration | None = None,
+        memory: MemorySettings | MemoryManager | None = None,
+        skills: SkillSettings | SkillLibrary | None = None,
         tracing: Tracing | None = None,
     ) -> None:
         if isinstance(model, str):
@@ -163,72 +120,53 @@ class Agent(Generic[DepsT, OutputT]):
         _positive("max_turns", max_turns)
         _positive("tool_timeout", tool_timeout)
         _positive("max_tool_result_chars", max_tool_result_chars)
-        if output_retries < 0:
-            raise ConfigError("Agent(output_retries=...) must be 0 or more")
-        _choice("on_max_turns", on_max_turns, ("error", "final_answer"))
-        _choice("output_mode", output_mode, ("auto", "native", "tool"))
-        _choice("user_output", user_output, ("all", "media_only"))
+        answer = output_type if isinstance(output_type, Output) else Output(output_type)
+        if model_settings is None:
+            model_settings = ModelSettings()
+        elif not isinstance(model_settings, ModelSettings):
+            raise TypeError(
+                f"Agent(model_settings=...) must be a toolweave.llm.ModelSettings, got "
+                f"{type(model_settings).__name__}"
+            )
+        if orchestration is None:
+            orchestration = Orchestration()
+        elif not isinstance(orchestration, Orchestration):
+            raise TypeError(
+                f"Agent(orchestration=...) must be an Orchestration, got "
+                f"{type(orchestration).__name__}"
+            )
+        if tracing is not None and not isinstance(tracing, Tracing):
+            raise TypeError(f"Agent(tracing=...) must be a Tracing, got {type(tracing).__name__}")
+        gating = Governance.of(governance)
         registry = tools if isinstance(tools, ToolRegistry) else _registry(tools or ())
-        if memory_context < 0 or (memory_context and memory is None):
-            raise ConfigError(
-                "Agent(memory_context=...) must be 0 or more, and needs Agent(memory=...)"
-            )
-        if memory is not None and "memory" not in registry:
-            from toolweave.memory.tool import NON_DELETING_ACTIONS, MemoryTool
+        agent_memory = None
+        if memory is not None:  # the memory tool, the prompt's memories per run
+            from toolweave.agent._run.memory import AgentMemory
+            from toolweave.memory.context import MemorySettings
 
-            registry.register(MemoryTool(memory, actions=NON_DELETING_ACTIONS))
-        self.memory = memory
-        self.memory_context = memory_context
-        for gate in gates:
-            if not isinstance(gate, ToolGate):
-                raise TypeError(
-                    f"Agent(gates=...) items need an `async def check(self, request)` method; "
-                    f"got {gate!r}"
-                )
-        output = OutputSpec(output_type, output_name) if output_type is not None else None
-        if output is not None and output_name in registry:
+            agent_memory = AgentMemory(MemorySettings.of(memory))
+            agent_memory.install(registry)
+        output = answer.spec()
+        if output is not None and answer.name in registry:
             raise ConfigError(
-                f"Agent(output_name={output_name!r}) clashes with a tool of that name; pass "
-                "another output_name"
+                f"Output(name={answer.name!r}) clashes with a tool of that name; pass another name"
             )
+        output_mode = answer.mode
         if output_mode == "auto":
             native = bool(getattr(model, "supports_native_output", False))
             output_mode = "native" if native else "tool"
-        parts = {"rules": rules, "hooks": hooks, "approver": approver,
-                 "admin_approver": admin_approver}  # fmt: skip
-        if governance is None:
-            _positive("approval_timeout", approval_timeout)
-            governance = Governance(rules, hooks, approver, admin_approver, approval_timeout)
-        elif any(v is not None for v in parts.values()):
-            given = sorted(k for k, v in parts.items() if v is not None)
-            raise ConfigError(
-                f"Agent(governance=...) already holds rules, hooks and approvers; also passing "
-                f"{', '.join(given)} is ambiguous: put them in the Governance (or its .child())"
-            )
+        gates: tuple[ToolGate, ...] = tuple(gating.gates)
         agent_skills = None
         if skills is not None:  # skill tools, the allowed-tools gate, the catalog per run
             from toolweave.agent._run.skills import AgentSkills
+            from toolweave.skills.settings import SkillSettings
 
-            selector = model if skill_selector is True else skill_selector or None
-            agent_skills = AgentSkills(skills, selector=selector)
+            agent_skills = AgentSkills(SkillSettings.of(skills), model)
             agent_skills.install(registry)
             gates = (agent_skills.gate, *gates)
-        orchestration = Orchestration.build(
-            subagents=subagents,
-            subagent_model=subagent_model,
-            subagent_tools=subagent_tools,
-            subagent_timeout=subagent_timeout,
-            subagent_max_result_chars=subagent_max_result_chars,
-            teams=teams,
-            circuit_failures=circuit_failures,
-            circuit_recovery=circuit_recovery,
-            todos=todos,
-            quota=quota,
-            commands=commands,
-            query_log=query_log,
-        )
         registry = orchestration_registry(registry, orchestration)
-        extra_gates = (orchestration.circuit,) if orchestration.circuit is not None else ()
+        if orchestration.circuit is not None:
+            gates = (orchestration.circuit, *gates)
         self.name = name
         self.instructions = instructions
         self._config = RunConfig(
@@ -240,14 +178,13 @@ class Agent(Generic[DepsT, OutputT]):
             max_tool_result_chars=max_tool_result_chars,
             output=output,
             output_mode=output_mode,
-            output_retries=output_retries,
-            on_max_turns=on_max_turns,
-            policy=policy,
-            gates=(*extra_gates, *gates),
-            governance=governance,
-            user_output=user_output,
-            temperature=temperature,
-            max_tokens=max_tokens,
+            output_retries=answer.retries,
+            on_max_turns=answer.on_max_turns,
+            gates=gates,
+            governance=gating,
+            user_output=answer.user_output,
+            model_settings=model_settings,
+            memory=agent_memory,
             skills=agent_skills,
             orchestration=orchestration,
             name=name,
@@ -255,10 +192,11 @@ class Agent(Generic[DepsT, OutputT]):
         )
 
     @classmethod
-    def _from_config(cls, config: RunConfig, name: str) -> Agent[Any, Any]:
+    def _from_config(
+        cls, config: RunConfig, name: str, instructions: str | None
+    ) -> Agent[Any, Any]:
         agent: Agent[Any, Any] = cls.__new__(cls)
-        agent.name, agent.instructions, agent._config = name, None, config
-        agent.memory, agent.memory_context = None, 0  # children get no memory context
+        agent.name, agent.instructions, agent._config = name, instructions, config
         return agent
 
     @property
@@ -290,6 +228,12 @@ class Agent(Generic[DepsT, OutputT]):
         """How structured output is asked for: the provider's native format or a final tool."""
         return self._config.output_mode
 
+    @property
+    def memory(self) -> MemoryManager | None:
+        """The memory manager the agent recalls from and writes to (`Agent(memory=...)`)."""
+        stage = self._config.memory
+        return stage.manager if stage is not None else None
+
     # -- running ------------------------------------------------------------------------
 
     async def run(
@@ -303,8 +247,15 @@ class Agent(Generic[DepsT, OutputT]):
         """Run to a final answer. Cancelling the awaiting task cancels running tools and
         leaves `session` consistent. `timeout` (seconds) is the run's deadline: past it the run
         raises `TimeoutError`, and subagents get at most what is left minus 30 s."""
-        config = await self._config_for(prompt)
-        return await self._new_run(prompt, session, deps, None, timeout, config=config).execute()
+        return await self._new_run(prompt, session, deps, None, timeout).execute()
+
+    async def run_scoped(
+        self, prompt: str, scope: RunScope, *, deps: Any = None
+    ) -> RunResult[OutputT]:
+        """Run inside a scope another run or the scheduler prepared: `scope` brings the session,
+        the deadline, the identity hooks see, where usage rolls up and any background jobs.
+        Subagents, team members and scheduled runs start here; `run` builds its own scope."""
+        return await self._new_run(prompt, scope.session, deps, None, None, scope).execute()
 
     def _new_run(
         self,
@@ -314,8 +265,6 @@ class Agent(Generic[DepsT, OutputT]):
         emit: Callable[[AgentEvent], None] | None,
         timeout: float | None,
         scope: RunScope | None = None,
-        *,
-        config: RunConfig | None = None,
     ) -> Run:
         """A run of this agent: slash commands applied, its scope (deadline, identity) set."""
         session = session if session is not None else Session()
@@ -325,12 +274,34 @@ class Agent(Generic[DepsT, OutputT]):
                 _positive("run(timeout", timeout)
                 deadline = asyncio.get_running_loop().time() + timeout
             scope = RunScope(self, session, session.id, deadline, turns_left=self.max_turns)
+        config = self._config
         commands = self.orchestration.commands
-        if commands is not None:
-            prompt = commands.rewrite(prompt)
-        return Run(config or self._config, prompt, session, deps, emit, scope)
+        invoked = commands.invoke(prompt) if commands is not None else None
+        if invoked is not None and commands is not None:
+            command, prompt = invoked
+            config = command_config(config, command, commands)
+        run = Run(config, prompt, session, deps, emit, scope)
+        run.command = invoked[0] if invoked is not None else None
+        return run
 
-    def _derive(
+    def replace(
+        self,
+        *,
+        registry: ToolRegistry | None = None,
+        governance: Governance | None = None,
+    ) -> Agent[DepsT, OutputT]:
+        """This agent with another tool registry or gate pipeline and everything else shared
+        (the scheduler gives a scheduled run its background tools and a child governance this
+        way). The original is unchanged."""
+        changes: dict[str, Any] = {}
+        if registry is not None:
+            changes["registry"] = registry
+        if governance is not None:
+            changes["governance"] = governance
+        config = dataclasses.replace(self._config, **changes)
+        return Agent._from_config(config, self.name, self.instructions)
+
+    def child(
         self,
         *,
         model: Model,
@@ -340,16 +311,11 @@ class Agent(Generic[DepsT, OutputT]):
         agent_id: str,
         agent_type: str,
     ) -> Agent[Any, str]:
-        """A disposable child: same gates, policy, governance, quota and limits; its own model,
-        tools and instructions; plain-text answers; no subagents, teams, reminders, commands or
-        log."""
-        settings = self.orchestration
-        child = Orchestration(
-            subagent_timeout=settings.subagent_timeout,
-            subagent_max_result_chars=settings.subagent_max_result_chars,
-            circuit=settings.circuit,
-            quota=settings.quota,
-        )
+        """A disposable child (a subagent or team member): the same gates, policy, skills,
+        quota, circuit breaker and limits; its own model, tools and instructions; plain-text
+        answers; no memory context, subagents, teams, reminders, commands or log. Its rules and
+        hooks are the parent's (a child narrows, never widens), and hook payloads and approval
+        requests name it and its parent chain."""
         config = dataclasses.replace(
             self._config,
             model=model,
@@ -359,28 +325,11 @@ class Agent(Generic[DepsT, OutputT]):
             output=None,
             output_mode="tool",
             user_output="media_only",
-            orchestration=child,
-            # The same approvers; the parent's rules and hooks (a child narrows, never widens);
-            # hook payloads and approval requests name the child and its parent chain.
+            memory=None,
+            orchestration=self.orchestration.child(),
             governance=self._config.governance.child(agent_id=agent_id, agent_type=agent_type),
         )
-        return Agent._from_config(config, f"{self.name}/{agent_id}")
-
-    async def _run_scoped(
-        self, prompt: str, scope: RunScope, parent: ToolContext
-    ) -> RunResult[Any]:
-        """Run inside another run (a subagent): its deadline, identity and usage roll-up come
-        from `scope`; files and images it sends reach the parent's user."""
-        result = await self._new_run(
-            prompt, scope.session, parent.deps, None, None, scope
-        ).execute()
-        sink = parent.output_sink
-        for item in result.user_outputs:
-            if sink is not None:
-                outcome = sink(item)
-                if inspect.isawaitable(outcome):
-                    await outcome
-        return result
+        return Agent._from_config(config, f"{self.name}/{agent_id}", instructions)
 
     def run_sync(
         self,
@@ -424,8 +373,7 @@ class Agent(Generic[DepsT, OutputT]):
         that breaks) or cancelling its consumer cancels the run.
         """
         queue: asyncio.Queue[Any] = asyncio.Queue()
-        config = await self._config_for(prompt)
-        run = self._new_run(prompt, session, deps, queue.put_nowait, timeout, config=config)
+        run = self._new_run(prompt, session, deps, queue.put_nowait, timeout)
         task = asyncio.ensure_future(run.execute())
         task.add_done_callback(lambda _: queue.put_nowait(_DONE))
         try:
@@ -439,18 +387,6 @@ class Agent(Generic[DepsT, OutputT]):
             if not task.done():
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
-
-    async def _config_for(self, prompt: str) -> RunConfig:
-        """This run's config: the agent's, with the prompt's memories in the system message."""
-        if self.memory is None or not self.memory_context:
-            return self._config
-        from toolweave.memory.context import memory_context
-
-        block = await memory_context(self.memory, prompt, self.memory_context)
-        if block is None:
-            return self._config
-        system = f"{self.instructions}\n\n{block}" if self.instructions else block
-        return dataclasses.replace(self._config, system_message=Message.system(system))
 
     def __repr__(self) -> str:
         return (
@@ -474,8 +410,3 @@ def _registry(tools: Sequence[Tool | Callable[..., Any]]) -> ToolRegistry:
 def _positive(name: str, value: float) -> None:
     if value <= 0:
         raise ConfigError(f"Agent({name}=...) must be positive, got {value!r}")
-
-
-def _choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise ConfigError(f"Agent({name}={value!r}) must be one of {', '.join(allowed)}")

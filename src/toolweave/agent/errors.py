@@ -19,8 +19,8 @@ class MaxTurnsExceeded(AgentError):
     def __init__(self, max_turns: int) -> None:
         super().__init__(
             f"the run reached max_turns={max_turns} model calls without a final answer; raise "
-            "Agent(max_turns=...) or pass on_max_turns='final_answer' to get a last answer "
-            "without tools"
+            "Agent(max_turns=...) or pass output_type=Output(on_max_turns='final_answer') to get "
+            "a last answer without tools"
         )
         self.max_turns = max_turns
 

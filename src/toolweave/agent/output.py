@@ -1,4 +1,9 @@
-"""Structured output: the schema the model must meet and the lenient parsing of what it sends.
+"""Structured output: how the answer is asked for, the schema the model must meet and the lenient
+parsing of what it sends.
+
+`Output` is what `Agent(output_type=...)` takes beyond a bare type: how the answer is asked for,
+how often a bad one is retried, what happens when the turns run out and which tool outputs the
+run keeps for the user.
 
 Models wrap JSON in prose and code fences, use single quotes and trailing commas; json-repair
 recovers the value and pydantic validates it. Non-object types (a list, an int) are wrapped in
@@ -10,16 +15,63 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Generic, Literal
 
 from pydantic import TypeAdapter, ValidationError
+from typing_extensions import TypeVar
 
 from toolweave.agent.errors import OutputValidationError
+from toolweave.errors import ConfigError
 from toolweave.tools import ToolDef, repair_json
 
 DEFAULT_OUTPUT_NAME = "final_output"
+OutputMode = Literal["auto", "native", "tool"]
+OutputT = TypeVar("OutputT", default=str)
+"""The type of `RunResult.output`: `output_type` when given, else the answer text."""
+OnMaxTurns = Literal["error", "final_answer"]
+UserOutputKind = Literal["all", "media_only"]
 _FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
 _UNSET: Any = object()
+
+
+@dataclass(frozen=True)
+class Output(Generic[OutputT]):
+    """The run's answer: `Agent(output_type=Output(Report, mode="native"))`.
+
+    `output_type` is what the answer is validated into (None: the answer text). `mode` is how
+    it is asked for: "native" (the provider's structured output), "tool" (a final tool named
+    `name`) or "auto" (native when the model supports it). `retries` counts the corrections a
+    model gets for an answer that fails validation. `on_max_turns` is "error" (raise
+    `MaxTurnsExceeded`) or "final_answer" (one more call, without tools, for the answer).
+    `user_output` keeps "all" that tools send the user (`ctx.send_*`) or "media_only" (files and
+    images; a subagent's text is its answer).
+    """
+
+    output_type: type[OutputT] | None = None
+    mode: OutputMode = "auto"
+    name: str = DEFAULT_OUTPUT_NAME
+    retries: int = 1
+    on_max_turns: OnMaxTurns = "error"
+    user_output: UserOutputKind = "all"
+
+    def __post_init__(self) -> None:
+        _choice("mode", self.mode, ("auto", "native", "tool"))
+        _choice("on_max_turns", self.on_max_turns, ("error", "final_answer"))
+        _choice("user_output", self.user_output, ("all", "media_only"))
+        if isinstance(self.retries, bool) or not isinstance(self.retries, int) or self.retries < 0:
+            raise ConfigError(f"Output(retries=...) must be 0 or more, got {self.retries!r}")
+        if not isinstance(self.name, str) or not self.name:
+            raise ConfigError(f"Output(name=...) must be a tool name, got {self.name!r}")
+
+    def spec(self) -> OutputSpec | None:
+        """The schema and parser of `output_type`, or None for a text answer."""
+        return OutputSpec(self.output_type, self.name) if self.output_type is not None else None
+
+
+def _choice(field: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ConfigError(f"Output({field}={value!r}) must be one of {', '.join(allowed)}")
 
 
 class OutputSpec:

@@ -76,6 +76,7 @@ class Session:
             raise ConfigError("Session(keep_recent_results=...) must be 0 or more")
         self.id = id if id is not None else uuid.uuid4().hex
         self.permission_mode = permission_mode or ("plan" if plan_mode else "default")
+        self._mode_chosen = permission_mode is not None or plan_mode
         self.requester = requester
         self.approvals = ApprovalState()
         self.started = False  # SessionStart hooks fired (once per Session object)
@@ -102,6 +103,7 @@ class Session:
                 f"{', '.join(PERMISSION_MODES)}"
             )
         self._permission_mode = mode
+        self._mode_chosen = True
 
     @property
     def plan_mode(self) -> bool:
@@ -110,7 +112,13 @@ class Session:
 
     @plan_mode.setter
     def plan_mode(self, on: bool) -> None:
-        self._permission_mode = "plan" if on else "default"
+        self.permission_mode = "plan" if on else "default"
+
+    def adopt_mode(self, mode: PermissionMode) -> None:
+        """Enter `mode` (the agent's `Governance(mode=...)`) unless this session's mode was
+        chosen already: given to the constructor, set since, or adopted by an earlier run."""
+        if not self._mode_chosen:
+            self.permission_mode = mode
 
     def tool_overlay(self, shared: ToolRegistry) -> ToolRegistry:
         """This session's layer over `shared`: tools loaded mid-session (MCP servers opened

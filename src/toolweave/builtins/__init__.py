@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from toolweave._lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
-    "time_tool": "clock",
+    "time_tool": "current_time",
     "AgentConfig": "configuration",
     "ConfigKey": "configuration",
     "config_tools": "configuration",
@@ -33,8 +33,8 @@ _EXPORTS: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
-    from toolweave.builtins.clock import time_tool
     from toolweave.builtins.configuration import AgentConfig, ConfigKey, config_tools
+    from toolweave.builtins.current_time import time_tool
     from toolweave.builtins.fetch import fetch_tool, html_to_markdown
     from toolweave.builtins.filesystem import filesystem_tools
     from toolweave.builtins.http_api import http_api_tool, web_search_tool

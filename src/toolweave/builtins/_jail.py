@@ -23,14 +23,20 @@ import ctypes
 import errno
 import os
 import stat
+import sys
 from collections.abc import Iterator
 from typing import Any
 
 from toolweave.errors import ConfigError
+from toolweave.storage.files import NO_FOLLOW, atomic_write
 from toolweave.tools.errors import InvalidArguments, PermissionDenied
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_FILE_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+_DIRECTORY, _NONBLOCK = getattr(os, "O_DIRECTORY", 0), getattr(os, "O_NONBLOCK", 0)
+_DIR_FLAGS = os.O_RDONLY | _DIRECTORY | NO_FOLLOW | getattr(os, "O_CLOEXEC", 0)
+_FILE_FLAGS = os.O_RDONLY | _NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+_AT_DIR = {os.open, os.stat, os.readlink} <= os.supports_dir_fd
+READ_FLAGS = _FILE_FLAGS | NO_FOLLOW
+"""How a file is opened for reading once its folder is open: non-blocking, never via a link."""
 MAX_LINK_HOPS = 40
 """Symlinks one path may pass through (the kernel's own limit) before it is refused."""
 _RESOLVE_NO_MAGICLINKS, _RESOLVE_BENEATH = 0x02, 0x08
@@ -48,7 +54,7 @@ def _load_syscall() -> Any:
         return None
 
 
-_syscall = _load_syscall() if os.uname().sysname == "Linux" else None
+_syscall = _load_syscall() if sys.platform.startswith("linux") else None
 openat2_works: bool | None = None if _syscall is not None else False
 """Whether the kernel has openat2: None until the first call finds out."""
 
@@ -82,6 +88,11 @@ class Jail:
         real = os.path.realpath(given)
         if not os.path.isdir(real):
             raise ConfigError(f"filesystem root {os.fspath(root)!r} is not an existing directory")
+        if not _AT_DIR:
+            raise ConfigError(
+                "the filesystem jail opens paths relative to folder descriptors (dir_fd), which "
+                "this platform lacks; use Linux, macOS or a BSD"
+            )
         self.root, self._given = real, given
         self._fd = os.open(real, _DIR_FLAGS)
 
@@ -170,7 +181,7 @@ class Jail:
     def open(self, path: str, *, directory: bool = False) -> tuple[int, str]:
         """A read descriptor on `path` and its path relative to the root; a file must be a
         regular file (opened non-blocking: a FIFO cannot hang the call), a directory one."""
-        flags = _FILE_FLAGS | (os.O_DIRECTORY if directory else 0)
+        flags = _FILE_FLAGS | (_DIRECTORY if directory else 0)
         relative = self.relative(path)
         try:
             fd = _openat2(self._fd, relative or ".", flags)
@@ -197,7 +208,7 @@ class Jail:
 
     def _open_in(self, parent: int, name: str, flags: int, relative: str) -> int:
         try:
-            return os.open(name, flags | os.O_NOFOLLOW, dir_fd=parent)
+            return os.open(name, flags | NO_FOLLOW, dir_fd=parent)
         except FileNotFoundError:
             raise _missing(relative) from None
         except NotADirectoryError:
@@ -241,10 +252,11 @@ class Jail:
             os.close(fd)
 
     def write(self, path: str, data: bytes) -> str:
-        """Replace `path` with `data` atomically (`write_in`); its path relative to the root."""
+        """Replace `path` with `data` atomically, in the folder the walk opened (a temporary
+        sibling renamed over it, never through a link); its path relative to the root."""
         parent, name, relative = self.parent_for_write(path)
         try:
-            write_in(parent, name, data)
+            atomic_write(name, data, new_mode=0o644, dir_fd=parent)
         finally:
             os.close(parent)
         return relative
@@ -271,40 +283,6 @@ def read_fd(fd: int, limit: int, offset: int = 0) -> tuple[bytes, int]:
     """Up to `limit` bytes of the open file from `offset`, and its full size."""
     size = os.fstat(fd).st_size
     return os.pread(fd, limit, offset), size
-
-
-def write_in(dir_fd: int, name: str, data: bytes) -> None:
-    """Write `data` to `name` in the open folder via a temporary sibling and a rename, never
-    through an existing symlink; an existing file keeps its mode."""
-    mode = 0o644
-    with contextlib.suppress(FileNotFoundError):
-        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-        if stat.S_ISDIR(info.st_mode):
-            raise IsADirectoryError(f"{name!r} is a directory")
-        mode = stat.S_IMODE(info.st_mode)
-    temp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(temp, flags, mode, dir_fd=dir_fd)
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp, dir_fd=dir_fd)
-        raise
-
-
-def write_atomic(real: str, data: bytes) -> None:
-    """`write_in` for a trusted absolute path (the host's own settings files)."""
-    parent, name = os.path.split(real)
-    dir_fd = os.open(parent, _DIR_FLAGS)
-    try:
-        write_in(dir_fd, name, data)
-    finally:
-        os.close(dir_fd)
 
 
 def kind(mode: int) -> str:

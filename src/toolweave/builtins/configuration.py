@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolweave.builtins._jail import write_atomic
 from toolweave.errors import ConfigError
+from toolweave.storage.files import atomic_write
 from toolweave.tools.base import Tool
 from toolweave.tools.errors import InvalidArguments
 from toolweave.tools.function_tool import tool
@@ -142,7 +142,7 @@ class AgentConfig:
 
 def _write(path: Path, content: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(str(path.resolve()), content.encode("utf-8"))
+    atomic_write(path, content, new_mode=0o644)
 
 
 _ADMIN_WRITE: dict[str, Any] = {

@@ -18,7 +18,7 @@ import stat
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
-from toolweave.builtins._jail import Jail, kind, read_fd, scan
+from toolweave.builtins._jail import READ_FLAGS, Jail, kind, read_fd, scan
 from toolweave.builtins._output import check_positive, untrusted
 from toolweave.tools.base import Tool
 from toolweave.tools.errors import InvalidArguments, ToolError
@@ -255,8 +255,7 @@ def _files(jail: Jail, base_fd: int, base: str) -> Iterator[tuple[str, int, str]
                 if stat.S_ISLNK(info.st_mode):
                     fd, shown = jail.open(inside)
                 elif stat.S_ISREG(info.st_mode):
-                    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
-                    fd, shown = os.open(name, flags, dir_fd=dir_fd), inside
+                    fd, shown = os.open(name, READ_FLAGS, dir_fd=dir_fd), inside
                 else:
                     continue  # a FIFO, socket or device is never opened
             except (OSError, ToolError):

@@ -1,6 +1,6 @@
 """Configurable API tools: any "search something, get a list back" HTTP API as a tool.
 
-`http_api_tool` is the seed's configurable meme tool made general: a URL template with
+`http_api_tool` turns such an API into a tool from configuration alone: a URL template with
 `${msg}` (the query), `${num}` (how many) and `${key}` (the API key, configured apart and never
 shown) placeholders, and two JSON paths, one to the result list and one to the field of each
 item. Switching providers is a configuration change. A template that needs `${key}` with no key

@@ -10,7 +10,7 @@ command it would run, including those inside substitutions, pipes, lists, newlin
    person and re-runs the call approved, or refuses it when nobody can be asked (fail closed).
 
 A line the parser cannot understand is refused. No pattern over command text sees everything a
-command does, so what runs runs under the OS sandbox (`toolweave.builtins.sandbox`): the host
+command does, so what runs runs under the OS sandbox (`toolweave.tools.sandbox`): the host
 read-only but for the workspace and a private /tmp, no network unless allowed, its own PID
 namespace (no process outlives the call), a minimal environment. Where no sandbox can be made
 the tool refuses with the reason and the fix; with `sandbox="off"` (the operator's explicit
@@ -26,12 +26,6 @@ import shutil
 from collections.abc import Iterable, Mapping
 
 from toolweave.builtins._output import check_positive, untrusted
-from toolweave.builtins.sandbox import (
-    DEFAULT_NETWORK,
-    DEFAULT_SANDBOX_MODE,
-    Sandbox,
-    SandboxMode,
-)
 from toolweave.errors import ConfigError
 from toolweave.tools.base import Tool
 from toolweave.tools.context import ToolContext
@@ -44,6 +38,12 @@ from toolweave.tools.errors import (
 from toolweave.tools.function_tool import FunctionTool
 from toolweave.tools.permissions import Permission
 from toolweave.tools.result import ToolResult
+from toolweave.tools.sandbox import (
+    DEFAULT_NETWORK,
+    DEFAULT_SANDBOX_MODE,
+    Sandbox,
+    SandboxMode,
+)
 from toolweave.tools.shell_syntax import ShellParseError, SimpleCommand, parse_commands
 
 DEFAULT_TIMEOUT = 30.0

@@ -8,7 +8,9 @@ prints the one line that fixes it and exits 1, with no traceback.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from toolweave._lazy import lazy_exports
 
 CLI_REQUIREMENTS = ("typer", "rich", "click")
 """The modules the command line needs beyond the library (click comes with typer)."""
@@ -33,12 +35,7 @@ def main() -> None:
     app()
 
 
-def __getattr__(name: str) -> Any:
-    if name == "app":
-        from toolweave.cli.application import app
-
-        return app
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, {"app": "toolweave.cli.application"})
 
 
 __all__ = ["app", "main"]

@@ -80,8 +80,9 @@ def _build_agent(
     trace: Path | None = None,
 ) -> Agent:
     from toolweave.agent import Agent
-    from toolweave.agent.orchestration import Commands
+    from toolweave.agent.orchestration import Commands, Orchestration
     from toolweave.agent.tracing import Tracing
+    from toolweave.governance import Governance
     from toolweave.llm import ModelConfigError
 
     if not model:
@@ -92,8 +93,10 @@ def _build_agent(
             tools.tools,
             instructions=instructions,
             max_turns=max_turns,
-            approver=approver,
-            commands=Commands.load(commands) if commands is not None else None,
+            governance=Governance(approver=approver),
+            orchestration=Orchestration(
+                commands=Commands.load(commands) if commands is not None else None
+            ),
             tracing=Tracing.to_jsonl(trace) if trace is not None else None,
         )
     except (ModelConfigError, ConfigError) as exc:
@@ -349,9 +352,11 @@ def _repl(
         if line == "/clear":
             runner.run(session.clear())
             console.print("[dim]history cleared[/]")
+        elif line == "/help":
+            console.print(_help_text(agent))
         elif line.startswith("/") and not _custom_command(agent, line):
             unknown = escape(line.split()[0])
-            console.print(f"[yellow]unknown command {unknown}; try /clear or /exit[/]")
+            console.print(f"[yellow]unknown command {unknown}; try /help, /clear or /exit[/]")
         else:
             answer = _stream if stream else _whole
             try:
@@ -360,6 +365,18 @@ def _repl(
                 console.print("\n[yellow](interrupted)[/]")
             except Exception as exc:
                 console.print(f"[red]error:[/] {escape(_run_error(exc))}")
+
+
+def _help_text(agent: Agent) -> str:
+    """`/help`: the chat's own commands, then each custom command by the name it answers to
+    (a subfolder command by its bare name, "(project:dev)" in its description, as Claude Code
+    lists it; `/dev:code-review` works too)."""
+    lines = ["/clear  forget the conversation", "/exit  leave (also /quit)", "/help  this list"]
+    commands = agent.orchestration.commands
+    for command in commands.list() if commands is not None else []:
+        hint = f" {command.argument_hint}" if command.argument_hint else ""
+        lines.append(f"/{command.name}{hint}  {command.help_description}".rstrip())
+    return escape("\n".join(lines))
 
 
 async def _end_session(agent: Agent, session: Session) -> None:

@@ -3,7 +3,8 @@
 Three sources, combined: the built-in demo set (`--tools demo`), a `toolweave.toml` (`--config`:
 exactly the tools `toolweave serve` would publish, its providers and `[mcpServers]` gateway behind
 the same `[serve.policy]`), and MCP servers from an `mcp.json` (`--mcp`, Claude Desktop's
-`mcpServers` or VS Code's `servers` format). MCP tools load lazily by default: the agent gets
+`mcpServers` or VS Code's `servers` format; a VS Code `${input:id}` is asked for at the terminal,
+a password input hidden). MCP tools load lazily by default: the agent gets
 `mcp_discover` and `mcp_load` and pulls in only the tools it needs, which keeps the prompt small;
 `--eager` offers every tool from the start.
 """
@@ -15,8 +16,12 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from toolweave.tools.base import Tool
+
+if TYPE_CHECKING:
+    from toolweave.mcp.config_values import InputSpec
 
 logger = logging.getLogger("toolweave.cli")
 
@@ -76,8 +81,19 @@ async def _mcp_tools(mcp: Path, result: AgentTools, stack: AsyncExitStack, *, ea
     from toolweave.mcp.lazy import lazy_tools
     from toolweave.mcp.manager import MCPManager
 
-    manager = MCPManager.from_config(mcp)
+    manager = MCPManager.from_config(mcp, ask=ask_input)
     stack.push_async_callback(manager.close)
     for name, error in (await manager.start()).items():
         result.notes.append(f"MCP server {name!r} is unavailable: {error}")
     result.tools.extend(manager.tools() if eager else lazy_tools(manager))
+
+
+def ask_input(spec: InputSpec) -> str:
+    """Ask the person at the terminal for a VS Code `${input:id}` (a password input hidden)."""
+    from rich.prompt import Prompt
+
+    label = spec.description or spec.id
+    extra: dict[str, Any] = {} if spec.default is None else {"default": spec.default}
+    if spec.options:
+        extra["choices"] = list(spec.options)
+    return str(Prompt.ask(label, password=spec.password, **extra))

@@ -106,15 +106,18 @@ def validate(
     ] = None,
     roots: RootsOption = None,
 ) -> None:
-    """Report every deviation from the Agent Skills spec; exit 1 if any is an error."""
+    """Report every deviation from the Agent Skills spec; exit 1 if any is an error. Errors
+    are what the official validator (skills-ref) refuses; warnings mark where toolweave is
+    deliberately more lenient (fields outside the spec, flow-style YAML, `skill.md`)."""
     from toolweave.skills import validate_skill
 
     folders: list[Path] = []
     for path in paths or []:
-        if (path / "SKILL.md").is_file():
+        if (path / "SKILL.md").is_file() or (path / "skill.md").is_file():
             folders.append(path)
         elif path.is_dir():
-            folders.extend(sorted(p.parent for p in path.glob("*/SKILL.md")))
+            found = {p.parent for name in ("SKILL.md", "skill.md") for p in path.glob(f"*/{name}")}
+            folders.extend(sorted(found))
         else:
             raise _fail(f"{path} is neither a skill folder nor a folder of skills")
     if not paths:

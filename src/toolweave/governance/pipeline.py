@@ -1,10 +1,14 @@
 """`Governance`: the one gate pipeline every run's tool calls pass, cheapest check first.
 
-plan mode -> declared-permission policy -> rules -> PreToolUse hooks -> admin approval -> user
-approval. A block is the call's recoverable error result (`CallBlocked`, with the stage that
-blocked it) and the run goes on; only the declared-permission policy's `PermissionDenied` and a
-hook's `continue: false` end the run. The safe default: a shell, delete or destructive tool that
-no rule allows is asked about, and with no approver that means refused, with the fix named.
+plan mode -> rules -> PreToolUse hooks -> admin approval -> user approval. A block is the call's
+recoverable error result (`CallBlocked`, with the stage that blocked it) and the run goes on;
+only a hook's `continue: false` ends the run here. The declared-permission policy is not a stage
+of this pipeline: it has one decider, `ToolRegistry.check_permissions`, which the agent loop
+calls for a whole turn right after `precheck` and `ToolRegistry.invoke` calls before every
+execution, so a denial (`PermissionDenied`, which ends the run) is never skipped by a caller
+that uses the registry without governance. The safe default: a shell, delete or destructive
+tool that no rule allows is asked about (unless the policy allows it outright,
+`PermissionPolicy.skips_asking`), and with no approver that means refused, with the fix named.
 
 Every run an agent starts uses this object: the main run, subagents, team members and scheduled
 runs get `governance.child(...)`, which may add rules and hooks (narrowing) but never drops the
@@ -13,7 +17,7 @@ parent's; hook payloads inside a child carry `agent_id`, `agent_type` and the pa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
@@ -26,6 +30,7 @@ from toolweave.governance.approvals import (
     ask_approval,
 )
 from toolweave.governance.errors import CallBlocked, HookStopped, Stage
+from toolweave.governance.gates import ToolGate
 from toolweave.governance.hooks import HookOutcome, Hooks
 from toolweave.governance.rules import Explanation, Rules, _rule_names
 from toolweave.tools import (
@@ -91,7 +96,7 @@ class GovernedSession(Protocol):
 @dataclass
 class GateContext:
     """What the pipeline needs from the run: the session's id, mode and approval memory, the
-    declared-permission policy and who asked."""
+    declared-permission policy (whose allowance skips the default question) and who asked."""
 
     session_id: str | None
     mode: PermissionMode = "default"
@@ -119,7 +124,17 @@ class Clearance:
 
 @dataclass(frozen=True)
 class Governance:
-    """Rules, hooks and approvers for every tool call of every run (see the module docstring)."""
+    """Everything that decides whether a tool call runs, for every call of every run (see the
+    module docstring); `Agent(governance=...)` takes one.
+
+    `rules` (`Rules`, Claude Code's permission syntax), `hooks` (`Hooks`), `approver` (asked
+    when a call needs a person), `admin_approver` (asked for admin-only tools) and
+    `approval_timeout` (seconds an approver may take) make the pipeline; `policy` is the
+    declared-permission policy (`PermissionPolicy`); `gates` are the caller's own `ToolGate`
+    checks, run before the rules; `mode` is the permission mode a new session starts in (a
+    session given its own mode keeps it). Each field is checked here, so a wrong type fails at
+    construction naming the field.
+    """
 
     rules: Rules | None = None
     hooks: Hooks | None = None
@@ -129,13 +144,63 @@ class Governance:
     identity: AgentIdentity = field(default_factory=AgentIdentity)
     approval_hint: str | None = None
     """How to allow a call when no approver can be asked (the host names toolweave.toml)."""
+    policy: PermissionPolicy | None = None
+    gates: Sequence[ToolGate] = ()
+    mode: PermissionMode | None = None
 
     def __post_init__(self) -> None:
         if not self.approval_timeout > 0:
             raise ConfigError(
-                f"approval_timeout must be a positive number of seconds, got "
+                f"Governance(approval_timeout=...) must be a positive number of seconds, got "
                 f"{self.approval_timeout!r}"
             )
+        for name, value, kind in (
+            ("rules", self.rules, Rules),
+            ("hooks", self.hooks, Hooks),
+            ("policy", self.policy, PermissionPolicy),
+        ):
+            if value is not None and not isinstance(value, kind):
+                got = type(value).__name__
+                raise TypeError(f"Governance({name}=...) must be a {kind.__name__}, got {got}")
+        approvers = (("approver", self.approver), ("admin_approver", self.admin_approver))
+        for name, approver in approvers:
+            if approver is not None and not callable(approver):
+                raise TypeError(
+                    f"Governance({name}=...) must be an async function of an ApprovalRequest, "
+                    f"got {approver!r}"
+                )
+        gates = tuple(self.gates)
+        for gate in gates:
+            if not isinstance(gate, ToolGate):
+                raise TypeError(
+                    f"Governance(gates=...) items need an `async def check(self, request)` "
+                    f"method; got {gate!r}"
+                )
+        object.__setattr__(self, "gates", gates)
+        if self.mode is not None and self.mode not in PERMISSION_MODES:
+            raise ConfigError(
+                f"Governance(mode={self.mode!r}) is not a permission mode; use one of "
+                f"{', '.join(PERMISSION_MODES)}"
+            )
+
+    @classmethod
+    def of(cls, value: Governance | Rules | PermissionPolicy | None) -> Governance:
+        """What `Agent(governance=...)` accepts, as a `Governance`: a `Governance` as it is;
+        `Rules` (such as `Rules.from_settings(".claude/settings.json")`) as
+        `Governance(rules=...)`; a `PermissionPolicy` as `Governance(policy=...)`; None as
+        `Governance()` (the safe defaults: shell, delete and destructive tools ask)."""
+        if value is None:
+            return cls()
+        if isinstance(value, Governance):
+            return value
+        if isinstance(value, Rules):
+            return cls(rules=value)
+        if isinstance(value, PermissionPolicy):
+            return cls(policy=value)
+        raise TypeError(
+            f"Agent(governance=...) must be a Governance, Rules or a PermissionPolicy, got "
+            f"{type(value).__name__}"
+        )
 
     def child(
         self,
@@ -164,9 +229,8 @@ class Governance:
     # -- before the call ----------------------------------------------------------------
 
     def precheck(self, tool_name: str, tool: Tool | None, gate: GateContext) -> None:
-        """The instant stages, run for every call of a turn before any starts: plan mode
-        (raises `CallBlocked`) and the declared-permission policy (raises `PermissionDenied`,
-        which ends the run before anything ran)."""
+        """The instant stage, run for every call of a turn before any starts: plan mode (raises
+        `CallBlocked`)."""
         if tool is None:
             return  # the registry answers unknown names with what exists
         read_only = tool.annotations.read_only
@@ -176,8 +240,6 @@ class Governance:
                 "present the plan, then leave plan mode (Session.permission_mode = "
                 "'default') to carry it out", tool=tool_name,
             )  # fmt: skip
-        if gate.policy is not None:
-            gate.policy.check(tool_name, tool.permissions)
 
     async def clear(
         self, tool_name: str, call_id: str | None, args: dict[str, Any], tool: Tool | None,
@@ -361,13 +423,13 @@ def _no_approver_fix(kind: str, tool_name: str, reason: str, hint: str | None) -
     if kind == "admin":
         return (
             f"{reason}, and no admin approver is configured, so it was refused. Pass "
-            "Agent(admin_approver=...) (the requester's own approver cannot approve it)"
+            "Governance(admin_approver=...) (the requester's own approver cannot approve it)"
         )
     if hint is not None:
         return f"{reason}, and nobody can be asked, so it was refused (safe by default). {hint}"
     return (
         f"{reason}, and no approver is configured, so it was refused (safe by default). To "
-        f"allow it, pass Agent(approver=...) to ask a person, add a rule such as "
+        f"allow it, pass Governance(approver=...) to ask a person, add a rule such as "
         f'Rules(allow=["{tool_name}(...)"]) (for a shell: Rules(allow=["bash(git *)"])), or '
         'opt out with Rules(default="allow") or PermissionPolicy.allow_all()'
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
+from dataclasses import replace
 from typing import Any
 
 from toolweave.governance.approvals import ApprovalAnswer, ApprovalRequest, ApprovalState, Approver
@@ -80,10 +81,7 @@ class HostGovernance:
         governance = self.governance
         approver = elicitation_approver(ctx)
         if approver is not None:
-            governance = Governance(
-                governance.rules, governance.hooks, approver, governance.admin_approver,
-                governance.approval_timeout, governance.identity, governance.approval_hint,
-            )  # fmt: skip
+            governance = replace(governance, approver=approver)
         return governance, GateContext(ctx.session_id, state=self._state(ctx.session_id))
 
     def _state(self, session_id: str | None) -> ApprovalState:

@@ -111,7 +111,7 @@ ENV_SEPARATOR = "__"
 MCP_SERVERS = "mcpServers"
 
 
-class PolicyConfig(Section):
+class PolicySection(Section):
     """`[serve.policy]`: the PermissionPolicy applied before any tool runs or forwards."""
 
     allowed: list[str] = Field(default_factory=list)
@@ -144,7 +144,7 @@ class ServeSection(Section):
     console: bool = True
     console_approvals: bool = False
     hooks: str = ""
-    policy: PolicyConfig = Field(default_factory=PolicyConfig)
+    policy: PolicySection = Field(default_factory=PolicySection)
     rules: dict[str, Any] = Field(default_factory=dict)
     """Checked by `toolweave.governance.rules.Rules.from_mapping` (docs/governance.md)."""
 
@@ -181,7 +181,7 @@ class HostConfig:
     store_dsn: str = ""
     console: bool = True
     console_approvals: bool = False
-    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    policy: PolicySection = field(default_factory=PolicySection)
     rules: dict[str, Any] = field(default_factory=dict)
     hooks: Path | None = None
     mcp_servers: dict[str, Any] = field(default_factory=dict)

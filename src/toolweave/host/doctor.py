@@ -224,8 +224,8 @@ async def check_model(ctx: DoctorContext) -> list[Finding]:
 
 async def check_sandbox(ctx: DoctorContext) -> list[Finding]:
     """bubblewrap can make the sandbox the shell and skill scripts run in."""
-    from toolweave.builtins.sandbox import INSTALL_HINT, sandbox_problem
     from toolweave.host.providers.builtins import BuiltinsSection
+    from toolweave.tools.sandbox import INSTALL_HINT, sandbox_problem
 
     settings = ctx.config.section("builtins", BuiltinsSection) if ctx.config else None
     problem = await sandbox_problem(settings.network if settings else False)

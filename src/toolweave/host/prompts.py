@@ -31,7 +31,7 @@ def serve_commands(server: MCPServer, path: Path) -> Commands:
     for command in commands.list():
         name = command.name
         hint = f" Arguments: {command.argument_hint}" if command.argument_hint else ""
-        description = (command.description or f"The /{name} command.") + hint
+        description = (command.help_description or f"The /{name} command.") + hint
         try:
             server.prompt(name=name, description=description)(_renderer(commands, name, path))
         except ValueError as exc:  # the server's own name rule, defined once there

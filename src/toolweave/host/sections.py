@@ -44,8 +44,8 @@ class Section(BaseModel):
 #: `[serve]` and `[mcpServers]` are the host's own and are not listed here.
 SECTIONS: dict[str, str | type[Section]] = {
     "builtins": "toolweave.host.providers.builtins:BuiltinsSection",
-    "kb": "toolweave.host.providers.kb:KBSettings",
-    "notes": "toolweave.host.providers.kb:NotesSettings",
+    "kb": "toolweave.host.providers.kb:KBSection",
+    "notes": "toolweave.host.providers.kb:NotesSection",
     "skills": "toolweave.host.providers.skills:SkillsSection",
 }
 

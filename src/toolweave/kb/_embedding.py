@@ -2,7 +2,7 @@
 
 The storage index embeds what it writes in one call; wrapping the embedder lets the knowledge
 base show a progress bar per batch (`toolweave kb ingest`) and measure how much of an ingest is
-embedding (benchmarks/rag_ingest.py) without the index knowing about either.
+embedding (benchmarks/kb_ingest.py) without the index knowing about either.
 """
 
 from __future__ import annotations

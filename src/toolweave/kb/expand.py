@@ -1,7 +1,8 @@
 """Query expansion and grounded answers: the knowledge base's only model calls.
 
 Multi-query expansion (MQE) asks the model for differently worded queries, HyDE for a passage
-that would answer the question (embedded as a query document); both use the seed's prompts.
+that would answer the question (embedded as a query document); both prompts are in Chinese
+(short, punctuation-free rewordings segment well for the Chinese full-text index).
 `answer` writes an answer from retrieved passages, citing each by number, so the caller can map
 citations back to document titles and heading paths. Everything takes any `llm.Model`; without
 one the knowledge base never calls here.
@@ -42,7 +43,7 @@ async def _complete(model: Model, system: str, user: str, max_tokens: int | None
 
 
 async def multi_queries(model: Model, query: str, n: int = DEFAULT_MQE_QUERIES) -> list[str]:
-    """Up to `n` rewordings of `query` (the seed's MQE prompt), without the original."""
+    """Up to `n` rewordings of `query` (multi-query expansion), without the original."""
     text = await _complete(model, MQE_SYSTEM, MQE_USER.format(query=query, n=n), 200)
     lines = [line.strip().lstrip("-*0123456789.、)） ").strip() for line in text.splitlines()]
     seen = {query.strip()}
@@ -55,7 +56,8 @@ async def multi_queries(model: Model, query: str, n: int = DEFAULT_MQE_QUERIES) 
 
 
 async def hypothetical_document(model: Model, query: str) -> str:
-    """A passage that would answer `query` (the seed's HyDE prompt)."""
+    """A passage that would answer `query` (HyDE: an invented answer lies closer to the real
+    passages in vector space than the question does)."""
     return await _complete(model, HYDE_SYSTEM, HYDE_USER.format(query=query), 400)
 
 

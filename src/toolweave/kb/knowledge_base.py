@@ -52,7 +52,8 @@ logger = logging.getLogger("toolweave.kb")
 
 DEFAULT_NAMESPACE = "default"
 DEFAULT_MAX_DOCS = 10_000
-"""Documents one namespace may hold (the seed's `kb.max_docs`)."""
+"""Documents one namespace may hold (`[kb].max_docs`): a model adding text in a loop stops
+at a bound instead of filling the disk."""
 DEFAULT_INDEX_NAME = "kb"
 """Table (and Qdrant collection) name of the knowledge base's index."""
 DEFAULT_SEARCH_K = 5

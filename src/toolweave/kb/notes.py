@@ -1,6 +1,6 @@
 """Notes: Markdown files a person can read and edit, searchable like the knowledge base.
 
-As the seed describes, each note is `<id>.md` with YAML frontmatter (id, title, type, tags,
+Each note is `<id>.md` with YAML frontmatter (id, title, type, tags,
 created_at, updated_at) and a Markdown body, and `index.json` maps ids to that metadata. The
 files are the truth: the index is rewritten atomically after each change and rebuilt from the
 files when it is missing or unreadable. Ids are `note_<UTC timestamp>_<random hex>`, and a note
@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import secrets
-import tempfile
 import threading
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -28,6 +26,8 @@ from pydantic import Field
 
 from toolweave.kb.errors import KnowledgeBaseError, NoteNotFound
 from toolweave.kb.knowledge_base import KnowledgeBase
+from toolweave.storage.errors import FrontmatterError
+from toolweave.storage.files import atomic_write, split_frontmatter
 from toolweave.tools.function_tool import FunctionTool
 
 INDEX_FILE = "index.json"
@@ -37,7 +37,6 @@ DEFAULT_LIST_LIMIT = 50
 MAX_NOTE_CHARS = 100_000
 """Largest note body accepted, in characters."""
 _ID = re.compile(r"^note_\d{8}_\d{6}_[0-9a-f]{6}$")
-_FRONTMATTER = re.compile(r"\A---\n(.*?)\n---\n?", re.S)
 
 
 @dataclass(slots=True)
@@ -60,11 +59,14 @@ class Note:
         return f"---\n{header}---\n\n{self.content.strip()}\n"
 
     @classmethod
-    def from_markdown(cls, text: str) -> Note:
-        match = _FRONTMATTER.match(text)
-        if match is None:
-            raise KnowledgeBaseError("note file has no YAML frontmatter (--- ... ---)")
-        meta = yaml.safe_load(match.group(1)) or {}
+    def from_markdown(cls, text: str, source: str | Path = "note") -> Note:
+        """The note in Markdown `text`; `source` (its file) is what errors name."""
+        try:
+            meta, body = split_frontmatter(text, source)
+        except FrontmatterError as exc:
+            raise KnowledgeBaseError(str(exc)) from None
+        if meta is None:
+            raise KnowledgeBaseError(f"{source}: no YAML frontmatter (--- ... ---)")
         return cls(
             id=str(meta["id"]),
             title=str(meta.get("title", "")),
@@ -72,7 +74,7 @@ class Note:
             tags=[str(t) for t in meta.get("tags") or []],
             created_at=str(meta.get("created_at", "")),
             updated_at=str(meta.get("updated_at", "")),
-            content=text[match.end() :].strip(),
+            content=body.strip(),
         )
 
 
@@ -119,7 +121,7 @@ class NoteStore:
     def _read(self, note_id: str) -> Note:
         path = self._path(note_id)
         try:
-            return Note.from_markdown(path.read_text(encoding="utf-8"))
+            return Note.from_markdown(path.read_text(encoding="utf-8"), path)
         except FileNotFoundError:
             raise NoteNotFound(f"no note {note_id!r}; use action 'list' to see the ids") from None
 
@@ -135,14 +137,14 @@ class NoteStore:
                 continue  # another writer took this id: draw again
 
     def _replace_file(self, note: Note) -> None:
-        _atomic_write(self._path(note.id), note.to_markdown())
+        atomic_write(self._path(note.id), note.to_markdown())
 
     def _scan(self) -> dict[str, dict[str, Any]]:
         entries: dict[str, dict[str, Any]] = {}
         for path in sorted(self.directory.glob("note_*.md")):
             try:
-                note = Note.from_markdown(path.read_text(encoding="utf-8"))
-            except (KnowledgeBaseError, yaml.YAMLError, KeyError):
+                note = Note.from_markdown(path.read_text(encoding="utf-8"), path)
+            except (KnowledgeBaseError, KeyError):
                 continue  # not a note we wrote; leave it alone
             entries[note.id] = {**note.metadata(), "file_path": str(path)}
         return entries
@@ -158,7 +160,7 @@ class NoteStore:
 
     def _rebuild_index(self) -> dict[str, dict[str, Any]]:
         entries = self._scan()
-        _atomic_write(
+        atomic_write(
             self.directory / INDEX_FILE,
             json.dumps(entries, ensure_ascii=False, indent=2, sort_keys=True),
         )
@@ -274,24 +276,12 @@ def _check_text(title: str, content: str) -> None:
         )
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 NoteAction = Literal["create", "read", "update", "delete", "list", "search"]
 
 
 class NoteTool(FunctionTool):
-    """The seed's `note` tool: one tool, six actions, over a `NoteStore`."""
+    """The `note` tool: one tool, six actions, over a `NoteStore` (one tool keeps the model's
+    tool list short)."""
 
     def __init__(self, store: NoteStore) -> None:
         self.store = store

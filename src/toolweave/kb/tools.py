@@ -1,11 +1,12 @@
-"""The knowledge base as tools: `kb_add`, `kb_search` and the seed's all-in-one `rag`.
+"""The knowledge base as tools: `kb_add`, `kb_search` and the all-in-one `rag`.
 
-`kb_add` stores text the model has (the seed's limits: 600-character chunks with 60 of overlap,
-duplicates skipped, `max_docs`), `kb_search` returns the best passages with their document title
-and heading path, and `rag` bundles add/search/ask/stats/clear, where `ask` answers from the
-passages with numbered citations when a model is configured. Reading files from a tool is off
-unless `file_roots` is given: a path must then resolve inside one of those directories. Every
-result is capped at `max_result_chars` (the seed's 8000).
+`kb_add` stores text the model has (600-character chunks with 60 of overlap, small enough that a
+passage is about one thing; duplicates skipped, `max_docs`), `kb_search` returns the best passages
+with their document title and heading path, and `rag` bundles add/search/ask/stats/clear, where
+`ask` answers from the passages with numbered citations when a model is configured. Reading files
+from a tool is off unless `file_roots` is given: a path must then resolve inside one of those
+directories. Every result is capped at `max_result_chars` (8000 by default), so one search cannot
+flood the context.
 """
 
 from __future__ import annotations
@@ -182,7 +183,8 @@ RAGAction = Literal["add", "search", "ask", "stats", "clear"]
 
 
 class RAGTool(FunctionTool):
-    """The seed's `rag` tool: add / search / ask / stats / clear over one knowledge base."""
+    """The `rag` tool: add / search / ask / stats / clear over one knowledge base, for models that
+    handle one tool with actions better than five tools."""
 
     def __init__(
         self,

@@ -1,8 +1,8 @@
 """Provider-neutral messages, the `Model` protocol, offline models and provider adapters.
 
-The neutral types load eagerly (every layer above uses them); the HTTP adapters, presets and
-prompted mode load on first use (PEP 562), so code that only builds messages or drives a
-`ScriptedModel` never pays for httpx.
+Every name loads on first use (PEP 562, `toolweave._lazy`), so code that only builds messages
+or drives a `ScriptedModel` never pays for httpx, the adapters, presets or prompted mode.
+`ToolDef` lives in `toolweave.tools`, its one home.
 """
 
 from __future__ import annotations
@@ -10,36 +10,33 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from toolweave._lazy import lazy_exports
-from toolweave.llm.messages import (
-    ImagePart,
-    Message,
-    Part,
-    Role,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    ToolResultPart,
-)
-from toolweave.llm.model import Model
-from toolweave.llm.scripted import FunctionModel, ScriptedModel
-from toolweave.llm.types import (
-    Finished,
-    FinishReason,
-    ModelConfigError,
-    ModelError,
-    ModelRequest,
-    ModelResponse,
-    StreamEvent,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallDelta,
-    ToolCallReady,
-    ToolChoice,
-    Usage,
-)
-from toolweave.tools import ToolDef
 
-_LAZY: dict[str, str] = {
+_EXPORTS: dict[str, str] = {
+    "ModelConfigError": ".errors",
+    "ModelError": ".errors",
+    "ImagePart": ".messages",
+    "Message": ".messages",
+    "Part": ".messages",
+    "Role": ".messages",
+    "TextPart": ".messages",
+    "ThinkingPart": ".messages",
+    "ToolCallPart": ".messages",
+    "ToolResultPart": ".messages",
+    "Model": ".model",
+    "FunctionModel": ".scripted",
+    "ScriptedModel": ".scripted",
+    "ModelSettings": ".settings",
+    "Finished": ".types",
+    "FinishReason": ".types",
+    "ModelRequest": ".types",
+    "ModelResponse": ".types",
+    "StreamEvent": ".types",
+    "TextDelta": ".types",
+    "ThinkingDelta": ".types",
+    "ToolCallDelta": ".types",
+    "ToolCallReady": ".types",
+    "ToolChoice": ".types",
+    "Usage": ".types",
     "PromptedToolsModel": ".prompted",
     "parse_tool_calls": ".prompted",
     "to_gemini_schema": ".schema_dialects",
@@ -56,15 +53,41 @@ _LAZY: dict[str, str] = {
 
 if TYPE_CHECKING:
     from toolweave.llm.anthropic import AnthropicModel
+    from toolweave.llm.errors import ModelConfigError, ModelError
     from toolweave.llm.gemini import GeminiModel
+    from toolweave.llm.messages import (
+        ImagePart,
+        Message,
+        Part,
+        Role,
+        TextPart,
+        ThinkingPart,
+        ToolCallPart,
+        ToolResultPart,
+    )
+    from toolweave.llm.model import Model
     from toolweave.llm.openai_chat import OpenAIChatModel
     from toolweave.llm.openai_responses import OpenAIResponsesModel
     from toolweave.llm.presets import PRESETS, Preset, model_config_problem, model_from_string
     from toolweave.llm.prompted import PromptedToolsModel, parse_tool_calls
     from toolweave.llm.schema_dialects import to_gemini_schema, to_openai_strict
+    from toolweave.llm.scripted import FunctionModel, ScriptedModel
+    from toolweave.llm.settings import ModelSettings
+    from toolweave.llm.types import (
+        Finished,
+        FinishReason,
+        ModelRequest,
+        ModelResponse,
+        StreamEvent,
+        TextDelta,
+        ThinkingDelta,
+        ToolCallDelta,
+        ToolCallReady,
+        ToolChoice,
+        Usage,
+    )
 
-
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
 __all__ = [
@@ -81,6 +104,7 @@ __all__ = [
     "ModelError",
     "ModelRequest",
     "ModelResponse",
+    "ModelSettings",
     "OpenAIChatModel",
     "OpenAIResponsesModel",
     "Part",
@@ -97,7 +121,6 @@ __all__ = [
     "ToolCallPart",
     "ToolCallReady",
     "ToolChoice",
-    "ToolDef",
     "ToolResultPart",
     "Usage",
     "model_config_problem",

@@ -20,13 +20,8 @@ from typing import Any, Self
 import httpx
 
 from toolweave._sse import SSEDecoder
-from toolweave.llm.types import (
-    ModelConfigError,
-    ModelError,
-    ModelResponse,
-    StreamEvent,
-    response_events,
-)
+from toolweave.llm.errors import ModelConfigError, ModelError
+from toolweave.llm.types import ModelResponse, StreamEvent, response_events
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 BACKOFF_BASE = 0.5

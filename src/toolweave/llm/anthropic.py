@@ -23,6 +23,7 @@ import httpx
 
 from toolweave.llm._http import DEFAULT_TIMEOUT, HTTPModel
 from toolweave.llm._wire import system_text, tool_call
+from toolweave.llm.errors import ModelError
 from toolweave.llm.messages import (
     ImagePart,
     Message,
@@ -35,7 +36,6 @@ from toolweave.llm.messages import (
 from toolweave.llm.types import (
     Finished,
     FinishReason,
-    ModelError,
     ModelRequest,
     ModelResponse,
     StreamEvent,

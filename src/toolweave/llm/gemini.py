@@ -21,13 +21,12 @@ import httpx
 
 from toolweave.llm._http import DEFAULT_TIMEOUT, HTTPModel, is_retryable
 from toolweave.llm._wire import new_call_id, system_text, tool_result_value
+from toolweave.llm.errors import ModelConfigError, ModelError
 from toolweave.llm.messages import ImagePart, Message, Part, TextPart, ThinkingPart, ToolCallPart
 from toolweave.llm.schema_dialects import strip_for_gemini_json_schema, to_gemini_schema
 from toolweave.llm.types import (
     Finished,
     FinishReason,
-    ModelConfigError,
-    ModelError,
     ModelRequest,
     ModelResponse,
     StreamEvent,

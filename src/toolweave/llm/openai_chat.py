@@ -25,13 +25,12 @@ from toolweave.llm._wire import (
     result_images,
     tool_call,
 )
+from toolweave.llm.errors import ModelConfigError, ModelError
 from toolweave.llm.messages import ImagePart, Message, Part, TextPart, ThinkingPart, ToolCallPart
 from toolweave.llm.schema_dialects import to_openai_strict
 from toolweave.llm.types import (
     Finished,
     FinishReason,
-    ModelConfigError,
-    ModelError,
     ModelRequest,
     ModelResponse,
     StreamEvent,

@@ -18,12 +18,12 @@ import httpx
 
 from toolweave.llm._http import DEFAULT_TIMEOUT, HTTPModel
 from toolweave.llm._wire import arguments_json, image_url, tool_call
+from toolweave.llm.errors import ModelError
 from toolweave.llm.messages import ImagePart, Message, Part, TextPart, ThinkingPart
 from toolweave.llm.schema_dialects import to_openai_strict
 from toolweave.llm.types import (
     Finished,
     FinishReason,
-    ModelError,
     ModelRequest,
     ModelResponse,
     StreamEvent,

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolweave.llm.anthropic import AnthropicModel
+from toolweave.llm.errors import ModelConfigError
 from toolweave.llm.gemini import GeminiModel
 from toolweave.llm.model import Model
 from toolweave.llm.openai_chat import OpenAIChatModel, OutputMode
 from toolweave.llm.openai_responses import OpenAIResponsesModel
-from toolweave.llm.types import ModelConfigError
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,7 @@ llama.cpp without a chat template and small local models cannot emit native tool
 they can follow instructions. The request is rewritten (tools into the system prompt, past
 calls and results into plain text) and the reply is scanned for calls in the forms models
 actually produce: fenced JSON blocks, Hermes/Qwen `<tool_call>` tags, a bare JSON object, and
-the seed's `TOOL: name(args)` line. The result is the same `ToolCallPart`s native mode gives.
+a `TOOL: name(args)` line. The result is the same `ToolCallPart`s native mode gives.
 """
 
 from __future__ import annotations

@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from toolweave.errors import ConfigError, ToolweaveError
 from toolweave.llm.messages import Message, TextPart, ThinkingPart, ToolCallPart
 from toolweave.tools import ToolDef
 
@@ -115,25 +114,3 @@ async def response_events(response: ModelResponse) -> AsyncIterator[StreamEvent]
         yield ToolCallDelta(index, call.id, call.name, arguments)
         yield ToolCallReady(call)
     yield Finished(response)
-
-
-class ModelError(ToolweaveError):
-    """A provider refused or failed. `retryable` says whether trying again may help."""
-
-    def __init__(self, status: int | None, message: str, retryable: bool = False) -> None:
-        super().__init__(f"{status}: {message}" if status is not None else message)
-        self.status = status
-        self.message = message
-        self.retryable = retryable
-
-
-class ModelConfigError(ConfigError):
-    """A model cannot be built: a missing API key, a bad model string, a bad option.
-
-    `setting` names what to change (an environment variable or argument); the message is one
-    line that says how, so command-line tools can print it as is.
-    """
-
-    def __init__(self, message: str, setting: str | None = None) -> None:
-        super().__init__(message)
-        self.setting = setting

@@ -29,8 +29,8 @@ _EXPORTS: dict[str, str] = {
     "lazy_tools": "lazy",
     "MCPManager": "manager",
     "ClientCredentialsProvider": "client.auth",
-    "CrossAppAccessProvider": "client.auth_grants",
-    "PrivateKeyJWTProvider": "client.auth_grants",
+    "CrossAppAccessProvider": "client.auth",
+    "PrivateKeyJWTProvider": "client.auth",
     "OAuthClientProvider": "client.auth",
     "OAuthError": "shared.errors",
     "headless_redirect": "client.auth",
@@ -61,10 +61,11 @@ if TYPE_CHECKING:
     from toolweave.mcp.client import MCPClient
     from toolweave.mcp.client.auth import (
         ClientCredentialsProvider,
+        CrossAppAccessProvider,
         OAuthClientProvider,
+        PrivateKeyJWTProvider,
         headless_redirect,
     )
-    from toolweave.mcp.client.auth_grants import CrossAppAccessProvider, PrivateKeyJWTProvider
     from toolweave.mcp.client.models import (
         MCPPrompt,
         MCPPromptMessage,

@@ -1,4 +1,11 @@
-"""The `mcpServers` config: Claude Desktop's format and VS Code's, validated field by field.
+"""The `mcpServers` config: every format MCP hosts write, validated field by field.
+
+Claude Desktop's and Cursor's `{"mcpServers": {...}}`, VS Code's `{"servers": {...}, "inputs":
+[...]}` (JSONC: comments and trailing commas), a Claude Code plugin's `.mcp.json` that maps
+names to entries with no wrapper, and Antigravity's `serverUrl` for `url`. Variables in an
+entry's strings are expanded (`config_values`). A server name may be anything people type
+(`"Obsidian Rest MCP"`); its tool prefix is derived from it (`Obsidian_Rest_MCP__<tool>`) and
+is the name the manager knows it by, while `ServerConfig.label` keeps the name as written.
 
 A file is read once into `ServerConfig`s; every mistake names its entry and field
 (`mcpServers.fs.args must be a list of strings`), and a missing file is an error rather than
@@ -7,20 +14,38 @@ zero servers, so a typo in a path never silently leaves an agent without its too
 
 from __future__ import annotations
 
-import json
+import hashlib
+import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from toolweave.errors import ConfigError
 from toolweave.mcp.client import MCPClient
+from toolweave.mcp.config_values import InputAsker, Variables, parse_inputs, parse_jsonc
 
 SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,48}$")
+"""The shape of a tool prefix (and of a server name used as one as written)."""
+MAX_SERVER_NAME_CHARS = 64
 CONFIG_KEYS = ("mcpServers", "servers")  # Claude Desktop, VS Code
 _HTTP_URL = re.compile(r"^https?://[^/\s]+", re.IGNORECASE)
-# Valid `type` values (VS Code's format) for a stdio entry (False) and an HTTP one (True).
-_KINDS = {False: frozenset({"stdio"}), True: frozenset({"http", "streamable-http"})}
+# Valid `type` values for a stdio entry (False) and an HTTP one (True); "sse" is the legacy
+# HTTP+SSE transport.
+_KINDS = {False: frozenset({"stdio"}), True: frozenset({"http", "streamable-http", "sse"})}
+_ENTRY_KEYS = frozenset({"command", "url", "serverUrl", "type"})
+_CONFIG_DIRS = frozenset({".vscode", ".cursor", ".claude", ".gemini", ".antigravitycli"})
+
+
+def server_prefix(name: str) -> str:
+    """The tool prefix of server `name`: the name itself when it has the prefix shape, else its
+    ASCII letters, digits, '_' and '-' with other runs as '_' (`Obsidian Rest MCP` ->
+    `Obsidian_Rest_MCP`), else `server_<hash>` for a name with none of them."""
+    if SERVER_NAME.match(name):
+        return name
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_")[:48].rstrip("_")
+    return slug or f"server_{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,19 +62,28 @@ class ServerConfig:
     timeout: float | None = None
     #: Pass the host's whole environment to this stdio server (default: a minimal safe subset).
     inherit_env: bool = False
+    #: "sse" for the legacy HTTP+SSE transport, "http" for Streamable HTTP, None to decide by
+    #: probing (a url ending in /sse that answers 405 to POST is legacy SSE).
+    transport: str | None = None
+    #: The server's name as written in the file, when it differs from `name` (its tool prefix).
+    label: str = ""
 
     @classmethod
     def from_dict(cls, name: str, raw: Any, *, where: str = "mcpServers") -> ServerConfig:
         """Validate one entry (Claude Desktop's shape, or VS Code's with a `type` field)."""
         where = f"{where}.{name}"
-        if not SERVER_NAME.match(name):
+        if (
+            not name.strip()
+            or len(name) > MAX_SERVER_NAME_CHARS
+            or any(not c.isprintable() for c in name)
+        ):
             raise ConfigError(
-                f"{where}: server names must be 1-48 letters, digits, '_' or '-' (they prefix "
-                f"tool names models must accept); rename it"
+                f"{where}: a server name must be 1-{MAX_SERVER_NAME_CHARS} printable "
+                "characters; rename it"
             )
         if not isinstance(raw, dict):
             raise ConfigError(f"{where} must be an object with `command` or `url`")
-        command, url = raw.get("command"), raw.get("url")
+        command, url = raw.get("command"), raw.get("url", raw.get("serverUrl"))
         if command is not None and not isinstance(command, str):
             raise ConfigError(
                 f"{where}.command must be a string (the program), not {command!r}; put its "
@@ -83,8 +117,11 @@ class ServerConfig:
         inherit_env = raw.get("inherit_env", False)
         if not isinstance(inherit_env, bool):
             raise ConfigError(f"{where}.inherit_env must be true or false, not {inherit_env!r}")
+        prefix = server_prefix(name)
         return cls(
-            name=name,
+            name=prefix,
+            label=name if prefix != name else "",
+            transport=("sse" if kind == "sse" else "http") if url and kind else None,
             command=command or None,
             args=list(args),
             env=dict(env),
@@ -109,6 +146,8 @@ class ServerConfig:
                 out["inherit_env"] = True
         else:
             out["url"] = self.url
+            if self.transport == "sse":
+                out["type"] = "sse"
             if self.headers:
                 out["headers"] = dict(self.headers)
         if self.timeout is not None:
@@ -129,7 +168,16 @@ class ServerConfig:
                 **options,
             )
         assert self.url is not None
-        return MCPClient.http(self.url, self.headers or None, timeout, name=self.name, **options)
+        if self.transport == "sse":
+            return MCPClient.sse(self.url, self.headers or None, timeout, name=self.name, **options)
+        return MCPClient.http(
+            self.url,
+            self.headers or None,
+            timeout,
+            name=self.name,
+            legacy_sse_fallback=self.transport is None,
+            **options,
+        )
 
 
 def servers_key(raw: dict[str, Any]) -> str:
@@ -138,43 +186,73 @@ def servers_key(raw: dict[str, Any]) -> str:
     return "servers" if "servers" in raw and "mcpServers" not in raw else "mcpServers"
 
 
-def load_config(source: str | Path | dict[str, Any]) -> dict[str, ServerConfig]:
-    """Parse a config from a dict or a JSON file, validating every entry.
+def load_config(
+    source: str | Path | dict[str, Any],
+    *,
+    ask: InputAsker | None = None,
+    workspace: str | Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, ServerConfig]:
+    """Parse a config from a dict or a JSON/JSONC file, validating every entry.
 
-    Both formats in use are read: Claude Desktop's `{"mcpServers": {...}}` and VS Code's
-    `{"servers": {...}}` (`.vscode/mcp.json`, whose entries carry `"type": "stdio" | "http"`).
-    A missing file is an error, never an empty set of servers.
+    Claude Desktop's `{"mcpServers": {...}}`, VS Code's `{"servers": {...}}` (whose entries
+    carry `"type": "stdio" | "http" | "sse"`) and a plugin `.mcp.json` of bare entries are read.
+    Variables are expanded with `workspace` as `${workspaceFolder}` (default: the folder
+    holding the file, or the project above a `.vscode`-style folder; for a dict, the current
+    directory); `ask` answers `${input:id}` (None: such an entry is refused with an error).
+    The result is keyed by each server's tool prefix. A missing file is an error, never an
+    empty set of servers.
     """
     where = "config"
+    folder = Path.cwd()
     if isinstance(source, dict):
         raw: Any = source
     else:
         path = Path(source)
         where = str(path)
+        folder = path.resolve().parent
+        folder = folder.parent if folder.name in _CONFIG_DIRS else folder
         try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8-sig")
         except FileNotFoundError:
             raise ConfigError(
                 f"MCP config file {path} does not exist; check the path, or create it with "
                 '{"mcpServers": {"name": {"command": "...", "args": [...]}}}'
             ) from None
-        except ValueError as exc:
-            raise ConfigError(f"{path} is not valid JSON: {exc}") from None
+        raw = parse_jsonc(text, where)
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: expected a JSON object with `mcpServers` or `servers`")
     keys = [key for key in CONFIG_KEYS if key in raw]
     if len(keys) > 1:
         raise ConfigError(f"{where}: has both `mcpServers` and `servers`; keep one of them")
-    if not keys:
-        if raw and not isinstance(source, dict):
-            raise ConfigError(
-                f"{where}: no `mcpServers` (Claude Desktop) or `servers` (VS Code) object found; "
-                f"top-level keys are {sorted(raw)}"
-            )
+    if keys:
+        servers, label = raw[keys[0]], keys[0]
+    elif raw and all(isinstance(v, dict) and _ENTRY_KEYS & set(v) for v in raw.values()):
+        servers, label = raw, where  # a plugin's `.mcp.json`: entries with no wrapper
+    elif raw and not isinstance(source, dict):
+        raise ConfigError(
+            f"{where}: no `mcpServers` (Claude Desktop) or `servers` (VS Code) object found; "
+            f"top-level keys are {sorted(raw)}"
+        )
+    else:
         return {}
-    servers = raw[keys[0]]
     if not isinstance(servers, dict):
-        raise ConfigError(f"{where}: `{keys[0]}` must be an object mapping server names to entries")
-    return {
-        name: ServerConfig.from_dict(name, entry, where=keys[0]) for name, entry in servers.items()
-    }
+        raise ConfigError(f"{where}: `{label}` must be an object mapping server names to entries")
+    variables = Variables(
+        Path(workspace) if workspace is not None else folder,
+        parse_inputs(raw.get("inputs") if keys else None, where),
+        ask,
+        environ if environ is not None else dict(os.environ),
+    )
+    configs: dict[str, ServerConfig] = {}
+    for name, entry in servers.items():
+        spot = f"{label}.{name}"
+        config = ServerConfig.from_dict(name, variables.expand_entry(entry, spot), where=label)
+        if config.name in configs:
+            first = configs[config.name].label or config.name
+            raise ConfigError(
+                f"{spot}: servers {first!r} and {name!r} both get the tool prefix "
+                f"{config.name!r}; rename one of them"
+            )
+        configs[config.name] = config
+    return configs

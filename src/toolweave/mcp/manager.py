@@ -21,6 +21,7 @@ from toolweave.mcp.bridge import MCPTool, ToolFilter, safe_tool_name, select
 from toolweave.mcp.client import MCPClient
 from toolweave.mcp.client.client import DEFAULT_TIMEOUT
 from toolweave.mcp.config import ServerConfig, load_config
+from toolweave.mcp.config_values import InputAsker
 from toolweave.mcp.shared.constants import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED
 from toolweave.mcp.shared.errors import MCPError
 from toolweave.tools.base import Tool
@@ -95,11 +96,18 @@ class MCPManager:
         changed (its own list_changed notification, or the server connecting or dropping)."""
 
     @classmethod
-    def from_config(cls, source: str | Path | dict[str, Any], **options: Any) -> MCPManager:
-        """A manager for every server in a config file (path) or dict; call `start()` next."""
+    def from_config(
+        cls,
+        source: str | Path | dict[str, Any],
+        *,
+        ask: InputAsker | None = None,
+        **options: Any,
+    ) -> MCPManager:
+        """A manager for every server in a config file (path) or dict; call `start()` next.
+        `ask` answers VS Code `${input:id}` variables (None: a config using one is refused)."""
         if not isinstance(source, dict):
             options.setdefault("config_path", source)
-        return cls(load_config(source), **options)
+        return cls(load_config(source, ask=ask), **options)
 
     async def __aenter__(self) -> MCPManager:
         await self.start()

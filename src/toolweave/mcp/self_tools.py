@@ -12,14 +12,13 @@ reconnecting re-reads the server's definition from the file so hand edits take e
 from __future__ import annotations
 
 import json
-import os
-import stat
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from toolweave.mcp.config import SERVER_NAME, ServerConfig, servers_key
+from toolweave.mcp.config import SERVER_NAME, ServerConfig, server_prefix, servers_key
+from toolweave.mcp.config_values import parse_jsonc
 from toolweave.mcp.manager import MCPManager
+from toolweave.storage.files import atomic_write
 from toolweave.tools.base import Tool
 from toolweave.tools.function_tool import FunctionTool
 from toolweave.tools.result import ToolResult
@@ -39,7 +38,7 @@ def parse_pairs(items: list[str] | None, field_name: str) -> dict[str, str]:
 def read_config_file(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
-    raw = json.loads(path.read_text(encoding="utf-8") or "{}")
+    raw = parse_jsonc(path.read_text(encoding="utf-8-sig") or "{}", str(path))
     if not isinstance(raw, dict):
         raise ValueError(f"{path} must hold a JSON object with `mcpServers`")
     return raw
@@ -49,19 +48,7 @@ def write_config_file(path: Path, data: dict[str, Any]) -> None:
     """Write atomically: readers see the old file or the new one, never half of it. An existing
     file keeps its permission bits (a new one is private: it may hold env secrets)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        if path.exists():
-            os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def _update_file(path: Path, name: str, entry: dict[str, Any] | None) -> None:
@@ -69,8 +56,9 @@ def _update_file(path: Path, name: str, entry: dict[str, Any] | None) -> None:
     key = servers_key(data)
     servers = data.get(key)
     servers = dict(servers) if isinstance(servers, dict) else {}
-    if entry is None:
-        servers.pop(name, None)
+    if entry is None:  # the name as written, which may differ from its tool prefix `name`
+        for written in [k for k in servers if k == name or server_prefix(k) == name]:
+            servers.pop(written)
     else:
         servers[name] = entry
     data[key] = servers
@@ -166,7 +154,7 @@ def self_management_tools(manager: MCPManager, config_path: str | Path | None = 
         if name in manager.servers:
             removed = await manager.remove(name)
         try:
-            on_file = name in _file_servers(path)
+            on_file = any(k == name or server_prefix(k) == name for k in _file_servers(path))
             if on_file:
                 _update_file(path, name, None)
         except (OSError, ValueError) as exc:

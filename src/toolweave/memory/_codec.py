@@ -17,14 +17,8 @@ from datetime import datetime
 from pathlib import PurePath
 from typing import Any
 
-from toolweave.memory.types import (
-    MODALITIES,
-    MemoryArgumentError,
-    MemoryItem,
-    Modality,
-    Relation,
-    to_datetime,
-)
+from toolweave.memory.errors import MemoryArgumentError
+from toolweave.memory.types import MODALITIES, MemoryItem, Modality, Relation, to_datetime
 from toolweave.storage.retrieval.index import Record
 
 FOREVER = 253402300799.0

@@ -31,7 +31,7 @@ async def memory_stats(m: MemoryManager) -> dict[str, Any]:
         "store": type(m.index).__name__,
         "embedder": m.embedder.name,
         "dim": m.embedder.dim,
-        "entities": len(await m._graph_view()),
+        "entities": len(await m.graph()),
     }
 
 

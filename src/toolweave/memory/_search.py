@@ -1,4 +1,4 @@
-"""Search across memory types: candidates from each store, then the seed's formula per type.
+"""Search across memory types: candidates from each store, then one formula per type.
 
 Persisted memories come from one fused keyword + vector search of the index (oversampled, so
 each type's formula re-ranks enough candidates), plus, for semantic memory, the memories the

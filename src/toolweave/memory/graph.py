@@ -119,7 +119,7 @@ def parse_relations(raw: Iterable[Any], *, field: str = "relations") -> list[Rel
             or len(entry) != 3
             or not all(isinstance(x, str) and x.strip() for x in entry)
         ):
-            from toolweave.memory.types import MemoryArgumentError
+            from toolweave.memory.errors import MemoryArgumentError
 
             raise MemoryArgumentError(
                 f"{field}[{index}] must be a (subject, predicate, object) triple of non-empty"

@@ -11,11 +11,11 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from toolweave.memory import _codec
+from toolweave.memory.errors import MemoryArgumentError
 from toolweave.memory.graph import extract_relations
 from toolweave.memory.types import (
     FORGET_STRATEGIES,
     PERSISTENT_TYPES,
-    MemoryArgumentError,
     MemoryItem,
     check_importance,
     check_memory_type,
@@ -66,9 +66,7 @@ async def forget_memories(
         await m.index.write(delete=[(m.user_id, r.id) for r in doomed])
     for item in gone:
         m.working.remove(item.id)
-    if m._graph is not None:
-        for record in doomed:
-            m._graph.remove(record.id)
+    m.update_graph(removed=[record.id for record in doomed])
     return len(doomed) + len(gone)
 
 
@@ -103,7 +101,7 @@ async def consolidate_memories(
         chosen = [_codec.to_item(r) for r in await m.index.find(m.user_id, where)]
     if not chosen:
         return 0
-    existing = await m._existing_by_hash({_codec.content_hash(i.content) for i in chosen})
+    existing = await m.existing_by_hash({_codec.content_hash(i.content) for i in chosen})
     moved: list[MemoryItem] = []
     duplicates: list[MemoryItem] = []
     for item in chosen:
@@ -122,9 +120,8 @@ async def consolidate_memories(
     if source == "working":
         for item in [*moved, *duplicates]:
             m.working.remove(item.id)
-    if m._graph is not None:
-        for item in [*moved, *duplicates]:
-            m._graph.remove(item.id)
-            if item.memory_type == "semantic" and item in moved:
-                m._graph.add(item.id, item.relations)
+    m.update_graph(
+        removed=[item.id for item in [*moved, *duplicates]],
+        added=[item for item in moved if item.memory_type == "semantic"],
+    )
     return len(moved) + len(duplicates)

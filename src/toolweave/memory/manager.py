@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from toolweave.memory import _codec
 from toolweave.memory._overview import memory_stats, memory_summary
 from toolweave.memory._search import search_memories
+from toolweave.memory.errors import MemoryArgumentError
 from toolweave.memory.graph import (
     EXCLUSIVE_PREDICATES,
     KnowledgeGraph,
@@ -29,7 +30,6 @@ from toolweave.memory.maintenance import consolidate_memories, forget_memories
 from toolweave.memory.store import DEFAULT_TABLE, check_user_id, open_index
 from toolweave.memory.types import (
     MEMORY_TYPES,
-    MemoryArgumentError,
     MemoryHit,
     MemoryItem,
     Relation,
@@ -219,10 +219,8 @@ class MemoryManager:
         ids: list[str] = []
         persisted: dict[str, MemoryItem] = {}
         hashes = {i.id: _codec.content_hash(i.content) for i in items if i.memory_type != "working"}
-        existing = await self._existing_by_hash(set(hashes.values()))
-        graph = (
-            await self._graph_view() if any(i.memory_type == "semantic" for i in items) else None
-        )
+        existing = await self.existing_by_hash(set(hashes.values()))
+        graph = await self.graph() if any(i.memory_type == "semantic" for i in items) else None
         superseded: dict[str, MemoryItem] = {}
         now = utc_now()
         for item in items:
@@ -258,7 +256,9 @@ class MemoryManager:
                     self._schedule_extraction(item)
         return ids
 
-    async def _existing_by_hash(self, hashes: set[str]) -> dict[tuple[str, str], str]:
+    async def existing_by_hash(self, hashes: set[str]) -> dict[tuple[str, str], str]:
+        """Ids of current memories by (memory type, content hash): what a write deduplicates
+        against (package-internal: `maintenance` uses it too)."""
         if not hashes:
             return {}
         found = await self.index.find(self.user_id, {"content_hash": sorted(hashes)})
@@ -284,7 +284,7 @@ class MemoryManager:
         if current is None or not current.current or not extra:
             return
         current.relations = [*current.relations, *extra]
-        graph = await self._graph_view()
+        graph = await self.graph()
         stale = graph.conflicts(extra, self.exclusive_predicates) - {item.id}
         now = utc_now()
         older = [await self._required(i) for i in stale]
@@ -347,7 +347,7 @@ class MemoryManager:
         types = [check_memory_type(t, field="memory_types") for t in memory_types or MEMORY_TYPES]
         check_importance(min_importance, field="min_importance")
         moment = to_datetime(as_of, field="as_of") if as_of is not None else None
-        graph = await self._graph_view() if "semantic" in types else None
+        graph = await self.graph() if "semantic" in types else None
         return await search_memories(
             self,
             query,
@@ -364,9 +364,11 @@ class MemoryManager:
         """Relations of current semantic facts within `depth` hops of `entity`."""
         if not isinstance(entity, str) or not entity.strip():
             raise MemoryArgumentError("entity must be a non-empty string")
-        return (await self._graph_view()).related(entity.strip(), depth)
+        return (await self.graph()).related(entity.strip(), depth)
 
-    async def _graph_view(self) -> KnowledgeGraph:
+    async def graph(self) -> KnowledgeGraph:
+        """The knowledge graph of current semantic memories, read from the store on first use
+        and then kept in step by every write (`update_graph`)."""
         async with self._graph_lock:
             if self._graph is None:
                 graph = KnowledgeGraph()
@@ -376,6 +378,16 @@ class MemoryManager:
                     graph.add(item.id, item.relations)
                 self._graph = graph
             return self._graph
+
+    def update_graph(self, removed: Iterable[str] = (), added: Iterable[MemoryItem] = ()) -> None:
+        """Keep a loaded graph in step with a write that removed and added these memories (an
+        unloaded one is read whole when first needed; package-internal, as `existing_by_hash`)."""
+        if self._graph is None:
+            return
+        for memory_id in removed:
+            self._graph.remove(memory_id)
+        for item in added:
+            self._graph.add(item.id, item.relations)
 
     # -- changing ------------------------------------------------------------------------------
 
@@ -413,7 +425,7 @@ class MemoryManager:
             newer = self._new_item(content, "semantic", item.importance, item.metadata)
             item.valid_to, item.superseded_by = utc_now(), newer.id
             await self.index.write([_codec.to_record(item), _codec.to_record(newer)])
-            graph = await self._graph_view()
+            graph = await self.graph()
             graph.remove(item.id)
             graph.add(newer.id, newer.relations)
             return newer
@@ -429,8 +441,7 @@ class MemoryManager:
         if not await self.index.get([id], self.user_id):
             return False
         await self.index.write(delete=[(self.user_id, id)])
-        if self._graph is not None:
-            self._graph.remove(id)
+        self.update_graph(removed=[id])
         return True
 
     async def forget(

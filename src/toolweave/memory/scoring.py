@@ -1,4 +1,4 @@
-"""The seed's scoring formulas, one function each, so search and `explain=True` share them.
+"""The scoring formulas, one function each, so search and `explain=True` share them.
 
 - working:    (0.7 vec + 0.3 keyword) * time_decay * (0.8 + 0.4 importance)
 - episodic:   (0.8 vec + 0.2 recency) * (0.8 + 0.4 importance)
@@ -7,7 +7,8 @@
 
 For the persisted types `vec` is the relevance of the fused keyword + vector ranking
 (reciprocal rank fusion, scaled so first in both lists is 1.0), so an exact keyword hit is never
-lost to a vector-only ranking. Recency is the seed's exp(-0.1 * age_hours / 24), floored at 0.1.
+lost to a vector-only ranking. Recency is exp(-0.1 * age_hours / 24), floored at 0.1
+(a month-old memory still counts).
 Working memory's time decay halves every `ttl` (an item at the end of its TTL counts half).
 """
 

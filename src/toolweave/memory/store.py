@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolweave.memory import _codec
-from toolweave.memory.types import MemoryArgumentError
+from toolweave.memory.errors import MemoryArgumentError
 from toolweave.storage.retrieval import Embedder, PostgresQdrantIndex, SQLiteTextIndex, TextIndex
 from toolweave.storage.retrieval.hnsw import DEFAULT_HNSW_THRESHOLD
 

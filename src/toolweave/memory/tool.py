@@ -1,11 +1,11 @@
-"""`MemoryTool`: the seed's single `memory` tool, one `action` parameter for every operation.
+"""`MemoryTool`: one `memory` tool, one `action` parameter for every operation.
 
 One tool instead of nine keeps the model's tool list short; the schema lists each action's
 arguments, and a call with an argument its action does not take, or without one it needs, is a
 recoverable `MemoryArgumentError` naming the field, so the model can fix it. `add` stamps the
-call's session id into the metadata (as the seed does). Destructive `clear_all` is off unless
-listed in `actions`; with `per_user=True` a `user_id` argument (or the MCP request's
-`_meta["toolweave/user_id"]`) picks whose memory is used.
+call's session id into the metadata (so a memory can be traced to the conversation that made it).
+Destructive `clear_all` is off unless listed in `actions`; with `per_user=True` a `user_id`
+argument (or the MCP request's `_meta["toolweave/user_id"]`) picks whose memory is used.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from toolweave.memory.errors import MemoryArgumentError
 from toolweave.memory.manager import MemoryManager
-from toolweave.memory.types import FORGET_STRATEGIES, MEMORY_TYPES, MODALITIES, MemoryArgumentError
+from toolweave.memory.types import FORGET_STRATEGIES, MEMORY_TYPES, MODALITIES
 from toolweave.tools.base import ToolAnnotations
 from toolweave.tools.context import ToolContext
 from toolweave.tools.permissions import Permission

@@ -6,7 +6,7 @@ import dataclasses
 from datetime import UTC, datetime
 from typing import Any, Literal, get_args
 
-from toolweave.tools.errors import InvalidArguments
+from toolweave.memory.errors import MemoryArgumentError
 
 MemoryType = Literal["working", "episodic", "semantic", "perceptual"]
 MEMORY_TYPES: tuple[MemoryType, ...] = get_args(MemoryType)
@@ -15,10 +15,6 @@ Modality = Literal["text", "image", "audio", "video"]
 MODALITIES: tuple[Modality, ...] = get_args(Modality)
 ForgetStrategy = Literal["importance_based", "time_based", "capacity_based"]
 FORGET_STRATEGIES: tuple[ForgetStrategy, ...] = get_args(ForgetStrategy)
-
-
-class MemoryArgumentError(InvalidArguments, ValueError):
-    """A memory call got a bad argument; the message names the field and the accepted values."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -1,10 +1,10 @@
 """Working memory: a small in-process buffer with a capacity and a time to live.
 
-What an agent is thinking about right now: it never touches disk (so it is as fast as a dict
-and gone on restart, as the seed intends), expires after `ttl_minutes`, and when full evicts the
-item with the lowest priority (importance, then age). Search is the seed's hybrid: TF-IDF cosine
-over jieba-segmented words plus the share of query terms found, weighted by time decay and
-importance. Important items outlive it through `MemoryManager.consolidate`.
+What an agent is thinking about right now: it never touches disk (so it is as fast as a dict and
+gone on restart, which is what short-term means), expires after `ttl_minutes`, and when full evicts
+the item with the lowest priority (importance, then age). Search is hybrid, as no embedder is
+needed: TF-IDF cosine over jieba-segmented words plus the share of query terms found, weighted by
+time decay and importance. Important items outlive it through `MemoryManager.consolidate`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ import math
 from collections import Counter
 from datetime import datetime, timedelta
 
+from toolweave.memory.errors import MemoryArgumentError
 from toolweave.memory.scoring import time_decay, working_score
-from toolweave.memory.types import MemoryArgumentError, MemoryItem, utc_now
+from toolweave.memory.types import MemoryItem, utc_now
 from toolweave.storage.text import query_terms, segment
 
 DEFAULT_WORKING_CAPACITY = 50

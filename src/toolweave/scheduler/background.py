@@ -1,4 +1,4 @@
-"""Background subagents for scheduled runs (the seed's clock variant).
+"""Background subagents for scheduled runs.
 
 In a scheduled run nobody waits on the conversation, so `subagent_run` starts the subagent in
 the background and returns its id at once; `subagent_list` shows how each is doing and
@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
-import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -165,8 +164,7 @@ async def run_scheduled(
     governance = agent.governance.child(
         agent_id=f"scheduled-{session.id[:8]}", agent_type="scheduled"
     )
-    config = dataclasses.replace(agent._config, registry=registry, governance=governance)
-    scheduled = agent._from_config(config, agent.name)
+    scheduled = agent.replace(registry=registry, governance=governance)
     background = BackgroundSubagents()
     deadline = asyncio.get_running_loop().time() + timeout
     scope = RunScope(
@@ -179,13 +177,13 @@ async def run_scheduled(
         background=background,
     )
     try:
-        result = await scheduled._new_run(prompt, session, None, None, None, scope).execute()
+        result = await scheduled.run_scoped(prompt, scope)
         for _ in range(MAX_SYNTHESIS_ROUNDS):
             if not background.pending():
                 break
             results = await background.drain(deadline, settings.subagent_max_result_chars)
             scope.turns_left = agent.max_turns
-            result = await scheduled._new_run(results, session, None, None, None, scope).execute()
+            result = await scheduled.run_scoped(results, scope)
     finally:
         await background.close()
     return str(result.output), scope.total_usage.total_tokens

@@ -55,7 +55,7 @@ def _run_dict(run: TaskRun) -> dict[str, Any]:
 
 def clock_tools(scheduler: Scheduler) -> list[Tool]:
     async def own(ctx: ToolContext, task_id: str) -> ScheduledTask:
-        task = await scheduler._async(lambda d: scheduler.tasks.get(d, task_id))
+        task = await scheduler.aget(task_id)
         if task is None or task.target != _scope(ctx):
             raise ExecutionFailed(f"no scheduled task {task_id!r} here; see clock_list")
         return task
@@ -75,23 +75,21 @@ def clock_tools(scheduler: Scheduler) -> list[Tool]:
             run_once: Delete the task after it fires once.
             timeout_sec: Seconds the run may take.
         """
-        mine = await scheduler._async(lambda d: scheduler.tasks.list_tasks(_scope(ctx)))
+        mine = await scheduler.alist(_scope(ctx))
         if len(mine) >= MAX_TASKS_PER_TARGET:
             raise ExecutionFailed(
                 f"this conversation already has {len(mine)} scheduled tasks (the limit is "
                 f"{MAX_TASKS_PER_TARGET}); delete one with clock_delete first"
             )
         try:
-            program = scheduler._create_program(spec, prompt, _scope(ctx), run_once, timeout_sec)
+            task = await scheduler.acreate(spec, prompt, _scope(ctx), run_once, timeout_sec)
         except ValueError as exc:
             raise ExecutionFailed(str(exc)) from None
-        task = await scheduler._async(program)
-        scheduler._poke()
         return _task_dict(task)
 
     async def clock_list(ctx: ToolContext) -> list[dict[str, Any]]:
         """List this conversation's scheduled tasks, soonest first."""
-        tasks = await scheduler._async(lambda d: scheduler.tasks.list_tasks(_scope(ctx)))
+        tasks = await scheduler.alist(_scope(ctx))
         return [_task_dict(t) for t in tasks]
 
     async def clock_update(
@@ -119,13 +117,9 @@ def clock_tools(scheduler: Scheduler) -> list[Tool]:
         if timeout_sec is not None:
             changes["timeout"] = timeout_sec
         try:
-            program = scheduler._update_program(task_id, changes)
-            task = await scheduler._async(program)
-        except ValueError as exc:
+            task = await scheduler.aupdate(task_id, **changes)
+        except ValueError as exc:  # a bad field, or the task was deleted meanwhile
             raise ExecutionFailed(str(exc)) from None
-        if task is None:
-            raise ExecutionFailed(f"scheduled task {task_id!r} was deleted meanwhile")
-        scheduler._poke()
         return _task_dict(task)
 
     async def clock_delete(ctx: ToolContext, task_id: str) -> str:
@@ -135,7 +129,7 @@ def clock_tools(scheduler: Scheduler) -> list[Tool]:
             task_id: The id from clock_list.
         """
         await own(ctx, task_id)
-        await scheduler._async(lambda d: scheduler.tasks.delete(task_id))
+        await scheduler.adelete(task_id)
         return f"deleted scheduled task {task_id}"
 
     async def clock_log(ctx: ToolContext, task_id: str, limit: int = 10) -> list[dict[str, Any]]:
@@ -147,7 +141,7 @@ def clock_tools(scheduler: Scheduler) -> list[Tool]:
         """
         await own(ctx, task_id)
         count = max(1, min(limit, MAX_LOG_ENTRIES))
-        runs = await scheduler._async(lambda d: scheduler.tasks.log(task_id, count))
+        runs = await scheduler.alog(task_id, count)
         return [_run_dict(r) for r in runs]
 
     return [

@@ -82,7 +82,9 @@ class Scheduler:
         self._wake: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    # -- managing tasks (synchronous, as the issue's API asks; async twins serve the tools) ---
+    # -- managing tasks -----------------------------------------------------------------------
+    # Synchronous for scripts and the CLI (no event loop needed); the `a`-prefixed twins serve
+    # coroutines (the clock tools), which must not block the loop on the store.
 
     def create(
         self,
@@ -97,25 +99,59 @@ class Scheduler:
         self._poke()
         return task.id
 
+    async def acreate(
+        self,
+        spec: str,
+        prompt: str,
+        target: str,
+        run_once: bool = False,
+        timeout: float = DEFAULT_TASK_TIMEOUT,
+    ) -> ScheduledTask:
+        """`create` for coroutines; returns the new task."""
+        task = await self._async(self._create_program(spec, prompt, target, run_once, timeout))
+        self._poke()
+        return task
+
     def list(self, target: str | None = None) -> builtins.list[ScheduledTask]:
         """Tasks (of one `target`, or all), soonest first."""
         return self._sync(lambda d: self.tasks.list_tasks(target))
 
+    async def alist(self, target: str | None = None) -> builtins.list[ScheduledTask]:
+        """`list` for coroutines."""
+        return await self._async(lambda d: self.tasks.list_tasks(target))
+
+    async def aget(self, task_id: str) -> ScheduledTask | None:
+        """The task with this id, or None."""
+        return await self._async(lambda d: self.tasks.get(d, task_id))
+
     def update(self, task_id: str, **changes: Any) -> ScheduledTask:
         """Change `spec`, `prompt`, `target`, `run_once`, `timeout` or `enabled`."""
-        program = self._update_program(task_id, changes)
-        updated = self._sync(program)
-        if updated is None:
-            raise ConfigError(f"no scheduled task {task_id!r}; list them with Scheduler.list()")
-        self._poke()
-        return updated
+        return self._updated(task_id, self._sync(self._update_program(task_id, changes)))
+
+    async def aupdate(self, task_id: str, **changes: Any) -> ScheduledTask:
+        """`update` for coroutines."""
+        return self._updated(task_id, await self._async(self._update_program(task_id, changes)))
 
     def delete(self, task_id: str) -> bool:
         return self._sync(lambda d: self.tasks.delete(task_id))
 
+    async def adelete(self, task_id: str) -> bool:
+        """`delete` for coroutines."""
+        return await self._async(lambda d: self.tasks.delete(task_id))
+
     def log(self, task_id: str, limit: int = 20) -> builtins.list[TaskRun]:
         """The task's firings, newest first."""
         return self._sync(lambda d: self.tasks.log(task_id, limit))
+
+    async def alog(self, task_id: str, limit: int = 20) -> builtins.list[TaskRun]:
+        """`log` for coroutines."""
+        return await self._async(lambda d: self.tasks.log(task_id, limit))
+
+    def _updated(self, task_id: str, updated: ScheduledTask | None) -> ScheduledTask:
+        if updated is None:
+            raise ConfigError(f"no scheduled task {task_id!r}; list them with Scheduler.list()")
+        self._poke()
+        return updated
 
     def _create_program(
         self, spec: str, prompt: str, target: str, run_once: bool, timeout: float

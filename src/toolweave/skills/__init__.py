@@ -23,7 +23,9 @@ _EXPORTS: dict[str, str] = {
     "SkillLibrary": "library",
     "default_roots": "library",
     "select_skill": "selector",
+    "SkillSettings": "settings",
     "Skill": "skill",
+    "split_tools": "skill",
     "SkillIssue": "spec",
     "validate_skill": "spec",
 }
@@ -35,7 +37,8 @@ if TYPE_CHECKING:
     from toolweave.skills.install import InstallReport
     from toolweave.skills.library import SkillLibrary, default_roots
     from toolweave.skills.selector import select_skill
-    from toolweave.skills.skill import Skill
+    from toolweave.skills.settings import SkillSettings
+    from toolweave.skills.skill import Skill, split_tools
     from toolweave.skills.spec import SkillIssue, validate_skill
 
 __all__ = [
@@ -45,11 +48,13 @@ __all__ = [
     "SkillIssue",
     "SkillLibrary",
     "SkillScope",
+    "SkillSettings",
     "ToolNotAllowed",
     "default_roots",
     "expand_arguments",
     "parse_command",
     "select_skill",
+    "split_tools",
     "tool_allowed",
     "validate_skill",
 ]

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolweave.skills._frontmatter import FrontmatterError, read_frontmatter, split_tools
-from toolweave.skills.skill import SKILL_FILE, Skill
+from toolweave.skills.skill import SKILL_FILE, Skill, split_tools
+from toolweave.storage.errors import FrontmatterError
+from toolweave.storage.files import read_frontmatter
 
 _OWN_FIELDS = frozenset(
     {
@@ -53,7 +54,7 @@ def scan(roots: list[Path], allow: frozenset[str] | None, explicit: bool) -> Sca
             if real in seen:
                 continue  # the same folder reached through a symlink: load it once
             seen.add(real)
-            skill = load_skill(folder, result.warnings)
+            skill = load_skill(folder, result.warnings, None if folder == root else root)
             if skill is None:
                 continue
             if allow is not None and skill.name not in allow:
@@ -90,13 +91,14 @@ def _candidates(root: Path, warnings: list[str]) -> list[Path]:
     return found
 
 
-def load_skill(folder: Path, warnings: list[str]) -> Skill | None:
-    """The skill in `folder`, or None (with the reason appended to `warnings`)."""
+def load_skill(folder: Path, warnings: list[str], root: Path | None = None) -> Skill | None:
+    """The skill in `folder` (found in library `root`), or None (with the reason appended to
+    `warnings`)."""
     path = folder / SKILL_FILE
     try:
         data = read_frontmatter(path)
     except FrontmatterError as exc:
-        warnings.append(f"{path}: skipped: {exc}")
+        warnings.append(f"{path}: skipped: {exc.reason}")
         return None
     except OSError as exc:
         warnings.append(f"{path}: skipped: cannot read it ({exc.strerror or exc})")
@@ -128,6 +130,7 @@ def load_skill(folder: Path, warnings: list[str]) -> Skill | None:
         disable_model_invocation=data.get("disable-model-invocation") is True,
         user_invocable=data.get("user-invocable") is not False,
         argument_hint=_text(data.get("argument-hint")) or None,
+        library_root=root,
     )
 
 

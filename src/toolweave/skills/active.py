@@ -4,16 +4,18 @@ A `SkillScope` remembers the active skill per session (any weak-referenceable ke
 uses its `Session`). Reading a skill with `skill_read`, or the user running it as `/name`,
 activates it; from then on only the tools the skill allows (plus the skill tools) are offered,
 and any other call is refused with an error naming the allowed ones. A skill without
-`allowed-tools` restricts nothing. Entries match by name, by glob (`mcp__github__*`) or by
-Claude Code's `Tool(pattern)` form (the tool part).
+`allowed-tools` restricts nothing. By itself the scope matches entries by name, by glob
+(`mcp__github__*`) or by the tool part of Claude Code's `Tool(pattern)` form; the agent passes
+an `admits` that matches them as Claude Code permission rules (`Bash(git diff:*)` admits the
+built-in bash running `git diff`, nothing else), which needs the governance layer above this one.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import weakref
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from toolweave.skills.errors import ToolNotAllowed
 
@@ -36,6 +38,9 @@ SKILL_TOOL_NAMES = frozenset(
 """The skills package's own tools, always allowed while a skill is active."""
 
 T = TypeVar("T")
+Admits = Callable[[str, Sequence[str], "Mapping[str, Any] | None", Any], bool]
+"""`(tool_name, allowed_tools, args or None, tool or None) -> bool`: whether a skill's
+`allowed-tools` admit a call (args given) or the tool at all (args None, for offering it)."""
 
 
 def tool_allowed(tool_name: str, allowed_tools: Sequence[str]) -> bool:
@@ -52,14 +57,18 @@ def tool_allowed(tool_name: str, allowed_tools: Sequence[str]) -> bool:
 class SkillScope:
     """The active skill of each session, and the tool restriction it implies."""
 
-    def __init__(self, library: SkillLibrary) -> None:
+    def __init__(self, library: SkillLibrary, admits: Admits | None = None) -> None:
         self.library = library
+        self._admits: Admits = admits or (
+            lambda name, allowed, args, tool: tool_allowed(name, allowed)
+        )
         self._active: weakref.WeakKeyDictionary[object, str] = weakref.WeakKeyDictionary()
 
     def activate(self, key: object, name: str) -> Skill:
         """Make `name` the active skill of `key` (a session); `SkillError` if it is unknown."""
         skill = self.library.get(name)
         self._active[key] = skill.name
+        self.library.mark_used(skill.name)
         return skill
 
     def deactivate(self, key: object) -> None:
@@ -70,18 +79,33 @@ class SkillScope:
         name = self._active.get(key)
         return self.library.skills.get(name) if name is not None else None
 
-    def allows(self, key: object, tool_name: str) -> bool:
+    def allows(
+        self,
+        key: object,
+        tool_name: str,
+        args: Mapping[str, Any] | None = None,
+        tool: object = None,
+    ) -> bool:
+        """Whether the active skill of `key` admits `tool_name` (with `args`, when given)."""
         skill = self.active(key)
-        return skill is None or tool_allowed(tool_name, skill.allowed_tools)
+        if skill is None or not skill.allowed_tools or tool_name in SKILL_TOOL_NAMES:
+            return True
+        return self._admits(tool_name, skill.allowed_tools, args, tool)
 
     def offered(self, key: object, items: Sequence[T], name_of: Callable[[T], str]) -> list[T]:
         """The `items` (tools or their definitions) the active skill lets `key` use."""
         return [item for item in items if self.allows(key, name_of(item))]
 
-    def check(self, key: object, tool_name: str) -> None:
-        """Raise `ToolNotAllowed` (recoverable) naming the allowed tools, if `tool_name` is not."""
+    def check(
+        self,
+        key: object,
+        tool_name: str,
+        args: Mapping[str, Any] | None = None,
+        tool: object = None,
+    ) -> None:
+        """Raise `ToolNotAllowed` (recoverable) naming the allowed tools, if the call is not."""
         skill = self.active(key)
-        if skill is None or tool_allowed(tool_name, skill.allowed_tools):
+        if skill is None or self.allows(key, tool_name, args, tool):
             return
         allowed = ", ".join([*skill.allowed_tools, "skill_*"])
         raise ToolNotAllowed(

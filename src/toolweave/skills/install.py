@@ -4,6 +4,11 @@ Every archive member is checked first (no `..`, absolute paths, drive letters or
 and file-count limits), the skill is unpacked into a staging folder next to its destination,
 loaded and validated there, and only then renamed into place, so a failed install leaves
 nothing behind. The source and a content hash go into `skills.lock` in the root.
+
+The installed folder gets a spec-conforming name: the skill's own name when it is one, else the
+source folder's name, else a slug of the name (`Agent Development` -> `agent-development`);
+the skill keeps its display name. A skill with no `name:` is named after its source folder
+(staging happens in a folder of that name, never under the staging folder's own name).
 """
 
 from __future__ import annotations
@@ -11,9 +16,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import tempfile
+import unicodedata
 import zipfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -22,7 +29,8 @@ from pathlib import Path, PurePosixPath
 from toolweave.skills._loader import load_skill
 from toolweave.skills.errors import SkillError
 from toolweave.skills.skill import SKILL_FILE, Skill
-from toolweave.skills.spec import SkillIssue, validate_skill
+from toolweave.skills.spec import SkillIssue, is_spec_name, validate_skill
+from toolweave.storage.files import atomic_write
 
 MAX_INSTALL_BYTES = 20_000_000
 """A skill (unpacked) may hold at most this many bytes."""
@@ -53,32 +61,30 @@ def install_skill(source: Path, root: Path) -> InstallReport:
     else:
         raise SkillError(f"source {str(source)!r} is neither a skill folder nor a zip file")
     prefix = _skill_prefix(members, source)
+    source_name = prefix.name or (source.stem if source.is_file() else source.resolve().name)
     root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".install-", dir=root))
+    holder = Path(tempfile.mkdtemp(prefix=".install-", dir=root))
+    staging = holder / source_name
     try:
+        staging.mkdir()
         files = _unpack(source, members, prefix, staging)
         warnings: list[str] = []
         skill = load_skill(staging, warnings)
         if skill is None:
             raise SkillError(f"{source} is not a loadable skill: {'; '.join(warnings)}")
+        folder = installed_name(skill.name, source_name)
         issues = [
             i for i in validate_skill(staging) if i.field != "name" or "folder" not in i.message
         ]
-        if any(i.field == "name" for i in issues):
-            raise SkillError(
-                f"skill name {skill.name!r} cannot be a folder name: use lowercase letters, "
-                "digits and hyphens"
-            )
-        final = root / skill.name
+        final = root / folder
         if final.exists() or final.is_symlink():
             raise SkillError(
                 f"a skill {skill.name!r} is already installed at {final}; remove it first"
             )
         digest = content_hash(staging)
         os.replace(staging, final)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    finally:
+        shutil.rmtree(holder, ignore_errors=True)
     _write_lock(root, skill.name, {"source": str(source), "sha256": digest, "installed": _now()})
     return InstallReport(
         name=skill.name,
@@ -89,6 +95,24 @@ def install_skill(source: Path, root: Path) -> InstallReport:
         scripts=[f for f in files if f.startswith("scripts/")],
         issues=[SkillIssue(final / SKILL_FILE, i.field, i.message, i.severity) for i in issues],
     )
+
+
+def installed_name(name: str, source_name: str) -> str:
+    """The folder a skill named `name`, found in folder `source_name`, is installed as: the
+    first of the name, the source folder's name, and slugs of both that conforms to the spec."""
+    for candidate in (name, source_name, _slug(name), _slug(source_name)):
+        if candidate and is_spec_name(candidate):
+            return candidate
+    raise SkillError(
+        f"cannot derive a folder name from skill name {name!r} or folder {source_name!r}; "
+        "give the skill a name of lowercase letters, digits and hyphens"
+    )
+
+
+def _slug(text: str) -> str:
+    """`Agent Development` -> `agent-development`: lowercase, other runs as single hyphens."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    return re.sub(r"[\W_]+", "-", text).strip("-")[:64].rstrip("-")
 
 
 def remove_skill(skill: Skill) -> Path:
@@ -132,9 +156,7 @@ def _write_lock(root: Path, name: str, entry: dict[str, str] | None) -> None:
     else:
         skills[name] = entry
     text = json.dumps({"version": 1, "skills": dict(sorted(skills.items()))}, indent=2) + "\n"
-    temporary = root / f".{LOCKFILE}.tmp"
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, root / LOCKFILE)
+    atomic_write(root / LOCKFILE, text, new_mode=0o644)
 
 
 def _check_member(name: str, where: Path) -> PurePosixPath:

@@ -2,8 +2,13 @@
 
 Loading reads only frontmatter (level 1), so a catalog of hundreds of skills loads in
 milliseconds; `reload()` rescans and swaps the whole set at once, keeping the old set when the
-scan fails. `catalog()` is the system-prompt listing: name and description, sorted, byte-stable,
-within a character budget (past it, the skills most relevant to the query are kept).
+scan fails. `catalog()` is the system-prompt listing: name and description, sorted by
+case-insensitive name, byte-stable, within a character budget. Past the budget, descriptions are
+shortened first (to `CATALOG_DESCRIPTION_STEPS`), and only then are skills left out: those least
+relevant to the query, or without a query those used least recently (`mark_used`) and then
+those whose names break the spec (spec names are what models see in other hosts too), so a
+large library of display names never pushes out `pdf` or `docx`. The listing says how many it
+left out.
 """
 
 from __future__ import annotations
@@ -21,12 +26,12 @@ from toolweave.skills._loader import scan
 from toolweave.skills.arguments import parse_command
 from toolweave.skills.errors import SkillError
 from toolweave.skills.skill import Skill
-from toolweave.skills.spec import DESCRIPTION_MAX
+from toolweave.skills.spec import DESCRIPTION_MAX, is_spec_name
 
 if TYPE_CHECKING:
-    from toolweave.builtins.sandbox import Sandbox
     from toolweave.skills.install import InstallReport
     from toolweave.tools.base import Tool
+    from toolweave.tools.sandbox import Sandbox
 
 logger = logging.getLogger("toolweave.skills")
 
@@ -34,6 +39,8 @@ PROJECT_ROOTS = (".agents/skills", ".claude/skills")
 USER_ROOTS = ("~/.agents/skills", "~/.claude/skills")
 CATALOG_BUDGET_CHARS = 15_000
 """Default size of the level-1 listing put in the system prompt."""
+CATALOG_DESCRIPTION_STEPS = (DESCRIPTION_MAX, 400, 200, 100, 60)
+"""Description lengths the catalog tries, longest first, before it leaves any skill out."""
 CATALOG_HEADER = (
     "Available skills (call skill_read with a skill's name to load its instructions before "
     "following it):"
@@ -61,6 +68,7 @@ class SkillLibrary:
         self._warnings: list[str] = []
         self._listeners: list[Callable[[], None]] = []
         self._lock = threading.Lock()
+        self._used: dict[str, int] = {}
         self.reload()
 
     @property
@@ -106,6 +114,12 @@ class SkillLibrary:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
 
+    def mark_used(self, name: str) -> None:
+        """Record that skill `name` was just used (read by the model or run as a command), so a
+        catalog without a query keeps it over skills not used lately."""
+        self._used.pop(name, None)
+        self._used[name] = len(self._used)  # insertion order is recency order
+
     def catalog(self, budget_chars: int = CATALOG_BUDGET_CHARS, query: str | None = None) -> str:
         """The level-1 listing: one `- name: description` line per model-invocable skill."""
         if budget_chars < 1:
@@ -113,20 +127,34 @@ class SkillLibrary:
         listed = [s for s in self._skills.values() if not s.disable_model_invocation]
         if not listed:
             return ""
-        lines = {s.name: _catalog_line(s) for s in listed}
-        order = [s.name for s in listed]
         if query:
             scores = bm25_scores(query, [f"{s.name} {s.description}" for s in listed])
-            ranked = sorted(zip(scores, order, strict=True), key=lambda p: (-p[0], p[1]))
-            order = [name for _, name in ranked]
-        kept = self._fit(order, lines, budget_chars)
-        if len(kept) < len(listed):  # make room for the note saying how many were left out
-            kept = self._fit(
-                order, lines, budget_chars - len(_left_out_note(len(listed), 0, " most relevant"))
+            ranked = sorted(zip(scores, listed, strict=True), key=lambda p: (-p[0], p[1].name))
+            order = [s for _, s in ranked]
+        else:
+            recency = {name: rank for rank, name in enumerate(reversed(self._used))}
+            order = sorted(
+                listed,
+                key=lambda s: (
+                    recency.get(s.name, len(recency)),
+                    not is_spec_name(s.name),
+                    s.name.casefold(),
+                    s.name,
+                ),
             )
-        text = "\n".join([CATALOG_HEADER, *(lines[n] for n in sorted(kept))])
+        which = " most relevant" if query else " most recently used and spec-named"
+        for cap in CATALOG_DESCRIPTION_STEPS:
+            lines = {s.name: _catalog_line(s, cap) for s in listed}
+            kept = self._fit([s.name for s in order], lines, budget_chars)
+            if len(kept) == len(listed):
+                break
+        else:  # even the shortest descriptions overflow: leave out the last in `order`
+            note = _left_out_note(len(listed), 0, which)
+            kept = self._fit([s.name for s in order], lines, budget_chars - len(note))
+        body = sorted(kept, key=lambda name: (name.casefold(), name))
+        text = "\n".join([CATALOG_HEADER, *(lines[n] for n in body)])
         if len(kept) < len(listed):
-            text += _left_out_note(len(listed), len(kept), " most relevant" if query else "")
+            text += _left_out_note(len(listed), len(kept), which)
         return text
 
     @staticmethod
@@ -147,6 +175,7 @@ class SkillLibrary:
         skill = self._skills.get(parsed[0])
         if skill is None or not skill.user_invocable:
             return None
+        self.mark_used(skill.name)
         return skill.command(parsed[1])
 
     def tools(
@@ -199,10 +228,10 @@ class SkillLibrary:
         return f"SkillLibrary({len(self._skills)} skills, roots={[str(r) for r in self.roots]})"
 
 
-def _catalog_line(skill: Skill) -> str:
+def _catalog_line(skill: Skill, cap: int = DESCRIPTION_MAX) -> str:
     description = " ".join(skill.description.split())
-    if len(description) > DESCRIPTION_MAX:
-        description = description[: DESCRIPTION_MAX - 1] + "…"
+    if len(description) > cap:
+        description = description[: cap - 1] + "…"
     return f"- {skill.name}: {description}"
 
 

@@ -1,8 +1,13 @@
-"""Running a skill's bundled scripts: only files under `scripts/`, only when asked.
+"""Running a skill's bundled scripts: only files of the skill, only when asked.
+
+A script is named relative to the skill (`scripts/fill.py`, or `ooxml/scripts/pack.py` where a
+SKILL.md tells the model to run one elsewhere) or relative to its `scripts/` folder
+(`fill.py`); it must resolve inside the skill folder. Running one is `skill_run`, which the
+governance gates see as a shell command.
 
 A script runs with the skill folder as its working directory, no shell (arguments are passed
 as a list, never interpolated), a small environment, no stdin and a timeout, under the same OS
-sandbox as the `bash` built-in (`toolweave.builtins.sandbox`): the host read-only (the skill
+sandbox as the `bash` built-in (`toolweave.tools.sandbox`): the host read-only (the skill
 folder too) but for the `writable` directories and a private /tmp, no network unless allowed,
 and its own PID namespace, so a background child dies with the script. Output is read with a
 byte bound (`max_output_bytes`) and only its end comes back (`max_output_chars`). Nothing here
@@ -16,9 +21,9 @@ import os
 import sys
 from pathlib import Path
 
-from toolweave.builtins.sandbox import Sandbox
 from toolweave.skills.errors import SkillError
 from toolweave.skills.skill import Skill
+from toolweave.tools.sandbox import Sandbox
 
 SCRIPTS_DIR = "scripts"
 SCRIPT_TIMEOUT = 60.0
@@ -34,12 +39,20 @@ _INTERPRETERS = {".py": (sys.executable,), ".sh": ("sh",), ".bash": ("bash",), "
 
 
 def script_path(skill: Skill, script: str) -> Path:
-    """The script file, which must live under the skill's `scripts/` folder."""
-    rel = script if script.startswith(f"{SCRIPTS_DIR}/") else f"{SCRIPTS_DIR}/{script}"
-    path = skill.resolve(rel)
-    if not path.is_relative_to((skill.dir / SCRIPTS_DIR).resolve()):
-        raise SkillError(f"{script!r} is not under {skill.name}/{SCRIPTS_DIR}/")
-    return path
+    """The script file, which must live inside the skill's own folder."""
+    folder = skill.dir.resolve()
+    nested = script.startswith(f"{SCRIPTS_DIR}/") or ".." in Path(script).parts
+    candidates = [script] if nested else [script, f"{SCRIPTS_DIR}/{script}"]
+    for rel in candidates:
+        path = (folder / rel).resolve()
+        if path.is_relative_to(folder) and path.is_file():
+            return path
+    if not (folder / script).resolve().is_relative_to(folder):
+        raise SkillError(
+            f"{script!r} resolves outside the skill folder of {skill.name!r}; only its own "
+            "scripts can run"
+        )
+    return skill.resolve(candidates[-1])  # the error names the skill's files
 
 
 async def run_script(

@@ -2,8 +2,10 @@
 
 Level 1 (name, description) is parsed at load; level 2 (`body()`, the instructions) and level 3
 (`resources()`, `read_resource()`, `query_data()`) are read only when asked. Every file access
-is confined to the skill folder: a path that resolves outside it (`..`, an absolute path, a
-symlink out) is refused with `SkillError` before anything is opened.
+is confined to the skill folder, or, for a reference to a sibling skill of the same library
+(`../requesting-code-review/code-reviewer.md`), to the library root the skill was loaded from: a
+path that resolves outside it (`..` past the root, an absolute path, a symlink out) is refused
+with `SkillError` before anything is opened.
 """
 
 from __future__ import annotations
@@ -17,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PureWindowsPath
 from typing import Any
 
-from toolweave.skills._frontmatter import read_body
 from toolweave.skills.arguments import expand_arguments
 from toolweave.skills.errors import SkillError
+from toolweave.storage.files import read_body
 
 SKILL_FILE = "SKILL.md"
 MAX_RESOURCE_BYTES = 1_000_000
@@ -46,6 +48,8 @@ class Skill:
     disable_model_invocation: bool = False
     user_invocable: bool = True
     argument_hint: str | None = None
+    #: The library root the skill was found in; its sibling skills' files are readable too.
+    library_root: Path | None = field(default=None, compare=False)
 
     @property
     def path(self) -> Path:
@@ -90,15 +94,25 @@ class Skill:
             )
         root = self.dir.resolve()
         target = (root / rel).resolve()
-        if not _within(target, root):
+        if not (_within(target, root) or self._in_sibling(target)):
             raise SkillError(
-                f"path {rel!r} resolves outside the skill folder of {self.name!r}; only its own "
-                "files can be read"
+                f"path {rel!r} resolves outside the skill folder of {self.name!r} and its skill "
+                "library; only the files of this skill and its sibling skills can be read"
             )
         if not target.is_file():
             listed = ", ".join(self.resources()[:20]) or "none"
             raise SkillError(f"skill {self.name!r} has no file {rel!r}; its files: {listed}")
         return target
+
+    def _in_sibling(self, target: Path) -> bool:
+        """Whether `target` lies inside another skill folder of this skill's library root."""
+        if self.library_root is None:
+            return False
+        jail = self.library_root.resolve()
+        if not target.is_relative_to(jail):
+            return False
+        parts = target.relative_to(jail).parts
+        return len(parts) > 1 and (jail / parts[0] / SKILL_FILE).is_file()
 
     def read_bytes(self, rel: str) -> bytes:
         """The bytes of one bundled file (at most `MAX_RESOURCE_BYTES`)."""
@@ -155,3 +169,35 @@ def _records(rel: str, text: str) -> list[Any]:
     if isinstance(data, dict):
         return [{"key": key, "value": value} for key, value in data.items()]
     return data if isinstance(data, list) else [data]
+
+
+def split_tools(value: Any) -> list[str]:
+    """`allowed-tools` as a YAML list or a space/comma separated string, in order, deduplicated.
+
+    Separators inside parentheses are kept, so `Bash(git add:*), Read` is two tools.
+    """
+    if value is None:
+        return []
+    items: list[str] = []
+    if isinstance(value, list | tuple):
+        for item in value:
+            items.extend(split_tools(item) if isinstance(item, str) else [str(item)])
+    else:
+        depth = 0
+        current: list[str] = []
+        for char in str(value):
+            if char == "(":
+                depth += 1
+            elif char == ")":
+                depth = max(0, depth - 1)
+            if depth == 0 and (char == "," or char.isspace()):
+                items.append("".join(current))
+                current = []
+            else:
+                current.append(char)
+        items.append("".join(current))
+    seen: dict[str, None] = {}
+    for item in items:
+        if item.strip():
+            seen.setdefault(item.strip(), None)
+    return list(seen)

@@ -1,18 +1,26 @@
 """Agent Skills spec checks: every deviation, reported while loading stays lenient.
 
 Loading accepts what real hosts accept; `validate_skill` says what a strict reader would
-refuse (agentskills.io specification) so authors can fix it. Claude Code's extra fields are
-known and checked for type, not reported as unknown.
+refuse, agreeing with the official validator (agentskills' skills-ref) on every rule the spec
+states: a name of Unicode lowercase letters, digits and single hyphens (NFKC-normalised, so
+`größe` and `数据-分析` conform), equal to its folder's name; a description of at most 1024
+characters; `allowed-tools` a string or a list of strings; `SKILL.md`, or `skill.md` as
+skills-ref also accepts it. Where toolweave is deliberately more lenient than skills-ref (which
+rejects every field outside the spec), it says so: Claude Code's own fields are known and only
+type-checked, other unknown fields are warnings, and a `skill.md` is reported as a warning
+because hosts (toolweave among them) load `SKILL.md`.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from toolweave.skills._frontmatter import FrontmatterError, read_frontmatter
+from toolweave.storage.errors import FrontmatterError
+from toolweave.storage.files import read_frontmatter
 
 NAME_MAX = 64
 DESCRIPTION_MAX = 1024
@@ -25,7 +33,29 @@ CLAUDE_FIELDS = frozenset(
     {"disable-model-invocation", "user-invocable", "argument-hint", "model", "context", "agent"}
 )
 """Claude Code's extra fields, understood (the first three acted on) and not reported."""
-_NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+_FLOW = re.compile(r"^[ \t]*([A-Za-z_][\w-]*):[ \t]*[\[{]", re.MULTILINE)
+LOWERCASE_FILE = "skill.md"
+"""The lowercase spelling skills-ref accepts when `SKILL.md` is absent."""
+
+
+def name_problem(name: str) -> str | None:
+    """Why `name` is not a spec-conforming skill name (skills-ref's rules), or None."""
+    name = unicodedata.normalize("NFKC", name.strip())
+    if not name:
+        return "must be a non-empty string"
+    if len(name) > NAME_MAX:
+        return f"{len(name)} characters; at most {NAME_MAX}"
+    if name != name.lower():
+        return f"{name!r} must be lowercase"
+    if name.startswith("-") or name.endswith("-") or "--" in name:
+        return f"{name!r}: hyphens only between letters or digits, one at a time"
+    if not all(c.isalnum() or c == "-" for c in name):
+        return f"{name!r}: use letters, digits and hyphens only"
+    return None
+
+
+def is_spec_name(name: str) -> bool:
+    return name_problem(name) is None
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,15 +75,37 @@ def validate_skill(folder: str | Path) -> list[SkillIssue]:
     """Every spec deviation of the skill in `folder` (an empty list when it conforms)."""
     folder = Path(folder)
     path = folder / "SKILL.md"
+    lowercase: list[SkillIssue] = []
+    if not path.is_file() and (folder / LOWERCASE_FILE).is_file():
+        path = folder / LOWERCASE_FILE
+        message = "accepted by the spec's validator, but hosts load SKILL.md: rename it"
+        lowercase.append(SkillIssue(path, "SKILL.md", message, "warning"))
     if not path.is_file():
         return [SkillIssue(path, "SKILL.md", "missing: a skill folder must contain SKILL.md")]
     try:
         data = read_frontmatter(path)
     except FrontmatterError as exc:
-        return [SkillIssue(path, "frontmatter", str(exc))]
+        return [SkillIssue(path, "frontmatter", exc.reason)]
     except OSError as exc:
         return [SkillIssue(path, "SKILL.md", f"unreadable: {exc}")]
-    return check_frontmatter(path, data)
+    return lowercase + _flow_values(path) + check_frontmatter(path, data)
+
+
+def _flow_values(path: Path) -> list[SkillIssue]:
+    """Warnings for `key: [a, b]` / `key: {...}`: YAML that hosts read, and that skills-ref's
+    StrictYAML parser refuses (the spec does not say which YAML; toolweave is lenient here)."""
+    text = path.read_text(encoding="utf-8-sig", errors="replace")
+    head = text.split("\n---", 2)[0] if text.startswith("---") else ""
+    return [
+        SkillIssue(
+            path,
+            match.group(1),
+            "a [...] or {...} value: skills-ref's StrictYAML refuses it (quote it or use a "
+            "block list); toolweave and Claude Code read it",
+            "warning",
+        )
+        for match in _FLOW.finditer(head)
+    ]
 
 
 def check_frontmatter(path: Path, data: dict[str, Any]) -> list[SkillIssue]:
@@ -64,17 +116,14 @@ def check_frontmatter(path: Path, data: dict[str, Any]) -> list[SkillIssue]:
 
     name = data.get("name")
     folder = path.parent.name
-    if not isinstance(name, str) or not name:
+    if not isinstance(name, str) or not name.strip():
         report("name", "required: a lowercase-hyphenated name matching the folder")
     else:
-        if len(name) > NAME_MAX:
-            report("name", f"{len(name)} characters; at most {NAME_MAX}")
-        if not _NAME.match(name):
-            report(
-                "name",
-                f"{name!r}: use lowercase letters, digits and single hyphens, not at either end",
-            )
-        if name != folder:
+        problem = name_problem(name)
+        if problem is not None:
+            report("name", problem)
+        normalized = unicodedata.normalize("NFKC", name.strip())
+        if normalized != unicodedata.normalize("NFKC", folder):
             report("name", f"{name!r} differs from its folder {folder!r}; rename one of them")
     description = data.get("description")
     if not isinstance(description, str) or not description.strip():
@@ -93,13 +142,20 @@ def check_frontmatter(path: Path, data: dict[str, Any]) -> list[SkillIssue]:
         isinstance(metadata, dict)
         and all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items())
     ):
-        report("metadata", "must be a map from string keys to string values")
+        # The spec says string values; skills-ref does not check them, so neither refuses.
+        report("metadata", "the spec wants a map from string keys to string values", "warning")
     tools = data.get("allowed-tools")
-    if tools is not None and not isinstance(tools, str):
-        report("allowed-tools", "must be a space-separated string (a YAML list is an extension)")
+    if tools is not None and not (
+        isinstance(tools, str)
+        or (isinstance(tools, list) and all(isinstance(t, str) for t in tools))
+    ):
+        report("allowed-tools", "must be a space-separated string or a list of strings")
     for key in ("disable-model-invocation", "user-invocable"):
         if key in data and not isinstance(data[key], bool):
             report(key, f"must be true or false, not {data[key]!r}")
     for key in sorted(set(data) - SPEC_FIELDS - CLAUDE_FIELDS):
-        report(key, "not a spec field; move it under 'metadata'", "warning")
+        message = (
+            "not a spec field (skills-ref rejects it; toolweave loads it); move it under 'metadata'"
+        )
+        report(key, message, "warning")
     return issues

@@ -21,9 +21,9 @@ from toolweave.tools.function_tool import FunctionTool
 from toolweave.tools.permissions import Permission
 
 if TYPE_CHECKING:
-    from toolweave.builtins.sandbox import Sandbox
     from toolweave.skills.library import SkillLibrary
     from toolweave.tools.base import Tool
+    from toolweave.tools.sandbox import Sandbox
 
 MAX_DATA_LIMIT = 100
 """`skill_data` returns at most this many records per call."""

@@ -4,7 +4,8 @@ or Postgres, text utilities and files.
 The stores themselves (sessions, memory, knowledge base, teams, quotas, query log, schedules)
 live with their capability; this package holds only what they must not each write again: the
 one way to use SQLite (`SQLiteDatabase`), `SQLStore` (`toolweave.storage.sql`, one store's logic
-on SQLite or Postgres), the text utilities (CJK-aware token estimate and segmentation) and, in
+on SQLite or Postgres), the text utilities (CJK-aware token estimate and segmentation), the one
+atomic write and the one frontmatter reader (`toolweave.storage.files`) and, in
 `toolweave.storage.retrieval`, the search index memory and the knowledge base share. It imports
 nothing of toolweave but the leaf `toolweave.errors`, so any layer may use it; numpy, the
 segmenter, the embedders, psycopg and qdrant_client load inside functions, on first use.
@@ -21,7 +22,11 @@ _EXPORTS: dict[str, str] = {
     "DimensionMismatch": "toolweave.storage.errors",
     "EmbedderUnavailable": "toolweave.storage.errors",
     "EmbeddingFailed": "toolweave.storage.errors",
+    "FrontmatterError": "toolweave.storage.errors",
     "StorageError": "toolweave.storage.errors",
+    "atomic_write": "toolweave.storage.files",
+    "read_frontmatter": "toolweave.storage.files",
+    "split_frontmatter": "toolweave.storage.files",
     "CJK": "toolweave.storage.text",
     "estimate_tokens": "toolweave.storage.text",
     "segment": "toolweave.storage.text",
@@ -35,8 +40,10 @@ if TYPE_CHECKING:
         DimensionMismatch,
         EmbedderUnavailable,
         EmbeddingFailed,
+        FrontmatterError,
         StorageError,
     )
+    from toolweave.storage.files import atomic_write, read_frontmatter, split_frontmatter
     from toolweave.storage.sqlite import SQLiteDatabase
     from toolweave.storage.text import CJK, estimate_tokens, segment, segmented
 
@@ -45,9 +52,13 @@ __all__ = [
     "DimensionMismatch",
     "EmbedderUnavailable",
     "EmbeddingFailed",
+    "FrontmatterError",
     "SQLiteDatabase",
     "StorageError",
+    "atomic_write",
     "estimate_tokens",
+    "read_frontmatter",
     "segment",
     "segmented",
+    "split_frontmatter",
 ]

@@ -6,6 +6,8 @@ stays at the bottom of the layers); bad arguments are `ConfigError`s, also `Valu
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from toolweave.errors import ConfigError, ToolweaveError
 
 
@@ -25,10 +27,21 @@ class EmbeddingFailed(StorageError):
     """An embeddings endpoint refused or failed; the message has its status and reason."""
 
 
+class FrontmatterError(StorageError, ConfigError):
+    """A Markdown file's YAML frontmatter is missing, too long or unreadable; `source` names the
+    file and `reason` says what to change."""
+
+    def __init__(self, source: str | Path, reason: str) -> None:
+        super().__init__(f"{source}: {reason}")
+        self.source = str(source)
+        self.reason = reason
+
+
 __all__ = [
     "ConfigError",
     "DimensionMismatch",
     "EmbedderUnavailable",
     "EmbeddingFailed",
+    "FrontmatterError",
     "StorageError",
 ]

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias, TypeVar
 
 from toolweave.errors import ConfigError
-from toolweave.storage.sqlite import SQLiteDatabase
+from toolweave.storage.sqlite import DEFAULT_BUSY_TIMEOUT, SQLiteDatabase
 
 T = TypeVar("T")
 Dialect = Literal["sqlite", "postgres"]
@@ -73,6 +73,8 @@ class SQLStore:
     `schema` is portable DDL (`CREATE TABLE IF NOT EXISTS ...` with TEXT, BIGINT, INTEGER and
     DOUBLE PRECISION columns, which both databases accept), run once at open; on Postgres under
     an advisory lock, so processes starting together do not race on the catalog.
+    `synchronous` and `busy_timeout` tune the SQLite file (`SQLiteDatabase`); a store whose
+    every write must survive a power cut passes `synchronous="FULL"`.
     """
 
     def __init__(
@@ -83,6 +85,8 @@ class SQLStore:
         schema: str,
         owner: str,
         pool_size: int = DEFAULT_POOL_SIZE,
+        synchronous: str = "NORMAL",
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
     ) -> None:
         if path is not None and dsn is not None:
             raise ConfigError(f"{owner}: pass either path= (SQLite) or dsn= (Postgres), not both")
@@ -92,7 +96,12 @@ class SQLStore:
         self.dialect: Dialect = "postgres" if dsn is not None else "sqlite"
         self._sqlite: SQLiteDatabase | None = None
         if dsn is None:
-            self._sqlite = SQLiteDatabase(path if path is not None else ":memory:", schema=schema)
+            self._sqlite = SQLiteDatabase(
+                path if path is not None else ":memory:",
+                schema=schema,
+                synchronous=synchronous,
+                busy_timeout=busy_timeout,
+            )
         self.pool_size = pool_size
         self._opening = asyncio.Lock()
         self._sync_lock = threading.Lock()
@@ -107,6 +116,12 @@ class SQLStore:
         return _redact(self._dsn or "")
 
     # -- running programs ---------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Connect now and create the schema, instead of on the first program (Postgres; a
+        SQLite file is opened when the store is built)."""
+        if self._sqlite is None:
+            await self._postgres_pool()
 
     async def transact(self, factory: ProgramFactory[T]) -> T:
         """Run one program inside one transaction and return its result."""

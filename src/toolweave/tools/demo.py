@@ -1,4 +1,5 @@
-"""Small demo tools: the seed's weather scenario plus a calculator, for docs and `make run`."""
+"""Small demo tools: a weather lookup, a unit conversion and a calculator, for docs, examples
+and `make run` (offline, deterministic, so every doc snippet runs anywhere)."""
 
 from __future__ import annotations
 

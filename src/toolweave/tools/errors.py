@@ -58,6 +58,11 @@ class PermissionDenied(ToolError):
         self.permission = permission
 
 
+class SandboxUnavailable(PermissionDenied):
+    """No OS sandbox can be made for a command here (bubblewrap missing, namespaces refused);
+    the message says why and how to get one (`toolweave.tools.sandbox`)."""
+
+
 class ApprovalRequired(ToolError):
     """Raised by a tool, before any side effect, to ask a person to approve this call.
 
@@ -87,3 +92,9 @@ class ToolCancelled(ToolError):
     """The caller cancelled the call (the run was stopped)."""
 
     recoverable = False
+
+
+class ShellParseError(ToolError, ValueError):
+    """The command line could not be parsed into simple commands; treat it as unknown."""
+
+    recoverable = True

@@ -219,6 +219,15 @@ class ToolRegistry:
 
     # -- invocation -----------------------------------------------------------------------
 
+    def check_permissions(self, name: str, tool: Tool) -> None:
+        """Raise `PermissionDenied` if this registry's policy refuses `tool`'s declared
+        permissions. The one decider of the policy: `invoke` calls it before every execution,
+        and the agent loop calls it for a whole turn before any call starts, so a denial ends
+        the run before anything ran."""
+        policy = self.policy
+        if policy is not None:
+            policy.check(name, tool.permissions)
+
     async def invoke(
         self,
         name: str,
@@ -245,9 +254,7 @@ class ToolRegistry:
             if entry is None:
                 raise ToolNotFound(self._not_found_message(name), tool=name)
             tool = entry.tool
-            policy = self.policy
-            if policy is not None:
-                policy.check(name, tool.permissions)
+            self.check_permissions(name, tool)
             parsed = parse_arguments(args, name)
             if ctx.cancellation.is_set():
                 raise ToolCancelled(

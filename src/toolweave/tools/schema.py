@@ -23,8 +23,8 @@ from pydantic.fields import FieldInfo
 from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import SchemaValidator
 
-from toolweave.tools._docstrings import parse_docstring
 from toolweave.tools.context import ToolContext
+from toolweave.tools.docstrings import parse_docstring
 from toolweave.tools.errors import InvalidArguments
 
 MAX_REPORTED_PROBLEMS = 10

@@ -20,7 +20,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from toolweave.tools.errors import ToolError
+from toolweave.tools.errors import ShellParseError
 
 __all__ = ["Redirect", "ShellParseError", "SimpleCommand", "parse_commands", "split_commands"]
 
@@ -30,12 +30,6 @@ MAX_NESTING = 16
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "ash", "fish"})
 _SHELL_OPTIONS_WITH_VALUE = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 _WRITE_OPERATORS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
-
-
-class ShellParseError(ToolError, ValueError):
-    """The command line could not be parsed into simple commands; treat it as unknown."""
-
-    recoverable = True
 
 
 @dataclass(frozen=True, slots=True)

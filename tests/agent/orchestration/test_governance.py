@@ -8,7 +8,8 @@ from typing import Any
 
 from tests.agent.orchestration.test_subagents import call, results, write_note
 from toolweave.agent import Agent, Session
-from toolweave.governance import ApprovalRequest, Hooks, Rules
+from toolweave.agent.orchestration import Orchestration
+from toolweave.governance import ApprovalRequest, Governance, Hooks, Rules
 from toolweave.llm import Message, ScriptedModel
 
 
@@ -18,10 +19,8 @@ def delegating(child: ScriptedModel, **governance: Any) -> tuple[Agent, Scripted
     agent = Agent(
         parent,
         [write_note],
-        subagents=True,
-        subagent_model=child,
-        subagent_tools="inherit",
-        **governance,
+        governance=Governance(**governance),
+        orchestration=Orchestration(subagents=True, subagent_model=child, subagent_tools="inherit"),
     )
     return agent, parent
 
@@ -89,7 +88,9 @@ async def test_scheduled_runs_are_named_in_hook_payloads(tmp_path: Any) -> None:
         seen.append(payload)
 
     model = ScriptedModel([call("write_note", "s1", text="晨报"), Message.assistant("sent")])
-    agent = Agent(model, [write_note], hooks=hooks, rules=Rules(allow=["write_note"]))
+    agent = Agent(
+        model, [write_note], governance=Governance(hooks=hooks, rules=Rules(allow=["write_note"]))
+    )
     now = [1_000_000.0]
     scheduler = Scheduler(agent, tmp_path / "s.db", clock=lambda: now[0])
     try:

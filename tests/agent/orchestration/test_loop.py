@@ -12,6 +12,7 @@ import pytest
 from tests.agent.orchestration.test_subagents import call, results
 from toolweave.accounting import QueryLog, Quota, QuotaExceeded
 from toolweave.agent import Agent, Session
+from toolweave.agent.orchestration import Orchestration
 from toolweave.agent.orchestration.circuit import CircuitBreaker
 from toolweave.llm import FunctionModel, Message, ModelRequest, ScriptedModel, Usage
 from toolweave.tools import tool
@@ -122,7 +123,7 @@ async def test_todo_reminder_is_injected_once_per_change() -> None:
             Message.assistant("done"),
         ]
     )
-    agent = Agent(model, [step], todos=todos, max_turns=6)
+    agent = Agent(model, [step], max_turns=6, orchestration=Orchestration(todos=todos))
     session = Session("s")
     await agent.run("work", session)
 
@@ -156,7 +157,7 @@ async def test_todo_write_feeds_the_reminder_end_to_end() -> None:
             Message.assistant("working"),
         ]
     )
-    agent = Agent(model, [todo_tool(store)], todos=store)
+    agent = Agent(model, [todo_tool(store)], orchestration=Orchestration(todos=store))
     session = Session("todo-session")
     await agent.run("plan it", session)
     last = model.requests[1].messages[-1].text
@@ -168,7 +169,7 @@ async def test_todo_write_feeds_the_reminder_end_to_end() -> None:
 async def test_quota_refuses_before_the_model_call(tmp_path: Path) -> None:
     quota = Quota(tmp_path / "q.db", per_session_daily_tokens=100)
     model = ScriptedModel([Message.assistant("hi")] * 3, usage=Usage(60, 10))
-    agent = Agent(model, [], quota=quota)
+    agent = Agent(model, [], orchestration=Orchestration(quota=quota))
     try:
         first = await agent.run("hello", Session("u1"))
         assert first.output == "hi"
@@ -190,7 +191,9 @@ async def test_subagent_tokens_count_against_the_parents_quota(tmp_path: Path) -
     parent = ScriptedModel(
         [call("subagent_run", "p", task="t"), Message.assistant("ok")], usage=Usage(10, 10)
     )
-    agent = Agent(parent, [], subagents=True, subagent_model=child, quota=quota)
+    agent = Agent(
+        parent, [], orchestration=Orchestration(subagents=True, subagent_model=child, quota=quota)
+    )
     try:
         result = await agent.run("go", Session("u"))
         assert result.usage.total_tokens == 2 * 20 + 400
@@ -201,7 +204,13 @@ async def test_subagent_tokens_count_against_the_parents_quota(tmp_path: Path) -
 
 async def test_slash_commands_are_expanded_before_the_run() -> None:
     model = FunctionModel(lambda request: Message.assistant(request.messages[-1].text))
-    agent = Agent(model, [], commands={"tr": "把这句话翻译成英文：$args", "review": "Review it."})
+    agent = Agent(
+        model,
+        [],
+        orchestration=Orchestration(
+            commands={"tr": "把这句话翻译成英文：$args", "review": "Review it."}
+        ),
+    )
     assert (await agent.run("/tr 早上好")).output == "把这句话翻译成英文：早上好"
     assert (await agent.run("/review a.py")).output == "Review it.\n\nARGUMENTS: a.py"
     assert (await agent.run("/unknown x")).output == "/unknown x"
@@ -227,12 +236,22 @@ async def test_query_log_rows_for_each_ending(tmp_path: Path) -> None:
         raise AssertionError("unreachable")
 
     try:
-        await Agent(ok, [ping], query_log=log).run("北京天气", Session("s1"))
+        await Agent(ok, [ping], orchestration=Orchestration(query_log=log)).run(
+            "北京天气", Session("s1")
+        )
         with pytest.raises(RuntimeError):
-            await Agent(failing, [], query_log=log).run("will fail", Session("s2"))
+            await Agent(failing, [], orchestration=Orchestration(query_log=log)).run(
+                "will fail", Session("s2")
+            )
         with pytest.raises(TimeoutError):
-            await Agent(FunctionModel(slow), [], query_log=log).run("slow", timeout=0.05)
-        task = asyncio.create_task(Agent(FunctionModel(slow), [], query_log=log).run("stop me"))
+            await Agent(FunctionModel(slow), [], orchestration=Orchestration(query_log=log)).run(
+                "slow", timeout=0.05
+            )
+        task = asyncio.create_task(
+            Agent(FunctionModel(slow), [], orchestration=Orchestration(query_log=log)).run(
+                "stop me"
+            )
+        )
         started.clear()
         await started.wait()
         task.cancel()
@@ -294,7 +313,9 @@ def test_chat_runs_custom_commands_and_still_rejects_unknown_ones(tmp_path: Path
         seen.append(request.messages[-1].text)
         return Message.assistant("ok")
 
-    agent = Agent(FunctionModel(answer), [], commands=Commands.load(file))
+    agent = Agent(
+        FunctionModel(answer), [], orchestration=Orchestration(commands=Commands.load(file))
+    )
     lines = iter(["/tr 你好", "/nope x", "/exit"])
     console = Console(record=True, width=120)
     chat_loop(agent, Session(), console, lambda: next(lines))

@@ -12,7 +12,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from toolweave.agent import Agent
-from toolweave.governance import Rules
+from toolweave.agent.orchestration import Orchestration
+from toolweave.governance import Governance, Rules
 from toolweave.host import ToolHost, parse_config
 from toolweave.llm import Message, ScriptedModel, ToolCallPart, Usage
 from toolweave.tools import Tool
@@ -69,7 +70,6 @@ def gated_weather_agent(
     return Agent(
         model,
         tools,
-        rules=Rules(ask=["get_weather"]),
-        approver=host.console.approvals,
-        query_log=query_log,
+        governance=Governance(rules=Rules(ask=["get_weather"]), approver=host.console.approvals),
+        orchestration=Orchestration(query_log=query_log),
     )

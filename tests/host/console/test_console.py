@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 
 import httpx
-
 from mcp.client import Client
+
 from tests.host.console.console_host import gated_weather_agent, serving
 from toolweave.accounting import QueryRecord
 from toolweave.host.console.log import percentile, usage_summary

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-from mcp.client import Client
 from toolweave.host import parse_config
 
 TOOLWEAVE = Path(sys.executable).with_name("toolweave")

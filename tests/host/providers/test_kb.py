@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-from mcp.client import Client
 from tests.kb.formats import make_docx
 from toolweave.host import ToolHost, parse_config
 from toolweave.host.providers.kb import KBProvider, kb_settings

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-from mcp.client import Client
 from tests.skills.factory import write_skill
 from toolweave.host import ToolHost, parse_config
 from toolweave.host.providers.skills import SkillsProvider, SkillsSection, prompt_name
@@ -89,7 +89,7 @@ async def test_tools_prompts_and_resources(root: Path) -> None:
                 {"name": "web-research", "path": "data/source_policy.json", "query": "论文"},
             )
             escape = await client.call_tool(
-                "skill_resource", {"name": "web-research", "path": "../code-review/SKILL.md"}
+                "skill_resource", {"name": "web-research", "path": "../../toolweave.toml"}
             )
     finally:
         await host.close()
@@ -224,3 +224,26 @@ async def test_official_sdk_client_over_stdio(root: Path, tmp_path: Path) -> Non
     assert "skill://web-research/data/source_policy.json" in resources
     assert "来源优先级" in getattr(advanced.contents[0], "text", "")
     assert "scripts/collect.sh" in getattr(read.content[0], "text", "")
+
+
+async def test_names_with_spaces_have_percent_encoded_uris(root: Path) -> None:
+    write_skill(
+        root,
+        "agent-development",
+        "name: Agent Development\ndescription: 代理开发 agents",
+        files={"references/使用 指南.md": "指南"},
+    )
+    host = host_for(root)
+    try:
+        async with connect(host.server) as client:
+            uris = [r["uri"] for r in await client.list_resources()]
+            encoded = (
+                "skill://Agent%20Development/references/%E4%BD%BF%E7%94%A8%20%E6%8C%87%E5%8D%97.md"
+            )
+            read = await client.read_resource(encoded)
+            raw = await client.read_resource("skill://Agent Development/SKILL.md")
+    finally:
+        await host.close()
+    assert "skill://Agent%20Development/SKILL.md" in uris and encoded in uris
+    assert read[0]["text"] == "指南"
+    assert "代理开发" in raw[0]["text"]

@@ -63,3 +63,16 @@ async def sdk_http_url() -> AsyncIterator[str]:
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         await stop(process)
+
+
+@pytest.fixture
+async def sdk_sse_url() -> AsyncIterator[str]:
+    """The official SDK's server on its legacy HTTP+SSE transport (`server.run("sse")`)."""
+    port = free_port()
+    process = await start_http_peer(
+        [sys.executable, SDK_SERVER, "sse", str(port)], port, b"Uvicorn running"
+    )
+    try:
+        yield f"http://127.0.0.1:{port}/sse"
+    finally:
+        await stop(process)

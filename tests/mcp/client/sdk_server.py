@@ -1,6 +1,7 @@
 """An MCP server written with the official Python SDK (test-only peer), run as a subprocess.
 
-Usage: sdk_server.py [stdio | http PORT]. It speaks both eras, so our client reaches it in the
+Usage: sdk_server.py [stdio | http PORT | sse PORT] (sse: the legacy HTTP+SSE transport, the
+stream at /sse and messages at /messages/). It speaks both eras, so our client reaches it in the
 2026-07-28 stateless revision (server/discover) unless told to use the legacy handshake.
 """
 
@@ -127,5 +128,7 @@ def greet(name: str) -> str:
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    elif len(sys.argv) > 2 and sys.argv[1] == "sse":
+        server.run("sse", host="127.0.0.1", port=int(sys.argv[2]))
     else:
         server.run("stdio")

@@ -142,8 +142,8 @@ def test_config_validation_names_the_field() -> None:
         load_config({"mcpServers": {"x": {"command": "a", "url": "http://b"}}})
     with pytest.raises(ValueError, match=r"mcpServers\.x\.args must be a list"):
         load_config({"mcpServers": {"x": {"command": "a", "args": "oops"}}})
-    with pytest.raises(ValueError, match="server names must be"):
-        load_config({"mcpServers": {"bad name": {"command": "a"}}})
+    with pytest.raises(ValueError, match="server name must be 1-64 printable"):
+        load_config({"mcpServers": {"bad\nname": {"command": "a"}}})
     parsed = load_config({"mcpServers": {"web": {"url": "http://h/mcp", "headers": {"A": "1"}}}})
     assert parsed["web"].to_dict() == {"url": "http://h/mcp", "headers": {"A": "1"}}
 
@@ -284,7 +284,7 @@ def test_field_types_are_validated_at_load() -> None:
         ({"command": "a", "cwd": 3}, r"mcpServers\.x\.cwd must be a directory path"),
         ({"command": "a", "timeout": True}, r"mcpServers\.x\.timeout must be a positive"),
         ({"command": "a", "type": "http"}, r"mcpServers\.x\.type is 'http' but the entry has"),
-        ({"url": "http://h/mcp", "type": "sse"}, r"use 'http' or 'streamable-http'"),
+        ({"url": "http://h/mcp", "type": "ws"}, r"use 'http' or 'sse' or 'streamable-http'"),
     ]
     for entry, message in cases:
         with pytest.raises(ConfigError, match=message):

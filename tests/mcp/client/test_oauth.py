@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from toolweave.mcp import OAuthClientProvider, OAuthError, headless_redirect
-from toolweave.mcp.client._oauth_discovery import (
+from toolweave.mcp.client.auth._discovery import (
     canonical_resource,
     parse_challenge,
     resource_allowed,

@@ -12,8 +12,8 @@ from typing import Any
 
 import httpx
 import pytest
-
 from mcp.client import Client
+
 from tests.mcp.server.inprocess import serve_in_process
 from toolweave.mcp import MCPClient, MCPServer
 from toolweave.mcp.server import Context

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError as SDKError
 
-from mcp.client import Client
 from tests.peers.node_platform import SKIP_REASON, find_node
 from toolweave.host import ToolHost, parse_config
 from toolweave.mcp import MCPClient

@@ -19,10 +19,10 @@ from typing import Any
 
 import httpx
 import pytest
+from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.subscriptions import PromptsListChanged, ResourceUpdated, ToolsListChanged
 
-from mcp.client import Client
 from tests.mcp.server.inprocess import serve_in_process
 from toolweave.mcp import MCPClient, MCPServer
 from toolweave.mcp.server.testing import connect

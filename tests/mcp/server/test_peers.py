@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-from mcp.client import Client
 from tests.peers.node_platform import SKIP_REASON, find_node
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -15,7 +15,8 @@ from typing import Any, Literal
 from toolweave.agent._run.shape import acceptance, rejection
 from toolweave.agent.errors import OutputValidationError
 from toolweave.agent.output import DEFAULT_OUTPUT_NAME, OutputSpec
-from toolweave.llm import FinishReason, Message, ToolCallPart, ToolChoice, ToolDef
+from toolweave.llm import FinishReason, Message, ToolCallPart, ToolChoice
+from toolweave.tools import ToolDef
 
 
 @dataclass(frozen=True, slots=True)

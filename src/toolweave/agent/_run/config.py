@@ -1,26 +1,37 @@
 """The settings one run needs, frozen once by `Agent` and handed to each `Run`.
 
 A run never reads the agent's attributes: it gets this snapshot, so a run is a function of its
-configuration, the session and the prompt, and the stages later issues add (the gate pipeline,
-hooks, reminders, quotas, subagents) arrive as new fields here instead of new reach-ins.
+configuration, the session and the prompt. Each capability arrives as a field here (the gate
+pipeline, orchestration, tracing) and the ones that shape the prompt (memory, skills) as prompt
+stages, which the loop calls in one place before the first model call.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from toolweave.agent.orchestration.settings import Orchestration
-from toolweave.agent.output import OutputSpec
+from toolweave.agent.output import OnMaxTurns, OutputSpec, UserOutputKind
 from toolweave.governance.gates import ToolGate
 from toolweave.governance.pipeline import Governance
-from toolweave.llm import Message, Model
-from toolweave.tools import PermissionPolicy, ToolRegistry
+from toolweave.llm import Message, Model, ModelSettings
+from toolweave.tools import ToolRegistry
 
 if TYPE_CHECKING:
+    from toolweave.agent._run.memory import AgentMemory
     from toolweave.agent._run.skills import AgentSkills
     from toolweave.agent.session import Session
     from toolweave.agent.tracing.run_trace import Tracing
+
+
+class PromptStage(Protocol):
+    """A capability that shapes a run's prompt and system message before the first model call
+    (memory adds what it recalls; skills add the catalog and expand `/name` commands)."""
+
+    async def shape(
+        self, prompt: str, system: Message | None, session: Session, model: Model
+    ) -> tuple[str, Message | None]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,20 +47,26 @@ class RunConfig:
     output: OutputSpec | None
     output_mode: Literal["native", "tool"]
     output_retries: int
-    on_max_turns: Literal["error", "final_answer"]
-    policy: PermissionPolicy | None
+    on_max_turns: OnMaxTurns
     gates: tuple[ToolGate, ...]
     governance: Governance
-    user_output: Literal["all", "media_only"]
-    temperature: float | None
-    max_tokens: int | None
+    user_output: UserOutputKind
+    model_settings: ModelSettings = field(default_factory=ModelSettings)
+    memory: AgentMemory | None = None
     skills: AgentSkills | None = None
     orchestration: Orchestration = field(default_factory=Orchestration)
     name: str = "agent"
     tracing: Tracing | None = None
 
+    @property
+    def prompt_stages(self) -> tuple[PromptStage, ...]:
+        """The prompt stages in the order they apply: memory, then skills (the system message
+        reads instructions, memories, then the skill catalog)."""
+        return tuple(stage for stage in (self.memory, self.skills) if stage is not None)
+
     def session_registry(self, session: Session) -> ToolRegistry:
         """The session's overlay on the agent's tools, with the agent's policy applied."""
         overlay = session.tool_overlay(self.registry)
-        overlay.policy = self.policy if self.policy is not None else self.registry.policy
+        policy = self.governance.policy
+        overlay.policy = policy if policy is not None else self.registry.policy
         return overlay

@@ -13,18 +13,16 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from toolweave import llm
 from toolweave.agent._run.answer import Answer, OutputHandler, Retry
+from toolweave.agent._run.command_run import expand_context
 from toolweave.agent._run.dispatch import CallOutcome, CallSetup, dispatch_call
 from toolweave.agent._run.hooks import prompt_message, stop_reason
 from toolweave.agent._run.orchestrate import RunOrchestration
 from toolweave.agent._run.shape import error_part
+from toolweave.agent._run.stream import StreamReader
 from toolweave.agent.errors import MaxTurnsExceeded
 from toolweave.agent.events import (
     AgentEvent,
-    ModelTextDelta,
-    ModelThinkingDelta,
-    OutputDelta,
     RunCompleted,
     RunFailed,
     RunStarted,
@@ -36,7 +34,6 @@ from toolweave.agent.events import (
     UserOutputSent,
 )
 from toolweave.agent.orchestration.settings import SCOPE_EXTRA, RunScope
-from toolweave.agent.output import PartialOutput
 from toolweave.governance.gates import GateRequest
 from toolweave.governance.pipeline import CallBlocked, GateContext
 from toolweave.llm import (
@@ -61,6 +58,7 @@ from toolweave.tools.context import REGISTRY_EXTRA
 if TYPE_CHECKING:
     from toolweave.agent._run.config import RunConfig
     from toolweave.agent.agent import RunResult
+    from toolweave.agent.orchestration.slash_commands import Command
     from toolweave.agent.session import Session
 
 Emit = Callable[[AgentEvent], None]
@@ -89,7 +87,6 @@ class Run:
         self.config = config
         self.scope = scope
         self.session = session
-        self.streaming = emit is not None  # `stream` the model for a consumer; else `complete`
         self.model = config.model
         # The one tracing seam: a traced run sees every event and wraps its model.
         self.trace = config.tracing.start(config.name) if config.tracing is not None else None
@@ -107,6 +104,8 @@ class Run:
         self.output = OutputHandler(
             config.output, config.output_mode, config.output_retries, config.max_tool_result_chars
         )
+        # `stream` the model for a consumer (`run_stream`); `complete` it otherwise.
+        self.stream = StreamReader(emit, self.output, self._announce) if emit is not None else None
         self.usage = Usage()
         self.invocations: list[ToolInvocation] = []
         self.user_outputs: list[UserOutput] = []
@@ -115,9 +114,9 @@ class Run:
         self._announced: set[str] = set()
         self._defs_key: tuple[int, ...] | None = None
         self._defs: list[ToolDef] = []
-        self._partial: PartialOutput | None = None
         self._stop_active = False
         self._system = config.system_message
+        self.command: Command | None = None  # a slash command's `!` and `@` lines run first
         # The calls of the turn being executed and the results that are in, for `_settle`.
         self._inflight: tuple[list[ToolCallPart], list[ToolResultPart | None]] | None = None
 
@@ -161,10 +160,15 @@ class Run:
         history = self.session.messages
         self._settle(_UNANSWERED)  # a history written elsewhere may end in unanswered calls
         start = len(history)
-        skills = self.config.skills
-        if skills is not None:  # a /skill command, or the selector's pick; the fresh catalog
-            self.prompt = await skills.prepare(self.prompt, self.session, self.config.model)
-            self._system = skills.system_message(self.config.system_message, self.prompt)
+        mode = self.config.governance.mode
+        if mode is not None:
+            self.session.adopt_mode(mode)
+        for stage in self.config.prompt_stages:  # memories, then a /skill command and catalog
+            self.prompt, self._system = await stage.shape(
+                self.prompt, self._system, self.session, self.config.model
+            )
+        if self.command is not None:
+            self.prompt = await expand_context(self, self.command)
         if self.emit is not None:
             self.emit(RunStarted(self.run_id, self.session.id, self.prompt))
         try:
@@ -201,7 +205,7 @@ class Run:
             turn = calls_made + 1
             session = self.session
             if session.tokens() > session.max_history_tokens:
-                await config.governance.fire("PreCompact", self._gate(), trigger="auto")
+                await config.governance.fire("PreCompact", self.gate_context(), trigger="auto")
             if await session.compact():
                 self._pending.clear()  # the store rewrote the whole history, these included
             request = await self.steps.before_model(self._request(final_call), turn)
@@ -222,7 +226,8 @@ class Run:
                 await self._end_turn(turn, "retry", response.usage)
             elif isinstance(outcome, Answer):
                 self._append_all(outcome.replies)
-                self._final_partial(outcome.output, turn)
+                if self.stream is not None:
+                    self.stream.final(outcome.output, turn)
                 await self._end_turn(turn, outcome.reason, response.usage)
                 more = not final_call and calls_made < config.max_turns
                 if more and await self._stop_blocked(message.text):
@@ -238,10 +243,14 @@ class Run:
                     raise fatal
 
     async def _prompt_message(self) -> Message:
-        return await prompt_message(self.config.governance, self.session, self._gate(), self.prompt)
+        return await prompt_message(
+            self.config.governance, self.session, self.gate_context(), self.prompt
+        )
 
     async def _stop_blocked(self, answer: str) -> bool:
-        reason = await stop_reason(self.config.governance, self._gate(), self._stop_active, answer)
+        reason = await stop_reason(
+            self.config.governance, self.gate_context(), self._stop_active, answer
+        )
         if reason is None:
             return False
         self._stop_active = True
@@ -267,69 +276,14 @@ class Run:
             tool_choice=output.tool_choice(final_call),
             output_schema=native.schema if native is not None else None,
             output_name=output.name,
-            max_tokens=config.max_tokens,
-            temperature=config.temperature,
+            max_tokens=config.model_settings.max_tokens,
+            temperature=config.model_settings.temperature,
         )
 
     async def _call_model(self, request: ModelRequest, turn: int) -> ModelResponse:
-        model = self.model
-        if not self.streaming:
-            return await model.complete(request)
-        spec = self.output.spec
-        partial = self._partial = PartialOutput(spec) if spec is not None else None
-        output_indexes: set[int] = set()  # the final-output tool's calls in this response
-        response: ModelResponse | None = None
-        stream = model.stream(request)
-        try:
-            async for event in stream:
-                response = self._on_stream_event(event, partial, output_indexes, turn) or response
-        finally:
-            # Close now, not at garbage collection: a cancelled run must release its connection.
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                await aclose()
-        if response is None:
-            raise llm.ModelError(
-                None, f"model {model.model_name!r} ended its stream without a Finished event"
-            )
-        return response
-
-    def _on_stream_event(
-        self, event: llm.StreamEvent, partial: PartialOutput | None, indexes: set[int], turn: int
-    ) -> ModelResponse | None:
-        emit, output = self.emit, self.output
-        assert emit is not None
-        if isinstance(event, llm.TextDelta):
-            emit(ModelTextDelta(event.text, turn))
-            if partial is not None and output.native is not None:
-                self._emit_partial(partial, event.text, turn)
-        elif isinstance(event, llm.ToolCallDelta):
-            if partial is not None and output.as_tool is not None:
-                if output.is_output_call(event.name):
-                    indexes.add(event.index)
-                if event.index in indexes:
-                    self._emit_partial(partial, event.arguments_delta, turn)
-        elif isinstance(event, llm.ToolCallReady):
-            self._announce(event.call, turn)
-        elif isinstance(event, llm.ThinkingDelta):
-            emit(ModelThinkingDelta(event.text, turn))
-        elif isinstance(event, llm.Finished):
-            return event.response
-        return None
-
-    def _emit_partial(self, partial: PartialOutput, chunk: str, turn: int) -> None:
-        value = partial.feed(chunk)
-        if value is not PartialOutput.NOTHING and self.emit is not None:
-            self.emit(OutputDelta(value, turn))
-
-    def _final_partial(self, output: Any, turn: int) -> None:
-        """Streams end on the validated value, even when repair was needed to get it."""
-        spec, partial = self.output.spec, self._partial
-        if self.emit is None or spec is None or partial is None:
-            return
-        final = spec.dump(output)
-        if partial.last != final:
-            self.emit(OutputDelta(final, turn))
+        if self.stream is None:
+            return await self.model.complete(request)
+        return await self.stream.read(self.model, request, turn)
 
     def _announce(self, call: ToolCallPart, turn: int) -> None:
         spec = self.output.spec
@@ -344,10 +298,10 @@ class Run:
     async def _run_tools(self, calls: list[ToolCallPart], turn: int) -> ToolError | None:
         """Gate and run every call in its own task; returns the error that ends the run.
 
-        The instant checks (plan mode, the declared-permission policy) run for the whole turn
-        first, so a denial that ends the run does so before anything ran; the stages that may
-        wait (hooks, approvals) run inside each call's task, so one call waiting for a person
-        never holds up the others.
+        The instant checks (plan mode, then the registry's declared-permission policy) run for
+        the whole turn first, so a denial that ends the run does so before anything ran; the
+        stages that may wait (hooks, approvals) run inside each call's task, so one call waiting
+        for a person never holds up the others.
         """
         registry, config = self.registry, self.config
         for call in calls:
@@ -359,9 +313,11 @@ class Run:
         for i, call in enumerate(calls):
             tool = registry.get(call.name)
             try:
-                config.governance.precheck(call.name, tool, self._gate())
+                config.governance.precheck(call.name, tool, self.gate_context())
+                if tool is not None:
+                    registry.check_permissions(call.name, tool)
             except CallBlocked as blocked:
-                self._blocked(call, blocked.stage, blocked.reason, turn)
+                self.emit_blocked(call, blocked.stage, blocked.reason, turn)
                 parts[i] = error_part(call, blocked.message, config.max_tool_result_chars)
                 continue
             except ToolError as denied:  # the declared-permission policy ends the run
@@ -371,8 +327,8 @@ class Run:
             runnable.append((i, tool))
         setup = CallSetup(
             registry, config.governance, config.gates, config.tool_timeout,
-            config.max_tool_result_chars, lambda call: self._started(call, turn),
-            lambda call, blocked: self._blocked(call, blocked.stage, blocked.reason, turn),
+            config.max_tool_result_chars, lambda call: self.emit_started(call, turn),
+            lambda call, blocked: self.emit_blocked(call, blocked.stage, blocked.reason, turn),
         )  # fmt: skip
         outcomes = await self._invoke_all(
             [asyncio.ensure_future(self._invoke(setup, i, calls[i], tool, parts, turn))
@@ -392,15 +348,15 @@ class Run:
                 return error
         return None
 
-    def _gate(self) -> GateContext:
+    def gate_context(self) -> GateContext:
         """Read per call: the session's mode may be switched while the run goes on."""
         return GateContext.of(self.session, self.registry.policy)
 
-    def _started(self, call: ToolCallPart, turn: int) -> None:
+    def emit_started(self, call: ToolCallPart, turn: int) -> None:
         if self.emit is not None:
             self.emit(ToolExecutionStarted(call, turn))
 
-    def _blocked(self, call: ToolCallPart, stage: str, reason: str, turn: int) -> None:
+    def emit_blocked(self, call: ToolCallPart, stage: str, reason: str, turn: int) -> None:
         if self.emit is not None:
             self.emit(ToolCallBlocked(call, stage, reason, turn))
 
@@ -431,7 +387,7 @@ class Run:
         try:
             if call.name in self.config.orchestration.budgeted_tools:
                 setup = dataclasses.replace(setup, timeout=None)  # its own time budget
-            outcome = await dispatch_call(setup, call, tool, request, self._gate(), child)
+            outcome = await dispatch_call(setup, call, tool, request, self.gate_context(), child)
         finally:
             ctx.cancellation.release(child.cancellation)
         parts[index] = outcome.part

@@ -1,11 +1,13 @@
 """Skills inside the agent loop: catalog, activation, `allowed-tools`, commands and selection.
 
-`Agent(skills=library)` hands the run an `AgentSkills`: the level-1 catalog joins the system
-prompt (recomputed per run, so a reload or a query past the budget is reflected, and byte-stable
-otherwise), the skill tools join the registry, `SkillGate` activates a skill when the model
-reads it and refuses calls outside its `allowed-tools`, and `offered` hides those tools from
-the model while the skill is active. A prompt `/name args` naming a skill runs it as a command;
-`skill_selector` picks a skill up front for models that do not choose well on their own.
+`Agent(skills=SkillSettings(library))` hands the run an `AgentSkills`, one of the run's prompt
+stages (as memory is): `shape` turns a prompt `/name args` naming a skill into that skill's
+command, lets the selector pick a skill up front for models that do not choose well on their
+own, and adds the level-1 catalog to the system prompt (recomputed per run, so a reload or a
+query past the budget is reflected, and byte-stable otherwise). The skill tools join the
+registry, `SkillGate` activates a skill when the model reads it and refuses calls outside its
+`allowed-tools` (matched as Claude Code permission rules, `skill_rules`), and `offered` hides
+those tools from the model while the skill is active.
 """
 
 from __future__ import annotations
@@ -13,14 +15,16 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING
 
+from toolweave.agent._run.skill_rules import admits
 from toolweave.errors import ConfigError
-from toolweave.llm import Message, Model, ToolDef
-from toolweave.skills import SkillLibrary, SkillScope, parse_command, select_skill
-from toolweave.skills.library import CATALOG_BUDGET_CHARS
+from toolweave.llm import Message, Model
+from toolweave.skills import SkillScope, parse_command, select_skill
+from toolweave.tools import ToolDef
 
 if TYPE_CHECKING:
     from toolweave.agent.session import Session
     from toolweave.governance.gates import GateRequest
+    from toolweave.skills.settings import SkillSettings
     from toolweave.tools import Tool, ToolRegistry
 
 
@@ -38,31 +42,21 @@ class SkillGate:
             if skill is not None and not skill.disable_model_invocation:
                 self.scope.activate(request.session, skill.name)
             return
-        self.scope.check(request.session, call.name)
+        self.scope.check(request.session, call.name, call.arguments, request.tool)
 
 
 class AgentSkills:
     """One agent's view of a `SkillLibrary` (see the module docstring)."""
 
-    def __init__(
-        self,
-        library: SkillLibrary,
-        *,
-        selector: Model | None = None,
-        catalog_budget_chars: int = CATALOG_BUDGET_CHARS,
-        self_management: bool = False,
-    ) -> None:
-        if not isinstance(library, SkillLibrary):
-            raise TypeError(
-                f"Agent(skills=...) must be a toolweave.skills.SkillLibrary, got "
-                f"{type(library).__name__}"
-            )
+    def __init__(self, settings: SkillSettings, model: Model) -> None:
+        library = settings.library
+        selector = settings.selector
         self.library = library
-        self.scope = SkillScope(library)
+        self.scope = SkillScope(library, admits)
         self.gate = SkillGate(self.scope)
-        self.selector = selector
-        self.catalog_budget_chars = catalog_budget_chars
-        self.tools: list[Tool] = library.tools(self_management=self_management)
+        self.selector: Model | None = model if selector is True else selector or None
+        self.catalog_budget_chars = settings.catalog_budget_chars
+        self.tools: list[Tool] = library.tools()
         self._stale = False
         self._registry: ToolRegistry | None = None
         me = weakref.ref(self)  # the library must not keep every agent that used it alive
@@ -85,13 +79,6 @@ class AgentSkills:
             registry.register(tool)
         self._registry = registry
 
-    def system_message(self, base: Message | None, prompt: str) -> Message | None:
-        """The agent's instructions followed by the catalog of model-invocable skills."""
-        catalog = self.library.catalog(self.catalog_budget_chars, query=prompt)
-        instructions = base.text if base is not None else ""
-        text = "\n\n".join(part for part in (instructions, catalog) if part)
-        return Message.system(text) if text else None
-
     def offered(self, registry: ToolRegistry, session: Session) -> list[ToolDef]:
         """The definitions the model sees this turn (only the active skill's tools)."""
         if self._stale and self._registry is not None:
@@ -101,7 +88,18 @@ class AgentSkills:
                 self._registry.register(tool)
         return self.scope.offered(session, registry.definitions(), lambda d: d.name)
 
-    async def prepare(self, prompt: str, session: Session, model: Model) -> str:
+    async def shape(
+        self, prompt: str, system: Message | None, session: Session, model: Model
+    ) -> tuple[str, Message | None]:
+        """The prompt as a skill command or with the selector's pick, and the system message
+        with the catalog of model-invocable skills after it."""
+        prompt = await self._prepare(prompt, session)
+        catalog = self.library.catalog(self.catalog_budget_chars, query=prompt)
+        instructions = system.text if system is not None else ""
+        text = "\n\n".join(part for part in (instructions, catalog) if part)
+        return prompt, Message.system(text) if text else None
+
+    async def _prepare(self, prompt: str, session: Session) -> str:
         """A `/name args` prompt becomes the skill's body; otherwise the selector may pick one."""
         parsed = parse_command(prompt)
         if parsed is not None:

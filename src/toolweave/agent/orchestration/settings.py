@@ -1,7 +1,8 @@
 """The orchestration settings of one `Agent`, validated once, and the scope a run hands down.
 
-`Orchestration` gathers what `Agent(...)` accepts for subagents, teams, the circuit breaker, todo
-reminders, quotas, slash commands and the query log, so the loop reads one frozen value. A
+`Orchestration` gathers the settings for subagents, teams, the circuit breaker, todo reminders,
+quotas, slash commands and the query log (`Agent(orchestration=...)`), so the loop reads one
+frozen value. A
 `RunScope` is what a running tool (`subagent_run`, `team_run`) learns about the run that called
 it: its deadline, depth, remaining turns, the chain of agents above it and where child usage is
 added, so a child's budget is clamped to what its parent has left.
@@ -17,7 +18,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from toolweave.accounting.query_log import QueryLog
 from toolweave.accounting.quota import Quota
-from toolweave.agent.orchestration.circuit import CircuitBreaker
+from toolweave.agent.orchestration.circuit import (
+    DEFAULT_CIRCUIT_FAILURES,
+    DEFAULT_CIRCUIT_RECOVERY,
+    CircuitBreaker,
+)
 from toolweave.agent.orchestration.slash_commands import Commands
 from toolweave.agent.orchestration.teams import TeamStore
 from toolweave.agent.orchestration.todo_reminder import TodoReminders, TodoSource
@@ -40,21 +45,109 @@ SCOPE_EXTRA = "toolweave.run_scope"
 """The `ToolContext.extras` key of the calling run's `RunScope`."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, init=False)
 class Orchestration:
-    """Validated orchestration settings (see `Agent` for each one's meaning)."""
+    """How one agent directs others; `Agent(orchestration=...)` takes one. Every setting is
+    checked here, so a typo fails at construction naming the field.
 
-    subagents: bool = False
-    subagent_model: Model | None = None
-    subagent_tools: SubagentTools = "read_only"
-    subagent_timeout: float = DEFAULT_SUBAGENT_TIMEOUT
-    subagent_max_result_chars: int = DEFAULT_SUBAGENT_MAX_RESULT_CHARS
-    teams: TeamStore | None = None
-    circuit: CircuitBreaker | None = None
-    todos: TodoReminders | None = None
-    quota: Quota | None = None
-    commands: Commands | None = None
-    query_log: QueryLog | None = None
+    `subagents` adds `subagent_run` (a fresh subagent for a self-contained task) run on
+    `subagent_model` (None: the agent's own; a model string is resolved) with `subagent_tools`
+    ("read_only", "inherit" or a list of tool names), each within `subagent_timeout` seconds and
+    its answer cut to `subagent_max_result_chars`. `teams` (True: in memory, or a `TeamStore`)
+    adds the team tools and implies subagents. The circuit breaker refuses a tool after
+    `circuit_failures` failures in a row in one session (None: off) for `circuit_recovery`
+    seconds. `todos` (a `TodoStore`) reminds the model of unfinished todos; `quota` meters
+    tokens and calls; `commands` (`Commands` or a {name: template} dict) expands slash
+    commands; `query_log` records each run. The agents one `Orchestration` is given to share
+    its circuit breaker, team store and reminders.
+    """
+
+    subagents: bool
+    subagent_model: Model | None
+    subagent_tools: Literal["inherit", "read_only"] | tuple[str, ...]
+    subagent_timeout: float
+    subagent_max_result_chars: int
+    teams: TeamStore | None
+    circuit: CircuitBreaker | None
+    todos: TodoReminders | None
+    quota: Quota | None
+    commands: Commands | None
+    query_log: QueryLog | None
+
+    def __init__(
+        self,
+        *,
+        subagents: bool = False,
+        subagent_model: Model | str | None = None,
+        subagent_tools: SubagentTools = "read_only",
+        subagent_timeout: float = DEFAULT_SUBAGENT_TIMEOUT,
+        subagent_max_result_chars: int = DEFAULT_SUBAGENT_MAX_RESULT_CHARS,
+        teams: bool | TeamStore = False,
+        circuit_failures: int | None = DEFAULT_CIRCUIT_FAILURES,
+        circuit_recovery: float = DEFAULT_CIRCUIT_RECOVERY,
+        todos: TodoSource | None = None,
+        quota: Quota | None = None,
+        commands: Commands | dict[str, Any] | None = None,
+        query_log: QueryLog | None = None,
+    ) -> None:
+        if isinstance(subagent_model, str):
+            from toolweave.llm import model_from_string
+
+            subagent_model = model_from_string(subagent_model)
+        if subagent_model is not None and not isinstance(subagent_model, Model):
+            raise TypeError(
+                "Orchestration(subagent_model=...) must be a Model, a model string or None"
+            )
+        tools: Literal["inherit", "read_only"] | tuple[str, ...]
+        if isinstance(subagent_tools, str):
+            if subagent_tools not in ("inherit", "read_only"):
+                raise ConfigError(
+                    f"Orchestration(subagent_tools={subagent_tools!r}) must be 'inherit', "
+                    "'read_only' or a list of tool names"
+                )
+            tools = "inherit" if subagent_tools == "inherit" else "read_only"
+        elif not all(isinstance(n, str) for n in subagent_tools):
+            raise TypeError("Orchestration(subagent_tools=[...]) must list tool names (strings)")
+        else:
+            tools = tuple(subagent_tools)
+        if not 0 < subagent_timeout <= 86400:
+            raise ConfigError(
+                "Orchestration(subagent_timeout=...) must be between 0 and 86400 seconds"
+            )
+        if subagent_max_result_chars < 200:
+            raise ConfigError("Orchestration(subagent_max_result_chars=...) must be at least 200")
+        if teams is True:
+            teams = TeamStore()  # in memory; pass TeamStore(path) to keep teams across restarts
+        if quota is not None and not isinstance(quota, Quota):
+            raise TypeError(
+                f"Orchestration(quota=...) must be a toolweave.accounting.Quota, got {quota!r}"
+            )
+        if query_log is not None and not isinstance(query_log, QueryLog):
+            raise TypeError(f"Orchestration(query_log=...) must be a QueryLog, got {query_log!r}")
+        if isinstance(commands, dict):
+            commands = Commands(commands)
+        if commands is not None and not isinstance(commands, Commands):
+            raise TypeError(
+                "Orchestration(commands=...) must be Commands or a {name: template} dict"
+            )
+        circuit = None
+        if circuit_failures is not None:
+            circuit = CircuitBreaker(circuit_failures, circuit_recovery)
+        values: dict[str, Any] = {
+            "subagents": bool(subagents) or teams is not False,
+            "subagent_model": subagent_model,
+            "subagent_tools": tools,
+            "subagent_timeout": float(subagent_timeout),
+            "subagent_max_result_chars": subagent_max_result_chars,
+            "teams": teams or None,
+            "circuit": circuit,
+            "todos": TodoReminders(todos) if todos is not None else None,
+            "quota": quota,
+            "commands": commands,
+            "query_log": query_log,
+        }
+        for key, value in values.items():
+            object.__setattr__(self, key, value)
 
     @property
     def budgeted_tools(self) -> frozenset[str]:
@@ -66,68 +159,17 @@ class Orchestration:
 
         return ORCHESTRATION_TOOLS
 
-    @classmethod
-    def build(
-        cls,
-        *,
-        subagents: bool,
-        subagent_model: Model | str | None,
-        subagent_tools: SubagentTools,
-        subagent_timeout: float,
-        subagent_max_result_chars: int,
-        teams: bool | TeamStore,
-        circuit_failures: int | None,
-        circuit_recovery: float,
-        todos: TodoSource | None,
-        quota: Quota | None,
-        commands: Commands | dict[str, Any] | None,
-        query_log: QueryLog | None,
-    ) -> Orchestration:
-        if isinstance(subagent_model, str):
-            from toolweave.llm import model_from_string
-
-            subagent_model = model_from_string(subagent_model)
-        if subagent_model is not None and not isinstance(subagent_model, Model):
-            raise TypeError("Agent(subagent_model=...) must be a Model, a model string or None")
-        if isinstance(subagent_tools, str):
-            if subagent_tools not in ("inherit", "read_only"):
-                raise ConfigError(
-                    f"Agent(subagent_tools={subagent_tools!r}) must be 'inherit', 'read_only' or "
-                    "a list of tool names"
-                )
-        elif not all(isinstance(n, str) for n in subagent_tools):
-            raise TypeError("Agent(subagent_tools=[...]) must list tool names (strings)")
-        else:
-            subagent_tools = tuple(subagent_tools)
-        if not 0 < subagent_timeout <= 86400:
-            raise ConfigError("Agent(subagent_timeout=...) must be between 0 and 86400 seconds")
-        if subagent_max_result_chars < 200:
-            raise ConfigError("Agent(subagent_max_result_chars=...) must be at least 200")
-        if teams is True:
-            teams = TeamStore()  # in memory; pass TeamStore(path) to keep teams across restarts
-        if quota is not None and not isinstance(quota, Quota):
-            raise TypeError(f"Agent(quota=...) must be a toolweave.agent.Quota, got {quota!r}")
-        if query_log is not None and not isinstance(query_log, QueryLog):
-            raise TypeError(f"Agent(query_log=...) must be a QueryLog, got {query_log!r}")
-        if isinstance(commands, dict):
-            commands = Commands(commands)
-        if commands is not None and not isinstance(commands, Commands):
-            raise TypeError("Agent(commands=...) must be Commands or a {name: template} dict")
-        return cls(
-            subagents=subagents or teams is not False,
-            subagent_model=subagent_model,
-            subagent_tools=subagent_tools,
-            subagent_timeout=float(subagent_timeout),
-            subagent_max_result_chars=subagent_max_result_chars,
-            teams=teams or None,
-            circuit=CircuitBreaker(circuit_failures, circuit_recovery)
-            if circuit_failures is not None
-            else None,
-            todos=TodoReminders(todos) if todos is not None else None,
-            quota=quota,
-            commands=commands,
-            query_log=query_log,
+    def child(self) -> Orchestration:
+        """A subagent's settings: the same timeouts, circuit breaker and quota; no subagents,
+        teams, reminders, commands or log of its own."""
+        child = Orchestration(
+            subagent_timeout=self.subagent_timeout,
+            subagent_max_result_chars=self.subagent_max_result_chars,
+            circuit_failures=None,
+            quota=self.quota,
         )
+        object.__setattr__(child, "circuit", self.circuit)  # one breaker for the whole tree
+        return child
 
 
 def orchestration_registry(registry: ToolRegistry, settings: Orchestration) -> ToolRegistry:

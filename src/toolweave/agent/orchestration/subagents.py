@@ -5,7 +5,7 @@ set, and depth is capped); its intermediate text is dropped and only its final a
 back, prefixed with run metadata (duration, model calls, tokens) and truncated to
 `subagent_max_result_chars`, so one delegation cannot flood the parent's context.
 
-Timeout budget (the seed's `resolveSubagentTimeout`): the requested seconds are clamped to
+Timeout budget (`resolve_subagent_timeout`): the requested seconds are clamped to
 [`MIN_SUBAGENT_TIMEOUT`, `MAX_SUBAGENT_TIMEOUT`] before any arithmetic, and when the parent run
 has a deadline, `SUBAGENT_RESERVE` (30 s) is kept back so the parent can still answer. A
 subagent that runs out of time comes back as a tool result saying so, never as a failure of the
@@ -15,6 +15,7 @@ parent. Cancelling the parent cancels the subagent (it runs inside the parent's 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import math
 import time
 import uuid
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from toolweave.agent.errors import AgentError
+from toolweave.agent.orchestration.errors import SubagentBudgetExhausted
 from toolweave.agent.orchestration.settings import (
     MAX_SUBAGENT_DEPTH,
     SCOPE_EXTRA,
@@ -36,6 +38,7 @@ from toolweave.tools import (
     ToolContext,
     ToolError,
     ToolRegistry,
+    UserOutput,
     truncate_text,
 )
 
@@ -56,7 +59,8 @@ ORCHESTRATION_TOOLS = frozenset(
 )
 """Never offered to a subagent or team member: no recursion."""
 SESSION_TOOL_CATEGORIES = frozenset({"memory", "knowledge", "clock"})
-"""Categories a `read_only` subagent keeps even when they write (the seed's session tools)."""
+"""Categories a `read_only` subagent keeps even when they write (they write the
+session's own notes, memory and schedules, not the world)."""
 SESSION_TOOL_PREFIXES = ("memory_", "kb_", "knowledge_", "clock_")
 SUBAGENT_INSTRUCTIONS = (
     "You are a subagent: complete the task below on your own with the tools you have, then "
@@ -64,10 +68,6 @@ SUBAGENT_INSTRUCTIONS = (
     "messages; only your final answer is returned to the agent that delegated the task."
 )
 SubagentStatus = Literal["success", "timeout", "error"]
-
-
-class SubagentBudgetExhausted(ExecutionFailed):
-    """The parent has too little time left to start a subagent."""
 
 
 def resolve_subagent_timeout(
@@ -170,7 +170,7 @@ async def run_subagent(
     )
     source = ctx.registry if ctx.registry is not None else parent.registry
     agent_id = f"{agent_type}-{name}-{uuid.uuid4().hex[:6]}"
-    child = parent._derive(
+    child = parent.child(
         model=settings.subagent_model or parent.model,
         registry=subagent_registry(source, settings.subagent_tools),
         instructions=SUBAGENT_INSTRUCTIONS if not role else f"{SUBAGENT_INSTRUCTIONS}\n\n{role}",
@@ -192,7 +192,8 @@ async def run_subagent(
     status: SubagentStatus = "success"
     try:
         async with asyncio.timeout(timeout):
-            result = await child._run_scoped(task, child_scope, ctx)
+            result = await child.run_scoped(task, child_scope, deps=ctx.deps)
+            await _forward(result.user_outputs, ctx)
         output = str(result.output)
     except TimeoutError:
         status = "timeout"
@@ -210,6 +211,17 @@ async def run_subagent(
         child_scope.model_calls,
         child_scope.total_usage,
     )
+
+
+async def _forward(outputs: list[UserOutput], ctx: ToolContext) -> None:
+    """Files and images a subagent sent reach the parent's user."""
+    sink = ctx.output_sink
+    if sink is None:
+        return
+    for item in outputs:
+        outcome = sink(item)
+        if inspect.isawaitable(outcome):
+            await outcome
 
 
 def subagent_tool() -> Tool:

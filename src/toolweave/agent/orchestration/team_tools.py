@@ -27,7 +27,9 @@ from toolweave.tools import ExecutionFailed, FunctionTool, Tool, ToolContext
 def _store(scope: RunScope) -> TeamStore:
     store = scope.agent.orchestration.teams
     if store is None:
-        raise ExecutionFailed("teams are not enabled for this agent (Agent(teams=True))")
+        raise ExecutionFailed(
+            "teams are not enabled for this agent (Agent(orchestration=Orchestration(teams=True)))"
+        )
     return store
 
 

@@ -1,8 +1,8 @@
 """Saved teams: named groups of subagent members, each with a role prompt.
 
 A team is stored per scope: a session key (one chat's teams) or `GLOBAL_TEAM_SCOPE` (visible to
-every session). Lookups try the session's own teams first, then the global ones, so a session
-may shadow a global team without changing it for anyone else. Names follow the seed's rule:
+every session). Lookups try the session's own teams first, then the global ones, so a session may
+shadow a global team without changing it for anyone else. Names are what a person types in a chat:
 letters (any script, so Chinese names work), digits, `_` and `-`.
 """
 

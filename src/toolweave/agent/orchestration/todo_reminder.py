@@ -40,8 +40,8 @@ class TodoReminders:
     def __init__(self, source: TodoSource) -> None:
         if not isinstance(source, TodoSource):
             raise TypeError(
-                "Agent(todos=...) needs a todo store with get(session_id) -> snapshot, such as "
-                f"toolweave.builtins.TodoStore; got {source!r}"
+                "Orchestration(todos=...) needs a todo store with get(session_id) -> snapshot, "
+                f"such as toolweave.builtins.TodoStore; got {source!r}"
             )
         self.source = source
         self._last: dict[str, str] = {}

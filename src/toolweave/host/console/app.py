@@ -8,7 +8,7 @@ like `/mcp`: loopback Host and Origin checks, and the bearer token when one is c
 browser sends it from the page's `#token=...` fragment, which never reaches the server).
 
 `ConsoleApprovals` is an approver, `async (request) -> bool | "always"`: give it to whatever
-asks for approvals (`Agent(approver=console.approvals)`, the host's gates) and each request
+asks for approvals (`Governance(approver=console.approvals)`, the host's gates) and each request
 waits in the console's queue until an admin answers, `timeout` passes (denied) or the queue is
 full (denied at once: fail closed).
 """
@@ -215,16 +215,11 @@ class Console:
         from starlette.responses import JSONResponse, PlainTextResponse, Response
         from starlette.routing import Route
 
-        from toolweave.mcp.server._guards import AccessGuard
-
         self._endpoint = endpoint
-        api_guard: AccessGuard = endpoint.guard
-        hosts = api_guard.allowed_hosts
-        page_guard = AccessGuard(
-            sorted(api_guard.allowed_origins), sorted(hosts) if hosts is not None else None, None
-        )
+        api_guard = endpoint.guard
+        page_guard = api_guard.without_token()
 
-        def guarded(handler: _Handler, guard: AccessGuard = api_guard) -> _Handler:
+        def guarded(handler: _Handler, guard: Any = api_guard) -> _Handler:
             async def checked(request: Request) -> Response:
                 refusal = guard.check(request)
                 return refusal if refusal is not None else await handler(request)

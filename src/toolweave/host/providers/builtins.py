@@ -26,7 +26,7 @@ sandbox = "on"                 # "off": run the shell unsandboxed, every command
 network = false                # true: sandboxed commands may use the network (all of it)
 ```
 
-The shell runs under bubblewrap (see `toolweave.builtins.sandbox` and docs/security.md): the
+The shell runs under bubblewrap (see `toolweave.tools.sandbox` and docs/security.md): the
 host read-only but for the jail and a private /tmp, no network unless `network = true`.
 """
 

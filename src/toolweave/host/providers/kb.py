@@ -50,7 +50,7 @@ RESOURCE_SCHEME = "kb://"
 MIME_TYPE = "text/markdown"
 
 
-class KBSettings(Section):
+class KBSection(Section):
     """`[kb]`, validated (see the module docstring for each key and its default)."""
 
     paths: list[str] = Field(default_factory=list)
@@ -64,7 +64,7 @@ class KBSettings(Section):
     qdrant_url: str = ""
 
     @model_validator(mode="after")
-    def _backend(self) -> KBSettings:
+    def _backend(self) -> KBSection:
         if bool(self.dsn) != bool(self.qdrant_url):
             raise ValueError("the scale-out backend needs both dsn and qdrant_url (or neither)")
         return self
@@ -75,18 +75,18 @@ class KBSettings(Section):
         return [(base / Path(p).expanduser()).resolve() for p in self.paths]
 
 
-class NotesSettings(Section):
+class NotesSection(Section):
     """`[notes]`: the notes provider's embedder."""
 
     embedder: str = "auto"
 
 
-def kb_settings(config: HostConfig) -> KBSettings:
+def kb_settings(config: HostConfig) -> KBSection:
     """`[kb]` of `config` (validated when the config was parsed)."""
-    return config.section("kb", KBSettings)
+    return config.section("kb", KBSection)
 
 
-def open_knowledge_base(config: HostConfig, settings: KBSettings | None = None) -> KnowledgeBase:
+def open_knowledge_base(config: HostConfig, settings: KBSection | None = None) -> KnowledgeBase:
     """The knowledge base `[kb]` describes (what `serve` and the `kb` CLI both open)."""
     from toolweave.kb import KnowledgeBase
 
@@ -242,7 +242,7 @@ class NotesProvider:
     def __init__(self, config: HostConfig) -> None:
         from toolweave.kb import NoteStore
 
-        embedder = config.section("notes", NotesSettings).embedder
+        embedder = config.section("notes", NotesSection).embedder
         self.store: NoteStore = NoteStore(config.data_dir / "notes", embedder=embedder)
 
     async def tools(self) -> list[Tool]:

@@ -2,8 +2,10 @@
 
 Every skill becomes the skill tools (as in the library), an MCP prompt `skill.<name>` (its body,
 with the arguments expanded, so clients show it as a slash command) and its files as resources
-`skill://<name>/<path>`. Prompts and resources are answered from the library at request time
-(a `CatalogSource`), so they are never stale; when the set changes (a `skill_reload`, install or
+`skill://<name>/<path>` (percent-encoded, so `Agent Development` is
+`skill://Agent%20Development/`; a URI is decoded before it is resolved, so the raw spelling
+works too). Prompts and resources are answered from the library at request time (a
+`CatalogSource`), so they are never stale; when the set changes (a `skill_reload`, install or
 remove, or an edit the root watcher notices) the `skill_read` enum is republished and clients
 get `list_changed` for tools, prompts and resources.
 """
@@ -21,14 +23,15 @@ import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import quote, unquote
 
 from pydantic import Field
 
-from toolweave.builtins.sandbox import Sandbox
 from toolweave.host.config import HostConfig
 from toolweave.host.sections import Section
 from toolweave.skills import Skill, SkillError, SkillLibrary
 from toolweave.tools.base import Tool
+from toolweave.tools.sandbox import Sandbox
 
 logger = logging.getLogger("toolweave.host.providers.skills")
 
@@ -96,7 +99,7 @@ class SkillCatalog:
             for skill in self.library.skills.values():
                 for rel in ["SKILL.md", *skill.resources()]:
                     entry = {
-                        "uri": f"{RESOURCE_SCHEME}{skill.name}/{rel}",
+                        "uri": f"{RESOURCE_SCHEME}{quote(skill.name, safe='')}/{quote(rel)}",
                         "name": f"{skill.name}/{rel}",
                         "mimeType": _mime(rel),
                     }
@@ -113,7 +116,8 @@ class SkillCatalog:
     async def read_resource(self, uri: str) -> dict[str, Any] | None:
         if not uri.startswith(RESOURCE_SCHEME):
             return None
-        name, _, rel = uri[len(RESOURCE_SCHEME) :].partition("/")
+        encoded_name, _, encoded_rel = uri[len(RESOURCE_SCHEME) :].partition("/")
+        name, rel = unquote(encoded_name), unquote(encoded_rel)
         skill = self.library.skills.get(name)
         if skill is None or not rel:
             return None

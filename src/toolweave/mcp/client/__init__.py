@@ -7,6 +7,17 @@ the server toolkit; the agent-facing layer (`toolweave.mcp.bridge`, `manager`, `
 
 from __future__ import annotations
 
-from toolweave.mcp.client.client import MCPClient
+from typing import TYPE_CHECKING
+
+from toolweave._lazy import lazy_exports
+
+_EXPORTS: dict[str, str] = {
+    "MCPClient": "toolweave.mcp.client.client",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+if TYPE_CHECKING:
+    from toolweave.mcp.client.client import MCPClient
 
 __all__ = ["MCPClient"]

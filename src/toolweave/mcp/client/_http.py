@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from toolweave._sse import SSEDecoder
+from toolweave.mcp.client._sse_legacy import LegacySSETransport, is_legacy_sse_url
 from toolweave.mcp.shared.constants import (
     META_PROTOCOL_VERSION,
     MODERN_VERSIONS,
@@ -67,8 +68,11 @@ class HTTPTransport:
         auth: httpx.Auth | None = None,
         timeout: float = 30.0,
         name: str | None = None,
+        legacy_sse_fallback: bool = True,
     ) -> None:
         self.url = url
+        self.legacy_sse_fallback = legacy_sse_fallback
+        self.rejected_post = False  # a 405: set for `legacy_transport`
         self.extra_headers = dict(headers or {})
         self.auth = auth
         self.timeout = timeout
@@ -205,6 +209,7 @@ class HTTPTransport:
 
     async def _accept(self, response: httpx.Response, message: dict[str, Any]) -> None:
         status = response.status_code
+        self.rejected_post = self.rejected_post or status == 405
         if status >= 400:
             raw = await response.aread()
             await response.aclose()
@@ -367,6 +372,19 @@ class HTTPTransport:
                 await response.aclose()
             await asyncio.sleep(stream.retry_ms / 1000)
             response = await self._get(stream.last_event_id)
+
+    def legacy_transport(self) -> LegacySSETransport | None:
+        """The legacy HTTP+SSE transport to connect with instead, when this url ends in `/sse`
+        and answered 405 to a POST (a server that speaks only the old transport)."""
+        if not (self.legacy_sse_fallback and self.rejected_post and is_legacy_sse_url(self.url)):
+            return None
+        return LegacySSETransport(
+            self.url,
+            headers=self.extra_headers,
+            auth=self.auth,
+            timeout=self.timeout,
+            name=self.name,
+        )
 
     # -- shutdown -------------------------------------------------------------------------------
 

@@ -38,6 +38,8 @@ MAX_INPUT_ROUNDS = 8
 
 NotificationListener = Callable[[str, dict[str, Any]], Awaitable[None] | None]
 
+logger = logging.getLogger("toolweave.mcp.client")
+
 
 class Transport(Protocol):
     async def start(
@@ -141,13 +143,40 @@ class MCPClient(ServerFeatures):
         *,
         name: str | None = None,
         auth: httpx.Auth | None = None,
+        legacy_sse_fallback: bool = True,
         **options: Any,
     ) -> MCPClient:
         """A client for a Streamable HTTP endpoint; `auth` is any `httpx.Auth`, e.g. an
-        `OAuthClientProvider`."""
+        `OAuthClientProvider`. With `legacy_sse_fallback`, a url ending in `/sse` that answers
+        405 to the POST is connected to again over the legacy HTTP+SSE transport."""
         from toolweave.mcp.client._http import HTTPTransport
 
-        transport = HTTPTransport(url, headers=headers, auth=auth, timeout=timeout, name=name)
+        transport = HTTPTransport(
+            url,
+            headers=headers,
+            auth=auth,
+            timeout=timeout,
+            name=name,
+            legacy_sse_fallback=legacy_sse_fallback,
+        )
+        return cls(transport, name=name, timeout=timeout, **options)
+
+    @classmethod
+    def sse(
+        cls,
+        url: str,
+        headers: dict[str, str] | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        *,
+        name: str | None = None,
+        auth: httpx.Auth | None = None,
+        **options: Any,
+    ) -> MCPClient:
+        """A client for a legacy HTTP+SSE endpoint (MCP 2024-11-05, `"type": "sse"`), as the
+        official SDK's `sse_client`."""
+        from toolweave.mcp.client._sse_legacy import LegacySSETransport
+
+        transport = LegacySSETransport(url, headers=headers, auth=auth, timeout=timeout, name=name)
         return cls(transport, name=name, timeout=timeout, **options)
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -169,29 +198,42 @@ class MCPClient(ServerFeatures):
         return self._peer is not None and not self._peer.closed and self._negotiated is not None
 
     async def connect(self) -> None:
-        """Start the transport and negotiate; a no-op when already connected."""
+        """Start the transport and negotiate; a no-op when already connected. An HTTP server
+        that speaks only the legacy SSE transport is connected to again over that."""
         async with self._connect_lock:
-            if self.connected:
-                return
-            stale, self._peer = self._peer, None
-            if stale is not None:  # the server died: release its process, pipes or HTTP client
-                stale.close()
-                await self.transport.close()
-            peer = JSONRPCPeer(self.transport.send, self._serve, self._notified)
-            self._peer = peer
-            self._negotiated = None
-            await self.transport.start(peer.feed, self._closed_by_transport(peer))
-            if hasattr(self.transport, "reinitialize"):
-                self.transport.reinitialize = self._renegotiate
-            if hasattr(self.transport, "fail_request"):
-                self.transport.fail_request = peer.fail
             try:
-                await self._negotiate(peer)
-            except BaseException:
-                peer.close()
-                await self.transport.close()
-                raise
-            self._listen()
+                await self._connect()
+            except MCPError:
+                legacy = getattr(self.transport, "legacy_transport", None)
+                replacement = legacy() if legacy is not None else None
+                if replacement is None:
+                    raise
+                logger.info("%s: POST answered 405; using the legacy SSE transport", self.name)
+                self.transport = replacement
+                await self._connect()
+
+    async def _connect(self) -> None:
+        if self.connected:
+            return
+        stale, self._peer = self._peer, None
+        if stale is not None:  # the server died: release its process, pipes or HTTP client
+            stale.close()
+            await self.transport.close()
+        peer = JSONRPCPeer(self.transport.send, self._serve, self._notified)
+        self._peer = peer
+        self._negotiated = None
+        await self.transport.start(peer.feed, self._closed_by_transport(peer))
+        if hasattr(self.transport, "reinitialize"):
+            self.transport.reinitialize = self._renegotiate
+        if hasattr(self.transport, "fail_request"):
+            self.transport.fail_request = peer.fail
+        try:
+            await self._negotiate(peer)
+        except BaseException:
+            peer.close()
+            await self.transport.close()
+            raise
+        self._listen()
 
     def _closed_by_transport(self, peer: JSONRPCPeer) -> Callable[[MCPError], None]:
         def on_close(exc: MCPError) -> None:

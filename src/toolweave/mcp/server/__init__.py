@@ -6,10 +6,29 @@ is the time to `initialize`, and heavy pieces load only when a client needs them
 
 from __future__ import annotations
 
-from toolweave.mcp.server._sse import EventStore, InMemoryEventStore
-from toolweave.mcp.server.app import MCPServer
-from toolweave.mcp.server.context import Context, is_probe
-from toolweave.mcp.server.results import error_result, image_result, probe_result, text_result
+from typing import TYPE_CHECKING
+
+from toolweave._lazy import lazy_exports
+
+_EXPORTS: dict[str, str] = {
+    "EventStore": "toolweave.mcp.server.event_store",
+    "InMemoryEventStore": "toolweave.mcp.server.event_store",
+    "MCPServer": "toolweave.mcp.server.app",
+    "Context": "toolweave.mcp.server.context",
+    "is_probe": "toolweave.mcp.server.context",
+    "error_result": "toolweave.mcp.server.results",
+    "image_result": "toolweave.mcp.server.results",
+    "probe_result": "toolweave.mcp.server.results",
+    "text_result": "toolweave.mcp.server.results",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+if TYPE_CHECKING:
+    from toolweave.mcp.server.app import MCPServer
+    from toolweave.mcp.server.context import Context, is_probe
+    from toolweave.mcp.server.event_store import EventStore, InMemoryEventStore
+    from toolweave.mcp.server.results import error_result, image_result, probe_result, text_result
 
 __all__ = [
     "Context",

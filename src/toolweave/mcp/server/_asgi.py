@@ -16,7 +16,7 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from toolweave.mcp.server._http import StreamableHTTPApp
-from toolweave.mcp.server._sse import EventStore
+from toolweave.mcp.server.event_store import EventStore
 from toolweave.mcp.shared.constants import LOOPBACK_HOSTS
 
 if TYPE_CHECKING:

@@ -142,7 +142,7 @@ class PromptEntry:
     def definition(self) -> dict[str, Any]:
         if self._definition is not None:
             return self._definition
-        from toolweave.tools._docstrings import parse_docstring
+        from toolweave.tools.docstrings import parse_docstring
 
         doc = parse_docstring(self.func)
         entry: dict[str, Any] = {"name": self.name}

@@ -59,6 +59,12 @@ class AccessGuard:
         self.allowed_hosts = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
         self.expected = None if auth_token is None else f"Bearer {auth_token}".encode()
 
+    def without_token(self) -> AccessGuard:
+        """The same Origin and Host checks without the bearer token (for a page a browser opens,
+        which cannot send the header)."""
+        hosts = None if self.allowed_hosts is None else sorted(self.allowed_hosts)
+        return AccessGuard(sorted(self.allowed_origins), hosts, None)
+
     def check(self, request: Request) -> Response | None:
         origin = request.headers.get("origin")
         if origin is not None and not self._origin_ok(origin):

@@ -29,7 +29,13 @@ from starlette.responses import Response, StreamingResponse
 from toolweave.mcp.server._guards import AccessGuard, check_modern_request
 from toolweave.mcp.server._guards import error_response as _error
 from toolweave.mcp.server._session import ServerSession
-from toolweave.mcp.server._sse import EventStore, InMemoryEventStore, ReplyStream, drain, sse_event
+from toolweave.mcp.server.event_store import (
+    EventStore,
+    InMemoryEventStore,
+    ReplyStream,
+    drain,
+    sse_event,
+)
 from toolweave.mcp.shared.constants import HANDSHAKE_VERSIONS, META_PROTOCOL_VERSION
 from toolweave.mcp.shared.errors import INVALID_REQUEST, METHOD_NOT_FOUND, JSONRPCError
 from toolweave.mcp.shared.jsonrpc import RequestContext, decode, encode, valid_id

@@ -31,7 +31,7 @@ from toolweave.tools.permissions import Permission
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
-    from toolweave.mcp.server._sse import EventStore
+    from toolweave.mcp.server.event_store import EventStore
 
 logger = logging.getLogger("toolweave.mcp.server")
 F = TypeVar("F", bound=Callable[..., Any])

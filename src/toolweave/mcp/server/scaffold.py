@@ -1,6 +1,6 @@
 """`toolweave mcp new NAME`: a ready MCP server project from the bundled template.
 
-The template (in `template/`) mirrors the forge seed's `template/` and `examples/hello-tool/`:
+The template (in `template/`) holds what a new server needs on day one:
 a src-layout package with one example tool, a test through the in-memory client, a README
 with the Claude Desktop and Claude Code snippets, and CI. Python files are stored as `.tmpl`
 so this repository's linters and type checker never mistake them for its own code.

@@ -32,7 +32,8 @@ META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
-# The forge permission-pattern probe (the seed's wire contract): a server marks probe-able tools
+# The forge permission-pattern probe (a wire contract with forge-built hosts, so the key names
+# are fixed): a server marks probe-able tools
 # in tools/list; a host may then call such a tool with the request key set and read the patterns
 # from the result's `_meta` instead of running it.
 #: `_meta` key on a tools/call request asking for permission patterns instead of a run.

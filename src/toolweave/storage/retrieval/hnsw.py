@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from toolweave.storage.files import atomic_write
+
 DEFAULT_HNSW_THRESHOLD = 50_000
 """Vectors in a store from which `SQLiteTextIndex` searches an HNSW graph (if usearch is
 installed) instead of scanning a matrix."""
@@ -118,7 +120,7 @@ class HNSWVectors:
             name = f"graph_{number}.usearch"
             graph.save(str(directory / name))
             files[collection] = name
-        manifest.write_text(json.dumps({"fingerprint": fingerprint, "graphs": files}))
+        atomic_write(manifest, json.dumps({"fingerprint": fingerprint, "graphs": files}))
 
     @classmethod
     def load(cls, directory: Path, dim: int, fingerprint: list[Any]) -> HNSWVectors | None:

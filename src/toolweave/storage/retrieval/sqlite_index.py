@@ -24,12 +24,12 @@ from typing import Any
 
 from toolweave.storage.errors import DimensionMismatch
 from toolweave.storage.retrieval._live_vectors import LiveVectors, count_write
+from toolweave.storage.retrieval._sqlite_keywords import KeywordSearch, sql_where
 from toolweave.storage.retrieval.embedders import Embedder, load_embedder
 from toolweave.storage.retrieval.hnsw import DEFAULT_HNSW_THRESHOLD
 from toolweave.storage.retrieval.index import (
     DEFAULT_COLLECTION,
     DEFAULT_OVERSAMPLE,
-    RANGE_OPERATORS,
     FusedSearch,
     Hit,
     Record,
@@ -40,14 +40,7 @@ from toolweave.storage.retrieval.index import (
     check_where,
 )
 from toolweave.storage.sqlite import SQLiteDatabase
-from toolweave.storage.text import (
-    TRIGRAM_MIN_CHARS,
-    fts5_match,
-    fts_text,
-    has_cjk,
-    like_pattern,
-    query_terms,
-)
+from toolweave.storage.text import fts_text, query_terms
 
 DEFAULT_RANK_CAP = 1_000
 """Matches of a common term (or of all terms) that keyword search ranks: the newest ones. FTS5
@@ -73,26 +66,6 @@ CREATE TABLE IF NOT EXISTS {t} (
 CREATE VIRTUAL TABLE IF NOT EXISTS {t}_words USING fts5(words, tokenize='unicode61');
 CREATE VIRTUAL TABLE IF NOT EXISTS {t}_tri USING fts5(text, tokenize='trigram');
 """
-
-
-def _sql_where(where: Where | None) -> tuple[str, list[Any]]:
-    parts: list[str] = []
-    params: list[Any] = []
-    for field, op, value in check_where(where):
-        column = f"json_extract(payload, '$.{field}')"
-        if op == "in":
-            if not value:
-                parts.append("0")
-                continue
-            parts.append(f"{column} IN ({', '.join('?' * len(value))})")
-            params.extend(value)
-        elif op == "=":
-            parts.append(f"{column} IS ?" if value is None else f"{column} = ?")
-            params.append(value)
-        else:
-            parts.append(f"{column} {RANGE_OPERATORS[op]} ?")
-            params.append(value)
-    return "".join(f" AND {p}" for p in parts), params
 
 
 class SQLiteTextIndex(FusedSearch):
@@ -259,7 +232,7 @@ class SQLiteTextIndex(FusedSearch):
         self, collection: str = DEFAULT_COLLECTION, where: Where | None = None
     ) -> int:
         await self._ready()
-        clause, params = _sql_where(where)
+        clause, params = sql_where(where)
         t = self.name
 
         def apply(conn: sqlite3.Connection) -> list[int]:
@@ -297,7 +270,7 @@ class SQLiteTextIndex(FusedSearch):
         order_by: str | None = None,
         descending: bool = False,
     ) -> list[Record]:
-        clause, params = _sql_where(where)
+        clause, params = sql_where(where)
         order = "rowid"
         if order_by is not None:
             check_where({order_by: None})
@@ -312,7 +285,7 @@ class SQLiteTextIndex(FusedSearch):
         return [Record(r[0], r[1], json.loads(r[2]), collection) for r in rows]
 
     async def count(self, collection: str = DEFAULT_COLLECTION, where: Where | None = None) -> int:
-        clause, params = _sql_where(where)
+        clause, params = sql_where(where)
         sql = f"SELECT count(*) FROM {self.name} WHERE collection = ?{clause}"
         return int(
             await self.db.run(lambda conn: conn.execute(sql, [collection, *params]).fetchone()[0])
@@ -332,121 +305,16 @@ class SQLiteTextIndex(FusedSearch):
         collection: str = DEFAULT_COLLECTION,
         where: Where | None = None,
     ) -> list[Hit]:
-        """Words (bm25), then substrings (trigram, bm25), then short-term LIKE matches.
-
-        Each index is asked in levels, best matches first: every term (AND), then the rare
-        terms (at most `rank_cap` matches each, all ranked, so an exact name or number is
-        never lost), then any term among the newest `rank_cap` matches. bm25 costs time per
-        match it ranks, so a term common to half the store costs what a rare one does.
-        """
-        terms = query_terms(query)
-        if not terms:
+        """Words (bm25), then substrings (trigram, bm25), then short-term LIKE matches (see
+        `toolweave.storage.retrieval._sqlite_keywords`)."""
+        if not query_terms(query):
             return []
-        clause, params = _sql_where(where)
-        t = self.name
-        pieces = [p for p in query.split() if p]
-        long_pieces = [p for p in dict.fromkeys(pieces + terms) if len(p) >= TRIGRAM_MIN_CHARS]
-        short = [p for p in terms if len(p) < TRIGRAM_MIN_CHARS and has_cjk(p)]
-        base = f"SELECT r.id, r.text, r.payload FROM {t} r"
-
-        def read(conn: sqlite3.Connection) -> list[Record]:
-            seen: dict[str, Record] = {}
-
-            def take(rows: list[tuple[str, str, str]]) -> None:
-                for id_, text, payload in rows:
-                    if id_ not in seen and len(seen) < limit:
-                        seen[id_] = Record(id_, text, json.loads(payload), collection)
-
-            for table, words in ((f"{t}_words", terms), (f"{t}_tri", long_pieces)):
-                if words and len(seen) < limit:
-                    for level in self._levels(conn, table, words):
-                        filters = [collection, *params]
-                        take(self._ranked(conn, table, level, limit, seen, filters, clause))
-                        if len(seen) >= limit:
-                            break
-            for term in short:
-                if len(seen) >= limit:
-                    break
-                take(
-                    conn.execute(
-                        f"{base} WHERE r.text LIKE ? ESCAPE '\\' AND r.collection = ?{clause}"
-                        " ORDER BY r.rowid DESC LIMIT ?",
-                        [like_pattern(term), collection, *params, limit],
-                    ).fetchall()
-                )
-            return list(seen.values())
-
-        return [Hit(r, 0.0, keyword_rank=i) for i, r in enumerate(await self.db.run(read), start=1)]
-
-    def _levels(
-        self, conn: sqlite3.Connection, table: str, terms: list[str]
-    ) -> list[tuple[str, bool]]:
-        """The MATCH expressions to rank, best first, each with whether it is bounded."""
-        cap = self.rank_cap
-        rare = [
-            term
-            for term in terms
-            if conn.execute(
-                f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)",
-                [fts5_match([term]), cap + 1],
-            ).fetchone()[0]
-            <= cap
-        ]
-        levels = [(fts5_match(terms, "AND"), True)] if len(terms) > 1 else []
-        if rare:
-            levels.append((fts5_match(rare), False))
-        if len(rare) < len(terms):
-            levels.append((fts5_match(terms), True))
-        return levels
-
-    def _ranked(
-        self,
-        conn: sqlite3.Connection,
-        table: str,
-        level: tuple[str, bool],
-        limit: int,
-        seen: dict[str, Record],
-        params: list[Any],
-        clause: str,
-    ) -> list[tuple[str, str, str]]:
-        """The best rows not in `seen` that pass the filter among the matches of one level (the
-        newest `rank_cap` matches if it is bounded), enough to bring `seen` to `limit`, widened
-        while the filter (or `seen`) rejects too many."""
-        match, bounded = level
-        needed = limit - len(seen)
-        want, cap = limit * self.oversample, self.rank_cap
-        while True:
-            row = (
-                conn.execute(
-                    f"SELECT rowid FROM {table} WHERE {table} MATCH ?"
-                    " ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-                    [match, cap - 1],
-                ).fetchone()
-                if bounded
-                else None
-            )
-            floor = int(row[0]) if row else 0
-            # FTS5 ranks fastest with ORDER BY rank LIMIT n in the virtual table itself;
-            # filters apply afterwards.
-            rows = conn.execute(
-                f"SELECT r.id, r.text, r.payload FROM {self.name} r JOIN (SELECT rowid, rank"
-                f" FROM {table} WHERE {table} MATCH ? AND rowid >= ? ORDER BY rank LIMIT ?) m"
-                f" ON m.rowid = r.rowid WHERE r.collection = ?{clause} ORDER BY m.rank",
-                [match, floor, want, *params],
-            ).fetchall()
-            if sum(1 for row in rows if row[0] not in seen) >= needed:
-                return rows
-            matched = conn.execute(
-                f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ?"
-                " AND rowid >= ? LIMIT ?)",
-                [match, floor, want],
-            ).fetchone()[0]
-            if matched == want:
-                want *= 8
-            elif floor > 0:
-                cap *= 8
-            else:
-                return rows
+        clause, params = sql_where(where)
+        search = KeywordSearch(self.name, self.rank_cap, self.oversample)
+        records = await self.db.run(
+            lambda conn: search.records(conn, query, limit, collection, clause, params)
+        )
+        return [Hit(r, 0.0, keyword_rank=i) for i, r in enumerate(records, start=1)]
 
     async def vector_search(
         self,
@@ -458,7 +326,7 @@ class SQLiteTextIndex(FusedSearch):
     ) -> list[Hit]:
         await self._ready()
         await self.vectors.loaded()
-        clause, params = _sql_where(where)
+        clause, params = sql_where(where)
         vector = (await asyncio.to_thread(self.embedder.embed, [query]))[0]
         want = limit * self.oversample if clause else limit
         t = self.name

@@ -12,7 +12,7 @@ WordLlama vectors, RRF); pass `--embedder hash` to compare the dependency-free f
 
 Goal (issue 14): hybrid hit@5 >= 0.95 and better than either mode alone.
 
-Run: .venv/bin/python benchmarks/rag_quality.py
+Run: .venv/bin/python benchmarks/kb_quality.py
 """
 
 from __future__ import annotations

@@ -33,10 +33,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from toolweave.builtins import _seccomp
 from toolweave.errors import ConfigError
+from toolweave.tools import _seccomp
 from toolweave.tools.context import ToolContext
-from toolweave.tools.errors import PermissionDenied
+from toolweave.tools.errors import SandboxUnavailable
 
 SandboxMode = Literal["on", "off"]
 SANDBOX_MODES: tuple[SandboxMode, ...] = ("on", "off")
@@ -56,10 +56,6 @@ PROTECTED_IN_WORKSPACE = (".git/hooks", ".git/config")
 """Paths inside a writable directory kept read-only: git runs hooks and config-named programs
 later, outside the sandbox (as sandbox-runtime protects them)."""
 _PROBE_COMMAND = ("/bin/sh", "-c", "exit 0")
-
-
-class SandboxUnavailable(PermissionDenied):
-    """No sandbox can be made here; the message says why and how to get one."""
 
 
 @dataclass(frozen=True, slots=True)

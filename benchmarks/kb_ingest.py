@@ -12,7 +12,7 @@ It runs once per embedder: the default WordLlama (static embeddings, very fast) 
 `minilm` extra is installed, all-MiniLM-L6-v2 (a transformer). The goal (embedding >= 90% of
 ingest time) is about the rest of the pipeline being cheap next to a real embedding model.
 
-Run: .venv/bin/python benchmarks/rag_ingest.py [--embedders auto,minilm] [--pages 500]
+Run: .venv/bin/python benchmarks/kb_ingest.py [--embedders auto,minilm] [--pages 500]
 """
 
 from __future__ import annotations

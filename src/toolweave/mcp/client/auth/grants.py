@@ -27,8 +27,8 @@ from urllib.parse import urlencode
 
 import httpx
 
-from toolweave.mcp.client._oauth_discovery import Discovery, require_secure
-from toolweave.mcp.client.auth import ClientFactory, OAuthClientProvider, _no_redirect
+from toolweave.mcp.client.auth._discovery import Discovery, require_secure
+from toolweave.mcp.client.auth.providers import ClientFactory, OAuthClientProvider, _no_redirect
 from toolweave.mcp.shared.errors import OAuthError
 
 JWT_BEARER_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"

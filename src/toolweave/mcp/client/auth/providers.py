@@ -37,7 +37,7 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 import httpx
 
-from toolweave.mcp.client._oauth_discovery import (
+from toolweave.mcp.client.auth._discovery import (
     Discovery,
     canonical_resource,
     discover,

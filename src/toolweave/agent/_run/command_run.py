@@ -1,0 +1,185 @@
+"""A slash command while it runs: its `model`, its `allowed-tools`, its `!` and `@` lines.
+
+A Claude Code command file can name the model it runs on, the tools it may use, shell commands
+whose output it embeds (`` !`git status` ``) and files it embeds (`@src/app.py`). Here:
+
+- `model`: a name in `Commands.models` (the names command files use mapped to `Model`s), a
+  `provider:model` string, or a bare Claude model name when the agent's model is Anthropic's;
+  anything else keeps the agent's model, with a warning naming the command.
+- `allowed-tools`: while the command's run lasts, a call its entries do not admit (matched as
+  Claude Code permission rules, `skill_rules`) is refused with an error naming them, as for
+  an active skill.
+- `` !`cmd` ``: run through the agent's own shell tool (`bash`) under the run's governance
+  (plan mode, rules, hooks, approvals), and only when `allowed-tools` admit it; its output
+  replaces the line. A refusal is written in its place, so it is never silently dropped.
+- `@path`: read with the agent's `read_file` tool (its file jail, under the same governance);
+  the file's text follows the reference. A path that cannot be read is noted the same way.
+
+Every such call is a tool invocation of the run (`RunResult.invocations`), emitted as events.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import re
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from toolweave.agent._run.dispatch import CallSetup, dispatch_call
+from toolweave.agent._run.skill_rules import admits
+from toolweave.agent.orchestration.slash_commands import Command, Commands
+from toolweave.governance.gates import GateRequest
+from toolweave.governance.pipeline import CallBlocked
+from toolweave.llm import Model, ToolCallPart
+from toolweave.skills.errors import ToolNotAllowed
+from toolweave.tools import ToolError
+
+if TYPE_CHECKING:
+    from toolweave.agent._run.config import RunConfig
+    from toolweave.agent._run.loop import Run
+
+logger = logging.getLogger("toolweave.agent.commands")
+
+SHELL_TOOL = "bash"
+READ_TOOL = "read_file"
+_BANG = re.compile(r"!`([^`\n]+)`")
+# `@file.ext` or `@dir/file`: an email address or an @mention is not a file reference.
+_PATH_CHAR = r"[^\s`'\"()<>,;@]"
+_AT = re.compile(rf"(?<![\w@`])@({_PATH_CHAR}*[./]{_PATH_CHAR}*[^\s`'\"()<>,;@.:])")
+_ANTHROPIC_ALIASES = {
+    "haiku": "claude-haiku-4-5",
+    "sonnet": "claude-sonnet-4-5",
+    "opus": "claude-opus-4-1",
+}
+
+
+class CommandToolsGate:
+    """Refuses calls the running command's `allowed-tools` do not admit (recoverable)."""
+
+    def __init__(self, command: Command) -> None:
+        self.command = command
+
+    async def check(self, request: GateRequest) -> None:
+        call = request.call
+        if admits(call.name, self.command.allowed_tools, call.arguments, request.tool):
+            return
+        raise ToolNotAllowed(
+            f"tool {call.name!r} is not allowed while the /{self.command.name} command runs; "
+            f"allowed tools: {', '.join(self.command.allowed_tools)}",
+            tool=call.name,
+            permission=f"command:{self.command.name}",
+        )
+
+
+def command_config(config: RunConfig, command: Command, commands: Commands) -> RunConfig:
+    """`config` with the command's model and `allowed-tools` applied."""
+    changes: dict[str, Any] = {}
+    model = _model(command, commands, config.model)
+    if model is not None:
+        changes["model"] = model
+    if command.allowed_tools:
+        changes["gates"] = (*config.gates, CommandToolsGate(command))
+    return dataclasses.replace(config, **changes) if changes else config
+
+
+def _model(command: Command, commands: Commands, current: Model) -> Model | None:
+    name = command.model
+    if not name or name == "inherit":
+        return None
+    if name in commands.models:
+        chosen = commands.models[name]
+        if not isinstance(chosen, Model):
+            raise TypeError(f"Commands.models[{name!r}] must be a toolweave.llm.Model")
+        return chosen
+    from toolweave.llm.presets import model_from_string
+
+    spec = name if ":" in name else None
+    if spec is None and type(current).__name__ == "AnthropicModel":
+        spec = f"anthropic:{_ANTHROPIC_ALIASES.get(name, name)}"
+    if spec is not None:
+        try:
+            return model_from_string(spec)
+        except ValueError as exc:
+            logger.warning("/%s: model %r not applied: %s", command.name, name, exc)
+            return None
+    logger.warning(
+        "/%s: model %r not applied (the agent's model is kept): map it in Commands.models or "
+        "write provider:model",
+        command.name,
+        name,
+    )
+    return None
+
+
+async def expand_context(run: Run, command: Command) -> str:
+    """The run's prompt with the command's `!` lines run and `@` files read (see above). Both
+    are found in the expanded template before anything runs, so a command's output can never
+    add a reference of its own."""
+    prompt = run.prompt
+    bangs = [(m.start(), m.end(), m.group(1).strip()) for m in _BANG.finditer(prompt)]
+    ats = [
+        (m.start(), m.end(), m.group(1))
+        for m in _AT.finditer(prompt)
+        if not any(start <= m.start() < end for start, end, _ in bangs)
+    ]
+    pieces: dict[int, tuple[int, str]] = {}
+    for start, end, line in bangs:  # the shell first, in order, as Claude Code does
+        pieces[start] = (end, await _shell(run, command, line))
+    for start, end, path in ats:
+        ok, text = await context_call(run, READ_TOOL, {"path": path})
+        pieces[start] = (end, f"@{path}\n{text.rstrip()}" if ok else f"@{path} [not read: {text}]")
+    out: list[str] = []
+    position = 0
+    for start in sorted(pieces):
+        end, text = pieces[start]
+        out.extend((prompt[position:start], text))
+        position = end
+    out.append(prompt[position:])
+    return "".join(out)
+
+
+async def _shell(run: Run, command: Command, line: str) -> str:
+    if command.allowed_tools and not admits(
+        SHELL_TOOL, command.allowed_tools, {"command": line}, run.registry.get(SHELL_TOOL)
+    ):
+        return f"[`{line}` was not run: the command's allowed-tools do not admit it]"
+    ok, text = await context_call(run, SHELL_TOOL, {"command": line})
+    return f"$ {line}\n{text.rstrip()}" if ok else f"[`{line}` was not run: {text}]"
+
+
+async def context_call(run: Run, name: str, args: dict[str, Any]) -> tuple[bool, str]:
+    """Call tool `name` through the run's governance, outside the conversation: `(ok, text)`
+    with the tool's output, or the reason it did not run."""
+    tool = run.registry.get(name)
+    if tool is None:
+        return False, f"this agent has no {name!r} tool"
+    config = run.config
+    call = ToolCallPart(f"command-{uuid.uuid4().hex[:12]}", name, args)
+    try:
+        config.governance.precheck(name, tool, run.gate_context())
+    except (CallBlocked, ToolError) as refused:
+        return False, str(getattr(refused, "reason", None) or refused)
+    setup = CallSetup(
+        run.registry,
+        config.governance,
+        config.gates,
+        config.tool_timeout,
+        config.max_tool_result_chars,
+        lambda started: run.emit_started(started, 0),
+        lambda blocked_call, blocked: run.emit_blocked(
+            blocked_call, blocked.stage, blocked.reason, 0
+        ),
+    )
+    request = GateRequest(call, tool, run.registry, run.session)
+    child = run.ctx.for_call(call.id)
+    try:
+        outcome = await dispatch_call(setup, call, tool, request, run.gate_context(), child)
+    finally:
+        run.ctx.cancellation.release(child.cancellation)
+    invocation = outcome.invocation
+    if invocation is not None:
+        run.invocations.append(invocation)
+    if invocation is not None and invocation.ok:
+        return True, invocation.result.text
+    return False, outcome.part.text

@@ -1,0 +1,118 @@
+"""A command file's frontmatter and context lines while it runs: `model`, `allowed-tools`,
+`` !`cmd` `` through the governed shell, `@path` through the file jail."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolweave.agent import Agent
+from toolweave.agent.orchestration import Commands, Orchestration
+from toolweave.builtins.filesystem import filesystem_tools
+from toolweave.builtins.shell import shell_tool
+from toolweave.governance import ApprovalRequest, Governance
+from toolweave.llm import Message, ScriptedModel, ToolCallPart
+
+REVIEW = """---
+description: Review the working tree
+argument-hint: [focus]
+allowed-tools: Bash(git status:*), Read
+model: fast
+---
+Working tree:
+!`git status --short`
+
+Notes: @notes/待办.md
+
+!`rm -rf build`
+Review with focus on $ARGUMENTS.
+"""
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    folder = tmp_path / "work"
+    (folder / "notes").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    (folder / "notes" / "待办.md").write_text("- 修复登录\n", encoding="utf-8")
+    (folder / "app.py").write_text("print('hi')\n", encoding="utf-8")
+    commands = tmp_path / "commands" / "dev"
+    commands.mkdir(parents=True)
+    (commands / "review.md").write_text(REVIEW, encoding="utf-8")
+    return folder
+
+
+def call(name: str, cid: str, **args: Any) -> Message:
+    return Message.assistant(tool_calls=[ToolCallPart(cid, name, args)])
+
+
+async def approve(request: ApprovalRequest) -> bool:
+    return True
+
+
+async def test_model_tools_shell_and_files_apply_while_the_command_runs(work: Path) -> None:
+    main = ScriptedModel([Message.assistant("main model answered")])
+    fast = ScriptedModel(
+        [
+            call("write_file", "1", path="out.txt", content="x"),
+            call("read_file", "2", path="app.py"),
+            Message.assistant("reviewed"),
+        ]
+    )
+    commands = Commands.from_directory(work.parent / "commands", models={"fast": fast})
+    tools = [shell_tool(work), *filesystem_tools(work)]
+    agent = Agent(
+        main,
+        tools,
+        governance=Governance(approver=approve),
+        orchestration=Orchestration(commands=commands),
+    )
+    result = await agent.run("/dev:review 安全")
+    assert result.output == "reviewed" and main.requests == []  # the command's model ran it
+    prompt = fast.requests[0].messages[-1].text
+    # Each output inside the tool-output boundary (data, not instructions).
+    assert '$ git status --short\n<tool_output tool="bash">' in prompt
+    assert "?? app.py\n?? notes/" in prompt
+    assert 'Notes: @notes/待办.md\n<tool_output tool="read_file">\n- 修复登录' in prompt
+    assert "[`rm -rf build` was not run: the command's allowed-tools do not admit it]" in prompt
+    assert prompt.rstrip().endswith("Review with focus on 安全.")
+    # allowed-tools: write_file is refused while the command runs, read_file (Read) is not.
+    refused = fast.requests[1].messages[-1].parts[0]
+    assert refused.is_error and "not allowed while the /review command runs" in refused.text  # type: ignore[union-attr]
+    ran = [inv.name for inv in result.invocations]
+    assert ran == ["bash", "read_file", "read_file"]  # the ! line, the @ file, the model's read
+    assert not (work / "out.txt").exists()
+    # The next plain prompt runs on the agent's own model with every tool.
+    assert (await agent.run("hello")).output == "main model answered"
+
+
+async def test_shell_lines_are_refused_without_approval_never_silently(work: Path) -> None:
+    model = ScriptedModel([Message.assistant("ok")])
+    commands = Commands.from_directory(work.parent / "commands", models={"fast": model})
+    agent = Agent(
+        model,
+        [shell_tool(work), *filesystem_tools(work)],
+        orchestration=Orchestration(commands=commands),
+    )
+    await agent.run("/review")
+    prompt = model.requests[0].messages[-1].text
+    assert "[`git status --short` was not run:" in prompt  # no rule, no approver: refused
+    assert "- 修复登录" in prompt  # reading a file in the jail needs no approval
+    no_tools = ScriptedModel([Message.assistant("ok")])
+    bare = Commands.from_directory(work.parent / "commands", models={"fast": no_tools})
+    await Agent(no_tools, [], orchestration=Orchestration(commands=bare)).run("/review x")
+    text = no_tools.requests[0].messages[-1].text
+    assert "[`git status --short` was not run: this agent has no 'bash' tool]" in text
+    assert "@notes/待办.md [not read: this agent has no 'read_file' tool]" in text
+
+
+def test_at_references_are_files_not_mentions() -> None:
+    from toolweave.agent._run.command_run import _AT
+
+    found = [m.group(1) for m in _AT.finditer(
+        "See @src/app.py and @README.md, mail a@b.com, ping @alice, `@decorator`, @./x/y.txt."
+    )]  # fmt: skip
+    assert found == ["src/app.py", "README.md", "./x/y.txt"]
