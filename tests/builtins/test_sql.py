@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from toolweave.builtins import SQLReader, sql_tools
+from toolweave.builtins.sql import DEFAULT_MAX_CELL_BYTES
 from toolweave.tools import ExecutionFailed, PermissionDenied, ToolError, ToolTimeout
 
 ROWS = [(1, "alice", "北京"), (2, "bob", "London"), (3, "carol", "上海")]
@@ -96,6 +97,42 @@ async def test_sqlite_runaway_recursive_cte_is_interrupted(sqlite_db: Path) -> N
     finally:
         await reader.close()
     assert "alice" in after.text
+
+
+async def test_sqlite_builds_no_value_over_max_cell_bytes(sqlite_db: Path) -> None:
+    reader = SQLReader(f"sqlite:///{sqlite_db}", max_cell_bytes=4096)
+    try:
+        for attack in ("SELECT zeroblob(4097)", "SELECT hex(zeroblob(2049))"):
+            with pytest.raises(ExecutionFailed, match=r"max_cell_bytes \(4096 bytes\)"):
+                await reader.query(attack)
+        printf = await reader.query("SELECT printf('%.*c', 5000, 'x') AS p")  # stops at the bound
+        fits = await reader.query("SELECT zeroblob(4096) AS z, hex(zeroblob(2000)) AS h")
+    finally:
+        await reader.close()
+    assert "\np\nNULL\n" in printf.text
+    assert "<4096 bytes> | " + "0" * 199 + "…" in fits.text
+
+
+async def test_sqlite_default_cell_bound_holds(sqlite_db: Path) -> None:
+    reader = SQLReader(f"sqlite:///{sqlite_db}")
+    try:
+        with pytest.raises(ExecutionFailed, match="max_cell_bytes"):
+            await reader.query(f"SELECT zeroblob({DEFAULT_MAX_CELL_BYTES + 1})")
+        printf = await reader.query(
+            f"SELECT printf('%.*c', {2 * DEFAULT_MAX_CELL_BYTES}, 'x') AS p"
+        )
+    finally:
+        await reader.close()
+    assert "\np\nNULL\n" in printf.text
+
+
+def test_cells_are_clipped_with_chinese_text() -> None:
+    from toolweave.builtins.sql import MAX_CELL_CHARS, format_table
+
+    table = format_table(["t"], [("北京|\n" * 1000,), (b"\x00" * 10,)], False, 50)
+    first = table.splitlines()[1]
+    assert first.endswith("…") and len(first) < MAX_CELL_CHARS * 2
+    assert first.startswith("北京\\|\\n北京") and "<10 bytes>" in table
 
 
 async def test_sqlite_reads_keywords_in_literals_chinese_and_caps(sqlite_db: Path) -> None:

@@ -16,6 +16,7 @@ todo = true
 sql_dsn = ""                   # sqlite:///path.db or postgresql://... turns sql_query on
 sql_timeout = 5.0
 sql_max_rows = 50
+sql_max_cell_bytes = 1048576   # no SQLite value over this is built (SQLITE_LIMIT_LENGTH)
 fetch = false                  # true, or a non-empty allow_domains, turns fetch on
 allow_domains = []
 shell = false
@@ -49,6 +50,7 @@ class BuiltinsSection(Section):
     sql_dsn: str = ""
     sql_timeout: float = Field(5.0, gt=0)
     sql_max_rows: int = Field(50, gt=0)
+    sql_max_cell_bytes: int = Field(1024 * 1024, gt=0)
     fetch: bool = False
     allow_domains: list[str] = Field(default_factory=list)
     shell: bool = False
@@ -86,7 +88,10 @@ class BuiltinsProvider:
             tools.append(builtins.todo_tool())
         if settings.sql_dsn:
             reader = builtins.SQLReader(
-                settings.sql_dsn, settings.sql_timeout, settings.sql_max_rows
+                settings.sql_dsn,
+                settings.sql_timeout,
+                settings.sql_max_rows,
+                max_cell_bytes=settings.sql_max_cell_bytes,
             )
             self._closers.append(reader)
             tools += reader.tools()
