@@ -69,7 +69,7 @@ def install_skill(source: Path, root: Path) -> InstallReport:
                 f"skill name {skill.name!r} cannot be a folder name: use lowercase letters, "
                 "digits and hyphens"
             )
-        final = root / skill.name
+        final = install_folder(root, skill.name)
         if final.exists() or final.is_symlink():
             raise SkillError(
                 f"a skill {skill.name!r} is already installed at {final}; remove it first"
@@ -89,6 +89,25 @@ def install_skill(source: Path, root: Path) -> InstallReport:
         scripts=[f for f in files if f.startswith("scripts/")],
         issues=[SkillIssue(final / SKILL_FILE, i.field, i.message, i.severity) for i in issues],
     )
+
+
+def install_folder(root: Path, name: str) -> Path:
+    """`root / name` once `name` is checked to be one plain path component, so no frontmatter
+    (`../../x`, `/abs/path`, `a/b`, `..`) can place a skill anywhere but directly in `root`."""
+    bad = (
+        not name
+        or name in (".", "..")
+        or any(c in name for c in ("/", "\\", "\0"))
+        or PurePosixPath(name).is_absolute()
+        or (len(name) > 1 and name[1] == ":")
+    )
+    final = root / name
+    if bad or final.resolve().parent != root.resolve():
+        raise SkillError(
+            f"skill name {name!r} is not a single folder name: it would install outside "
+            f"{root}; use lowercase letters, digits and hyphens"
+        )
+    return final
 
 
 def remove_skill(skill: Skill) -> Path:
