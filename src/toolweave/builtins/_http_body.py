@@ -9,6 +9,7 @@ passes the cap: memory stays near the cap plus one piece per layer.
 
 from __future__ import annotations
 
+import contextlib
 import zlib
 from collections.abc import Iterator
 
@@ -78,12 +79,13 @@ async def read_capped(response: httpx.Response, max_bytes: int, tool: str) -> tu
     chunks: list[bytes] = []
     size = 0
     try:
-        async for raw in response.aiter_raw():
-            for piece in _through(layers, raw):
-                chunks.append(piece)
-                size += len(piece)
-                if size > max_bytes:
-                    return b"".join(chunks)[:max_bytes], True
+        async with contextlib.aclosing(response.aiter_raw()) as raws:  # closed when cut short
+            async for raw in raws:
+                for piece in _through(layers, raw):
+                    chunks.append(piece)
+                    size += len(piece)
+                    if size > max_bytes:
+                        return b"".join(chunks)[:max_bytes], True
     except zlib.error as exc:
         raise ExecutionFailed(
             f"{tool}: the body is not valid {layers[0].encoding if layers else ''} data: {exc}",
