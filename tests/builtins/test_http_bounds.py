@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Awaitable
 
 import pytest
 
-from tests.builtins.fake_http import FakeServer
+from tests.builtins.fake_http import FakeServer, drip
 from toolweave.builtins import fetch_tool, http_api_tool
 from toolweave.builtins._netguard import check_url, is_public_address
 from toolweave.tools import ExecutionFailed, PermissionDenied, ToolContext, ToolTimeout
@@ -103,21 +103,14 @@ async def test_http_api_stops_a_gzip_bomb_at_the_cap(http_server: FakeServer) ->
 async def drip_server() -> AsyncIterator[str]:
     """Answers headers, then one body byte every 0.1 s: each read is quick, the whole is not."""
 
-    async def drip(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await reader.readuntil(b"\r\n\r\n")
         writer.write(
             b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 60\r\n\r\n"
         )
-        try:
-            for byte in b'{"data": [' + b" " * 48 + b"]}":
-                writer.write(bytes([byte]))
-                await writer.drain()
-                await asyncio.sleep(0.1)  # the attack's pace, not a wait for the test
-        except ConnectionError:
-            pass
-        writer.close()
+        await drip(writer, b'{"data": [' + b" " * 48 + b"]}")
 
-    server = await asyncio.start_server(drip, "127.0.0.1", 0)
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
     async with server:
         yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
 

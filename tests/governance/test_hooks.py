@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from tests.builtins.fake_http import drip
 from toolweave.governance.hooks import HookConfigError, Hooks
 
 
@@ -335,16 +336,11 @@ async def hostile_hook_server() -> AsyncIterator[str]:
         body = b'{"padding": "' + b"x" * 3_000_000 + b'"}' if b" /big " in head else allow
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
         writer.write(b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body))
-        try:
-            if b" /big " in head:
-                writer.write(body)
-                await writer.drain()
-            for byte in body if b" /drip " in head else b"":
-                writer.write(bytes([byte]))
-                await writer.drain()
-                await asyncio.sleep(0.1)  # the hostile server's pace, not a wait for the test
-        except ConnectionError:
-            pass
+        if b" /drip " in head:
+            await drip(writer, body)
+            return
+        writer.write(body)
+        await writer.drain()
         writer.close()
 
     server = await asyncio.start_server(answer, "127.0.0.1", 0)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import zlib
-from collections.abc import Iterator
+from collections.abc import AsyncGenerator, Iterator
+from typing import cast
 
 import httpx
 
@@ -79,7 +80,8 @@ async def read_capped(response: httpx.Response, max_bytes: int, tool: str) -> tu
     chunks: list[bytes] = []
     size = 0
     try:
-        async with contextlib.aclosing(response.aiter_raw()) as raws:  # closed when cut short
+        raw_stream = cast("AsyncGenerator[bytes, None]", response.aiter_raw())  # httpx's is one
+        async with contextlib.aclosing(raw_stream) as raws:  # closed when cut short
             async for raw in raws:
                 for piece in _through(layers, raw):
                     chunks.append(piece)

@@ -133,7 +133,8 @@ async def _feed(process: asyncio.subprocess.Process, data: bytes) -> None:
 async def _read_bounded(
     process: asyncio.subprocess.Process, stream: asyncio.StreamReader | None
 ) -> bytes | None:
-    """The stream's bytes up to EOF, or None (the process group killed) past the bound."""
+    """The stream's bytes up to EOF, or None (the process group killed, the rest discarded)
+    past the bound."""
     assert stream is not None
     chunks: list[bytes] = []
     size = 0
@@ -141,6 +142,8 @@ async def _read_bounded(
         size += len(chunk)
         if size > MAX_OUTPUT_BYTES:
             _kill_group(process)
+            while await stream.read(_READ_CHUNK):  # discard to EOF so the pipe closes
+                pass
             return None
         chunks.append(chunk)
     return b"".join(chunks)
