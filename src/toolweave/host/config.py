@@ -31,7 +31,7 @@ daily_calls = 0                # tool calls all clients together may make per UT
 commands = ""                  # slash commands served as MCP prompts: a JSON/YAML file or a
                                # .claude/commands directory of *.md files
 store_dsn = ""                 # Postgres DSN for the query log and quotas, shared by hosts
-console = true                 # the web console at /console over HTTP (guarded like /mcp)
+console = true                 # the web console at /console over HTTP (its own token)
 console_approvals = false      # calls no client can be asked about wait in the console
 console_token = ""             # the console's own credential (env TOOLWEAVE_CONSOLE_TOKEN);
                                # empty: a fresh one is made at start and printed once

@@ -221,8 +221,9 @@ class Console:
         return usage_summary(await self._rows(limit))
 
     def routes(self, endpoint: Any) -> list[BaseRoute]:
-        """The console's routes, guarded like `endpoint` (the `/mcp` Streamable HTTP app): its
-        Origin, Host and token checks for the API; the Origin and Host checks for the page."""
+        """The console's routes: the Origin and Host checks of `endpoint` (the `/mcp` Streamable
+        HTTP app) for the page and the API, and the console token (never `endpoint`'s client
+        token) for the API."""
         from starlette.responses import JSONResponse, PlainTextResponse, Response
         from starlette.routing import Route
 
