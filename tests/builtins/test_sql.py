@@ -126,6 +126,19 @@ async def test_sqlite_default_cell_bound_holds(sqlite_db: Path) -> None:
     assert "\np\nNULL\n" in printf.text
 
 
+async def test_sqlite_like_patterns_are_bounded(sqlite_db: Path) -> None:
+    reader = SQLReader(f"sqlite:///{sqlite_db}")
+    try:
+        with pytest.raises(ExecutionFailed, match="pattern too complex"):  # one long VM step
+            await reader.query(
+                "SELECT printf('%.*c', 100000, 'a') LIKE '%' || printf('%.*c', 5000, 'a') || 'b%'"
+            )
+        found = await reader.query("SELECT name FROM accounts WHERE city LIKE '上%'")
+    finally:
+        await reader.close()
+    assert "carol" in found.text
+
+
 def test_cells_are_clipped_with_chinese_text() -> None:
     from toolweave.builtins.sql import MAX_CELL_CHARS, format_table
 

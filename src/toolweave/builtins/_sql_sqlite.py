@@ -10,7 +10,9 @@ single step that a progress handler would only see afterwards), as does the call
 
 Memory is bounded by SQLite too: `SQLITE_LIMIT_LENGTH` is set to the cell bound, so no string or
 blob larger than `max_cell_bytes` is ever built (`zeroblob(400000000)` or
-`printf('%.*c', 300000000, 'x')` fail at once instead of allocating hundreds of MB).
+`printf('%.*c', 300000000, 'x')` fail at once instead of allocating hundreds of MB). A LIKE or
+GLOB pattern is one VM step that costs its length times the text's, beyond any interrupt's
+reach, so patterns are limited to `MAX_LIKE_PATTERN_BYTES` (`SQLITE_LIMIT_LIKE_PATTERN_LENGTH`).
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ _READ_PRAGMAS = frozenset(
         "foreign_key_list",
     }
 )
+MAX_LIKE_PATTERN_BYTES = 100
+"""Longest LIKE or GLOB pattern (a 5,000-byte pattern over a 100 KB text took 3.2 s)."""
+
 Rows = tuple[list[str], list[tuple[Any, ...]], bool]
 
 
@@ -70,6 +75,7 @@ class SQLiteReader:
             def lock(conn: sqlite3.Connection) -> Callable[[], None]:
                 conn.set_authorizer(_authorize)
                 conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, self.max_cell_bytes)
+                conn.setlimit(sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, MAX_LIKE_PATTERN_BYTES)
                 return conn.interrupt
 
             self._interrupt = await db.run(lock)
