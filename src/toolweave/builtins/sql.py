@@ -30,8 +30,10 @@ DEFAULT_MAX_ROWS = 50
 """Rows `sql_query` returns at most; more are announced, not fetched."""
 MAX_CELL_CHARS = 200
 """Characters of one value shown in a result table."""
-DEFAULT_MAX_CELL_BYTES = 1024 * 1024
-"""Bytes of the largest value SQLite may build while running a query (`SQLITE_LIMIT_LENGTH`)."""
+DEFAULT_MAX_CELL_BYTES = 64 * 1024
+"""Bytes of the largest value SQLite may build while running a query (`SQLITE_LIMIT_LENGTH`).
+It also bounds what one uninterruptible step costs: `instr` or `replace` over 1 MiB values took
+12 s in a single step, over 64 KiB values 0.16 s."""
 
 _SQLITE_PREFIX = "sqlite:///"
 _POSTGRES_PREFIXES = ("postgresql://", "postgres://")
