@@ -54,3 +54,16 @@ class FakeServer:
         writer.write(("\r\n".join(reply) + "\r\n\r\n").encode("latin-1") + data)
         await writer.drain()
         writer.close()
+
+
+async def drip(writer: asyncio.StreamWriter, body: bytes, pace: float = 0.1) -> None:
+    """Write `body` one byte every `pace` seconds (a hostile server's pace: each read is quick,
+    the whole is not), then close; a client that hangs up ends it."""
+    try:
+        for byte in body:
+            writer.write(bytes([byte]))
+            await writer.drain()
+            await asyncio.sleep(pace)
+    except ConnectionError:
+        pass
+    writer.close()

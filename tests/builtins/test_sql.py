@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from toolweave.builtins import SQLReader, sql_tools
+from toolweave.builtins.sql import DEFAULT_MAX_CELL_BYTES
 from toolweave.tools import ExecutionFailed, PermissionDenied, ToolError, ToolTimeout
 
 ROWS = [(1, "alice", "北京"), (2, "bob", "London"), (3, "carol", "上海")]
@@ -96,6 +97,55 @@ async def test_sqlite_runaway_recursive_cte_is_interrupted(sqlite_db: Path) -> N
     finally:
         await reader.close()
     assert "alice" in after.text
+
+
+async def test_sqlite_builds_no_value_over_max_cell_bytes(sqlite_db: Path) -> None:
+    reader = SQLReader(f"sqlite:///{sqlite_db}", max_cell_bytes=4096)
+    try:
+        for attack in ("SELECT zeroblob(4097)", "SELECT hex(zeroblob(2049))"):
+            with pytest.raises(ExecutionFailed, match=r"max_cell_bytes \(4096 bytes\)"):
+                await reader.query(attack)
+        printf = await reader.query("SELECT printf('%.*c', 5000, 'x') AS p")  # stops at the bound
+        fits = await reader.query("SELECT zeroblob(4096) AS z, hex(zeroblob(2000)) AS h")
+    finally:
+        await reader.close()
+    assert "\np\nNULL\n" in printf.text
+    assert "<4096 bytes> | " + "0" * 199 + "…" in fits.text
+
+
+async def test_sqlite_default_cell_bound_holds(sqlite_db: Path) -> None:
+    reader = SQLReader(f"sqlite:///{sqlite_db}")
+    try:
+        with pytest.raises(ExecutionFailed, match="max_cell_bytes"):
+            await reader.query(f"SELECT zeroblob({DEFAULT_MAX_CELL_BYTES + 1})")
+        printf = await reader.query(
+            f"SELECT printf('%.*c', {2 * DEFAULT_MAX_CELL_BYTES}, 'x') AS p"
+        )
+    finally:
+        await reader.close()
+    assert "\np\nNULL\n" in printf.text
+
+
+async def test_sqlite_like_patterns_are_bounded(sqlite_db: Path) -> None:
+    reader = SQLReader(f"sqlite:///{sqlite_db}")
+    try:
+        with pytest.raises(ExecutionFailed, match="pattern too complex"):  # one long VM step
+            await reader.query(
+                "SELECT printf('%.*c', 100000, 'a') LIKE '%' || printf('%.*c', 5000, 'a') || 'b%'"
+            )
+        found = await reader.query("SELECT name FROM accounts WHERE city LIKE '上%'")
+    finally:
+        await reader.close()
+    assert "carol" in found.text
+
+
+def test_cells_are_clipped_with_chinese_text() -> None:
+    from toolweave.builtins.sql import MAX_CELL_CHARS, format_table
+
+    table = format_table(["t"], [("北京|\n" * 1000,), (b"\x00" * 10,)], False, 50)
+    first = table.splitlines()[1]
+    assert first.endswith("…") and len(first) < MAX_CELL_CHARS * 2
+    assert first.startswith("北京\\|\\n北京") and "<10 bytes>" in table
 
 
 async def test_sqlite_reads_keywords_in_literals_chinese_and_caps(sqlite_db: Path) -> None:
@@ -236,3 +286,81 @@ async def test_postgres_superuser_is_refused_by_default(pg: tuple[str, str, str]
         await SQLReader(url(admin)).query(f"SELECT * FROM {schema}.accounts")
     opted_in = SQLReader(url(admin), allow_privileged=True)
     assert "alice" in (await opted_in.query(f"SELECT name FROM {schema}.accounts")).text
+
+
+async def test_postgres_signal_backend_member_is_refused_naming_the_role(
+    pg: tuple[str, str, str],
+) -> None:
+    import psycopg
+
+    admin, reader_dsn, schema = pg
+    role = psycopg.conninfo.conninfo_to_dict(reader_dsn)["user"]
+    async with await psycopg.AsyncConnection.connect(admin, autocommit=True) as conn:
+        await conn.execute(f"GRANT pg_signal_backend TO {role}")
+    with pytest.raises(PermissionDenied, match="pg_signal_backend") as refused:
+        await SQLReader(url(reader_dsn)).query(f"SELECT * FROM {schema}.accounts")
+    assert "CREATE ROLE toolweave_reader LOGIN" in str(refused.value)
+    assert "GRANT SELECT ON ALL TABLES" in str(refused.value)
+
+
+SIDE_EFFECTS = [
+    "SELECT pg_terminate_backend({pid})",
+    "SELECT pg_cancel_backend({pid})",
+    'SELECT "pg_terminate_backend"({pid})',
+    "SELECT PG_CATALOG . /* a comment */ PG_TERMINATE_BACKEND({pid})",
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid()",
+    "SELECT query_to_xml('SELECT pg_terminate_backend({pid})', true, true, '')",
+    "SELECT query_to_xml($q$SELECT 1$q$, true, true, '')",
+    'SELECT U&"pg_terminate_backen\\0064"({pid})',
+    "SELECT pg_advisory_lock(7)",
+    "SELECT pg_notify('jobs', 'x')",
+    "SELECT pg_stat_reset()",
+    "SELECT pg_reload_conf()",
+]
+
+
+@pytest.mark.parametrize("attack", SIDE_EFFECTS)
+async def test_postgres_side_effect_functions_are_denied(
+    attack: str, pg: tuple[str, str, str]
+) -> None:
+    import psycopg
+
+    admin, reader_dsn, _ = pg
+    async with await psycopg.AsyncConnection.connect(reader_dsn, autocommit=True) as victim:
+        pid = victim.info.backend_pid  # the same role: no privilege stops this kill
+        for reader in (SQLReader(url(reader_dsn)), SQLReader(url(admin), allow_privileged=True)):
+            with pytest.raises(PermissionDenied, match="sql_query does not call"):
+                await reader.query(attack.format(pid=pid))
+        alive = await (await victim.execute("SELECT 1")).fetchone()
+    assert alive == (1,)
+
+
+async def test_postgres_literals_naming_a_denied_function_are_read(
+    pg: tuple[str, str, str],
+) -> None:
+    _, reader_dsn, _ = pg
+    result = await SQLReader(url(reader_dsn)).query(
+        "SELECT 'pg_terminate_backend' AS word, $$lo_export$$ AS other -- pg_notify"
+    )
+    assert "pg_terminate_backend | lo_export" in result.text
+
+
+async def test_postgres_fetches_at_most_max_rows_plus_one(pg: tuple[str, str, str]) -> None:
+    _, reader_dsn, _ = pg
+    reader = SQLReader(url(reader_dsn), max_rows=2)
+    # the fourth row divides by zero: a cursor that fetched it (or the whole result) would fail
+    result = await reader.query("SELECT 12 / (4 - g) AS q FROM generate_series(1, 1000000) g;")
+    assert "q\n4\n6\n" in result.text and "only the first 2 rows" in result.text
+
+
+async def test_postgres_cells_are_cut_on_the_server(pg: tuple[str, str, str]) -> None:
+    from toolweave.builtins._sql_postgres import PostgresReader
+    from toolweave.builtins.sql import MAX_CELL_CHARS
+
+    _, reader_dsn, _ = pg
+    reader = PostgresReader(url(reader_dsn), 5.0)
+    columns, rows, more = await reader.query(
+        "SELECT repeat('x', 1000000) AS big, repeat('北京', 300000) AS cjk, NULL AS n", 5
+    )
+    assert columns == ["big", "cjk", "n"] and not more
+    assert rows == [("x" * (MAX_CELL_CHARS + 1), "北京" * 100 + "北", None)]

@@ -3,16 +3,18 @@ timeouts), an http hook on loopback, in-process hooks, failClosed and reload on 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import stat
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 
+from tests.builtins.fake_http import drip
 from toolweave.governance.hooks import HookConfigError, Hooks
 
 
@@ -320,3 +322,57 @@ def test_timeout_is_capped_at_60_seconds() -> None:
     hooks = Hooks(pre_tool("true", timeout=600))
     spec = hooks._configured["PreToolUse"][0].hooks[0]
     assert spec.timeout == 60.0  # type: ignore[union-attr]
+
+
+@pytest.fixture
+async def hostile_hook_server() -> AsyncIterator[str]:
+    """`/big` answers 3 MB of JSON; `/drip` answers a valid allow, one byte every 0.1 s."""
+    allow = json.dumps({"hookSpecificOutput": {"permissionDecision": "allow"}}).encode()
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+        await reader.readexactly(length)
+        body = b'{"padding": "' + b"x" * 3_000_000 + b'"}' if b" /big " in head else allow
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
+        writer.write(b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body))
+        if b" /drip " in head:
+            await drip(writer, body)
+            return
+        writer.write(body)
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    async with server:
+        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+
+
+def http_pre_tool(url: str, **extra: Any) -> dict[str, Any]:
+    return {"PreToolUse": [{"hooks": [{"type": "http", "url": url, **extra}]}]}
+
+
+async def test_an_http_hook_has_one_deadline(hostile_hook_server: str) -> None:
+    drip = http_pre_tool(f"{hostile_hook_server}/drip", timeout=0.5, failClosed=True)
+    outcome = await Hooks(drip).run("PreToolUse", PAYLOAD)
+    assert outcome.blocked and "timed out after 0.5s" in outcome.reason
+
+
+async def test_an_http_hook_answering_too_much_has_failed(hostile_hook_server: str) -> None:
+    big = http_pre_tool(f"{hostile_hook_server}/big")
+    outcome = await Hooks(big).run("PreToolUse", PAYLOAD)
+    assert not outcome.blocked and "more than 1000000 bytes" in outcome.errors[0]
+    closed = http_pre_tool(f"{hostile_hook_server}/big", failClosed=True)
+    outcome = await Hooks(closed).run("PreToolUse", PAYLOAD)
+    assert outcome.blocked and "more than 1000000 bytes" in outcome.reason
+
+
+@pytest.mark.parametrize("stream", ["stdout", "stderr"])
+async def test_a_command_hook_printing_too_much_has_failed(tmp_path: Path, stream: str) -> None:
+    redirect = " >&2" if stream == "stderr" else ""
+    hook = script(tmp_path, "loud.sh", f"head -c 3000000 /dev/zero{redirect}\nexit 0\n")
+    outcome = await Hooks(pre_tool(hook)).run("PreToolUse", PAYLOAD)
+    assert not outcome.blocked
+    assert f"more than 1000000 bytes on {stream}" in outcome.errors[0]
+    outcome = await Hooks(pre_tool(hook, failClosed=True)).run("PreToolUse", PAYLOAD)
+    assert outcome.blocked and "MAX_OUTPUT_BYTES" in outcome.reason

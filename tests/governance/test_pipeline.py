@@ -380,3 +380,43 @@ async def test_accept_edits_does_not_override_an_ask_rule() -> None:
     with pytest.raises(CallBlocked):
         await clear(gov, edit, {"path": "poetry.lock", "text": "x"}, gate(mode="acceptEdits"))
     assert await clear(gov, edit, {"path": "a.py", "text": "x"}, gate(mode="acceptEdits"))
+
+
+async def test_a_destructive_tool_asks_in_accept_edits_whatever_it_declares(
+    tmp_path: Path,
+) -> None:
+    from toolweave.kb.notes import NoteStore, NoteTool
+
+    store = NoteStore(tmp_path / "notes", embedder="hash")
+    try:
+        note_tool = NoteTool(store)  # declares only "write", and destructive=True
+        note = await store.create("要删除的笔记", "正文")
+        args = {"action": "delete", "note_id": note.id}
+        for mode in ("acceptEdits", "default", "dontAsk"):
+            with pytest.raises(CallBlocked, match=r"refused|dontAsk"):
+                await clear(Governance(), note_tool, args, gate(mode=mode))
+        asked = Recorder(False)
+        with pytest.raises(CallBlocked):
+            await clear(Governance(approver=asked), note_tool, args, gate(mode="acceptEdits"))
+        assert [r.tool_name for r in asked.requests] == ["note"]
+        assert await clear(Governance(), note_tool, args, gate(mode="bypassPermissions"))
+        assert (await store.read(note.id)).title == "要删除的笔记"  # nothing ran the delete
+    finally:
+        await store.close()
+
+
+async def test_scheduled_runs_are_decided_by_the_admin_approver_only() -> None:
+    user, admin = Recorder(True), Recorder(False)
+    parent = Governance(approver=user, admin_approver=admin)
+    scheduled = parent.child(agent_id="scheduled-1", agent_type="scheduled")
+    with pytest.raises(CallBlocked):
+        await clear(scheduled, bash, {"command": "rm -rf build"}, gate(requester=None))
+    assert user.requests == [] and [r.tool_name for r in admin.requests] == ["bash"]
+    helper = scheduled.child(agent_id="helper", agent_type="subagent")  # started by the run
+    admin.answer = True
+    assert await clear(helper, bash, {"command": "ls"}, gate(requester=None))
+    assert user.requests == [] and len(admin.requests) == 2
+    unattended = Governance(approver=user).child(agent_id="s", agent_type="scheduled")
+    with pytest.raises(CallBlocked, match="no approver"):
+        await clear(unattended, bash, {"command": "ls"}, gate(requester=None))
+    assert user.requests == []

@@ -87,3 +87,37 @@ def make_html(path: Path) -> Path:
         encoding="utf-8",
     )
     return path
+
+
+def make_paragraph_bomb_docx(path: Path, paragraphs: int) -> Path:
+    """A tiny .docx (deflate turns repeated paragraphs into a few KB) that takes markitdown
+    seconds to minutes: its time grows faster than linearly with `paragraphs`."""
+    import zipfile
+
+    main = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+    body = "<w:p><w:r><w:t>段落</w:t></w:r></w:p>" * paragraphs
+    package = "http://schemas.openxmlformats.org/package/2006"
+    document_type = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+    office = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(
+            "[Content_Types].xml",
+            f'<?xml version="1.0"?><Types xmlns="{package}/content-types">'
+            '<Default Extension="rels" ContentType="application/'
+            'vnd.openxmlformats-package.relationships+xml"/>'
+            '<Default Extension="xml" ContentType="application/xml"/>'
+            f'<Override PartName="/word/document.xml" ContentType="{document_type}.main+xml"/>'
+            "</Types>",
+        )
+        archive.writestr(
+            "_rels/.rels",
+            f'<?xml version="1.0"?><Relationships xmlns="{package}/relationships">'
+            f'<Relationship Id="rId1" Type="{office}" Target="word/document.xml"/>'
+            "</Relationships>",
+        )
+        archive.writestr(
+            "word/document.xml",
+            f'<?xml version="1.0"?><w:document xmlns:w="{main}"><w:body>{body}</w:body>'
+            "</w:document>",
+        )
+    return path

@@ -11,11 +11,13 @@ from tests.kb.formats import (
     SECTION_ZH,
     make_docx,
     make_html,
+    make_paragraph_bomb_docx,
     make_pdf,
     make_pptx,
     make_xlsx,
 )
 from toolweave.kb import DocumentError, convert_file
+from toolweave.kb.convert import ConversionLimits
 
 
 def test_docx_keeps_headings_and_table(tmp_path: Path) -> None:
@@ -89,3 +91,50 @@ def test_empty_pdf_warns_no_text(tmp_path: Path) -> None:
     pdf.save()
     report = convert_file(tmp_path / "blank.pdf").report
     assert report.characters == 0 and any("no text came out" in w for w in report.warnings)
+
+
+def test_a_file_over_max_file_bytes_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    big = tmp_path / "大文件.txt"
+    big.write_text("北京" * 1000, encoding="utf-8")  # 6000 bytes
+    limits = ConversionLimits(max_file_bytes=4096)
+    with pytest.raises(
+        DocumentError, match=r"大文件\.txt: refused: 6000 bytes, over max_file_bytes"
+    ):
+        convert_file(big, limits)
+    assert convert_file(big, ConversionLimits(max_file_bytes=6000)).report.characters == 2000
+
+
+def test_a_paragraph_bomb_docx_is_stopped_at_the_time_limit(tmp_path: Path) -> None:
+    bomb = make_paragraph_bomb_docx(tmp_path / "bomb.docx", 40_000)
+    assert bomb.stat().st_size < 10_000
+    with pytest.raises(DocumentError, match=r"bomb\.docx: refused: .* longer than 1 s"):
+        convert_file(bomb, ConversionLimits(convert_timeout=1.0))
+    guide = convert_file(make_docx(tmp_path / "guide.docx"))  # a fresh worker takes over
+    assert SECTION_ZH in guide.markdown
+
+
+def test_markdown_over_its_bound_is_refused(tmp_path: Path) -> None:
+    page = make_html(tmp_path / "page.html")
+    with pytest.raises(DocumentError, match=r"page\.html: refused: .* over max_markdown_chars"):
+        convert_file(page, ConversionLimits(max_markdown_chars=20))
+
+
+def test_limits_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="convert_timeout must be positive"):
+        ConversionLimits(convert_timeout=0)
+
+
+async def test_ingest_says_which_file_was_refused_and_why(tmp_path: Path) -> None:
+    from toolweave.kb import KnowledgeBase
+    from toolweave.kb.ingest import ingest_paths
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "small.md").write_text("# 小\n\n短文。", encoding="utf-8")
+    (docs / "huge.txt").write_text("x" * 5000, encoding="utf-8")
+    limits = ConversionLimits(max_file_bytes=4096)
+    async with KnowledgeBase(tmp_path / "kb.db", "hash", conversion=limits) as kb:
+        summary = await ingest_paths(kb, [docs])
+    assert [r.status for r in summary.added] == ["added"]
+    reason = summary.failed[str(docs / "huge.txt")]
+    assert "5000 bytes, over max_file_bytes (4096)" in reason

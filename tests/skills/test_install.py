@@ -174,3 +174,35 @@ def test_a_skill_without_a_name_takes_its_source_folder_name(
     )
     with pytest.raises(SkillError, match="cannot derive a folder name"):
         library.install(hopeless)
+
+
+@pytest.mark.parametrize(
+    "name", ["../../folder-escape", "../folder-up", "nested/folder", "..", "a\\\\folder"]
+)
+def test_a_name_that_is_not_one_folder_never_installs_outside(
+    name: str, library: SkillLibrary, tmp_path: Path
+) -> None:
+    source = write_skill(tmp_path / "src", "escape", f'name: "{name}"\ndescription: Escapes.')
+    root = tmp_path / "first"
+    # The frontmatter's name is never a folder: the skill lands under its source folder's name.
+    assert library.install(source).path == root / "escape"
+    assert not (tmp_path / "folder-escape").exists() and not (tmp_path / "folder-up").exists()
+    assert not (root / "nested").exists()
+    assert sorted(p.name for p in root.iterdir()) == ["escape", "skills.lock"]  # no staging left
+
+
+def test_an_absolute_name_never_installs_there(library: SkillLibrary, tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere" / "folder-abs"
+    source = write_skill(tmp_path / "src", "abs", f'name: "{target}"\ndescription: Escapes.')
+    assert library.install(source).path == tmp_path / "first" / "abs"
+    assert not target.exists() and not target.parent.exists()
+
+
+def test_install_folder_accepts_one_component_cjk_included(tmp_path: Path) -> None:
+    from toolweave.skills.install import install_folder
+
+    assert install_folder(tmp_path, "release-notes") == tmp_path / "release-notes"
+    assert install_folder(tmp_path, "发布说明") == tmp_path / "发布说明"
+    for bad in ("", ".", "..", "a/b", "/etc", "C:evil", "x\0y", "a\\b"):
+        with pytest.raises(SkillError, match="not a single folder name"):
+            install_folder(tmp_path, bad)

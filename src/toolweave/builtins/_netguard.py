@@ -5,6 +5,12 @@ router's admin page or a database on localhost. So the host is resolved once, ev
 it resolves to must be public, and the request is then sent to that checked address (with the
 original Host header and TLS server name), so a DNS answer that changes between the check and
 the connection (DNS rebinding) cannot redirect it. Every redirect hop is checked the same way.
+
+"Public" means globally routable unicast: multicast (224.0.0.1, ff0e::1) is refused, and every
+IPv6 form that carries an IPv4 address inside it (IPv4-compatible `::a.b.c.d`, mapped
+`::ffff:a.b.c.d`, translated `::ffff:0:a.b.c.d`, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`, Teredo)
+is public only if the address it carries is; the local-use NAT64 prefix `64:ff9b:1::/48` is
+never public. Python's `is_global` alone calls `[::127.0.0.1]` and `[2002:a9fe:a9fe::1]` global.
 """
 
 from __future__ import annotations
@@ -18,6 +24,37 @@ import httpx
 
 from toolweave.errors import ConfigError
 from toolweave.tools.errors import PermissionDenied
+
+_IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
+_IPV4_TRANSLATED = ipaddress.IPv6Network("::ffff:0:0:0/96")
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+_NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """Every IPv4 address `ip` carries: mapped, compatible, translated, NAT64, 6to4, Teredo."""
+    found: list[ipaddress.IPv4Address] = []
+    if ip.ipv4_mapped is not None:
+        found.append(ip.ipv4_mapped)
+    if any(ip in net for net in (_IPV4_COMPATIBLE, _IPV4_TRANSLATED, _NAT64)):
+        found.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+    if ip.sixtofour is not None:
+        found.append(ip.sixtofour)
+    if ip.teredo is not None:
+        found.extend(ip.teredo)
+    return found
+
+
+def is_public_address(address: str) -> bool:
+    """True for a globally routable unicast address whose embedded IPv4 (if any) is one too."""
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if ip.is_multicast or not ip.is_global:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip in _NAT64_LOCAL:
+            return False
+        return all(is_public_address(str(v4)) for v4 in embedded_ipv4(ip))
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,12 +113,11 @@ async def check_url(
     addresses = sorted({str(info[4][0]) for info in infos})
     if not allow_private:
         for address in addresses:
-            ip = ipaddress.ip_address(address.split("%", 1)[0])
-            mapped = getattr(ip, "ipv4_mapped", None)
-            if not (mapped or ip).is_global:
+            if not is_public_address(address):
                 raise _refuse(
                     f"host {host!r} resolves to {address}, a private, loopback or reserved "
-                    "address; fetch only reaches public addresses (allow_private is off)"
+                    "address (or multicast, or an IPv6 form embedding such an IPv4 address); "
+                    "fetch only reaches public unicast addresses (allow_private is off)"
                 )
     pinned = addresses[0]
     host_header = host if parsed.port is None else f"{host}:{parsed.port}"

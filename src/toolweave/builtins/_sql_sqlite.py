@@ -5,7 +5,14 @@ reaches it); an authorizer allows only reading actions (SELECT, column reads, re
 ordinary functions, a list of introspection PRAGMAs) so ATTACH (and with it `VACUUM INTO`),
 PRAGMA writes (`journal_mode` changes even on a read-only file), temp tables, transactions and
 `load_extension` are refused at prepare time; the driver prepares exactly one statement; and a
-progress handler interrupts a query past its deadline or once the caller cancels.
+timer thread interrupts a query at its deadline (`conn.interrupt()`, which also stops a long
+single step that a progress handler would only see afterwards), as does the caller's cancel.
+
+Memory is bounded by SQLite too: `SQLITE_LIMIT_LENGTH` is set to the cell bound, so no string or
+blob larger than `max_cell_bytes` is ever built (`zeroblob(400000000)` or
+`printf('%.*c', 300000000, 'x')` fail at once instead of allocating hundreds of MB). A LIKE or
+GLOB pattern is one VM step that costs its length times the text's, beyond any interrupt's
+reach, so patterns are limited to `MAX_LIKE_PATTERN_BYTES` (`SQLITE_LIMIT_LIKE_PATTERN_LENGTH`).
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
-import time
+from collections.abc import Callable
 from typing import Any
 
 from toolweave.storage.sqlite import SQLiteDatabase
@@ -33,8 +40,8 @@ _READ_PRAGMAS = frozenset(
         "foreign_key_list",
     }
 )
-_PROGRESS_OPCODES = 1000
-"""SQLite virtual-machine steps between two deadline checks (a few microseconds)."""
+MAX_LIKE_PATTERN_BYTES = 100
+"""Longest LIKE or GLOB pattern (a 5,000-byte pattern over a 100 KB text took 3.2 s)."""
 
 Rows = tuple[list[str], list[tuple[Any, ...]], bool]
 
@@ -53,28 +60,35 @@ def _authorize(action: int, arg1: str | None, arg2: str | None, *_: str | None) 
 class SQLiteReader:
     """One read-only connection to an SQLite file, opened on first use."""
 
-    def __init__(self, path: str, timeout: float) -> None:
+    def __init__(self, path: str, timeout: float, max_cell_bytes: int) -> None:
         self.path = path
         self.timeout = timeout
+        self.max_cell_bytes = max_cell_bytes
         self._db: SQLiteDatabase | None = None
+        self._interrupt: Callable[[], None] = lambda: None
+        """`interrupt()` of the worker thread's connection, callable from any thread."""
 
     async def _database(self) -> SQLiteDatabase:
         if self._db is None:
             db = SQLiteDatabase(self.path, read_only=True)
-            await db.run(lambda conn: conn.set_authorizer(_authorize))
+
+            def lock(conn: sqlite3.Connection) -> Callable[[], None]:
+                conn.set_authorizer(_authorize)
+                conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, self.max_cell_bytes)
+                conn.setlimit(sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, MAX_LIKE_PATTERN_BYTES)
+                return conn.interrupt
+
+            self._interrupt = await db.run(lock)
             self._db = db
         return self._db
 
     async def query(self, sql: str, max_rows: int) -> Rows:
         db = await self._database()
-        stop = threading.Event()
-        deadline = time.monotonic() + self.timeout
-
-        def interrupt() -> int:
-            return 1 if stop.is_set() or time.monotonic() > deadline else 0
+        timer = threading.Timer(self.timeout, self._interrupt)
+        timer.daemon = True
 
         def run(conn: sqlite3.Connection) -> Rows:
-            conn.set_progress_handler(interrupt, _PROGRESS_OPCODES)
+            timer.start()
             try:
                 cursor = conn.execute(sql)
                 try:
@@ -83,18 +97,23 @@ class SQLiteReader:
                 finally:
                     cursor.close()
             finally:
-                conn.set_progress_handler(None, 0)
+                timer.cancel()
             return columns, rows[:max_rows], len(rows) > max_rows
 
         try:
             return await db.run(run)
         except asyncio.CancelledError:
-            stop.set()  # the worker thread stops at its next progress check
+            self._interrupt()  # the worker thread stops at SQLite's next interrupt check
             raise
         except sqlite3.OperationalError as exc:
             if str(exc) == "interrupted":
                 raise TimeoutError from exc
             raise
+        except sqlite3.DataError as exc:
+            raise ValueError(
+                f"{exc}: a value would exceed max_cell_bytes ({self.max_cell_bytes} bytes); "
+                "select a substr() or length() of it, or raise max_cell_bytes"
+            ) from exc
 
     async def schema(self) -> list[tuple[str, list[tuple[str, str]]]]:
         def run(conn: sqlite3.Connection) -> list[tuple[str, list[tuple[str, str]]]]:

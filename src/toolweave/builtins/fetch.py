@@ -2,9 +2,9 @@
 
 Outbound requests are where a prompt-injected model does damage, so the defaults are strict:
 public addresses only (`_netguard.py`), optional domain allow-list, every redirect hop checked,
-a byte cap read as a stream (a huge page costs no more than the cap), a time limit for the whole
-exchange, and text-like content types only. HTML becomes Markdown through markdownify, imported
-only when a page needs it.
+a byte cap on the decoded body read as a stream (`_http_body.py`: a huge page or a gzip bomb
+costs no more than the cap), a time limit for the whole exchange, and text-like content types
+only. HTML becomes Markdown through markdownify, imported only when a page needs it.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import httpx
 
 from toolweave.builtins._netguard import check_url, normalise_domains
 from toolweave.builtins._output import check_positive, untrusted
+from toolweave.builtins.http_body import ACCEPT_ENCODING, read_capped
 from toolweave.tools.base import Tool
 from toolweave.tools.errors import ExecutionFailed, ToolTimeout
 from toolweave.tools.function_tool import FunctionTool
@@ -56,7 +57,11 @@ async def fetch_url(
                 request = client.build_request(
                     "GET",
                     target.url,
-                    headers={"Host": target.host_header, "User-Agent": USER_AGENT},
+                    headers={
+                        "Host": target.host_header,
+                        "User-Agent": USER_AGENT,
+                        "Accept-Encoding": ACCEPT_ENCODING,
+                    },
                     extensions={"sni_hostname": target.server_name},
                 )
                 response = await client.send(request, stream=True)
@@ -64,7 +69,7 @@ async def fetch_url(
                     if response.status_code in _REDIRECTS and "location" in response.headers:
                         current = current.join(response.headers["location"])
                         continue
-                    body, cut = await _read_capped(response, max_bytes)
+                    body, cut = await read_capped(response, max_bytes, "fetch")
                 finally:
                     await response.aclose()
                 kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -91,18 +96,6 @@ async def fetch_url(
         ) from None
     except httpx.HTTPError as exc:
         raise ExecutionFailed(f"fetching {url} failed: {exc}", tool="fetch") from exc
-
-
-async def _read_capped(response: httpx.Response, max_bytes: int) -> tuple[bytes, bool]:
-    """At most `max_bytes` of the body, and whether there was more."""
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > max_bytes:
-            break
-    return b"".join(chunks)[:max_bytes], size > max_bytes
 
 
 def _decode(body: bytes, kind: str, charset: str | None) -> str:

@@ -10,6 +10,7 @@ same for Tavily- and Jina-style search APIs.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import urllib.parse
 from typing import Any, Literal
@@ -17,19 +18,21 @@ from typing import Any, Literal
 import httpx
 
 from toolweave.builtins._output import check_positive, untrusted
+from toolweave.builtins.http_body import ACCEPT_ENCODING, read_capped
 from toolweave.errors import ConfigError
 from toolweave.tools.base import Tool
-from toolweave.tools.errors import ExecutionFailed, InvalidArguments
+from toolweave.tools.errors import ExecutionFailed, InvalidArguments, ToolTimeout
 from toolweave.tools.function_tool import tool
 from toolweave.tools.permissions import Permission
 from toolweave.tools.result import ToolResult
 
 DEFAULT_TIMEOUT = 10.0
-"""Seconds one API request may take."""
+"""Seconds one API call may take, from connecting to the last byte (one deadline, not one per
+read: a server dripping a byte a second cannot stretch it)."""
 DEFAULT_MAX_ITEMS = 10
 """Items the model may ask for (`num`) and results returned at most."""
 DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024
-"""Bytes of an API response read at most."""
+"""Bytes of an API response read at most, counted after gzip or deflate decoding."""
 _PLACEHOLDERS = ("${msg}", "${num}", "${key}")
 
 SearchProvider = Literal["tavily", "jina"]
@@ -57,27 +60,32 @@ def _missing_key(tool_name: str, setting: str) -> ToolResult:
 
 
 async def _get_json(request: httpx.Request, timeout: float, tool_name: str) -> Any:
-    """The JSON body of `request`'s answer, read up to `DEFAULT_MAX_RESPONSE_BYTES`."""
-    chunks: list[bytes] = []
-    size = 0
-    async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
-        try:
+    """The JSON body of `request`'s answer, read up to `DEFAULT_MAX_RESPONSE_BYTES` decoded
+    bytes within one `timeout` for the whole call."""
+    request.headers["Accept-Encoding"] = ACCEPT_ENCODING
+    try:
+        async with (
+            asyncio.timeout(timeout),
+            httpx.AsyncClient(timeout=timeout, trust_env=False) as client,
+        ):
             response = await client.send(request, stream=True)
             try:
-                async for chunk in response.aiter_bytes():
-                    chunks.append(chunk)
-                    size += len(chunk)
-                    if size > DEFAULT_MAX_RESPONSE_BYTES:
-                        raise ExecutionFailed(
-                            f"{tool_name}: the API answered more than "
-                            f"{DEFAULT_MAX_RESPONSE_BYTES} bytes",
-                            tool=tool_name,
-                        )
+                body, cut = await read_capped(response, DEFAULT_MAX_RESPONSE_BYTES, tool_name)
             finally:
                 await response.aclose()
-        except httpx.HTTPError as exc:
-            raise ExecutionFailed(f"{tool_name}: request failed: {exc}", tool=tool_name) from exc
-    body = b"".join(chunks)
+    except TimeoutError:
+        raise ToolTimeout(
+            f"{tool_name}: the API did not answer in full within {timeout:g} s (timeout)",
+            tool=tool_name,
+            timeout=timeout,
+        ) from None
+    except httpx.HTTPError as exc:
+        raise ExecutionFailed(f"{tool_name}: request failed: {exc}", tool=tool_name) from exc
+    if cut:
+        raise ExecutionFailed(
+            f"{tool_name}: the API answered more than {DEFAULT_MAX_RESPONSE_BYTES} bytes",
+            tool=tool_name,
+        )
     if response.status_code >= 400:
         raise ExecutionFailed(
             f"{tool_name}: the API answered HTTP {response.status_code}: {body[:300]!r}",

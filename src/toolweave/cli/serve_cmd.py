@@ -52,12 +52,16 @@ def _executable() -> str:
 
 
 def _print_banner(config: HostConfig, host: ToolHost) -> None:
-    typer.echo(_banner(config, host.console_url))
+    shown = host.console.token if host.console.generated else "<console token>"
+    typer.echo(_banner(config, host.console_url, shown))
 
 
-def _banner(config: HostConfig, console_url: str | None = None) -> str:
+def _banner(
+    config: HostConfig, console_url: str | None = None, console_token: str = "<console token>"
+) -> str:
     """How to connect, with the exact commands that reproduce this server (its config file and
-    the port it actually bound), and where its web console is."""
+    the port it actually bound), and where its web console is, with its own token (a fresh one
+    is shown here, once; a configured one is not)."""
     executable = _executable()
     config_args = ["--config", str(config.source.absolute())] if config.source else []
     address = f"[{config.host}]" if ":" in config.host else config.host
@@ -72,8 +76,10 @@ def _banner(config: HostConfig, console_url: str | None = None) -> str:
     remote_auth = ', "--header", "Authorization: Bearer <token>"' if config.token else ""
     console = ""
     if console_url is not None:
-        fragment = "#token=<token>" if config.token else ""
-        console = f"\nWeb console (tools, approvals, query log, usage): {console_url}{fragment}\n"
+        console = (
+            "\nWeb console (tools, approvals, query log, usage; its own token, never an MCP "
+            f"client's): {console_url}#token={console_token}\n"
+        )
     return HOW_TO_CONNECT.format(
         url=config.url,
         command=shlex.join(command),

@@ -5,6 +5,12 @@ blocks with stderr as the reason, any other exit or a timeout is a non-blocking 
 hook answers with its body (JSON, as stdout), a non-2xx status or a failed request being a
 non-blocking error. A hook marked `failClosed` turns every such error (and non-JSON output) into
 a block, since a gate that silently stops working is the failure users cannot see.
+
+Each hook has one deadline (`timeout`) for the whole exchange, not one per read, so a command or
+a server that drips a byte a second cannot hold the gate open; and it may answer at most
+`MAX_OUTPUT_BYTES` (stdout and stderr each, or the HTTP body after decoding): past that the hook
+has failed (its process group is killed, the request dropped), which `failClosed` turns into a
+block. Nothing past the bound is ever held in memory.
 """
 
 from __future__ import annotations
@@ -19,7 +25,8 @@ from typing import Any
 
 BLOCK_EXIT_CODE = 2
 MAX_OUTPUT_BYTES = 1_000_000
-"""Hook stdout/stderr beyond this is cut, so a runaway hook cannot exhaust memory."""
+"""Bytes a hook may print on stdout or stderr, or answer over HTTP; past this it has failed."""
+_READ_CHUNK = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -83,7 +90,13 @@ async def _run_command(spec: HookSpec, payload: dict[str, Any], cwd: str) -> Raw
         return RawResult(error=f"cannot start hook {spec.command!r}: {exc}")
     data = json.dumps(payload, ensure_ascii=False).encode()
     try:
-        stdout, stderr = await asyncio.wait_for(process.communicate(data), spec.timeout)
+        async with asyncio.timeout(spec.timeout):
+            stdout, stderr, _ = await asyncio.gather(
+                _read_bounded(process, process.stdout),
+                _read_bounded(process, process.stderr),
+                _feed(process, data),
+            )
+            await process.wait()
     except TimeoutError:
         _kill_group(process)
         await process.wait()
@@ -91,14 +104,49 @@ async def _run_command(spec: HookSpec, payload: dict[str, Any], cwd: str) -> Raw
     except asyncio.CancelledError:
         _kill_group(process)
         raise
-    out = stdout[:MAX_OUTPUT_BYTES].decode("utf-8", "replace")
-    err = stderr[:MAX_OUTPUT_BYTES].decode("utf-8", "replace").strip()
+    if stdout is None or stderr is None:
+        await process.wait()
+        which = "stdout" if stdout is None else "stderr"
+        return RawResult(
+            error=f"hook {spec.command!r} printed more than {MAX_OUTPUT_BYTES} bytes on "
+            f"{which} (MAX_OUTPUT_BYTES) and was stopped"
+        )
+    out = stdout.decode("utf-8", "replace")
+    err = stderr.decode("utf-8", "replace").strip()
     code = process.returncode
     if code == BLOCK_EXIT_CODE:
         return RawResult(blocked=True, reason=err or f"blocked by hook {spec.command!r}")
     if code != 0:
         return RawResult(error=f"hook {spec.command!r} exited with {code}: {err[:500]}")
     return _answer(out)
+
+
+async def _feed(process: asyncio.subprocess.Process, data: bytes) -> None:
+    """Write the payload to stdin and close it; a hook that exits without reading is fine."""
+    assert process.stdin is not None
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        process.stdin.write(data)
+        await process.stdin.drain()
+        process.stdin.close()
+
+
+async def _read_bounded(
+    process: asyncio.subprocess.Process, stream: asyncio.StreamReader | None
+) -> bytes | None:
+    """The stream's bytes up to EOF, or None (the process group killed, the rest discarded)
+    past the bound."""
+    assert stream is not None
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := await stream.read(_READ_CHUNK):
+        size += len(chunk)
+        if size > MAX_OUTPUT_BYTES:
+            _kill_group(process)
+            while await stream.read(_READ_CHUNK):  # discard to EOF so the pipe closes
+                pass
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _kill_group(process: asyncio.subprocess.Process) -> None:
@@ -109,17 +157,32 @@ def _kill_group(process: asyncio.subprocess.Process) -> None:
 async def _run_http(spec: HookSpec, payload: dict[str, Any], cwd: str) -> RawResult:
     import httpx  # lazy: most hook configurations never make a request
 
+    from toolweave.builtins.http_body import ACCEPT_ENCODING, read_capped
+    from toolweave.tools.errors import ExecutionFailed
+
     assert spec.url is not None
+    where = f"hook POST {spec.url}"
+    headers = {"Accept-Encoding": ACCEPT_ENCODING, **dict(spec.headers)}
     try:
-        async with httpx.AsyncClient(timeout=spec.timeout) as client:
-            response = await client.post(spec.url, json=payload, headers=dict(spec.headers))
-    except httpx.TimeoutException:
-        return RawResult(error=f"hook POST {spec.url} timed out after {spec.timeout:g}s")
+        async with (
+            asyncio.timeout(spec.timeout),
+            httpx.AsyncClient(timeout=spec.timeout) as client,
+            client.stream("POST", spec.url, json=payload, headers=headers) as response,
+        ):
+            if not response.is_success:
+                return RawResult(error=f"{where} answered HTTP {response.status_code}")
+            body, cut = await read_capped(response, MAX_OUTPUT_BYTES, where)
+    except (TimeoutError, httpx.TimeoutException):
+        return RawResult(error=f"{where} timed out after {spec.timeout:g}s")
     except httpx.HTTPError as exc:
-        return RawResult(error=f"hook POST {spec.url} failed: {type(exc).__name__}: {exc}")
-    if not response.is_success:
-        return RawResult(error=f"hook POST {spec.url} answered HTTP {response.status_code}")
-    return _answer(response.text[:MAX_OUTPUT_BYTES])
+        return RawResult(error=f"{where} failed: {type(exc).__name__}: {exc}")
+    except ExecutionFailed as exc:
+        return RawResult(error=str(exc))
+    if cut:
+        return RawResult(
+            error=f"{where} answered more than {MAX_OUTPUT_BYTES} bytes (MAX_OUTPUT_BYTES)"
+        )
+    return _answer(body.decode(response.charset_encoding or "utf-8", "replace"))
 
 
 def _answer(text: str) -> RawResult:

@@ -51,6 +51,8 @@ __all__ = [
     "Stage",
 ]
 
+SCHEDULED = "scheduled"
+"""The `agent_type` of a run the scheduler starts (nobody requested it)."""
 PermissionMode = Literal["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"]
 PERMISSION_MODES: tuple[PermissionMode, ...] = (
     "default",
@@ -211,7 +213,9 @@ class Governance:
         hooks: Hooks | None = None,
     ) -> Governance:
         """The pipeline for a run this one starts: the same approvers, the parent's rules and
-        hooks narrowed by the child's own (never widened), and the child's identity."""
+        hooks narrowed by the child's own (never widened), and the child's identity. A
+        `"scheduled"` run has no requester to ask, so its questions go to the admin approver
+        only (none configured: refused), and so do those of every run it starts."""
         merged_rules = self.rules
         if rules is not None:
             merged_rules = rules if self.rules is None else self.rules.narrow(rules)
@@ -219,8 +223,10 @@ class Governance:
         if hooks is not None:
             merged_hooks = hooks if self.hooks is None else self.hooks.narrow(hooks)
         parents = (*self.identity.parents, self.identity.agent_id)
+        approver = self.admin_approver if agent_type == SCHEDULED else self.approver
         return replace(
             self,
+            approver=approver,
             rules=merged_rules,
             hooks=merged_hooks,
             identity=AgentIdentity(agent_id, agent_type, parents),
@@ -324,7 +330,12 @@ class Governance:
             return Explanation("allow", "the permission policy allows it")
         if gate.mode == "bypassPermissions":
             return Explanation("allow", "permission mode 'bypassPermissions'")
-        if gate.mode == "acceptEdits" and explanation.rule is None and _edits_only(tool):
+        if (
+            gate.mode == "acceptEdits"
+            and explanation.rule is None
+            and _edits_only(tool)
+            and not getattr(tool, "destructive_declared", False)  # deleting asks in every mode
+        ):
             return Explanation("allow", "permission mode 'acceptEdits' accepts file edits")
         return explanation
 

@@ -3,10 +3,13 @@
 Each call gets a query-log row (`toolweave log` prints the recent ones): the tool, the
 arguments, the client, how long it took and how it ended. Daily call quotas cap one client
 (`[serve].daily_calls_per_client`) and all clients together (`[serve].daily_calls`); a refused
-call returns an error result that says when the quota resets, and runs nothing. The client is
-identified by the `clientInfo.name` it sent at initialize (stable across reconnects), or its
-MCP session id when it sent none. Both stores sit in `data_dir` (SQLite) unless `[serve].store_dsn`
-names a Postgres database that several hosts share; they are opened on the first call.
+call returns an error result that says when the quota resets, and runs nothing. A quota is kept
+per authenticated identity (the principal the transport checked: a token's fingerprint, an OAuth
+subject), or per connection address when nothing was authenticated, never by the client's
+self-declared `clientInfo.name` (which a client rotates at will, per call with `_meta`); over
+stdio the one process is one client. The query log records the declared name beside the key.
+Both stores sit in `data_dir` (SQLite) unless `[serve].store_dsn` names a Postgres database that
+several hosts share; they are opened on the first call.
 """
 
 from __future__ import annotations
@@ -40,11 +43,21 @@ def query_log_for(config: HostConfig) -> QueryLog:
 
 
 def client_key(ctx: ToolContext) -> str:
+    """The quota key of a call: its principal, else its network address, else "stdio"."""
+    principal = getattr(ctx, "principal", None)
+    if isinstance(principal, str) and principal:
+        return f"principal:{principal}"
+    address = getattr(ctx, "remote_address", None)
+    if isinstance(address, str) and address:
+        return f"address:{address}"
+    return "stdio"
+
+
+def client_label(ctx: ToolContext) -> str:
+    """What the query log shows for a call: the quota key and the declared client name."""
     info = getattr(ctx, "client_info", None)
     name = info.get("name") if isinstance(info, dict) else None
-    if isinstance(name, str) and name:
-        return f"client:{name}"
-    return f"session:{ctx.session_id or 'stdio'}"
+    return f"{client_key(ctx)} ({name})" if isinstance(name, str) and name else client_key(ctx)
 
 
 class Accounting:
@@ -89,10 +102,10 @@ class Accounting:
         from toolweave.accounting.errors import QuotaExceeded
 
         log, quota = self._stores()
-        who = client_key(ctx)
+        who = client_label(ctx)
         if quota is not None:
             try:
-                await quota.reserve(who, calls=1)
+                await quota.reserve(client_key(ctx), calls=1)
             except QuotaExceeded as exc:
                 if log is not None:
                     row = await log.start(_describe(name, args), who, kind="tool")

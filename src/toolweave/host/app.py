@@ -241,7 +241,7 @@ class ToolHost:
     async def serve_stdio(self) -> None:
         try:
             await self.start()
-            await self.server.run_stdio()
+            await self.server.run_stdio(max_line_bytes=self.config.max_body_bytes)
         finally:
             await self.close()
 

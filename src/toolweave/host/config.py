@@ -22,7 +22,7 @@ providers = ["demo", "builtins"]  # capability providers to expose, in order
 tool_timeout = 60.0            # seconds per call
 connect_deadline = 5.0         # seconds the first tools/list waits for downstream servers
 data_dir = "~/.toolweave"      # embedded SQLite and caches of stateful providers
-max_body_bytes = 4194304       # HTTP: larger request bodies get 413
+max_body_bytes = 4194304       # larger HTTP bodies get 413, larger stdio lines an error
 max_sessions = 1000            # HTTP: live sessions; the least recently seen is closed first
 session_idle_timeout = 600.0   # HTTP: seconds before an unused session is closed
 query_log = true               # a row per served tool call in data_dir (`toolweave log`)
@@ -31,8 +31,10 @@ daily_calls = 0                # tool calls all clients together may make per UT
 commands = ""                  # slash commands served as MCP prompts: a JSON/YAML file or a
                                # .claude/commands directory of *.md files
 store_dsn = ""                 # Postgres DSN for the query log and quotas, shared by hosts
-console = true                 # the web console at /console over HTTP (guarded like /mcp)
+console = true                 # the web console at /console over HTTP (its own token)
 console_approvals = false      # calls no client can be asked about wait in the console
+console_token = ""             # the console's own credential (env TOOLWEAVE_CONSOLE_TOKEN);
+                               # empty: a fresh one is made at start and printed once
 
 hooks = ""                     # Claude Code hooks file (e.g. "hooks.json"), relative to this file
 
@@ -106,6 +108,7 @@ from toolweave.mcp.shared.constants import (
 
 DEFAULT_CONFIG_FILE = "toolweave.toml"
 TOKEN_ENV = "TOOLWEAVE_SERVE_TOKEN"
+CONSOLE_TOKEN_ENV = "TOOLWEAVE_CONSOLE_TOKEN"
 ENV_PREFIX = "TOOLWEAVE_"
 ENV_SEPARATOR = "__"
 MCP_SERVERS = "mcpServers"
@@ -143,6 +146,7 @@ class ServeSection(Section):
     store_dsn: str = ""
     console: bool = True
     console_approvals: bool = False
+    console_token: str = ""
     hooks: str = ""
     policy: PolicySection = Field(default_factory=PolicySection)
     rules: dict[str, Any] = Field(default_factory=dict)
@@ -181,6 +185,7 @@ class HostConfig:
     store_dsn: str = ""
     console: bool = True
     console_approvals: bool = False
+    console_token: str | None = None
     policy: PolicySection = field(default_factory=PolicySection)
     rules: dict[str, Any] = field(default_factory=dict)
     hooks: Path | None = None
@@ -214,6 +219,11 @@ class HostConfig:
                 f"[serve].host = {self.host!r} exposes the server beyond this machine: set "
                 f"[serve].token (or pass --token, or set the {TOKEN_ENV} environment variable) so "
                 "clients must send a bearer token, or bind to 127.0.0.1"
+            )
+        if self.console_token is not None and self.console_token == self.token:
+            raise ConfigError(
+                "[serve].console_token equals [serve].token: the console approves calls, so "
+                "an MCP client's token must never open it; choose a different console_token"
             )
 
 
@@ -283,6 +293,7 @@ def parse_config(
         store_dsn=serve.store_dsn,
         console=serve.console,
         console_approvals=serve.console_approvals,
+        console_token=serve.console_token or os.environ.get(CONSOLE_TOKEN_ENV) or None,
         policy=serve.policy,
         rules=serve.rules,
         hooks=hooks,

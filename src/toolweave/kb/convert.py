@@ -5,6 +5,10 @@ paths) and tables. Plain text and Markdown are read directly; PDF, Word, PowerPo
 and the other formats markitdown knows go through it (the optional `kb` extra, imported only
 when such a file arrives). The `ConversionReport` says what came out, so a user sees at once that
 a PDF produced flat text with no headings, or that a scan produced no text at all.
+
+Conversion is bounded (`ConversionLimits`): a file over `max_file_bytes` is refused before it is
+read, markitdown runs in a worker process killed at `convert_timeout` (`_convert_worker.py`),
+and Markdown over `max_markdown_chars` is refused; each refusal names the file and the setting.
 """
 
 from __future__ import annotations
@@ -12,7 +16,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from toolweave.kb.errors import DocumentError
 
@@ -39,7 +42,29 @@ _MAGIC = {
     ".epub": b"PK\x03\x04",
     ".xls": b"\xd0\xcf\x11\xe0",
 }
-_MARKITDOWN: Any = None
+DEFAULT_MAX_FILE_BYTES = 32 * 1024 * 1024
+"""Bytes of the largest file read or converted (`[kb].max_file_bytes`)."""
+DEFAULT_CONVERT_TIMEOUT = 60.0
+"""Seconds one markitdown conversion may run before its process is killed."""
+DEFAULT_MAX_MARKDOWN_CHARS = 16_000_000
+"""Characters of Markdown one converted file may produce."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConversionLimits:
+    """The bounds of `convert_file`, each a named setting with a default."""
+
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    convert_timeout: float = DEFAULT_CONVERT_TIMEOUT
+    max_markdown_chars: int = DEFAULT_MAX_MARKDOWN_CHARS
+
+    def __post_init__(self) -> None:
+        for name in ("max_file_bytes", "convert_timeout", "max_markdown_chars"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive, not {getattr(self, name)}")
+
+
+DEFAULT_LIMITS = ConversionLimits()
 
 
 @dataclass(slots=True)
@@ -69,11 +94,17 @@ class ConvertedDocument:
     report: ConversionReport
 
 
-def convert_file(path: str | Path) -> ConvertedDocument:
+def convert_file(path: str | Path, limits: ConversionLimits = DEFAULT_LIMITS) -> ConvertedDocument:
     """Read `path` as Markdown. Raises `DocumentError` naming the file and the fix."""
     file = Path(path)
     if not file.is_file():
         raise DocumentError(f"{file}: no such file; check the path")
+    size = file.stat().st_size
+    if size > limits.max_file_bytes:
+        raise DocumentError(
+            f"{file}: refused: {size} bytes, over max_file_bytes ({limits.max_file_bytes}); "
+            "split the file or raise max_file_bytes"
+        )
     suffix = file.suffix.lower()
     if suffix in TEXT_SUFFIXES:
         try:
@@ -84,7 +115,7 @@ def convert_file(path: str | Path) -> ConvertedDocument:
             ) from None
         title_hint = None
     elif suffix in CONVERTED_SUFFIXES:
-        markdown, title_hint = _markitdown(file)
+        markdown, title_hint = _markitdown(file, limits)
     else:
         known = ", ".join(sorted(SUPPORTED_SUFFIXES))
         raise DocumentError(
@@ -102,8 +133,7 @@ def describe_text(text: str, source: str) -> ConversionReport:
     return _report(Path(source), "text", text)
 
 
-def _markitdown(file: Path) -> tuple[str, str | None]:
-    global _MARKITDOWN
+def _markitdown(file: Path, limits: ConversionLimits) -> tuple[str, str | None]:
     magic = _MAGIC.get(file.suffix.lower())
     if magic is not None:
         with file.open("rb") as f:
@@ -112,23 +142,9 @@ def _markitdown(file: Path) -> tuple[str, str | None]:
                     f"{file}: conversion failed: not a valid {file.suffix} file (its first bytes "
                     "are wrong); check the file opens in its own application"
                 )
-    if _MARKITDOWN is None:
-        try:
-            from markitdown import MarkItDown
-        except ImportError:
-            raise DocumentError(
-                f"{file}: converting {file.suffix} files needs markitdown; "
-                "install it with: pip install 'toolweave[kb]'"
-            ) from None
-        _MARKITDOWN = MarkItDown(enable_plugins=False)
-    try:
-        result = _MARKITDOWN.convert(str(file))
-    except Exception as exc:
-        raise DocumentError(
-            f"{file}: conversion failed ({type(exc).__name__}: {exc}); "
-            "check the file opens in its own application"
-        ) from exc
-    return str(result.markdown or ""), getattr(result, "title", None)
+    from toolweave.kb._convert_worker import WORKER
+
+    return WORKER.convert(file, limits.convert_timeout, limits.max_markdown_chars)
 
 
 def _report(file: Path, kind: str, markdown: str) -> ConversionReport:

@@ -31,7 +31,14 @@ from toolweave.kb.chunking import (
     check_chunking,
     chunk_markdown,
 )
-from toolweave.kb.convert import ConversionReport, ConvertedDocument, convert_file, describe_text
+from toolweave.kb.convert import (
+    DEFAULT_LIMITS,
+    ConversionLimits,
+    ConversionReport,
+    ConvertedDocument,
+    convert_file,
+    describe_text,
+)
 from toolweave.kb.errors import KnowledgeBaseError
 from toolweave.kb.expand import EXPANSIONS, Expansion, expand_query
 from toolweave.kb.results import (
@@ -102,8 +109,10 @@ class KnowledgeBase:
         overlap_tokens: int = DEFAULT_OVERLAP_TOKENS,
         unit: Unit = "tokens",
         batch_size: int = DEFAULT_EMBED_BATCH,
+        conversion: ConversionLimits = DEFAULT_LIMITS,
     ) -> None:
         self.namespace = check_namespace(namespace)
+        self.conversion = conversion
         if max_docs < 1:
             raise ConfigError(f"max_docs must be a positive integer, not {max_docs}")
         check_chunking(chunk_tokens, overlap_tokens, unit)
@@ -175,7 +184,7 @@ class KnowledgeBase:
         self, path: str | Path, *, progress: ProgressCallback | None = None
     ) -> AddResult:
         """Convert and add one file; a changed file replaces its old chunks in one write."""
-        resolved, converted = await asyncio.to_thread(_convert, path)
+        resolved, converted = await asyncio.to_thread(_convert, path, self.conversion)
         return await self._add(
             doc_id="f" + _digest(str(resolved))[:20],
             title=converted.title,
@@ -401,9 +410,9 @@ def check_namespace(namespace: str) -> str:
     return namespace
 
 
-def _convert(path: str | Path) -> tuple[Path, ConvertedDocument]:
+def _convert(path: str | Path, limits: ConversionLimits) -> tuple[Path, ConvertedDocument]:
     resolved = Path(path).expanduser().resolve()
-    return resolved, convert_file(resolved)
+    return resolved, convert_file(resolved, limits)
 
 
 def _chunk_id(doc_id: str, position: int) -> str:

@@ -36,6 +36,10 @@ DEFAULT_NOTE_TYPE = "general"
 DEFAULT_LIST_LIMIT = 50
 MAX_NOTE_CHARS = 100_000
 """Largest note body accepted, in characters."""
+MAX_NOTE_FIELD_CHARS = 200
+"""Longest title, type or tag accepted, in characters."""
+MAX_NOTE_TAGS = 50
+"""Most tags one note may carry."""
 _ID = re.compile(r"^note_\d{8}_\d{6}_[0-9a-f]{6}$")
 
 
@@ -184,10 +188,10 @@ class NoteStore:
         type: str = DEFAULT_NOTE_TYPE,
         tags: list[str] | None = None,
     ) -> Note:
-        _check_text(title, content)
         now = _now()
         note = Note("", title.strip(), type.strip() or DEFAULT_NOTE_TYPE, _tags(tags), now, now)
         note.content = content
+        _check_note(note)
         created: Note = await self._locked(self._create_file, note)
         await self._index_note(created)
         return created
@@ -210,7 +214,7 @@ class NoteStore:
         note.content = content if content is not None else note.content
         note.type = type.strip() if type is not None else note.type
         note.tags = _tags(tags) if tags is not None else note.tags
-        _check_text(note.title, note.content)
+        _check_note(note)
         note.updated_at = _now()
         await self._locked(self._replace_file, note)
         await self._index_note(note)
@@ -267,13 +271,27 @@ class NoteStore:
             await self.kb.close()
 
 
-def _check_text(title: str, content: str) -> None:
-    if not title.strip():
+def _check_note(note: Note) -> None:
+    """The one check every write path (create, update) runs before anything is written."""
+    if not note.title:
         raise KnowledgeBaseError("title: give the note a title (it is empty)")
-    if len(content) > MAX_NOTE_CHARS:
+    if len(note.content) > MAX_NOTE_CHARS:
         raise KnowledgeBaseError(
-            f"content: {len(content)} characters is over the {MAX_NOTE_CHARS} limit; split it"
+            f"content: {len(note.content)} characters is over the {MAX_NOTE_CHARS} limit "
+            "(MAX_NOTE_CHARS); split it"
         )
+    if len(note.tags) > MAX_NOTE_TAGS:
+        raise KnowledgeBaseError(f"tags: {len(note.tags)} is over the {MAX_NOTE_TAGS} limit")
+    for name, value in (
+        ("title", note.title),
+        ("type", note.type),
+        *(("tags", t) for t in note.tags),
+    ):
+        if len(value) > MAX_NOTE_FIELD_CHARS:
+            raise KnowledgeBaseError(
+                f"{name}: {len(value)} characters is over the {MAX_NOTE_FIELD_CHARS} limit "
+                "(MAX_NOTE_FIELD_CHARS); shorten it"
+            )
 
 
 NoteAction = Literal["create", "read", "update", "delete", "list", "search"]

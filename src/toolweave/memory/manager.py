@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolweave.memory import _codec
 from toolweave.memory._overview import memory_stats, memory_summary
-from toolweave.memory._search import search_memories
+from toolweave.memory._search import bounded_query, search_memories
 from toolweave.memory.errors import MemoryArgumentError
 from toolweave.memory.graph import (
     EXCLUSIVE_PREDICATES,
@@ -33,6 +33,7 @@ from toolweave.memory.types import (
     MemoryHit,
     MemoryItem,
     Relation,
+    check_content,
     check_importance,
     check_memory_type,
     to_datetime,
@@ -58,7 +59,11 @@ DEFAULT_MIN_SIMILARITY = 0.25
 paraphrases score 0.5-0.7, unrelated texts below 0.1)."""
 DEFAULT_MAX_SEARCH_LIMIT = 100
 """Most hits one `search` may ask for (a tool caller chooses `limit`)."""
-MAX_CONTENT_CHARS = 100_000
+DEFAULT_MAX_QUERY_CHARS = 2_000
+"""Longest `search` query accepted, in characters."""
+DEFAULT_MAX_QUERY_TERMS = 64
+"""Distinct terms of a `search` query used at most (the keyword index costs one lookup per
+term); a longer query is searched by its first this-many terms."""
 
 
 class MemoryManager:
@@ -94,6 +99,8 @@ class MemoryManager:
         min_similarity: float = DEFAULT_MIN_SIMILARITY,
         max_search_limit: int = DEFAULT_MAX_SEARCH_LIMIT,
         hnsw_threshold: int | None = DEFAULT_HNSW_THRESHOLD,
+        max_query_chars: int = DEFAULT_MAX_QUERY_CHARS,
+        max_query_terms: int = DEFAULT_MAX_QUERY_TERMS,
     ) -> None:
         self.user_id = check_user_id(user_id)
         self._owns_index = index is None
@@ -112,6 +119,8 @@ class MemoryManager:
         self.max_memories = max_memories
         self.min_similarity = min_similarity
         self.max_search_limit = max_search_limit
+        self.max_query_chars = max_query_chars
+        self.max_query_terms = max_query_terms
         self.exclusive_predicates = frozenset(exclusive_predicates)
         self._graph: KnowledgeGraph | None = None
         self._graph_lock = asyncio.Lock()
@@ -133,6 +142,8 @@ class MemoryManager:
             exclusive_predicates=self.exclusive_predicates,
             min_similarity=self.min_similarity,
             max_search_limit=self.max_search_limit,
+            max_query_chars=self.max_query_chars,
+            max_query_terms=self.max_query_terms,
         )
 
     # -- adding --------------------------------------------------------------------------------
@@ -148,12 +159,7 @@ class MemoryManager:
         file_path: str | None = None,
         modality: str | None = None,
     ) -> MemoryItem:
-        if not isinstance(content, str) or not content.strip():
-            raise MemoryArgumentError("content must be a non-empty string")
-        if len(content) > MAX_CONTENT_CHARS:
-            raise MemoryArgumentError(
-                f"content has {len(content)} characters; the limit is {MAX_CONTENT_CHARS}"
-            )
+        check_content(content)
         kind = check_memory_type(memory_type)
         meta = _codec.check_metadata(dict(metadata) if metadata is not None else None)
         if file_path is not None or modality is not None:
@@ -333,8 +339,7 @@ class MemoryManager:
         perceptual memories; `explain=True` attaches each hit's keyword rank, vector score,
         fused relevance and its type formula's factors.
         """
-        if not isinstance(query, str) or not query.strip():
-            raise MemoryArgumentError("query must be a non-empty string")
+        query = bounded_query(query, self.max_query_chars, self.max_query_terms)
         if (
             not isinstance(limit, int)
             or isinstance(limit, bool)
@@ -406,8 +411,8 @@ class MemoryManager:
         item = await self.get(id)
         if item is None:
             return None
-        if content is not None and (not isinstance(content, str) or not content.strip()):
-            raise MemoryArgumentError("content must be a non-empty string")
+        if content is not None:
+            check_content(content)
         if importance is not None:
             item.importance = check_importance(importance)
         if metadata is not None:

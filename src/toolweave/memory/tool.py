@@ -3,9 +3,15 @@
 One tool instead of nine keeps the model's tool list short; the schema lists each action's
 arguments, and a call with an argument its action does not take, or without one it needs, is a
 recoverable `MemoryArgumentError` naming the field, so the model can fix it. `add` stamps the
-call's session id into the metadata (so a memory can be traced to the conversation that made it).
-Destructive `clear_all` is off unless listed in `actions`; with `per_user=True` a `user_id`
-argument (or the MCP request's `_meta["toolweave/user_id"]`) picks whose memory is used.
+call's session id into the metadata (so a memory can be traced to the conversation that made
+it). Destructive `clear_all` is off unless listed in `actions`.
+
+With `per_user=True` the caller's identity picks whose memory is used: the principal the MCP
+transport authenticated (a token or an OAuth subject) when there is one, else the request's
+`_meta["toolweave/user_id"]`. A `user_id` argument (or, under a principal, the `_meta` value)
+can only narrow that identity, to itself or a scope below it (`alice/work`), never change it: a
+model told by a document to read `bob`'s memory gets a refusal. With no identity at all (a
+local caller that sent none) the argument picks the user.
 """
 
 from __future__ import annotations
@@ -163,15 +169,29 @@ class MemoryTool:
         return "action"
 
     def _manager_for(self, args: dict[str, Any], ctx: ToolContext) -> MemoryManager:
-        meta = getattr(ctx, "meta", None)
-        user = args.pop("user_id", None) if self.per_user else None
-        if user is None and self.per_user and isinstance(meta, dict):
-            user = meta.get(USER_META_KEY)
+        user = self._user_for(args.pop("user_id", None) if self.per_user else None, ctx)
         if user is None:
             return self.manager
         if user not in self._users:
             self._users[user] = self.manager.for_user(user)
         return self._users[user]
+
+    def _user_for(self, asked: Any, ctx: ToolContext) -> str | None:
+        """Whose memory a call uses: the caller's identity, narrowed by `asked` at most."""
+        if not self.per_user:
+            return None
+        meta = getattr(ctx, "meta", None)
+        declared = meta.get(USER_META_KEY) if isinstance(meta, dict) else None
+        principal = getattr(ctx, "principal", None)
+        if not (isinstance(principal, str) and principal):
+            principal = None
+        identity = principal or declared
+        if principal is not None and asked is None:
+            asked = declared  # under a principal, `_meta` is a request like the argument
+        if identity is None or asked is None:
+            return asked if identity is None else identity
+        _check_narrows(asked, identity)
+        return str(asked)
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         args = dict(args)
@@ -234,3 +254,13 @@ class MemoryTool:
 
     def __repr__(self) -> str:
         return f"MemoryTool({self.manager.user_id!r}, actions={list(self.actions)})"
+
+
+def _check_narrows(asked: Any, identity: Any) -> None:
+    """Refuse `asked` unless it is `identity` or a scope below it (`identity/...`)."""
+    if asked == identity or (isinstance(asked, str) and asked.startswith(f"{identity}/")):
+        return
+    raise MemoryArgumentError(
+        f"user_id: {asked!r} is not the caller's identity {identity!r} or a scope below it "
+        f"({identity}/...); an argument can narrow whose memory is used, never change it"
+    )

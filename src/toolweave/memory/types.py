@@ -17,6 +17,28 @@ ForgetStrategy = Literal["importance_based", "time_based", "capacity_based"]
 FORGET_STRATEGIES: tuple[ForgetStrategy, ...] = get_args(ForgetStrategy)
 
 
+MAX_CONTENT_CHARS = 100_000
+"""Longest memory content accepted, in characters, by `add`, `add_many` and `update` alike."""
+
+
+def check_text(value: Any, field: str, limit: int, setting: str, fix: str) -> str:
+    """`value` if it is a non-empty string of at most `limit` characters, else the error."""
+    if not isinstance(value, str) or not value.strip():
+        raise MemoryArgumentError(f"{field} must be a non-empty string")
+    if len(value) > limit:
+        raise MemoryArgumentError(
+            f"{field} has {len(value)} characters; the limit is {limit} ({setting}): {fix}"
+        )
+    return value
+
+
+def check_content(content: Any) -> str:
+    """`content` if it is a non-empty string within `MAX_CONTENT_CHARS`, else the error."""
+    return check_text(
+        content, "content", MAX_CONTENT_CHARS, "MAX_CONTENT_CHARS", "split it into several memories"
+    )
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Relation:
     """One edge of the knowledge graph, kept with the semantic memory it came from."""

@@ -76,7 +76,7 @@ def install_skill(source: Path, root: Path) -> InstallReport:
         issues = [
             i for i in validate_skill(staging) if i.field != "name" or "folder" not in i.message
         ]
-        final = root / folder
+        final = install_folder(root, folder)
         if final.exists() or final.is_symlink():
             raise SkillError(
                 f"a skill {skill.name!r} is already installed at {final}; remove it first"
@@ -113,6 +113,25 @@ def _slug(text: str) -> str:
     """`Agent Development` -> `agent-development`: lowercase, other runs as single hyphens."""
     text = unicodedata.normalize("NFKC", text).lower()
     return re.sub(r"[\W_]+", "-", text).strip("-")[:64].rstrip("-")
+
+
+def install_folder(root: Path, name: str) -> Path:
+    """`root / name` once `name` is checked to be one plain path component, so no frontmatter
+    (`../../x`, `/abs/path`, `a/b`, `..`) can place a skill anywhere but directly in `root`."""
+    bad = (
+        not name
+        or name in (".", "..")
+        or any(c in name for c in ("/", "\\", "\0"))
+        or PurePosixPath(name).is_absolute()
+        or (len(name) > 1 and name[1] == ":")
+    )
+    final = root / name
+    if bad or final.resolve().parent != root.resolve():
+        raise SkillError(
+            f"skill name {name!r} is not a single folder name: it would install outside "
+            f"{root}; use lowercase letters, digits and hyphens"
+        )
+    return final
 
 
 def remove_skill(skill: Skill) -> Path:

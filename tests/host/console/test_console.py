@@ -1,6 +1,7 @@
-"""The web console's JSON API on a real `toolweave serve --http`: guarded like /mcp (token,
-Host), tools and sessions, served calls in the query log and usage, approvals answered over
-HTTP so a waiting agent run continues."""
+"""The web console's JSON API on a real `toolweave serve --http`: its own token (never an MCP
+client's) and the Host and Origin checks of /mcp, tools and sessions, served calls in the query
+log and usage, approvals answered over HTTP so a waiting agent run continues, and no
+self-approval by a client."""
 
 from __future__ import annotations
 
@@ -28,7 +29,9 @@ async def test_the_api_needs_the_token_and_a_loopback_host() -> None:
             assert script.status_code == 200 and "Chart.js v4" in script.text[:200]
             assert (await http.get(f"{base}/static/../config.py")).status_code == 404
             assert (await http.get(f"{base}/api/overview")).status_code == 401
-            auth = {"Authorization": "Bearer s3cret"}
+            client_auth = {"Authorization": "Bearer s3cret"}  # the /mcp token
+            assert (await http.get(f"{base}/api/overview", headers=client_auth)).status_code == 403
+            auth = {"Authorization": f"Bearer {host.console.token}"}
             assert (await http.get(f"{base}/api/overview", headers=auth)).status_code == 200
             spoofed = {**auth, "Host": "evil.example"}
             assert (await http.get(f"{base}/api/overview", headers=spoofed)).status_code == 403
@@ -42,12 +45,13 @@ async def test_the_api_needs_the_token_and_a_loopback_host() -> None:
 async def test_overview_queries_and_usage_reflect_served_calls() -> None:
     async with serving() as host:
         base = host.console_url
+        console = {"Authorization": f"Bearer {host.console.token}"}
         # The official SDK client (a 2025-era session, so it is listed under sessions).
         async with Client(host.config.url, mode="legacy") as client:
             await client.call_tool("get_weather", {"city": "北京"})
             await client.call_tool("calculate", {"expression": "2 ** 8"})
             await client.call_tool("calculate", {"expression": "1 / 0"})
-            async with httpx.AsyncClient() as http:
+            async with httpx.AsyncClient(headers=console) as http:
                 overview = (await http.get(f"{base}/api/overview")).json()
                 rows = (await http.get(f"{base}/api/queries")).json()
                 usage = (await http.get(f"{base}/api/usage")).json()
@@ -62,7 +66,7 @@ async def test_overview_queries_and_usage_reflect_served_calls() -> None:
     assert [r["tools"] for r in rows] == [["calculate"], ["calculate"], ["get_weather"]]
     assert [r["status"] for r in rows] == ["error", "success", "success"]
     assert rows[2]["input"] == 'get_weather {"city": "北京"}' and rows[0]["kind"] == "tool"
-    assert rows[0]["session_id"].startswith("client:")  # who called, as the query log keys it
+    assert rows[0]["session_id"] == "address:127.0.0.1 (mcp)"  # the quota key, then the name
     by_tool = {t["tool"]: t for t in usage["tools"]}
     assert (by_tool["calculate"]["calls"], by_tool["calculate"]["errors"]) == (2, 1)
     assert by_tool["get_weather"]["p99_ms"] >= by_tool["get_weather"]["p50_ms"] > 0
@@ -77,7 +81,9 @@ async def test_an_approval_answered_over_http_lets_the_run_continue() -> None:
             agent = gated_weather_agent(host, tools, "上海", "上海小雨，带伞。")
             run = asyncio.ensure_future(agent.run("上海天气?"))
             await host.console.approvals.wait_pending()
-            async with httpx.AsyncClient(base_url=f"{host.console_url}/api", headers=auth) as http:
+            console = {"Authorization": f"Bearer {host.console.token}"}
+            api = f"{host.console_url}/api"
+            async with httpx.AsyncClient(base_url=api, headers=console) as http:
                 (pending,) = (await http.get("/approvals")).json()
                 assert pending["tool_name"] == "get_weather"
                 assert pending["args"] == {"city": "上海"}
@@ -140,7 +146,8 @@ async def test_a_denial_in_the_console_refuses_the_call_and_the_model_reads_why(
         agent = gated_weather_agent(host, await as_tools(client), "北京", "好的，不查了。")
         run = asyncio.ensure_future(agent.run("北京天气?"))
         (pending,) = await host.console.approvals.wait_pending()
-        async with httpx.AsyncClient(base_url=f"{host.console_url}/api") as http:
+        console = {"Authorization": f"Bearer {host.console.token}"}
+        async with httpx.AsyncClient(base_url=f"{host.console_url}/api", headers=console) as http:
             denied = await http.post(f"/approvals/{pending.id}", json={"decision": "deny"})
         assert denied.status_code == 200
         result = await run
@@ -167,3 +174,51 @@ async def test_served_calls_that_ask_wait_in_the_console_when_switched_on() -> N
         refused = await client.call_tool("get_weather", {"city": "上海"})  # off by default
     assert refused.is_error and "toolweave.toml" in refused.text
     assert host.console.approvals.pending() == []
+
+
+async def test_a_client_cannot_approve_its_own_admin_only_call() -> None:
+    rules = {"ask": ["get_weather"]}
+    async with (
+        serving(token="mcp-token", rules=rules, console_approvals=True) as host,
+        MCPClient.http(host.config.url, {"Authorization": "Bearer mcp-token"}) as client,
+    ):
+        call = asyncio.ensure_future(client.call_tool("get_weather", {"city": "上海"}))
+        (pending,) = await host.console.approvals.wait_pending()
+        decide = f"{host.console_url}/api/approvals/{pending.id}"
+        approve = {"decision": "approve"}
+        async with httpx.AsyncClient() as http:
+            with_client_token = await http.post(
+                decide, json=approve, headers={"Authorization": "Bearer mcp-token"}
+            )
+            without_token = await http.post(decide, json=approve)  # loopback, no token
+        assert with_client_token.status_code == 403 and without_token.status_code == 401
+        assert "MCP client's token" in with_client_token.json()["error"]
+        assert not call.done() and host.console.approvals.pending()  # still waiting
+        async with httpx.AsyncClient() as http:
+            console = {"Authorization": f"Bearer {host.console.token}"}
+            answered = await http.post(decide, json={"decision": "deny"}, headers=console)
+        result = await call
+    assert answered.status_code == 200 and result.is_error
+
+
+async def test_the_console_body_has_the_max_body_bytes_bound() -> None:
+    async with serving(max_body_bytes=1024) as host:
+        console = {"Authorization": f"Bearer {host.console.token}"}
+        big = b'{"decision": "approve", "pad": "' + b"x" * 4096 + b'"}'
+        async with httpx.AsyncClient(headers=console) as http:
+            refused = await http.post(
+                f"{host.console_url}/api/approvals/1",
+                content=big,
+                headers={"Content-Type": "application/json"},
+            )
+    assert refused.status_code == 413 and "max_body_bytes (1024 bytes)" in refused.json()["error"]
+
+
+def test_the_console_token_must_differ_from_the_client_token() -> None:
+    import pytest
+
+    from toolweave.host import ToolHost, parse_config
+
+    same = {"serve": {"token": "same", "console_token": "same"}}
+    with pytest.raises(ValueError, match="console_token equals"):
+        ToolHost(parse_config(same, env={}))

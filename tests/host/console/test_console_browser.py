@@ -69,10 +69,10 @@ def _wait(driver: Any, script: str) -> Any:
     )
 
 
-def _approve_in_page(driver: Any, url: str, shot: Path) -> str:
+def _approve_in_page(driver: Any, url: str, token: str, shot: Path) -> str:
     from selenium.webdriver.common.by import By
 
-    driver.get(f"{url}#token={TOKEN}")  # the token stays in the fragment, never sent
+    driver.get(f"{url}#token={token}")  # the console token stays in the fragment, never sent
     driver.execute_script("location.hash = '#approvals'")
     _wait(driver, "return document.querySelector('#approvals tbody button.approve')")
     row = driver.find_element(By.CSS_SELECTOR, "#approvals tbody tr").text
@@ -114,7 +114,11 @@ async def test_an_admin_approves_in_the_browser_and_the_run_continues(browser: A
             await host.console.approvals.wait_pending()
             assert not run.done()  # the run waits for the admin
             row = await asyncio.to_thread(
-                _approve_in_page, browser, url, artifacts / "console-approval.png"
+                _approve_in_page,
+                browser,
+                url,
+                host.console.token,
+                artifacts / "console-approval.png",
             )
             result = await run
             drawn = await asyncio.to_thread(

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 NOISY_SERVER = """
@@ -91,7 +93,7 @@ def test_stdio_answers_piped_requests_then_exits(tmp_path: Path) -> None:
         )
     answers = {m["id"]: m for m in map(json.loads, out.stdout.decode().splitlines())}
     assert answers[1]["result"]["structuredContent"] == {"result": 32.0}
-    assert answers[2]["result"]["structuredContent"]["condition"] == "小雨"
+    assert answers[2]["result"]["structuredContent"]["city"] == "上海"
     assert answers[None]["error"]["code"] == -32700
 
 
@@ -136,3 +138,45 @@ def test_large_answers_survive_a_non_blocking_stdout_pipe(tmp_path: Path) -> Non
     assert proc.wait(timeout=60) == 0
     (answer,) = [json.loads(line) for line in data.splitlines()]
     assert answer["result"]["content"][0]["text"] == "x" * 2_000_000
+
+
+def oversize_then_valid(limit: int) -> bytes:
+    big = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "get_weather", "arguments": {"city": "北" * limit}},
+    }
+    fine = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "get_weather", "arguments": {"city": "上海"}},
+    }
+    return (json.dumps(big) + "\n" + json.dumps(fine) + "\n").encode()
+
+
+@pytest.mark.parametrize("through", ["pipe", "file"])
+def test_a_line_over_the_limit_fails_alone_and_the_server_goes_on(
+    tmp_path: Path, through: str
+) -> None:
+    toolweave = Path(sys.executable).with_name("toolweave")
+    (tmp_path / "toolweave.toml").write_text(
+        f'[serve]\nproviders = ["demo"]\nmax_body_bytes = 4096\ndata_dir = "{tmp_path / "d"}"\n'
+    )
+    data = oversize_then_valid(4096)
+    command = [str(toolweave), "serve", "--stdio"]
+    if through == "pipe":
+        out = subprocess.run(command, input=data, capture_output=True, timeout=60, cwd=tmp_path)
+    else:
+        (tmp_path / "in.jsonl").write_bytes(data)
+        with (tmp_path / "in.jsonl").open("rb") as stdin:
+            out = subprocess.run(
+                command, stdin=stdin, capture_output=True, timeout=60, cwd=tmp_path
+            )
+    assert out.returncode == 0, out.stderr.decode()[-500:]
+    answers = {m["id"]: m for m in map(json.loads, out.stdout.decode().splitlines())}
+    assert answers[None]["error"]["code"] == -32600
+    assert "larger than max_line_bytes (4096 bytes)" in answers[None]["error"]["message"]
+    assert 1 not in answers
+    assert answers[2]["result"]["structuredContent"]["city"] == "上海"

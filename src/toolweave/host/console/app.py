@@ -3,9 +3,13 @@
 `/console` shows the published tools and the downstream MCP servers with their status, the
 live MCP sessions, the query log, the pending approvals (an admin approves or denies them in
 the browser) and a usage page with charts drawn by Chart.js, which ships inside the package
-(no CDN). The page itself holds no data; its JSON API under `/console/api/` is guarded exactly
-like `/mcp`: loopback Host and Origin checks, and the bearer token when one is configured (the
-browser sends it from the page's `#token=...` fragment, which never reaches the server).
+(no CDN). The page itself holds no data; its JSON API under `/console/api/` has the Host and
+Origin checks of `/mcp` and its own credential: the console is the person's, not the clients',
+so it needs the console token (`[serve].console_token`, or a fresh one made at start and printed
+once), always, loopback included, and an MCP client's token never opens it (so a client cannot
+approve its own admin-only call). The browser sends the console token from the page's
+`#token=...` fragment, which never reaches the server. A request body over `max_body_bytes` is
+refused (413) before it is parsed.
 
 `ConsoleApprovals` is an approver, `async (request) -> bool | "always"`: give it to whatever
 asks for approvals (`Governance(approver=console.approvals)`, the host's gates) and each request
@@ -16,7 +20,10 @@ full (denied at once: fail closed).
 from __future__ import annotations
 
 import asyncio
+import hmac
 import itertools
+import json
+import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -142,6 +149,10 @@ class Console:
     ) -> None:
         self.host = host
         self.approvals = approvals if approvals is not None else ConsoleApprovals()
+        configured = host.config.console_token
+        #: The console's credential; `generated` when made here (print it once, at start).
+        self.token = configured or secrets.token_urlsafe(24)
+        self.generated = configured is None
         self._query_log = query_log
         self._endpoint: Any = None  # the Streamable HTTP endpoint, for its sessions
 
@@ -210,18 +221,36 @@ class Console:
         return usage_summary(await self._rows(limit))
 
     def routes(self, endpoint: Any) -> list[BaseRoute]:
-        """The console's routes, guarded like `endpoint` (the `/mcp` Streamable HTTP app): its
-        Origin, Host and token checks for the API; the Origin and Host checks for the page."""
+        """The console's routes: the Origin and Host checks of `endpoint` (the `/mcp` Streamable
+        HTTP app) for the page and the API, and the console token (never `endpoint`'s client
+        token) for the API."""
         from starlette.responses import JSONResponse, PlainTextResponse, Response
         from starlette.routing import Route
 
         self._endpoint = endpoint
-        api_guard = endpoint.guard
-        page_guard = api_guard.without_token()
+        mcp_guard = endpoint.guard
+        page_guard = mcp_guard.without_token()
+        expected = f"Bearer {self.token}".encode()
+        client_token = mcp_guard.expected
+        max_body = self.host.config.max_body_bytes
 
-        def guarded(handler: _Handler, guard: Any = api_guard) -> _Handler:
+        def refused(request: Request) -> Response | None:
+            """The page guard's refusal, else a missing or wrong console token's."""
+            refusal: Response | None = page_guard.check(request)
+            if refusal is not None:
+                return refusal
+            given = request.headers.get("authorization", "").encode()
+            if hmac.compare_digest(given, expected):
+                return None
+            if client_token is not None and hmac.compare_digest(given, client_token):
+                message = "an MCP client's token does not open the console: use the console token"
+                return JSONResponse({"error": message}, status_code=403)
+            message = "send the console token (printed at start) as a bearer token"
+            return JSONResponse({"error": message}, 401, headers={"WWW-Authenticate": "Bearer"})
+
+        def guarded(handler: _Handler, page: bool = False) -> _Handler:
             async def checked(request: Request) -> Response:
-                refusal = guard.check(request)
+                refusal = page_guard.check(request) if page else refused(request)
                 return refusal if refusal is not None else await handler(request)
 
             return checked
@@ -249,7 +278,14 @@ class Console:
         async def decide(request: Request) -> Response:
             if request.headers.get("content-type", "").split(";")[0] != "application/json":
                 return JSONResponse({"error": "send Content-Type: application/json"}, 415)
-            body = await request.json()
+            raw = await _bounded_body(request, max_body)
+            if raw is None:
+                message = f"request body larger than max_body_bytes ({max_body} bytes)"
+                return JSONResponse({"error": message}, status_code=413)
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                return JSONResponse({"error": "the body is not JSON"}, status_code=400)
             decision = body.get("decision") if isinstance(body, dict) else None
             if decision not in _ANSWERS:
                 return JSONResponse(
@@ -262,14 +298,26 @@ class Console:
         base = CONSOLE_PATH
         api = f"{base}/api"
         return [
-            Route(base, guarded(static, page_guard)),
-            Route(f"{base}/static/{{name}}", guarded(static, page_guard)),
+            Route(base, guarded(static, page=True)),
+            Route(f"{base}/static/{{name}}", guarded(static, page=True)),
             Route(f"{api}/overview", guarded(overview)),
             Route(f"{api}/queries", guarded(queries)),
             Route(f"{api}/usage", guarded(usage)),
             Route(f"{api}/approvals", guarded(approvals)),
             Route(f"{api}/approvals/{{id}}", guarded(decide), methods=["POST"]),
         ]
+
+
+async def _bounded_body(request: Request, limit: int) -> bytes | None:
+    """The body, or None once it passes `limit` bytes (nothing past the limit is kept)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _limit(request: Request) -> int:

@@ -16,6 +16,7 @@ todo = true
 sql_dsn = ""                   # sqlite:///path.db or postgresql://... turns sql_query on
 sql_timeout = 5.0
 sql_max_rows = 50
+sql_max_cell_bytes = 65536     # no SQLite value over this is built (SQLITE_LIMIT_LENGTH)
 fetch = false                  # true, or a non-empty allow_domains, turns fetch on
 allow_domains = []
 shell = false
@@ -37,6 +38,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from toolweave.builtins.sql import DEFAULT_MAX_CELL_BYTES
 from toolweave.host.config import HostConfig
 from toolweave.host.sections import Section
 from toolweave.tools.base import Tool
@@ -54,6 +56,7 @@ class BuiltinsSection(Section):
     sql_dsn: str = ""
     sql_timeout: float = Field(5.0, gt=0)
     sql_max_rows: int = Field(50, gt=0)
+    sql_max_cell_bytes: int = Field(DEFAULT_MAX_CELL_BYTES, gt=0)
     fetch: bool = False
     allow_domains: list[str] = Field(default_factory=list)
     shell: bool = False
@@ -95,7 +98,10 @@ class BuiltinsProvider:
             tools.append(builtins.todo_tool())
         if settings.sql_dsn:
             reader = builtins.SQLReader(
-                settings.sql_dsn, settings.sql_timeout, settings.sql_max_rows
+                settings.sql_dsn,
+                settings.sql_timeout,
+                settings.sql_max_rows,
+                max_cell_bytes=settings.sql_max_cell_bytes,
             )
             self._closers.append(reader)
             tools += reader.tools()

@@ -18,6 +18,8 @@ watch = true              # re-ingest [kb].paths on change
 model = ""                # e.g. "openai:gpt-4o-mini": enables rag ask and mqe/hyde
 max_docs = 10000
 max_result_chars = 8000
+max_file_bytes = 33554432 # a bigger file is refused before it is read
+convert_timeout = 60.0    # seconds per markitdown conversion; its process is killed past this
 dsn = ""                  # Postgres DSN and Qdrant URL: the scale-out backend
 qdrant_url = ""
 
@@ -39,6 +41,7 @@ from pydantic import Field, model_validator
 
 from toolweave.host.config import HostConfig
 from toolweave.host.sections import Section
+from toolweave.kb.convert import DEFAULT_CONVERT_TIMEOUT, DEFAULT_MAX_FILE_BYTES
 from toolweave.tools.base import Tool
 
 if TYPE_CHECKING:
@@ -60,6 +63,8 @@ class KBSection(Section):
     model: str = ""
     max_docs: int = Field(10_000, gt=0)
     max_result_chars: int = Field(8000, gt=0)
+    max_file_bytes: int = Field(DEFAULT_MAX_FILE_BYTES, gt=0)
+    convert_timeout: float = Field(DEFAULT_CONVERT_TIMEOUT, gt=0)
     dsn: str = ""
     qdrant_url: str = ""
 
@@ -89,8 +94,10 @@ def kb_settings(config: HostConfig) -> KBSection:
 def open_knowledge_base(config: HostConfig, settings: KBSection | None = None) -> KnowledgeBase:
     """The knowledge base `[kb]` describes (what `serve` and the `kb` CLI both open)."""
     from toolweave.kb import KnowledgeBase
+    from toolweave.kb.convert import ConversionLimits
 
     settings = settings or kb_settings(config)
+    limits = ConversionLimits(settings.max_file_bytes, settings.convert_timeout)
     model = None
     if settings.model:
         from toolweave.llm import model_from_string
@@ -104,6 +111,7 @@ def open_knowledge_base(config: HostConfig, settings: KBSection | None = None) -
             qdrant_url=settings.qdrant_url,
             model=model,
             max_docs=settings.max_docs,
+            conversion=limits,
         )
     return KnowledgeBase(
         config.data_dir / "kb.db",
@@ -111,6 +119,7 @@ def open_knowledge_base(config: HostConfig, settings: KBSection | None = None) -
         settings.namespace,
         model=model,
         max_docs=settings.max_docs,
+        conversion=limits,
     )
 
 

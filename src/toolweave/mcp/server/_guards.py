@@ -9,6 +9,7 @@ validation (DNS-rebinding protection), the bearer token (compared in constant ti
 from __future__ import annotations
 
 import base64
+import hashlib
 import hmac
 from collections.abc import Sequence
 from typing import Any
@@ -46,6 +47,11 @@ def decode_header(value: str) -> str | None:
     return value
 
 
+def token_principal(token: str) -> str:
+    """The identity of a bearer token's holder: a fingerprint, safe to log and to key on."""
+    return "token:" + hashlib.sha256(token.encode()).hexdigest()[:12]
+
+
 class AccessGuard:
     """Origin, Host and bearer-token checks; `check` returns the refusal or None."""
 
@@ -58,6 +64,8 @@ class AccessGuard:
         self.allowed_origins = set(allowed_origins)
         self.allowed_hosts = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
         self.expected = None if auth_token is None else f"Bearer {auth_token}".encode()
+        #: The identity a request that passed the token check has (never the token itself).
+        self.principal = None if auth_token is None else token_principal(auth_token)
 
     def without_token(self) -> AccessGuard:
         """The same Origin and Host checks without the bearer token (for a page a browser opens,

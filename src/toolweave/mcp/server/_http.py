@@ -164,7 +164,9 @@ class StreamableHTTPApp:
             return _error(400, -32600, f"Unsupported MCP-Protocol-Version {version!r}")
         session_id = request.headers.get("mcp-session-id")
         if method == "initialize" and "id" in message:
-            return await self._answer(self._new_session(), message, json_ok, sse_ok, new=True)
+            created = self._new_session()
+            self._identify(created.session, request)
+            return await self._answer(created, message, json_ok, sse_ok, new=True)
         is_request = isinstance(method, str) and "id" in message
         if session_id is None:
             if not is_request:  # a 2026-07-28 notification: nothing is waiting for it here
@@ -196,6 +198,11 @@ class StreamableHTTPApp:
             else:
                 chunks.append(chunk)
         return b"".join(chunks) if size <= limit else None
+
+    def _identify(self, session: ServerSession, request: Request) -> None:
+        """Record who sent `request` (it passed the guard): the principal and the address."""
+        session.principal = self.guard.principal
+        session.remote_address = request.client.host if request.client is not None else None
 
     def _new_session(self) -> _HttpSession:
         now = time.monotonic()
@@ -323,6 +330,7 @@ class StreamableHTTPApp:
             await stream.send(msg, store)
 
         session = self.server.new_session(stateless=True)
+        self._identify(session, request)
         peer = JSONRPCPeer(send, _answering(session))
         session.peer = peer
         peer.feed(message, transport=stream)

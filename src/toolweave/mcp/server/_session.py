@@ -68,6 +68,11 @@ class ServerSession:
         self.client_capabilities: dict[str, Any] = {}
         self.log_level = "debug"
         self.subscriptions: set[str] = set()
+        #: Who the transport authenticated (a bearer token's fingerprint, an OAuth subject);
+        #: None when nothing was checked. Unlike `client_info`, the client cannot choose it.
+        self.principal: str | None = None
+        #: The peer's network address (HTTP), None over stdio.
+        self.remote_address: str | None = None
 
     # -- era-aware accessors ----------------------------------------------------------------
 

@@ -5,6 +5,10 @@ for the protocol and file descriptor 1 is pointed at stderr before any tool runs
 minimal (no starlette, no pydantic) because this path decides the server's cold start. When
 stdin closes, requests already received are still answered (within `EOF_GRACE` seconds), so
 `server < requests.jsonl` works as well as a long-lived host connection.
+
+Input is read in chunks and split into lines here, so a line over `max_line_bytes` is never held
+whole: its bytes are dropped as they arrive, the client gets a JSON-RPC error (id null, since
+the request's id was in the part not kept), and the next line is read as usual.
 """
 
 from __future__ import annotations
@@ -19,41 +23,70 @@ import threading
 from collections.abc import AsyncIterator
 from typing import Any, BinaryIO
 
-from toolweave.mcp.shared.errors import JSONRPCError
+from toolweave.mcp.shared.errors import INVALID_REQUEST, JSONRPCError
 from toolweave.mcp.shared.jsonrpc import RequestContext, decode, encode
 from toolweave.mcp.shared.peer import JSONRPCPeer
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
+"""Bytes of one stdio message (line) accepted by default; `toolweave serve` passes
+`[serve].max_body_bytes`."""
+_CHUNK = 64 * 1024
 #: Seconds to keep answering in-flight requests after stdin reached EOF.
 EOF_GRACE = 10.0
 
 
-async def _pipe_lines(source: BinaryIO) -> AsyncIterator[bytes]:
+async def _pipe_chunks(source: BinaryIO) -> AsyncIterator[bytes]:
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=MAX_LINE_BYTES, loop=loop)
+    reader = asyncio.StreamReader(limit=_CHUNK, loop=loop)
     transport, _ = await loop.connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(reader, loop=loop), source
     )
     try:
-        while line := await reader.readline():
-            yield line
+        while chunk := await reader.read(_CHUNK):
+            yield chunk
     finally:
         transport.close()
 
 
-async def _thread_lines(source: BinaryIO) -> AsyncIterator[bytes]:
+async def _thread_chunks(source: BinaryIO) -> AsyncIterator[bytes]:
     """Regular files and /dev/null cannot be polled; read them in a thread instead."""
     loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[bytes] = asyncio.Queue()
+    queue: asyncio.Queue[bytes] = asyncio.Queue(maxsize=16)  # the thread waits, memory stays low
 
     def pump() -> None:
-        for line in source:
-            loop.call_soon_threadsafe(queue.put_nowait, line)
-        loop.call_soon_threadsafe(queue.put_nowait, b"")
+        while chunk := source.read(_CHUNK):
+            asyncio.run_coroutine_threadsafe(queue.put(chunk), loop).result()
+        asyncio.run_coroutine_threadsafe(queue.put(b""), loop).result()
 
     threading.Thread(target=pump, name="mcp-stdin", daemon=True).start()
-    while line := await queue.get():
-        yield line
+    while chunk := await queue.get():
+        yield chunk
+
+
+async def _lines(chunks: AsyncIterator[bytes], limit: int) -> AsyncIterator[bytes | None]:
+    """The lines of `chunks`; None stands for a line over `limit` bytes, which is not kept."""
+    buffer = bytearray()
+    oversize = False
+    async for chunk in chunks:
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            if not oversize and len(buffer) + end - start <= limit:
+                buffer += chunk[start:end]
+                yield bytes(buffer)
+            else:
+                yield None
+            buffer.clear()
+            oversize = False
+            start = end + 1
+        if not oversize:
+            buffer += chunk[start:]
+            if len(buffer) > limit:
+                buffer.clear()
+                oversize = True
+    if oversize:
+        yield None
+    elif buffer:
+        yield bytes(buffer)
 
 
 def _write_rest(out: BinaryIO, data: bytes, written: int | None) -> None:
@@ -74,7 +107,11 @@ def _pollable(source: BinaryIO) -> bool:
 
 
 async def serve_stdio(
-    server: Any, *, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None
+    server: Any,
+    *,
+    stdin: BinaryIO | None = None,
+    stdout: BinaryIO | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
 ) -> None:
     """Serve one client until stdin reaches EOF."""
     if stdout is None:
@@ -109,9 +146,22 @@ async def serve_stdio(
     session.peer = peer
     server.sessions.add(session)
     source = stdin if stdin is not None else sys.stdin.buffer
-    lines = _pipe_lines(source) if _pollable(source) else _thread_lines(source)
+    chunks = _pipe_chunks(source) if _pollable(source) else _thread_chunks(source)
     try:
-        async for raw in lines:
+        async for raw in _lines(chunks, max_line_bytes):
+            if raw is None:
+                await send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": None,
+                        "error": {
+                            "code": INVALID_REQUEST,
+                            "message": f"message larger than max_line_bytes ({max_line_bytes} "
+                            "bytes) was dropped; send less (or raise [serve].max_body_bytes)",
+                        },
+                    }
+                )
+                continue
             line = raw.strip()
             if not line:
                 continue

@@ -340,11 +340,12 @@ class MCPServer:
 
     # -- transports -------------------------------------------------------------------------------
 
-    async def run_stdio(self) -> None:
-        """Serve one client over stdin/stdout until stdin closes."""
-        from toolweave.mcp.server._stdio import serve_stdio
+    async def run_stdio(self, *, max_line_bytes: int | None = None) -> None:
+        """Serve one client over stdin/stdout until stdin closes; a message (line) over
+        `max_line_bytes` (default `MAX_LINE_BYTES`, 64 MiB) gets an error and is dropped."""
+        from toolweave.mcp.server._stdio import MAX_LINE_BYTES, serve_stdio
 
-        await serve_stdio(self)
+        await serve_stdio(self, max_line_bytes=max_line_bytes or MAX_LINE_BYTES)
 
     def asgi_app(
         self,

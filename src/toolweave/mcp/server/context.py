@@ -68,6 +68,16 @@ class Context(ToolContext):
         return self._session.client_info_for(self.meta)
 
     @property
+    def principal(self) -> str | None:
+        """Who the transport authenticated (see `ServerSession.principal`), or None."""
+        return self._session.principal
+
+    @property
+    def remote_address(self) -> str | None:
+        """The client's network address over HTTP; None over stdio."""
+        return self._session.remote_address
+
+    @property
     def client_capabilities(self) -> dict[str, Any]:
         return self._session.client_capabilities_for(self.meta)
 
