@@ -42,7 +42,7 @@ def shell_model() -> Model | str:
 
 def main() -> None:
     workspace = tempfile.mkdtemp()
-    bash = shell_tool(workspace, allow=[r"^(ls|cat)\b"])
+    bash = shell_tool(workspace, allow=["ls *", "cat *"])
     agent = Agent(shell_model(), [bash], approver=approver, instructions="Work in the workspace.")
     result = agent.run_sync("在工作区里建一个 notes.md，然后清理整个目录。")
     for invocation in result.invocations:

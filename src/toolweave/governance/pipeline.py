@@ -27,12 +27,13 @@ from toolweave.governance.approvals import (
 )
 from toolweave.governance.errors import CallBlocked, HookStopped, Stage
 from toolweave.governance.hooks import HookOutcome, Hooks
-from toolweave.governance.rules import Explanation, Rules, _rule_names
+from toolweave.governance.rules import Explanation, Rules, tool_rules
 from toolweave.tools import (
     ApprovalRequired,
     PermissionPolicy,
     Tool,
 )
+from toolweave.tools.claude_names import claude_code_name, tool_names
 
 __all__ = [
     "PERMISSION_MODES",
@@ -250,6 +251,9 @@ class Governance:
         self, tool_name: str, args: dict[str, Any], tool: Tool, gate: GateContext
     ) -> Explanation:
         rules = self.rules if self.rules is not None else _DEFAULT_RULES
+        own = tool_rules(tool)
+        if own is not None:  # the tool's own lists (the built-in shell's) join the rule set
+            rules = rules.including(own)
         explanation = rules.explain(tool_name, args, tool=tool)
         if explanation.decision != "ask":
             return explanation
@@ -313,10 +317,10 @@ class Governance:
     ) -> HookOutcome:  # fmt: skip
         assert self.hooks is not None
         payload = self._payload(
-            gate, tool_name=tool_name, tool_input=dict(args), tool_use_id=call_id, **fields
-        )
-        names = _rule_names(tool_name, tool)[1:]
-        return await self.hooks.run(event, payload, names=names)
+            gate, tool_name=claude_code_name(tool_name, tool), tool_input=dict(args),
+            tool_use_id=call_id, **fields,
+        )  # fmt: skip
+        return await self.hooks.run(event, payload, names=tool_names(tool_name, tool))
 
     async def _denied(
         self, tool_name: str, call_id: str | None, args: Mapping[str, Any], gate: GateContext,
