@@ -125,11 +125,15 @@ class Rules:
         object.__setattr__(self, "parents", parents)
 
     @classmethod
-    def from_settings(cls, *paths: str | os.PathLike[str], default: Decision = "ask") -> Rules:
+    def from_settings(
+        cls, *paths: str | os.PathLike[str], default: Decision = "ask",
+        cwd: str | os.PathLike[str] | None = None,
+    ) -> Rules:  # fmt: skip
         """Rules from Claude Code settings files (`{"permissions": {"allow": [...], ...}}`).
 
         `/path` rules are anchored at the project: the folder holding `.claude/` for a file
-        inside `.claude/`, else the settings file's own folder. Several files merge.
+        inside `.claude/`, else the settings file's own folder; `./path` and `path` at `cwd`
+        (default: the process's). Several files merge.
         """
         allow: list[Rule] = []
         deny: list[Rule] = []
@@ -152,7 +156,7 @@ class Rules:
                 into.extend(
                     Rule.parse(i, decision, source=str(file), root=str(root)) for i in items
                 )
-        return cls(allow, deny, ask, default)
+        return cls(allow, deny, ask, default, cwd=cwd)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], *, source: str, root: str) -> Rules:
