@@ -13,11 +13,12 @@ parent's; hook payloads inside a child carry `agent_id`, `agent_type` and the pa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 from toolweave.errors import ConfigError
+from toolweave.governance._transcript import write_transcript
 from toolweave.governance.approvals import (
     DEFAULT_APPROVAL_TIMEOUT,
     ApprovalRequest,
@@ -100,13 +101,17 @@ class GateContext:
     policy: PermissionPolicy | None = None
     requester: str | None = None
     cwd: str | None = None
+    history: Callable[[], Sequence[Any]] | None = None
+    """The run's messages, for the transcript hooks get as `transcript_path`."""
 
     @classmethod
     def of(cls, session: GovernedSession, policy: PermissionPolicy | None = None) -> GateContext:
         """The session's governance state, read at this moment (the mode may change later)."""
+        messages = getattr(session, "messages", None)
         return cls(
-            session.id, session.permission_mode, session.approvals, policy, session.requester
-        )
+            session.id, session.permission_mode, session.approvals, policy, session.requester,
+            history=(lambda: messages) if isinstance(messages, list) else None,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -285,6 +290,12 @@ class Governance:
                 await self._denied(tool_name, call_id, args, gate, why)
                 raise CallBlocked("approval", why, tool=tool_name)
         approver = self.admin_approver if kind == "admin" else self.approver
+        if approver is not None and self.hooks is not None and self.hooks.has("Notification"):
+            name = claude_code_name(tool_name, tool)
+            await self.fire(
+                "Notification", gate, notification_type="permission_prompt",
+                message=f"toolweave needs your permission to use {name}", title="Permission needed",
+            )  # fmt: skip
         request = ApprovalRequest(
             tool_name, dict(args), reason, gate.session_id, gate.requester, kind, call_id,
             self.identity.agent_id,
@@ -304,8 +315,12 @@ class Governance:
     # -- hooks --------------------------------------------------------------------------
 
     def _payload(self, gate: GateContext, **fields: Any) -> dict[str, Any]:
+        transcript = {}
+        if gate.history is not None:
+            transcript["transcript_path"] = write_transcript(gate.session_id, gate.history())
         return {
             "session_id": gate.session_id,
+            **transcript,
             "permission_mode": gate.mode,
             **self.identity.payload(),
             **fields,
@@ -340,7 +355,10 @@ class Governance:
         event = "PostToolUseFailure" if error is not None else "PostToolUse"
         if self.hooks is None or not self.hooks.has(event):
             return None
-        extra = {"error": error} if error is not None else {"tool_response": response}
+        extra = (
+            {"error": error} if error is not None
+            else {"tool_response": _response_object(claude_code_name(tool_name, tool), response)}
+        )  # fmt: skip
         return await self._hook(event, tool_name, call_id, args, tool, gate, **extra)
 
     async def fire(self, event: str, gate: GateContext, **fields: Any) -> HookOutcome:
@@ -352,6 +370,15 @@ class Governance:
 
 
 _DEFAULT_RULES = Rules()
+
+
+def _response_object(name: str, response: Any) -> dict[str, Any]:
+    """`tool_response` as Claude Code sends it: an object (a shell's output as `stdout`)."""
+    if isinstance(response, dict):
+        return response
+    if name == "Bash" and isinstance(response, str):
+        return {"stdout": response, "stderr": "", "interrupted": False, "isImage": False}
+    return {"output": response}
 
 
 def _edits_only(tool: Tool) -> bool:

@@ -37,7 +37,15 @@ from toolweave.tools.claude_names import claude_code_name, rule_names
 from toolweave.tools.permissions import ASK_BY_DEFAULT
 from toolweave.tools.shell_syntax import ShellParseError, SimpleCommand, parse_commands
 
-__all__ = ["Decision", "Explanation", "RuleSyntaxError", "Rules", "allowed_by", "asks_by_default"]
+__all__ = [
+    "Decision",
+    "Explanation",
+    "RuleSyntaxError",
+    "Rules",
+    "allowed_by",
+    "asks_by_default",
+    "condition_matches",
+]
 
 _STRICTNESS: dict[Decision, int] = {"allow": 0, "ask": 1, "deny": 2}
 _PATH_ARGS = ("path", "file_path", "filename", "file", "directory", "dir")
@@ -302,6 +310,16 @@ def tool_rules(tool: Tool) -> Rules | None:
         )  # fmt: skip
         _TOOL_RULES[tool] = cached
     return cached
+
+
+def condition_matches(condition: str, tool_name: str, args: Mapping[str, Any]) -> bool:
+    """Whether a hook's `if` rule (`Bash(git commit:*)`, `Edit(src/**)`) covers this call.
+
+    It matches when any part of the call matches (one simple command of a shell line, as a deny
+    rule would), and a call that cannot be checked counts as matching: a guard hook runs rather
+    than be skipped."""
+    rules = Rules(deny=[condition], default="allow", source="a hook's `if`")
+    return rules.explain(tool_name, args).decision != "allow"
 
 
 def allowed_by(
