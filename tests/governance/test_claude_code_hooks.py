@@ -183,3 +183,31 @@ def test_a_broken_hooks_file_is_named_once(tmp_path: Path) -> None:
     with pytest.raises(HookConfigError) as error:
         Hooks.from_file(broken)
     assert str(error.value).count(str(broken)) == 1 and "not valid JSON" in str(error.value)
+
+
+async def test_subagent_start_and_stop_fire_around_a_subagent() -> None:
+    events: list[tuple[str, str, str]] = []
+    hooks = Hooks({})
+
+    @hooks.on("SubagentStart", matcher="subagent")
+    async def started(data: dict[str, Any]) -> None:
+        events.append((data["hook_event_name"], data["agent_type"], data["agent_id"]))
+
+    @hooks.on("SubagentStop")
+    async def stopped(data: dict[str, Any]) -> None:
+        events.append((data["hook_event_name"], data["agent_type"], data["last_assistant_message"]))
+
+    child = ScriptedModel([Message.assistant("子任务完成")])
+    parent = ScriptedModel(
+        [
+            Message("assistant", [ToolCallPart("p1", "subagent_run", {"task": "look"})]),
+            Message.assistant("ok"),
+        ]
+    )
+    agent = Agent(
+        parent, [], subagents=True, subagent_model=child, governance=Governance(hooks=hooks)
+    )
+    await agent.run("go")
+    [(start, kind, agent_id), stop] = events
+    assert start == "SubagentStart" and kind == "subagent" and agent_id.startswith("subagent-")
+    assert stop == ("SubagentStop", "subagent", "子任务完成")

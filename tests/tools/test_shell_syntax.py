@@ -164,3 +164,23 @@ def test_wrappers_that_run_a_string_through_a_shell_are_parsed(line: str) -> Non
 def test_a_shell_fed_on_stdin_is_marked_unchecked(line: str) -> None:
     assert any(c.unchecked for c in parse_commands(line))
     assert not any(c.unchecked for c in parse_commands("bash ./scripts/build.sh"))
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("echo 'time x'", [["echo", "time x"]]),  # quoted: not the keyword
+        ('echo "$(time ls)"', None),  # inside double quotes bashlex refuses it: unknown
+        ("echo a # time rm x", [["echo", "a"]]),  # a comment runs nothing
+        ("echo $'it\\'s'", [["echo", "it's"]]),
+        ("echo $'unterminated", None),
+    ],
+)
+def test_source_rewrites_touch_only_what_bash_would_read(
+    line: str, expected: list[list[str]] | None
+) -> None:
+    if expected is None:
+        with pytest.raises(ShellParseError):
+            split_commands(line)
+    else:
+        assert split_commands(line) == expected

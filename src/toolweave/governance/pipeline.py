@@ -196,7 +196,7 @@ class Governance:
             return Clearance(args)
         explanation = self._decide(tool_name, args, tool, gate)
         if explanation.decision == "deny":
-            await self._denied(tool_name, call_id, args, gate, explanation.reason)
+            await self._denied(tool_name, call_id, args, tool, gate, explanation.reason)
             raise CallBlocked("rules", explanation.reason, tool=tool_name)
         explicit_ask = explanation.decision == "ask" and explanation.rule is not None
         needs_approval = explanation.decision == "ask"
@@ -207,14 +207,14 @@ class Governance:
             if outcome.stop:
                 raise HookStopped(outcome.stop_reason, tool=tool_name)
             if outcome.blocked:
-                await self._denied(tool_name, call_id, args, gate, outcome.reason)
+                await self._denied(tool_name, call_id, args, tool, gate, outcome.reason)
                 raise CallBlocked("hook", outcome.reason, tool=tool_name)
             if outcome.updated_input is not None and outcome.updated_input != args:
                 # The rewritten call meets the rules again: a hook tightens, never loosens.
                 args = outcome.updated_input
                 again = self._decide(tool_name, args, tool, gate)
                 if again.decision == "deny":
-                    await self._denied(tool_name, call_id, args, gate, again.reason)
+                    await self._denied(tool_name, call_id, args, tool, gate, again.reason)
                     raise CallBlocked("rules", again.reason, tool=tool_name)
                 if again.decision == "ask":
                     explicit_ask = explicit_ask or again.rule is not None
@@ -233,7 +233,7 @@ class Governance:
         if needs_approval:
             if gate.mode == "dontAsk":
                 message = f"{reason}; permission mode 'dontAsk' turns every question into a no"
-                await self._denied(tool_name, call_id, args, gate, message)
+                await self._denied(tool_name, call_id, args, tool, gate, message)
                 raise CallBlocked("approval", message, tool=tool_name)
             await self._approve("user", tool_name, call_id, args, tool, gate, reason)
         return Clearance(args, context)
@@ -287,7 +287,7 @@ class Governance:
                 why = (
                     outcome.reason or outcome.decision_reason or "a PermissionRequest hook said no"
                 )
-                await self._denied(tool_name, call_id, args, gate, why)
+                await self._denied(tool_name, call_id, args, tool, gate, why)
                 raise CallBlocked("approval", why, tool=tool_name)
         approver = self.admin_approver if kind == "admin" else self.approver
         if approver is not None and self.hooks is not None and self.hooks.has("Notification"):
@@ -309,7 +309,7 @@ class Governance:
             why = _no_approver_fix(kind, tool_name, reason, self.approval_hint)
         else:
             why = f"{reason}; {why}"
-        await self._denied(tool_name, call_id, args, gate, why)
+        await self._denied(tool_name, call_id, args, tool, gate, why)
         raise CallBlocked("admin" if kind == "admin" else "approval", why, tool=tool_name)
 
     # -- hooks --------------------------------------------------------------------------
@@ -338,12 +338,12 @@ class Governance:
         return await self.hooks.run(event, payload, names=tool_names(tool_name, tool))
 
     async def _denied(
-        self, tool_name: str, call_id: str | None, args: Mapping[str, Any], gate: GateContext,
-        reason: str,
+        self, tool_name: str, call_id: str | None, args: Mapping[str, Any], tool: Tool | None,
+        gate: GateContext, reason: str,
     ) -> None:  # fmt: skip
         if self.hooks is not None and self.hooks.has("PermissionDenied"):
             await self._hook(
-                "PermissionDenied", tool_name, call_id, args, None, gate, reason=reason
+                "PermissionDenied", tool_name, call_id, args, tool, gate, reason=reason
             )
 
     async def after(
@@ -362,8 +362,8 @@ class Governance:
         return await self._hook(event, tool_name, call_id, args, tool, gate, **extra)
 
     async def fire(self, event: str, gate: GateContext, **fields: Any) -> HookOutcome:
-        """Fire a run-level event (SessionStart, UserPromptSubmit, Stop, SubagentStop,
-        PreCompact, SessionEnd) with the common payload."""
+        """Fire a run-level event (SessionStart, UserPromptSubmit, Notification, Stop,
+        SubagentStart, SubagentStop, PreCompact, SessionEnd) with the common payload."""
         if self.hooks is None or not self.hooks.has(event):
             return HookOutcome(event)
         return await self.hooks.run(event, self._payload(gate, **fields))

@@ -48,7 +48,7 @@ def prepare(source: str) -> str:
             if decoded is None:  # unterminated: left as it is, for bashlex to refuse
                 out.append(source[index:])
                 break
-            out.append("'" + decoded.replace("'", "'\\''") + "'")
+            out.append(_quoted(decoded))
             index, start = after, False
         elif source.startswith('$"', index):  # locale translation: a plain double-quoted string
             out.append('"')
@@ -83,6 +83,13 @@ def prepare(source: str) -> str:
                 start = word in _KEYWORDS
             index = end
     return "".join(out)
+
+
+def _quoted(text: str) -> str:
+    """`text` as one bash word bashlex reads back unchanged."""
+    if "'" not in text:
+        return f"'{text}'"
+    return '"' + "".join("\\" + c if c in '\\"$`' else c for c in text) + '"'
 
 
 def _ansi_c(source: str, index: int) -> tuple[str | None, int]:
