@@ -272,12 +272,19 @@ class ShapePattern:
 
 
 def _sequence(patterns: Sequence[str], words: Sequence[str], prefix: bool) -> bool:
-    if not patterns:
-        return prefix or not words
-    head, tail = patterns[0], patterns[1:]
-    if head == "*":
-        return any(_sequence(tail, words[skip:], prefix) for skip in range(len(words) + 1))
-    return bool(words) and fnmatchcase(words[0], head) and _sequence(tail, words[1:], prefix)
+    """Whether the positional globs match the words (a lone `*` spans any number of them), in
+    time linear in patterns x words, whatever the number of `*`."""
+    reachable = {0}  # how many words the patterns so far can have consumed
+    for pattern in patterns:
+        if pattern == "*":
+            reachable = set(range(min(reachable), len(words) + 1)) if reachable else set()
+        else:
+            reachable = {
+                at + 1 for at in reachable if at < len(words) and fnmatchcase(words[at], pattern)
+            }
+        if not reachable:
+            return False
+    return prefix or len(words) in reachable
 
 
 def spec_words(specifier: str) -> list[str]:
