@@ -183,7 +183,7 @@ async def test_hooks_file_guards_served_tools(tmp_path: Path) -> None:
                                 {"type": "command", "command": "echo 'no shell today' >&2; exit 2"}
                             ],
                         }
-                    ]
+                    ],
                 }
             }
         )
