@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from toolweave.builtins import filesystem_tools, shell_tool
 from toolweave.governance import CallBlocked, GateContext, Governance, Hooks, Rules
 from toolweave.governance.errors import HookConfigError
 from toolweave.llm import Message, ScriptedModel, ToolCallPart
+from toolweave.tools import ToolContext
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -211,3 +213,25 @@ async def test_subagent_start_and_stop_fire_around_a_subagent() -> None:
     [(start, kind, agent_id), stop] = events
     assert start == "SubagentStart" and kind == "subagent" and agent_id.startswith("subagent-")
     assert stop == ("SubagentStop", "subagent", "子任务完成")
+
+
+async def test_file_tools_send_file_path_and_take_back_their_own_arguments(
+    tmp_path: Path,
+) -> None:
+    seen: list[dict[str, Any]] = []
+    hooks = Hooks({})
+
+    @hooks.on("PreToolUse", matcher="Write")
+    async def redirect(data: dict[str, Any]) -> dict[str, Any]:
+        seen.append(data["tool_input"])
+        moved = {**data["tool_input"], "path": "drafts/笔记.md"}
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": moved}}
+
+    writer = {t.name: t for t in filesystem_tools(str(tmp_path))}["write_file"]
+    gov = Governance(rules=Rules(default="allow"), hooks=hooks)
+    args = {"path": "笔记.md", "content": "x"}
+    cleared = await gov.clear("write_file", "c1", args, writer, GateContext(session_id="s"))
+    assert seen[0]["file_path"] == os.path.join(os.path.realpath(tmp_path), "笔记.md")
+    assert cleared.args == {"path": "drafts/笔记.md", "content": "x"}  # no file_path left
+    await writer.execute(cleared.args, ToolContext())
+    assert (tmp_path / "drafts" / "笔记.md").read_text() == "x"

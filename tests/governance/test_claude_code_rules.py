@@ -185,3 +185,20 @@ def test_allowed_tools_match_with_the_rule_syntax() -> None:
     assert not allowed_by(entries, "bash", {"command": "git push"})
     assert not allowed_by(entries, "write_file", {"path": "x", "content": ""})
     assert not allowed_by(["Bash(git diff:*)"], "bash", {"command": "git diff; rm x"})
+
+
+def test_path_rules_meet_the_file_the_jailed_tool_opens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    jail = tmp_path / "jail"
+    jail.mkdir()
+    (jail / "secret.txt").write_text("s3cret")
+    (jail / "alias.txt").symlink_to(jail / "secret.txt")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # the process's cwd is not the jail
+    reader = {t.name: t for t in filesystem_tools(str(jail))}["read_file"]
+    rules = Rules(deny=[f"Read(/{jail}/secret.txt)"])
+    for path in ("secret.txt", "alias.txt", str(jail / "secret.txt")):
+        assert rules.decide("read_file", {"path": path}, tool=reader) == "deny", path
+    assert rules.decide("read_file", {"path": "other.txt"}, tool=reader) == "allow"

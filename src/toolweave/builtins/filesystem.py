@@ -161,7 +161,7 @@ def filesystem_tools(
 
     tools: list[Tool] = [read_file, list_dir, search_files, file_info]
     if not writable:
-        return tools
+        return _rooted(tools, jail.root)
 
     def checked(path: str, content: str, tool_name: str) -> bytes:
         data = content.encode("utf-8")
@@ -222,7 +222,15 @@ def filesystem_tools(
         write_atomic(real, checked(path, updated, "edit_file"))
         return f"replaced {count} occurrence(s) in {jail.display(real)}"
 
-    return [*tools, write_file, edit_file]
+    return _rooted([*tools, write_file, edit_file], jail.root)
+
+
+def _rooted(tools: list[Tool], root: str) -> list[Tool]:
+    """Tell governance where the tools' paths resolve (`permission_cwd`), so a path rule meets
+    the file the tool will open, not a file of the process's working directory."""
+    for item in tools:
+        item.permission_cwd = root  # type: ignore[attr-defined]
+    return tools
 
 
 def make_parents(jail: Jail, path: str) -> None:

@@ -271,6 +271,8 @@ def _condition(condition: str, body: Mapping[str, Any]) -> bool:
     tool_input = body.get("tool_input")
     if body.get("hook_event_name") not in _TOOL_EVENTS or not isinstance(tool_input, Mapping):
         return True
+    if "file_path" in tool_input:  # the absolute path, as the tool will open it
+        tool_input = {"file_path": tool_input["file_path"]}
     return condition_matches(condition, str(body.get("tool_name", "")), tool_input)
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 from toolweave.errors import ConfigError
+from toolweave.governance._rule_patterns import resolve_path
 from toolweave.governance._transcript import write_transcript
 from toolweave.governance.approvals import (
     DEFAULT_APPROVAL_TIMEOUT,
@@ -209,9 +210,10 @@ class Governance:
             if outcome.blocked:
                 await self._denied(tool_name, call_id, args, tool, gate, outcome.reason)
                 raise CallBlocked("hook", outcome.reason, tool=tool_name)
-            if outcome.updated_input is not None and outcome.updated_input != args:
+            updated = _own_arguments(outcome.updated_input, tool)
+            if updated is not None and updated != args:
                 # The rewritten call meets the rules again: a hook tightens, never loosens.
-                args = outcome.updated_input
+                args = updated
                 again = self._decide(tool_name, args, tool, gate)
                 if again.decision == "deny":
                     await self._denied(tool_name, call_id, args, tool, gate, again.reason)
@@ -332,7 +334,7 @@ class Governance:
     ) -> HookOutcome:  # fmt: skip
         assert self.hooks is not None
         payload = self._payload(
-            gate, tool_name=claude_code_name(tool_name, tool), tool_input=dict(args),
+            gate, tool_name=claude_code_name(tool_name, tool), tool_input=_claude_input(args, tool),
             tool_use_id=call_id, **fields,
         )  # fmt: skip
         return await self.hooks.run(event, payload, names=tool_names(tool_name, tool))
@@ -370,6 +372,26 @@ class Governance:
 
 
 _DEFAULT_RULES = Rules()
+
+
+def _claude_input(args: Mapping[str, Any], tool: Tool | None) -> dict[str, Any]:
+    """`tool_input` with Claude Code's `file_path` (absolute) beside a file tool's `path`, so
+    hooks written for Read/Write/Edit (`jq -r .tool_input.file_path`) find the file."""
+    tool_input = dict(args)
+    root = getattr(tool, "permission_cwd", None)
+    path = args.get("path")
+    if isinstance(root, str) and isinstance(path, str) and "file_path" not in args:
+        tool_input["file_path"] = resolve_path(path, root)
+    return tool_input
+
+
+def _own_arguments(updated: dict[str, Any] | None, tool: Tool) -> dict[str, Any] | None:
+    """A hook's `updatedInput` without the `file_path` alias the tool does not take."""
+    if updated is None or "file_path" not in updated:
+        return updated
+    if "file_path" in tool.parameters.get("properties", {}):
+        return updated
+    return {k: v for k, v in updated.items() if k != "file_path"}
 
 
 def _response_object(name: str, response: Any) -> dict[str, Any]:

@@ -238,7 +238,7 @@ class Rules:
         if kind == "command" and isinstance(value, str):
             outcome = self._command(value, rules, cwd)
         elif kind == "path" and isinstance(value, str):
-            path = resolve_path(value, cwd)
+            path = resolve_path(value, getattr(tool, "permission_cwd", None) or cwd)
             outcome = _first(rules, path, _path_matcher(path, cwd))
         elif kind == "domain" and isinstance(value, str):
             outcome = _first(rules, value, lambda r: r.matches_domain(value))
