@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,10 @@ def project(tmp_path: Path) -> Path:
 
 def load(project: Path) -> Hooks:
     return Hooks.from_settings(project / ".claude" / "settings.json", cwd=str(project))
+
+
+def real(folder: Path, name: str) -> str:
+    return str(folder.resolve() / name)
 
 
 def jsonl(path: str) -> list[Any]:
@@ -231,7 +234,7 @@ async def test_file_tools_send_file_path_and_take_back_their_own_arguments(
     gov = Governance(rules=Rules(default="allow"), hooks=hooks)
     args = {"path": "笔记.md", "content": "x"}
     cleared = await gov.clear("write_file", "c1", args, writer, GateContext(session_id="s"))
-    assert seen[0]["file_path"] == os.path.join(os.path.realpath(tmp_path), "笔记.md")
+    assert seen[0]["file_path"] == real(tmp_path, "笔记.md")
     assert cleared.args == {"path": "drafts/笔记.md", "content": "x"}  # no file_path left
     await writer.execute(cleared.args, ToolContext())
     assert (tmp_path / "drafts" / "笔记.md").read_text() == "x"
