@@ -238,3 +238,15 @@ async def test_file_tools_send_file_path_and_take_back_their_own_arguments(
     assert cleared.args == {"path": "drafts/笔记.md", "content": "x"}  # no file_path left
     await writer.execute(cleared.args, ToolContext())
     assert (tmp_path / "drafts" / "笔记.md").read_text() == "x"
+
+
+async def test_shell_names_the_program_that_runs_the_command(tmp_path: Path) -> None:
+    bash_only = "[[ $(echo 你好) == 你好 ]] && { echo 'bash ran it' >&2; exit 2; }; exit 0"
+    config = {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"command": bash_only, "shell": "bash"}]}]
+    }
+    outcome = await Hooks(config).run("PreToolUse", payload("Bash", command="ls"))
+    assert outcome.blocked and outcome.reason == "bash ran it"
+    guarded = {"PreToolUse": [{"hooks": [{"command": "exit 2", "if": "Bash(git push:*)"}]}]}
+    other = await Hooks(guarded).run("PreToolUse", payload("Write", file_path="/x", content=""))
+    assert not other.blocked  # an `if` for Bash never runs the hook for Write
