@@ -202,3 +202,10 @@ def test_path_rules_meet_the_file_the_jailed_tool_opens(
     for path in ("secret.txt", "alias.txt", str(jail / "secret.txt")):
         assert rules.decide("read_file", {"path": path}, tool=reader) == "deny", path
     assert rules.decide("read_file", {"path": "other.txt"}, tool=reader) == "allow"
+
+
+def test_an_allowed_builtin_evaluating_a_subscript_still_asks() -> None:
+    rules = Rules(allow=["Bash(printf *)", "Bash(test *)"])
+    assert rules.decide("bash", {"command": "printf -v 'a[$(touch /tmp/x)]' 1"}) == "ask"
+    assert rules.decide("bash", {"command": "test -v 'a[`id`]'"}) == "ask"
+    assert rules.decide("bash", {"command": "printf '%s' hi"}) == "allow"

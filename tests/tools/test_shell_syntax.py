@@ -184,3 +184,11 @@ def test_source_rewrites_touch_only_what_bash_would_read(
             split_commands(line)
     else:
         assert split_commands(line) == expected
+
+
+@pytest.mark.parametrize(
+    "line", ["printf -v 'a[$(rm -rf x)]' 1", "test -v 'a[`rm x`]'", "declare 'a[$(id)]=1'"]
+)
+def test_a_subscript_that_runs_a_command_is_unchecked(line: str) -> None:
+    assert any(c.unchecked for c in parse_commands(line))
+    assert not any(c.unchecked for c in parse_commands("printf -v 'a[1]' x"))

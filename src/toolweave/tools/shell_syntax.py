@@ -236,6 +236,8 @@ class _Walker:
     def stdin_script(argv: list[str], redirects: tuple[Redirect, ...]) -> str | None:
         """Why a shell here runs commands no rule can see, or None."""
         name = os.path.basename(argv[0])
+        if name in _SUBSCRIPT_EVALUATORS and any(_runs_in_subscript(a) for a in argv[1:]):
+            return f"`{' '.join(argv)}` evaluates an array subscript that runs a command"
         if name in ("source", ".") and any(_is_substitution(a) for a in argv[1:2]):
             return f"`{' '.join(argv)}` runs the output of another command as a script"
         if name in ("source", ".") and argv[1:2] in (["/dev/stdin"], ["-"]):
@@ -249,6 +251,18 @@ class _Walker:
         if _is_substitution(files[0]):
             return f"`{' '.join(argv)}` runs the output of another command as a script"
         return None
+
+
+_SUBSCRIPT_EVALUATORS = frozenset(
+    {"printf", "test", "[", "read", "declare", "typeset", "local", "export", "readonly", "unset",
+     "let", "mapfile", "readarray", "wait"}
+)  # fmt: skip
+"""Builtins that evaluate a quoted `a[...]` name, running any `$(...)` inside the subscript."""
+
+
+def _runs_in_subscript(word: str) -> bool:
+    start = word.find("[")
+    return start > 0 and any(mark in word[start:] for mark in ("$(", "`"))
 
 
 def _is_substitution(word: str) -> bool:
