@@ -188,6 +188,10 @@ def test_a_broken_hooks_file_is_named_once(tmp_path: Path) -> None:
     with pytest.raises(HookConfigError) as error:
         Hooks.from_file(broken)
     assert str(error.value).count(str(broken)) == 1 and "not valid JSON" in str(error.value)
+    missing = tmp_path / "缺少.json"
+    with pytest.raises(HookConfigError) as error:
+        Hooks.from_file(missing)
+    assert str(error.value).count(str(missing)) == 1
 
 
 async def test_subagent_start_and_stop_fire_around_a_subagent() -> None:

@@ -238,7 +238,8 @@ class Hooks:
             data = self._file.read_bytes()
         except OSError as exc:
             if initial:
-                raise HookConfigError(f"cannot read hooks file {self._file}: {exc}") from exc
+                why = exc.strerror or type(exc).__name__  # str(exc) repeats the path
+                raise HookConfigError(f"cannot read hooks file {self._file}: {why}") from exc
             logger.error(
                 "hooks file %s unreadable (%s); keeping the last good hooks", self._file, exc
             )
