@@ -2,12 +2,16 @@
 
 A rule such as `bash(git *)` must see each command the line runs, not the line as typed:
 `git status; rm -rf ~` runs `rm`, and so do `$(rm ...)`, backticks, pipes, subshells,
-`bash -c "rm ..."`, `env X=1 rm`, `r''m` and `\\rm`. The line is parsed with bashlex (a port of
-bash's own grammar); wrappers that run their arguments as a command (`env`, `timeout`, `nice`,
-`nohup`, `command`, `xargs`, `sudo`, `exec`, ...) are stripped with their options, and strings a
-shell evaluates (`bash -c`, `eval`, `find -exec`) are split recursively. Anything bashlex cannot
-parse, or whose commands cannot be known without running it (a substitution inside `${...}` or an
-expanding here-document), raises `ShellParseError`: callers fail closed.
+`bash -c "rm ..."`, `env X=1 rm`, `r''m`, `\\rm` and `$'\\x72m'`. The line is parsed with
+bashlex (a port of bash's own grammar; `_shell_source` first rewrites the `time` keyword and
+ANSI-C strings it cannot read). Each command keeps its forms: as written (`VAR=x` prefixes
+included) and after each wrapper that runs its arguments as a command (`sudo`, `xargs`,
+`timeout`, `setsid`, `flock`, ...: `_shell_wrappers`) is peeled, so a rule can match either.
+Strings a shell evaluates (`bash -c`, `su -c`, `eval`, `find -exec`) are split recursively; a
+shell that reads its script from stdin (`| bash`, `bash <<<`, `source <(...)`) is marked
+`unchecked`. Anything bashlex cannot parse, or whose commands cannot be known without running
+it (a substitution inside `${...}` or an expanding here-document), raises `ShellParseError`:
+callers fail closed.
 
 This module sits in the tool layer so the rules of the agent and the built-in shell tool share
 one parser; bashlex is imported on first use.
