@@ -209,3 +209,15 @@ def test_an_allowed_builtin_evaluating_a_subscript_still_asks() -> None:
     assert rules.decide("bash", {"command": "printf -v 'a[$(touch /tmp/x)]' 1"}) == "ask"
     assert rules.decide("bash", {"command": "test -v 'a[`id`]'"}) == "ask"
     assert rules.decide("bash", {"command": "printf '%s' hi"}) == "allow"
+
+
+def test_anchored_path_patterns_name_one_place(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    (project / "src" / "tmp").mkdir(parents=True)
+    rules = Rules(allow=[f"Read(/{tmp_path}/p/tmp)", "Read(./notes)"], default="deny", cwd=project)
+    nested = str(project / "src" / "tmp" / "x")
+    assert rules.explain("read_file", {"path": nested}).rule is None  # not //.../p/tmp
+    assert rules.explain("read_file", {"path": str(project / "src" / "notes")}).rule is None
+    assert rules.explain("read_file", {"path": str(project / "notes" / "a.md")}).rule is not None
+    bare = Rules(deny=["Read(.env)"], cwd=project)
+    assert bare.decide("read_file", {"path": str(project / "src" / ".env")}) == "deny"

@@ -130,10 +130,11 @@ def path_regex(specifier: str, *, root: str, cwd: str) -> re.Pattern[str]:
     """A gitignore-style path pattern, anchored as Claude Code anchors it, as an absolute regex.
 
     `//x` is absolute, `~/x` is under the home directory, `/x` is under `root` (the settings
-    file's project), `./x` and `x` under `cwd`. `./x` names exactly `<cwd>/x`; a bare pattern
-    without a `/` (such as `.env` or `*.key`) matches that name at any depth below the cwd, as
-    in .gitignore.
+    file's project), `./x` and `x` under `cwd`. An anchored pattern names one place (`./.env`
+    is `<cwd>/.env`, `~/.ssh` is `$HOME/.ssh`); a bare pattern without a `/` (such as `.env` or
+    `*.key`) matches that name at any depth below the cwd, as in .gitignore.
     """
+    anywhere = False  # an anchor (`//`, `~/`, `/`, `./`) names one place
     if specifier.startswith("//"):
         base, rest = "/", specifier[2:]
     elif specifier == "~" or specifier.startswith("~/"):
@@ -141,12 +142,11 @@ def path_regex(specifier: str, *, root: str, cwd: str) -> re.Pattern[str]:
     elif specifier.startswith("/"):
         base, rest = root, specifier[1:]
     elif specifier.startswith("./"):
-        base, rest = cwd, "/" + specifier[2:]  # anchored: `./.env` is not `src/.env`
+        base, rest = cwd, specifier[2:]  # `./.env` is `<cwd>/.env`, not `src/.env`
     else:
         base, rest = cwd, specifier
+        anywhere = "/" not in rest.rstrip("/")
     base = os.path.realpath(base)
-    anywhere = "/" not in rest.rstrip("/")
-    rest = rest.lstrip("/")
     rest = rest.rstrip("/") or "**"
     prefix = re.escape(base.rstrip("/")) + "/"
     if anywhere:
