@@ -8,6 +8,7 @@ and never block the event loop.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import fnmatch
 import os
 import stat
@@ -161,7 +162,7 @@ def filesystem_tools(
 
     tools: list[Tool] = [read_file, list_dir, search_files, file_info]
     if not writable:
-        return tools
+        return _rooted(tools, jail.root)
 
     def checked(path: str, content: str, tool_name: str) -> bytes:
         data = content.encode("utf-8")
@@ -180,9 +181,10 @@ def filesystem_tools(
         """Create or replace a text file in the workspace (atomically).
 
         Args:
-            path: File path relative to the workspace root; its directory must exist.
+            path: File path relative to the workspace root; missing folders are created.
             content: The complete new content of the file (UTF-8 text).
         """
+        make_parents(jail, path)
         real = jail.resolve_for_write(path)
         data = checked(path, content, "write_file")
         atomic_write(real, data, new_mode=0o644, follow_links=False)
@@ -221,7 +223,40 @@ def filesystem_tools(
         atomic_write(real, checked(path, updated, "edit_file"), new_mode=0o644, follow_links=False)
         return f"replaced {count} occurrence(s) in {jail.display(real)}"
 
-    return [*tools, write_file, edit_file]
+    return _rooted([*tools, write_file, edit_file], jail.root)
+
+
+def _rooted(tools: list[Tool], root: str) -> list[Tool]:
+    """Tell governance where the tools' paths resolve (`permission_cwd`), so a path rule meets
+    the file the tool will open, not a file of the process's working directory."""
+    for item in tools:
+        item.permission_cwd = root  # type: ignore[attr-defined]
+    return tools
+
+
+def make_parents(jail: Jail, path: str) -> None:
+    """Create the missing folders above `path` inside the jail, as Claude Code's Write does.
+
+    Each folder is made from the descriptor of the one above it and opened without following
+    links, so a link swapped in while they are made cannot lead outside the jail."""
+    real = jail.resolve(path)
+    existing = os.path.dirname(real)
+    missing: list[str] = []
+    while not os.path.lexists(existing) and jail.contains(os.path.dirname(existing)):
+        missing.append(os.path.basename(existing))
+        existing = os.path.dirname(existing)
+    if not missing or not jail.contains(os.path.realpath(existing)):
+        return  # nothing to make, or resolve_for_write refuses the path
+    fd = os.open(existing, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for name in reversed(missing):
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(name, 0o755, dir_fd=fd)
+            inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    finally:
+        os.close(fd)
 
 
 def _walk(jail: Jail, base: str) -> Iterator[tuple[str, str]]:

@@ -20,8 +20,8 @@ sql_max_cell_bytes = 65536     # no SQLite value over this is built (SQLITE_LIMI
 fetch = false                  # true, or a non-empty allow_domains, turns fetch on
 allow_domains = []
 shell = false
-shell_allow = []               # regexes of commands that run without asking
-shell_deny = ["^rm\\s"]        # default: toolweave.builtins.shell.DEFAULT_DENY
+shell_allow = []               # Bash rules that run without asking: "git status", "ls *"
+shell_deny = ["rm *"]          # default: toolweave.builtins.shell.DEFAULT_DENY
 shell_timeout = 30.0
 ```
 """
