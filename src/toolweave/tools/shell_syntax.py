@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolweave.tools._shell_source import prepare
-from toolweave.tools.errors import ShellParseError
-from toolweave.tools.shell_wrappers import WrapperError, is_assignment, peel
+from toolweave.tools.errors import ShellParseError, WrapperError
+from toolweave.tools.shell_wrappers import is_assignment, peel
 
 __all__ = ["Redirect", "ShellParseError", "SimpleCommand", "parse_commands", "split_commands"]
 
