@@ -1,7 +1,7 @@
 """A gated shell agent: the model gets `bash` in a scratch workspace, and every command passes
-the shell's three stages and the governance pipeline. `ls` and `cat` are allowed outright,
-`touch` is put to the approver (here a function that approves file creation and says why),
-and `rm -rf` is refused by the deny list before anyone is asked.
+the governance pipeline, whose rules include the shell's own lists. `ls` and `cat` are allowed
+outright, `touch` is put to the approver (here a function that approves file creation and says
+why), and `rm -rf` is refused by the deny list before anyone is asked.
 
 .venv/bin/python examples/gated_shell_agent.py                      # offline
 TOOLWEAVE_MODEL=openai:gpt-4o .venv/bin/python examples/gated_shell_agent.py
@@ -42,7 +42,7 @@ def shell_model() -> Model | str:
 
 def main() -> None:
     workspace = tempfile.mkdtemp()
-    bash = shell_tool(workspace, allow=[r"^(ls|cat)\b"])
+    bash = shell_tool(workspace, allow=["ls *", "cat *"])
     agent = Agent(
         shell_model(),
         [bash],
@@ -56,6 +56,12 @@ def main() -> None:
         output = " ".join((inside.group(1) if inside else text).split())
         status = "error" if invocation.result.is_error else "ok"
         print(f"{status} {invocation.args['command']!r}: {output}")
+    ran = {invocation.call_id for invocation in result.invocations}
+    commands = {c.id: str(c.arguments) for m in result.messages for c in m.tool_calls}
+    for message in result.messages:  # calls governance blocked before they ran
+        for part in message.tool_results:
+            if part.call_id not in ran:
+                print(f"blocked {commands[part.call_id]}: {part.text}")
     print("asked the approver about:", asked)
     print("files:", sorted(os.listdir(workspace)))
     print(result.output)

@@ -28,6 +28,7 @@ where the class and its children live):
     │   ├── ToolTimeout: the call ran past its timeout
     │   ├── ToolCancelled: the caller cancelled the call
     │   ├── ShellParseError (also ValueError): a command line that does not parse
+    │   ├── WrapperError (also ValueError): a wrapper command is missing an option's value
     │   ├── CallBlocked (governance): a gate stage blocked the call
     │   ├── HookStopped (governance): a hook ended the run
     │   ├── SkillError (skills): a skill cannot be loaded, installed or read

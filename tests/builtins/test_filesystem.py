@@ -127,8 +127,8 @@ async def test_absolute_path_inside_the_root_is_fine(world: dict[str, Path]) -> 
 async def test_read_write_edit_list_info_in_chinese_and_english(world: dict[str, Path]) -> None:
     fs = tools(world["root"])
     ctx = ToolContext()
-    with pytest.raises(PermissionDenied, match="parent directory does not exist"):
-        await fs["write_file"].execute({"path": "notes/笔记.md", "content": "x"}, ctx)
+    made = await fs["write_file"].execute({"path": "notes/新/笔记.md", "content": "x"}, ctx)
+    assert "wrote" in made.text and (world["root"] / "notes" / "新" / "笔记.md").read_text() == "x"
     wrote = await fs["write_file"].execute(
         {"path": "docs/笔记.md", "content": "第一行 first\n第二行 second\n"}, ctx
     )
@@ -218,3 +218,14 @@ async def test_path_rules_match_the_file_that_is_opened(rule: str, world: dict[s
     ):
         assert rules.decide("read_file", {"path": path}, tool=read_file) == "deny", path
     assert rules.decide("read_file", {"path": "docs/readme.md"}, tool=read_file) == "allow"
+
+
+async def test_write_file_makes_missing_folders_only_inside_the_jail(
+    world: dict[str, Path],
+) -> None:
+    fs = tools(world["root"])
+    for path in ("../escaped/x.txt", "dir_out/new/x.txt"):
+        with pytest.raises(PermissionDenied):
+            await fs["write_file"].execute({"path": path, "content": "x"}, ToolContext())
+    assert not (world["root"].parent / "escaped").exists()
+    assert not any(p.name == "new" for p in world["root"].parent.rglob("new"))

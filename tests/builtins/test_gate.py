@@ -1,5 +1,6 @@
-"""The built-ins through governance's gate: the shell's own ApprovalRequired reaches the one
-approver, denials and missing approvers refuse, and config changes always need the admin."""
+"""The built-ins through governance's gate: the shell's own lists join the one rule set, an
+unmatched command reaches the one approver, denials and missing approvers refuse, and config
+changes always need the admin."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ async def gated(gov: Governance, tool: Tool, args: dict[str, Any]) -> ToolResult
     the call approved."""
     gate = GateContext(session_id="s1")
     cleared = await gov.clear(tool.name, "c1", args, tool, gate)
-    ctx = ToolContext(session_id="s1", call_id="c1")
+    ctx = ToolContext(session_id="s1", call_id="c1", tool_call_cleared=True)
     try:
         return await tool.execute(cleared.args, ctx)
     except ApprovalRequired as request:
@@ -49,7 +50,7 @@ async def test_allowed_commands_run_without_asking(workdir: Path) -> None:
     approver = Approver(True)
     result = await gated(
         Governance(approver=approver),
-        shell_tool(workdir, allow=[r"^echo\b"]),
+        shell_tool(workdir, allow=["echo *"]),
         {"command": "echo 好"},
     )
     assert "exit code 0" in result.text and "好" in result.text
@@ -58,18 +59,18 @@ async def test_allowed_commands_run_without_asking(workdir: Path) -> None:
 
 async def test_an_unmatched_command_asks_once_and_runs_when_approved(workdir: Path) -> None:
     approver = Approver(True)
-    tool = shell_tool(workdir, allow=[r"^echo\b"])
+    tool = shell_tool(workdir, allow=["echo *"])
     result = await gated(Governance(approver=approver), tool, {"command": "echo x; rm victim.txt"})
     assert "exit code 0" in result.text and not (workdir / "victim.txt").exists()
     [request] = approver.requests
-    assert request.tool_name == "bash" and "`rm victim.txt` is not matched" in request.reason
+    assert request.tool_name == "bash" and "no rule matched ['rm victim.txt']" in request.reason
 
 
 @pytest.mark.parametrize("answer", [False, None])
 async def test_denied_or_unanswerable_approval_refuses(answer: Any, workdir: Path) -> None:
     gov = Governance(approver=Approver(answer)) if answer is not None else Governance()
     with pytest.raises(CallBlocked) as blocked:
-        await gated(gov, shell_tool(workdir, allow=[r"^echo\b"]), {"command": "rm victim.txt"})
+        await gated(gov, shell_tool(workdir, allow=["echo *"]), {"command": "rm victim.txt"})
     assert blocked.value.stage == "approval" and blocked.value.recoverable
     assert (workdir / "victim.txt").read_text() == "unchanged"
 
@@ -78,9 +79,9 @@ async def test_rules_still_apply_to_the_shell(workdir: Path) -> None:
     approver = Approver(True)
     gov = Governance(rules=Rules(deny=["bash(echo *)"]), approver=approver)
     with pytest.raises(CallBlocked) as blocked:
-        await gated(gov, shell_tool(workdir, allow=[r"^echo\b"]), {"command": "ls; echo hi"})
+        await gated(gov, shell_tool(workdir, allow=["echo *"]), {"command": "ls; echo hi"})
     assert blocked.value.stage == "rules" and approver.requests == []
-    with pytest.raises(Exception, match="command refused"):  # the tool's deny list, approved
+    with pytest.raises(CallBlocked, match="denied by 'Bash"):  # the tool's deny list
         await gated(Governance(approver=approver), shell_tool(workdir), {"command": "rm -rf ."})
     assert (workdir / "victim.txt").read_text() == "unchanged"
 

@@ -53,12 +53,12 @@ async def test_agent_asks_its_approver_only_for_unmatched_commands(
         return answer
 
     model = ScriptedModel([turn("echo 你好", "rm victim.txt"), Message.assistant("done")])
-    bash = shell_tool(workdir, allow=[r"^echo\b"])
+    bash = shell_tool(workdir, allow=["echo *"])
     result = await Agent(model, [bash], governance=Governance(approver=approver)).run("tidy up")
     texts = tool_texts(result.messages)
     assert "exit code 0" in texts["0"] and "你好" in texts["0"]
     [request] = asked  # echo was vouched for by the allow list; only rm was asked about
-    assert "`rm victim.txt` is not matched" in request.reason
+    assert "no rule matched" in request.reason
     assert (workdir / "victim.txt").exists() is not answer
     if not answer:
         assert "exit code" not in texts["1"]
@@ -66,7 +66,7 @@ async def test_agent_asks_its_approver_only_for_unmatched_commands(
 
 async def test_agent_without_an_approver_refuses_and_runs_nothing(workdir: Path) -> None:
     model = ScriptedModel([turn("rm victim.txt"), Message.assistant("done")])
-    result = await Agent(model, [shell_tool(workdir, allow=[r"^echo\b"])]).run("go")
+    result = await Agent(model, [shell_tool(workdir, allow=["echo *"])]).run("go")
     assert "approver" in tool_texts(result.messages)["0"]
     assert (workdir / "victim.txt").read_text() == "unchanged"
 
@@ -89,7 +89,7 @@ def text(result: Any) -> str:
 async def test_serve_asks_through_elicitation(action: str, workdir: Path, tmp_path: Path) -> None:
     (tmp_path / "toolweave.toml").write_text(
         f'[serve]\nproviders = ["builtins"]\ndata_dir = "{tmp_path / "data"}"\n'
-        f'[builtins]\nroot = "{workdir}"\nshell = true\nshell_allow = ["^echo\\\\b"]\n',
+        f'[builtins]\nroot = "{workdir}"\nshell = true\nshell_allow = ["echo *"]\n',
         encoding="utf-8",
     )
     params = StdioServerParameters(command=str(TOOLWEAVE), args=["serve", "--stdio"], cwd=tmp_path)

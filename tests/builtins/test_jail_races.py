@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import os
 import threading
 from collections.abc import Iterator
@@ -18,6 +19,8 @@ from toolweave.builtins import _jail, filesystem_tools
 from toolweave.tools import PermissionDenied, Tool, ToolContext, ToolError
 
 SECRET = "OUTSIDE-机密"
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_AT_FDCWD, _RENAME_EXCHANGE = -100, 2
 ITERATIONS = 3000
 
 
@@ -35,24 +38,24 @@ def fs(root: Path) -> dict[str, Tool]:
 
 
 class Swapper:
-    """Flips `root/racedir` between a real folder and a link to `outside` until stopped."""
+    """Flips `root/racedir` between a real folder and a link to `outside` until stopped, with
+    one atomic exchange of two names per flip (renameat2 RENAME_EXCHANGE), so `racedir` always
+    exists: the tools never see it missing (where `write_file` would make the folder)."""
 
     def __init__(self, root: Path, outside: Path) -> None:
-        self.racedir, self.real, self.link = root / "racedir", root / "real", root / "link"
-        self.real.mkdir()
-        (self.real / "x").write_text("inside")
+        self.racedir, self.link = root / "racedir", root / "link"
+        self.racedir.mkdir()
+        (self.racedir / "x").write_text("inside")
         self.link.symlink_to(outside, target_is_directory=True)
-        os.rename(self.real, self.racedir)
         self.stop = threading.Event()
         self.swaps = 0
         self.thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
-        spare, inside = self.link, self.real
+        old, new = os.fsencode(self.racedir), os.fsencode(self.link)
         while not self.stop.is_set():
-            os.rename(self.racedir, inside)  # racedir -> parked, then the other one in
-            os.rename(spare, self.racedir)
-            spare, inside = inside, spare
+            if _LIBC.renameat2(_AT_FDCWD, old, _AT_FDCWD, new, _RENAME_EXCHANGE) != 0:
+                raise OSError(ctypes.get_errno(), "renameat2 failed")
             self.swaps += 1
 
     def __enter__(self) -> Swapper:

@@ -1,6 +1,7 @@
-"""The gated `bash` tool: the bypass table, the three stages, and process-group handling.
+"""The governed `bash` tool: the bypass table decided by the one rule set, and process groups.
 
-Every attack asserts the victim file is unchanged and no file appeared: a refused or
+The shell's own allow and deny lists are Claude Code rules that governance adds to its rule
+set. Every attack asserts the victim file is unchanged and no file appeared: a refused or
 approval-pending command must not have run at all.
 """
 
@@ -9,21 +10,23 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.builtins.processes import announcing_sleeper, gone, marker, pidfd_of
-from toolweave.builtins import ShellGate, shell_tool
+from toolweave.builtins import shell_tool
+from toolweave.governance import CallBlocked, GateContext, Governance, PermissionMode
 from toolweave.tools import (
     ApprovalRequired,
-    PermissionDenied,
     Tool,
     ToolCancelled,
     ToolContext,
     ToolError,
+    ToolResult,
 )
 
-ALLOW = [r"^(ls|echo|cat|pwd|printenv|seq|sleep)\b", r"^git status$"]
+ALLOW = ["ls *", "echo *", "cat *", "pwd", "printenv *", "seq *", "sleep *", "git status"]
 
 
 @pytest.fixture
@@ -38,6 +41,24 @@ def files(directory: Path) -> dict[str, str]:
 
 def bash(workdir: Path, **options: object) -> Tool:
     return shell_tool(workdir, allow=ALLOW, **options)  # type: ignore[arg-type]
+
+
+def cleared() -> ToolContext[Any]:
+    return ToolContext(tool_call_cleared=True)
+
+
+async def governed(
+    tool: Tool, command: str, *, mode: PermissionMode = "default", approve: bool = False
+) -> ToolResult:
+    """One call as the agent loop runs it: governance clears it, then the tool runs."""
+
+    async def approver(request: object) -> bool:
+        return approve
+
+    gov = Governance(approver=approver)
+    gate = GateContext(session_id="s1", mode=mode)
+    args = (await gov.clear(tool.name, "c1", {"command": command}, tool, gate)).args
+    return await tool.execute(args, cleared())
 
 
 ASKED = [
@@ -66,6 +87,7 @@ ASKED = [
     "find . -exec rm {} ;",
     "echo pwned > victim.txt",
     "echo pwned >> victim.txt",
+    "echo pwned > 5",  # a file named 5, not a descriptor
     "cat victim.txt > copy.txt",
     "ls &> listing.txt",
     "python3 -c 'import os; os.remove(\"victim.txt\")'",
@@ -76,6 +98,13 @@ ASKED = [
     "X=blk; ls$X",  # the command name is only known at run time
     "ls${X} victim.txt",
     "/bin/l? victim.txt",
+    "echo ${x:-$(rm victim.txt)}",  # cannot be checked
+    "case x in x) rm victim.txt;; esac",  # cannot be parsed
+    "cat victim.txt | bash",  # a shell fed on stdin
+    "bash <<< 'rm victim.txt'",
+    "source <(echo rm victim.txt)",
+    "sudo -s",
+    "GIT_EXTERNAL_DIFF=./x git status",  # an environment prefix is part of the command
 ]
 
 DENIED = [
@@ -85,59 +114,80 @@ DENIED = [
     "bash -c 'rm -fr .'",
     "env rm -R .",
     "rm --recursive .",
+    "rm --recur .",
+    "rm -{r,f} .",
+    "R=-rf; rm $R .",
+    "rm . -fR",
+    "/bin/rm -rf .",
+    "/usr/bin/../bin/rm -rf .",
+    "$'\\x72m' -rf .",
+    "sudo rm -rf .",
+    "xargs rm -rf < victim.txt",
+    "setsid rm -rf .",
+    "flock /tmp/l rm -rf .",
+    "su -c 'rm -rf .'",
+    "script -qc 'rm -rf .' /dev/null",
     "dd if=/dev/zero of=victim.txt",
+    "/bin/dd if=/dev/zero of=victim.txt",
+    "/sbin/mkfs.ext4 victim.txt",
+    "chmod --recursive 777 .",
+    "chmod -R 777 .",
     "git push --force",
-    "echo ${x:-$(rm victim.txt)}",  # cannot be checked: refused
-    "case x in x) rm victim.txt;; esac",  # cannot be parsed: refused
+    "git push -qf",
+    "git push origin +main",
+    "systemctl poweroff",
+    "sudo shutdown -h now",
 ]
 
 
 @pytest.mark.parametrize("command", ASKED)
 async def test_unmatched_commands_need_approval_and_do_not_run(command: str, workdir: Path) -> None:
     before = files(workdir)
-    with pytest.raises(ApprovalRequired) as caught:
+    with pytest.raises(CallBlocked) as blocked:
+        await governed(bash(workdir), command)
+    assert blocked.value.stage == "approval" and blocked.value.recoverable
+    with pytest.raises(ApprovalRequired):  # ungoverned, the tool itself refuses to run
         await bash(workdir).execute({"command": command}, ToolContext())
-    assert caught.value.recoverable and caught.value.reason
     assert files(workdir) == before
 
 
+@pytest.mark.parametrize("mode", ["default", "bypassPermissions"])
 @pytest.mark.parametrize("command", DENIED)
-async def test_denied_commands_are_refused_even_when_approved(command: str, workdir: Path) -> None:
+async def test_denied_commands_are_refused_even_approved_or_bypassed(
+    command: str, mode: PermissionMode, workdir: Path
+) -> None:
     before = files(workdir)
-    with pytest.raises(PermissionDenied, match="command refused"):
-        await bash(workdir).execute({"command": command}, ToolContext(tool_call_approved=True))
+    with pytest.raises(CallBlocked) as blocked:
+        await governed(bash(workdir), command, mode=mode, approve=True)
+    assert blocked.value.stage == "rules" and "denied by 'Bash(" in blocked.value.message
     assert files(workdir) == before
 
 
 async def test_allowed_commands_run_and_approved_ones_too(workdir: Path) -> None:
     tool = bash(workdir)
-    result = await tool.execute({"command": "echo 你好 world && ls | cat"}, ToolContext())
+    result = await governed(tool, "echo 你好 world && ls | cat")
     assert "exit code 0" in result.text and "你好 world" in result.text
     assert "victim.txt" in result.text and not result.is_error
-    failed = await tool.execute({"command": "cat missing.txt"}, ToolContext())
+    failed = await governed(tool, "cat missing.txt")
     assert failed.is_error and "exit code 1" in failed.text and "No such file" in failed.text
-    approved = await tool.execute(
-        {"command": "echo approved > out.txt"}, ToolContext(tool_call_approved=True)
-    )
+    approved = await governed(tool, "echo approved > out.txt", approve=True)
     assert "exit code 0" in approved.text and (workdir / "out.txt").read_text() == "approved\n"
     assert tool.primary_arg == "command" and "shell" in {str(p) for p in tool.permissions}
 
 
-async def test_gate_decisions_name_the_reason() -> None:
-    gate = ShellGate(deny=[r"^rm\b"], allow=[r"^ls\b"])
-    assert gate.decide("ls -la") == ("allow", "every command matches an allow rule")
-    decision, reason = gate.decide("ls; whoami")
-    assert decision == "ask" and "`whoami` is not matched" in reason
-    decision, reason = gate.decide("ls && sudo rm x")
-    assert decision == "deny" and "`rm x`" in reason
-    assert gate.decide("ls > /dev/null 2>&1")[0] == "allow"
-    with pytest.raises(ValueError, match="allow: '\\(' is not a valid regular expression"):
-        ShellGate(deny=[], allow=["("])
+def test_lists_are_claude_code_rules_and_regexes_are_refused(workdir: Path) -> None:
+    tool = shell_tool(workdir, allow=["git status", "Bash(npm run test:*)"], deny=["rm *"])
+    assert tool.permission_rules == {  # type: ignore[attr-defined]
+        "deny": ("Bash(rm *)",),
+        "allow": ("Bash(git status)", "Bash(npm run test:*)"),
+    }
+    with pytest.raises(ValueError, match=r"looks like a regular expression.*'ls \*'"):
+        shell_tool(workdir, allow=[r"^ls\b"])
 
 
 async def test_no_allow_rules_means_everything_asks(workdir: Path) -> None:
-    with pytest.raises(ApprovalRequired):
-        await shell_tool(workdir).execute({"command": "ls"}, ToolContext())
+    with pytest.raises(CallBlocked):
+        await governed(shell_tool(workdir), "ls")
 
 
 async def test_minimal_environment_keeps_secrets(
@@ -145,16 +195,14 @@ async def test_minimal_environment_keeps_secrets(
 ) -> None:
     monkeypatch.setenv("TOOLWEAVE_TEST_SECRET", "s3cret")
     tool = bash(workdir, env={"GREETING": "你好"})
-    leaked = await tool.execute({"command": "printenv TOOLWEAVE_TEST_SECRET"}, ToolContext())
-    passed = await tool.execute({"command": "printenv GREETING"}, ToolContext())
+    leaked = await governed(tool, "printenv TOOLWEAVE_TEST_SECRET")
+    passed = await governed(tool, "printenv GREETING")
     assert "s3cret" not in leaked.text and leaked.is_error
     assert "你好" in passed.text
 
 
 async def test_output_is_truncated_head_and_tail(workdir: Path) -> None:
-    result = await bash(workdir, max_output_chars=600).execute(
-        {"command": "seq 1 200000"}, ToolContext()
-    )
+    result = await governed(bash(workdir, max_output_chars=600), "seq 1 200000")
     assert len(result.text) < 1200 and "truncated" in result.text
     assert "\n1\n2\n" in result.text and "200000" in result.text
     assert "1288895 bytes of output" in result.text
@@ -219,4 +267,4 @@ async def test_bad_settings_fail_at_construction(workdir: Path) -> None:
     with pytest.raises(ValueError, match="not an existing directory"):
         shell_tool(workdir / "missing")
     with pytest.raises(ToolError, match="command is empty"):
-        await bash(workdir).execute({"command": "  "}, ToolContext())
+        await bash(workdir).execute({"command": "  "}, cleared())

@@ -76,3 +76,39 @@ def test_explain_reads_the_hosts_toolweave_toml(tmp_path: Path) -> None:
     assert "[serve.rules]" in result.output and "deny:" in result.output
     result = runner.invoke(app, ["policy", "explain", "files__read_text", "-c", str(toml)])
     assert "allow:" in result.output
+
+
+def test_explain_answers_with_the_claude_code_tool_name(tmp_path: Path) -> None:
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps({"permissions": {"deny": ["Read(~/.ssh/**)"]}}))
+    home = tmp_path / "home"
+    result = runner.invoke(
+        app,
+        [
+            "policy",
+            "explain",
+            f"read_file({home}/.ssh/id_rsa)",
+            "--arg",
+            "path",
+            "-s",
+            str(settings),
+        ],
+        env={"HOME": str(home)},
+    )
+    assert result.exit_code == 0, result.output
+    assert "matched as: Read" in result.output and "deny:" in result.output
+    result = runner.invoke(app, ["policy", "explain", "bash(ls)", "-s", str(settings)])
+    assert "matched as: Bash" in result.output
+
+
+def test_explain_with_config_includes_the_builtin_shell_lists(tmp_path: Path) -> None:
+    config = tmp_path / "toolweave.toml"
+    config.write_text(
+        '[serve.rules]\nallow = ["Bash(git status)"]\n\n'
+        '[builtins]\nshell = true\nshell_allow = ["echo *"]\n'
+    )
+    result = runner.invoke(app, ["policy", "explain", "bash(echo 你好)", "-c", str(config)])
+    assert result.exit_code == 0, result.output
+    assert "allow: every command is allowed" in result.output
+    result = runner.invoke(app, ["policy", "explain", "bash(rm -fr /tmp/x)", "-c", str(config)])
+    assert "deny:" in result.output and "Bash(rm -r *)" in result.output

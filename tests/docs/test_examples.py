@@ -119,7 +119,7 @@ def test_gated_shell_agent_offline() -> None:
     out = _run("gated_shell_agent.py")
     assert "ok 'ls': exit code 0" in out
     assert "ok 'touch notes.md && ls': exit code 0; 9 bytes of output notes.md" in out
-    assert "error 'rm -rf .': command refused" in out
+    assert "blocked {'command': 'rm -rf .'}: Tool 'bash' was blocked (rules)" in out
     assert "asked the approver about: ['touch notes.md && ls']" in out
     assert "files: ['notes.md']" in out
 
@@ -134,7 +134,7 @@ def test_gated_shell_agent_against_an_openai_compatible_server() -> None:
         out = _run("gated_shell_agent.py", TOOLWEAVE_MODEL=f"openai-compat:{server.base_url}#m")
     assert "files: ['a.txt']" in out and out.strip().endswith("完成。")
     tool_messages = [m for m in server.requests[2]["messages"] if m["role"] == "tool"]
-    assert "refused" in tool_messages[-1]["content"]  # the model reads why
+    assert "denied by 'Bash(rm -r *)'" in tool_messages[-1]["content"]  # the model reads why
 
 
 def test_memory_agent_offline() -> None:

@@ -311,7 +311,7 @@ async def test_hooks_in_the_loop(tmp_path: Any) -> None:
     assert "no pushing" in texts[0] and ran == ["git status"]
     raw = [p.text for m in result.new_messages for p in m.tool_results]
     assert "ran git status" in raw[1] and raw[1].endswith("remember to run the tests")
-    assert post[0]["tool_name"] == "bash" and post[0]["tool_response"] is not None
+    assert post[0]["tool_name"] == "Bash" and post[0]["tool_response"] is not None
 
 
 async def test_user_prompt_submit_can_block_before_the_model_is_called() -> None:

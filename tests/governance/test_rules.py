@@ -60,7 +60,7 @@ def test_shell_bypass_attempts_are_denied(command: str) -> None:
 
 @pytest.mark.parametrize(
     "command",
-    ["ls ${X:-$(rm -rf /)}", "cat <<EOF\n$(rm -rf /)\nEOF", 'echo "unterminated', "time ls"],
+    ["ls ${X:-$(rm -rf /)}", "cat <<EOF\n$(rm -rf /)\nEOF", 'echo "unterminated', "[[ -f a ]]"],
 )
 def test_unparseable_commands_are_never_allowed(command: str) -> None:
     explanation = GUARD.explain("bash", {"command": command})
@@ -111,7 +111,12 @@ def test_a_line_is_allowed_only_when_every_command_is() -> None:
 
 def test_redirect_writes_meet_edit_deny_rules(tmp_path: Path) -> None:
     rules = Rules(allow=["bash(echo *)"], deny=["Edit(.env)"], cwd=tmp_path)
-    assert rules.decide("bash", {"command": "echo hi > notes.txt"}) == "allow"
+    assert rules.decide("bash", {"command": "echo hi > notes.txt"}) == "ask"  # a write: asks
+    assert rules.decide("bash", {"command": "echo hi > /dev/null 2>&1"}) == "allow"
+    edits = Rules(allow=["bash(echo *)", "Edit(./notes.txt)"], cwd=tmp_path)
+    assert edits.decide("bash", {"command": "echo hi > notes.txt"}) == "allow"
+    outside = edits.explain("bash", {"command": "echo hi > /etc/passwd"})
+    assert outside.decision == "ask" and "outside the project" in outside.reason
     assert rules.decide("bash", {"command": "echo TOKEN=1 >> .env"}) == "deny"
     assert rules.decide("bash", {"command": "echo TOKEN=1 > config/.env"}) == "deny"
 

@@ -180,6 +180,9 @@ async def test_hooks_file_guards_served_tools(tmp_path: Path) -> None:
         json.dumps(
             {
                 "hooks": {
+                    # Events toolweave does not run: skipped with a warning, `serve` goes on.
+                    "Setup": [{"hooks": [{"type": "command", "command": "exit 2"}]}],
+                    "UserPromptExpansion": [{"hooks": [{"type": "prompt", "prompt": "x"}]}],
                     "PreToolUse": [
                         {
                             "matcher": "run_command",
@@ -187,7 +190,7 @@ async def test_hooks_file_guards_served_tools(tmp_path: Path) -> None:
                                 {"type": "command", "command": "echo 'no shell today' >&2; exit 2"}
                             ],
                         }
-                    ]
+                    ],
                 }
             }
         )

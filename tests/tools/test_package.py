@@ -13,10 +13,12 @@ import toolweave
 import toolweave.tools as core
 
 
-def test_every_tool_core_name_is_reexported_from_toolweave() -> None:
-    for name in core.__all__:
+def test_the_roots_tool_names_are_the_tool_cores_objects() -> None:
+    """The root offers the names a first agent needs; each is the `toolweave.tools` object."""
+    shared = set(toolweave.__all__) & set(core.__all__)
+    assert {"Tool", "ToolContext", "ToolRegistry", "ToolResult", "tool"} <= shared
+    for name in shared:
         assert getattr(toolweave, name) is getattr(core, name), name
-    assert set(core.__all__) <= set(dir(toolweave))
     assert sorted(core.__all__) == sorted(core._EXPORTS) == sorted(set(core.__all__))
     with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
         _ = toolweave.Nope

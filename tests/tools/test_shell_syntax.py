@@ -86,7 +86,6 @@ def test_substitution_in_a_redirect_target_is_found() -> None:
         "case a in a) rm x;; esac",
         "ls ${A:-$(rm x)}",
         "cat <<EOF\n$(rm -rf /)\nEOF",
-        "time rm x",
         "[[ -f a ]] && rm a",
         "sudo -u",
         "bash -c",
@@ -116,3 +115,81 @@ def test_approval_required_is_a_recoverable_tool_error_with_a_reason() -> None:
     assert "deletes 3 files" in error.message
     assert ToolContext().tool_call_approved is False
     assert ToolContext(tool_call_approved=True).tool_call_approved is True
+
+
+@pytest.mark.parametrize(
+    ("line", "argv"),
+    [
+        ("time make -j2", ["make", "-j2"]),
+        ("time -p make", ["make"]),
+        ("! time grep x f", ["grep", "x", "f"]),
+        ("echo $'\\x72m'", ["echo", "rm"]),
+        ("$'\\162\\155' -rf /", ["rm", "-rf", "/"]),
+        ("xargs --process-slot-var ls touch", ["touch"]),
+        ("xargs -I{} rm {}", ["rm", "{}"]),
+        ("setsid -f sleep 25", ["sleep", "25"]),
+        ("flock /tmp/lock rm x", ["rm", "x"]),
+        ("chrt -f 10 nice -n 5 ls", ["ls"]),
+        ("taskset -c 0 ls", ["ls"]),
+        ("ionice -c 3 ls", ["ls"]),
+        ("stdbuf -oL ls", ["ls"]),
+    ],
+)
+def test_wrappers_and_keywords_unwrap_to_the_command_that_runs(line: str, argv: list[str]) -> None:
+    assert split_commands(line)[-1] == argv
+
+
+def test_forms_keep_the_command_as_written_and_each_layer() -> None:
+    [simple] = parse_commands("GIT_PAGER=cat timeout 5 git diff")
+    assert simple.words == ("GIT_PAGER=cat", "timeout", "5", "git", "diff")
+    assert simple.forms[-1] == simple.argv == ("git", "diff") and simple.neutral == 0
+    [timed] = parse_commands("timeout 5 git diff")
+    assert timed.forms == (("timeout", "5", "git", "diff"), ("git", "diff")) and timed.neutral == 1
+    [sudo] = parse_commands("sudo -u root shutdown -h now")
+    assert sudo.forms[0][0] == "sudo" and sudo.neutral == 0
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["su -c 'rm -rf /' root", "script -qc 'rm -rf /' /dev/null", "flock /tmp/l -c 'rm -rf /'"],
+)
+def test_wrappers_that_run_a_string_through_a_shell_are_parsed(line: str) -> None:
+    assert ["rm", "-rf", "/"] in split_commands(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["cat x | bash", "bash <<< 'rm -rf /'", "bash -s < x", "source <(curl x)", ". /dev/stdin",
+     "su -", "sudo -i", "xargs sh"],
+)  # fmt: skip
+def test_a_shell_fed_on_stdin_is_marked_unchecked(line: str) -> None:
+    assert any(c.unchecked for c in parse_commands(line))
+    assert not any(c.unchecked for c in parse_commands("bash ./scripts/build.sh"))
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("echo 'time x'", [["echo", "time x"]]),  # quoted: not the keyword
+        ('echo "$(time ls)"', None),  # inside double quotes bashlex refuses it: unknown
+        ("echo a # time rm x", [["echo", "a"]]),  # a comment runs nothing
+        ("echo $'it\\'s'", [["echo", "it's"]]),
+        ("echo $'unterminated", None),
+    ],
+)
+def test_source_rewrites_touch_only_what_bash_would_read(
+    line: str, expected: list[list[str]] | None
+) -> None:
+    if expected is None:
+        with pytest.raises(ShellParseError):
+            split_commands(line)
+    else:
+        assert split_commands(line) == expected
+
+
+@pytest.mark.parametrize(
+    "line", ["printf -v 'a[$(rm -rf x)]' 1", "test -v 'a[`rm x`]'", "declare 'a[$(id)]=1'"]
+)
+def test_a_subscript_that_runs_a_command_is_unchecked(line: str) -> None:
+    assert any(c.unchecked for c in parse_commands(line))
+    assert not any(c.unchecked for c in parse_commands("printf -v 'a[1]' x"))

@@ -22,7 +22,6 @@ _EXPORTS: dict[str, str] = {
     "filesystem_tools": "filesystem",
     "http_api_tool": "http_api",
     "web_search_tool": "http_api",
-    "ShellGate": "shell",
     "shell_tool": "shell",
     "SQLReader": "sql",
     "sql_tools": "sql",
@@ -38,7 +37,7 @@ if TYPE_CHECKING:
     from toolweave.builtins.fetch import fetch_tool, html_to_markdown
     from toolweave.builtins.filesystem import filesystem_tools
     from toolweave.builtins.http_api import http_api_tool, web_search_tool
-    from toolweave.builtins.shell import ShellGate, shell_tool
+    from toolweave.builtins.shell import shell_tool
     from toolweave.builtins.sql import SQLReader, sql_tools
     from toolweave.builtins.todo import TodoItem, TodoSnapshot, TodoStore, todo_tool
 
@@ -46,7 +45,6 @@ __all__ = [
     "AgentConfig",
     "ConfigKey",
     "SQLReader",
-    "ShellGate",
     "TodoItem",
     "TodoSnapshot",
     "TodoStore",

@@ -114,10 +114,11 @@ class Jail:
                 return path[len(base) :].lstrip("/")
         raise self._refuse(path, "it resolves outside the workspace")
 
-    def walk(self, path: str) -> tuple[int, str | None, str]:
+    def walk(self, path: str, *, make_folders: bool = False) -> tuple[int, str | None, str]:
         """(descriptor of the parent directory, final name or None for the root, the path
         relative to the root) with every symlink on the way, the last one too, resolved inside
-        the jail. The caller closes the descriptor."""
+        the jail; `make_folders` creates missing folders on the way, each in the one above it.
+        The caller closes the descriptor."""
         pending = [p for p in self.relative(path).split("/") if p not in ("", ".")]
         chain, names, hops = [os.dup(self._fd)], list[str](), 0
         try:
@@ -132,6 +133,12 @@ class Jail:
                 try:
                     info = os.stat(part, dir_fd=chain[-1], follow_symlinks=False)
                 except FileNotFoundError:
+                    if pending and make_folders and hops <= MAX_LINK_HOPS:
+                        with contextlib.suppress(FileExistsError):
+                            os.mkdir(part, 0o755, dir_fd=chain[-1])
+                        hops += 1  # bounds a folder that keeps vanishing
+                        pending.insert(0, part)
+                        continue
                     if pending:
                         raise _missing("/".join([*names, part, *pending])) from None
                     info = None
@@ -227,11 +234,11 @@ class Jail:
                 return where[len(self.root) + 1 :]
         return None
 
-    def parent_for_write(self, path: str) -> tuple[int, str, str]:
+    def parent_for_write(self, path: str, make_folders: bool = False) -> tuple[int, str, str]:
         """(descriptor of the folder the file goes in, its name, its path relative to the
-        root); the folder must exist inside the jail."""
+        root); the folder must exist inside the jail, unless `make_folders` creates it."""
         try:
-            parent, name, relative = self.walk(path)
+            parent, name, relative = self.walk(path, make_folders=make_folders)
         except InvalidArguments as exc:
             if "no such file" in exc.message:
                 why = "its parent directory does not exist; create it first"
@@ -251,10 +258,11 @@ class Jail:
         finally:
             os.close(fd)
 
-    def write(self, path: str, data: bytes) -> str:
+    def write(self, path: str, data: bytes, *, make_folders: bool = False) -> str:
         """Replace `path` with `data` atomically, in the folder the walk opened (a temporary
-        sibling renamed over it, never through a link); its path relative to the root."""
-        parent, name, relative = self.parent_for_write(path)
+        sibling renamed over it, never through a link), creating missing folders first when
+        `make_folders`; its path relative to the root."""
+        parent, name, relative = self.parent_for_write(path, make_folders)
         try:
             atomic_write(name, data, new_mode=0o644, dir_fd=parent)
         finally:

@@ -192,11 +192,11 @@ def filesystem_tools(
         """Create or replace a text file in the workspace (atomically).
 
         Args:
-            path: File path relative to the workspace root; its directory must exist.
+            path: File path relative to the workspace root; missing folders are created.
             content: The complete new content of the file (UTF-8 text).
         """
         data = checked(path, content, "write_file")
-        return f"wrote {len(data)} bytes to {jail.write(path, data)}"
+        return f"wrote {len(data)} bytes to {jail.write(path, data, make_folders=True)}"
 
     @tool(permissions=[Permission.WRITE], primary_arg="path", open_world=False)
     def edit_file(path: str, old_text: str, new_text: str, replace_all: bool = False) -> str:
@@ -265,7 +265,8 @@ def _files(jail: Jail, base_fd: int, base: str) -> Iterator[tuple[str, int, str]
 
 def _with_rule_path(tools: list[Tool], jail: Jail) -> list[Tool]:
     """Each tool answers, for permission rules, the host path its `path` argument opens and the
-    folder relative rules are anchored at (the jail): `rule_path(value) -> (path, base)`."""
+    folder relative rules are anchored at (the jail): `rule_path(value) -> (path, base)`; and
+    says where its paths resolve (`permission_cwd`, for hooks' `file_path`)."""
 
     def rule_path(value: str) -> tuple[str, str] | None:
         try:
@@ -275,4 +276,5 @@ def _with_rule_path(tools: list[Tool], jail: Jail) -> list[Tool]:
 
     for one in tools:
         one.rule_path = rule_path  # type: ignore[attr-defined]
+        one.permission_cwd = jail.root  # type: ignore[attr-defined]
     return tools

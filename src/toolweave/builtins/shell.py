@@ -1,21 +1,21 @@
-"""`bash`: run a shell command behind the three-stage gate, in its own process group.
+"""`bash`: run a shell command behind the governance rules, in its own process group.
 
-The line is split by the one shared parser (`toolweave.tools.shell_syntax`) into every simple
-command it would run, including those inside substitutions, pipes, lists, newlines, subshells and
-`bash -c` strings, with wrappers such as `env` and `nohup` stripped. Then, per command:
+The tool's own lists (`allow`, `deny`; `[builtins] shell_allow` / `shell_deny` in
+toolweave.toml) are Claude Code `Bash(...)` rules, carried as `permission_rules`: governance
+adds them to whatever rule set decides the call (a Claude Code settings file, `[serve.rules]`,
+`Rules(...)`), so one decider (`toolweave.governance.Rules`) answers for every shell command,
+wherever its rules came from. `DEFAULT_DENY` holds in every permission mode, `bypassPermissions`
+included; it is matched by the command's bare name and normalised flags, so `/bin/rm --recur`,
+`rm -{r,f}` and `R=-rf; rm $R` are refused as `rm -r` is.
 
-1. any `deny` pattern matches -> refused, whatever else the line contains;
-2. every command matches an `allow` pattern (and writes no file through a redirection) -> run;
-3. otherwise the tool raises `ApprovalRequired` before anything runs: the gate pipeline asks a
-   person and re-runs the call approved, or refuses it when nobody can be asked (fail closed).
-
-A line the parser cannot understand is refused. No pattern over command text sees everything a
-command does, so what runs runs under the OS sandbox (`toolweave.tools.sandbox`): the host
-read-only but for the workspace and a private /tmp, no network unless allowed, its own PID
-namespace (no process outlives the call), a minimal environment. Where no sandbox can be made
-the tool refuses with the reason and the fix; with `sandbox="off"` (the operator's explicit
-choice) every command asks first. Output is read with a byte bound and truncated to
-`max_output_chars`.
+The tool runs only a call governance cleared (`ctx.tool_call_cleared`) or a person approved;
+called any other way it raises `ApprovalRequired` before anything runs. No pattern over command
+text sees everything a command does, so what runs runs under the OS sandbox
+(`toolweave.tools.sandbox`): the host read-only but for the workspace and a private /tmp, no
+network unless allowed, its own PID namespace (no process outlives the call), a minimal
+environment. Where no sandbox can be made the tool refuses with the reason and the fix; with
+`sandbox="off"` (the operator's explicit choice) every command asks a person first, whatever the
+rules cleared. Output is read with a byte bound and truncated to `max_output_chars`.
 """
 
 from __future__ import annotations
@@ -29,12 +29,7 @@ from toolweave.builtins._output import check_positive, untrusted
 from toolweave.errors import ConfigError
 from toolweave.tools.base import Tool
 from toolweave.tools.context import ToolContext
-from toolweave.tools.errors import (
-    ApprovalRequired,
-    InvalidArguments,
-    PermissionDenied,
-    ToolCancelled,
-)
+from toolweave.tools.errors import ApprovalRequired, InvalidArguments, ToolCancelled
 from toolweave.tools.function_tool import FunctionTool
 from toolweave.tools.permissions import Permission
 from toolweave.tools.result import ToolResult
@@ -44,76 +39,53 @@ from toolweave.tools.sandbox import (
     Sandbox,
     SandboxMode,
 )
-from toolweave.tools.shell_syntax import ShellParseError, SimpleCommand, parse_commands
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds a command may run before its process group is killed."""
 DEFAULT_MAX_OUTPUT_CHARS = 8000
 """Characters of combined stdout and stderr returned (head and tail kept)."""
 DEFAULT_DENY = (
-    r"^rm\s+(\S+\s+)*(-[a-zA-Z]*[rR]|--recursive)",  # recursive delete
-    r"^(mkfs(\.\w+)?|fdisk|wipefs|shutdown|reboot|halt|poweroff)\b",
-    r"^dd\s.*\bof=",
-    r"^chmod\s+(\S+\s+)*-[a-zA-Z]*R",
-    r"^git\s+push\s+(\S+\s+)*(-f|--force)\b",
+    "Bash(rm -r *)",  # recursive delete, in any spelling: -R, -rf, --recursive, --recur
+    "Bash(mkfs *)",
+    "Bash(mkfs.* *)",
+    "Bash(fdisk *)",
+    "Bash(wipefs *)",
+    "Bash(shutdown *)",
+    "Bash(reboot *)",
+    "Bash(halt *)",
+    "Bash(poweroff *)",
+    "Bash(systemctl poweroff *)",
+    "Bash(systemctl reboot *)",
+    "Bash(systemctl halt *)",
+    "Bash(dd * of=*)",
+    "Bash(chmod -R *)",
+    "Bash(git push -f *)",  # also --force, -qf, --force-with-lease and a `+ref`
 )
-"""Deny patterns used when `deny` is not given: always refused, even with an approver."""
+"""Rules used when `deny` is not given: always refused, in every permission mode."""
 PASSED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "USER", "LOGNAME", "TERM")
 """Environment variables a command inherits; secrets in the host's environment stay there."""
-_PLAIN_NAME = re.compile(r"^[A-Za-z0-9_./+-]+$")
-"""A command name an allow rule can vouch for: no expansion, glob or brace inside."""
 _BASH = shutil.which("bash") or "/bin/bash"
 """The shell that runs commands: the one whose grammar the parser follows."""
-_HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+_REGEX_MARKS = re.compile(r"^\^|\$$|\\[bsdwS]")
+"""What only a regular expression would contain: refused in the rule lists, with the fix."""
 _CAPTURE_FACTOR = 8  # bytes read per output character kept, head and tail together
 
 
-def _compile(patterns: Iterable[str], setting: str) -> tuple[re.Pattern[str], ...]:
-    compiled = []
+def shell_rules(patterns: Iterable[str], setting: str) -> tuple[str, ...]:
+    """`patterns` as `Bash(...)` rules: `git status`, `npm run test:*` and `Bash(echo *)` are
+    accepted; a regular expression (the older spelling) is refused with the fix."""
+    rules: list[str] = []
     for pattern in patterns:
-        try:
-            compiled.append(re.compile(pattern))
-        except re.error as exc:
+        text = pattern.strip()
+        if not text:
+            raise ConfigError(f"{setting}: an empty entry; write a command pattern such as 'ls *'")
+        if _REGEX_MARKS.search(text):
             raise ConfigError(
-                f"{setting}: {pattern!r} is not a valid regular expression: {exc}"
-            ) from None
-    return tuple(compiled)
-
-
-def _text(command: SimpleCommand) -> str:
-    return " ".join(command.argv)
-
-
-class ShellGate:
-    """The three stages, reusable without running anything (`decide`)."""
-
-    def __init__(self, deny: Iterable[str], allow: Iterable[str]) -> None:
-        self.deny = _compile(deny, "deny")
-        self.allow = _compile(allow, "allow")
-
-    def decide(self, command: str) -> tuple[str, str]:
-        """("deny" | "allow" | "ask", reason) for a command line."""
-        try:
-            commands = parse_commands(command)
-        except ShellParseError as exc:
-            return "deny", exc.message
-        for simple in commands:
-            text = _text(simple)
-            for pattern in self.deny:
-                if pattern.search(text):
-                    return "deny", f"`{text}` matches the deny rule {pattern.pattern!r}"
-        for simple in commands:
-            text = _text(simple)
-            unsafe = [t for t in simple.writes if t not in _HARMLESS_TARGETS and not t.isdigit()]
-            if unsafe:
-                return "ask", f"`{text}` writes to {', '.join(unsafe)} through a redirection"
-            if not simple.argv:
-                continue
-            if not _PLAIN_NAME.match(simple.argv[0]):  # `ls$X` may run `lsblk`
-                return "ask", f"the command name {simple.argv[0]!r} is only known at run time"
-            if not any(p.search(text) for p in self.allow):
-                return "ask", f"`{text}` is not matched by an allow rule"
-        return "allow", "every command matches an allow rule"
+                f"{setting}: {pattern!r} looks like a regular expression; entries are Claude "
+                "Code Bash rules, e.g. 'git status', 'ls *', 'npm run test:*' or 'Bash(echo *)'"
+            )
+        rules.append(text if text.startswith("Bash(") and text.endswith(")") else f"Bash({text})")
+    return tuple(rules)
 
 
 def shell_tool(
@@ -127,16 +99,21 @@ def shell_tool(
     sandbox: SandboxMode = DEFAULT_SANDBOX_MODE,
     network: bool = DEFAULT_NETWORK,
 ) -> Tool:
-    """The `bash` tool running in `cwd`. `deny` defaults to `DEFAULT_DENY`; `allow` to nothing
-    (every command asks). `env` adds variables to the minimal `PASSED_ENV` set. Commands run
-    under bubblewrap with `cwd` the only writable directory (besides a private /tmp) and no
-    network unless `network`; `sandbox="off"` runs them unsandboxed, each only after approval."""
+    """The `bash` tool running in `cwd`. `allow` and `deny` are Claude Code Bash patterns
+    (`git status`, `ls *`, `Bash(npm run test:*)`); `deny` defaults to `DEFAULT_DENY`, `allow`
+    to nothing (every command asks). `env` adds variables to the minimal `PASSED_ENV` set.
+    Commands run under bubblewrap with `cwd` the only writable directory (besides a private
+    /tmp) and no network unless `network`; `sandbox="off"` runs them unsandboxed, each only after
+    a person approved it."""
     check_positive("timeout", timeout)
     check_positive("max_output_chars", max_output_chars)
     directory = os.path.realpath(os.fspath(cwd))
     if not os.path.isdir(directory):
         raise ConfigError(f"cwd {os.fspath(cwd)!r} is not an existing directory")
-    gate = ShellGate(DEFAULT_DENY if deny is None else deny, allow or ())
+    rules = {
+        "deny": shell_rules(DEFAULT_DENY if deny is None else deny, "deny"),
+        "allow": shell_rules(allow or (), "allow"),
+    }
     box = Sandbox(writable=(directory,), network=network, mode=sandbox)
     environment = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
     environment.update(env or {})
@@ -149,17 +126,18 @@ def shell_tool(
         """
         if not command.strip():
             raise InvalidArguments("command is empty", tool="bash")
-        decision, reason = gate.decide(command)
-        if decision == "deny":
-            refused = PermissionDenied(f"command refused: {reason}", tool="bash")
-            refused.recoverable = True  # the model can choose a different command
-            raise refused
         if box.enabled:
             await box.check("bash")  # refuse before asking when no sandbox can be made
-        elif decision == "allow":
-            decision, reason = "ask", 'the sandbox is off (sandbox = "off"), so every command asks'
-        if decision == "ask" and not ctx.tool_call_approved:
-            raise ApprovalRequired(reason, tool="bash")
+        elif not ctx.tool_call_approved:
+            raise ApprovalRequired(
+                'the sandbox is off (sandbox = "off"), so every command asks', tool="bash"
+            )
+        if not (ctx.tool_call_cleared or ctx.tool_call_approved):
+            raise ApprovalRequired(
+                "the built-in shell runs only calls its governance rules cleared "
+                "(Rules, a Claude Code settings file, or an approval)",
+                tool="bash",
+            )
         outcome = await box.run(
             [_BASH, "-c", command],
             cwd=directory,
@@ -181,12 +159,15 @@ def shell_tool(
         result.is_error = outcome.timed_out or outcome.code != 0
         return result
 
-    return _ShellTool(bash, permissions=[Permission.SHELL], primary_arg="command", open_world=True)
+    tool = _ShellTool(bash, permissions=[Permission.SHELL], primary_arg="command", open_world=True)
+    tool.permission_rules = rules
+    tool.permission_cwd = directory
+    return tool
 
 
 class _ShellTool(FunctionTool):
-    """`bash` asks for approval itself (ApprovalRequired, before running anything) for every
-    command its allow list does not cover, so governance does not ask first by default; its
-    rules (`bash(git *)`, deny lists) still apply."""
+    """`bash`, with its allow and deny lists as Claude Code rules for governance to add."""
 
-    asks_itself = True
+    permission_rules: Mapping[str, tuple[str, ...]] = {}
+    permission_cwd: str | None = None
+    """Where the commands run: redirections and paths are resolved from here."""

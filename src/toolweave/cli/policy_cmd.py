@@ -1,15 +1,23 @@
 """`toolweave policy explain 'bash(rm -rf build)'`: which rule, from which file, decides a call.
 
 Most "my deny rule does not work" reports are people unable to see why a rule did not apply; this
-prints the decision, the deciding rule and its file, and every subcommand that was checked.
+prints the Claude Code tool name the call was matched as (`read_file` is `Read`, `bash` is
+`Bash`), the decision, the deciding rule and its file, and every subcommand that was checked.
+With `--config`, the built-in shell's `[builtins] shell_allow` / `shell_deny` lists join the
+rules, as they do in `toolweave serve`.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
+
+if TYPE_CHECKING:
+    from toolweave.governance.rules import Rules
+    from toolweave.host.config import HostConfig
 
 policy_app = typer.Typer(help="Inspect permission rules.", no_args_is_help=True)
 
@@ -41,7 +49,9 @@ def call_arguments(call: str, arg: str | None) -> tuple[str, dict[str, str]]:
     name, value = match.group(1), match.group(2)
     if value is None:
         return name, {}
-    folded = name.lower().replace("_", "")
+    from toolweave.tools.claude_names import claude_code_name
+
+    folded = claude_code_name(name).lower().replace("_", "")
     if arg is None:
         if folded in _SHELL_TOOLS:
             arg = "command"
@@ -93,6 +103,10 @@ def explain(
             root = str(config.resolve().parent)
             rules = Rules.from_mapping(host.rules, source=f"{config} [serve.rules]", root=root)
             origin = f"{config} [serve.rules]"
+            shell = _shell_lists(host, root)
+            if shell is not None:
+                rules = rules.including(shell)
+                origin += " and [builtins] shell_allow / shell_deny"
         else:
             files = list(settings) or discovered_settings(Path.cwd())
             rules = Rules.from_settings(*files, default=default)  # type: ignore[arg-type]
@@ -101,5 +115,22 @@ def explain(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
     name, args = call_arguments(call, arg)
+    explanation = rules.explain(name, args)
     typer.echo(f"rules from: {origin}")
-    typer.echo(str(rules.explain(name, args)))
+    typer.echo(f"matched as: {explanation.tool}")
+    typer.echo(str(explanation))
+
+
+def _shell_lists(host: HostConfig, root: str) -> Rules | None:
+    """The built-in shell's own rules when `[builtins] shell = true`, as `serve` adds them."""
+    from toolweave.builtins.shell import DEFAULT_DENY, shell_rules
+    from toolweave.governance.rules import Rules
+    from toolweave.host.providers.builtins import BuiltinsSection
+
+    settings = host.section("builtins", BuiltinsSection)
+    if not settings.shell:
+        return None
+    deny = shell_rules(DEFAULT_DENY if settings.shell_deny is None else settings.shell_deny,
+                       "[builtins] shell_deny")  # fmt: skip
+    allow = shell_rules(settings.shell_allow, "[builtins] shell_allow")
+    return Rules(allow, deny, source="[builtins] shell_allow / shell_deny", root=root)

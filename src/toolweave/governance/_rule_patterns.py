@@ -19,6 +19,7 @@ from functools import cached_property
 from typing import Literal
 from urllib.parse import urlsplit
 
+from toolweave.governance._command_match import Shape, ShapePattern, spec_words
 from toolweave.governance.errors import RuleSyntaxError
 
 Decision = Literal["allow", "deny", "ask"]
@@ -70,9 +71,19 @@ class Rule:
             return True
         return self._command_regex.fullmatch(command) is not None
 
+    def matches_shape(self, shape: Shape) -> bool:
+        """The command's normalised shape (flags as a set) fits this rule's."""
+        if self.specifier is None:
+            return True
+        return self._shape is not None and self._shape.matches(shape)
+
     @cached_property
     def _command_regex(self) -> re.Pattern[str]:
         return command_regex(self.specifier or "*")
+
+    @cached_property
+    def _shape(self) -> ShapePattern | None:
+        return ShapePattern.of(self.specifier or "*")
 
     def matches_path(self, path: str, cwd: str) -> bool:
         """`path` must already be absolute and resolved (symlinks and `..`)."""
@@ -107,6 +118,8 @@ def command_regex(specifier: str) -> re.Pattern[str]:
     boundary = False
     if specifier.endswith((":*", " *")):
         specifier, boundary = specifier[:-2], True
+    if any(mark in specifier for mark in "'\"\\"):
+        specifier = " ".join(spec_words(specifier))
     body = ".*".join(re.escape(part) for part in specifier.split("*"))
     if boundary:
         body += r"(?:\s.*)?"
@@ -117,9 +130,11 @@ def path_regex(specifier: str, *, root: str, cwd: str) -> re.Pattern[str]:
     """A gitignore-style path pattern, anchored as Claude Code anchors it, as an absolute regex.
 
     `//x` is absolute, `~/x` is under the home directory, `/x` is under `root` (the settings
-    file's project), `./x` and `x` under `cwd`. A pattern without a `/` (such as `.env` or
-    `*.key`) matches that name at any depth below its base, as in .gitignore.
+    file's project), `./x` and `x` under `cwd`. An anchored pattern names one place (`./.env`
+    is `<cwd>/.env`, `~/.ssh` is `$HOME/.ssh`); a bare pattern without a `/` (such as `.env` or
+    `*.key`) matches that name at any depth below the cwd, as in .gitignore.
     """
+    anywhere = False  # an anchor (`//`, `~/`, `/`, `./`) names one place
     if specifier.startswith("//"):
         base, rest = "/", specifier[2:]
     elif specifier == "~" or specifier.startswith("~/"):
@@ -127,11 +142,11 @@ def path_regex(specifier: str, *, root: str, cwd: str) -> re.Pattern[str]:
     elif specifier.startswith("/"):
         base, rest = root, specifier[1:]
     elif specifier.startswith("./"):
-        base, rest = cwd, specifier[2:]
+        base, rest = cwd, specifier[2:]  # `./.env` is `<cwd>/.env`, not `src/.env`
     else:
         base, rest = cwd, specifier
+        anywhere = "/" not in rest.rstrip("/")
     base = os.path.realpath(base)
-    anywhere = "/" not in rest.rstrip("/")
     rest = rest.rstrip("/") or "**"
     prefix = re.escape(base.rstrip("/")) + "/"
     if anywhere:

@@ -2,33 +2,48 @@
 reuse theirs unchanged, plus in-process hooks for Python code.
 
 ```json
-{"hooks": {"PreToolUse": [{"matcher": "bash|write", "hooks": [
-    {"type": "command", "command": "./check.sh", "timeout": 5, "failClosed": true},
-    {"type": "http", "url": "http://127.0.0.1:8100/hook"}]}]}}
+{"hooks": {"PreToolUse": [{"matcher": "Bash|Write", "hooks": [
+    {"type": "command", "command": "./check.sh", "if": "Bash(git commit:*)", "timeout": 5},
+    {"type": "http", "url": "http://127.0.0.1:8100/hook", "failClosed": true}]}]}}
 ```
 
-In-process hooks (`@hooks.on("PreToolUse", matcher="bash")`) run before configured ones; hooks
-run one at a time and the first block stops the rest. A file given to `from_file` or
-`from_settings` is re-read whenever its content changes (by hash); a broken edit keeps the last
-good configuration and logs why. Timeouts default to 10 s and are capped at 60 s.
+Matchers are case-sensitive regexes over the tool's Claude Code name (`Bash`, `Read`,
+`mcp__github__get_issue`) and its toolweave name (`bash`, `read_file`); the payload's
+`tool_name` is the Claude Code name. What a file may hold is read by `_hook_config` (events
+toolweave does not run are skipped with a warning, never fatal). In-process hooks
+(`@hooks.on("PreToolUse", matcher="Bash")`) run before configured ones; hooks run one at a time
+(except `async` ones, which run in the background) and the first block stops the rest. A file
+given to `from_file` or `from_settings` is re-read whenever its content changes (by hash); a
+broken edit keeps the last good configuration and logs why. Timeouts default to 10 s and are
+capped at 60 s.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import inspect
 import json
 import logging
 import os
-import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolweave.governance._hook_runners import HookSpec, RawResult, run_hook
+from toolweave.governance._hook_config import (
+    DEFAULT_HOOK_TIMEOUT,
+    HOOK_EVENTS,
+    MAX_HOOK_TIMEOUT,
+    ConfiguredHook,
+    Group,
+    compile_matcher,
+    parse_hooks,
+)
+from toolweave.governance._hook_runners import RawResult, run_hook
 from toolweave.governance._rule_patterns import Decision
 from toolweave.governance.errors import HookConfigError
+from toolweave.governance.rules import condition_matches
 
 __all__ = [
     "DEFAULT_HOOK_TIMEOUT",
@@ -42,21 +57,6 @@ __all__ = [
 
 logger = logging.getLogger("toolweave.hooks")
 
-HOOK_EVENTS = (
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PermissionRequest",
-    "PermissionDenied",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "Stop",
-    "SubagentStop",
-    "PreCompact",
-    "SessionEnd",
-)
-DEFAULT_HOOK_TIMEOUT = 10.0
-MAX_HOOK_TIMEOUT = 60.0
 _TOOL_EVENTS = {
     "PreToolUse",
     "PermissionRequest",
@@ -64,7 +64,14 @@ _TOOL_EVENTS = {
     "PostToolUse",
     "PostToolUseFailure",
 }
-_MATCH_FIELD = {"SessionStart": "source", "PreCompact": "trigger"}
+_MATCH_FIELD = {
+    "SessionStart": "source",
+    "PreCompact": "trigger",
+    "Notification": "notification_type",
+    "SessionEnd": "reason",
+    "SubagentStart": "agent_type",
+    "SubagentStop": "agent_type",
+}
 _PLAIN_TEXT_IS_CONTEXT = {"UserPromptSubmit", "SessionStart"}
 
 HookFunction = Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]
@@ -94,12 +101,6 @@ class HookOutcome:
     errors: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class _Group:
-    matcher: re.Pattern[str] | None
-    hooks: tuple[HookSpec | HookFunction, ...]
-
-
 class Hooks:
     """Hooks for every event; `run(event, payload)` fires the matching ones."""
 
@@ -110,12 +111,15 @@ class Hooks:
         cwd: str | os.PathLike[str] | None = None,
         source: str = "Hooks(...)",
         parents: tuple[Hooks, ...] = (),
+        plugin_root: str | os.PathLike[str] | None = None,
     ) -> None:
         self.cwd = os.fspath(cwd) if cwd is not None else None
         self.source = source
         self.parents = parents
-        self._configured = _parse(config or {}, source)
-        self._local: dict[str, list[_Group]] = {}
+        self.plugin_root = os.fspath(plugin_root) if plugin_root is not None else None
+        self._configured = parse_hooks(config or {}, source, plugin_root=self.plugin_root)
+        self._local: dict[str, list[Group]] = {}
+        self._background: set[asyncio.Task[RawResult]] = set()
         self._file: Path | None = None
         self._digest: str | None = None
 
@@ -124,10 +128,23 @@ class Hooks:
         return cls(data, cwd=cwd)
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str], *, cwd: str | None = None) -> Hooks:
-        """Hooks from a hooks.json (or any JSON file with a `hooks` key), reloaded on change."""
+    def from_file(
+        cls, path: str | os.PathLike[str], *, cwd: str | None = None,
+        plugin_root: str | os.PathLike[str] | None = None,
+    ) -> Hooks:  # fmt: skip
+        """Hooks from a hooks.json (or any JSON file with a `hooks` key), reloaded on change.
+
+        A plugin's `hooks/hooks.json` (beside `.claude-plugin/`) runs its commands with
+        `CLAUDE_PLUGIN_ROOT` set to the plugin's folder; `plugin_root` says so explicitly."""
         file = Path(path).resolve()
-        hooks = cls(cwd=cwd, source=str(file))
+        plugin = file.parent.parent
+        if (
+            plugin_root is None
+            and file.parent.name == "hooks"
+            and (plugin / ".claude-plugin").is_dir()
+        ):
+            plugin_root = plugin
+        hooks = cls(cwd=cwd, source=str(file), plugin_root=plugin_root)
         hooks._file = file
         hooks._reload(initial=True)
         return hooks
@@ -140,22 +157,30 @@ class Hooks:
     def on(self, event: str, matcher: str | None = None) -> Callable[[HookFunction], HookFunction]:
         """Register an async function as an in-process hook (it runs before configured ones)."""
         _check_event(event, "Hooks.on")
-        compiled = _compile_matcher(matcher, f"Hooks.on({event!r})")
+        compiled = compile_matcher(matcher, f"Hooks.on({event!r})")
 
         def register(func: HookFunction) -> HookFunction:
             if not inspect.iscoroutinefunction(func):
                 raise HookConfigError(f"in-process hook {func!r} must be an `async def`")
-            self._local.setdefault(event, []).append(_Group(compiled, (func,)))
+            self._local.setdefault(event, []).append(Group(compiled, (func,)))
             return func
 
         return register
 
     def narrow(self, child: Hooks) -> Hooks:
         """`child`'s hooks after these: a child run keeps every hook it inherits."""
-        combined = Hooks(cwd=child.cwd or self.cwd, source=child.source, parents=(self,))
+        combined = Hooks(
+            cwd=child.cwd or self.cwd, source=child.source, parents=(self,),
+            plugin_root=child.plugin_root,
+        )  # fmt: skip
         combined._configured, combined._local = child._configured, child._local
         combined._file, combined._digest = child._file, child._digest
         return combined
+
+    async def settle(self) -> None:
+        """Wait for the `async` hooks started so far (at shutdown, or in a test)."""
+        while self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
 
     def has(self, event: str) -> bool:
         self._reload()
@@ -193,8 +218,16 @@ class Hooks:
             for hook in group.hooks:
                 if outcome.updated_input is not None and "tool_input" in body:
                     body = {**body, "tool_input": outcome.updated_input}
+                if isinstance(hook, ConfiguredHook):
+                    if hook.condition is not None and not _condition(hook.condition, body):
+                        continue
+                    if hook.background:  # `async`: runs on, its answer is not awaited
+                        task = asyncio.ensure_future(run_hook(hook.spec, dict(body), cwd))
+                        self._background.add(task)
+                        task.add_done_callback(self._background.discard)
+                        continue
                 raw = await _run_one(hook, body, cwd)
-                _merge(outcome, raw, hook)
+                _merge(outcome, raw)
                 if outcome.blocked:
                     return
 
@@ -205,7 +238,8 @@ class Hooks:
             data = self._file.read_bytes()
         except OSError as exc:
             if initial:
-                raise HookConfigError(f"cannot read hooks file {self._file}: {exc}") from exc
+                why = exc.strerror or type(exc).__name__  # str(exc) repeats the path
+                raise HookConfigError(f"cannot read hooks file {self._file}: {why}") from exc
             logger.error(
                 "hooks file %s unreadable (%s); keeping the last good hooks", self._file, exc
             )
@@ -214,15 +248,18 @@ class Hooks:
         if digest == self._digest:
             return
         try:
-            parsed = json.loads(data)
+            try:
+                parsed = json.loads(data)
+            except ValueError as exc:
+                raise HookConfigError(f"{self._file}: not valid JSON: {exc}") from exc
             if not isinstance(parsed, dict):
                 raise HookConfigError(f"{self._file}: expected a JSON object with `hooks`")
             if "hooks" not in parsed and not set(parsed) <= set(HOOK_EVENTS):
                 parsed = {"hooks": {}}  # a settings file without hooks
-            self._configured = _parse(parsed, str(self._file))
-        except (ValueError, HookConfigError) as exc:
-            if initial:
-                raise HookConfigError(f"invalid hooks file {self._file}: {exc}") from exc
+            self._configured = parse_hooks(parsed, str(self._file), plugin_root=self.plugin_root)
+        except HookConfigError as exc:
+            if initial:  # the message already starts with the file's path
+                raise HookConfigError(f"invalid hooks file {exc}") from exc
             logger.error(
                 "hooks file %s is invalid (%s); keeping the last good hooks", self._file, exc
             )
@@ -230,9 +267,21 @@ class Hooks:
         self._digest = digest
 
 
-async def _run_one(hook: HookSpec | HookFunction, body: dict[str, Any], cwd: str) -> RawResult:
-    if isinstance(hook, HookSpec):
-        return await run_hook(hook, body, cwd)
+def _condition(condition: str, body: Mapping[str, Any]) -> bool:
+    """A hook's `if` rule: only tool events have a call to match; elsewhere it always runs."""
+    tool_input = body.get("tool_input")
+    if body.get("hook_event_name") not in _TOOL_EVENTS or not isinstance(tool_input, Mapping):
+        return True
+    if "file_path" in tool_input:  # the absolute path, as the tool will open it
+        tool_input = {"file_path": tool_input["file_path"]}
+    return condition_matches(condition, str(body.get("tool_name", "")), tool_input)
+
+
+async def _run_one(
+    hook: ConfiguredHook | HookFunction, body: dict[str, Any], cwd: str
+) -> RawResult:
+    if isinstance(hook, ConfiguredHook):
+        return await run_hook(hook.spec, body, cwd)
     try:
         answer = await hook(dict(body))
     except Exception as exc:
@@ -242,7 +291,7 @@ async def _run_one(hook: HookSpec | HookFunction, body: dict[str, Any], cwd: str
     return RawResult(output=answer)
 
 
-def _merge(outcome: HookOutcome, raw: RawResult, hook: HookSpec | HookFunction) -> None:
+def _merge(outcome: HookOutcome, raw: RawResult) -> None:
     event = outcome.event
     if raw.error is not None:
         logger.warning("%s hook error (non-blocking): %s", event, raw.error)
@@ -303,9 +352,7 @@ def _stricter(current: Decision | None, new: Decision) -> Decision:
 def _subjects(event: str, body: dict[str, Any], names: tuple[str, ...]) -> list[str] | None:
     """The strings a group's matcher is tried against, or None when the event has no matcher."""
     if event in _TOOL_EVENTS:
-        tool = str(body.get("tool_name", ""))
-        subjects = [tool, *names]
-        return subjects + [s.replace("_", "") for s in subjects if not s.startswith("mcp__")]
+        return [str(body.get("tool_name", "")), *names]
     if event in _MATCH_FIELD:
         return [str(body.get(_MATCH_FIELD[event], ""))]
     return None
@@ -316,68 +363,3 @@ def _check_event(event: str, where: str) -> None:
         raise HookConfigError(
             f"{where}: unknown hook event {event!r}; use one of {', '.join(HOOK_EVENTS)}"
         )
-
-
-def _compile_matcher(matcher: Any, where: str) -> re.Pattern[str] | None:
-    if matcher is None or matcher in ("", "*"):
-        return None
-    if not isinstance(matcher, str):
-        raise HookConfigError(f"{where}: `matcher` must be a string (a regex of tool names)")
-    try:
-        return re.compile(matcher, re.IGNORECASE)
-    except re.error as exc:
-        raise HookConfigError(
-            f"{where}: `matcher` {matcher!r} is not a valid regex: {exc}"
-        ) from exc
-
-
-def _parse(config: Mapping[str, Any], source: str) -> dict[str, list[_Group]]:
-    events = config.get("hooks", config) if "hooks" in config else config
-    if not isinstance(events, Mapping):
-        raise HookConfigError(f"{source}: `hooks` must be an object of event -> matcher groups")
-    parsed: dict[str, list[_Group]] = {}
-    for event, groups in events.items():
-        _check_event(event, source)
-        if not isinstance(groups, list):
-            raise HookConfigError(f"{source}: `hooks.{event}` must be a list of matcher groups")
-        for index, group in enumerate(groups):
-            where = f"{source}: hooks.{event}[{index}]"
-            if not isinstance(group, Mapping) or not isinstance(group.get("hooks"), list):
-                raise HookConfigError(f'{where} must be {{"matcher": ..., "hooks": [...]}}')
-            specs = tuple(_spec(h, f"{where}.hooks[{i}]") for i, h in enumerate(group["hooks"]))
-            parsed.setdefault(event, []).append(
-                _Group(_compile_matcher(group.get("matcher"), where), specs)
-            )
-    return parsed
-
-
-def _spec(hook: Any, where: str) -> HookSpec:
-    if not isinstance(hook, Mapping):
-        raise HookConfigError(f"{where} must be an object with `type`")
-    kind = hook.get("type", "command")
-    timeout = hook.get("timeout", DEFAULT_HOOK_TIMEOUT)
-    if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
-        raise HookConfigError(f"{where}.timeout must be a positive number of seconds")
-    if timeout > MAX_HOOK_TIMEOUT:
-        logger.warning("%s.timeout %ss is capped at %ss", where, timeout, MAX_HOOK_TIMEOUT)
-        timeout = MAX_HOOK_TIMEOUT
-    fail_closed = hook.get("failClosed", False)
-    if not isinstance(fail_closed, bool):
-        raise HookConfigError(f"{where}.failClosed must be true or false")
-    if kind == "command":
-        command = hook.get("command")
-        if not isinstance(command, str) or not command.strip():
-            raise HookConfigError(f"{where}: a command hook needs `command` (a shell command)")
-        return HookSpec("command", command=command, timeout=float(timeout), fail_closed=fail_closed)
-    if kind == "http":
-        url = hook.get("url")
-        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            raise HookConfigError(f"{where}: an http hook needs `url` (http:// or https://)")
-        headers = hook.get("headers", {})
-        if not isinstance(headers, Mapping):
-            raise HookConfigError(f"{where}.headers must be an object of header -> value")
-        pairs = tuple((str(k), os.path.expandvars(str(v))) for k, v in headers.items())
-        return HookSpec(
-            "http", url=url, headers=pairs, timeout=float(timeout), fail_closed=fail_closed
-        )
-    raise HookConfigError(f"{where}.type {kind!r} is not supported; use 'command' or 'http'")

@@ -17,11 +17,13 @@ parent's; hook payloads inside a child carry `agent_id`, `agent_type` and the pa
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 from toolweave.errors import ConfigError
+from toolweave.governance._rule_patterns import resolve_path
+from toolweave.governance._transcript import write_transcript
 from toolweave.governance.approvals import (
     DEFAULT_APPROVAL_TIMEOUT,
     ApprovalRequest,
@@ -32,12 +34,13 @@ from toolweave.governance.approvals import (
 from toolweave.governance.errors import CallBlocked, HookStopped, Stage
 from toolweave.governance.gates import ToolGate
 from toolweave.governance.hooks import HookOutcome, Hooks
-from toolweave.governance.rules import Explanation, Rules, _rule_names
+from toolweave.governance.rules import Explanation, Rules, tool_rules
 from toolweave.tools import (
     ApprovalRequired,
     PermissionPolicy,
     Tool,
 )
+from toolweave.tools.claude_names import claude_code_name, tool_names
 
 __all__ = [
     "PERMISSION_MODES",
@@ -106,13 +109,17 @@ class GateContext:
     policy: PermissionPolicy | None = None
     requester: str | None = None
     cwd: str | None = None
+    history: Callable[[], Sequence[Any]] | None = None
+    """The run's messages, for the transcript hooks get as `transcript_path`."""
 
     @classmethod
     def of(cls, session: GovernedSession, policy: PermissionPolicy | None = None) -> GateContext:
         """The session's governance state, read at this moment (the mode may change later)."""
+        messages = getattr(session, "messages", None)
         return cls(
-            session.id, session.permission_mode, session.approvals, policy, session.requester
-        )
+            session.id, session.permission_mode, session.approvals, policy, session.requester,
+            history=(lambda: messages) if isinstance(messages, list) else None,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -258,7 +265,7 @@ class Governance:
             return Clearance(args)
         explanation = self._decide(tool_name, args, tool, gate)
         if explanation.decision == "deny":
-            await self._denied(tool_name, call_id, args, gate, explanation.reason)
+            await self._denied(tool_name, call_id, args, tool, gate, explanation.reason)
             raise CallBlocked("rules", explanation.reason, tool=tool_name)
         explicit_ask = explanation.decision == "ask" and explanation.rule is not None
         needs_approval = explanation.decision == "ask"
@@ -269,14 +276,15 @@ class Governance:
             if outcome.stop:
                 raise HookStopped(outcome.stop_reason, tool=tool_name)
             if outcome.blocked:
-                await self._denied(tool_name, call_id, args, gate, outcome.reason)
+                await self._denied(tool_name, call_id, args, tool, gate, outcome.reason)
                 raise CallBlocked("hook", outcome.reason, tool=tool_name)
-            if outcome.updated_input is not None and outcome.updated_input != args:
+            updated = _own_arguments(outcome.updated_input, tool)
+            if updated is not None and updated != args:
                 # The rewritten call meets the rules again: a hook tightens, never loosens.
-                args = outcome.updated_input
+                args = updated
                 again = self._decide(tool_name, args, tool, gate)
                 if again.decision == "deny":
-                    await self._denied(tool_name, call_id, args, gate, again.reason)
+                    await self._denied(tool_name, call_id, args, tool, gate, again.reason)
                     raise CallBlocked("rules", again.reason, tool=tool_name)
                 if again.decision == "ask":
                     explicit_ask = explicit_ask or again.rule is not None
@@ -295,7 +303,7 @@ class Governance:
         if needs_approval:
             if gate.mode == "dontAsk":
                 message = f"{reason}; permission mode 'dontAsk' turns every question into a no"
-                await self._denied(tool_name, call_id, args, gate, message)
+                await self._denied(tool_name, call_id, args, tool, gate, message)
                 raise CallBlocked("approval", message, tool=tool_name)
             await self._approve("user", tool_name, call_id, args, tool, gate, reason)
         return Clearance(args, context)
@@ -318,6 +326,9 @@ class Governance:
         self, tool_name: str, args: dict[str, Any], tool: Tool, gate: GateContext
     ) -> Explanation:
         rules = self.rules if self.rules is not None else _DEFAULT_RULES
+        own = tool_rules(tool)
+        if own is not None:  # the tool's own lists (the built-in shell's) join the rule set
+            rules = rules.including(own)
         explanation = rules.explain(tool_name, args, tool=tool)
         if explanation.decision != "ask":
             return explanation
@@ -351,9 +362,15 @@ class Governance:
                 why = (
                     outcome.reason or outcome.decision_reason or "a PermissionRequest hook said no"
                 )
-                await self._denied(tool_name, call_id, args, gate, why)
+                await self._denied(tool_name, call_id, args, tool, gate, why)
                 raise CallBlocked("approval", why, tool=tool_name)
         approver = self.admin_approver if kind == "admin" else self.approver
+        if approver is not None and self.hooks is not None and self.hooks.has("Notification"):
+            name = claude_code_name(tool_name, tool)
+            await self.fire(
+                "Notification", gate, notification_type="permission_prompt",
+                message=f"toolweave needs your permission to use {name}", title="Permission needed",
+            )  # fmt: skip
         request = ApprovalRequest(
             tool_name, dict(args), reason, gate.session_id, gate.requester, kind, call_id,
             self.identity.agent_id,
@@ -367,14 +384,18 @@ class Governance:
             why = _no_approver_fix(kind, tool_name, reason, self.approval_hint)
         else:
             why = f"{reason}; {why}"
-        await self._denied(tool_name, call_id, args, gate, why)
+        await self._denied(tool_name, call_id, args, tool, gate, why)
         raise CallBlocked("admin" if kind == "admin" else "approval", why, tool=tool_name)
 
     # -- hooks --------------------------------------------------------------------------
 
     def _payload(self, gate: GateContext, **fields: Any) -> dict[str, Any]:
+        transcript = {}
+        if gate.history is not None:
+            transcript["transcript_path"] = write_transcript(gate.session_id, gate.history())
         return {
             "session_id": gate.session_id,
+            **transcript,
             "permission_mode": gate.mode,
             **self.identity.payload(),
             **fields,
@@ -386,18 +407,18 @@ class Governance:
     ) -> HookOutcome:  # fmt: skip
         assert self.hooks is not None
         payload = self._payload(
-            gate, tool_name=tool_name, tool_input=dict(args), tool_use_id=call_id, **fields
-        )
-        names = _rule_names(tool_name, tool)[1:]
-        return await self.hooks.run(event, payload, names=names)
+            gate, tool_name=claude_code_name(tool_name, tool), tool_input=_claude_input(args, tool),
+            tool_use_id=call_id, **fields,
+        )  # fmt: skip
+        return await self.hooks.run(event, payload, names=tool_names(tool_name, tool))
 
     async def _denied(
-        self, tool_name: str, call_id: str | None, args: Mapping[str, Any], gate: GateContext,
-        reason: str,
+        self, tool_name: str, call_id: str | None, args: Mapping[str, Any], tool: Tool | None,
+        gate: GateContext, reason: str,
     ) -> None:  # fmt: skip
         if self.hooks is not None and self.hooks.has("PermissionDenied"):
             await self._hook(
-                "PermissionDenied", tool_name, call_id, args, None, gate, reason=reason
+                "PermissionDenied", tool_name, call_id, args, tool, gate, reason=reason
             )
 
     async def after(
@@ -409,18 +430,50 @@ class Governance:
         event = "PostToolUseFailure" if error is not None else "PostToolUse"
         if self.hooks is None or not self.hooks.has(event):
             return None
-        extra = {"error": error} if error is not None else {"tool_response": response}
+        extra = (
+            {"error": error} if error is not None
+            else {"tool_response": _response_object(claude_code_name(tool_name, tool), response)}
+        )  # fmt: skip
         return await self._hook(event, tool_name, call_id, args, tool, gate, **extra)
 
     async def fire(self, event: str, gate: GateContext, **fields: Any) -> HookOutcome:
-        """Fire a run-level event (SessionStart, UserPromptSubmit, Stop, SubagentStop,
-        PreCompact, SessionEnd) with the common payload."""
+        """Fire a run-level event (SessionStart, UserPromptSubmit, Notification, Stop,
+        SubagentStart, SubagentStop, PreCompact, SessionEnd) with the common payload."""
         if self.hooks is None or not self.hooks.has(event):
             return HookOutcome(event)
         return await self.hooks.run(event, self._payload(gate, **fields))
 
 
 _DEFAULT_RULES = Rules()
+
+
+def _claude_input(args: Mapping[str, Any], tool: Tool | None) -> dict[str, Any]:
+    """`tool_input` with Claude Code's `file_path` (absolute) beside a file tool's `path`, so
+    hooks written for Read/Write/Edit (`jq -r .tool_input.file_path`) find the file."""
+    tool_input = dict(args)
+    root = getattr(tool, "permission_cwd", None)
+    path = args.get("path")
+    if isinstance(root, str) and isinstance(path, str) and "file_path" not in args:
+        tool_input["file_path"] = resolve_path(path, root)
+    return tool_input
+
+
+def _own_arguments(updated: dict[str, Any] | None, tool: Tool) -> dict[str, Any] | None:
+    """A hook's `updatedInput` without the `file_path` alias the tool does not take."""
+    if updated is None or "file_path" not in updated:
+        return updated
+    if "file_path" in tool.parameters.get("properties", {}):
+        return updated
+    return {k: v for k, v in updated.items() if k != "file_path"}
+
+
+def _response_object(name: str, response: Any) -> dict[str, Any]:
+    """`tool_response` as Claude Code sends it: an object (a shell's output as `stdout`)."""
+    if isinstance(response, dict):
+        return response
+    if name == "Bash" and isinstance(response, str):
+        return {"stdout": response, "stderr": "", "interrupted": False, "isImage": False}
+    return {"output": response}
 
 
 def _edits_only(tool: Tool) -> bool:

@@ -3,9 +3,12 @@
 `rules.decide(tool_name, args)` answers "allow", "deny" or "ask"; deny beats ask beats allow,
 whatever the order or specificity. Shell commands are split into every simple command they run
 (`toolweave.tools.shell_syntax`): any one denied denies the line, all allowed allows it, otherwise
-it asks; a line that cannot be parsed is never allowed. File writes through redirections are checked
-against `edit`/`write` path rules too. `rules.explain(...)` says which rule, from which file,
-decided, because "why did my deny rule not fire?" is the question users cannot answer.
+it asks; a line that cannot be parsed, or that feeds a shell on stdin, is never allowed. A rule
+meets each command as written and unwrapped (`toolweave.governance._command_match`). An output
+redirection is a file write: Edit/Write rules decide it, and outside the project it asks. Tools
+are matched by their Claude Code names too (`toolweave.tools.claude_names`), so `Read(~/.ssh/**)`
+protects `read_file`. `rules.explain(...)` says which rule, from which file, decided, because
+"why did my deny rule not fire?" is the question users cannot answer.
 
 A child run narrows its parent's rules (`parent.narrow(child)`): the stricter answer wins, so a
 subagent can never do what its parent may not."""
@@ -14,34 +17,47 @@ from __future__ import annotations
 
 import json
 import os
+import weakref
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from toolweave.governance._command_match import (
+    allow_texts,
+    deny_shapes,
+    deny_texts,
+    remember_assignments,
+)
 from toolweave.governance._rule_patterns import Decision, Rule, RuleKind, resolve_path
 from toolweave.governance.errors import RuleSyntaxError
 from toolweave.tools import Permission, Tool
+from toolweave.tools.claude_names import claude_code_name, rule_names
 from toolweave.tools.permissions import ASK_BY_DEFAULT
-from toolweave.tools.shell_syntax import ShellParseError, parse_commands
+from toolweave.tools.shell_syntax import ShellParseError, SimpleCommand, parse_commands
+from toolweave.tools.shell_wrappers import is_assignment
 
-__all__ = ["Decision", "Explanation", "RuleSyntaxError", "Rules", "asks_by_default"]
+__all__ = [
+    "Decision",
+    "Explanation",
+    "RuleSyntaxError",
+    "Rules",
+    "allowed_by",
+    "asks_by_default",
+    "condition_matches",
+]
 
 _STRICTNESS: dict[Decision, int] = {"allow": 0, "ask": 1, "deny": 2}
 _PATH_ARGS = ("path", "file_path", "filename", "file", "directory", "dir")
 _URL_ARGS = ("url", "uri")
-_WRITE_TOOLS = ("edit", "write")
-_DYNAMIC_MARKS = ("$", "`", "*", "?", "[", "{")
-"""In a command name, these mean bash decides the name at run time (expansion, globbing)."""
+_WRITE_TOOLS = ("Edit", "Write", "edit_file", "write_file")
+"""The names a rule uses for a file write: a shell redirection is checked against them."""
+_HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 
 
 def asks_by_default(tool: Tool) -> bool:
     """True for the tools that need a yes when no rule speaks: they declare SHELL or DELETE, or
-    were explicitly marked `destructive=True`. A tool that gates itself (`asks_itself`: it raises
-    `ApprovalRequired` before any side effect for whatever its own allow list does not cover, as
-    the built-in shell does) is not asked a second time by default; rules still apply to it."""
-    if getattr(tool, "asks_itself", False):
-        return False
+    were explicitly marked `destructive=True`."""
     if tool.permissions & ASK_BY_DEFAULT:
         return True
     return bool(getattr(tool, "destructive_declared", False))
@@ -56,6 +72,8 @@ class Explanation:
     reason: str
     rule: Rule | None = None
     parts: tuple[tuple[str, Decision | None, Rule | None], ...] = ()
+    tool: str = ""
+    """The Claude Code name the call was matched as (`Bash`, `Read`, `mcp__github__x`)."""
 
     def __str__(self) -> str:
         lines = [f"{self.decision}: {self.reason}"]
@@ -115,11 +133,15 @@ class Rules:
         object.__setattr__(self, "parents", parents)
 
     @classmethod
-    def from_settings(cls, *paths: str | os.PathLike[str], default: Decision = "ask") -> Rules:
+    def from_settings(
+        cls, *paths: str | os.PathLike[str], default: Decision = "ask",
+        cwd: str | os.PathLike[str] | None = None,
+    ) -> Rules:  # fmt: skip
         """Rules from Claude Code settings files (`{"permissions": {"allow": [...], ...}}`).
 
         `/path` rules are anchored at the project: the folder holding `.claude/` for a file
-        inside `.claude/`, else the settings file's own folder. Several files merge.
+        inside `.claude/`, else the settings file's own folder; `./path` and `path` at `cwd`
+        (default: the process's). Several files merge.
         """
         allow: list[Rule] = []
         deny: list[Rule] = []
@@ -142,7 +164,7 @@ class Rules:
                 into.extend(
                     Rule.parse(i, decision, source=str(file), root=str(root)) for i in items
                 )
-        return cls(allow, deny, ask, default)
+        return cls(allow, deny, ask, default, cwd=cwd)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], *, source: str, root: str) -> Rules:
@@ -172,6 +194,18 @@ class Rules:
             parents=(*child.parents, self),
         )
 
+    def including(self, other: Rules) -> Rules:
+        """These rules with `other`'s added at every level (a tool's own lists, such as the
+        built-in shell's, join whatever rule set decides its calls)."""
+        return Rules(
+            (*self.allow, *other.allow),
+            (*self.deny, *other.deny),
+            (*self.ask, *other.ask),
+            self.default,
+            cwd=other.cwd or self.cwd,
+            parents=tuple(parent.including(other) for parent in self.parents),
+        )
+
     def decide(
         self, tool_name: str, args: Mapping[str, Any], *, tool: Tool | None = None
     ) -> Decision:
@@ -191,12 +225,12 @@ class Rules:
                     other.decision, f"{other.reason} (inherited from the parent run)",
                     other.rule, other.parts,
                 )  # fmt: skip
-        return own
+        return replace(own, tool=claude_code_name(tool_name, tool))
 
     def _explain_own(
         self, tool_name: str, args: Mapping[str, Any], tool: Tool | None
     ) -> Explanation:
-        names = _rule_names(tool_name, tool)
+        names = rule_names(tool_name, tool)
         rules = [r for r in (*self.deny, *self.ask, *self.allow) if r.matches_tool(names)]
         cwd = self.cwd or os.getcwd()
         key, kind = _primary(args, tool)
@@ -225,7 +259,9 @@ class Rules:
         )
 
     def _command(self, command: str, rules: list[Rule], cwd: str) -> Explanation | None:
-        if not rules and not self._write_rules():
+        write_rules = [r for r in (*self.deny, *self.ask, *self.allow) if
+                       r.matches_tool(_WRITE_TOOLS)]  # fmt: skip
+        if not rules and not write_rules:
             return None
         try:
             commands = parse_commands(command)
@@ -236,31 +272,92 @@ class Rules:
             return Explanation(
                 "ask", f"the command cannot be checked, so it is never allowed: {exc}"
             )
-        parts: list[tuple[str, Decision | None, Rule | None]] = []
-        for simple in commands or ():
-            text = " ".join(simple.argv)
-            if simple.argv:
-                parts.append((text, *_command_decision(text, simple.argv, rules)))
+        parts: list[Part] = []
+        env: dict[str, str] = {}
+        for simple in commands:
+            remember_assignments(simple, env)
+            if simple.words and not all(map(is_assignment, simple.words)):
+                found, matched = _command_decision(simple, rules, env)
+                subject = " ".join(simple.words)
+                if simple.unchecked is not None and found != "deny":
+                    parts.append(Part(subject, "ask", None, f"{simple.unchecked}, so it "
+                                      "cannot be checked"))  # fmt: skip
+                else:
+                    parts.append(Part(subject, found, matched))
             for target in simple.writes:
-                path = resolve_path(target, cwd)
-                found = _first(self._write_rules(), path, _path_matcher(path, cwd))
-                if found is not None and found.decision != "allow":
-                    parts.append((f"> {target}", found.decision, found.rule))
+                parts.extend(_redirect(target, write_rules, cwd))
         if not commands:
-            parts.append((command, *_command_decision(command, (command,), rules)))
+            found, matched = _match_texts([command], [], rules)
+            parts.append(Part(command, found, matched))
         return _aggregate(parts, self.default)
 
-    def _write_rules(self) -> list[Rule]:
-        return [r for r in (*self.deny, *self.ask) if r.matches_tool(_WRITE_TOOLS)]
+
+_TOOL_RULES: weakref.WeakKeyDictionary[Tool, Rules] = weakref.WeakKeyDictionary()
 
 
-def _rule_names(tool_name: str, tool: Tool | None) -> tuple[str, ...]:
-    """The names a rule may use for this tool: its own and, for an MCP tool, Claude Code's
-    `mcp__server__tool`."""
-    server, remote = getattr(tool, "server", None), getattr(tool, "remote_name", None)
-    if isinstance(server, str) and isinstance(remote, str):
-        return (tool_name, f"mcp__{server}__{remote}")
-    return (tool_name,)
+def tool_rules(tool: Tool) -> Rules | None:
+    """The rules a tool carries for itself (`permission_rules`, as the built-in shell's allow
+    and deny lists), parsed once; None when it has none."""
+    spec = getattr(tool, "permission_rules", None)
+    if not spec:
+        return None
+    cached = _TOOL_RULES.get(tool)
+    if cached is None:
+        cwd = getattr(tool, "permission_cwd", None)
+        cached = Rules(
+            spec.get("allow", ()), spec.get("deny", ()), spec.get("ask", ()),
+            source=f"the {tool.name} tool's own lists", root=cwd, cwd=cwd,
+        )  # fmt: skip
+        _TOOL_RULES[tool] = cached
+    return cached
+
+
+def condition_matches(condition: str, tool_name: str, args: Mapping[str, Any]) -> bool:
+    """Whether a hook's `if` rule (`Bash(git commit:*)`, `Edit(src/**)`) covers this call.
+
+    It matches when any part of the call matches (one simple command of a shell line, as a deny
+    rule would), and a call that cannot be checked counts as matching: a guard hook runs rather
+    than be skipped."""
+    rules = Rules(deny=[condition], default="allow", source="a hook's `if`")
+    return rules.explain(tool_name, args).decision != "allow"
+
+
+def allowed_by(
+    entries: Iterable[str], tool_name: str, args: Mapping[str, Any], tool: Tool | None = None
+) -> bool:
+    """Whether allow rules `entries` (a skill's `allowed-tools`, Claude Code syntax: `Read`,
+    `Bash(git diff:*)`, `mcp__github__*`) allow this call, with every Claude Code name the tool
+    has. A bare tool name allows the whole tool; `Tool(pattern)` only matching calls."""
+    rules = Rules(allow=list(entries), default="deny", source="allowed-tools")
+    explanation = rules.explain(tool_name, args, tool=tool)
+    return explanation.decision == "allow" and (explanation.rule is not None or
+                                                 bool(explanation.parts))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Part:
+    """One checked piece of a shell line: a command or a redirection's target."""
+
+    subject: str
+    decision: Decision | None
+    rule: Rule | None
+    why: str = ""
+
+
+def _redirect(target: str, write_rules: list[Rule], cwd: str) -> list[Part]:
+    """A redirection writes `target`, so Edit/Write rules decide it as a file edit; with no
+    rule it asks, saying whether the file is outside the project."""
+    if target in _HARMLESS_TARGETS:
+        return []
+    path = resolve_path(target, cwd)
+    found = _first(write_rules, path, _path_matcher(path, cwd))
+    if found is not None:
+        return [Part(f"> {target}", found.decision, found.rule)]
+    root = os.path.realpath(cwd)
+    inside = path == root or path.startswith(root.rstrip("/") + "/")
+    where = "a file in the project" if inside else "a file outside the project"
+    return [Part(f"> {target}", "ask", None, f"it writes {path}, {where}, and no Edit or "
+                 "Write rule allows that")]  # fmt: skip
 
 
 def _primary(args: Mapping[str, Any], tool: Tool | None) -> tuple[str | None, RuleKind]:
@@ -281,10 +378,12 @@ def _primary(args: Mapping[str, Any], tool: Tool | None) -> tuple[str | None, Ru
 def _opened_path(tool: Tool | None, value: str, cwd: str) -> tuple[str, str]:
     """The path a tool will open for `value` and the folder its relative rules are anchored
     at: the tool's own answer (`rule_path`, as the filesystem jail gives), else `value`
-    resolved against `cwd`."""
+    resolved against the tool's `permission_cwd` (or `cwd`), with rules anchored at `cwd`."""
     answer = getattr(tool, "rule_path", None)
-    opened = answer(value) if callable(answer) else None
-    return opened if opened is not None else (resolve_path(value, cwd), cwd)
+    opened: tuple[str, str] | None = answer(value) if callable(answer) else None
+    if opened is not None:
+        return opened
+    return resolve_path(value, getattr(tool, "permission_cwd", None) or cwd), cwd
 
 
 def _first(rules: list[Rule], subject: str, matches: Callable[[Rule], bool]) -> Explanation | None:
@@ -302,44 +401,51 @@ def _path_matcher(path: str, cwd: str) -> Callable[[Rule], bool]:
 
 
 def _command_decision(
-    text: str, argv: tuple[str, ...], rules: list[Rule]
+    simple: SimpleCommand, rules: list[Rule], env: Mapping[str, str]
 ) -> tuple[Decision | None, Rule | None]:
-    # Deny and ask rules also see the command by its bare name (`/bin/rm` is `rm`); allow rules
-    # only match what was written, so an allow can never be widened by a path, and never a
-    # command whose name is computed when it runs (`ls$X`, `$CMD`, `r?`, `{rm,-rf,/}`).
-    variants = [text]
-    if "/" in argv[0]:
-        variants.append(" ".join((os.path.basename(argv[0]), *argv[1:])))
-    dynamic = any(mark in argv[0] for mark in _DYNAMIC_MARKS)
+    return _match_texts(allow_texts(simple), deny_texts(simple, env), rules, simple, env)
+
+
+def _match_texts(
+    allow: list[str], deny: list[str], rules: list[Rule], simple: SimpleCommand | None = None,
+    env: Mapping[str, str] | None = None,
+) -> tuple[Decision | None, Rule | None]:  # fmt: skip
+    # Deny and ask rules see every form of the command and its normalised shape; allow rules
+    # only the forms `allow_texts` vouches for, so an allow is never widened.
+    shapes = deny_shapes(simple, env or {}) if simple is not None else []
+    deny = deny or allow
     for rule in rules:
-        if rule.decision == "allow" and dynamic:
-            continue
-        candidates = variants if rule.decision != "allow" else variants[:1]
-        if any(rule.matches_command(v) for v in candidates):
+        if rule.decision == "allow":
+            if any(rule.matches_command(t) for t in allow):
+                return rule.decision, rule
+        elif any(rule.matches_command(t) for t in deny) or any(map(rule.matches_shape, shapes)):
             return rule.decision, rule
     return None, None
 
 
-def _aggregate(
-    parts: list[tuple[str, Decision | None, Rule | None]], default: Decision
-) -> Explanation | None:
+def _aggregate(parts: list[Part], default: Decision) -> Explanation | None:
+    table = tuple((p.subject, p.decision, p.rule) for p in parts)
     for decision in ("deny", "ask"):
-        for subject, found, rule in parts:
-            if found == decision and rule is not None:
-                verb = "denied" if decision == "deny" else "needs approval"
-                return Explanation(
-                    decision, f"{subject!r} {verb} by {rule.text!r} from {rule.source}", rule,
-                    tuple(parts),
-                )  # fmt: skip
-    if parts and all(found == "allow" for _, found, _ in parts):
-        return Explanation("allow", "every command is allowed", None, tuple(parts))
-    if any(found is not None for _, found, _ in parts):
-        unmatched = [subject for subject, found, _ in parts if found is None]
+        for part in parts:
+            if part.decision != decision:
+                continue
+            if part.rule is None:
+                return Explanation(decision, f"{part.subject!r} needs approval: {part.why}",
+                                   None, table)  # fmt: skip
+            verb = "denied" if decision == "deny" else "needs approval"
+            return Explanation(
+                decision, f"{part.subject!r} {verb} by {part.rule.text!r} from "
+                f"{part.rule.source}", part.rule, table,
+            )  # fmt: skip
+    if parts and all(p.decision == "allow" for p in parts):
+        return Explanation("allow", "every command is allowed", None, table)
+    if any(p.decision is not None for p in parts):
+        unmatched = [p.subject for p in parts if p.decision is None]
         return Explanation(
             default,
             f"not every command is allowed (no rule matched {unmatched}); "
             f"`Rules(default={default!r})` applies",
             None,
-            tuple(parts),
+            table,
         )
     return None

@@ -104,6 +104,7 @@ class GovernedTool:
         if governance is None:
             return await self.inner.execute(args, ctx)
         args = await governance.clear(self.name, self.inner, args, ctx)
+        ctx.tool_call_cleared = True  # the built-in shell runs only cleared calls
         try:
             try:
                 result = await self.inner.execute(args, ctx)

@@ -140,6 +140,7 @@ class ToolContext(Generic[DepsT]):
         "session_id",
         "state",
         "tool_call_approved",
+        "tool_call_cleared",
         "trace_id",
     )
 
@@ -156,6 +157,7 @@ class ToolContext(Generic[DepsT]):
         extras: dict[str, Any] | None = None,
         output_sink: OutputSink | None = None,
         tool_call_approved: bool = False,
+        tool_call_cleared: bool = False,
     ) -> None:
         self.session_id = session_id
         self.trace_id = trace_id
@@ -170,6 +172,9 @@ class ToolContext(Generic[DepsT]):
         self.output_sink = output_sink
         # True when a person approved this very call after the tool raised ApprovalRequired.
         self.tool_call_approved = tool_call_approved
+        # True when governance (rules, hooks, approvals) cleared this very call before it ran;
+        # a tool that must never run ungoverned (the built-in shell) checks it.
+        self.tool_call_cleared = tool_call_cleared
 
     @property
     def registry(self) -> ToolRegistry | None:
@@ -260,6 +265,7 @@ class ToolContext(Generic[DepsT]):
             extras=self.extras,
             output_sink=self.output_sink,
             tool_call_approved=self.tool_call_approved,
+            tool_call_cleared=self.tool_call_cleared,
         )
 
     def __repr__(self) -> str:

@@ -98,3 +98,9 @@ class ShellParseError(ToolError, ValueError):
     """The command line could not be parsed into simple commands; treat it as unknown."""
 
     recoverable = True
+
+
+class WrapperError(ToolError, ValueError):
+    """A wrapper is missing the value one of its options needs."""
+
+    recoverable = True

@@ -2,12 +2,16 @@
 
 A rule such as `bash(git *)` must see each command the line runs, not the line as typed:
 `git status; rm -rf ~` runs `rm`, and so do `$(rm ...)`, backticks, pipes, subshells,
-`bash -c "rm ..."`, `env X=1 rm`, `r''m` and `\\rm`. The line is parsed with bashlex (a port of
-bash's own grammar); wrappers that run their arguments as a command (`env`, `timeout`, `nice`,
-`nohup`, `command`, `xargs`, `sudo`, `exec`, ...) are stripped with their options, and strings a
-shell evaluates (`bash -c`, `eval`, `find -exec`) are split recursively. Anything bashlex cannot
-parse, or whose commands cannot be known without running it (a substitution inside `${...}` or an
-expanding here-document), raises `ShellParseError`: callers fail closed.
+`bash -c "rm ..."`, `env X=1 rm`, `r''m`, `\\rm` and `$'\\x72m'`. The line is parsed with
+bashlex (a port of bash's own grammar; `_shell_source` first rewrites the `time` keyword and
+ANSI-C strings it cannot read). Each command keeps its forms: as written (`VAR=x` prefixes
+included) and after each wrapper that runs its arguments as a command (`sudo`, `xargs`,
+`timeout`, `setsid`, `flock`, ...: `_shell_wrappers`) is peeled, so a rule can match either.
+Strings a shell evaluates (`bash -c`, `su -c`, `eval`, `find -exec`) are split recursively; a
+shell that reads its script from stdin (`| bash`, `bash <<<`, `source <(...)`) is marked
+`unchecked`. Anything bashlex cannot parse, or whose commands cannot be known without running
+it (a substitution inside `${...}` or an expanding here-document), raises `ShellParseError`:
+callers fail closed.
 
 This module sits in the tool layer so the rules of the agent and the built-in shell tool share
 one parser; bashlex is imported on first use.
@@ -16,11 +20,12 @@ one parser; bashlex is imported on first use.
 from __future__ import annotations
 
 import os
-import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from toolweave.tools.errors import ShellParseError
+from toolweave.tools._shell_source import prepare
+from toolweave.tools.errors import ShellParseError, WrapperError
+from toolweave.tools.shell_wrappers import is_assignment, peel
 
 __all__ = ["Redirect", "ShellParseError", "SimpleCommand", "parse_commands", "split_commands"]
 
@@ -47,11 +52,25 @@ class Redirect:
 
 @dataclass(frozen=True, slots=True)
 class SimpleCommand:
-    """One command the line would run: `argv` (quotes removed, wrappers stripped) and the
-    file redirections attached to it (or to the compound command around it)."""
+    """One command the line would run.
+
+    `argv` is the command that really runs (quotes removed, `VAR=x` prefixes and wrappers
+    stripped); `forms` are the command as written (`words`, prefixes included) and after each
+    wrapper is peeled, ending with `argv`; the first `neutral` + 1 forms differ only by wrappers
+    that change nothing an allow rule vouches for (`timeout 5`). `redirects` are the file
+    redirections attached to it (or to the compound command around it). `unchecked` says why
+    the command's real work cannot be known (a shell reading its script from stdin)."""
 
     argv: tuple[str, ...]
     redirects: tuple[Redirect, ...] = ()
+    forms: tuple[tuple[str, ...], ...] = ()
+    neutral: int = 0
+    unchecked: str | None = None
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        """The command as written, `VAR=x` prefixes and wrappers included."""
+        return self.forms[0] if self.forms else self.argv
 
     @property
     def writes(self) -> tuple[str, ...]:
@@ -92,12 +111,12 @@ class _Walker:
         import bashlex  # lazy: only rules and the shell tool need it
 
         try:
-            trees = bashlex.parse(self.source)
+            trees = bashlex.parse(prepare(self.source))
         except Exception as exc:  # bashlex raises ParsingError, NotImplementedError, others
             raise ShellParseError(
                 f"cannot parse the shell command {_clip(self.source)!r}: {_clip(str(exc))}. "
                 "Rewrite it with plain commands, pipes and && "
-                "(case, select, coproc, time and [[ ]] are not supported)"
+                "(case, select, coproc and [[ ]] are not supported)"
             ) from exc
         for tree in trees:
             self.visit(tree, ())
@@ -125,7 +144,7 @@ class _Walker:
         words: list[str] = []
         redirects = list(outer)
         for part in node.parts:
-            if part.kind == "word":
+            if part.kind in ("word", "assignment"):
                 words.append(part.word)
                 self.visit_word_parts(part)
             elif part.kind == "redirect":
@@ -160,22 +179,92 @@ class _Walker:
         return [Redirect(node.type, target.word)]
 
     def emit(self, words: list[str], redirects: tuple[Redirect, ...]) -> None:
-        argv = _strip_wrappers(words)
-        if not argv:
+        forms = [tuple(words)]
+        argv = list(words)
+        neutral = 0
+        still_neutral = True
+        unchecked: str | None = None
+        scripts: list[str] = []
+        while argv:
+            while argv and is_assignment(argv[0]):
+                argv.pop(0)
+                still_neutral = False
+            if not argv:
+                break
+            try:
+                peeled = peel(argv)
+            except WrapperError as exc:
+                raise ShellParseError(exc.message) from exc
+            if peeled is None:
+                break
+            argv = peeled.inner
+            if peeled.script is not None:
+                scripts.append(peeled.script)
+            if peeled.stdin_shell:
+                unchecked = f"`{' '.join(words)}` starts a shell that reads its commands from stdin"
+            still_neutral = still_neutral and peeled.neutral
+            if argv and tuple(argv) != forms[-1]:
+                forms.append(tuple(argv))
+                neutral += still_neutral
+        if argv and tuple(argv) != forms[-1]:
+            forms.append(tuple(argv))
+        if not argv and not words:
             if redirects:  # `> file` alone still truncates the file
                 self.found.append(SimpleCommand((), redirects))
             return
-        self.found.append(SimpleCommand(tuple(argv), redirects))
+        if argv:
+            unchecked = unchecked or self.stdin_script(argv, redirects)
+        self.found.append(SimpleCommand(tuple(argv), redirects, tuple(forms), neutral, unchecked))
+        for script in scripts:
+            _Walker(script, self.found, self.depth + 1).run()
+        if not argv:
+            return
         name = os.path.basename(argv[0])
         if name in _SHELLS:
-            script = _shell_script(argv)
-            if script is not None:
-                _Walker(script, self.found, self.depth + 1).run()
+            inner = _shell_script(argv)
+            if inner is not None:
+                _Walker(inner, self.found, self.depth + 1).run()
         elif name == "eval" and len(argv) > 1:
             _Walker(" ".join(argv[1:]), self.found, self.depth + 1).run()
         elif name == "find":
-            for inner in _find_exec(argv):
-                self.emit(inner, ())
+            for executed in _find_exec(argv):
+                self.emit(executed, ())
+
+    @staticmethod
+    def stdin_script(argv: list[str], redirects: tuple[Redirect, ...]) -> str | None:
+        """Why a shell here runs commands no rule can see, or None."""
+        name = os.path.basename(argv[0])
+        if name in _SUBSCRIPT_EVALUATORS and any(_runs_in_subscript(a) for a in argv[1:]):
+            return f"`{' '.join(argv)}` evaluates an array subscript that runs a command"
+        if name in ("source", ".") and any(_is_substitution(a) for a in argv[1:2]):
+            return f"`{' '.join(argv)}` runs the output of another command as a script"
+        if name in ("source", ".") and argv[1:2] in (["/dev/stdin"], ["-"]):
+            return f"`{' '.join(argv)}` runs its script from stdin"
+        if name not in _SHELLS or _shell_script(argv) is not None:
+            return None
+        files = [a for a in argv[1:] if not a.startswith(("-", "+"))]
+        if "-s" in argv[1:] or not files or any(r.operator in ("<<<", "<<", "<") for r in
+                                                     redirects):  # fmt: skip
+            return f"`{' '.join(argv)}` is a shell reading its commands from stdin"
+        if _is_substitution(files[0]):
+            return f"`{' '.join(argv)}` runs the output of another command as a script"
+        return None
+
+
+_SUBSCRIPT_EVALUATORS = frozenset(
+    {"printf", "test", "[", "read", "declare", "typeset", "local", "export", "readonly", "unset",
+     "let", "mapfile", "readarray", "wait"}
+)  # fmt: skip
+"""Builtins that evaluate a quoted `a[...]` name, running any `$(...)` inside the subscript."""
+
+
+def _runs_in_subscript(word: str) -> bool:
+    start = word.find("[")
+    return start > 0 and any(mark in word[start:] for mark in ("$(", "`"))
+
+
+def _is_substitution(word: str) -> bool:
+    return word.startswith(("<(", "/dev/fd/", "/proc/self/fd/"))
 
 
 def _clip(text: str, limit: int = 200) -> str:
@@ -190,89 +279,6 @@ def _children(node: Any) -> list[Any]:
         if isinstance(value, list):
             children.extend(value)
     return children
-
-
-# Wrapper name -> (options that take a separate value, how many leading positionals to skip)
-_WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
-    "env": (frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}), 0),
-    "timeout": (frozenset({"-s", "--signal", "-k", "--kill-after"}), 1),
-    "nice": (frozenset({"-n", "--adjustment"}), 0),
-    "nohup": (frozenset(), 0),
-    "command": (frozenset(), 0),
-    "builtin": (frozenset(), 0),
-    "exec": (frozenset({"-a"}), 0),
-    "stdbuf": (frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}), 0),
-    "ionice": (frozenset({"-c", "-n", "-p", "--class", "--classdata"}), 0),
-    "xargs": (
-        frozenset(
-            {
-                "-I", "-n", "-P", "-L", "-s", "-d", "-E", "-a",
-                "--max-args", "--max-procs", "--max-lines", "--max-chars",
-                "--delimiter", "--eof", "--arg-file", "--replace",
-            }
-        ),
-        0,
-    ),
-    "sudo": (
-        frozenset(
-            {
-                "-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-T", "-U",
-                "--user", "--group", "--close-from", "--chdir", "--host", "--prompt",
-                "--role", "--type", "--command-timeout", "--other-user",
-            }
-        ),
-        0,
-    ),
-    "doas": (frozenset({"-u", "-C"}), 0),
-}  # fmt: skip
-
-
-def _strip_wrappers(words: list[str]) -> list[str]:
-    """Drop leading VAR=x words and wrapper commands (with their options) until the real one."""
-    argv = list(words)
-    while argv:
-        while argv and _is_assignment(argv[0]):
-            argv.pop(0)
-        if not argv:
-            return []
-        name = os.path.basename(argv[0])
-        spec = _WRAPPERS.get(name)
-        if spec is None:
-            return argv
-        with_value, positionals = spec
-        rest = argv[1:]
-        if name == "command" and rest[:1] in (["-v"], ["-V"]):
-            return argv  # `command -v x` only looks x up; keep it visible as itself
-        split_string: str | None = None
-        while rest and rest[0].startswith(("-", "+")) and rest[0] not in ("-", "+"):
-            option = rest.pop(0)
-            if option == "--":
-                break
-            key = option.split("=", 1)[0]
-            if name == "nice" and option[1:].isdigit():  # nice -10
-                continue
-            if key in with_value and "=" not in option:
-                if not rest:
-                    raise ShellParseError(f"`{name} {option}` is missing its value")
-                value = rest.pop(0)
-                if key in ("-S", "--split-string"):
-                    split_string = value
-            elif key in ("-S", "--split-string"):
-                split_string = option.split("=", 1)[1]
-        if name == "env":
-            while rest and _is_assignment(rest[0]):
-                rest.pop(0)
-        if split_string is not None:  # env -S "rm -rf /" runs the split string
-            rest = shlex.split(split_string) + rest
-        argv = rest[positionals:]
-        if name == "xargs" and not argv:
-            return ["echo"]  # xargs runs echo by default
-    return argv
-
-
-def _is_assignment(word: str) -> bool:
-    name, sep, _ = word.partition("=")
-    return bool(sep) and name.isidentifier()
 
 
 def _shell_script(argv: list[str]) -> str | None:

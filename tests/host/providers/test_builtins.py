@@ -68,7 +68,7 @@ async def test_configured_sql_fetch_and_shell(tmp_path: Path) -> None:
     (workspace / "victim.txt").write_text("unchanged")
     config = (
         f'root = "{workspace}"\nsql_dsn = "sqlite:///{db}"\nfetch = true\n'
-        'shell = true\nshell_allow = ["^echo\\\\b"]\nwritable = false\n'
+        'shell = true\nshell_allow = ["echo *"]\nwritable = false\n'
     )
     async with Client(serve(tmp_path, config), mode="auto") as client:
         names = {t.name for t in (await client.list_tools()).tools}

@@ -68,6 +68,7 @@ async def dispatch_call(
     if args is not None:
         try:
             args = (await governance.clear(call.name, call.id, args, tool, gate)).args
+            ctx.tool_call_cleared = True  # the built-in shell runs only cleared calls
         except CallBlocked as blocked:
             return _blocked(setup, call, blocked)
         except (HookStopped, ToolError) as stop:

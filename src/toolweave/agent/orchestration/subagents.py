@@ -31,6 +31,7 @@ from toolweave.agent.orchestration.settings import (
     RunScope,
     SubagentTools,
 )
+from toolweave.governance import GateContext
 from toolweave.llm import ModelError, Usage
 from toolweave.tools import (
     ExecutionFailed,
@@ -190,6 +191,9 @@ async def run_subagent(
     child_scope = scope.child(child, session, agent_type, loop.time() + timeout, agent_id)
     started = time.perf_counter()
     status: SubagentStatus = "success"
+    gate = GateContext.of(parent_session)
+    who = {"agent_id": agent_id, "agent_type": agent_type}
+    await parent.governance.fire("SubagentStart", gate, **who)
     try:
         async with asyncio.timeout(timeout):
             result = await child.run_scoped(task, child_scope, deps=ctx.deps)
@@ -203,6 +207,9 @@ async def run_subagent(
         )
     except (ToolError, AgentError, ModelError) as exc:
         status, output = "error", f"The subagent failed: {exc}"
+    await parent.governance.fire(
+        "SubagentStop", gate, **who, stop_hook_active=False, last_assistant_message=output
+    )
     return SubagentResult(
         name,
         status,
