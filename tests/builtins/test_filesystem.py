@@ -199,7 +199,9 @@ async def test_read_only_mode_has_no_write_tools(world: dict[str, Path]) -> None
         filesystem_tools(world["root"] / "missing")
 
 
-@pytest.mark.parametrize("rule", ["read_file(secret.txt)", "read_file(./secret.txt)"])
+@pytest.mark.parametrize(
+    "rule", ["read_file(secret.txt)", "read_file(./secret.txt)", "Read(secret.txt)"]
+)
 async def test_path_rules_match_the_file_that_is_opened(rule: str, world: dict[str, Path]) -> None:
     """The jail is not the rules' working directory: an absolute path into the jail, a link
     alias and a detour all meet the rule written for `secret.txt`."""
