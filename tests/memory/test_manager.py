@@ -305,3 +305,24 @@ async def test_model_extracts_relations_after_the_write(make_manager: ManagerFac
     assert [r.as_list() for r in item.relations] == [["Carol", "speaks", "Mandarin"]]
     assert await m.related("Mandarin") == [Relation("Carol", "speaks", "Mandarin", id_)]
     assert "Carol is fluent in Mandarin" in model.requests[0].messages[0].parts[0].text  # type: ignore[union-attr]
+
+
+async def test_common_words_in_every_memory_still_find_the_exact_one(
+    make_manager: ManagerFactory,
+) -> None:
+    """1,500 memories, all holding the query's common words (more matches than keyword search
+    ranks by bm25): the one with the query's rare number ranks first, in English and Chinese."""
+    m = make_manager()
+    await m.add_many(
+        {
+            "content": f"topic {i % 10} item {i % 100}: status report {i}"
+            if i % 2
+            else f"主题{i % 10}的第{i % 100}项：状态报告，编号{i}",
+            "memory_type": "episodic",
+        }
+        for i in range(1_500)
+    )
+    found = await contents(m, "topic 7 item 17 report 717", limit=3)
+    assert found[0] == "topic 7 item 17: status report 717"
+    found = await contents(m, "主题 状态报告 编号 1234", limit=3)
+    assert found[0] == "主题4的第34项：状态报告，编号1234"

@@ -43,9 +43,10 @@ from toolweave.storage.sqlite import SQLiteDatabase
 from toolweave.storage.text import fts_text, query_terms
 
 DEFAULT_RANK_CAP = 1_000
-"""Matches of a common term (or of all terms) that keyword search ranks: the newest ones. FTS5
-computes bm25 for every match it orders (~1 µs each), so ranking all 300,000 matches of a word
-in a 1M store would cost 300 ms; a rare term (at most this many matches) is always ranked whole.
+"""Matches of a common term (or of all terms) that keyword search ranks: the newest ones. FTS5's
+bm25 reads every match of every term it weighs (and scores each match it orders), so ranking
+all 300,000 matches of a word in a 1M store would cost 300 ms; a rare term (at most this many
+matches) is always ranked whole, by bm25.
 """
 _CHUNK = 500
 """Ids per `IN (...)` list (SQLite allows 32,766 parameters; smaller lists plan better)."""
