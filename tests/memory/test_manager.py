@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from toolweave.errors import ConfigError
 from toolweave.memory import MemoryArgumentError, MemoryManager, Relation
 from toolweave.memory.types import utc_now
 
@@ -287,7 +288,7 @@ async def test_bad_arguments_name_the_field(make_manager: ManagerFactory) -> Non
             await call
     with pytest.raises(MemoryArgumentError, match="user_id must be"):
         MemoryManager(":memory:", user_id="")
-    with pytest.raises(MemoryArgumentError, match="qdrant_url"):
+    with pytest.raises(ConfigError, match="dsn= needs a vector store: pass qdrant_url"):
         MemoryManager(dsn="postgresql://localhost/x")
 
 

@@ -42,6 +42,7 @@ from toolweave.kb.results import (
     document_from_record,
     hit_from_record,
 )
+from toolweave.storage.retrieval.backend import open_index
 from toolweave.storage.retrieval.embedders import DEFAULT_EMBED_BATCH, Embedder, load_embedder
 from toolweave.storage.retrieval.index import Record, SearchMode, TextIndex, reciprocal_rank_fusion
 
@@ -113,33 +114,17 @@ class KnowledgeBase:
         self.index = (
             index
             if index is not None
-            else self._open(path, dsn, qdrant_url, qdrant_path, index_name)
+            else open_index(
+                path,
+                self._embedder,
+                name=index_name,
+                dsn=dsn,
+                qdrant_url=qdrant_url,
+                qdrant_path=qdrant_path,
+            )
         )
         self._owns_index = index is None
         self._listeners: list[Callable[[], None]] = []
-
-    def _open(
-        self,
-        path: str | Path,
-        dsn: str | None,
-        qdrant_url: str | None,
-        qdrant_path: str | None,
-        name: str,
-    ) -> TextIndex:
-        if dsn is None and qdrant_url is None and qdrant_path is None:
-            from toolweave.storage.retrieval.sqlite_index import SQLiteTextIndex
-
-            return SQLiteTextIndex(path, self._embedder, name=name)
-        if dsn is None or (qdrant_url is None) == (qdrant_path is None):
-            raise ConfigError(
-                "the scale-out backend needs dsn= and one of qdrant_url= (a server) or "
-                "qdrant_path= (Qdrant's local mode)"
-            )
-        from toolweave.storage.retrieval.scale_index import PostgresQdrantIndex
-
-        return PostgresQdrantIndex(
-            dsn, self._embedder, qdrant_url=qdrant_url, qdrant_path=qdrant_path, name=name
-        )
 
     @property
     def embedder(self) -> Embedder:

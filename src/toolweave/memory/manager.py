@@ -26,7 +26,7 @@ from toolweave.memory.graph import (
     parse_relations,
 )
 from toolweave.memory.maintenance import consolidate_memories, forget_memories
-from toolweave.memory.store import DEFAULT_TABLE, check_user_id, open_index
+from toolweave.memory.store import DEFAULT_TABLE, check_user_id, open_memory_index
 from toolweave.memory.types import (
     MEMORY_TYPES,
     MemoryArgumentError,
@@ -97,7 +97,7 @@ class MemoryManager:
     ) -> None:
         self.user_id = check_user_id(user_id)
         self._owns_index = index is None
-        self.index: TextIndex = index or open_index(
+        self.index: TextIndex = index or open_memory_index(
             path,
             embedder,
             dsn=dsn,

@@ -2,7 +2,8 @@
 
 `TextIndex` is the protocol; `SQLiteTextIndex` is the embedded backend (FTS5 words and trigrams,
 float32 vectors searched exactly or through an HNSW graph), `PostgresQdrantIndex` the scale-out
-one (Postgres full text, Qdrant vectors). Embedders turn text into vectors (`load_embedder`).
+one (Postgres full text, Qdrant vectors); `open_index` chooses between them. Embedders turn
+text into vectors (`load_embedder`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ _EXPORTS: dict[str, str] = {
     "WordLlamaEmbedder": "toolweave.storage.retrieval.embedders",
     "load_embedder": "toolweave.storage.retrieval.embedders",
     "HNSWVectors": "toolweave.storage.retrieval.hnsw",
+    "check_backend": "toolweave.storage.retrieval.backend",
+    "open_index": "toolweave.storage.retrieval.backend",
     "DEFAULT_COLLECTION": "toolweave.storage.retrieval.index",
     "Hit": "toolweave.storage.retrieval.index",
     "Record": "toolweave.storage.retrieval.index",
@@ -36,6 +39,7 @@ _EXPORTS: dict[str, str] = {
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
+    from toolweave.storage.retrieval.backend import check_backend, open_index
     from toolweave.storage.retrieval.embedders import (
         DEFAULT_EMBEDDER,
         Embedder,
@@ -77,7 +81,9 @@ __all__ = [
     "VectorMatrix",
     "Where",
     "WordLlamaEmbedder",
+    "check_backend",
     "fuse_hits",
     "load_embedder",
+    "open_index",
     "reciprocal_rank_fusion",
 ]
