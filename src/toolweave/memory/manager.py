@@ -45,6 +45,7 @@ from toolweave.memory.working import (
 )
 from toolweave.storage.retrieval import Embedder, TextIndex
 from toolweave.storage.retrieval.hnsw import DEFAULT_HNSW_THRESHOLD
+from toolweave.storage.retrieval.index import SEARCH_MODES, SearchMode
 
 if TYPE_CHECKING:
     from toolweave.llm import Model
@@ -326,13 +327,17 @@ class MemoryManager:
         explain: bool = False,
         as_of: datetime | float | str | None = None,
         modality: str | None = None,
+        mode: SearchMode = "hybrid",
     ) -> list[MemoryHit]:
         """The best `limit` memories for `query` across `memory_types` (all by default).
 
         Current facts only unless `as_of` asks what was valid then; `modality` restricts
-        perceptual memories; `explain=True` attaches each hit's keyword rank, vector score,
-        fused relevance and its type formula's factors.
+        perceptual memories; `mode` is "hybrid" (keyword and vector scores fused), "keyword"
+        or "vector"; `explain=True` attaches each hit's keyword rank and score, cosine, fused
+        relevance and its type formula's tie-break factors.
         """
+        if mode not in SEARCH_MODES:
+            raise MemoryArgumentError(f"mode must be one of {list(SEARCH_MODES)}, got {mode!r}")
         if not isinstance(query, str) or not query.strip():
             raise MemoryArgumentError("query must be a non-empty string")
         if (
@@ -358,6 +363,7 @@ class MemoryManager:
             as_of=moment,
             modality=_codec.check_modality(modality) if modality else None,
             graph=graph,
+            mode=mode,
         )
 
     async def related(self, entity: str, depth: int = 1) -> list[Relation]:

@@ -29,7 +29,9 @@ _EXPORTS: dict[str, str] = {
     "SearchMode": "toolweave.storage.retrieval.index",
     "TextIndex": "toolweave.storage.retrieval.index",
     "Where": "toolweave.storage.retrieval.index",
-    "fuse_hits": "toolweave.storage.retrieval.index",
+    "FUSION_POOL": "toolweave.storage.retrieval.fusion",
+    "FusionWeights": "toolweave.storage.retrieval.fusion",
+    "fuse_hits": "toolweave.storage.retrieval.fusion",
     "reciprocal_rank_fusion": "toolweave.storage.retrieval.index",
     "PostgresQdrantIndex": "toolweave.storage.retrieval.scale_index",
     "SQLiteTextIndex": "toolweave.storage.retrieval.sqlite_index",
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
         WordLlamaEmbedder,
         load_embedder,
     )
+    from toolweave.storage.retrieval.fusion import FUSION_POOL, FusionWeights, fuse_hits
     from toolweave.storage.retrieval.hnsw import HNSWVectors
     from toolweave.storage.retrieval.index import (
         DEFAULT_COLLECTION,
@@ -57,7 +60,6 @@ if TYPE_CHECKING:
         SearchMode,
         TextIndex,
         Where,
-        fuse_hits,
         reciprocal_rank_fusion,
     )
     from toolweave.storage.retrieval.scale_index import PostgresQdrantIndex
@@ -67,7 +69,9 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_COLLECTION",
     "DEFAULT_EMBEDDER",
+    "FUSION_POOL",
     "Embedder",
+    "FusionWeights",
     "HNSWVectors",
     "HashEmbedder",
     "Hit",

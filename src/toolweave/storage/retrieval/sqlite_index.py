@@ -3,12 +3,15 @@ vectors.
 
 Four structures per index, written in one transaction so they never disagree:
 - `<name>`: the rows (collection, id, text, JSON payload, float32 vector BLOB);
-- `<name>_words`: FTS5 over jieba-segmented text (unicode61), so Chinese words match as words;
+- `<name>_words`: FTS5 over jieba-segmented text (unicode61 under the `porter` stemmer), so
+  Chinese words match as words and "runs" finds "running"; a store made before stemming is
+  re-indexed once when it is opened;
 - `<name>_tri`: FTS5 trigram over the raw text, for substrings of three or more characters;
   shorter terms (which the trigram tokenizer drops, and would then match everything) fall back
   to a LIKE scan;
-- `<name>_meta`: the embedder name and dimension the vectors were made with; opening the file
-  with another embedder is a `DimensionMismatch`, never silently wrong vectors.
+- `<name>_meta`: the embedder name and dimension the vectors were made with (opening the file
+  with another embedder is a `DimensionMismatch`, never silently wrong vectors) and the fusion
+  weights hybrid search ranks with.
 Vectors are searched in memory (`LiveVectors`: an exact matrix, an HNSW graph past
 `hnsw_threshold`), loaded on the first vector search and reloaded after another process's commit.
 """
@@ -25,6 +28,7 @@ from typing import Any
 from toolweave.storage.errors import DimensionMismatch
 from toolweave.storage.retrieval._live_vectors import LiveVectors, count_write
 from toolweave.storage.retrieval.embedders import Embedder, load_embedder
+from toolweave.storage.retrieval.fusion import SUBSTRING_SHARE, FusionWeights, weights_for
 from toolweave.storage.retrieval.hnsw import DEFAULT_HNSW_THRESHOLD
 from toolweave.storage.retrieval.index import (
     DEFAULT_COLLECTION,
@@ -56,6 +60,8 @@ in a 1M store would cost 300 ms; a rare term (at most this many matches) is alwa
 """
 _CHUNK = 500
 """Ids per `IN (...)` list (SQLite allows 32,766 parameters; smaller lists plan better)."""
+WORDS_TOKENIZER = "porter unicode61"
+"""English words stemmed (Porter), the rest (jieba's Chinese words) as unicode61 splits them."""
 
 
 def _schema(t: str) -> str:
@@ -70,7 +76,7 @@ CREATE TABLE IF NOT EXISTS {t} (
     vector BLOB NOT NULL,
     UNIQUE (collection, id)
 );
-CREATE VIRTUAL TABLE IF NOT EXISTS {t}_words USING fts5(words, tokenize='unicode61');
+CREATE VIRTUAL TABLE IF NOT EXISTS {t}_words USING fts5(words, tokenize='{WORDS_TOKENIZER}');
 CREATE VIRTUAL TABLE IF NOT EXISTS {t}_tri USING fts5(text, tokenize='trigram');
 """
 
@@ -102,7 +108,9 @@ class SQLiteTextIndex(FusedSearch):
     filters a store runs on every write (a content hash, a type). From `hnsw_threshold`
     vectors on, and if usearch is installed, vector search uses HNSW graphs (saved beside the
     file) instead of an exact scan; None keeps the exact scan at any size. `rank_cap` bounds
-    how many matches of a common term keyword search ranks (`DEFAULT_RANK_CAP`).
+    how many matches of a common term keyword search ranks (`DEFAULT_RANK_CAP`). `fusion`
+    sets the vector weights of hybrid search and stores them in the index; without it the
+    stored weights (or, in a new index, the embedder's measured defaults) apply.
     """
 
     def __init__(
@@ -115,8 +123,11 @@ class SQLiteTextIndex(FusedSearch):
         indexed_fields: Sequence[str] = (),
         hnsw_threshold: int | None = DEFAULT_HNSW_THRESHOLD,
         rank_cap: int = DEFAULT_RANK_CAP,
+        fusion: FusionWeights | None = None,
     ) -> None:
         self.name = check_name(name)
+        self._fusion_given = fusion
+        self.fusion = fusion
         self.embedder = load_embedder(embedder)
         self.oversample = oversample
         self.rank_cap = check_limit(rank_cap, name="rank_cap")
@@ -129,6 +140,8 @@ class SQLiteTextIndex(FusedSearch):
             for f in indexed_fields
         )
         self.db.run_sync(lambda conn: conn.executescript(script))
+        if self.db.run_sync(lambda conn: _unstemmed(conn, name)):
+            self.db.transaction_sync(lambda conn: _stem_words(conn, name))
         self._checked = False
         self.vectors = LiveVectors(
             self.db, name, self.embedder.dim, self.embedder.name, hnsw_threshold
@@ -144,7 +157,17 @@ class SQLiteTextIndex(FusedSearch):
         t = self.name
         rows = dict(conn.execute(f"SELECT key, value FROM {t}_meta").fetchall())
         dim, name = self.embedder.dim, self.embedder.name
-        if not rows:
+        stored = rows.get("fusion")
+        fusion = self._fusion_given or (
+            FusionWeights.from_json(stored) if stored else weights_for(name)
+        )
+        if fusion.to_json() != stored:
+            conn.execute(
+                f"INSERT OR REPLACE INTO {t}_meta (key, value) VALUES ('fusion', ?)",
+                [fusion.to_json()],
+            )
+        self.fusion = fusion
+        if "dim" not in rows:
             conn.executemany(
                 f"INSERT OR IGNORE INTO {t}_meta (key, value) VALUES (?, ?)",
                 [("dim", str(dim)), ("embedder", name)],
@@ -159,8 +182,13 @@ class SQLiteTextIndex(FusedSearch):
 
     async def _ready(self) -> None:
         if not self._checked:
-            await self.db.run(self._check_meta)
+            await self.db.transaction(self._check_meta)
             self._checked = True
+
+    async def stored_fusion(self) -> FusionWeights:
+        await self._ready()
+        assert self.fusion is not None
+        return self.fusion
 
     # -- writes ------------------------------------------------------------------------------
 
@@ -347,16 +375,19 @@ class SQLiteTextIndex(FusedSearch):
         pieces = [p for p in query.split() if p]
         long_pieces = [p for p in dict.fromkeys(pieces + terms) if len(p) >= TRIGRAM_MIN_CHARS]
         short = [p for p in terms if len(p) < TRIGRAM_MIN_CHARS and has_cjk(p)]
-        base = f"SELECT r.id, r.text, r.payload FROM {t} r"
+        base = f"SELECT r.rowid, r.id, r.text, r.payload FROM {t} r"
 
-        def read(conn: sqlite3.Connection) -> list[Record]:
+        def read(conn: sqlite3.Connection) -> list[Hit]:
             seen: dict[str, Record] = {}
+            rowids: dict[str, int] = {}
 
-            def take(rows: list[tuple[str, str, str]]) -> None:
-                for id_, text, payload in rows:
+            def take(rows: list[tuple[int, str, str, str]]) -> None:
+                for rowid, id_, text, payload in rows:
                     if id_ not in seen and len(seen) < limit:
                         seen[id_] = Record(id_, text, json.loads(payload), collection)
+                        rowids[id_] = rowid
 
+            by_words = 0
             for table, words in ((f"{t}_words", terms), (f"{t}_tri", long_pieces)):
                 if words and len(seen) < limit:
                     for level in self._levels(conn, table, words):
@@ -364,6 +395,8 @@ class SQLiteTextIndex(FusedSearch):
                         take(self._ranked(conn, table, level, limit, seen, filters, clause))
                         if len(seen) >= limit:
                             break
+                if table == f"{t}_words":
+                    by_words = len(seen)
             for term in short:
                 if len(seen) >= limit:
                     break
@@ -374,9 +407,28 @@ class SQLiteTextIndex(FusedSearch):
                         [like_pattern(term), collection, *params, limit],
                     ).fetchall()
                 )
-            return list(seen.values())
+            return _scored(list(seen.values()), rowids, by_words, self._bm25(conn, terms, rowids))
 
-        return [Hit(r, 0.0, keyword_rank=i) for i, r in enumerate(await self.db.run(read), start=1)]
+        return await self.db.run(read)
+
+    def _bm25(
+        self, conn: sqlite3.Connection, terms: list[str], rowids: dict[str, int]
+    ) -> dict[int, float]:
+        """Each row's bm25 for all the query's words (OR: the same expression for every row,
+        so the scores compare, whichever level found the row), higher is better."""
+        table = f"{self.name}_words"
+        found = list(rowids.values())
+        scores: dict[int, float] = {}
+        for start in range(0, len(found), _CHUNK):
+            chunk = found[start : start + _CHUNK]
+            scores.update(
+                conn.execute(
+                    f"SELECT rowid, -bm25({table}) FROM {table} WHERE {table} MATCH ?"
+                    f" AND rowid IN ({', '.join('?' * len(chunk))})",
+                    [fts5_match(terms), *chunk],
+                ).fetchall()
+            )
+        return scores
 
     def _levels(
         self, conn: sqlite3.Connection, table: str, terms: list[str]
@@ -408,7 +460,7 @@ class SQLiteTextIndex(FusedSearch):
         seen: dict[str, Record],
         params: list[Any],
         clause: str,
-    ) -> list[tuple[str, str, str]]:
+    ) -> list[tuple[int, str, str, str]]:
         """The best rows not in `seen` that pass the filter among the matches of one level (the
         newest `rank_cap` matches if it is bounded), enough to bring `seen` to `limit`, widened
         while the filter (or `seen`) rejects too many."""
@@ -429,12 +481,13 @@ class SQLiteTextIndex(FusedSearch):
             # FTS5 ranks fastest with ORDER BY rank LIMIT n in the virtual table itself;
             # filters apply afterwards.
             rows = conn.execute(
-                f"SELECT r.id, r.text, r.payload FROM {self.name} r JOIN (SELECT rowid, rank"
-                f" FROM {table} WHERE {table} MATCH ? AND rowid >= ? ORDER BY rank LIMIT ?) m"
+                f"SELECT r.rowid, r.id, r.text, r.payload FROM {self.name} r JOIN"
+                f" (SELECT rowid, rank FROM {table} WHERE {table} MATCH ? AND rowid >= ?"
+                " ORDER BY rank LIMIT ?) m"
                 f" ON m.rowid = r.rowid WHERE r.collection = ?{clause} ORDER BY m.rank",
                 [match, floor, want, *params],
             ).fetchall()
-            if sum(1 for row in rows if row[0] not in seen) >= needed:
+            if sum(1 for row in rows if row[1] not in seen) >= needed:
                 return rows
             matched = conn.execute(
                 f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ?"
@@ -503,6 +556,42 @@ class SQLiteTextIndex(FusedSearch):
         await self.vectors.close()
         if self._owns_db:
             await self.db.close()
+
+
+def _scored(
+    records: list[Record], rowids: dict[str, int], by_words: int, bm25: dict[int, float]
+) -> list[Hit]:
+    """Keyword hits best first: word matches by bm25 (ties keep the order found), then the
+    substring-only matches, each scored a share of the weakest word match."""
+    words = [(bm25.get(rowids[r.id], 0.0), r) for r in records[:by_words]]
+    order = sorted(range(len(words)), key=lambda i: -words[i][0])
+    floor = min((score for score, _ in words), default=1.0) * SUBSTRING_SHARE
+    ranked = [words[i] for i in order] + [(floor, r) for r in records[by_words:]]
+    return [
+        Hit(record, 0.0, keyword_rank=rank, keyword_score=score)
+        for rank, (score, record) in enumerate(ranked, start=1)
+    ]
+
+
+def _unstemmed(conn: sqlite3.Connection, t: str) -> bool:
+    """Whether the words table predates stemming (made with another tokenizer)."""
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", [f"{t}_words"]).fetchone()
+    return row is not None and WORDS_TOKENIZER not in row[0]
+
+
+def _stem_words(conn: sqlite3.Connection, t: str) -> None:
+    """Rebuild the words table with the stemming tokenizer from the rows' text (one
+    transaction: a crash leaves the old table)."""
+    if not _unstemmed(conn, t):
+        return
+    conn.execute(f"DROP TABLE {t}_words")
+    conn.execute(f"CREATE VIRTUAL TABLE {t}_words USING fts5(words, tokenize='{WORDS_TOKENIZER}')")
+    rows = conn.execute(f"SELECT rowid, text FROM {t} ORDER BY rowid").fetchall()
+    for start in range(0, len(rows), _CHUNK):
+        conn.executemany(
+            f"INSERT INTO {t}_words (rowid, words) VALUES (?, ?)",
+            [(rowid, fts_text(text)) for rowid, text in rows[start : start + _CHUNK]],
+        )
 
 
 def _prepared(records: Sequence[Record]) -> list[tuple[str, str, str, str, str]]:
