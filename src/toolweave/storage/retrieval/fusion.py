@@ -76,7 +76,7 @@ class FusionWeights:
 
 
 EMBEDDER_WEIGHTS: dict[str, FusionWeights] = {
-    "wordllama": FusionWeights(latin=0.1, cjk=0.0),
+    "wordllama": FusionWeights(latin=0.05, cjk=0.0),
     "minilm": FusionWeights(latin=0.3, cjk=0.0),
     "hash": FusionWeights(latin=0.3, cjk=0.1),
 }
