@@ -27,11 +27,12 @@ DOCS = [
 
 
 class CountingEmbedder:
-    """Wraps an embedder and records how many texts it was asked to embed."""
+    """Wraps an embedder and records the texts it was asked to embed and how many calls."""
 
     def __init__(self) -> None:
         self.inner = HashEmbedder(64)
         self.texts: list[str] = []
+        self.calls = 0
 
     @property
     def name(self) -> str:
@@ -42,6 +43,7 @@ class CountingEmbedder:
         return self.inner.dim
 
     def embed(self, texts: Sequence[str]) -> Any:
+        self.calls += 1
         self.texts.extend(texts)
         return self.inner.embed(texts)
 

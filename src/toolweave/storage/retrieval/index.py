@@ -113,6 +113,10 @@ class TextIndex(Protocol):
 
     async def collections(self) -> list[str]: ...
 
+    async def stored_fusion(self) -> FusionWeights:
+        """The vector weights hybrid search fuses with (stored in the index)."""
+        ...
+
     async def close(self) -> None: ...
 
 
