@@ -27,8 +27,15 @@ from typing import Any
 
 from toolweave.storage.errors import DimensionMismatch
 from toolweave.storage.retrieval._live_vectors import LiveVectors, count_write
+from toolweave.storage.retrieval._words import (
+    WORDS_TOKENIZER,
+    scored_hits,
+    stem_words,
+    unstemmed,
+    words_bm25,
+)
 from toolweave.storage.retrieval.embedders import Embedder, load_embedder
-from toolweave.storage.retrieval.fusion import SUBSTRING_SHARE, FusionWeights, weights_for
+from toolweave.storage.retrieval.fusion import FusionWeights, weights_for
 from toolweave.storage.retrieval.hnsw import DEFAULT_HNSW_THRESHOLD
 from toolweave.storage.retrieval.index import (
     DEFAULT_COLLECTION,
@@ -60,8 +67,6 @@ in a 1M store would cost 300 ms; a rare term (at most this many matches) is alwa
 """
 _CHUNK = 500
 """Ids per `IN (...)` list (SQLite allows 32,766 parameters; smaller lists plan better)."""
-WORDS_TOKENIZER = "porter unicode61"
-"""English words stemmed (Porter), the rest (jieba's Chinese words) as unicode61 splits them."""
 
 
 def _schema(t: str) -> str:
@@ -140,8 +145,8 @@ class SQLiteTextIndex(FusedSearch):
             for f in indexed_fields
         )
         self.db.run_sync(lambda conn: conn.executescript(script))
-        if self.db.run_sync(lambda conn: _unstemmed(conn, name)):
-            self.db.transaction_sync(lambda conn: _stem_words(conn, name))
+        if self.db.run_sync(lambda conn: unstemmed(conn, name)):
+            self.db.transaction_sync(lambda conn: stem_words(conn, name, _CHUNK))
         self._checked = False
         self.vectors = LiveVectors(
             self.db, name, self.embedder.dim, self.embedder.name, hnsw_threshold
@@ -407,28 +412,10 @@ class SQLiteTextIndex(FusedSearch):
                         [like_pattern(term), collection, *params, limit],
                     ).fetchall()
                 )
-            return _scored(list(seen.values()), rowids, by_words, self._bm25(conn, terms, rowids))
+            bm25 = words_bm25(conn, f"{t}_words", terms, list(rowids.values()), _CHUNK)
+            return scored_hits(list(seen.values()), rowids, by_words, bm25)
 
         return await self.db.run(read)
-
-    def _bm25(
-        self, conn: sqlite3.Connection, terms: list[str], rowids: dict[str, int]
-    ) -> dict[int, float]:
-        """Each row's bm25 for all the query's words (OR: the same expression for every row,
-        so the scores compare, whichever level found the row), higher is better."""
-        table = f"{self.name}_words"
-        found = list(rowids.values())
-        scores: dict[int, float] = {}
-        for start in range(0, len(found), _CHUNK):
-            chunk = found[start : start + _CHUNK]
-            scores.update(
-                conn.execute(
-                    f"SELECT rowid, -bm25({table}) FROM {table} WHERE {table} MATCH ?"
-                    f" AND rowid IN ({', '.join('?' * len(chunk))})",
-                    [fts5_match(terms), *chunk],
-                ).fetchall()
-            )
-        return scores
 
     def _levels(
         self, conn: sqlite3.Connection, table: str, terms: list[str]
@@ -556,42 +543,6 @@ class SQLiteTextIndex(FusedSearch):
         await self.vectors.close()
         if self._owns_db:
             await self.db.close()
-
-
-def _scored(
-    records: list[Record], rowids: dict[str, int], by_words: int, bm25: dict[int, float]
-) -> list[Hit]:
-    """Keyword hits best first: word matches by bm25 (ties keep the order found), then the
-    substring-only matches, each scored a share of the weakest word match."""
-    words = [(bm25.get(rowids[r.id], 0.0), r) for r in records[:by_words]]
-    order = sorted(range(len(words)), key=lambda i: -words[i][0])
-    floor = min((score for score, _ in words), default=1.0) * SUBSTRING_SHARE
-    ranked = [words[i] for i in order] + [(floor, r) for r in records[by_words:]]
-    return [
-        Hit(record, 0.0, keyword_rank=rank, keyword_score=score)
-        for rank, (score, record) in enumerate(ranked, start=1)
-    ]
-
-
-def _unstemmed(conn: sqlite3.Connection, t: str) -> bool:
-    """Whether the words table predates stemming (made with another tokenizer)."""
-    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", [f"{t}_words"]).fetchone()
-    return row is not None and WORDS_TOKENIZER not in row[0]
-
-
-def _stem_words(conn: sqlite3.Connection, t: str) -> None:
-    """Rebuild the words table with the stemming tokenizer from the rows' text (one
-    transaction: a crash leaves the old table)."""
-    if not _unstemmed(conn, t):
-        return
-    conn.execute(f"DROP TABLE {t}_words")
-    conn.execute(f"CREATE VIRTUAL TABLE {t}_words USING fts5(words, tokenize='{WORDS_TOKENIZER}')")
-    rows = conn.execute(f"SELECT rowid, text FROM {t} ORDER BY rowid").fetchall()
-    for start in range(0, len(rows), _CHUNK):
-        conn.executemany(
-            f"INSERT INTO {t}_words (rowid, words) VALUES (?, ?)",
-            [(rowid, fts_text(text)) for rowid, text in rows[start : start + _CHUNK]],
-        )
 
 
 def _prepared(records: Sequence[Record]) -> list[tuple[str, str, str, str, str]]:
