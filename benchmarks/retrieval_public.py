@@ -19,7 +19,8 @@ Questions are subsampled with a fixed seed (`--questions`, `--seed`); every syst
 same ones. Metrics: hit@1, hit@5, MRR@10 (first relevant record), recall@5 and recall@10 (share
 of the relevant records found; on LoCoMo a question has one or more evidence turns).
 `--sweep` also re-fuses toolweave's own keyword and vector candidates (50 each) at several
-vector weights, the measurement behind the weights in `toolweave.storage.retrieval.fusion`.
+vector weights, the measurement behind the weights in `toolweave.storage.retrieval.fusion`,
+and by reciprocal rank fusion (ties by id), the previous default.
 
 Run: .venv/bin/python benchmarks/retrieval_public.py --squad PATH --cmrc PATH --locomo DIR
 """
@@ -40,7 +41,13 @@ from pathlib import Path
 from typing import Any
 
 from toolweave.memory import MemoryManager
-from toolweave.storage.retrieval import FUSION_POOL, Record, SQLiteTextIndex, fuse_hits
+from toolweave.storage.retrieval import (
+    FUSION_POOL,
+    Record,
+    SQLiteTextIndex,
+    fuse_hits,
+    reciprocal_rank_fusion,
+)
 from toolweave.storage.retrieval.embedders import Embedder, load_embedder
 from toolweave.storage.retrieval.index import SearchMode
 from toolweave.storage.text import has_cjk
@@ -175,7 +182,7 @@ def cosine_rankings(
 
 async def toolweave_rankings(
     dataset: Dataset, asked: list[tuple[str, str, set[str]]], embedder: Embedder, sweep: bool
-) -> tuple[dict[str, list[list[str]]], dict[float, list[list[str]]], float]:
+) -> tuple[dict[str, list[list[str]]], dict[str, list[list[str]]], float]:
     with tempfile.TemporaryDirectory() as tmp:
         index = SQLiteTextIndex(Path(tmp) / "bench.db", embedder, name="bench")
         began = time.perf_counter()
@@ -185,7 +192,8 @@ async def toolweave_rankings(
                 await index.write([Record(i, t, {}, name) for i, t in batch])
         ingest = time.perf_counter() - began
         modes: dict[str, list[list[str]]] = {m: [] for m in MODES}
-        swept: dict[float, list[list[str]]] = {w: [] for w in SWEEP}
+        swept: dict[str, list[list[str]]] = {f"vector weight {w}": [] for w in SWEEP}
+        swept["reciprocal rank fusion, k = 60"] = []
         for collection, question, _ in asked:
             for mode in MODES:
                 hits = await index.search(question, limit=K, collection=collection, mode=mode)
@@ -196,7 +204,12 @@ async def toolweave_rankings(
                 vector = await index.vector_search(question, where=None, **args)
                 for weight in SWEEP:
                     fused = fuse_hits(keyword, vector, K, weight=weight)
-                    swept[weight].append([h.record.id for h in fused])
+                    swept[f"vector weight {weight}"].append([h.record.id for h in fused])
+                rrf = reciprocal_rank_fusion(
+                    [[h.record.id for h in side] for side in (keyword, vector)]
+                )
+                best = sorted(rrf, key=lambda key: (-rrf[key], key))[:K]
+                swept["reciprocal rank fusion, k = 60"].append(best)
         await index.close()
     return modes, swept, ingest
 
@@ -265,9 +278,9 @@ def run(args: argparse.Namespace) -> None:
         for label, ranked in rankings.items():
             print(_row(label, mean([metrics(r, q[2]) for r, q in zip(ranked, asked, strict=True)])))
         if args.sweep:
-            for weight, ranked in swept.items():
+            for label, ranked in swept.items():
                 rows = [metrics(r, q[2]) for r, q in zip(ranked, asked, strict=True)]
-                print(_row(f"re-fused, vector weight {weight}", mean(rows)))
+                print(_row(f"re-fused, {label}", mean(rows)))
         print(f"\ningest {ingest:.1f} s, toolweave searches {searched:.1f} s\n")
 
 
