@@ -22,6 +22,9 @@ of the relevant records found; on LoCoMo a question has one or more evidence tur
 vector weights, the measurement behind the weights in `toolweave.storage.retrieval.fusion`,
 and by reciprocal rank fusion (ties by id), the previous default.
 
+`--backend scale` runs the same sets on Postgres (a temporary cluster, as the tests start one)
++ Qdrant's local mode.
+
 Run: .venv/bin/python benchmarks/retrieval_public.py --squad PATH --cmrc PATH --locomo DIR
 """
 
@@ -34,9 +37,11 @@ import json
 import logging
 import os
 import random
+import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +49,8 @@ from toolweave.memory import MemoryManager
 from toolweave.storage.retrieval import (
     FUSION_POOL,
     Record,
-    SQLiteTextIndex,
     fuse_hits,
+    open_index,
     reciprocal_rank_fusion,
 )
 from toolweave.storage.retrieval.embedders import Embedder, load_embedder
@@ -180,11 +185,31 @@ def cosine_rankings(
 # -- toolweave --------------------------------------------------------------------------------
 
 
+@contextmanager
+def backend(name: str) -> Iterator[dict[str, Any]]:
+    """`open_index` arguments for the embedded backend, or for Postgres (a temporary cluster,
+    the tests' `temporary_cluster`) + Qdrant's local mode."""
+    if name == "sqlite":
+        yield {}
+        return
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.postgres_server import temporary_cluster
+
+    with temporary_cluster() as dsn, tempfile.TemporaryDirectory() as qdrant:
+        yield {"dsn": dsn, "qdrant_path": qdrant}
+
+
 async def toolweave_rankings(
-    dataset: Dataset, asked: list[tuple[str, str, set[str]]], embedder: Embedder, sweep: bool
+    dataset: Dataset,
+    asked: list[tuple[str, str, set[str]]],
+    embedder: Embedder,
+    sweep: bool,
+    where: dict[str, Any],
 ) -> tuple[dict[str, list[list[str]]], dict[str, list[list[str]]], float]:
+    """Every question in each mode (and re-fused, with `sweep`); `where` holds `open_index`'s
+    backend arguments and the index name."""
     with tempfile.TemporaryDirectory() as tmp:
-        index = SQLiteTextIndex(Path(tmp) / "bench.db", embedder, name="bench")
+        index: Any = open_index(Path(tmp) / "bench.db", embedder, **where)
         began = time.perf_counter()
         for name, passages in dataset.collections.items():
             for start in range(0, len(passages), 500):
@@ -215,12 +240,15 @@ async def toolweave_rankings(
 
 
 async def memory_rankings(
-    dataset: Dataset, asked: list[tuple[str, str, set[str]]], embedder: Embedder
+    dataset: Dataset,
+    asked: list[tuple[str, str, set[str]]],
+    embedder: Embedder,
+    where: dict[str, Any],
 ) -> list[list[str]]:
     """`MemoryManager.search` (its default hybrid and tie-break), each conversation a user of
     one shared store, each turn an episodic memory."""
     with tempfile.TemporaryDirectory() as tmp:
-        memory = MemoryManager(Path(tmp) / "memory.db", embedder=embedder)
+        memory = MemoryManager(Path(tmp) / "memory.db", embedder=embedder, **where)
         turn_of: dict[str, str] = {}
         for name, turns in dataset.collections.items():
             user = memory.for_user(name)
@@ -240,6 +268,11 @@ def _row(label: str, values: dict[str, float]) -> str:
 
 
 def run(args: argparse.Namespace) -> None:
+    with backend(args.backend) as where:
+        run_sets(args, where)
+
+
+def run_sets(args: argparse.Namespace, where: dict[str, Any]) -> None:
     base = Path(os.environ[ENV]) if os.environ.get(ENV) else None
     sources = {
         "squad": (args.squad or (base and base / "squad.json"), load_squad),
@@ -249,7 +282,10 @@ def run(args: argparse.Namespace) -> None:
     for noisy in ("jieba", "bm25s"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     embedder = load_embedder(args.embedder)
-    print(f"embedder {embedder.name}; {args.questions} questions per set, seed {args.seed}\n")
+    print(
+        f"backend {args.backend}, embedder {embedder.name};"
+        f" {args.questions} questions per set, seed {args.seed}\n"
+    )
     for key, (path, loader) in sources.items():
         if path is None or not Path(path).exists():
             print(f"{key}: no data (pass --{key} or set {ENV}); skipped\n")
@@ -263,11 +299,14 @@ def run(args: argparse.Namespace) -> None:
         print(f"## {dataset.name}: {records} records, {len(asked)} of {len(dataset.questions)}")
         print(f"questions ({cjk} with CJK); {dataset.source}\n")
         began = time.perf_counter()
-        modes, swept, ingest = asyncio.run(toolweave_rankings(dataset, asked, embedder, args.sweep))
+        args_for = {**where, "name": f"bench_{key}"}
+        modes, swept, ingest = asyncio.run(
+            toolweave_rankings(dataset, asked, embedder, args.sweep, args_for)
+        )
         searched = time.perf_counter() - began - ingest
         rankings = {f"toolweave {m}": modes[m] for m in MODES}
         if len(dataset.collections) > 1:
-            memory = asyncio.run(memory_rankings(dataset, asked, embedder))
+            memory = asyncio.run(memory_rankings(dataset, asked, embedder, where))
             rankings["toolweave MemoryManager.search"] = memory
         rankings["bm25s (stemmer / jieba)"] = bm25s_rankings(dataset, asked)
         rankings[f"cosine ({embedder.name}, brute force)"] = cosine_rankings(
@@ -292,6 +331,9 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=300, help="questions per set")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--embedder", default="auto")
+    parser.add_argument(
+        "--backend", choices=("sqlite", "scale"), default="sqlite", help="scale: Postgres + Qdrant"
+    )
     parser.add_argument("--sweep", action="store_true", help="re-fuse at several weights")
     run(parser.parse_args())
 
