@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolweave.storage.errors import ConfigError, DimensionMismatch
+from toolweave.storage.retrieval._pg_bm25 import CollectionStats, bm25_rows
 from toolweave.storage.retrieval.embedders import Embedder, load_embedder
 from toolweave.storage.retrieval.fusion import SUBSTRING_SHARE, FusionWeights, weights_for
 from toolweave.storage.retrieval.index import (
@@ -130,6 +131,7 @@ class PostgresQdrantIndex(FusedSearch):
         self._conn: Any = None
         self._qdrant: Any = None
         self._lock = asyncio.Lock()
+        self._stats = CollectionStats()
 
     # -- connection and schema ----------------------------------------------------------------
 
@@ -211,6 +213,8 @@ class PostgresQdrantIndex(FusedSearch):
         from qdrant_client import models
 
         keys = check_unique(upsert)
+        for collection, _ in [*keys, *delete]:
+            self._stats.wrote(collection, 1)
         async with self._lock:
             conn, qdrant = await self._open()
             t = self.name
@@ -299,6 +303,7 @@ class PostgresQdrantIndex(FusedSearch):
                     [collection, *params],
                 )
                 ids = [row[0] for row in await cursor.fetchall()]
+                self._stats.wrote(collection, len(ids))
                 if ids:
                     await qdrant.delete(
                         self.name,
@@ -370,18 +375,24 @@ class PostgresQdrantIndex(FusedSearch):
         collection: str = DEFAULT_COLLECTION,
         where: Where | None = None,
     ) -> list[Hit]:
-        """Words (ts_rank over the segmented tsvector), then substrings of the query's pieces."""
+        """Words (bm25 over the segmented tsvector, `_pg_bm25`), then substrings of the
+        query's pieces."""
         terms = query_terms(query)
         if not terms:
             return []
         clause, params = _sql_where(where)
         t = self.name
-        tsquery = " or ".join(f'"{term}"' for term in terms)
-        rows = await self._rows(
-            f"""SELECT id, text, payload, ts_rank_cd(words, q) AS s
-            FROM {t}, websearch_to_tsquery('{TEXT_CONFIG}', %s) q
-            WHERE words @@ q AND collection = %s{clause} ORDER BY s DESC, id LIMIT %s""",
-            [tsquery, collection, *params, limit],
+        stats = await self._stats.get(self._rows, t, collection)
+        rows = await bm25_rows(
+            self._rows,
+            t,
+            config=TEXT_CONFIG,
+            words=" ".join(terms),
+            collection=collection,
+            stats=stats,
+            clause=clause,
+            params=params,
+            limit=limit,
         )
         seen = {r[0]: Record(r[0], r[1], r[2], collection) for r in rows}
         scores = {r[0]: float(r[3]) for r in rows}
