@@ -29,6 +29,11 @@ to merge the rankings of several phrasings of one query (the knowledge base's ex
 DEFAULT_OVERSAMPLE = 4
 """Vector candidates fetched per wanted hit before payload filters are applied."""
 
+SUBSTRING_FALLBACK = 10
+"""Keyword search looks for substring matches (trigrams, short CJK terms) only while fewer
+records than this matched as words, and up to this many: they are the fallback for a query
+whose words are rare or misspelt, not candidates to fill the fusion pool with."""
+
 SearchMode = Literal["hybrid", "keyword", "vector"]
 Where = Mapping[str, Any]
 _FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -26,6 +26,7 @@ from toolweave.storage.retrieval.fusion import SUBSTRING_SHARE, FusionWeights, w
 from toolweave.storage.retrieval.index import (
     DEFAULT_COLLECTION,
     RANGE_OPERATORS,
+    SUBSTRING_FALLBACK,
     FusedSearch,
     Hit,
     Record,
@@ -399,16 +400,17 @@ class PostgresQdrantIndex(FusedSearch):
         floor = min(scores.values(), default=1.0) * SUBSTRING_SHARE
         pieces = [p for p in query.split() if len(p) >= TRIGRAM_MIN_CHARS]
         pieces += [p for p in terms if has_cjk(p)]
+        substrings = min(limit, SUBSTRING_FALLBACK)
         for piece in dict.fromkeys(pieces):
-            if len(seen) >= limit:
+            if len(seen) >= substrings:
                 break
             rows = await self._rows(
                 f"""SELECT id, text, payload FROM {t} WHERE collection = %s{clause}
                 AND strpos(lower(text), lower(%s)) > 0 ORDER BY id LIMIT %s""",
-                [collection, *params, piece, limit],
+                [collection, *params, piece, substrings],
             )
             for r in rows:
-                if r[0] not in seen and len(seen) < limit:
+                if r[0] not in seen and len(seen) < substrings:
                     seen[r[0]] = Record(r[0], r[1], r[2], collection)
                     scores[r[0]] = floor
         return [

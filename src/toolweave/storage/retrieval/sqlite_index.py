@@ -41,6 +41,7 @@ from toolweave.storage.retrieval.index import (
     DEFAULT_COLLECTION,
     DEFAULT_OVERSAMPLE,
     RANGE_OPERATORS,
+    SUBSTRING_FALLBACK,
     FusedSearch,
     Hit,
     Record,
@@ -386,31 +387,34 @@ class SQLiteTextIndex(FusedSearch):
             seen: dict[str, Record] = {}
             rowids: dict[str, int] = {}
 
-            def take(rows: list[tuple[int, str, str, str]]) -> None:
+            def take(rows: list[tuple[int, str, str, str]], cap: int) -> None:
                 for rowid, id_, text, payload in rows:
-                    if id_ not in seen and len(seen) < limit:
+                    if id_ not in seen and len(seen) < cap:
                         seen[id_] = Record(id_, text, json.loads(payload), collection)
                         rowids[id_] = rowid
 
             by_words = 0
+            substrings = min(limit, SUBSTRING_FALLBACK)
             for table, words in ((f"{t}_words", terms), (f"{t}_tri", long_pieces)):
-                if words and len(seen) < limit:
+                cap = limit if table == f"{t}_words" else substrings
+                if words and len(seen) < cap:
                     for level in self._levels(conn, table, words):
                         filters = [collection, *params]
-                        take(self._ranked(conn, table, level, limit, seen, filters, clause))
-                        if len(seen) >= limit:
+                        take(self._ranked(conn, table, level, cap, seen, filters, clause), cap)
+                        if len(seen) >= cap:
                             break
                 if table == f"{t}_words":
                     by_words = len(seen)
             for term in short:
-                if len(seen) >= limit:
+                if len(seen) >= substrings:
                     break
                 take(
                     conn.execute(
                         f"{base} WHERE r.text LIKE ? ESCAPE '\\' AND r.collection = ?{clause}"
                         " ORDER BY r.rowid DESC LIMIT ?",
-                        [like_pattern(term), collection, *params, limit],
-                    ).fetchall()
+                        [like_pattern(term), collection, *params, substrings],
+                    ).fetchall(),
+                    substrings,
                 )
             bm25 = words_bm25(conn, f"{t}_words", terms, list(rowids.values()), _CHUNK)
             return scored_hits(list(seen.values()), rowids, by_words, bm25)
