@@ -180,3 +180,49 @@ async def test_a_postgres_store_made_before_stemming_is_reindexed_on_open(
     assert [h.record.id for h in await reopened.search("runs", mode="keyword")] == ["run"]
     assert [h.record.id for h in await reopened.search("学习", mode="keyword")] == ["zh"]
     await reopened.close()
+
+
+async def test_both_backends_rank_a_small_set_alike(tmp_path: Path, postgres_dsn: str) -> None:
+    from toolweave.storage.retrieval import PostgresQdrantIndex
+
+    topics = {
+        "pg": "Postgres stores rows durably and replicates them to standby servers",
+        "fts": "Full text search ranks documents by bm25 over their stemmed words",
+        "hnsw": "An HNSW graph finds approximate nearest neighbours of a vector quickly",
+        "jieba": "jieba segments Chinese text into words for the full text index",
+        "tea": "我最喜欢的茶是乌龙茶，每天下午喝一杯",
+        "ml": "我最近在学习机器学习和深度学习",
+        "cat": "猫在沙发上睡觉，狗在院子里跑",
+        "trip": "The team travelled to Lisbon for the spring planning meeting",
+        "budget": "Quarterly budget review for the Falcon project",
+        "kickoff": "Falcon project kickoff meeting notes and action items",
+    }
+    records = [Record(key, text) for key, text in topics.items()]
+    embedded = SQLiteTextIndex(tmp_path / "i.db", "hash", name="alike")
+    scale = PostgresQdrantIndex(
+        postgres_dsn, "hash", qdrant_path=str(tmp_path / "q"), name="alike_backends"
+    )
+    queries = [
+        "which server stores rows",
+        "ranking documents with bm25",
+        "nearest neighbour graph",
+        "乌龙茶",
+        "学习深度学习",
+        "沙发上的猫",
+        "spring meeting in Lisbon",
+        "Falcon budget review",
+        "Falcon kickoff action items",
+        "segmenting Chinese words",
+    ]
+    try:
+        for index in (embedded, scale):
+            await index.write(records)
+        for mode in ("keyword", "hybrid"):
+            tops = [
+                [(await index.search(q, mode=mode, limit=3))[0].record.id for q in queries]
+                for index in (embedded, scale)
+            ]
+            assert tops[0] == tops[1], mode
+    finally:
+        await embedded.close()
+        await scale.close()
