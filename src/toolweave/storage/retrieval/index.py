@@ -55,7 +55,7 @@ class Hit:
     """A search result: the record, the fused `score` (0..1), and what produced it.
 
     `keyword_rank` is the 1-based rank among keyword matches (None: no keyword match) and
-    `keyword_score` its full-text score (bm25 on SQLite, higher is better); `vector_score` the
+    `keyword_score` its full-text score (bm25, higher is better); `vector_score` the
     cosine similarity (None: not among the vector candidates).
     """
 
