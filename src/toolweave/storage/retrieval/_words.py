@@ -3,9 +3,11 @@ and the bm25 scores keyword hits carry into fusion.
 
 FTS5's `porter` wrapper stems the English words unicode61 splits ("running", "runs" -> "run")
 and leaves jieba's Chinese words as they are. Keyword search finds candidates level by level
-(every term, the rare terms, the newest matches of common ones; see `keyword_search`); each
-candidate is then scored with one bm25 expression (every query word, OR), so scores compare
-across levels, and substring-only matches rank below every word match.
+(every term, the rare terms, the newest matches of common ones; see `keyword_search`), each
+with the bm25 FTS5 ranked it by. A rare-terms level leaves out the common terms, whose low idf
+adds little, so the scores compare across levels closely enough to order all word matches by
+them; substring-only matches rank below every word match. (Scoring every candidate again with
+one expression would cost FTS5 a walk of each common term's whole doclist per query.)
 """
 
 from __future__ import annotations
@@ -14,35 +16,17 @@ import sqlite3
 
 from toolweave.storage.retrieval.fusion import SUBSTRING_SHARE
 from toolweave.storage.retrieval.index import Hit, Record
-from toolweave.storage.text import fts5_match, fts_text
+from toolweave.storage.text import fts_text
 
 WORDS_TOKENIZER = "porter unicode61"
 """English words stemmed (Porter), the rest (jieba's Chinese words) as unicode61 splits them."""
 
 
-def words_bm25(
-    conn: sqlite3.Connection, table: str, terms: list[str], rowids: list[int], chunk: int
-) -> dict[int, float]:
-    """Each row's bm25 for all the query's words (higher is better), `chunk` rowids a query."""
-    scores: dict[int, float] = {}
-    for start in range(0, len(rowids), chunk):
-        part = rowids[start : start + chunk]
-        scores.update(
-            conn.execute(
-                f"SELECT rowid, -bm25({table}) FROM {table} WHERE {table} MATCH ?"
-                f" AND rowid IN ({', '.join('?' * len(part))})",
-                [fts5_match(terms), *part],
-            ).fetchall()
-        )
-    return scores
-
-
-def scored_hits(
-    records: list[Record], rowids: dict[str, int], by_words: int, bm25: dict[int, float]
-) -> list[Hit]:
-    """Keyword hits best first: word matches by bm25 (ties keep the order found), then the
-    substring-only matches, each scored a share of the weakest word match."""
-    words = [(bm25.get(rowids[r.id], 0.0), r) for r in records[:by_words]]
+def scored_hits(records: list[Record], bm25: dict[str, float], by_words: int) -> list[Hit]:
+    """Keyword hits best first: the first `by_words` records (word matches) by their bm25
+    (ties keep the order found), then the substring-only matches, each scored a share of the
+    weakest word match."""
+    words = [(bm25[r.id], r) for r in records[:by_words]]
     order = sorted(range(len(words)), key=lambda i: -words[i][0])
     floor = min((score for score, _ in words), default=1.0) * SUBSTRING_SHARE
     ranked = [words[i] for i in order] + [(floor, r) for r in records[by_words:]]

@@ -32,7 +32,6 @@ from toolweave.storage.retrieval._words import (
     scored_hits,
     stem_words,
     unstemmed,
-    words_bm25,
 )
 from toolweave.storage.retrieval.embedders import Embedder, load_embedder
 from toolweave.storage.retrieval.fusion import FusionWeights, weights_for
@@ -381,17 +380,17 @@ class SQLiteTextIndex(FusedSearch):
         pieces = [p for p in query.split() if p]
         long_pieces = [p for p in dict.fromkeys(pieces + terms) if len(p) >= TRIGRAM_MIN_CHARS]
         short = [p for p in terms if len(p) < TRIGRAM_MIN_CHARS and has_cjk(p)]
-        base = f"SELECT r.rowid, r.id, r.text, r.payload FROM {t} r"
+        base = f"SELECT r.id, r.text, r.payload FROM {t} r"
 
         def read(conn: sqlite3.Connection) -> list[Hit]:
             seen: dict[str, Record] = {}
-            rowids: dict[str, int] = {}
+            scores: dict[str, float] = {}
 
-            def take(rows: list[tuple[int, str, str, str]], cap: int) -> None:
-                for rowid, id_, text, payload in rows:
+            def take(rows: list[tuple[Any, ...]], cap: int) -> None:
+                for id_, text, payload, *score in rows:
                     if id_ not in seen and len(seen) < cap:
                         seen[id_] = Record(id_, text, json.loads(payload), collection)
-                        rowids[id_] = rowid
+                        scores[id_] = float(score[0]) if score else 0.0
 
             by_words = 0
             substrings = min(limit, SUBSTRING_FALLBACK)
@@ -416,8 +415,7 @@ class SQLiteTextIndex(FusedSearch):
                     ).fetchall(),
                     substrings,
                 )
-            bm25 = words_bm25(conn, f"{t}_words", terms, list(rowids.values()), _CHUNK)
-            return scored_hits(list(seen.values()), rowids, by_words, bm25)
+            return scored_hits(list(seen.values()), scores, by_words)
 
         return await self.db.run(read)
 
@@ -451,10 +449,10 @@ class SQLiteTextIndex(FusedSearch):
         seen: dict[str, Record],
         params: list[Any],
         clause: str,
-    ) -> list[tuple[int, str, str, str]]:
-        """The best rows not in `seen` that pass the filter among the matches of one level (the
-        newest `rank_cap` matches if it is bounded), enough to bring `seen` to `limit`, widened
-        while the filter (or `seen`) rejects too many."""
+    ) -> list[tuple[str, str, str, float]]:
+        """(id, text, payload, bm25) of the best rows not in `seen` that pass the filter among
+        the matches of one level (the newest `rank_cap` matches if it is bounded), enough to
+        bring `seen` to `limit`, widened while the filter (or `seen`) rejects too many."""
         match, bounded = level
         needed = limit - len(seen)
         want, cap = limit * self.oversample, self.rank_cap
@@ -472,13 +470,13 @@ class SQLiteTextIndex(FusedSearch):
             # FTS5 ranks fastest with ORDER BY rank LIMIT n in the virtual table itself;
             # filters apply afterwards.
             rows = conn.execute(
-                f"SELECT r.rowid, r.id, r.text, r.payload FROM {self.name} r JOIN"
+                f"SELECT r.id, r.text, r.payload, -m.rank FROM {self.name} r JOIN"
                 f" (SELECT rowid, rank FROM {table} WHERE {table} MATCH ? AND rowid >= ?"
                 " ORDER BY rank LIMIT ?) m"
                 f" ON m.rowid = r.rowid WHERE r.collection = ?{clause} ORDER BY m.rank",
                 [match, floor, want, *params],
             ).fetchall()
-            if sum(1 for row in rows if row[1] not in seen) >= needed:
+            if sum(1 for row in rows if row[0] not in seen) >= needed:
                 return rows
             matched = conn.execute(
                 f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ?"
