@@ -26,8 +26,9 @@ DEFAULT_COLLECTION = "default"
 DEFAULT_RRF_K = 60
 """Reciprocal rank fusion constant (Cormack et al. 2009): score = sum of 1 / (k + rank); used
 to merge the rankings of several phrasings of one query (the knowledge base's expansions)."""
-DEFAULT_OVERSAMPLE = 4
-"""Vector candidates fetched per wanted hit before payload filters are applied."""
+DEFAULT_OVERSAMPLE = 2
+"""Candidates fetched per wanted hit before payload filters are applied (both sides widen the
+fetch when the filters reject more): with the fusion pool of 50, twice is 100 rows a side."""
 
 SUBSTRING_FALLBACK = 10
 """Keyword search looks for substring matches (trigrams, short CJK terms) only while fewer
