@@ -8,7 +8,8 @@ reword the answer but keep its key terms: "How often should I water a cactus in 
 asks: "What should I do with the water collected under the flower pot?"). A question
 counts as a hit at rank r when the r-th passage comes from the labelled document and its span
 covers the answer. Everything runs offline on the embedded defaults (SQLite, jieba FTS5,
-WordLlama vectors, RRF); pass `--embedder hash` to compare the dependency-free fallback.
+WordLlama vectors, weighted score fusion); pass `--embedder hash` to compare the
+dependency-free fallback.
 
 Goal (issue 14): hybrid hit@5 >= 0.95 and better than either mode alone.
 

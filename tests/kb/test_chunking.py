@@ -161,3 +161,12 @@ def test_always_terminates_within_budget(
         assert 0 <= c.start < c.end <= len(text)
         if not in_fence:
             assert tokens(c.text) <= budget
+
+
+def test_setext_headings_open_sections_like_atx_ones() -> None:
+    text = "指南\n====\n\n简介。\n\nInstall\n-------\nRun the installer.\n\n- a list item\n---\n"
+    chunks = chunk_markdown(text, 800, 0)
+    paths = [c.heading_path for c in chunks]
+    assert paths == ["指南", "指南 > Install"]
+    assert chunks[0].text == "简介。"
+    assert chunks[1].text.startswith("Run the installer.") and "- a list item" in chunks[1].text

@@ -138,3 +138,27 @@ async def test_ingest_says_which_file_was_refused_and_why(tmp_path: Path) -> Non
     assert [r.status for r in summary.added] == ["added"]
     reason = summary.failed[str(docs / "huge.txt")]
     assert "5000 bytes, over max_file_bytes (4096)" in reason
+
+
+def test_pdf_pages_come_from_the_page_tree_not_form_feeds(tmp_path: Path) -> None:
+    from reportlab.pdfgen import canvas
+
+    path = tmp_path / "mostly_blank.pdf"
+    pdf = canvas.Canvas(str(path))
+    pdf.drawString(72, 750, SECTION_EN)
+    for _ in range(4):  # the text's form feeds after page 1 are trailing whitespace
+        pdf.showPage()
+    pdf.save()
+    doc = convert_file(path)
+    assert doc.report.pages == 4 and SECTION_EN in doc.markdown
+
+
+def test_setext_headings_count_as_headings_not_tables(tmp_path: Path) -> None:
+    path = tmp_path / "setext.md"
+    path.write_text(
+        "Guide\n=====\n\nIntro text.\n\nInstall\n-------\n\nRun it.\n\n"
+        "| a | b |\n|---|---|\n| 1 | 2 |\n\n- item\n---\n",
+        encoding="utf-8",
+    )
+    report = convert_file(path).report
+    assert (report.headings, report.tables) == (2, 1)

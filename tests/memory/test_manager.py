@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from toolweave.errors import ConfigError
 from toolweave.memory import MemoryArgumentError, MemoryManager, Relation
 from toolweave.memory.types import utc_now
 
@@ -89,12 +90,13 @@ async def test_search_finds_chinese_words_english_words_and_explains(
     assert top.item.content.startswith("Meeting with the design team")
     assert top.explanation is not None
     assert top.explanation["keyword_rank"] == 1 and top.explanation["vector_score"] > 0
-    assert top.explanation["formula"].startswith("(0.8 vec + 0.2 recency)")
+    assert top.explanation["formula"] == "relevance + 0.05 * (0.5 importance + 0.5 recency)"
     factors = top.explanation
-    expected = (0.8 * factors["relevance"] + 0.2 * factors["recency"]) * factors[
-        "importance_weight"
-    ]
+    expected = factors["relevance"] + factors["tie_band"] * (
+        0.5 * factors["importance"] + 0.5 * factors["recency"]
+    )
     assert top.score == pytest.approx(expected)
+    assert factors["keyword_score"] > 0 and factors["fused"] == factors["relevance"]
     assert (await m.search("design meeting"))[0].explanation is None
     only_semantic = await m.search("学习 editor", memory_types=["semantic"])
     assert {h.item.memory_type for h in only_semantic} == {"semantic"}
@@ -287,7 +289,7 @@ async def test_bad_arguments_name_the_field(make_manager: ManagerFactory) -> Non
             await call
     with pytest.raises(MemoryArgumentError, match="user_id must be"):
         MemoryManager(":memory:", user_id="")
-    with pytest.raises(MemoryArgumentError, match="qdrant_url"):
+    with pytest.raises(ConfigError, match="dsn= needs a vector store: pass qdrant_url"):
         MemoryManager(dsn="postgresql://localhost/x")
 
 

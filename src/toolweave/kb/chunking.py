@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -29,6 +29,9 @@ HEADING_SEPARATOR = " > "
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*#*[ \t]*$")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+# A setext heading's underline: `Title` over `=====` (level 1) or `-----` (level 2).
+_SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_NOT_SETEXT_TEXT = re.compile(r"^ {0,3}(?:[-*+>|#]|\d+[.)][ \t]|`{3}|~{3})")
 # A sentence ends after a CJK terminator, or after a Western one followed by whitespace.
 _SENTENCE_END = re.compile(r"(?<=[。！？；])|(?<=[.!?;])(?=\s)")
 # One estimate token: a CJK character, or a run of other word characters.
@@ -51,7 +54,7 @@ class Chunk:
 
     @property
     def contextual_text(self) -> str:
-        """The text to embed and index: the heading path as a prefix (no model call)."""
+        """The chunk under its heading path (a prefix line; no model call)."""
         return f"{self.heading_path}\n{self.text}" if self.heading_path else self.text
 
 
@@ -149,13 +152,44 @@ def _block_end(lines: list[tuple[int, str]], i: int) -> tuple[str, int]:
             k += 1
         return "table", k
     k = i + 1
-    while k < len(lines) and lines[k][1].strip() and not _opens_block(lines[k][1]):
+    while (
+        k < len(lines)
+        and lines[k][1].strip()
+        and not _opens_block(lines[k][1])
+        and not _setext_level(lines, k)
+    ):
         k += 1
     return "paragraph", k
 
 
 def _opens_block(line: str) -> bool:
     return bool(_FENCE.match(line) or _HEADING.match(line))
+
+
+def _setext_level(lines: Sequence[tuple[int, str]], i: int) -> int:
+    """1 or 2 when line `i` is the text of a setext heading (underlined by `===` or `---`),
+    else 0. A list item, quote, table row or fence line over `---` is not a heading."""
+    if i + 1 >= len(lines):
+        return 0
+    line, under = lines[i][1], _SETEXT_UNDERLINE.match(lines[i + 1][1])
+    if under is None or not line.strip() or _NOT_SETEXT_TEXT.match(line):
+        return 0
+    return 1 if under.group(1)[0] == "=" else 2
+
+
+def outline_counts(markdown: str) -> tuple[int, int]:
+    """(headings, tables) of a Markdown text as the chunker sees them: ATX (`# Title`) and
+    setext (`Title` over `===`) headings; tables as header rows over a rule row."""
+    lines = [(0, line) for line in markdown.splitlines()]
+    headings = tables = 0
+    for i, (_, line) in enumerate(lines):
+        if _FENCE.match(line):
+            continue
+        if _HEADING.match(line) or _setext_level(lines, i):
+            headings += 1
+        elif "|" in line and i + 1 < len(lines) and _TABLE_RULE.match(lines[i + 1][1]):
+            tables += 1
+    return headings, tables
 
 
 def _sections(text: str, budget: int, measure: _Measure) -> list[tuple[str | None, list[_Piece]]]:
@@ -168,18 +202,19 @@ def _sections(text: str, budget: int, measure: _Measure) -> list[tuple[str | Non
     while i < len(lines):
         start, line = lines[i]
         heading = None if _FENCE.match(line) else _HEADING.match(line)
-        if not line.strip() or heading:
-            if heading:
+        setext = 0 if heading else _setext_level(lines, i)
+        if not line.strip() or heading or setext:
+            if heading or setext:
                 if current:
                     sections.append((_path(stack), current))
                 current = []
-                level = len(heading.group(1))
+                level = len(heading.group(1)) if heading else setext
                 while stack and stack[-1][0] >= level:
                     stack.pop()
-                title = (heading.group(2) or "").strip()
+                title = ((heading.group(2) if heading else line) or "").strip()
                 if title:
                     stack.append((level, title))
-            i += 1
+            i += 2 if setext else 1
             continue
         kind, k = _block_end(lines, i)
         end = lines[k - 1][0] + len(lines[k - 1][1])

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from toolweave.kb.chunking import outline_counts
 from toolweave.kb.errors import DocumentError
 
 #: Read directly as UTF-8 text.
@@ -27,8 +28,6 @@ CONVERTED_SUFFIXES = frozenset(
 )
 SUPPORTED_SUFFIXES = TEXT_SUFFIXES | CONVERTED_SUFFIXES
 
-_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}[ \t]+\S", re.MULTILINE)
-_TABLE_RULE_LINE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$", re.MULTILINE)
 _FIRST_H1 = re.compile(r"^ {0,3}#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _SLIDE = re.compile(r"^<!-- Slide number: \d+ -->$", re.MULTILINE)
 # Formats whose documents normally have headings: none found is worth a warning.
@@ -149,15 +148,16 @@ def _markitdown(file: Path, limits: ConversionLimits) -> tuple[str, str | None]:
 
 def _report(file: Path, kind: str, markdown: str) -> ConversionReport:
     text = markdown.strip()
+    headings, tables = outline_counts(markdown)
     report = ConversionReport(
         source=str(file),
         format=kind,
         characters=len(text.replace("\x0c", "")),
-        headings=len(_HEADING_LINE.findall(markdown)),
-        tables=len(_TABLE_RULE_LINE.findall(markdown)),
+        headings=headings,
+        tables=tables,
     )
     if kind == "pdf":
-        report.pages = text.count("\x0c") + 1 if text else 0
+        report.pages = _pdf_pages(file, text)
     elif kind == "pptx":
         report.pages = len(_SLIDE.findall(markdown))
     elif kind in ("xlsx", "xls"):
@@ -173,6 +173,18 @@ def _report(file: Path, kind: str, markdown: str) -> ConversionReport:
             "path; a tagged export (or a Markdown copy) retrieves better"
         )
     return report
+
+
+def _pdf_pages(file: Path, text: str) -> int:
+    """The PDF's page count from its page tree (pdfminer, which markitdown converts with);
+    form feeds in the text undercount (blank pages, converters that drop them)."""
+    try:
+        from pdfminer.pdfpage import PDFPage
+
+        with file.open("rb") as f:
+            return sum(1 for _ in PDFPage.get_pages(f))
+    except Exception:  # a page tree pdfminer cannot walk: the text still converted
+        return text.count("\x0c") + 1 if text else 0
 
 
 def _title(markdown: str, hint: str | None, file: Path) -> str:

@@ -12,29 +12,33 @@ crash mid-file leaves the previous state and re-running an ingest resumes where 
 from __future__ import annotations
 
 import asyncio
-import hashlib
+import dataclasses
 import logging
 import re
-import time
-import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolweave.errors import ConfigError
+from toolweave.kb._documents import (
+    DOCS_SUFFIX,
+    Spec,
+    chunk_id,
+    digest,
+    document_records,
+    first_line,
+    normalize_for_dedupe,
+)
 from toolweave.kb._embedding import BatchedEmbedder
 from toolweave.kb.chunking import (
     DEFAULT_CHUNK_TOKENS,
     DEFAULT_OVERLAP_TOKENS,
-    Chunk,
     Unit,
     check_chunking,
-    chunk_markdown,
 )
 from toolweave.kb.convert import (
     DEFAULT_LIMITS,
     ConversionLimits,
-    ConversionReport,
     ConvertedDocument,
     convert_file,
     describe_text,
@@ -43,12 +47,15 @@ from toolweave.kb.errors import KnowledgeBaseError
 from toolweave.kb.expand import EXPANSIONS, Expansion, expand_query
 from toolweave.kb.results import (
     AddResult,
+    AddStatus,
     Document,
     Hit,
     ProgressCallback,
     document_from_record,
+    hit_from_index,
     hit_from_record,
 )
+from toolweave.storage.retrieval.backend import open_index
 from toolweave.storage.retrieval.embedders import DEFAULT_EMBED_BATCH, Embedder, load_embedder
 from toolweave.storage.retrieval.index import Record, SearchMode, TextIndex, reciprocal_rank_fusion
 
@@ -68,18 +75,14 @@ FUSION_CANDIDATES = 20
 """Candidates fetched per query before an expanded search fuses the rankings."""
 MAX_SEARCH_K = 50
 """Largest `k` a search accepts."""
-_DOCS = "#documents"
+INDEXED_FIELDS = ("content_hash",)
+"""Payload fields with a B-tree index: the duplicate check looks a document up by its hash."""
+_DOCS = DOCS_SUFFIX
+_TEXT_ARGUMENTS = frozenset(
+    ("text", "title", "metadata", "doc_id", "chunk_size", "chunk_overlap", "unit")
+)
 _NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
 _MODES = ("hybrid", "vector", "keyword")
-
-
-def normalize_for_dedupe(text: str) -> str:
-    """NFKC, case-folded, whitespace collapsed: what "the same content" compares."""
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
-
-
-def _digest(*parts: str) -> str:
-    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
 
 
 class KnowledgeBase:
@@ -123,33 +126,18 @@ class KnowledgeBase:
         self.index = (
             index
             if index is not None
-            else self._open(path, dsn, qdrant_url, qdrant_path, index_name)
+            else open_index(
+                path,
+                self._embedder,
+                name=index_name,
+                dsn=dsn,
+                qdrant_url=qdrant_url,
+                qdrant_path=qdrant_path,
+                indexed_fields=INDEXED_FIELDS,
+            )
         )
         self._owns_index = index is None
         self._listeners: list[Callable[[], None]] = []
-
-    def _open(
-        self,
-        path: str | Path,
-        dsn: str | None,
-        qdrant_url: str | None,
-        qdrant_path: str | None,
-        name: str,
-    ) -> TextIndex:
-        if dsn is None and qdrant_url is None and qdrant_path is None:
-            from toolweave.storage.retrieval.sqlite_index import SQLiteTextIndex
-
-            return SQLiteTextIndex(path, self._embedder, name=name)
-        if dsn is None or (qdrant_url is None) == (qdrant_path is None):
-            raise ConfigError(
-                "the scale-out backend needs dsn= and one of qdrant_url= (a server) or "
-                "qdrant_path= (Qdrant's local mode)"
-            )
-        from toolweave.storage.retrieval.scale_index import PostgresQdrantIndex
-
-        return PostgresQdrantIndex(
-            dsn, self._embedder, qdrant_url=qdrant_url, qdrant_path=qdrant_path, name=name
-        )
 
     @property
     def embedder(self) -> Embedder:
@@ -185,16 +173,16 @@ class KnowledgeBase:
     ) -> AddResult:
         """Convert and add one file; a changed file replaces its old chunks in one write."""
         resolved, converted = await asyncio.to_thread(_convert, path, self.conversion)
-        return await self._add(
-            doc_id="f" + _digest(str(resolved))[:20],
+        spec = Spec(
+            doc_id="f" + digest(str(resolved))[:20],
             title=converted.title,
             markdown=converted.markdown,
             source=str(resolved),
             metadata={},
             report=converted.report,
-            progress=progress,
             chunking=(self.chunk_tokens, self.overlap_tokens, self.unit),
         )
+        return await self._add(spec, progress)
 
     async def add_text(
         self,
@@ -210,94 +198,130 @@ class KnowledgeBase:
     ) -> AddResult:
         """Add Markdown or plain text. The same title + content is never added twice; with a
         `doc_id` the document of that id is replaced instead (how notes are kept in sync).
-        `chunk_size`, `chunk_overlap` and `unit` override the knowledge base's chunking."""
+        `chunk_size`, `chunk_overlap` and `unit` override the knowledge base's chunking. The
+        title is indexed and embedded with every chunk."""
+        spec = self._text_spec(text, title, metadata, doc_id, (chunk_size, chunk_overlap, unit))
+        return (await self._add_all([spec], progress))[0]
+
+    async def add_texts(
+        self, items: Iterable[str | Mapping[str, Any]], *, progress: ProgressCallback | None = None
+    ) -> list[AddResult]:
+        """Add many texts in one write (one transaction; the embedder is called once per batch
+        of chunks, not once per text). Each item is a text or a mapping of `add_text`'s
+        arguments (`text`, `title`, `metadata`, `doc_id`, `chunk_size`, `chunk_overlap`,
+        `unit`). Results are in the order given; a text equal to an earlier one of the same
+        call is its duplicate."""
+        specs = []
+        for position, item in enumerate(items):
+            raw: Mapping[str, Any] = {"text": item} if isinstance(item, str) else item
+            unknown = set(raw) - _TEXT_ARGUMENTS
+            if not isinstance(raw, Mapping) or unknown or "text" not in raw:
+                raise KnowledgeBaseError(
+                    f"items[{position}]: give a text or a mapping of {sorted(_TEXT_ARGUMENTS)}"
+                    f" with 'text'{f', not {sorted(unknown)}' if unknown else ''}"
+                )
+            chunking = (raw.get("chunk_size"), raw.get("chunk_overlap"), raw.get("unit"))
+            specs.append(
+                self._text_spec(
+                    raw["text"], raw.get("title"), raw.get("metadata"), raw.get("doc_id"), chunking
+                )
+            )
+        return await self._add_all(specs, progress)
+
+    def _text_spec(
+        self,
+        text: str,
+        title: str | None,
+        metadata: dict[str, Any] | None,
+        doc_id: str | None,
+        chunking: tuple[int | None, int | None, Unit | None],
+    ) -> Spec:
         if not isinstance(text, str) or not text.strip():
             raise KnowledgeBaseError("text: give the document's text (it is empty)")
-        title = (title or "").strip() or _first_line(text)
-        return await self._add(
-            doc_id=doc_id or "t" + _digest(*map(normalize_for_dedupe, (title, text)))[:20],
+        title = (title or "").strip() or first_line(text)
+        size, overlap, unit = chunking
+        return Spec(
+            doc_id=doc_id or "t" + digest(*map(normalize_for_dedupe, (title, text)))[:20],
             title=title,
             markdown=text,
             source=None,
             metadata=dict(metadata or {}),
             report=describe_text(text, title),
-            progress=progress,
             chunking=(
-                chunk_size or self.chunk_tokens,
-                self.overlap_tokens if chunk_overlap is None else chunk_overlap,
+                size or self.chunk_tokens,
+                self.overlap_tokens if overlap is None else overlap,
                 unit or self.unit,
             ),
         )
 
-    async def _add(
-        self,
-        *,
-        doc_id: str,
-        title: str,
-        markdown: str,
-        source: str | None,
-        metadata: dict[str, Any],
-        report: ConversionReport,
-        progress: ProgressCallback | None,
-        chunking: tuple[int, int, Unit],
-    ) -> AddResult:
-        size, overlap, unit = chunking
-        check_chunking(size, overlap, unit)  # a bad size fails before anything is read
-        content_hash = _digest(normalize_for_dedupe(title), normalize_for_dedupe(markdown))
-        docs = self.namespace + _DOCS
-        old = await self.index.get([doc_id], collection=docs)
-        if old and old[0].payload.get("content_hash") == content_hash:
-            count = int(old[0].payload.get("chunks", 0))
-            return AddResult(doc_id, title, "unchanged", count, report)
-        # A new document equal to another is a duplicate; an existing one that changed is
-        # always replaced, even into a copy of another, so it never keeps stale chunks.
-        same = [] if old else await self.index.find(docs, {"content_hash": content_hash}, limit=1)
-        if same:
-            count = int(same[0].payload.get("chunks", 0))
-            return AddResult(doc_id, title, "duplicate", count, report, same[0].id)
-        if not old and await self.index.count(docs) >= self.max_docs:
-            raise KnowledgeBaseError(
-                f"namespace {self.namespace!r} already holds max_docs={self.max_docs} documents; "
-                "remove some (kb remove) or raise max_docs"
-            )
-        chunks = chunk_markdown(markdown, size, overlap, unit=unit)
-        records = [self._chunk_record(doc_id, title, i, c) for i, c in enumerate(chunks)]
-        old_count = int(old[0].payload.get("chunks", 0)) if old else 0
-        stale = [(self.namespace, _chunk_id(doc_id, i)) for i in range(len(chunks), old_count)]
-        document = Record(
-            doc_id,
-            title,
-            {
-                "kind": "document",
-                "title": title,
-                "source": source,
-                "content_hash": content_hash,
-                "chunks": len(chunks),
-                "characters": len(markdown),
-                "markdown": markdown,
-                "metadata": metadata,
-                "added_at": time.time(),
-            },
-            collection=docs,
-        )
-        self._embedder.progress = progress
-        try:
-            await self.index.write([*records, document], stale)
-        finally:
-            self._embedder.progress = None
-        self._changed()
-        return AddResult(doc_id, title, "replaced" if old else "added", len(chunks), report)
+    async def _add(self, spec: Spec, progress: ProgressCallback | None) -> AddResult:
+        return (await self._add_all([spec], progress))[0]
 
-    def _chunk_record(self, doc_id: str, title: str, i: int, chunk: Chunk) -> Record:
-        payload = {
-            "doc_id": doc_id,
-            "title": title,
-            "heading_path": chunk.heading_path,
-            "start": chunk.start,
-            "end": chunk.end,
-            "position": i,
-        }
-        return Record(_chunk_id(doc_id, i), chunk.contextual_text, payload, self.namespace)
+    async def _add_all(
+        self, specs: Sequence[Spec], progress: ProgressCallback | None
+    ) -> list[AddResult]:
+        """Plan every document (unchanged, duplicate, added or replaced), then write all the
+        added and replaced ones in one `write`."""
+        for spec in specs:
+            check_chunking(*spec.chunking)  # a bad size fails before anything is read
+        docs = self.namespace + _DOCS
+        existing = {r.id: r for r in await self.index.get([s.doc_id for s in specs], docs)}
+        count = await self.index.count(docs)
+        results: list[AddResult] = []
+        upsert: list[Record] = []
+        delete: list[tuple[str, str]] = []
+        planned: dict[str, str] = {}  # content hash -> doc id, within this call
+        for spec in specs:
+            content_hash = digest(
+                normalize_for_dedupe(spec.title), normalize_for_dedupe(spec.markdown)
+            )
+            old = existing.get(spec.doc_id)
+            if old is not None and old.payload.get("content_hash") == content_hash:
+                chunks = int(old.payload.get("chunks", 0))
+                results.append(AddResult(spec.doc_id, spec.title, "unchanged", chunks, spec.report))
+                continue
+            # A new document equal to another is a duplicate; an existing one that changed is
+            # always replaced, even into a copy of another, so it never keeps stale chunks.
+            if old is None:
+                twin = planned.get(content_hash)
+                same = (
+                    []
+                    if twin
+                    else await self.index.find(docs, {"content_hash": content_hash}, limit=1)
+                )
+                if twin or same:
+                    of = twin or same[0].id
+                    chunks = -1 if twin else int(same[0].payload.get("chunks", 0))
+                    results.append(
+                        AddResult(spec.doc_id, spec.title, "duplicate", chunks, spec.report, of)
+                    )
+                    continue
+                if count >= self.max_docs:
+                    raise KnowledgeBaseError(
+                        f"namespace {self.namespace!r} already holds max_docs={self.max_docs}"
+                        " documents; remove some (kb remove) or raise max_docs"
+                    )
+                count += 1
+            planned[content_hash] = spec.doc_id
+            records, stale, document = document_records(self.namespace, spec, content_hash, old)
+            upsert += [*records, document]
+            delete += stale
+            status: AddStatus = "replaced" if old else "added"
+            results.append(AddResult(spec.doc_id, spec.title, status, len(records), spec.report))
+        if upsert:
+            self._embedder.progress = progress
+            try:
+                await self.index.write(upsert, delete)
+            finally:
+                self._embedder.progress = None
+            self._changed()
+        by_doc = {r.doc_id: r.chunks for r in results if r.status in ("added", "replaced")}
+        return [
+            dataclasses.replace(r, chunks=by_doc[r.duplicate_of])
+            if r.chunks < 0 and r.duplicate_of
+            else r
+            for r in results
+        ]
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -307,10 +331,13 @@ class KnowledgeBase:
         k: int = DEFAULT_SEARCH_K,
         mode: SearchMode = "hybrid",
         expand: Expansion | None = None,
+        *,
+        explain: bool = False,
     ) -> list[Hit]:
         """The best `k` chunks for `query`. `expand` ("mqe" or "hyde") also searches the
         configured model's rewordings or hypothetical answer; without a model it is skipped
-        (logged) and the plain query is searched."""
+        (logged) and the plain query is searched. Each hit carries its keyword rank and bm25
+        score and its cosine; `explain=True` adds them with the fusion formula and weight."""
         if not isinstance(query, str) or not query.strip():
             raise KnowledgeBaseError("query: give the text to search for (it is empty)")
         if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_SEARCH_K:
@@ -331,7 +358,8 @@ class KnowledgeBase:
         found: dict[str, Record] = {}
         if len(searches) == 1:
             hits = await self.index.search(query, limit=k, collection=self.namespace, mode=mode)
-            return [hit_from_record(h.record, h.score) for h in hits]
+            weight = await self._vector_weight(query, mode) if explain else None
+            return [hit_from_index(h, weight=weight, explain=explain) for h in hits]
         for text, search_mode in searches:  # each query's candidates, then one fused ranking
             hits = await self.index.search(
                 text, limit=max(k, FUSION_CANDIDATES), collection=self.namespace, mode=search_mode
@@ -341,6 +369,12 @@ class KnowledgeBase:
         fused = reciprocal_rank_fusion(rankings)
         best = sorted(fused, key=lambda key: (-fused[key], key))[:k]
         return [hit_from_record(found[key], fused[key]) for key in best]
+
+    async def _vector_weight(self, query: str, mode: SearchMode) -> float:
+        """The vector weight the index fuses `query` with in `mode`."""
+        if mode != "hybrid":
+            return 1.0 if mode == "vector" else 0.0
+        return (await self.index.stored_fusion()).for_query(query)
 
     async def documents(self) -> list[Document]:
         """Every document of this namespace, sorted by title."""
@@ -387,7 +421,7 @@ class KnowledgeBase:
     def _document_keys(self, document: Record) -> list[tuple[str, str]]:
         """The (collection, id) of a document record and of each of its chunks."""
         count = int(document.payload.get("chunks", 0))
-        chunks = [(self.namespace, _chunk_id(document.id, i)) for i in range(count)]
+        chunks = [(self.namespace, chunk_id(document.id, i)) for i in range(count)]
         return [*chunks, (self.namespace + _DOCS, document.id)]
 
     async def close(self) -> None:
@@ -413,12 +447,3 @@ def check_namespace(namespace: str) -> str:
 def _convert(path: str | Path, limits: ConversionLimits) -> tuple[Path, ConvertedDocument]:
     resolved = Path(path).expanduser().resolve()
     return resolved, convert_file(resolved, limits)
-
-
-def _chunk_id(doc_id: str, position: int) -> str:
-    return f"{doc_id}:{position:05d}"
-
-
-def _first_line(text: str) -> str:
-    line = text.strip().splitlines()[0].lstrip("# ").strip()
-    return line[:80] or "untitled"

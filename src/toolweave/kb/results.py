@@ -6,12 +6,15 @@ store, and so the mapping from index records to them lives in one place.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from toolweave.kb.chunking import HEADING_SEPARATOR
 from toolweave.kb.convert import ConversionReport
+from toolweave.storage.retrieval.fusion import FUSION_FORMULA
+from toolweave.storage.retrieval.index import Hit as IndexHit
 from toolweave.storage.retrieval.index import Record
 
 AddStatus = Literal["added", "replaced", "unchanged", "duplicate"]
@@ -19,9 +22,24 @@ ProgressCallback = Callable[[int, int], None]
 """`(embedded, total)` after each embedding batch of one document."""
 
 
+def citation(title: str, heading_path: str | None) -> str:
+    """`title > heading path` (the title once, when the path already starts with it): the line
+    a chunk is indexed and embedded under, and how a hit cites its source."""
+    if not heading_path:
+        return title
+    if heading_path.split(HEADING_SEPARATOR)[0] == title:
+        return heading_path
+    return f"{title}{HEADING_SEPARATOR}{heading_path}"
+
+
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """One retrieved chunk and where it came from (`start:end` code points of the document)."""
+    """One retrieved chunk and where it came from (`start:end` code points of the document).
+
+    `score` is the fused score (0..1); `keyword_rank` and `keyword_score` (bm25) describe the
+    keyword match, `vector_score` the cosine (None: that side did not find the chunk). With
+    `search(..., explain=True)`, `explanation` holds them with the fusion formula and weight.
+    """
 
     text: str
     doc_id: str
@@ -30,10 +48,14 @@ class Hit:
     score: float
     start: int
     end: int
+    keyword_rank: int | None = None
+    keyword_score: float | None = None
+    vector_score: float | None = None
+    explanation: dict[str, Any] | None = None
 
     def as_json(self) -> dict[str, Any]:
         """The hit as a JSON object (what tools and `toolweave kb search --json` print)."""
-        return {
+        out: dict[str, Any] = {
             "doc_id": self.doc_id,
             "title": self.title,
             "heading_path": self.heading_path,
@@ -42,16 +64,14 @@ class Hit:
             "start": self.start,
             "end": self.end,
         }
+        if self.explanation is not None:
+            out["explanation"] = self.explanation
+        return out
 
     @property
     def citation(self) -> str:
         """`title > heading path` (the title once, when the path already starts with it)."""
-        path = self.heading_path
-        if not path:
-            return self.title
-        if path.split(HEADING_SEPARATOR)[0] == self.title:
-            return path
-        return f"{self.title}{HEADING_SEPARATOR}{path}"
+        return citation(self.title, self.heading_path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,13 +99,36 @@ class Document:
 
 
 def hit_from_record(record: Record, score: float) -> Hit:
+    """A hit for a chunk record, its text without the citation line it was indexed under."""
     p = record.payload
-    heading_path = p.get("heading_path")
+    heading_path, title = p.get("heading_path"), str(p["title"])
     text = record.text
-    if heading_path and text.startswith(heading_path + "\n"):
-        text = text[len(heading_path) + 1 :]
-    return Hit(
-        text, str(p["doc_id"]), str(p["title"]), heading_path, score, int(p["start"]), int(p["end"])
+    for prefix in (citation(title, heading_path), heading_path):
+        if prefix and text.startswith(prefix + "\n"):
+            text = text[len(prefix) + 1 :]
+            break
+    return Hit(text, str(p["doc_id"]), title, heading_path, score, int(p["start"]), int(p["end"]))
+
+
+def hit_from_index(hit: IndexHit, *, weight: float | None, explain: bool) -> Hit:
+    """A knowledge-base hit for an index hit, with its keyword and vector evidence."""
+    found = hit_from_record(hit.record, hit.score)
+    explanation = None
+    if explain:
+        explanation = {
+            "keyword_rank": hit.keyword_rank,
+            "keyword_score": hit.keyword_score,
+            "vector_score": hit.vector_score,
+            "fused": hit.score,
+            "vector_weight": weight,
+            "formula": FUSION_FORMULA,
+        }
+    return dataclasses.replace(
+        found,
+        keyword_rank=hit.keyword_rank,
+        keyword_score=hit.keyword_score,
+        vector_score=hit.vector_score,
+        explanation=explanation,
     )
 
 

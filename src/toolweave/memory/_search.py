@@ -1,7 +1,7 @@
-"""Search across memory types: candidates from each store, then one formula per type.
+"""Search across memory types: candidates from each store, then each type's formula (`scoring`).
 
-Persisted memories come from one fused keyword + vector search of the index (oversampled, so
-each type's formula re-ranks enough candidates), plus, for semantic memory, the memories the
+Persisted memories come from one keyword, vector or fused search of the index (oversampled, so
+each type's tie-break re-ranks enough candidates), plus, for semantic memory, the memories the
 knowledge graph links to entities the query names. A candidate only the vectors found must
 reach the manager's `min_similarity` cosine (the nearest neighbours of an unrelated query are
 still unrelated); keyword and graph matches always stay. Working memory scores itself. Hits of
@@ -16,15 +16,18 @@ from typing import TYPE_CHECKING, Any
 from toolweave.memory import _codec
 from toolweave.memory.graph import KnowledgeGraph
 from toolweave.memory.scoring import (
+    EPISODIC_FORMULA,
+    SEMANTIC_FORMULA,
+    TIE_BAND,
+    WORKING_FORMULA,
     episodic_score,
-    fused_relevance,
     importance_weight,
     perceptual_score,
     recency,
     semantic_score,
 )
 from toolweave.memory.types import MemoryHit, MemoryType, check_text, utc_now
-from toolweave.storage.retrieval.index import Hit
+from toolweave.storage.retrieval.index import Hit, SearchMode
 from toolweave.storage.text import query_terms
 
 if TYPE_CHECKING:
@@ -52,14 +55,13 @@ async def search_memories(
     as_of: datetime | None,
     modality: str | None,
     graph: KnowledgeGraph | None,
+    mode: SearchMode = "hybrid",
 ) -> list[MemoryHit]:
     now = utc_now()
     hits: list[MemoryHit] = []
     if "working" in types and as_of is None and modality is None:
         for item, factors in manager.working.search(query, min_importance=min_importance):
-            explanation: dict[str, Any] = {
-                "formula": "(0.7 vec + 0.3 keyword) * time_decay * (0.8 + 0.4 imp)"
-            }
+            explanation: dict[str, Any] = {"formula": WORKING_FORMULA}
             explanation.update(factors, importance_weight=importance_weight(item.importance))
             hits.append(MemoryHit(item, factors["score"], explanation if explain else None))
     persisted = [t for t in types if t != "working"]
@@ -74,7 +76,11 @@ async def search_memories(
         if modality is not None:
             where["modality"] = modality
         found = await manager.index.search(
-            query, limit=limit * SEARCH_OVERSAMPLE, collection=manager.user_id, where=where
+            query,
+            limit=limit * SEARCH_OVERSAMPLE,
+            collection=manager.user_id,
+            where=where,
+            mode=mode,
         )
         cap = limit * SEARCH_OVERSAMPLE
         graph_scores = graph.memory_scores(graph.entities_in(query), cap) if graph else {}
@@ -96,22 +102,23 @@ async def search_memories(
 
 def _score(hit: Hit, now: datetime, graph_scores: dict[str, float], explain: bool) -> MemoryHit:
     item = _codec.to_item(hit.record)
-    relevance = fused_relevance(hit.score)
     factors: dict[str, Any] = {
         "keyword_rank": hit.keyword_rank,
+        "keyword_score": hit.keyword_score,
         "vector_score": hit.vector_score,
         "fused": hit.score,
-        "relevance": relevance,
-        "importance_weight": importance_weight(item.importance),
+        "relevance": hit.score,
+        "importance": item.importance,
+        "tie_band": TIE_BAND,
     }
     if item.memory_type == "semantic":
         graph = graph_scores.get(item.id, 0.0)
-        score = semantic_score(relevance, graph, item.importance)
-        factors.update(formula="(0.7 vec + 0.3 graph) * (0.8 + 0.4 imp)", graph=graph)
+        score = semantic_score(hit.score, graph, item.importance)
+        factors.update(formula=SEMANTIC_FORMULA, graph=graph)
     else:
         fresh = recency(item.timestamp, now)
         formula = episodic_score if item.memory_type == "episodic" else perceptual_score
-        score = formula(relevance, fresh, item.importance)
-        factors.update(formula="(0.8 vec + 0.2 recency) * (0.8 + 0.4 imp)", recency=fresh)
+        score = formula(hit.score, fresh, item.importance)
+        factors.update(formula=EPISODIC_FORMULA, recency=fresh)
     factors["score"] = score
     return MemoryHit(item, score, factors if explain else None)

@@ -16,18 +16,17 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from toolweave.memory import _codec
+from toolweave.memory._items import new_item
 from toolweave.memory._overview import memory_stats, memory_summary
 from toolweave.memory._search import bounded_query, search_memories
 from toolweave.memory.errors import MemoryArgumentError
 from toolweave.memory.graph import (
     EXCLUSIVE_PREDICATES,
     KnowledgeGraph,
-    extract_relations,
     extract_relations_with_model,
-    parse_relations,
 )
 from toolweave.memory.maintenance import consolidate_memories, forget_memories
-from toolweave.memory.store import DEFAULT_TABLE, check_user_id, open_index
+from toolweave.memory.store import DEFAULT_TABLE, check_user_id, open_memory_index
 from toolweave.memory.types import (
     MEMORY_TYPES,
     MemoryHit,
@@ -46,6 +45,7 @@ from toolweave.memory.working import (
 )
 from toolweave.storage.retrieval import Embedder, TextIndex
 from toolweave.storage.retrieval.hnsw import DEFAULT_HNSW_THRESHOLD
+from toolweave.storage.retrieval.index import SEARCH_MODES, SearchMode
 
 if TYPE_CHECKING:
     from toolweave.llm import Model
@@ -104,7 +104,7 @@ class MemoryManager:
     ) -> None:
         self.user_id = check_user_id(user_id)
         self._owns_index = index is None
-        self.index: TextIndex = index or open_index(
+        self.index: TextIndex = index or open_memory_index(
             path,
             embedder,
             dsn=dsn,
@@ -148,48 +148,6 @@ class MemoryManager:
 
     # -- adding --------------------------------------------------------------------------------
 
-    def _new_item(
-        self,
-        content: str,
-        memory_type: str = "working",
-        importance: float = 0.5,
-        metadata: Mapping[str, Any] | None = None,
-        timestamp: datetime | float | str | None = None,
-        relations: Iterable[Any] | None = None,
-        file_path: str | None = None,
-        modality: str | None = None,
-    ) -> MemoryItem:
-        check_content(content)
-        kind = check_memory_type(memory_type)
-        meta = _codec.check_metadata(dict(metadata) if metadata is not None else None)
-        if file_path is not None or modality is not None:
-            if kind != "perceptual":
-                raise MemoryArgumentError(
-                    f"file_path and modality belong to perceptual memories, not {kind!r}"
-                )
-            meta["modality"] = _codec.check_modality(
-                modality or _codec.infer_modality(file_path or "")
-            )
-            if file_path is not None:
-                meta["file_path"] = str(file_path)
-        elif kind == "perceptual":
-            meta.setdefault("modality", "text")
-        parsed = parse_relations(relations or [])
-        if parsed and kind != "semantic":
-            raise MemoryArgumentError(f"relations belong to semantic memories, not {kind!r}")
-        if kind == "semantic" and not parsed:
-            parsed = extract_relations(content)
-        return MemoryItem(
-            id=_codec.new_id(),
-            content=content,
-            memory_type=kind,
-            importance=check_importance(importance),
-            timestamp=to_datetime(timestamp),
-            metadata=meta,
-            user_id=self.user_id,
-            relations=parsed,
-        )
-
     async def add(
         self,
         content: str,
@@ -202,8 +160,16 @@ class MemoryManager:
         modality: str | None = None,
     ) -> str:
         """Store one memory and return its id; identical content returns the existing id."""
-        item = self._new_item(
-            content, memory_type, importance, metadata, timestamp, relations, file_path, modality
+        item = new_item(
+            self.user_id,
+            content,
+            memory_type,
+            importance,
+            metadata,
+            timestamp,
+            relations,
+            file_path,
+            modality,
         )
         return (await self._add_items([item]))[0]
 
@@ -214,7 +180,7 @@ class MemoryManager:
             if not isinstance(raw, Mapping):
                 raise MemoryArgumentError(f"items[{position}] must be a mapping of add() arguments")
             try:
-                built.append(self._new_item(**raw))
+                built.append(new_item(self.user_id, **raw))
             except TypeError as exc:
                 raise MemoryArgumentError(f"items[{position}]: {exc}") from None
             except MemoryArgumentError as exc:
@@ -332,13 +298,19 @@ class MemoryManager:
         explain: bool = False,
         as_of: datetime | float | str | None = None,
         modality: str | None = None,
+        mode: SearchMode = "hybrid",
     ) -> list[MemoryHit]:
         """The best `limit` memories for `query` across `memory_types` (all by default).
 
         Current facts only unless `as_of` asks what was valid then; `modality` restricts
-        perceptual memories; `explain=True` attaches each hit's keyword rank, vector score,
-        fused relevance and its type formula's factors.
+        perceptual memories; `mode` is "hybrid" (keyword and vector scores fused), "keyword"
+        or "vector"; `explain=True` attaches each hit's keyword rank and score, cosine, fused
+        relevance and its type formula's tie-break factors.
         """
+        if mode not in SEARCH_MODES:
+            raise MemoryArgumentError(f"mode must be one of {list(SEARCH_MODES)}, got {mode!r}")
+        if not isinstance(query, str) or not query.strip():
+            raise MemoryArgumentError("query must be a non-empty string")
         query = bounded_query(query, self.max_query_chars, self.max_query_terms)
         if (
             not isinstance(limit, int)
@@ -363,6 +335,7 @@ class MemoryManager:
             as_of=moment,
             modality=_codec.check_modality(modality) if modality else None,
             graph=graph,
+            mode=mode,
         )
 
     async def related(self, entity: str, depth: int = 1) -> list[Relation]:
@@ -427,7 +400,7 @@ class MemoryManager:
                 raise MemoryArgumentError(
                     f"memory {id!r} was superseded by {item.superseded_by!r}; update that one"
                 )
-            newer = self._new_item(content, "semantic", item.importance, item.metadata)
+            newer = new_item(self.user_id, content, "semantic", item.importance, item.metadata)
             item.valid_to, item.superseded_by = utc_now(), newer.id
             await self.index.write([_codec.to_record(item), _codec.to_record(newer)])
             graph = await self.graph()

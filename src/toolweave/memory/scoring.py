@@ -1,15 +1,18 @@
-"""The scoring formulas, one function each, so search and `explain=True` share them.
+"""How memories are ranked: relevance first, then a bounded tie-break, one function per type,
+so search and `explain=True` share them.
 
-- working:    (0.7 vec + 0.3 keyword) * time_decay * (0.8 + 0.4 importance)
-- episodic:   (0.8 vec + 0.2 recency) * (0.8 + 0.4 importance)
-- semantic:   (0.7 vec + 0.3 graph)   * (0.8 + 0.4 importance)
-- perceptual: (0.8 vec + 0.2 recency) * (0.8 + 0.4 importance)
+`relevance` is the index's fused keyword + vector score (0..1: normalised bm25 and cosine,
+`toolweave.storage.retrieval.fusion`). Importance and recency (or, for semantic facts, links in
+the knowledge graph) add at most `TIE_BAND` to it, so they reorder only memories whose relevance
+is within `TIE_BAND` of each other; an exact match is never beaten by a weak match that happens
+to be important or new:
 
-For the persisted types `vec` is the relevance of the fused keyword + vector ranking
-(reciprocal rank fusion, scaled so first in both lists is 1.0), so an exact keyword hit is never
-lost to a vector-only ranking. Recency is exp(-0.1 * age_hours / 24), floored at 0.1
-(a month-old memory still counts).
-Working memory's time decay halves every `ttl` (an item at the end of its TTL counts half).
+- episodic, perceptual: relevance + TIE_BAND * (0.5 importance + 0.5 recency)
+- semantic:             max(relevance, GRAPH_RELEVANCE * graph) + TIE_BAND * importance
+- working:              (0.7 vec + 0.3 keyword) * time_decay * (0.8 + 0.4 importance)
+
+Recency is exp(-0.1 * age_hours / 24), floored at 0.1. Working memory (the last few turns, never
+indexed) keeps its own formula; its time decay halves every `ttl`.
 """
 
 from __future__ import annotations
@@ -17,14 +20,19 @@ from __future__ import annotations
 import math
 from datetime import datetime
 
-from toolweave.storage.retrieval.index import DEFAULT_RRF_K
-
 RECENCY_DECAY = 0.1
 RECENCY_FLOOR = 0.1
-_MAX_FUSED = 2.0 / (DEFAULT_RRF_K + 1)
+TIE_BAND = 0.05
+"""Most importance and recency can add to a memory's relevance."""
+GRAPH_RELEVANCE = 0.5
+"""Relevance of a semantic fact linked (strength 1.0) to an entity the query names."""
+EPISODIC_FORMULA = "relevance + 0.05 * (0.5 importance + 0.5 recency)"
+SEMANTIC_FORMULA = "max(relevance, 0.5 graph) + 0.05 * importance"
+WORKING_FORMULA = "(0.7 vec + 0.3 keyword) * time_decay * (0.8 + 0.4 imp)"
 
 
 def importance_weight(importance: float) -> float:
+    """Working memory's importance factor."""
     return 0.8 + 0.4 * importance
 
 
@@ -38,22 +46,17 @@ def time_decay(timestamp: datetime, now: datetime, ttl_minutes: float) -> float:
     return float(0.5 ** (age_minutes / ttl_minutes))
 
 
-def fused_relevance(fused: float) -> float:
-    """A reciprocal-rank-fusion score scaled to 0..1 (1.0: ranked first by keywords and vectors)."""
-    return min(fused / _MAX_FUSED, 1.0)
-
-
 def working_score(vec: float, keyword: float, decay: float, importance: float) -> float:
     base = vec * 0.7 + keyword * 0.3 if vec > 0 else keyword
     return base * decay * importance_weight(importance)
 
 
-def episodic_score(vec: float, recency_score: float, importance: float) -> float:
-    return (vec * 0.8 + recency_score * 0.2) * importance_weight(importance)
+def episodic_score(relevance: float, recency_score: float, importance: float) -> float:
+    return relevance + TIE_BAND * (0.5 * importance + 0.5 * recency_score)
 
 
-def semantic_score(vec: float, graph: float, importance: float) -> float:
-    return (vec * 0.7 + graph * 0.3) * importance_weight(importance)
+def semantic_score(relevance: float, graph: float, importance: float) -> float:
+    return max(relevance, GRAPH_RELEVANCE * graph) + TIE_BAND * importance
 
 
 perceptual_score = episodic_score

@@ -1,4 +1,4 @@
-"""Where memories are stored: SQLite by default, Postgres + Qdrant with a DSN.
+"""Where memories are stored: SQLite by default, Postgres + Qdrant with a DSN (`open_index`).
 
 Both are a `toolweave.storage` `TextIndex`, one collection per user, with B-tree indexes on
 the payload fields every write filters by (content hash, type).
@@ -10,7 +10,8 @@ from typing import Any
 
 from toolweave.memory import _codec
 from toolweave.memory.errors import MemoryArgumentError
-from toolweave.storage.retrieval import Embedder, PostgresQdrantIndex, SQLiteTextIndex, TextIndex
+from toolweave.storage.retrieval import Embedder, TextIndex
+from toolweave.storage.retrieval.backend import open_index
 from toolweave.storage.retrieval.hnsw import DEFAULT_HNSW_THRESHOLD
 
 MAX_USER_ID_CHARS = 200
@@ -26,7 +27,7 @@ def check_user_id(user_id: str) -> str:
     return user_id
 
 
-def open_index(
+def open_memory_index(
     path: str | Any,
     embedder: Embedder | str,
     *,
@@ -37,28 +38,15 @@ def open_index(
     table: str = DEFAULT_TABLE,
     hnsw_threshold: int | None = DEFAULT_HNSW_THRESHOLD,
 ) -> TextIndex:
-    """The memory index: SQLite at `path`, or Postgres at `dsn` with Qdrant for vectors."""
-    if dsn is None:
-        if qdrant_url or qdrant_path:
-            raise MemoryArgumentError("qdrant_url/qdrant_path need dsn='postgresql://...' too")
-        return SQLiteTextIndex(
-            path,
-            embedder,
-            name=table,
-            indexed_fields=_codec.INDEXED_FIELDS,
-            hnsw_threshold=hnsw_threshold,
-        )
-    if not (qdrant_url or qdrant_path):
-        raise MemoryArgumentError(
-            "dsn= needs a vector store: pass qdrant_url='http://host:6333' (or qdrant_path=... for"
-            " Qdrant's local mode)"
-        )
-    return PostgresQdrantIndex(
-        dsn,
+    """The memory index (`open_index`) with the payload fields every memory write filters by."""
+    return open_index(
+        path,
         embedder,
+        name=table,
+        dsn=dsn,
         qdrant_url=qdrant_url,
         qdrant_path=qdrant_path,
         qdrant_api_key=qdrant_api_key,
-        name=table,
         indexed_fields=_codec.INDEXED_FIELDS,
+        hnsw_threshold=hnsw_threshold,
     )

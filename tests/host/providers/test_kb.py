@@ -124,7 +124,7 @@ def test_kb_settings_errors_name_the_key(tmp_path: Path) -> None:
         parse_config({"kb": {"paths": "docs"}})
     with pytest.raises(ValueError, match=r"\[kb\].max_docs: Input should be greater than 0"):
         parse_config({"kb": {"max_docs": 0}})
-    with pytest.raises(ValueError, match="both dsn and qdrant_url"):
+    with pytest.raises(ValueError, match="dsn= needs a vector store"):
         parse_config({"kb": {"dsn": "postgresql://x"}})
     source = tmp_path / "toolweave.toml"
     settings = kb_settings(parse_config({"kb": {"paths": ["docs"]}}, source=source))

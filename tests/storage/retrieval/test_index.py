@@ -27,11 +27,12 @@ DOCS = [
 
 
 class CountingEmbedder:
-    """Wraps an embedder and records how many texts it was asked to embed."""
+    """Wraps an embedder and records the texts it was asked to embed and how many calls."""
 
     def __init__(self) -> None:
         self.inner = HashEmbedder(64)
         self.texts: list[str] = []
+        self.calls = 0
 
     @property
     def name(self) -> str:
@@ -42,6 +43,7 @@ class CountingEmbedder:
         return self.inner.dim
 
     def embed(self, texts: Sequence[str]) -> Any:
+        self.calls += 1
         self.texts.extend(texts)
         return self.inner.embed(texts)
 
@@ -399,44 +401,3 @@ async def test_a_common_term_is_ranked_among_its_newest_matches_a_rare_one_in_fu
     await index.close()
 
 
-async def test_common_terms_are_ordered_without_bm25_and_the_exact_match_still_ranks_first(
-    tmp_path: Any,
-) -> None:
-    """bm25 reads every match of each term it weighs, so an expression with a common term (more
-    than `rank_cap` matches) is never ranked by it: its newest matches are ordered by how many
-    query terms they hold, then the shorter, then the newer. A rare term still decides."""
-    from toolweave.storage.retrieval import SQLiteTextIndex
-
-    index = SQLiteTextIndex(tmp_path / "common.db", "hash:64", rank_cap=10)
-    exact = Record("exact", "topic seven item zero ledger 4711 主题")
-    await index.write([exact, Record("short", "topic item")])
-    texts = {
-        f"n{i}": f"topic {i % 7} item {i % 5} alpha{' more' * (i % 4)} 主题" for i in range(40)
-    }
-    await index.write(
-        [Record(id_, text) for id_, text in texts.items()]
-        + [Record(f"b{i}", f"beta gamma note number {i} and more words here") for i in range(15)]
-        + [Record(f"a{i}", f"alpha beta note {i}") for i in range(3)]
-    )
-    statements: list[str] = []
-    index.db.run_sync(lambda conn: conn.set_trace_callback(statements.append))
-
-    async def ids(query: str, limit: int) -> list[str]:
-        return [h.record.id for h in await index.keyword_search(query, limit=limit)]
-
-    # Every record but one holds "topic" and "item"; the rare number finds the exact one.
-    assert (await ids("topic seven item zero 4711", 3))[0] == "exact"
-    assert (await ids("主题 ledger", 2))[0] == "exact"
-    ranked = [s for s in statements if "ORDER BY rank" in s]
-    assert ranked and all('"topic"' not in s and '"item"' not in s for s in ranked)
-    # Common terms only: the newest ten matches, shorter first ("short" is too old to be
-    # among them); all of them hold both terms.
-    newest = sorted((f"n{i}" for i in range(30, 40)), key=lambda i: (len(texts[i]), -int(i[1:])))
-    assert await ids("topic item", 5) == newest[:5]
-    assert newest[0] == "n36"
-    # No record holds all three: those with two of them come first, however long.
-    found = await ids("alpha beta gamma", 18)
-    assert set(found[:18]) == {f"a{i}" for i in range(3)} | {f"b{i}" for i in range(15)}
-    assert found[:3] == ["a2", "a1", "a0"]
-    index.db.run_sync(lambda conn: conn.set_trace_callback(None))
-    await index.close()

@@ -42,6 +42,7 @@ from pydantic import Field, model_validator
 from toolweave.host.config import HostConfig
 from toolweave.host.sections import Section
 from toolweave.kb.convert import DEFAULT_CONVERT_TIMEOUT, DEFAULT_MAX_FILE_BYTES
+from toolweave.storage.retrieval.backend import check_backend
 from toolweave.tools.base import Tool
 
 if TYPE_CHECKING:
@@ -70,8 +71,7 @@ class KBSection(Section):
 
     @model_validator(mode="after")
     def _backend(self) -> KBSection:
-        if bool(self.dsn) != bool(self.qdrant_url):
-            raise ValueError("the scale-out backend needs both dsn and qdrant_url (or neither)")
+        check_backend(self.dsn, self.qdrant_url)
         return self
 
     def resolved_paths(self, source: Path | None) -> list[Path]:
@@ -103,20 +103,12 @@ def open_knowledge_base(config: HostConfig, settings: KBSection | None = None) -
         from toolweave.llm import model_from_string
 
         model = model_from_string(settings.model)
-    if settings.dsn:
-        return KnowledgeBase(
-            embedder=settings.embedder,
-            namespace=settings.namespace,
-            dsn=settings.dsn,
-            qdrant_url=settings.qdrant_url,
-            model=model,
-            max_docs=settings.max_docs,
-            conversion=limits,
-        )
     return KnowledgeBase(
         config.data_dir / "kb.db",
         settings.embedder,
         settings.namespace,
+        dsn=settings.dsn or None,
+        qdrant_url=settings.qdrant_url or None,
         model=model,
         max_docs=settings.max_docs,
         conversion=limits,

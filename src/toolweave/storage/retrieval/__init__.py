@@ -2,7 +2,8 @@
 
 `TextIndex` is the protocol; `SQLiteTextIndex` is the embedded backend (FTS5 words and trigrams,
 float32 vectors searched exactly or through an HNSW graph), `PostgresQdrantIndex` the scale-out
-one (Postgres full text, Qdrant vectors). Embedders turn text into vectors (`load_embedder`).
+one (Postgres full text, Qdrant vectors); `open_index` chooses between them. Embedders turn
+text into vectors (`load_embedder`).
 """
 
 from __future__ import annotations
@@ -20,13 +21,17 @@ _EXPORTS: dict[str, str] = {
     "WordLlamaEmbedder": "toolweave.storage.retrieval.embedders",
     "load_embedder": "toolweave.storage.retrieval.embedders",
     "HNSWVectors": "toolweave.storage.retrieval.hnsw",
+    "check_backend": "toolweave.storage.retrieval.backend",
+    "open_index": "toolweave.storage.retrieval.backend",
     "DEFAULT_COLLECTION": "toolweave.storage.retrieval.index",
     "Hit": "toolweave.storage.retrieval.index",
     "Record": "toolweave.storage.retrieval.index",
     "SearchMode": "toolweave.storage.retrieval.index",
     "TextIndex": "toolweave.storage.retrieval.index",
     "Where": "toolweave.storage.retrieval.index",
-    "fuse_hits": "toolweave.storage.retrieval.index",
+    "FUSION_POOL": "toolweave.storage.retrieval.fusion",
+    "FusionWeights": "toolweave.storage.retrieval.fusion",
+    "fuse_hits": "toolweave.storage.retrieval.fusion",
     "reciprocal_rank_fusion": "toolweave.storage.retrieval.index",
     "PostgresQdrantIndex": "toolweave.storage.retrieval.scale_index",
     "SQLiteTextIndex": "toolweave.storage.retrieval.sqlite_index",
@@ -36,6 +41,7 @@ _EXPORTS: dict[str, str] = {
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
+    from toolweave.storage.retrieval.backend import check_backend, open_index
     from toolweave.storage.retrieval.embedders import (
         DEFAULT_EMBEDDER,
         Embedder,
@@ -45,6 +51,7 @@ if TYPE_CHECKING:
         WordLlamaEmbedder,
         load_embedder,
     )
+    from toolweave.storage.retrieval.fusion import FUSION_POOL, FusionWeights, fuse_hits
     from toolweave.storage.retrieval.hnsw import HNSWVectors
     from toolweave.storage.retrieval.index import (
         DEFAULT_COLLECTION,
@@ -53,7 +60,6 @@ if TYPE_CHECKING:
         SearchMode,
         TextIndex,
         Where,
-        fuse_hits,
         reciprocal_rank_fusion,
     )
     from toolweave.storage.retrieval.scale_index import PostgresQdrantIndex
@@ -63,7 +69,9 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_COLLECTION",
     "DEFAULT_EMBEDDER",
+    "FUSION_POOL",
     "Embedder",
+    "FusionWeights",
     "HNSWVectors",
     "HashEmbedder",
     "Hit",
@@ -77,7 +85,9 @@ __all__ = [
     "VectorMatrix",
     "Where",
     "WordLlamaEmbedder",
+    "check_backend",
     "fuse_hits",
     "load_embedder",
+    "open_index",
     "reciprocal_rank_fusion",
 ]

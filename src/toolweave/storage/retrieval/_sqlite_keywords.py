@@ -10,11 +10,18 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from toolweave.storage.retrieval.index import RANGE_OPERATORS, Record, Where, check_where
+from toolweave.storage.retrieval._words import scored_hits
+from toolweave.storage.retrieval.index import (
+    RANGE_OPERATORS,
+    SUBSTRING_FALLBACK,
+    Hit,
+    Record,
+    Where,
+    check_where,
+)
 from toolweave.storage.text import (
     TRIGRAM_MIN_CHARS,
     fts5_match,
@@ -25,8 +32,6 @@ from toolweave.storage.text import (
 
 Rows = list[tuple[str, str, str]]
 """(id, text, payload JSON) rows."""
-_CHUNK = 500
-"""Rowids per `IN (...)` lookup (SQLite binds at most 32,766 parameters)."""
 
 
 def sql_where(where: Where | None) -> tuple[str, list[Any]]:
@@ -56,16 +61,15 @@ class KeywordSearch:
 
     Each FTS5 table is asked in levels, best matches first: every term (AND), then the rare
     terms (at most `rank_cap` matches each, all ranked, so an exact name or number is never
-    lost), then any term among the newest `rank_cap` matches. bm25 costs time per match of each
-    term it weighs, so expressions with a common term are ordered without it (`_levels`) and a
-    term common to half the store costs what a rare one does.
+    lost), then any term among the newest `rank_cap` matches. Every hit keeps its bm25 score,
+    which fusion weighs against the vector side's cosine.
     """
 
     name: str
     rank_cap: int
     oversample: int
 
-    def records(
+    def hits(
         self,
         conn: sqlite3.Connection,
         query: str,
@@ -73,49 +77,53 @@ class KeywordSearch:
         collection: str,
         clause: str,
         params: list[Any],
-    ) -> list[Record]:
-        """Up to `limit` records matching `query` in `collection` that pass `clause`, best
-        first."""
+    ) -> list[Hit]:
+        """Up to `limit` hits for `query` in `collection` that pass `clause`, best first, each
+        with its bm25 score (substring-only matches get a share of the weakest word match)."""
         terms = query_terms(query)
         t = self.name
         pieces = [p for p in query.split() if p]
         long_pieces = [p for p in dict.fromkeys(pieces + terms) if len(p) >= TRIGRAM_MIN_CHARS]
         short = [p for p in terms if len(p) < TRIGRAM_MIN_CHARS and has_cjk(p)]
         seen: dict[str, Record] = {}
+        scores: dict[str, float] = {}
 
-        def take(rows: Rows) -> None:
-            for id_, text, payload in rows:
-                if id_ not in seen and len(seen) < limit:
+        def take(rows: list[tuple[Any, ...]], cap: int) -> None:
+            for id_, text, payload, *score in rows:
+                if id_ not in seen and len(seen) < cap:
                     seen[id_] = Record(id_, text, json.loads(payload), collection)
+                    scores[id_] = float(score[0]) if score else 0.0
 
+        by_words = 0
+        substrings = min(limit, SUBSTRING_FALLBACK)
         for table, words in ((f"{t}_words", terms), (f"{t}_tri", long_pieces)):
-            if words and len(seen) < limit:
+            cap = limit if table == f"{t}_words" else substrings
+            if words and len(seen) < cap:
                 for level in self._levels(conn, table, words):
                     filters = [collection, *params]
-                    take(self._ranked(conn, table, level, limit, seen, filters, clause))
-                    if len(seen) >= limit:
+                    take(self._ranked(conn, table, level, cap, seen, filters, clause), cap)
+                    if len(seen) >= cap:
                         break
+            if table == f"{t}_words":
+                by_words = len(seen)
         for term in short:
-            if len(seen) >= limit:
+            if len(seen) >= substrings:
                 break
             take(
                 conn.execute(
                     f"SELECT r.id, r.text, r.payload FROM {t} r"
                     f" WHERE r.text LIKE ? ESCAPE '\\' AND r.collection = ?{clause}"
                     " ORDER BY r.rowid DESC LIMIT ?",
-                    [like_pattern(term), collection, *params, limit],
-                ).fetchall()
+                    [like_pattern(term), collection, *params, substrings],
+                ).fetchall(),
+                substrings,
             )
-        return list(seen.values())
+        return scored_hits(list(seen.values()), scores, by_words)
 
     def _levels(
         self, conn: sqlite3.Connection, table: str, terms: list[str]
-    ) -> list[tuple[str, list[str] | None]]:
-        """The MATCH expressions to rank, best first, each with how: None ranks every match by
-        bm25; a list ranks the newest `rank_cap` matches by how many of its terms each holds,
-        then the shorter (bm25's order when the terms weigh the same and occur once), then the
-        newer. bm25 weighs a term by reading all of its matches (~40 ns each: 4 ms for a term
-        in 100k records, 40 ms in 1M), so only expressions of rare terms are given to it."""
+    ) -> list[tuple[str, bool]]:
+        """The MATCH expressions to rank, best first, each with whether it is bounded."""
         cap = self.rank_cap
         rare = [
             term
@@ -126,99 +134,59 @@ class KeywordSearch:
             ).fetchone()[0]
             <= cap
         ]
-        common = len(rare) < len(terms)
-        levels: list[tuple[str, list[str] | None]] = []
-        if len(terms) > 1:
-            levels.append((fts5_match(terms, "AND"), [] if common else None))
+        levels = [(fts5_match(terms, "AND"), True)] if len(terms) > 1 else []
         if rare:
-            levels.append((fts5_match(rare), None))
-        if common:
-            levels.append((fts5_match(terms), terms))
+            levels.append((fts5_match(rare), False))
+        if len(rare) < len(terms):
+            levels.append((fts5_match(terms), True))
         return levels
 
     def _ranked(
         self,
         conn: sqlite3.Connection,
         table: str,
-        level: tuple[str, list[str] | None],
+        level: tuple[str, bool],
         limit: int,
         seen: dict[str, Record],
         params: list[Any],
         clause: str,
-    ) -> list[tuple[str, str, str]]:
-        """The best rows not in `seen` that pass the filter among the matches of one level,
-        enough to bring `seen` to `limit`, widened while the filter (or `seen`) rejects too
-        many."""
-        match, coordinate = level
+    ) -> list[tuple[str, str, str, float]]:
+        """(id, text, payload, bm25) of the best rows not in `seen` that pass the filter among
+        the matches of one level (the newest `rank_cap` matches if it is bounded), enough to
+        bring `seen` to `limit`, widened while the filter (or `seen`) rejects too many."""
+        match, bounded = level
         needed = limit - len(seen)
-        want = limit * self.oversample if coordinate is None else self.rank_cap
+        want, cap = limit * self.oversample, self.rank_cap
         while True:
-            if coordinate is None:
-                # FTS5 ranks fastest with ORDER BY rank LIMIT n in the virtual table itself;
-                # filters apply afterwards.
-                rows = conn.execute(
-                    f"SELECT r.id, r.text, r.payload FROM {self.name} r JOIN (SELECT rowid, rank"
-                    f" FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?) m"
-                    f" ON m.rowid = r.rowid WHERE r.collection = ?{clause} ORDER BY m.rank",
-                    [match, want, *params],
-                ).fetchall()
-            else:
-                rows = self._newest(conn, table, (match, coordinate), want, limit, params, clause)
+            row = (
+                conn.execute(
+                    f"SELECT rowid FROM {table} WHERE {table} MATCH ?"
+                    " ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                    [match, cap - 1],
+                ).fetchone()
+                if bounded
+                else None
+            )
+            floor = int(row[0]) if row else 0
+            # FTS5 ranks fastest with ORDER BY rank LIMIT n in the virtual table itself;
+            # filters apply afterwards.
+            rows = conn.execute(
+                f"SELECT r.id, r.text, r.payload, -m.rank FROM {self.name} r JOIN"
+                f" (SELECT rowid, rank FROM {table} WHERE {table} MATCH ? AND rowid >= ?"
+                " ORDER BY rank LIMIT ?) m"
+                f" ON m.rowid = r.rowid WHERE r.collection = ?{clause} ORDER BY m.rank",
+                [match, floor, want, *params],
+            ).fetchall()
             if sum(1 for row in rows if row[0] not in seen) >= needed:
                 return rows
             matched = conn.execute(
-                f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)",
-                [match, want],
+                f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ?"
+                " AND rowid >= ? LIMIT ?)",
+                [match, floor, want],
             ).fetchone()[0]
-            if matched < want:
+            if matched == want:
+                want *= 8
+            elif floor > 0:
+                cap *= 8
+            else:
                 return rows
-            want *= 8
-
-    def _newest(
-        self,
-        conn: sqlite3.Connection,
-        table: str,
-        level: tuple[str, list[str]],
-        window: int,
-        limit: int,
-        params: list[Any],
-        clause: str,
-    ) -> list[tuple[str, str, str]]:
-        """The best `limit` rows that pass the filter among the newest `window` matches of a
-        level, in the order `_levels` gives: no bm25, so no read of every match."""
-        match, terms = level
-        rowids = [
-            int(r[0])
-            for r in conn.execute(
-                f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT ?",
-                [match, window],
-            )
-        ]
-        held: Counter[int] = Counter()
-        for term in terms if len(terms) > 1 and rowids else ():
-            held.update(
-                int(r[0])
-                for r in conn.execute(
-                    f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid >= ?",
-                    [fts5_match([term]), rowids[-1]],
-                )
-            )
-        passing: list[tuple[int, int]] = []
-        for start in range(0, len(rowids), _CHUNK):
-            chunk = rowids[start : start + _CHUNK]
-            passing += conn.execute(
-                f"SELECT rowid, length(text) FROM {self.name} WHERE rowid IN"
-                f" ({', '.join('?' * len(chunk))}) AND +collection = ?{clause}",
-                [*chunk, *params],
-            ).fetchall()
-        passing.sort(key=lambda row: (-held[row[0]], row[1], -row[0]))
-        best = [rowid for rowid, _ in passing[:limit]]
-        rows: dict[int, tuple[str, str, str]] = {
-            int(rowid): (id_, text, payload)
-            for rowid, id_, text, payload in conn.execute(
-                f"SELECT rowid, id, text, payload FROM {self.name} WHERE rowid IN"
-                f" ({', '.join('?' * len(best))})",
-                best,
-            )
-        }
-        return [rows[rowid] for rowid in best]

@@ -2,7 +2,8 @@
 
 A `TextIndex` holds text records with a JSON payload, grouped in collections (a user, a
 knowledge-base namespace), and finds them three ways: keywords (jieba-segmented full text,
-substrings), vectors (cosine over unit embeddings) and both fused by reciprocal rank. Two
+substrings), vectors (cosine over unit embeddings) and both fused (`fusion`: normalised scores,
+a vector weight per embedder and query script, a fixed candidate pool). Two
 implementations keep the same contract and the same tests: `SQLiteTextIndex` (one file,
 embedded) and `PostgresQdrantIndex` (scale-out). Payload filters (`where`) are a small,
 backend-neutral language: `{"field": value}` equality, `{"field": [a, b]}` any of,
@@ -19,12 +20,20 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from toolweave.storage.errors import ConfigError
 from toolweave.storage.retrieval.embedders import Embedder
+from toolweave.storage.retrieval.fusion import FusionWeights, fuse_hits, pool_size
 
 DEFAULT_COLLECTION = "default"
 DEFAULT_RRF_K = 60
-"""Reciprocal rank fusion constant (Cormack et al. 2009): score = sum of 1 / (k + rank)."""
-DEFAULT_OVERSAMPLE = 4
-"""Vector candidates fetched per wanted hit before payload filters are applied."""
+"""Reciprocal rank fusion constant (Cormack et al. 2009): score = sum of 1 / (k + rank); used
+to merge the rankings of several phrasings of one query (the knowledge base's expansions)."""
+DEFAULT_OVERSAMPLE = 2
+"""Candidates fetched per wanted hit before payload filters are applied (both sides widen the
+fetch when the filters reject more): with the fusion pool of 50, twice is 100 rows a side."""
+
+SUBSTRING_FALLBACK = 10
+"""Keyword search looks for substring matches (trigrams, short CJK terms) only while fewer
+records than this matched as words, and up to this many: they are the fallback for a query
+whose words are rare or misspelt, not candidates to fill the fusion pool with."""
 
 SearchMode = Literal["hybrid", "keyword", "vector"]
 Where = Mapping[str, Any]
@@ -44,16 +53,18 @@ class Record:
 
 @dataclasses.dataclass(slots=True)
 class Hit:
-    """A search result: the record, the fused `score`, and what produced it.
+    """A search result: the record, the fused `score` (0..1), and what produced it.
 
-    `keyword_rank` is the 1-based rank among keyword matches (None: no keyword match);
-    `vector_score` the cosine similarity (None: not among the vector candidates).
+    `keyword_rank` is the 1-based rank among keyword matches (None: no keyword match) and
+    `keyword_score` its full-text score (bm25, higher is better); `vector_score` the
+    cosine similarity (None: not among the vector candidates).
     """
 
     record: Record
     score: float
     keyword_rank: int | None = None
     vector_score: float | None = None
+    keyword_score: float | None = None
 
 
 @runtime_checkable
@@ -103,10 +114,14 @@ class TextIndex(Protocol):
         where: Where | None = None,
         mode: SearchMode = "hybrid",
     ) -> list[Hit]:
-        """Best `limit` records for `query`, keyword and vector rankings fused by RRF."""
+        """Best `limit` records for `query`, keyword and vector scores fused (`fuse_hits`)."""
         ...
 
     async def collections(self) -> list[str]: ...
+
+    async def stored_fusion(self) -> FusionWeights:
+        """The vector weights hybrid search fuses with (stored in the index)."""
+        ...
 
     async def close(self) -> None: ...
 
@@ -117,7 +132,17 @@ async def _nothing(value: list[Hit]) -> list[Hit]:
 
 class FusedSearch:
     """`search` for a backend that has `keyword_search` and `vector_search`: both, run
-    concurrently (SQLite's keyword queries overlap the vector scan's thread), then fused."""
+    concurrently (SQLite's keyword queries overlap the vector scan's thread), then fused.
+
+    `fusion` holds the vector weights; a backend replaces the embedder's defaults with the
+    weights stored in the index (`stored_fusion`) when it opens.
+    """
+
+    fusion: FusionWeights | None = None
+
+    async def stored_fusion(self) -> FusionWeights:
+        """The fusion weights this index ranks with (read from the store on first use)."""
+        raise NotImplementedError
 
     async def keyword_search(
         self, query: str, *, limit: int, collection: str, where: Where | None
@@ -138,21 +163,26 @@ class FusedSearch:
         where: Where | None = None,
         mode: SearchMode = "hybrid",
     ) -> list[Hit]:
-        """Best `limit` records for `query`: keyword and vector rankings fused by RRF."""
+        """Best `limit` records for `query`: keyword and vector scores fused (`fuse_hits`),
+        each side asked for the same pool of candidates whatever `limit` is."""
         check_limit(limit)
         check_mode(mode)
         none: list[Hit] = []
+        pool = pool_size(limit)
+        weight = {"keyword": 0.0, "vector": 1.0}.get(mode)
+        if weight is None:
+            weight = (await self.stored_fusion()).for_query(query)
         # The vector search starts first: its quick bookkeeping query then goes ahead of the
         # keyword query in SQLite's queue, and its embedding and scan overlap the keyword one.
         vector, keyword = await asyncio.gather(
-            self.vector_search(query, limit=limit, collection=collection, where=where)
-            if mode != "keyword"
+            self.vector_search(query, limit=pool, collection=collection, where=where)
+            if weight > 0.0
             else _nothing(none),
-            self.keyword_search(query, limit=limit, collection=collection, where=where)
-            if mode != "vector"
+            self.keyword_search(query, limit=pool, collection=collection, where=where)
+            if weight < 1.0
             else _nothing(none),
         )
-        return fuse_hits(keyword, vector, limit)
+        return fuse_hits(keyword, vector, limit, weight=weight)
 
 
 def check_where(where: Where | None) -> list[tuple[str, str, Any]]:
@@ -190,28 +220,6 @@ def reciprocal_rank_fusion(
         for rank, key in enumerate(ranking, start=1):
             fused[key] = fused.get(key, 0.0) + 1.0 / (k + rank)
     return fused
-
-
-def fuse_hits(
-    keyword: Sequence[Hit], vector: Sequence[Hit], limit: int, *, k: int = DEFAULT_RRF_K
-) -> list[Hit]:
-    """One ranking from keyword and vector hits; each hit keeps its keyword rank and cosine."""
-    by_id: dict[str, Hit] = {}
-    for rank, hit in enumerate(keyword, start=1):
-        by_id[hit.record.id] = Hit(hit.record, 0.0, keyword_rank=rank)
-    for hit in vector:
-        existing = by_id.get(hit.record.id)
-        if existing is None:
-            by_id[hit.record.id] = Hit(hit.record, 0.0, vector_score=hit.vector_score)
-        else:
-            existing.vector_score = hit.vector_score
-    fused = reciprocal_rank_fusion(
-        [[h.record.id for h in keyword], [h.record.id for h in vector]], k=k
-    )
-    for key, hit in by_id.items():
-        hit.score = fused[key]
-    ranked = sorted(by_id.values(), key=lambda h: (-h.score, h.record.id))
-    return ranked[:limit]
 
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")

@@ -1,8 +1,10 @@
 """`PostgresQdrantIndex`: the scale-out `TextIndex`, for stores several machines share.
 
 Postgres (psycopg 3, async) is the source of truth for rows and full text: jieba-segmented words
-in a `simple` tsvector (GIN-indexed, so Chinese words match as words, with no server extension),
-and substring matches by `strpos` for terms the words miss. Qdrant (the client's local mode in
+in an `english` tsvector (GIN-indexed, so Chinese words match as words with no server extension,
+and English words are stemmed as the embedded index stems them; a store made with the `simple`
+configuration is re-indexed once when opened), and substring matches by `strpos` for terms the
+words miss. Qdrant (the client's local mode in
 tests, a cluster URL in production) holds the vectors with a copy of the payload, so payload
 filters run inside the vector search. A write goes into one Postgres transaction and into Qdrant
 before that transaction commits: a Qdrant failure rolls the rows back, and vector hits are always
@@ -18,10 +20,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolweave.storage.errors import ConfigError, DimensionMismatch
+from toolweave.storage.retrieval._pg_bm25 import CollectionStats, bm25_rows
 from toolweave.storage.retrieval.embedders import Embedder, load_embedder
+from toolweave.storage.retrieval.fusion import SUBSTRING_SHARE, FusionWeights, weights_for
 from toolweave.storage.retrieval.index import (
     DEFAULT_COLLECTION,
     RANGE_OPERATORS,
+    SUBSTRING_FALLBACK,
     FusedSearch,
     Hit,
     Record,
@@ -34,6 +39,9 @@ from toolweave.storage.retrieval.index import (
 from toolweave.storage.text import TRIGRAM_MIN_CHARS, has_cjk, query_terms, segmented
 
 _POINT_NAMESPACE = uuid.UUID("5b0e7f1c-8a52-4a59-9d0b-2f6f1c0f7a11")
+TEXT_CONFIG = "english"
+"""The full-text configuration: Snowball English stems; CJK words (jieba's) pass unchanged."""
+_REINDEX_BATCH = 500
 
 
 def point_id(collection: str, id_: str) -> str:
@@ -94,6 +102,7 @@ class PostgresQdrantIndex(FusedSearch):
     directory; tests and single-machine trials). Tables are `<name>`, `<name>_meta` in the
     connection's search path; the Qdrant collection is `<name>`. `indexed_fields` get a B-tree
     index on `(collection, payload->field)` for the equality filters run on every write.
+    `fusion` sets (and stores) the vector weights of hybrid search, as in `SQLiteTextIndex`.
     """
 
     def __init__(
@@ -106,7 +115,10 @@ class PostgresQdrantIndex(FusedSearch):
         qdrant_api_key: str | None = None,
         name: str = "records",
         indexed_fields: Sequence[str] = (),
+        fusion: FusionWeights | None = None,
     ) -> None:
+        self._fusion_given = fusion
+        self.fusion = fusion
         if (qdrant_url is None) == (qdrant_path is None):
             raise ConfigError("PostgresQdrantIndex: pass exactly one of qdrant_url or qdrant_path")
         check_where(dict.fromkeys(indexed_fields))
@@ -120,6 +132,7 @@ class PostgresQdrantIndex(FusedSearch):
         self._conn: Any = None
         self._qdrant: Any = None
         self._lock = asyncio.Lock()
+        self._stats = CollectionStats()
 
     # -- connection and schema ----------------------------------------------------------------
 
@@ -152,9 +165,22 @@ class PostgresQdrantIndex(FusedSearch):
             dim, embedder_name = self.embedder.dim, self.embedder.name
             if not meta:
                 await conn.execute(
-                    f"INSERT INTO {t}_meta VALUES ('dim', %s), ('embedder', %s)",
-                    (str(dim), embedder_name),
+                    f"INSERT INTO {t}_meta VALUES ('dim', %s), ('embedder', %s), ('text', %s)",
+                    (str(dim), embedder_name, TEXT_CONFIG),
                 )
+            elif meta.get("text") != TEXT_CONFIG:
+                await _reindex_words(conn, t)
+            stored = meta.get("fusion")
+            fusion = self._fusion_given or (
+                FusionWeights.from_json(stored) if stored else weights_for(embedder_name)
+            )
+            if fusion.to_json() != stored:
+                await conn.execute(
+                    f"INSERT INTO {t}_meta VALUES ('fusion', %s)"
+                    " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                    (fusion.to_json(),),
+                )
+            self.fusion = fusion
         if meta and (int(meta["dim"]) != dim or meta["embedder"] != embedder_name):
             await conn.close()
             raise DimensionMismatch(
@@ -188,6 +214,8 @@ class PostgresQdrantIndex(FusedSearch):
         from qdrant_client import models
 
         keys = check_unique(upsert)
+        for collection, _ in [*keys, *delete]:
+            self._stats.wrote(collection, 1)
         async with self._lock:
             conn, qdrant = await self._open()
             t = self.name
@@ -209,7 +237,7 @@ class PostgresQdrantIndex(FusedSearch):
             todo = [r for r in upsert if point_id(r.collection, r.id) not in reused]
             # Segmenting (jieba) and embedding both run off the loop, side by side.
             words, fresh = await asyncio.gather(
-                asyncio.to_thread(lambda: [segmented(r.text) for r in upsert]),
+                asyncio.to_thread(_segment_all, [r.text for r in upsert]),
                 asyncio.to_thread(self.embedder.embed, [r.text for r in todo]),
             )
             vectors = dict(reused)
@@ -224,7 +252,7 @@ class PostgresQdrantIndex(FusedSearch):
                     async with conn.cursor() as cursor:
                         await cursor.executemany(
                             f"""INSERT INTO {t} (collection, id, text, payload, words)
-                            VALUES (%s, %s, %s, %s::jsonb, to_tsvector('simple', %s))
+                            VALUES (%s, %s, %s, %s::jsonb, to_tsvector('{TEXT_CONFIG}', %s))
                             ON CONFLICT (collection, id) DO UPDATE SET text = EXCLUDED.text,
                             payload = EXCLUDED.payload, words = EXCLUDED.words""",
                             [
@@ -276,6 +304,7 @@ class PostgresQdrantIndex(FusedSearch):
                     [collection, *params],
                 )
                 ids = [row[0] for row in await cursor.fetchall()]
+                self._stats.wrote(collection, len(ids))
                 if ids:
                     await qdrant.delete(
                         self.name,
@@ -347,34 +376,47 @@ class PostgresQdrantIndex(FusedSearch):
         collection: str = DEFAULT_COLLECTION,
         where: Where | None = None,
     ) -> list[Hit]:
-        """Words (ts_rank over the segmented tsvector), then substrings of the query's pieces."""
+        """Words (bm25 over the segmented tsvector, `_pg_bm25`), then substrings of the
+        query's pieces."""
         terms = query_terms(query)
         if not terms:
             return []
         clause, params = _sql_where(where)
         t = self.name
-        tsquery = " or ".join(f'"{term}"' for term in terms)
-        rows = await self._rows(
-            f"""SELECT id, text, payload FROM {t}, websearch_to_tsquery('simple', %s) q
-            WHERE words @@ q AND collection = %s{clause}
-            ORDER BY ts_rank_cd(words, q) DESC, id LIMIT %s""",
-            [tsquery, collection, *params, limit],
+        stats = await self._stats.get(self._rows, t, collection)
+        rows = await bm25_rows(
+            self._rows,
+            t,
+            config=TEXT_CONFIG,
+            words=" ".join(terms),
+            collection=collection,
+            stats=stats,
+            clause=clause,
+            params=params,
+            limit=limit,
         )
         seen = {r[0]: Record(r[0], r[1], r[2], collection) for r in rows}
+        scores = {r[0]: float(r[3]) for r in rows}
+        floor = min(scores.values(), default=1.0) * SUBSTRING_SHARE
         pieces = [p for p in query.split() if len(p) >= TRIGRAM_MIN_CHARS]
         pieces += [p for p in terms if has_cjk(p)]
+        substrings = min(limit, SUBSTRING_FALLBACK)
         for piece in dict.fromkeys(pieces):
-            if len(seen) >= limit:
+            if len(seen) >= substrings:
                 break
             rows = await self._rows(
                 f"""SELECT id, text, payload FROM {t} WHERE collection = %s{clause}
                 AND strpos(lower(text), lower(%s)) > 0 ORDER BY id LIMIT %s""",
-                [collection, *params, piece, limit],
+                [collection, *params, piece, substrings],
             )
             for r in rows:
-                if r[0] not in seen and len(seen) < limit:
+                if r[0] not in seen and len(seen) < substrings:
                     seen[r[0]] = Record(r[0], r[1], r[2], collection)
-        return [Hit(r, 0.0, keyword_rank=i) for i, r in enumerate(seen.values(), start=1)]
+                    scores[r[0]] = floor
+        return [
+            Hit(r, 0.0, keyword_rank=i, keyword_score=scores[r.id])
+            for i, r in enumerate(seen.values(), start=1)
+        ]
 
     async def vector_search(
         self,
@@ -398,9 +440,39 @@ class PostgresQdrantIndex(FusedSearch):
         records = await self.get(list(scores), collection)
         return [Hit(r, scores[r.id], vector_score=scores[r.id]) for r in records]
 
+    async def stored_fusion(self) -> FusionWeights:
+        async with self._lock:
+            await self._open()
+        assert self.fusion is not None
+        return self.fusion
+
     async def close(self) -> None:
         async with self._lock:
             if self._conn is not None:
                 await self._conn.close()
                 await self._qdrant.close()
                 self._conn = self._qdrant = None
+
+
+def _segment_all(texts: list[str]) -> list[str]:
+    return [segmented(text) for text in texts]
+
+
+async def _reindex_words(conn: Any, t: str) -> None:
+    """Rebuild every row's tsvector with `TEXT_CONFIG` (inside the caller's transaction)."""
+    cursor = await conn.execute(f"SELECT collection, id, text FROM {t}")
+    rows = await cursor.fetchall()
+    for start in range(0, len(rows), _REINDEX_BATCH):
+        batch = rows[start : start + _REINDEX_BATCH]
+        words = await asyncio.to_thread(_segment_all, [r[2] for r in batch])
+        async with conn.cursor() as update:
+            await update.executemany(
+                f"UPDATE {t} SET words = to_tsvector('{TEXT_CONFIG}', %s)"
+                " WHERE collection = %s AND id = %s",
+                [(w, r[0], r[1]) for w, r in zip(words, batch, strict=True)],
+            )
+    await conn.execute(
+        f"INSERT INTO {t}_meta VALUES ('text', %s)"
+        " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+        (TEXT_CONFIG,),
+    )

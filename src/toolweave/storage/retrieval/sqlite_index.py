@@ -3,12 +3,15 @@ vectors.
 
 Four structures per index, written in one transaction so they never disagree:
 - `<name>`: the rows (collection, id, text, JSON payload, float32 vector BLOB);
-- `<name>_words`: FTS5 over jieba-segmented text (unicode61), so Chinese words match as words;
+- `<name>_words`: FTS5 over jieba-segmented text (unicode61 under the `porter` stemmer), so
+  Chinese words match as words and "runs" finds "running"; a store made before stemming is
+  re-indexed once when it is opened;
 - `<name>_tri`: FTS5 trigram over the raw text, for substrings of three or more characters;
   shorter terms (which the trigram tokenizer drops, and would then match everything) fall back
   to a LIKE scan;
-- `<name>_meta`: the embedder name and dimension the vectors were made with; opening the file
-  with another embedder is a `DimensionMismatch`, never silently wrong vectors.
+- `<name>_meta`: the embedder name and dimension the vectors were made with (opening the file
+  with another embedder is a `DimensionMismatch`, never silently wrong vectors) and the fusion
+  weights hybrid search ranks with.
 Vectors are searched in memory (`LiveVectors`: an exact matrix, an HNSW graph past
 `hnsw_threshold`), loaded on the first vector search and reloaded after another process's commit.
 """
@@ -25,7 +28,9 @@ from typing import Any
 from toolweave.storage.errors import DimensionMismatch
 from toolweave.storage.retrieval._live_vectors import LiveVectors, count_write
 from toolweave.storage.retrieval._sqlite_keywords import KeywordSearch, sql_where
+from toolweave.storage.retrieval._words import WORDS_TOKENIZER, stem_words, unstemmed
 from toolweave.storage.retrieval.embedders import Embedder, load_embedder
+from toolweave.storage.retrieval.fusion import FusionWeights, weights_for
 from toolweave.storage.retrieval.hnsw import DEFAULT_HNSW_THRESHOLD
 from toolweave.storage.retrieval.index import (
     DEFAULT_COLLECTION,
@@ -64,7 +69,7 @@ CREATE TABLE IF NOT EXISTS {t} (
     vector BLOB NOT NULL,
     UNIQUE (collection, id)
 );
-CREATE VIRTUAL TABLE IF NOT EXISTS {t}_words USING fts5(words, tokenize='unicode61');
+CREATE VIRTUAL TABLE IF NOT EXISTS {t}_words USING fts5(words, tokenize='{WORDS_TOKENIZER}');
 CREATE VIRTUAL TABLE IF NOT EXISTS {t}_tri USING fts5(text, tokenize='trigram');
 """
 
@@ -76,7 +81,9 @@ class SQLiteTextIndex(FusedSearch):
     filters a store runs on every write (a content hash, a type). From `hnsw_threshold`
     vectors on, and if usearch is installed, vector search uses HNSW graphs (saved beside the
     file) instead of an exact scan; None keeps the exact scan at any size. `rank_cap` bounds
-    how many matches of a common term keyword search ranks (`DEFAULT_RANK_CAP`).
+    how many matches of a common term keyword search ranks (`DEFAULT_RANK_CAP`). `fusion`
+    sets the vector weights of hybrid search and stores them in the index; without it the
+    stored weights (or, in a new index, the embedder's measured defaults) apply.
     """
 
     def __init__(
@@ -89,8 +96,11 @@ class SQLiteTextIndex(FusedSearch):
         indexed_fields: Sequence[str] = (),
         hnsw_threshold: int | None = DEFAULT_HNSW_THRESHOLD,
         rank_cap: int = DEFAULT_RANK_CAP,
+        fusion: FusionWeights | None = None,
     ) -> None:
         self.name = check_name(name)
+        self._fusion_given = fusion
+        self.fusion = fusion
         self.embedder = load_embedder(embedder)
         self.oversample = oversample
         self.rank_cap = check_limit(rank_cap, name="rank_cap")
@@ -103,6 +113,8 @@ class SQLiteTextIndex(FusedSearch):
             for f in indexed_fields
         )
         self.db.run_sync(lambda conn: conn.executescript(script))
+        if self.db.run_sync(lambda conn: unstemmed(conn, name)):
+            self.db.transaction_sync(lambda conn: stem_words(conn, name, _CHUNK))
         self._checked = False
         self.vectors = LiveVectors(
             self.db, name, self.embedder.dim, self.embedder.name, hnsw_threshold
@@ -118,7 +130,17 @@ class SQLiteTextIndex(FusedSearch):
         t = self.name
         rows = dict(conn.execute(f"SELECT key, value FROM {t}_meta").fetchall())
         dim, name = self.embedder.dim, self.embedder.name
-        if not rows:
+        stored = rows.get("fusion")
+        fusion = self._fusion_given or (
+            FusionWeights.from_json(stored) if stored else weights_for(name)
+        )
+        if fusion.to_json() != stored:
+            conn.execute(
+                f"INSERT OR REPLACE INTO {t}_meta (key, value) VALUES ('fusion', ?)",
+                [fusion.to_json()],
+            )
+        self.fusion = fusion
+        if "dim" not in rows:
             conn.executemany(
                 f"INSERT OR IGNORE INTO {t}_meta (key, value) VALUES (?, ?)",
                 [("dim", str(dim)), ("embedder", name)],
@@ -133,8 +155,13 @@ class SQLiteTextIndex(FusedSearch):
 
     async def _ready(self) -> None:
         if not self._checked:
-            await self.db.run(self._check_meta)
+            await self.db.transaction(self._check_meta)
             self._checked = True
+
+    async def stored_fusion(self) -> FusionWeights:
+        await self._ready()
+        assert self.fusion is not None
+        return self.fusion
 
     # -- writes ------------------------------------------------------------------------------
 
@@ -312,10 +339,9 @@ class SQLiteTextIndex(FusedSearch):
             return []
         clause, params = sql_where(where)
         search = KeywordSearch(self.name, self.rank_cap, self.oversample)
-        records = await self.db.run(
-            lambda conn: search.records(conn, query, limit, collection, clause, params)
+        return await self.db.run(
+            lambda conn: search.hits(conn, query, limit, collection, clause, params)
         )
-        return [Hit(r, 0.0, keyword_rank=i) for i, r in enumerate(records, start=1)]
 
     async def vector_search(
         self,

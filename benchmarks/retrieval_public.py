@@ -1,0 +1,342 @@
+"""Retrieval quality on public datasets: toolweave's hybrid, keyword and vector search beside
+bm25s (PyStemmer for English, jieba for Chinese) and brute-force cosine with the same embedder.
+
+A set written by the people who tune the code cannot show whether the ranking is good, so this
+benchmark reads sets nobody here wrote, with one passage (or dialogue turn) per record, so a hit
+is unambiguous:
+- SQuAD v1.1, the Du et al. (2017) test split: 44 Wikipedia articles, 2,430 paragraphs, 11,877
+  questions (`data/test-v1.1.json` of github.com/bloomsburyai/question-generation);
+- CMRC 2018 dev: 848 Chinese Wikipedia paragraphs, 3,219 questions
+  (`data/cmrc2018_dev.json` of github.com/ymcui/cmrc2018);
+- LoCoMo: 10 long conversations (one collection each, as memory keeps one per user), the
+  questions of categories 1-4 with their evidence turns (`data/locomo10.zip` of
+  github.com/snap-research/locomo).
+Their text is never committed: fetch the repositories and point the script at the files
+(`--squad`, `--cmrc`, `--locomo`, or one folder in `TOOLWEAVE_RETRIEVAL_DATA` holding
+`squad.json`, `cmrc2018_dev.json` and `locomo/` with the unzipped conversation files).
+
+Questions are subsampled with a fixed seed (`--questions`, `--seed`); every system answers the
+same ones. Metrics: hit@1, hit@5, MRR@10 (first relevant record), recall@5 and recall@10 (share
+of the relevant records found; on LoCoMo a question has one or more evidence turns).
+`--sweep` also re-fuses toolweave's own keyword and vector candidates (50 each) at several
+vector weights, the measurement behind the weights in `toolweave.storage.retrieval.fusion`,
+and by reciprocal rank fusion (ties by id), the previous default.
+
+`--backend scale` runs the same sets on Postgres (a temporary cluster, as the tests start one)
++ Qdrant's local mode.
+
+Run: .venv/bin/python benchmarks/retrieval_public.py --squad PATH --cmrc PATH --locomo DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+import logging
+import os
+import random
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from toolweave.memory import MemoryManager
+from toolweave.storage.retrieval import (
+    FUSION_POOL,
+    Record,
+    fuse_hits,
+    open_index,
+    reciprocal_rank_fusion,
+)
+from toolweave.storage.retrieval.embedders import Embedder, load_embedder
+from toolweave.storage.retrieval.index import SearchMode
+from toolweave.storage.text import has_cjk
+
+K = 10
+MODES: tuple[SearchMode, ...] = ("hybrid", "keyword", "vector")
+SWEEP = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
+ENV = "TOOLWEAVE_RETRIEVAL_DATA"
+
+
+@dataclasses.dataclass
+class Dataset:
+    name: str
+    source: str
+    collections: dict[str, list[tuple[str, str]]]  # collection -> (id, text)
+    questions: list[tuple[str, str, set[str]]]  # (collection, question, relevant ids)
+
+
+def load_squad(path: Path) -> Dataset:
+    data = json.loads(path.read_text(encoding="utf-8"))["data"]
+    passages, questions = [], []
+    for a, article in enumerate(data):
+        for p, paragraph in enumerate(article["paragraphs"]):
+            pid = f"{a}-{p}"
+            passages.append((pid, paragraph["context"]))
+            questions += [("squad", qa["question"], {pid}) for qa in paragraph["qas"]]
+    return Dataset("SQuAD v1.1 (Du et al. test split)", str(path), {"squad": passages}, questions)
+
+
+def load_cmrc(path: Path) -> Dataset:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    passages = [(p["context_id"], p["context_text"]) for p in data]
+    questions = [("cmrc", qa["query_text"], {p["context_id"]}) for p in data for qa in p["qas"]]
+    return Dataset("CMRC 2018 dev", str(path), {"cmrc": passages}, questions)
+
+
+def load_locomo(folder: Path) -> Dataset:
+    collections: dict[str, list[tuple[str, str]]] = {}
+    questions = []
+    for file in sorted(folder.glob("*.json")):
+        conversation = json.loads(file.read_text(encoding="utf-8"))
+        name = f"conv_{file.stem}"
+        turns = []
+        for key, session in conversation.items():
+            if key.startswith("session_") and isinstance(session, list):
+                for turn in session:
+                    text = f"{turn['speaker']}: {turn['text']}"
+                    if turn.get("blip_caption"):
+                        text += f" [shares {turn['blip_caption']}]"
+                    turns.append((turn["dia_id"], text))
+        collections[name] = turns
+        known = {t[0] for t in turns}
+        for qa in conversation["qa"]:
+            evidence = {e for e in qa.get("evidence", []) if e in known}
+            if qa.get("category") != 5 and evidence:
+                questions.append((name, str(qa["question"]), evidence))
+    return Dataset("LoCoMo (categories 1-4)", str(folder), collections, questions)
+
+
+def metrics(ranked: Sequence[str], relevant: set[str]) -> dict[str, float]:
+    first = next((i for i, r in enumerate(ranked[:K], start=1) if r in relevant), None)
+    return {
+        "hit@1": float(bool(ranked) and ranked[0] in relevant),
+        "hit@5": float(first is not None and first <= 5),
+        "MRR@10": 1.0 / first if first else 0.0,
+        "R@5": len(relevant & set(ranked[:5])) / len(relevant),
+        "R@10": len(relevant & set(ranked[:K])) / len(relevant),
+    }
+
+
+def mean(rows: list[dict[str, float]]) -> dict[str, float]:
+    return {key: sum(r[key] for r in rows) / len(rows) for key in rows[0]}
+
+
+# -- baselines --------------------------------------------------------------------------------
+
+
+def _tokens(texts: Sequence[str], chinese: bool) -> list[list[str]]:
+    if chinese:
+        import jieba
+
+        return [[w for w in jieba.cut_for_search(t) if w.strip() and w.isalnum()] for t in texts]
+    import bm25s
+    import Stemmer
+
+    tokenized = bm25s.tokenize(
+        list(texts), stopwords="en", stemmer=Stemmer.Stemmer("english"), show_progress=False
+    )
+    vocab = {index: word for word, index in tokenized.vocab.items()}
+    return [[vocab[i] for i in ids] for ids in tokenized.ids]
+
+
+def bm25s_rankings(dataset: Dataset, asked: list[tuple[str, str, set[str]]]) -> list[list[str]]:
+    import bm25s
+
+    chinese = dataset.name.startswith("CMRC")
+    engines = {}
+    for name, passages in dataset.collections.items():
+        engine = bm25s.BM25()
+        engine.index(_tokens([t for _, t in passages], chinese), show_progress=False)
+        engines[name] = (engine, [i for i, _ in passages])
+    out = []
+    for collection, question, _ in asked:
+        engine, ids = engines[collection]
+        query = _tokens([question], chinese)[0] or ["?"]
+        k = min(K, len(ids))
+        docs, _ = engine.retrieve([query], k=k, show_progress=False)
+        out.append([ids[int(d)] for d in docs[0]])
+    return out
+
+
+def cosine_rankings(
+    dataset: Dataset, asked: list[tuple[str, str, set[str]]], embedder: Embedder
+) -> list[list[str]]:
+    import numpy as np
+
+    matrices = {}
+    for name, passages in dataset.collections.items():
+        vectors = np.asarray(embedder.embed([t for _, t in passages]), np.float32)
+        matrices[name] = (vectors, [i for i, _ in passages])
+    queries = np.asarray(embedder.embed([q for _, q, _ in asked]), np.float32)
+    out = []
+    for (collection, _, _), query in zip(asked, queries, strict=True):
+        vectors, ids = matrices[collection]
+        scores = vectors @ query
+        out.append([ids[i] for i in np.argsort(-scores, kind="stable")[:K]])
+    return out
+
+
+# -- toolweave --------------------------------------------------------------------------------
+
+
+@contextmanager
+def backend(name: str) -> Iterator[dict[str, Any]]:
+    """`open_index` arguments for the embedded backend, or for Postgres (a temporary cluster,
+    the tests' `temporary_cluster`) + Qdrant's local mode."""
+    if name == "sqlite":
+        yield {}
+        return
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.postgres_server import temporary_cluster
+
+    with temporary_cluster() as dsn, tempfile.TemporaryDirectory() as qdrant:
+        yield {"dsn": dsn, "qdrant_path": qdrant}
+
+
+async def toolweave_rankings(
+    dataset: Dataset,
+    asked: list[tuple[str, str, set[str]]],
+    embedder: Embedder,
+    sweep: bool,
+    where: dict[str, Any],
+) -> tuple[dict[str, list[list[str]]], dict[str, list[list[str]]], float]:
+    """Every question in each mode (and re-fused, with `sweep`); `where` holds `open_index`'s
+    backend arguments and the index name."""
+    with tempfile.TemporaryDirectory() as tmp:
+        index: Any = open_index(Path(tmp) / "bench.db", embedder, **where)
+        began = time.perf_counter()
+        for name, passages in dataset.collections.items():
+            for start in range(0, len(passages), 500):
+                batch = passages[start : start + 500]
+                await index.write([Record(i, t, {}, name) for i, t in batch])
+        ingest = time.perf_counter() - began
+        modes: dict[str, list[list[str]]] = {m: [] for m in MODES}
+        swept: dict[str, list[list[str]]] = {f"vector weight {w}": [] for w in SWEEP}
+        swept["reciprocal rank fusion, k = 60"] = []
+        for collection, question, _ in asked:
+            for mode in MODES:
+                hits = await index.search(question, limit=K, collection=collection, mode=mode)
+                modes[mode].append([h.record.id for h in hits])
+            if sweep:
+                args: dict[str, Any] = {"limit": FUSION_POOL, "collection": collection}
+                keyword = await index.keyword_search(question, where=None, **args)
+                vector = await index.vector_search(question, where=None, **args)
+                for weight in SWEEP:
+                    fused = fuse_hits(keyword, vector, K, weight=weight)
+                    swept[f"vector weight {weight}"].append([h.record.id for h in fused])
+                rrf = reciprocal_rank_fusion(
+                    [[h.record.id for h in side] for side in (keyword, vector)]
+                )
+                best = sorted(rrf, key=lambda key: (-rrf[key], key))[:K]
+                swept["reciprocal rank fusion, k = 60"].append(best)
+        await index.close()
+    return modes, swept, ingest
+
+
+async def memory_rankings(
+    dataset: Dataset,
+    asked: list[tuple[str, str, set[str]]],
+    embedder: Embedder,
+    where: dict[str, Any],
+) -> list[list[str]]:
+    """`MemoryManager.search` (its default hybrid and tie-break), each conversation a user of
+    one shared store, each turn an episodic memory."""
+    with tempfile.TemporaryDirectory() as tmp:
+        memory = MemoryManager(Path(tmp) / "memory.db", embedder=embedder, **where)
+        turn_of: dict[str, str] = {}
+        for name, turns in dataset.collections.items():
+            user = memory.for_user(name)
+            ids = await user.add_many({"content": t, "memory_type": "episodic"} for _, t in turns)
+            for memory_id, (turn, _) in zip(ids, turns, strict=True):
+                turn_of.setdefault(memory_id, turn)
+        out = []
+        for collection, question, _ in asked:
+            hits = await memory.for_user(collection).search(question, limit=K)
+            out.append([turn_of[h.item.id] for h in hits])
+        await memory.close()
+    return out
+
+
+def _row(label: str, values: dict[str, float]) -> str:
+    return f"| {label} | " + " | ".join(f"{values[k]:.3f}" for k in values) + " |"
+
+
+def run(args: argparse.Namespace) -> None:
+    with backend(args.backend) as where:
+        run_sets(args, where)
+
+
+def run_sets(args: argparse.Namespace, where: dict[str, Any]) -> None:
+    base = Path(os.environ[ENV]) if os.environ.get(ENV) else None
+    sources = {
+        "squad": (args.squad or (base and base / "squad.json"), load_squad),
+        "cmrc": (args.cmrc or (base and base / "cmrc2018_dev.json"), load_cmrc),
+        "locomo": (args.locomo or (base and base / "locomo"), load_locomo),
+    }
+    for noisy in ("jieba", "bm25s"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    embedder = load_embedder(args.embedder)
+    print(
+        f"backend {args.backend}, embedder {embedder.name};"
+        f" {args.questions} questions per set, seed {args.seed}\n"
+    )
+    for key, (path, loader) in sources.items():
+        if path is None or not Path(path).exists():
+            print(f"{key}: no data (pass --{key} or set {ENV}); skipped\n")
+            continue
+        dataset = loader(Path(path))
+        asked = random.Random(args.seed).sample(
+            dataset.questions, min(args.questions, len(dataset.questions))
+        )
+        records = sum(len(p) for p in dataset.collections.values())
+        cjk = sum(has_cjk(q) for _, q, _ in asked)
+        print(f"## {dataset.name}: {records} records, {len(asked)} of {len(dataset.questions)}")
+        print(f"questions ({cjk} with CJK); {dataset.source}\n")
+        began = time.perf_counter()
+        args_for = {**where, "name": f"bench_{key}"}
+        modes, swept, ingest = asyncio.run(
+            toolweave_rankings(dataset, asked, embedder, args.sweep, args_for)
+        )
+        searched = time.perf_counter() - began - ingest
+        rankings = {f"toolweave {m}": modes[m] for m in MODES}
+        if len(dataset.collections) > 1:
+            memory = asyncio.run(memory_rankings(dataset, asked, embedder, where))
+            rankings["toolweave MemoryManager.search"] = memory
+        rankings["bm25s (stemmer / jieba)"] = bm25s_rankings(dataset, asked)
+        rankings[f"cosine ({embedder.name}, brute force)"] = cosine_rankings(
+            dataset, asked, embedder
+        )
+        print("| system | hit@1 | hit@5 | MRR@10 | R@5 | R@10 |")
+        print("|---|---|---|---|---|---|")
+        for label, ranked in rankings.items():
+            print(_row(label, mean([metrics(r, q[2]) for r, q in zip(ranked, asked, strict=True)])))
+        if args.sweep:
+            for label, ranked in swept.items():
+                rows = [metrics(r, q[2]) for r, q in zip(ranked, asked, strict=True)]
+                print(_row(f"re-fused, {label}", mean(rows)))
+        print(f"\ningest {ingest:.1f} s, toolweave searches {searched:.1f} s\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--squad", type=Path, help="SQuAD-format JSON (test-v1.1.json)")
+    parser.add_argument("--cmrc", type=Path, help="cmrc2018_dev.json")
+    parser.add_argument("--locomo", type=Path, help="folder of LoCoMo conversation JSON files")
+    parser.add_argument("--questions", type=int, default=300, help="questions per set")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--embedder", default="auto")
+    parser.add_argument(
+        "--backend", choices=("sqlite", "scale"), default="sqlite", help="scale: Postgres + Qdrant"
+    )
+    parser.add_argument("--sweep", action="store_true", help="re-fuse at several weights")
+    run(parser.parse_args())
+
+
+if __name__ == "__main__":
+    main()

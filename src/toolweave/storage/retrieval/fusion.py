@@ -1,0 +1,150 @@
+"""How keyword and vector results become one ranking: a convex mix of normalised scores.
+
+Reciprocal rank fusion counts a weak vector list as much as a strong keyword list, and breaks
+ties between the sides by record id. On public QA sets it lost to its own keyword side, so
+hybrid search mixes the evidence each side gives instead:
+
+    fused = (1 - w) * keyword_score / best_keyword_score
+          + w * (cosine - floor) / (best_cosine - floor),
+    floor = min(lowest_pool_cosine, best_cosine - MIN_COSINE_SPAN)
+
+A record found by both sides collects both terms (the sides' agreement adds up); one found by
+a side alone gets 0 from the other. The cosine range is at least `MIN_COSINE_SPAN`, so in a
+pool of a few close candidates (a small store) a cosine difference of 0.01 stays small. Both
+sides are asked for the same `FUSION_POOL` candidates whatever `k` is asked, so the
+normalisation, and the top result, do not depend on `k`. Equal
+fused scores go to the record the stronger (heavier-weighted) side prefers, then the other side,
+then the stronger side's rank: deterministic, and never by record id.
+
+`w`, the vector weight, depends on the embedder (how good its vectors are) and on the query's
+script: measured on public sets (docs/knowledge-base.md, benchmarks/retrieval_public.py),
+WordLlama's vectors add a little at w = 0.05 on English and Chinese and cost hit@1 from 0.2 on;
+MiniLM is English-only, so its Chinese queries are keyword-only. The weights are stored with
+each index, so a store keeps ranking the way it was measured until its owner changes them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from toolweave.storage.errors import ConfigError
+from toolweave.storage.text import has_cjk
+
+if TYPE_CHECKING:
+    from toolweave.storage.retrieval.index import Hit
+
+FUSION_POOL = 50
+"""Candidates taken from each side before fusing, whatever `k` a search asks for (more if `k`
+is larger)."""
+MIN_COSINE_SPAN = 0.1
+"""Smallest cosine range the vector side's scores are normalised over."""
+SUBSTRING_SHARE = 0.5
+"""Keyword score of a substring-only match (no word matched), as a share of the weakest word
+match's score: below every word match, still ahead of records the keyword side never found."""
+FUSION_FORMULA = "(1 - w) * keyword/best + w * (cosine - floor)/(best - floor)"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FusionWeights:
+    """The vector side's weight `w` in 0..1 for queries without CJK (`latin`) and with (`cjk`)."""
+
+    latin: float
+    cjk: float
+
+    def __post_init__(self) -> None:
+        for field in ("latin", "cjk"):
+            value = getattr(self, field)
+            if not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
+                raise ConfigError(
+                    f"FusionWeights.{field} must be a number from 0 to 1, not {value!r}"
+                )
+
+    def for_query(self, query: str) -> float:
+        return self.cjk if has_cjk(query) else self.latin
+
+    def to_json(self) -> str:
+        return json.dumps({"latin": self.latin, "cjk": self.cjk}, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> FusionWeights:
+        data = json.loads(text)
+        return cls(float(data["latin"]), float(data["cjk"]))
+
+
+EMBEDDER_WEIGHTS: dict[str, FusionWeights] = {
+    "wordllama": FusionWeights(latin=0.05, cjk=0.05),
+    "minilm": FusionWeights(latin=0.3, cjk=0.0),
+    "hash": FusionWeights(latin=0.3, cjk=0.1),
+}
+"""Measured vector weights by embedder family (the embedder name before its first `:`)."""
+UNMEASURED_WEIGHTS = FusionWeights(latin=0.3, cjk=0.05)
+"""Weights of an embedder no measurement covers (a remote model): keyword-dominant for CJK."""
+
+
+def weights_for(embedder_name: str) -> FusionWeights:
+    """The default weights of an embedder, by its family (`wordllama:256` -> `wordllama`)."""
+    return EMBEDDER_WEIGHTS.get(embedder_name.split(":", 1)[0], UNMEASURED_WEIGHTS)
+
+
+def pool_size(limit: int) -> int:
+    """Candidates each side contributes to a search for `limit` hits."""
+    return max(FUSION_POOL, limit)
+
+
+def fuse_hits(
+    keyword: Sequence[Hit], vector: Sequence[Hit], limit: int, *, weight: float
+) -> list[Hit]:
+    """One ranking from both sides; each hit keeps its keyword rank and score and its cosine.
+
+    `keyword` is in keyword rank order with `keyword_score` set (bm25 or the backend's rank,
+    higher is better); `vector` in cosine order. `weight` is the vector side's `w`.
+    """
+    from toolweave.storage.retrieval.index import Hit
+
+    by_id: dict[str, Hit] = {}
+    vector_rank: dict[str, int] = {}
+    for rank, hit in enumerate(keyword, start=1):
+        by_id[hit.record.id] = Hit(
+            hit.record, 0.0, keyword_rank=rank, keyword_score=_score_of(hit, rank)
+        )
+    for rank, hit in enumerate(vector, start=1):
+        vector_rank[hit.record.id] = rank
+        existing = by_id.get(hit.record.id)
+        if existing is None:
+            by_id[hit.record.id] = Hit(hit.record, 0.0, vector_score=hit.vector_score)
+        else:
+            existing.vector_score = hit.vector_score
+    best_keyword = max((h.keyword_score or 0.0 for h in by_id.values()), default=0.0)
+    cosines = [h.vector_score for h in vector if h.vector_score is not None]
+    top = max(cosines, default=0.0)
+    bottom = min(min(cosines, default=0.0), top - MIN_COSINE_SPAN)
+    keyword_norm: dict[str, float] = {}
+    vector_norm: dict[str, float] = {}
+    for key, hit in by_id.items():
+        k = (hit.keyword_score or 0.0) / best_keyword if best_keyword > 0 else 0.0
+        v = 0.0
+        if key in vector_rank and hit.vector_score is not None:
+            v = (hit.vector_score - bottom) / (top - bottom)
+        keyword_norm[key], vector_norm[key] = k, v
+        hit.score = (1.0 - weight) * k + weight * v
+    keyword_first = weight <= 0.5
+
+    def order(hit: Hit) -> tuple[float, ...]:
+        key = hit.record.id
+        sides = (
+            (keyword_norm[key], hit.keyword_rank or math.inf),
+            (vector_norm[key], vector_rank.get(key, math.inf)),
+        )
+        strong, weak = sides if keyword_first else sides[::-1]
+        return (-hit.score, -strong[0], -weak[0], strong[1], weak[1])
+
+    return sorted(by_id.values(), key=order)[:limit]
+
+
+def _score_of(hit: Hit, rank: int) -> float:
+    """A keyword hit's score; a backend that gives none is scored by rank (1 / rank)."""
+    return hit.keyword_score if hit.keyword_score is not None else 1.0 / rank

@@ -1,0 +1,228 @@
+"""Hybrid ranking: weighted normalised scores, side-preferring ties, a fixed candidate pool,
+stored weights, and stemmed English words, on both backends where an index is involved."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolweave.errors import ConfigError
+from toolweave.storage.retrieval import (
+    FUSION_POOL,
+    FusionWeights,
+    Hit,
+    Record,
+    SQLiteTextIndex,
+    fuse_hits,
+    reciprocal_rank_fusion,
+)
+from toolweave.storage.retrieval.fusion import weights_for
+
+IndexFactory = Callable[..., Any]
+
+
+def keyword_hits(*scored: tuple[str, float]) -> list[Hit]:
+    return [
+        Hit(Record(id_, id_), 0.0, keyword_rank=rank, keyword_score=score)
+        for rank, (id_, score) in enumerate(scored, start=1)
+    ]
+
+
+def vector_hits(*scored: tuple[str, float]) -> list[Hit]:
+    return [Hit(Record(id_, id_), cos, vector_score=cos) for id_, cos in scored]
+
+
+def test_weighted_scores_keep_a_strong_keyword_match_that_rank_fusion_loses() -> None:
+    # "exact" is far ahead on keywords; the weak vector side ranks "near" first and "exact"
+    # 40th. Rank fusion counts both lists alike and puts "near" first.
+    keyword = keyword_hits(("exact", 12.0), ("near", 3.0))
+    filler = [(f"v{i}", 0.60 - i * 0.003) for i in range(38)]
+    vector = vector_hits(("near", 0.62), *filler, ("exact", 0.45))
+    rrf = reciprocal_rank_fusion([[h.record.id for h in keyword], [h.record.id for h in vector]])
+    assert max(rrf, key=lambda key: rrf[key]) == "near"
+    fused = fuse_hits(keyword, vector, 3, weight=0.1)
+    assert [h.record.id for h in fused][:2] == ["exact", "near"]
+    top = fused[0]
+    assert top.keyword_rank == 1 and top.keyword_score == 12.0 and top.vector_score == 0.45
+    assert top.score == pytest.approx(0.9 * 1.0 + 0.1 * 0.0)
+    # Agreement adds up: a record both sides rank first scores 1.0.
+    both = fuse_hits(keyword_hits(("a", 2.0)), vector_hits(("a", 0.9), ("b", 0.1)), 2, weight=0.3)
+    assert both[0].record.id == "a" and both[0].score == pytest.approx(1.0)
+
+
+def test_ties_go_to_the_stronger_side_never_to_the_record_id() -> None:
+    # With w = 0.5 a keyword-only best and a vector-only best tie at 0.5.
+    for keyword_id, vector_id in (("a", "z"), ("z", "a")):
+        keyword = keyword_hits((keyword_id, 5.0))
+        vector = vector_hits((vector_id, 0.9), ("other", 0.2))
+        fused = fuse_hits(keyword, vector, 3, weight=0.5)
+        assert fused[0].score == pytest.approx(fused[1].score)
+        assert fused[0].record.id == keyword_id
+    # When the vector side weighs more, its best wins the tie of equal keyword evidence.
+    keyword = keyword_hits(("k1", 5.0), ("k2", 5.0))
+    vector = vector_hits(("k2", 0.9), ("k1", 0.9), ("low", 0.1))
+    assert fuse_hits(keyword, vector, 3, weight=0.0)[0].record.id == "k1"  # keyword rank
+    assert fuse_hits(keyword, vector, 3, weight=1.0)[0].record.id == "k2"  # vector rank
+
+
+def test_weights_are_checked_and_depend_on_the_query_script() -> None:
+    weights = FusionWeights(latin=0.3, cjk=0.0)
+    assert weights.for_query("budget review") == 0.3
+    assert weights.for_query("预算 review") == 0.0
+    assert FusionWeights.from_json(weights.to_json()) == weights
+    assert weights_for("wordllama:256") == weights_for("wordllama:64")
+    with pytest.raises(ConfigError, match=r"FusionWeights.latin must be a number from 0 to 1"):
+        FusionWeights(latin=1.5, cjk=0.0)
+
+
+async def test_the_top_result_does_not_depend_on_k(make_index: IndexFactory) -> None:
+    index = make_index()
+    topics = ["budget", "review", "falcon", "quarterly", "meeting", "notes", "plan", "launch"]
+    records = [
+        Record(f"r{i:03d}", " ".join(topics[(i * j) % len(topics)] for j in range(1, 4)) + f" {i}")
+        for i in range(FUSION_POOL + 30)
+    ]
+    await index.write(records)
+    for query in ("quarterly budget review", "falcon launch plan", "meeting notes"):
+        tops = {(await index.search(query, limit=k))[0].record.id for k in (1, 3, 5, 10, 20, 50)}
+        assert len(tops) == 1, (query, tops)
+        ranked = [h.record.id for h in await index.search(query, limit=10)]
+        assert [h.record.id for h in await index.search(query, limit=5)] == ranked[:5]
+
+
+async def test_keyword_hits_carry_comparable_scores(make_index: IndexFactory) -> None:
+    index = make_index()
+    await index.write(
+        [
+            Record("all", "quarterly budget review for falcon"),
+            Record("one", "falcon kickoff meeting notes"),
+            Record("zh", "季度预算评审"),
+        ]
+    )
+    hits = await index.search("quarterly budget review falcon", mode="keyword", limit=5)
+    assert [h.record.id for h in hits] == ["all", "one"]
+    assert hits[0].keyword_score > hits[1].keyword_score > 0
+    zh = await index.search("预算", mode="keyword", limit=5)
+    assert [h.record.id for h in zh] == ["zh"] and zh[0].keyword_score > 0
+
+
+async def test_english_words_are_stemmed_and_chinese_keeps_its_words(
+    make_index: IndexFactory,
+) -> None:
+    index = make_index()
+    await index.write(
+        [
+            Record("run", "She was running along the river every morning"),
+            Record("cat", "猫在沙发上睡觉"),
+            Record("ml", "我喜欢机器学习"),
+        ]
+    )
+    for query in ("runs", "run", "runner's river"):
+        assert [h.record.id for h in await index.search(query, mode="keyword")][:1] == ["run"]
+    assert [h.record.id for h in await index.search("学习", mode="keyword")] == ["ml"]
+    assert [h.record.id for h in await index.search("沙发", mode="keyword")] == ["cat"]
+
+
+async def test_the_fusion_weights_are_stored_with_the_index(make_index: IndexFactory) -> None:
+    chosen = FusionWeights(latin=0.7, cjk=0.2)
+    first = make_index(name="weights", fusion=chosen)
+    assert await first.stored_fusion() == chosen
+    await first.close()
+    again = make_index(name="weights")
+    assert await again.stored_fusion() == chosen
+    await again.close()  # Qdrant's local mode lets one client hold a folder at a time
+    fresh = make_index(name="defaults")
+    assert await fresh.stored_fusion() == weights_for(fresh.embedder.name)
+
+
+async def test_a_store_made_before_stemming_is_reindexed_on_open(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    index = SQLiteTextIndex(path, "hash", name="mem")
+    await index.write([Record("run", "running every morning"), Record("zh", "机器学习")])
+    await index.close()
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        "DROP TABLE mem_words;"
+        "CREATE VIRTUAL TABLE mem_words USING fts5(words, tokenize='unicode61');"
+        "INSERT INTO mem_words (rowid, words) SELECT rowid, text FROM mem;"
+    )
+    conn.commit()
+    assert (
+        conn.execute("SELECT count(*) FROM mem_words WHERE mem_words MATCH 'runs'").fetchone()[0]
+        == 0
+    )
+    conn.close()
+    reopened = SQLiteTextIndex(path, "hash", name="mem")
+    assert [h.record.id for h in await reopened.search("runs", mode="keyword")] == ["run"]
+    assert [h.record.id for h in await reopened.search("学习", mode="keyword")] == ["zh"]
+    await reopened.close()
+
+
+async def test_a_postgres_store_made_before_stemming_is_reindexed_on_open(
+    tmp_path: Path, postgres_dsn: str
+) -> None:
+    import psycopg
+
+    from toolweave.storage.retrieval import PostgresQdrantIndex
+
+    args: dict[str, Any] = {"qdrant_path": str(tmp_path / "q"), "name": "old_words"}
+    index = PostgresQdrantIndex(postgres_dsn, "hash", **args)
+    await index.write([Record("run", "running every morning"), Record("zh", "机器学习")])
+    await index.close()
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        conn.execute("UPDATE old_words SET words = to_tsvector('simple', text)")
+        conn.execute("DELETE FROM old_words_meta WHERE key = 'text'")
+    reopened = PostgresQdrantIndex(postgres_dsn, "hash", **args)
+    assert [h.record.id for h in await reopened.search("runs", mode="keyword")] == ["run"]
+    assert [h.record.id for h in await reopened.search("学习", mode="keyword")] == ["zh"]
+    await reopened.close()
+
+
+async def test_both_backends_rank_a_small_set_alike(tmp_path: Path, postgres_dsn: str) -> None:
+    from toolweave.storage.retrieval import PostgresQdrantIndex
+
+    topics = {
+        "pg": "Postgres stores rows durably and replicates them to standby servers",
+        "fts": "Full text search ranks documents by bm25 over their stemmed words",
+        "hnsw": "An HNSW graph finds approximate nearest neighbours of a vector quickly",
+        "jieba": "jieba segments Chinese text into words for the full text index",
+        "tea": "我最喜欢的茶是乌龙茶，每天下午喝一杯",
+        "ml": "我最近在学习机器学习和深度学习",
+        "cat": "猫在沙发上睡觉，狗在院子里跑",
+        "trip": "The team travelled to Lisbon for the spring planning meeting",
+        "budget": "Quarterly budget review for the Falcon project",
+        "kickoff": "Falcon project kickoff meeting notes and action items",
+    }
+    records = [Record(key, text) for key, text in topics.items()]
+    embedded = SQLiteTextIndex(tmp_path / "i.db", "hash", name="alike")
+    scale = PostgresQdrantIndex(
+        postgres_dsn, "hash", qdrant_path=str(tmp_path / "q"), name="alike_backends"
+    )
+    queries = [
+        "which server stores rows",
+        "ranking documents with bm25",
+        "nearest neighbour graph",
+        "乌龙茶",
+        "学习深度学习",
+        "沙发上的猫",
+        "spring meeting in Lisbon",
+        "Falcon budget review",
+        "Falcon kickoff action items",
+        "segmenting Chinese words",
+    ]
+    try:
+        for index in (embedded, scale):
+            await index.write(records)
+        for mode in ("keyword", "hybrid"):
+            tops = [
+                [(await index.search(q, mode=mode, limit=3))[0].record.id for q in queries]
+                for index in (embedded, scale)
+            ]
+            assert tops[0] == tops[1], mode
+    finally:
+        await embedded.close()
+        await scale.close()
