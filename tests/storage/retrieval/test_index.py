@@ -399,5 +399,3 @@ async def test_a_common_term_is_ranked_among_its_newest_matches_a_rare_one_in_fu
     found = await index.keyword_search("乌龙茶", limit=3, where=None)
     assert len(found) == 3 and all(h.record.collection == "default" for h in found)
     await index.close()
-
-
