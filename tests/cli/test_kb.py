@@ -15,6 +15,7 @@ from toolweave.cli import app
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("COLUMNS", raising=False)  # as on a fresh clone: a pipe, no width set
     (tmp_path / "toolweave.toml").write_text('[serve]\ndata_dir = "data"\n', encoding="utf-8")
     docs = tmp_path / "docs"
     docs.mkdir()

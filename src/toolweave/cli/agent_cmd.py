@@ -248,9 +248,8 @@ def chat_command(
 ) -> None:
     """Chat with an agent: streamed answers, tool calls as they run, /clear, /exit and the
     --commands slash commands."""
-    from rich.console import Console
-
     from toolweave.agent import Session, SQLiteSessionStore
+    from toolweave.cli.console import make_console
 
     _check_model(model)
     path = session_file.expanduser()
@@ -259,7 +258,7 @@ def chat_command(
             f"the directory {str(path.parent)!r} of --session-file does not exist; create it "
             "or choose another path"
         )
-    console = Console(highlight=False)
+    console = make_console(highlight=False)
     with asyncio.Runner() as runner, contextlib.ExitStack() as cleanup:
         try:
             assembled = runner.run(

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from toolweave.cli.console import make_console
 from toolweave.errors import ToolweaveError
 
 if TYPE_CHECKING:
@@ -88,7 +88,7 @@ def ingest(
     from toolweave.kb import DocumentError
     from toolweave.kb.ingest import collect_files, ingest_paths
 
-    console = Console(stderr=True)
+    console = make_console(stderr=True)
     try:
         files = collect_files(paths)
     except DocumentError as exc:
@@ -155,7 +155,7 @@ def search(
         rows = [h.as_json() for h in hits]
         typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
         return
-    console = Console()
+    console = make_console()
     if not hits:
         console.print("no matches")
     for i, hit in enumerate(hits, start=1):
@@ -180,7 +180,7 @@ def stats(namespace: NamespaceOption = None, config: ConfigOption = None) -> Non
         table.add_column(column)
     for doc in documents:
         table.add_row(doc.doc_id, doc.title, str(doc.chunks), doc.source or "(text)")
-    Console().print(table)
+    make_console().print(table)
 
 
 @kb_app.command("remove")

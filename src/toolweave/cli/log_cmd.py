@@ -26,11 +26,11 @@ def log_command(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
 ) -> None:
     """Show recent queries: served tool calls and agent runs, newest first."""
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
     from toolweave.accounting.query_log import QueryLog
+    from toolweave.cli.console import make_console
     from toolweave.host.accounting import QUERY_LOG_FILE, query_log_for
     from toolweave.host.config import load_host_config
 
@@ -81,4 +81,4 @@ def log_command(
         # Inputs and names come from clients and models: never Rich markup.
         cells = (started, row.status, row.session_id, text, tools, str(row.tokens))
         table.add_row(*(escape(c) for c in cells), f"{row.duration:.2f}")
-    Console(width=160).print(table)
+    make_console().print(table)

@@ -118,8 +118,9 @@ def search(
         rows = [{**h.item.to_dict(), "score": h.score, "explanation": h.explanation} for h in hits]
         typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
         return
-    from rich.console import Console
     from rich.table import Table
+
+    from toolweave.cli.console import make_console
 
     table = Table(title=f"{len(hits)} memories for {query!r}")
     for column in ("score", "type", "importance", "content", "id"):
@@ -132,7 +133,7 @@ def search(
             h.item.content,
             h.item.id,
         )
-    console = Console()
+    console = make_console()
     console.print(table)
     if explain:
         for h in hits:

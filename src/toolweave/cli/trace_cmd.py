@@ -23,9 +23,8 @@ trace_app = typer.Typer(help="Read traces written by Tracing.to_jsonl.", no_args
 @trace_app.command("show")
 def show(file: Annotated[Path, typer.Argument(help="A JSONL trace file.")]) -> None:
     """Render every run in FILE as a tree of turns, model calls and tool calls."""
-    from rich.console import Console
-
     from toolweave.agent.tracing import read_spans
+    from toolweave.cli.console import make_console
     from toolweave.errors import ConfigError
 
     try:
@@ -33,7 +32,7 @@ def show(file: Annotated[Path, typer.Argument(help="A JSONL trace file.")]) -> N
     except ConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    console = Console()
+    console = make_console()
     if not roots:
         console.print(f"{file}: no spans")
         return
