@@ -28,7 +28,16 @@ class MemoryProvider:
 
     def __init__(self, config: HostConfig) -> None:
         self.path = config.data_dir / MEMORY_FILE
+        self.authenticated = bool(config.token)
         self._manager: MemoryManager | None = None
+
+    def describe(self) -> str:
+        who = (
+            "every client holding the token"
+            if self.authenticated
+            else "one store shared by every client (no authentication)"
+        )
+        return f"the memory tool over {self.path}: {who}"
 
     async def tools(self) -> list[Tool]:
         from toolweave.memory import MemoryManager
