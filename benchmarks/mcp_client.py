@@ -91,9 +91,9 @@ async def concurrent(call: Call, calls: int) -> float:
 
 
 async def main(calls: int, rounds: int) -> None:
-    from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
+    from mcp import ClientSession
     from toolweave.mcp import MCPClient
 
     server = [__file__, "--serve"]
