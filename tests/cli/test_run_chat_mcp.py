@@ -136,3 +136,30 @@ def test_chat_session_file_in_a_missing_directory_says_so(tmp_path: Path) -> Non
     )
     assert result.exit_code == 2
     assert "of --session-file does not exist" in result.output and not missing.parent.exists()
+
+
+@pytest.mark.parametrize(("answer", "runs"), [("y", True), ("n", False)])
+def test_chat_config_shell_runs_when_the_person_says_yes(
+    tmp_path: Path, answer: str, runs: bool
+) -> None:
+    """`[builtins] shell = true` under `chat --config`: the chat's own prompt decides the call
+    (the host's gate would only ask an MCP client, and there is none)."""
+    work = tmp_path / "work"
+    config = tmp_path / "toolweave.toml"
+    config.write_text(
+        f'[serve]\ndata_dir = "{tmp_path / "data"}"\nproviders = ["builtins"]\n\n'
+        f'[builtins]\nroot = "{work}"\nshell = true\n'
+    )
+    replies = [Reply(None, [("b", "bash", {"command": "echo 你好 > made.txt"})]), Reply("好了")]
+    with FakeOpenAI(replies) as server:
+        model = f"openai-compat:{server.base_url}#fake"
+        args = ["chat", "-m", model, "--config", str(config), "--session-file"]
+        args.append(str(tmp_path / "s.db"))
+        result = runner.invoke(app, args, input=f"写个文件\n{answer}\n")
+    assert result.exit_code == 0, result.output
+    assert "needs approval" in result.output, result.output
+    assert (work / "made.txt").exists() is runs, result.output
+    if runs:
+        assert (work / "made.txt").read_text(encoding="utf-8").strip() == "你好"
+    else:
+        assert "the approver said no" in result.output

@@ -82,17 +82,26 @@ def _build_agent(
     from toolweave.agent import Agent
     from toolweave.agent.orchestration import Commands
     from toolweave.agent.tracing import Tracing
+    from toolweave.governance.pipeline import Governance
     from toolweave.llm import ModelConfigError
 
     if not model:
         raise _fail(f"no model given: pass --model or set {MODEL_ENV} (e.g. openai:gpt-4o)")
+    host = tools.governance
+    governance = Governance(
+        rules=host.rules if host is not None else None,
+        hooks=host.hooks if host is not None else None,
+        approver=approver,
+        admin_approver=approver if host is not None else None,
+        approval_hint=host.approval_hint if host is not None else None,
+    )
     try:
         return Agent(
             model,
             tools.tools,
             instructions=instructions,
             max_turns=max_turns,
-            approver=approver,
+            governance=governance,
             commands=Commands.load(commands) if commands is not None else None,
             tracing=Tracing.to_jsonl(trace) if trace is not None else None,
         )
