@@ -163,3 +163,26 @@ def test_chat_config_shell_runs_when_the_person_says_yes(
         assert (work / "made.txt").read_text(encoding="utf-8").strip() == "你好"
     else:
         assert "the approver said no" in result.output
+
+
+WRITER = str(Path(__file__).resolve().parents[2] / "examples" / "probe_file_writer.py")
+
+
+@pytest.mark.parametrize(("answer", "writes"), [("y", True), ("n", False)])
+def test_an_mcp_tool_that_declares_destructive_asks(
+    tmp_path: Path, answer: str, writes: bool
+) -> None:
+    """`destructiveHint: true` from an MCP server asks under `chat --mcp`, as a local
+    `destructive=True` tool does."""
+    config = tmp_path / "mcp.json"
+    entry = {"command": sys.executable, "args": [WRITER, "--root", str(tmp_path)]}
+    config.write_text(json.dumps({"mcpServers": {"files": entry}}))
+    call = ("w", "files__write_file", {"path": "笔记.md", "content": "你好"})
+    with FakeOpenAI([Reply(None, [call]), Reply("好了")]) as server:
+        model = f"openai-compat:{server.base_url}#fake"
+        args = ["chat", "-m", model, "--tools", "none", "--mcp", str(config), "--eager"]
+        args += ["--session-file", str(tmp_path / "s.db")]
+        result = runner.invoke(app, args, input=f"写\n{answer}\n")
+    assert result.exit_code == 0, result.output
+    assert "needs approval" in result.output, result.output
+    assert (tmp_path / "笔记.md").exists() is writes, result.output
