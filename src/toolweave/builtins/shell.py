@@ -24,6 +24,7 @@ import re
 import shutil
 import signal
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from toolweave.builtins._output import check_positive, untrusted
 from toolweave.errors import ConfigError
@@ -156,7 +157,9 @@ def shell_tool(
         result.is_error = timed_out or code != 0
         return result
 
-    return _ShellTool(bash, permissions=[Permission.SHELL], primary_arg="command", open_world=True)
+    shell = _ShellTool(bash, permissions=[Permission.SHELL], primary_arg="command", open_world=True)
+    shell.gate = gate
+    return shell
 
 
 class _ShellTool(FunctionTool):
@@ -165,6 +168,11 @@ class _ShellTool(FunctionTool):
     rules (`bash(git *)`, deny lists) still apply."""
 
     asks_itself = True
+    gate: ShellGate
+
+    def own_decision(self, args: dict[str, Any]) -> tuple[str, str]:
+        """What the tool itself decides for `args` before running anything (its gate)."""
+        return self.gate.decide(str(args.get("command", "")))
 
 
 async def run_command(

@@ -85,21 +85,48 @@ def explain(
     """Say whether a call is allowed, denied or asked, and which rule from which file decided."""
     from toolweave.governance.rules import Rules
 
+    name, args = call_arguments(call, arg)
+    if config is not None:
+        typer.echo(f"rules from: {config} [serve.rules]")
+        typer.echo(str(_served_decision(config, name, args)))
+        return
     try:
-        if config is not None:
-            from toolweave.host.config import load_host_config
-
-            host = load_host_config(config)
-            root = str(config.resolve().parent)
-            rules = Rules.from_mapping(host.rules, source=f"{config} [serve.rules]", root=root)
-            origin = f"{config} [serve.rules]"
-        else:
-            files = list(settings) or discovered_settings(Path.cwd())
-            rules = Rules.from_settings(*files, default=default)  # type: ignore[arg-type]
-            origin = ", ".join(map(str, files)) or "no settings file"
+        files = list(settings) or discovered_settings(Path.cwd())
+        rules = Rules.from_settings(*files, default=default)  # type: ignore[arg-type]
     except ValueError as exc:  # RuleSyntaxError and every configuration error
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
-    name, args = call_arguments(call, arg)
-    typer.echo(f"rules from: {origin}")
+    typer.echo(f"rules from: {', '.join(map(str, files)) or 'no settings file'}")
     typer.echo(str(rules.explain(name, args)))
+
+
+def _served_decision(config: Path, name: str, args: dict[str, str]) -> object:
+    """What `toolweave serve --config` does with this call: the host's tool of that name
+    judged by the host's own `HostGovernance.explain` (the decision its pipeline acts on)."""
+    import asyncio
+
+    from toolweave.governance.rules import Rules
+    from toolweave.host import ToolHost, load_host_config
+
+    async def decide() -> object:
+        host = ToolHost(load_host_config(config))
+        try:
+            await host.server.load_tool_sources()
+            entry = host.server.tool_entry(name)
+            if entry is None:  # e.g. a downstream tool not connected: the rules alone decide
+                typer.echo(f"({config} serves no tool {name!r} now: the rules alone decide)")
+                return (host.governance.governance.rules or Rules()).explain(name, args)
+            served = entry.tool()
+            tool = getattr(served, "inner", served)
+            key, given = tool.primary_arg, dict(args)
+            if key is not None and len(given) == 1 and key not in given:
+                given = {key: next(iter(given.values()))}  # `tool(value)` names the primary arg
+            return host.governance.explain(name, tool, given)
+        finally:
+            await host.close()
+
+    try:
+        return asyncio.run(decide())
+    except ValueError as exc:  # every configuration error
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None

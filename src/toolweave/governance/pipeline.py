@@ -188,7 +188,7 @@ class Governance:
         (ends the run)."""
         if tool is None:
             return Clearance(args)
-        explanation = self._decide(tool_name, args, tool, gate)
+        explanation = self.decide(tool_name, args, tool, gate)
         if explanation.decision == "deny":
             await self._denied(tool_name, call_id, args, gate, explanation.reason)
             raise CallBlocked("rules", explanation.reason, tool=tool_name)
@@ -206,7 +206,7 @@ class Governance:
             if outcome.updated_input is not None and outcome.updated_input != args:
                 # The rewritten call meets the rules again: a hook tightens, never loosens.
                 args = outcome.updated_input
-                again = self._decide(tool_name, args, tool, gate)
+                again = self.decide(tool_name, args, tool, gate)
                 if again.decision == "deny":
                     await self._denied(tool_name, call_id, args, gate, again.reason)
                     raise CallBlocked("rules", again.reason, tool=tool_name)
@@ -246,9 +246,11 @@ class Governance:
             )
         await self._approve("user", tool_name, call_id, args, tool, gate, error.reason)
 
-    def _decide(
+    def decide(
         self, tool_name: str, args: dict[str, Any], tool: Tool, gate: GateContext
     ) -> Explanation:
+        """The rules' decision for this call in this gate's mode, with why: what `clear` acts
+        on, and what `toolweave policy explain --config` prints."""
         rules = self.rules if self.rules is not None else _DEFAULT_RULES
         explanation = rules.explain(tool_name, args, tool=tool)
         if explanation.decision != "ask":

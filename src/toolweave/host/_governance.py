@@ -16,7 +16,7 @@ from typing import Any
 from toolweave.governance.approvals import ApprovalAnswer, ApprovalRequest, ApprovalState, Approver
 from toolweave.governance.hooks import Hooks
 from toolweave.governance.pipeline import GateContext, Governance
-from toolweave.governance.rules import Rules
+from toolweave.governance.rules import Explanation, Rules
 from toolweave.host.config import HostConfig
 from toolweave.mcp.server.context import Context
 from toolweave.mcp.shared.constants import META_PROTOCOL_VERSION
@@ -82,6 +82,20 @@ class HostGovernance:
         while len(self._states) > MAX_REMEMBERED_SESSIONS:
             self._states.popitem(last=False)
         return state
+
+    def explain(self, name: str, tool: Tool, args: dict[str, Any]) -> Explanation:
+        """What serving this call does, without running it: the rules' decision (the one
+        `clear` acts on), then, for a tool that gates itself (`bash` and its allow list), that
+        tool's own decision where the rules left it free. `toolweave policy explain --config`
+        prints exactly this."""
+        explanation = self.governance.decide(name, args, tool, GateContext(None))
+        own = getattr(tool, "own_decision", None)
+        if explanation.decision == "deny" or own is None:
+            return explanation
+        decision, reason = own(args)
+        if decision == "allow" or (explanation.decision == "ask" and decision == "ask"):
+            return explanation
+        return Explanation(decision, f"{name} itself: {reason}", explanation.rule)
 
     async def clear(
         self, name: str, tool: Tool, args: dict[str, Any], ctx: ToolContext
