@@ -52,11 +52,13 @@ def test_ingest_search_stats_remove(project: Path) -> None:
 
 def test_errors_are_clear(project: Path) -> None:
     code, out = run("kb", "ingest", "missing")
-    assert code == 1 and "no such file or folder" in out
+    assert code == 2 and "no such file or folder" in out
+    code, out = run("kb", "ingest", "/dev/null")
+    assert code == 2 and "neither a file nor a folder" in out
     (project / "docs" / "bad.docx").write_bytes(b"not a zip")
     code, out = run("kb", "ingest", "docs")
     assert code == 1 and "skipped" in out and "bad.docx" in out
     code, out = run("kb", "search", "x", "--mode", "fuzzy")
-    assert code == 1 and "mode must be one of" in out
+    assert code == 2 and "mode must be one of" in out
     code, out = run("kb", "stats", "--namespace", "bad name")
     assert code != 0 and "namespace 'bad name'" in out

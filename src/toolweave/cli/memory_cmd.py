@@ -50,9 +50,13 @@ def store(
 
 
 def _run(ctx: typer.Context, work: Callable[[MemoryManager], Awaitable[T]]) -> T:
+    from toolweave.cli.errors import about_file, existing_parent
     from toolweave.memory import MemoryManager
 
     options = dict(ctx.obj)
+    path: Path = options["path"]
+    if options["dsn"] is None and path != Path(DEFAULT_DB).expanduser():
+        existing_parent(path, "--db")
 
     async def main() -> T:
         manager = MemoryManager(options.pop("path"), **options)
@@ -61,8 +65,10 @@ def _run(ctx: typer.Context, work: Callable[[MemoryManager], Awaitable[T]]) -> T
         finally:
             await manager.close()
 
+    fix = "pass --db with a memory store's file (toolweave memory --db PATH ...)"
     try:
-        return asyncio.run(main())
+        with about_file(path, "a toolweave memory store", fix):
+            return asyncio.run(main())
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

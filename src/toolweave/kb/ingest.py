@@ -57,6 +57,11 @@ def collect_files(paths: Iterable[str | Path]) -> list[Path]:
                     continue
                 if child.is_file() and child.suffix.lower() in SUPPORTED_SUFFIXES:
                     found.add(child)
+        elif path.exists():
+            raise DocumentError(
+                f"{path} is neither a file nor a folder (a device, pipe or socket); pass "
+                "documents or folders of them"
+            )
         else:
             raise DocumentError(f"{path}: no such file or folder; check the path")
     return sorted(found)
