@@ -1,13 +1,16 @@
 """Which optional extra brings which modules, so a missing one is reported as the one
 `pip install 'toolweave[<extra>]'` that fixes it rather than a bare `ModuleNotFoundError`.
 
-The modules are looked up, never imported here: `import toolweave` stays light, and a caller
-checks (`missing`) or demands (`require`) an extra right where the feature starts.
+`missing` only looks modules up (the tool host's banner uses it at start-up, importing
+nothing); `require` imports the modules a feature is about to use, right where it starts, and
+turns their absence into `MissingDependency`.
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
+from collections.abc import Iterable
 
 from toolweave.errors import MissingDependency
 
@@ -17,6 +20,8 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "server": ("starlette", "uvicorn"),
 }
 """The modules each extra installs that toolweave imports (pyproject.toml lists the packages)."""
+RETRIEVAL_MODULES = ("numpy", "rjieba")
+"""What embedded retrieval (memory, the knowledge base) imports for every store and embedder."""
 
 
 def missing(extra: str) -> str | None:
@@ -27,8 +32,13 @@ def missing(extra: str) -> str | None:
     return None
 
 
-def require(extra: str, feature: str) -> None:
-    """Raise `MissingDependency` naming `feature` and `extra` when a module of it is missing."""
-    module = missing(extra)
-    if module is not None:
-        raise MissingDependency(feature, module, extra)
+def require(extra: str, feature: str, modules: Iterable[str] | None = None) -> None:
+    """Import `modules` (default: all of `extra`'s); raise `MissingDependency` naming `feature`
+    and the `pip install` of `extra` when one is not installed."""
+    for module in EXTRA_MODULES[extra] if modules is None else modules:
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            if exc.name != module:
+                raise
+            raise MissingDependency(feature, module, extra) from None

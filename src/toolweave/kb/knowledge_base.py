@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolweave._extras import RETRIEVAL_MODULES, require
 from toolweave.errors import ConfigError
 from toolweave.kb._embedding import BatchedEmbedder
 from toolweave.kb.chunking import (
@@ -203,6 +204,7 @@ class KnowledgeBase:
         `chunk_size`, `chunk_overlap` and `unit` override the knowledge base's chunking."""
         if not isinstance(text, str) or not text.strip():
             raise KnowledgeBaseError("text: give the document's text (it is empty)")
+        require("kb", "KnowledgeBase.add_text", RETRIEVAL_MODULES)
         title = (title or "").strip() or _first_line(text)
         return await self._add(
             doc_id=doc_id or "t" + _digest(*map(normalize_for_dedupe, (title, text)))[:20],

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from toolweave._extras import RETRIEVAL_MODULES, require
 from toolweave.memory import _codec
 from toolweave.memory._overview import memory_stats, memory_summary
 from toolweave.memory._search import search_memories
@@ -196,6 +197,7 @@ class MemoryManager:
         modality: str | None = None,
     ) -> str:
         """Store one memory and return its id; identical content returns the existing id."""
+        require("memory", "MemoryManager.add", RETRIEVAL_MODULES)
         item = self._new_item(
             content, memory_type, importance, metadata, timestamp, relations, file_path, modality
         )
@@ -333,6 +335,7 @@ class MemoryManager:
         perceptual memories; `explain=True` attaches each hit's keyword rank, vector score,
         fused relevance and its type formula's factors.
         """
+        require("memory", "MemoryManager.search", RETRIEVAL_MODULES)
         if not isinstance(query, str) or not query.strip():
             raise MemoryArgumentError("query must be a non-empty string")
         if (
