@@ -72,7 +72,8 @@ def gateway_config(tmp_path: Path, **policy: list[str]) -> HostConfig:
     python = sys.executable
     return parse_config(
         {
-            "serve": {"providers": [], "policy": policy},
+            # The downstream writer declares destructiveHint: true, so it asks unless allowed.
+            "serve": {"providers": [], "policy": policy, "rules": {"allow": ["files__write_*"]}},
             "mcpServers": {
                 "weather": {"command": python, "args": [str(EXAMPLES / "weather_server.py")]},
                 "files": {

@@ -235,23 +235,28 @@ def parse_config(
     origin = ConfigSource(str(source or DEFAULT_CONFIG_FILE), key_lines(text or ""))
     data = _merge_env(raw, env or {}, origin)
     known = ["serve", MCP_SERVERS, *sorted(SECTIONS)]
-    unknown = sorted(set(data) - set(known))
-    if unknown:
-        name = unknown[0]
-        raise ConfigError(
-            f"{origin.where((name,))}: [{name}] is not a known table; toolweave.toml has "
-            f"{', '.join(f'[{k}]' for k in known)} (a provider's table appears once the "
-            "provider is installed)"
-        )
-    serve = validate_section(ServeSection, ("serve",), data.get("serve", {}), origin)
+    problems = [
+        f"{origin.where((name,))}: [{name}] is not a known table; toolweave.toml has "
+        f"{', '.join(f'[{k}]' for k in known)} (a provider's table appears once the "
+        "provider is installed)"
+        for name in sorted(set(data) - set(known))
+    ]
     servers = data.get(MCP_SERVERS, {})
     if not isinstance(servers, dict):
-        raise ConfigError(f"{origin.where((MCP_SERVERS,))}: [mcpServers] must be a table")
-    sections = {
-        name: validate_section(section_model(name), (name,), data[name], origin)
-        for name in SECTIONS
-        if name in data
-    }
+        problems.append(f"{origin.where((MCP_SERVERS,))}: [mcpServers] must be a table")
+    # Every table is checked, so one run names every problem in the file.
+    checked: dict[str, Section] = {}
+    for name, model in [("serve", ServeSection), *((n, None) for n in SECTIONS if n in data)]:
+        try:
+            table = data.get(name, {})
+            checked[name] = validate_section(model or section_model(name), (name,), table, origin)
+        except ConfigError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise ConfigError("\n".join(problems))
+    serve = checked.pop("serve")
+    assert isinstance(serve, ServeSection)
+    sections = checked
     base = source.parent if source is not None else None
     if serve.rules:
         from toolweave.governance.rules import Rules

@@ -45,6 +45,7 @@ class Section(BaseModel):
 SECTIONS: dict[str, str | type[Section]] = {
     "builtins": "toolweave.host.providers.builtins:BuiltinsSection",
     "kb": "toolweave.host.providers.kb:KBSettings",
+    "memory": "toolweave.host.providers.memory:MemorySettings",
     "notes": "toolweave.host.providers.kb:NotesSettings",
     "skills": "toolweave.host.providers.skills:SkillsSection",
 }

@@ -13,12 +13,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from toolweave.host.config import HostConfig
+from toolweave.host.sections import Section
 from toolweave.tools.base import Tool
 
 if TYPE_CHECKING:
     from toolweave.memory import MemoryManager
 
 MEMORY_FILE = "memory.db"
+
+
+class MemorySettings(Section):
+    """`[memory]`: the store the served `memory` tool uses (in `[serve].data_dir`)."""
+
+    embedder: str = "auto"
+    """auto (WordLlama), minilm, hash[:dim] or openai-compat:... (docs/memory.md); a store
+    keeps the embedder it was created with."""
 
 
 class MemoryProvider:
@@ -28,6 +37,7 @@ class MemoryProvider:
 
     def __init__(self, config: HostConfig) -> None:
         self.path = config.data_dir / MEMORY_FILE
+        self.embedder = config.section("memory", MemorySettings).embedder
         self.authenticated = bool(config.token)
         self._manager: MemoryManager | None = None
 
@@ -43,7 +53,7 @@ class MemoryProvider:
         from toolweave.memory import MemoryManager
         from toolweave.memory.tool import NON_DELETING_ACTIONS, MemoryTool
 
-        manager = MemoryManager(self.path)
+        manager = MemoryManager(self.path, embedder=self.embedder)
         self._manager = manager
         return [MemoryTool(manager, actions=NON_DELETING_ACTIONS, per_user=True)]
 
