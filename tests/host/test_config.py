@@ -191,7 +191,8 @@ async def test_the_memory_table_configures_the_served_store(tmp_path: Path) -> N
 
     path = tmp_path / "toolweave.toml"
     path.write_text(
-        f'[serve]\nproviders = ["memory"]\ndata_dir = "{tmp_path}"\n\n[memory]\nembedder = "hash"\n',
+        f'[serve]\nproviders = ["memory"]\ndata_dir = "{tmp_path}"\n\n'
+        '[memory]\nembedder = "hash"\n',
         encoding="utf-8",
     )
     host = ToolHost(load_host_config(path, env={}))
