@@ -57,6 +57,12 @@ test-minilm: install
 docs: install
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
+# The wheel and the sdist into dist/ (toolweave is not on PyPI: install one of these, or the
+# checkout itself, e.g. pip install 'dist/toolweave-0.1.0-py3-none-any.whl[cli,server]').
+dist: install
+	rm -rf dist
+	$(PY) -m build --no-isolation --outdir dist .
+
 bench: install peers
 	$(PY) -m pip install -q -e '.[bench]'
 	$(PY) benchmarks/run_all.py
