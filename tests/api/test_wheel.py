@@ -5,6 +5,7 @@ imported from the wheel, not from the checkout."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -21,7 +22,7 @@ def clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
 
 
-async def test_the_wheel_installs_and_serves(tmp_path: Path) -> None:
+def test_the_wheel_installs_and_serves(tmp_path: Path) -> None:
     dist = tmp_path / "dist"
     subprocess.run(
         [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist)],
@@ -54,10 +55,13 @@ async def test_the_wheel_installs_and_serves(tmp_path: Path) -> None:
     )  # fmt: skip
     assert where.stdout.strip().startswith(str(site))
     (tmp_path / "toolweave.toml").write_text(f'[serve]\ndata_dir = "{tmp_path / "data"}"\n')
-    client = MCPClient.stdio(
-        str(venv / "bin" / "toolweave"), ["serve", "--stdio", "--demo"], env=clean_env(),
-        cwd=str(tmp_path),
-    )  # fmt: skip
-    async with client:
-        result = await client.call_tool("calculate", {"expression": "17 * 23"})
-    assert "391" in result.text
+
+    async def served_call() -> str:
+        client = MCPClient.stdio(
+            str(venv / "bin" / "toolweave"), ["serve", "--stdio", "--demo"], env=clean_env(),
+            cwd=str(tmp_path),
+        )  # fmt: skip
+        async with client:
+            return (await client.call_tool("calculate", {"expression": "17 * 23"})).text
+
+    assert "391" in asyncio.run(served_call())
