@@ -214,7 +214,7 @@ async def test_a_downstream_resource_list_change_reaches_the_client(tmp_path: Pa
     script.write_text(GROWING_DOCS)
     config = parse_config(
         {
-            "serve": {"providers": []},
+            "serve": {"providers": [], "rules": {"allow": ["docs__publish"]}},  # it writes
             "mcpServers": {"docs": {"command": sys.executable, "args": [str(script)]}},
         }
     )

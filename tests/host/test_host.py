@@ -139,7 +139,8 @@ async def test_gateway_mirrors_downstream_tool_changes(tmp_path: Path) -> None:
     script.write_text(DYNAMIC_SERVER)
     config = parse_config(
         {
-            "serve": {"providers": []},
+            # Its tools say destructiveHint: true (toolweave's default for a tool that writes).
+            "serve": {"providers": [], "rules": {"allow": ["dyn__*"]}},
             "mcpServers": {"dyn": {"command": sys.executable, "args": [str(script)]}},
         }
     )

@@ -31,6 +31,7 @@ def write_config(tmp_path: Path) -> Path:
     config = tmp_path / "toolweave.toml"
     config.write_text(
         "[serve]\n"
+        'providers = ["demo"]\n'
         f'data_dir = "{tmp_path / "data"}"\n'
         "daily_calls_per_client = 2\n"
         f'commands = "{commands}"\n',
