@@ -157,7 +157,7 @@ def test_chat_config_shell_runs_when_the_person_says_yes(
         args.append(str(tmp_path / "s.db"))
         result = runner.invoke(app, args, input=f"写个文件\n{answer}\n")
     assert result.exit_code == 0, result.output
-    assert "needs approval" in result.output, result.output
+    assert "needs approval" in result.output and "allow? [y/n/a]" in result.output
     assert (work / "made.txt").exists() is runs, result.output
     if runs:
         assert (work / "made.txt").read_text(encoding="utf-8").strip() == "你好"

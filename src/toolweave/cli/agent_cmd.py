@@ -109,6 +109,9 @@ def _build_agent(
         raise _fail(str(exc)) from None
 
 
+APPROVAL_PROMPT = "[bold yellow]  allow? \\[y/n/a][/] "
+"""Rich markup: the brackets of the answers are escaped, or Rich would take them for a tag."""
+
 _ANSWERS: dict[str, ApprovalAnswer] = {
     "y": True, "yes": True, "n": False, "no": False, "a": "always", "always": "always",
 }  # fmt: skip
@@ -125,7 +128,7 @@ def terminal_approver(console: Console, ask: Callable[[str], str]) -> Approver:
         console.print(f"[yellow]  ? {escape(request.prompt())}[/]")
         while True:
             try:
-                line = await asyncio.to_thread(ask, "[bold yellow]  allow? [y/n/a][/] ")
+                line = await asyncio.to_thread(ask, APPROVAL_PROMPT)
             except (EOFError, KeyboardInterrupt):
                 return False
             answer = _ANSWERS.get(line.strip().lower())
