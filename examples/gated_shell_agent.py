@@ -50,7 +50,8 @@ def main() -> None:
         inside = re.search(r"<tool_output[^>]*>(.*?)</tool_output>", text, re.DOTALL)
         output = " ".join((inside.group(1) if inside else text).split())
         status = "error" if invocation.result.is_error else "ok"
-        print(f"{status} {invocation.args['command']!r}: {output}")
+        # A model may call bash without a command: its args then lack the key.
+        print(f"{status} {invocation.args.get('command')!r}: {output}")
     print("asked the approver about:", asked)
     print("files:", sorted(os.listdir(workspace)))
     print(result.output)
