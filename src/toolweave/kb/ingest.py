@@ -83,9 +83,10 @@ async def ingest_paths(
             result = await kb.add_file(file, progress=on_embed)
         except DocumentError as exc:
             summary.failed[str(file)] = exc.message
-            logger.warning("skipped: %s", exc.message)
             if on_file is not None:
-                on_file(file, exc)
+                on_file(file, exc)  # the caller reports it: said once, not twice
+            else:
+                logger.warning("skipped: %s", exc.message)
             continue
         summary.added.append(result)
         if on_file is not None:
