@@ -186,3 +186,26 @@ def test_an_mcp_tool_that_declares_destructive_asks(
     assert result.exit_code == 0, result.output
     assert "needs approval" in result.output, result.output
     assert (tmp_path / "笔记.md").exists() is writes, result.output
+
+
+def test_run_and_chat_refuse_an_unknown_command_alike_and_help_lists_them(
+    tmp_path: Path,
+) -> None:
+    commands = tmp_path / "commands"
+    commands.mkdir()
+    (commands / "总结.md").write_text("---\ndescription: 总结要点\n---\n总结：$ARGUMENTS")
+    (commands / "review.md").write_text("---\ndescription: Review a file\n---\nReview $ARGUMENTS")
+    with FakeOpenAI([Reply("不该调用")]) as server:
+        model = f"openai-compat:{server.base_url}#fake"
+        ran = runner.invoke(app, ["run", "/nosuch x", "-m", model, "--commands", str(commands)])
+        args = ["chat", "-m", model, "--session-file", str(tmp_path / "s.db")]
+        chat = runner.invoke(
+            app, [*args, "--commands", str(commands)], input="/help\n/nosuch x\n/不存在\n/etc/hosts?\n"
+        )
+    assert ran.exit_code == 2 and "unknown command /nosuch" in ran.output
+    assert "/help lists them" not in ran.output
+    assert "unknown command /nosuch; /help lists them" in chat.output
+    assert "unknown command /不存在" in chat.output
+    for entry in ("/clear", "/exit", "/help", "/review", "Review a file", "/总结"):
+        assert entry in chat.output, chat.output
+    assert len(server.requests) == 1  # only "/etc/hosts?" (a path, not a command) reached it

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -174,6 +175,31 @@ def _custom_command(agent: Agent, line: str) -> bool:
     return commands is not None and commands.handles(line)
 
 
+_COMMAND_LINE = re.compile(r"^/([^\s/]+)(?:\s|$)")
+CHAT_COMMANDS = {"/clear": "forget this session's history", "/exit": "end the chat (or /quit)"}
+
+
+def unknown_command(agent: Agent, line: str) -> str | None:
+    """The `/name` of a line that reads as a slash command nobody handles (a path such as
+    `/etc/hosts` is not one); `run` and `chat` refuse it alike instead of sending it on."""
+    match = _COMMAND_LINE.match(line)
+    if match is None or _custom_command(agent, line):
+        return None
+    name = "/" + match.group(1)
+    return None if name in CHAT_COMMANDS or name in ("/quit", "/help") else name
+
+
+def command_help(agent: Agent) -> list[str]:
+    """What `/help` lists: the chat's own commands, then the --commands slash commands."""
+    lines = [f"{name:12} {what}" for name, what in CHAT_COMMANDS.items()]
+    lines.append(f"{'/help':12} this list")
+    commands = agent.orchestration.commands
+    for command in commands.list() if commands is not None else []:
+        hint = f" {command.argument_hint}" if command.argument_hint else ""
+        lines.append(f"{'/' + command.name + hint:12} {command.description}".rstrip())
+    return lines
+
+
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}"
@@ -235,6 +261,12 @@ async def _run(
         agent = _build_agent(
             model, instructions, assembled, max_turns, commands=commands, trace=trace
         )
+        unknown = unknown_command(agent, prompt)
+        if unknown is not None:
+            raise ConfigError(
+                f"unknown command {unknown}: not a --commands slash command; drop the leading "
+                "/ to send the text as it is"
+            )
         try:
             return await agent.run(prompt)
         finally:
@@ -360,9 +392,11 @@ def _repl(
         if line == "/clear":
             runner.run(session.clear())
             console.print("[dim]history cleared[/]")
-        elif line.startswith("/") and not _custom_command(agent, line):
-            unknown = escape(line.split()[0])
-            console.print(f"[yellow]unknown command {unknown}; try /clear or /exit[/]")
+        elif line == "/help":
+            for entry in command_help(agent):
+                console.print(escape(entry), highlight=False)
+        elif (unknown := unknown_command(agent, line)) is not None:
+            console.print(f"[yellow]unknown command {escape(unknown)}; /help lists them[/]")
         else:
             answer = _stream if stream else _whole
             try:
