@@ -199,9 +199,8 @@ def test_run_and_chat_refuse_an_unknown_command_alike_and_help_lists_them(
         model = f"openai-compat:{server.base_url}#fake"
         ran = runner.invoke(app, ["run", "/nosuch x", "-m", model, "--commands", str(commands)])
         args = ["chat", "-m", model, "--session-file", str(tmp_path / "s.db")]
-        chat = runner.invoke(
-            app, [*args, "--commands", str(commands)], input="/help\n/nosuch x\n/不存在\n/etc/hosts?\n"
-        )
+        lines = "/help\n/nosuch x\n/不存在\n/etc/hosts?\n"
+        chat = runner.invoke(app, [*args, "--commands", str(commands)], input=lines)
     assert ran.exit_code == 2 and "unknown command /nosuch" in ran.output
     assert "/help lists them" not in ran.output
     assert "unknown command /nosuch; /help lists them" in chat.output
