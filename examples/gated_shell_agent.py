@@ -55,7 +55,7 @@ def main() -> None:
         inside = re.search(r"<tool_output[^>]*>(.*?)</tool_output>", text, re.DOTALL)
         output = " ".join((inside.group(1) if inside else text).split())
         status = "error" if invocation.result.is_error else "ok"
-        print(f"{status} {invocation.args['command']!r}: {output}")
+        print(f"{status} {invocation.args.get('command')!r}: {output}")
     ran = {invocation.call_id for invocation in result.invocations}
     commands = {c.id: str(c.arguments) for m in result.messages for c in m.tool_calls}
     for message in result.messages:  # calls governance blocked before they ran

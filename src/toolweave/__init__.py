@@ -35,7 +35,9 @@ _EXPORTS: dict[str, str] = {
     )
 }
 _EXPORTS.update({name: "toolweave.agent" for name in ("Agent", "RunResult", "Session")})
-_EXPORTS.update({name: "toolweave.errors" for name in ("ConfigError", "ToolweaveError")})
+_EXPORTS.update(
+    {name: "toolweave.errors" for name in ("ConfigError", "MissingDependency", "ToolweaveError")}
+)
 _EXPORTS.update(
     {
         name: "toolweave.mcp"
@@ -60,7 +62,7 @@ _EXPORTS.update(
 
 if TYPE_CHECKING:
     from toolweave.agent import Agent, RunResult, Session
-    from toolweave.errors import ConfigError, ToolweaveError
+    from toolweave.errors import ConfigError, MissingDependency, ToolweaveError
     from toolweave.llm import (
         FunctionModel,
         Message,
@@ -113,6 +115,7 @@ __all__ = [
     "MCPServer",
     "MCPTimeout",
     "Message",
+    "MissingDependency",
     "ModelConfigError",
     "ModelError",
     "ModelRequest",

@@ -10,6 +10,7 @@ where the class and its children live):
     │   ├── ModelConfigError (llm): a model cannot be built (a key, a model string, an option)
     │   ├── HookConfigError (governance): a hook definition is malformed
     │   └── RuleSyntaxError (governance): a permission rule does not parse
+    ├── MissingDependency (also ImportError): an optional extra is not installed
     ├── StorageError (storage): a store, index or file failed
     │   ├── DimensionMismatch (also ConfigError): vectors of another embedder
     │   ├── EmbedderUnavailable (also ConfigError): an embedder spec or its package
@@ -65,4 +66,15 @@ class ConfigError(ToolweaveError, ValueError):
     """
 
 
-__all__ = ["ConfigError", "ToolweaveError"]
+class MissingDependency(ToolweaveError, ImportError):
+    """A feature needs a package of an optional extra that is not installed; the message names
+    the feature, the missing module and the `pip install 'toolweave[<extra>]'` that fixes it."""
+
+    def __init__(self, feature: str, module: str, extra: str) -> None:
+        self.feature, self.module, self.extra = feature, module, extra
+        self.install = f"pip install 'toolweave[{extra}]'"
+        super().__init__(f"{feature} needs {module!r}, which is not installed: {self.install}")
+        self.name = module
+
+
+__all__ = ["ConfigError", "MissingDependency", "ToolweaveError"]

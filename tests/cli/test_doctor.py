@@ -40,7 +40,8 @@ def _closed_port() -> int:
 
 async def test_a_healthy_setup_passes(tmp_path: Path) -> None:
     weather = [sys.executable, str(EXAMPLES / "weather_server.py")]
-    path = _config(tmp_path, '[serve]\nname = "诊断"\n' + _servers(weather=weather))
+    serve = f'[serve]\nname = "诊断"\ndata_dir = "{tmp_path / "data"}"\n'
+    path = _config(tmp_path, serve + _servers(weather=weather))
     with FakeOpenAI([Reply("hi")]) as server:
         findings = await diagnose(path, model=f"openai-compat:{server.base_url}#fake")
     by = {f.check: f for f in findings}
@@ -51,7 +52,8 @@ async def test_a_healthy_setup_passes(tmp_path: Path) -> None:
     assert "get_weather" in by["mcp weather"].detail
     assert by["model"].status == "ok" and server.base_url in by["model"].detail
     assert by["extra otel"].status == "ok"
-    assert by["provider demo"].status == "ok"
+    for provider in ("builtins", "memory", "kb", "notes", "skills"):  # what serve offers
+        assert by[f"provider {provider}"].status == "ok"
     assert by["embedder"].status == "ok" and "256 dims" in by["embedder"].detail  # WordLlama
     assert by["sandbox"].status == "ok" and "bubblewrap" in by["sandbox"].detail
     assert not [f for f in findings if f.status == "fail"]

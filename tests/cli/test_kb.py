@@ -15,6 +15,7 @@ from toolweave.cli import app
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("COLUMNS", raising=False)  # as on a fresh clone: a pipe, no width set
     (tmp_path / "toolweave.toml").write_text('[serve]\ndata_dir = "data"\n', encoding="utf-8")
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -51,11 +52,27 @@ def test_ingest_search_stats_remove(project: Path) -> None:
 
 def test_errors_are_clear(project: Path) -> None:
     code, out = run("kb", "ingest", "missing")
-    assert code == 1 and "no such file or folder" in out
+    assert code == 2 and "no such file or folder" in out
+    code, out = run("kb", "ingest", "/dev/null")
+    assert code == 2 and "neither a file nor a folder" in out
     (project / "docs" / "bad.docx").write_bytes(b"not a zip")
     code, out = run("kb", "ingest", "docs")
-    assert code == 1 and "skipped" in out and "bad.docx" in out
+    assert code == 1 and "skipped" in out and out.count("bad.docx") == 1
     code, out = run("kb", "search", "x", "--mode", "fuzzy")
-    assert code == 1 and "mode must be one of" in out
+    assert code == 2 and "mode must be one of" in out
     code, out = run("kb", "stats", "--namespace", "bad name")
     assert code != 0 and "namespace 'bad name'" in out
+
+
+def test_a_skipped_file_is_reported_once(project: Path) -> None:
+    """In a real process (no pytest log capture): the progress line, not also a log warning."""
+    import subprocess
+    import sys
+
+    (project / "docs" / "bad.docx").write_bytes(b"not a zip")
+    toolweave = Path(sys.executable).with_name("toolweave")
+    out = subprocess.run(
+        [str(toolweave), "kb", "ingest", "docs"], capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 1
+    assert (out.stdout + out.stderr).count("bad.docx") == 1, out.stdout + out.stderr

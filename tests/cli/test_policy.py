@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -112,3 +113,72 @@ def test_explain_with_config_includes_the_builtin_shell_lists(tmp_path: Path) ->
     assert "allow: every command is allowed" in result.output
     result = runner.invoke(app, ["policy", "explain", "bash(rm -fr /tmp/x)", "-c", str(config)])
     assert "deny:" in result.output and "Bash(rm -r *)" in result.output
+
+
+SERVED_CALLS = [
+    ("get_weather(Beijing)", "get_weather", {"city": "Beijing"}),
+    ("read_file(./notes/计划.md)", "read_file", {"path": "./notes/计划.md"}),
+    ("bash(ls)", "bash", {"command": "ls"}),
+    ("bash(make)", "bash", {"command": "make"}),
+    ("bash(rm -rf notes)", "bash", {"command": "rm -rf notes"}),
+    ("bash(git push)", "bash", {"command": "git push"}),
+    ("write_file(notes/a.md)", "write_file", {"path": "notes/a.md", "content": "你好"}),
+    ("write_file(./src/app.py)", "write_file", {"path": "./src/app.py", "content": "x"}),
+]
+
+
+def _served_outcome(result: dict[str, object]) -> str:
+    """What the host did with a call from a client that cannot be asked."""
+    text = json.dumps(result.get("content"), ensure_ascii=False)
+    if not result.get("isError"):
+        return "allow"
+    if "(approval)" in text or "needs approval" in text:
+        return "ask"
+    return "deny"
+
+
+def test_explain_answers_what_serve_does(tmp_path: Path) -> None:
+    """Side by side: `policy explain --config` and the running host, call by call."""
+    from toolweave.host import ToolHost, load_host_config
+    from toolweave.mcp.server.testing import connect
+
+    work = tmp_path / "work"
+    (work / "notes").mkdir(parents=True)
+    (work / "src").mkdir()
+    (work / "notes" / "计划.md").write_text("先写测试", encoding="utf-8")
+    config = tmp_path / "toolweave.toml"
+    config.write_text(
+        f'[serve]\ndata_dir = "{tmp_path / "data"}"\nproviders = ["builtins", "demo"]\n\n'
+        '[serve.rules]\nallow = ["write_file(./notes/**)"]\ndeny = ["bash(git push*)"]\n\n'
+        f'[builtins]\nroot = "{work}"\nshell = true\nshell_allow = ["ls", "ls *"]\n',
+        encoding="utf-8",
+    )
+
+    async def serve() -> dict[str, str]:
+        host = ToolHost(load_host_config(config))
+        try:
+            async with connect(host.server) as client:
+                return {
+                    call: _served_outcome(await client.call_tool(name, args))
+                    for call, name, args in SERVED_CALLS
+                }
+        finally:
+            await host.close()
+
+    served = asyncio.run(serve())
+    explained = {}
+    for call, _name, _args in SERVED_CALLS:
+        result = runner.invoke(app, ["policy", "explain", call, "--config", str(config)])
+        assert result.exit_code == 0, result.output
+        explained[call] = result.output.splitlines()[2].split(":", 1)[0]
+    assert explained == served
+    assert served == {
+        "get_weather(Beijing)": "allow",
+        "read_file(./notes/计划.md)": "allow",
+        "bash(ls)": "allow",
+        "bash(make)": "ask",
+        "bash(rm -rf notes)": "deny",
+        "bash(git push)": "deny",
+        "write_file(notes/a.md)": "allow",
+        "write_file(./src/app.py)": "ask",
+    }

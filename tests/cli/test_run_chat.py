@@ -235,5 +235,5 @@ def test_chat_help_lists_custom_commands_as_claude_code_does(tmp_path: Path) -> 
 
     chat_loop(agent, Session(), console, read_line)
     text = out.getvalue()
-    assert "/code-review [file]  Review code (project:dev)" in text
+    assert "/code-review [file] Review code (project:dev)" in text
     assert "/总结" in text and "/clear" in text and "/exit" in text

@@ -136,3 +136,75 @@ def test_chat_session_file_in_a_missing_directory_says_so(tmp_path: Path) -> Non
     )
     assert result.exit_code == 2
     assert "of --session-file does not exist" in result.output and not missing.parent.exists()
+
+
+@pytest.mark.parametrize(("answer", "runs"), [("y", True), ("n", False)])
+def test_chat_config_shell_runs_when_the_person_says_yes(
+    tmp_path: Path, answer: str, runs: bool
+) -> None:
+    """`[builtins] shell = true` under `chat --config`: the chat's own prompt decides the call
+    (the host's gate would only ask an MCP client, and there is none)."""
+    work = tmp_path / "work"
+    config = tmp_path / "toolweave.toml"
+    config.write_text(
+        f'[serve]\ndata_dir = "{tmp_path / "data"}"\nproviders = ["builtins"]\n\n'
+        f'[builtins]\nroot = "{work}"\nshell = true\n'
+    )
+    replies = [Reply(None, [("b", "bash", {"command": "echo 你好 > made.txt"})]), Reply("好了")]
+    with FakeOpenAI(replies) as server:
+        model = f"openai-compat:{server.base_url}#fake"
+        args = ["chat", "-m", model, "--config", str(config), "--session-file"]
+        args.append(str(tmp_path / "s.db"))
+        result = runner.invoke(app, args, input=f"写个文件\n{answer}\n")
+    assert result.exit_code == 0, result.output
+    assert "needs approval" in result.output and "allow? [y/n/a]" in result.output
+    assert (work / "made.txt").exists() is runs, result.output
+    if runs:
+        assert (work / "made.txt").read_text(encoding="utf-8").strip() == "你好"
+    else:  # refused: the model hears why and answers; nothing was written
+        assert "好了" in result.output and not (work / "made.txt").exists()
+
+
+WRITER = str(Path(__file__).resolve().parents[2] / "examples" / "probe_file_writer.py")
+
+
+@pytest.mark.parametrize(("answer", "writes"), [("y", True), ("n", False)])
+def test_an_mcp_tool_that_declares_destructive_asks(
+    tmp_path: Path, answer: str, writes: bool
+) -> None:
+    """`destructiveHint: true` from an MCP server asks under `chat --mcp`, as a local
+    `destructive=True` tool does."""
+    config = tmp_path / "mcp.json"
+    entry = {"command": sys.executable, "args": [WRITER, "--root", str(tmp_path)]}
+    config.write_text(json.dumps({"mcpServers": {"files": entry}}))
+    call = ("w", "files__write_file", {"path": "笔记.md", "content": "你好"})
+    with FakeOpenAI([Reply(None, [call]), Reply("好了")]) as server:
+        model = f"openai-compat:{server.base_url}#fake"
+        args = ["chat", "-m", model, "--tools", "none", "--mcp", str(config), "--eager"]
+        args += ["--session-file", str(tmp_path / "s.db")]
+        result = runner.invoke(app, args, input=f"写\n{answer}\n")
+    assert result.exit_code == 0, result.output
+    assert "needs approval" in result.output, result.output
+    assert (tmp_path / "笔记.md").exists() is writes, result.output
+
+
+def test_run_and_chat_refuse_an_unknown_command_alike_and_help_lists_them(
+    tmp_path: Path,
+) -> None:
+    commands = tmp_path / "commands"
+    commands.mkdir()
+    (commands / "总结.md").write_text("---\ndescription: 总结要点\n---\n总结：$ARGUMENTS")
+    (commands / "review.md").write_text("---\ndescription: Review a file\n---\nReview $ARGUMENTS")
+    with FakeOpenAI([Reply("不该调用")]) as server:
+        model = f"openai-compat:{server.base_url}#fake"
+        ran = runner.invoke(app, ["run", "/nosuch x", "-m", model, "--commands", str(commands)])
+        args = ["chat", "-m", model, "--session-file", str(tmp_path / "s.db")]
+        lines = "/help\n/nosuch x\n/不存在\n/etc/hosts?\n"
+        chat = runner.invoke(app, [*args, "--commands", str(commands)], input=lines)
+    assert ran.exit_code == 2 and "unknown command /nosuch" in ran.output
+    assert "/help lists them" not in ran.output
+    assert "unknown command /nosuch; /help lists them" in chat.output
+    assert "unknown command /不存在" in chat.output
+    for entry in ("/clear", "/exit", "/help", "/review", "Review a file", "/总结"):
+        assert entry in chat.output, chat.output
+    assert len(server.requests) == 1  # only "/etc/hosts?" (a path, not a command) reached it

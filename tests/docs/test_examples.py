@@ -223,3 +223,10 @@ def test_team_run_against_an_openai_compatible_server() -> None:
     member_requests = [json.dumps(r["messages"], ensure_ascii=False) for r in server.requests[1:3]]
     assert all("写发布说明" in m and "请组一个" not in m for m in member_requests)  # no history
     assert sorted("as 研究员:" in m for m in member_requests) == [False, True]  # each its role
+
+
+def test_gated_shell_agent_when_bash_is_called_without_a_command() -> None:
+    replies = [Reply(None, [("c1", "bash", {})]), Reply("没有命令。")]
+    with FakeOpenAI(replies) as server:
+        out = _run("gated_shell_agent.py", TOOLWEAVE_MODEL=f"openai-compat:{server.base_url}#m")
+    assert "error None:" in out and out.strip().endswith("没有命令。")

@@ -24,7 +24,7 @@ JSON = re.findall(r"```json\n(.*?)```", TEXT, re.DOTALL)
 
 def test_the_quickstart_has_its_four_steps() -> None:
     assert len(PYTHON) == 3 and len(JSON) == 1
-    assert "pip install 'toolweave[cli]'" in TEXT
+    assert "pip install './toolweave[cli]'" in TEXT and "make dist" in TEXT  # not on PyPI
 
 
 def test_every_block_runs_against_a_loopback_provider(

@@ -10,7 +10,7 @@ import pytest
 from pydantic import Field
 
 from toolweave.errors import ConfigError
-from toolweave.host import SECTIONS, Section, load_host_config
+from toolweave.host import SECTIONS, Section, load_host_config, parse_config
 
 CONFIG = """\
 # a toolweave.toml
@@ -171,3 +171,35 @@ serve_inline = { a = 1 }
     assert line_of(lines, ("serve", "policy", "denied", 0)) == 9
     assert line_of(lines, ("serve", "serve_inline", "a")) == 10  # the nearest spelled-out key
     assert line_of(lines, ("absent",)) is None
+
+
+def test_every_problem_in_the_file_is_reported_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "toolweave.toml"
+    path.write_text('[serve]\nprot = 1\nport = "80"\n\n[skils]\nroots = []\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_host_config(path, env={})
+    lines = str(caught.value).splitlines()
+    assert len(lines) == 3, lines
+    assert any("[skils] is not a known table" in line for line in lines)
+    assert any(":3: [serve].port: Input should be a valid integer" in line for line in lines)
+    assert any(":2: [serve].prot is not a known key" in line for line in lines)
+
+
+async def test_the_memory_table_configures_the_served_store(tmp_path: Path) -> None:
+    from toolweave.host import ToolHost
+    from toolweave.host.providers.memory import MemoryProvider
+
+    path = tmp_path / "toolweave.toml"
+    path.write_text(
+        f'[serve]\nproviders = ["memory"]\ndata_dir = "{tmp_path}"\n\n'
+        '[memory]\nembedder = "hash"\n',
+        encoding="utf-8",
+    )
+    host = ToolHost(load_host_config(path, env={}))
+    provider = host.providers[0]
+    assert isinstance(provider, MemoryProvider) and provider.embedder == "hash"
+    (tool,) = await provider.tools()
+    await host.close()
+    assert tool.name == "memory"
+    with pytest.raises(ConfigError, match=r"\[memory\].embeder is not a known key"):
+        parse_config({"memory": {"embeder": "hash"}})

@@ -86,7 +86,8 @@ async def test_a_crashed_downstream_is_withdrawn_reconnected_and_republished(
     script.write_text(CRASHY_SERVER)
     config = parse_config(
         {
-            "serve": {"providers": []},
+            # Its tools say destructiveHint: true (toolweave's default for a tool that writes).
+            "serve": {"providers": [], "rules": {"allow": ["crashy__*"]}},
             "mcpServers": {"crashy": {"command": sys.executable, "args": [str(script)]}},
         }
     )
@@ -212,7 +213,7 @@ async def test_a_downstream_resource_list_change_reaches_the_client(tmp_path: Pa
     script.write_text(GROWING_DOCS)
     config = parse_config(
         {
-            "serve": {"providers": []},
+            "serve": {"providers": [], "rules": {"allow": ["docs__publish"]}},  # it writes
             "mcpServers": {"docs": {"command": sys.executable, "args": [str(script)]}},
         }
     )

@@ -31,7 +31,8 @@ def test_defaults_work_without_a_file(tmp_path: Path, monkeypatch: pytest.Monkey
         8765,
         "/mcp",
     )
-    assert config.providers == ["demo", "builtins"] and config.mcp_servers == {}
+    assert config.providers == ["builtins", "memory", "kb", "notes", "skills"]
+    assert config.mcp_servers == {} and not config.providers_chosen
     assert config.url == "http://127.0.0.1:8765/mcp"
 
 
@@ -71,7 +72,8 @@ def gateway_config(tmp_path: Path, **policy: list[str]) -> HostConfig:
     python = sys.executable
     return parse_config(
         {
-            "serve": {"providers": [], "policy": policy},
+            # The downstream writer declares destructiveHint: true, so it asks unless allowed.
+            "serve": {"providers": [], "policy": policy, "rules": {"allow": ["files__write_*"]}},
             "mcpServers": {
                 "weather": {"command": python, "args": [str(EXAMPLES / "weather_server.py")]},
                 "files": {
@@ -137,7 +139,8 @@ async def test_gateway_mirrors_downstream_tool_changes(tmp_path: Path) -> None:
     script.write_text(DYNAMIC_SERVER)
     config = parse_config(
         {
-            "serve": {"providers": []},
+            # Its tools say destructiveHint: true (toolweave's default for a tool that writes).
+            "serve": {"providers": [], "rules": {"allow": ["dyn__*"]}},
             "mcpServers": {"dyn": {"command": sys.executable, "args": [str(script)]}},
         }
     )
@@ -157,14 +160,14 @@ async def test_gateway_mirrors_downstream_tool_changes(tmp_path: Path) -> None:
 
 
 DEMO_TOOLS = {"calculate", "celsius_to_fahrenheit", "get_weather"}
+REAL_TOOLS = {"memory", "kb_add", "kb_search", "rag", "note", "read_file", "time", "todo_write"}
 
 
 def served_by_default(names: set[str]) -> bool:
-    """What `make run` serves with no toolweave.toml: the demo tools and the safe built-ins
-    (tests/builtins checks the exact built-in set), never the shell, SQL or fetch."""
-    return (
-        names >= DEMO_TOOLS and "read_file" in names and not names & {"bash", "fetch", "sql_query"}
-    )
+    """What `make run` serves with no toolweave.toml: memory, the knowledge base, notes, skills
+    and the safe built-ins (tests/builtins checks the exact built-in set), never the shell, SQL
+    or fetch, and the demo tools only with --demo."""
+    return names >= REAL_TOOLS and not names & {"bash", "fetch", "sql_query", *DEMO_TOOLS}
 
 
 def data_dir_config(tmp_path: Path) -> None:
@@ -174,11 +177,15 @@ def data_dir_config(tmp_path: Path) -> None:
 
 async def test_cli_stdio_serves_the_official_client(tmp_path: Path) -> None:
     data_dir_config(tmp_path)
-    params = StdioServerParameters(command=str(TOOLWEAVE), args=["serve", "--stdio"], cwd=tmp_path)
+    args = ["serve", "--stdio", "--demo"]
+    params = StdioServerParameters(
+        command=str(TOOLWEAVE), args=args, cwd=tmp_path, env=dict(os.environ)
+    )
     async with Client(params, mode="auto") as client:
         tools = (await client.list_tools()).tools
         result = await client.call_tool("calculate", {"expression": "2 ** 10"})
-    assert served_by_default({t.name for t in tools})
+    names = {t.name for t in tools}
+    assert names >= REAL_TOOLS | DEMO_TOOLS and not names & {"bash", "fetch", "sql_query"}
     assert result.structured_content == {"result": 1024.0}
     assert (tmp_path / "data" / "workspace").is_dir()
 
@@ -237,14 +244,27 @@ async def test_cli_http_prints_how_to_connect_and_serves(tmp_path: Path) -> None
         url = f"http://127.0.0.1:{port}/mcp"
         assert url in banner and "claude mcp add --transport http toolweave" in banner
         assert '"serve"' in banner and "--stdio" in banner and str(TOOLWEAVE) in banner
+        data = tmp_path / "data"
+        for line in (
+            f"Serving (data in {data}):",
+            f"  builtins  built-in tools: files jailed to {data / 'workspace'}, time, todo_write",
+            f"  memory    the memory tool over {data / 'memory.db'}: one store shared by every "
+            "client (no authentication)",
+            f"  kb        kb_add, kb_search and rag over {data / 'kb.db'}",
+            f"  notes     the note tool over Markdown files in {data / 'notes'}",
+        ):
+            assert line + "\n" in banner, banner
         async with Client(url, mode="legacy") as client:
             tools = (await client.list_tools()).tools
-            result = await client.call_tool("get_weather", {"city": "London"})
+            added = await client.call_tool("kb_add", {"content": "# 端口\n\n默认端口是 8765。"})
+            found = await client.call_tool("kb_search", {"query": "默认端口"})
     finally:
         proc.terminate()
         proc.wait(timeout=10)
     assert served_by_default({t.name for t in tools})
-    assert result.structured_content is not None and result.structured_content["celsius"] == 9.0
+    assert not added.is_error and not found.is_error, (added, found)
+    assert "8765" in json.dumps(found.structured_content, ensure_ascii=False)
+    assert (tmp_path / "data" / "kb.db").is_file()
 
 
 def free_port() -> int:
@@ -308,5 +328,28 @@ async def test_cli_http_with_token_requires_it(tmp_path: Path) -> None:
         proc.terminate()
         proc.wait(timeout=10)
     assert "Authorization: Bearer <token>" in banner
+    again = next(line for line in banner.splitlines() if line.startswith("This server again:"))
+    assert again.startswith("This server again: TOOLWEAVE_SERVE_TOKEN=<token> ")
+    assert "--token" not in banner and "s3cret" not in banner
     assert anonymous.status_code == 401 and wrong.status_code == 401
     assert right.status_code == 200 and right.json()["result"]["serverInfo"]["name"] == "toolweave"
+
+
+def test_a_default_provider_without_its_extra_is_left_out_and_named(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from toolweave import _extras
+    from toolweave.errors import MissingDependency
+
+    monkeypatch.setitem(_extras.EXTRA_MODULES, "memory", ("no_such_module_for_memory",))
+    host = ToolHost(HostConfig(data_dir=tmp_path))
+    assert [p.name for p in host.providers] == ["builtins", "kb", "skills"]
+    assert host.notes == [
+        "memory not served: the 'memory' provider needs 'no_such_module_for_memory', which is "
+        "not installed: pip install 'toolweave[memory]'",
+        "notes not served: the 'notes' provider needs 'no_such_module_for_memory', which is "
+        "not installed: pip install 'toolweave[memory]'",
+    ]
+    chosen = parse_config({"serve": {"providers": ["memory"], "data_dir": str(tmp_path)}})
+    with pytest.raises(MissingDependency, match=r"pip install 'toolweave\[memory\]'"):
+        ToolHost(chosen)

@@ -31,6 +31,7 @@ def write_config(tmp_path: Path) -> Path:
     config = tmp_path / "toolweave.toml"
     config.write_text(
         "[serve]\n"
+        'providers = ["demo"]\n'
         f'data_dir = "{tmp_path / "data"}"\n'
         "daily_calls_per_client = 2\n"
         f'commands = "{commands}"\n',
@@ -62,6 +63,7 @@ async def test_served_calls_are_logged_capped_and_commands_are_prompts(tmp_path:
     assert refused.is_error
     text = refused.content[0].text  # type: ignore[union-attr]
     assert "daily calls quota exceeded" in text and "resets at" in text
+    assert "(raise [serve].daily_calls_per_client in toolweave.toml to allow more)" in text
     assert prompts == ["translate", "weather"]
     message = weather.messages[0].content.text  # type: ignore[union-attr]
     assert message == "Report the weather in Paris, in Celsius and Fahrenheit."

@@ -1,4 +1,4 @@
-"""Across processes: a restart between writing and reading, the CLI, and a kill -9 during a
+"""Across processes and runs: a restart between writing and reading, the CLI, and a kill -9 during a
 bulk add leaving a consistent database (every batch all there or not at all)."""
 
 from __future__ import annotations
@@ -77,17 +77,22 @@ def test_a_new_process_reads_what_another_wrote(tmp_path: Path) -> None:
 
 
 def test_cli_add_search_stats_forget_import(tmp_path: Path) -> None:
+    """Each command opens and closes the store on its own, as separate runs do; in-process
+    (CliRunner), since six interpreters loading the embedder cost 15 s on 2 cores."""
+    from typer.testing import CliRunner
+
+    from toolweave.cli import app
+
     db = str(tmp_path / "cli.db")
 
+    def invoke(*args: str) -> tuple[int, str, str]:
+        result = CliRunner().invoke(app, ["memory", "--db", db, *args])
+        return result.exit_code, result.stdout, result.stderr
+
     def cli(*args: str) -> str:
-        out = subprocess.run(
-            [str(TOOLWEAVE), "memory", "--db", db, *args],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert out.returncode == 0, out.stderr
-        return out.stdout
+        code, out, err = invoke(*args)
+        assert code == 0, err
+        return out
 
     source = tmp_path / "notes.jsonl"
     source.write_text(
@@ -109,13 +114,8 @@ def test_cli_add_search_stats_forget_import(tmp_path: Path) -> None:
     assert "forgot 1 memories" in cli(
         "forget", "--strategy", "importance_based", "--threshold", "0.1"
     )
-    bad = subprocess.run(
-        [str(TOOLWEAVE), "memory", "--db", db, "add", "x", "--type", "dream"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert bad.returncode == 2 and "memory_type must be one of" in bad.stderr
+    code, _, err = invoke("add", "x", "--type", "dream")
+    assert code == 2 and "memory_type must be one of" in err
 
 
 def test_kill_9_during_a_bulk_add_leaves_whole_batches(tmp_path: Path) -> None:

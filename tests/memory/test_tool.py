@@ -3,6 +3,7 @@ to the official MCP SDK client."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -87,6 +88,8 @@ def test_schema_permissions_and_registry(manager: MemoryManager) -> None:
     reader = MemoryTool(manager, actions=["add", "search"])
     assert reader.permissions == {Permission.READ, Permission.WRITE}
     assert set(reader.parameters["properties"]) >= {"action", "content", "query"}
+    # Destructive exactly when a deleting action is offered (served memory offers none).
+    assert tool.annotations.destructive and not reader.annotations.destructive
     assert "strategy" not in reader.parameters["properties"]
     registry = ToolRegistry()
     registry.register(tool)
@@ -100,7 +103,9 @@ async def test_served_memory_with_the_official_mcp_client(tmp_path: Path) -> Non
     (tmp_path / "toolweave.toml").write_text(
         f'[serve]\nproviders = ["memory"]\ndata_dir = "{data.as_posix()}"\n'
     )
-    params = StdioServerParameters(command=str(TOOLWEAVE), args=["serve", "--stdio"], cwd=tmp_path)
+    params = StdioServerParameters(
+        command=str(TOOLWEAVE), args=["serve", "--stdio"], cwd=tmp_path, env=dict(os.environ)
+    )
     async with Client(params, mode="auto") as client:
         tools = (await client.list_tools()).tools
         added = await client.call_tool(
@@ -121,6 +126,7 @@ async def test_served_memory_with_the_official_mcp_client(tmp_path: Path) -> Non
         )
         bad = await client.call_tool("memory", {"action": "fly"})
     assert [t.name for t in tools] == ["memory"]
+    assert tools[0].annotations is not None and tools[0].annotations.destructive_hint is False
     served_actions = tools[0].input_schema["properties"]["action"]["enum"]
     assert "search" in served_actions and not {"remove", "forget", "clear_all"} & set(
         served_actions

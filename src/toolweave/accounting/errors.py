@@ -23,14 +23,18 @@ class QuotaExceeded(AccountingError):
         self, scope: str, metric: Metric, limit: int, used: int, requested: int, reset_at: datetime
     ) -> None:
         who = "all sessions together" if scope == GLOBAL_SCOPE else f"session {scope!r}"
-        super().__init__(
+        self.summary = (
             f"daily {metric} quota exceeded for {who}: {used} of {limit} used, this needs "
-            f"{requested} more; it resets at {reset_at.isoformat()} (raise the Quota limit to "
-            "allow more)"
+            f"{requested} more; it resets at {reset_at.isoformat()}"
         )
+        super().__init__(self.with_fix("raise the Quota limit"))
         self.scope = scope
         self.metric = metric
         self.limit = limit
         self.used = used
         self.requested = requested
         self.reset_at = reset_at
+
+    def with_fix(self, fix: str) -> str:
+        """The message ending in `fix`, e.g. the setting that holds the limit."""
+        return f"{self.summary} ({fix} to allow more)"

@@ -185,9 +185,10 @@ def filesystem_tools(
             )
         return data
 
-    # Writes stay inside the jail, so they are not marked destructive explicitly (which would
-    # make governance ask for each one); a rule such as `write_file(./src/**)` can still ask.
-    @tool(permissions=[Permission.WRITE], primary_arg="path", open_world=False)
+    # Writes stay inside the jail but replace what a file held: they declare themselves
+    # destructive (destructiveHint: true), so governance asks unless a rule such as
+    # `write_file(./notes/**)` allows them.
+    @tool(permissions=[Permission.WRITE], primary_arg="path", open_world=False, destructive=True)
     def write_file(path: str, content: str) -> str:
         """Create or replace a text file in the workspace (atomically).
 
@@ -198,7 +199,7 @@ def filesystem_tools(
         data = checked(path, content, "write_file")
         return f"wrote {len(data)} bytes to {jail.write(path, data, make_folders=True)}"
 
-    @tool(permissions=[Permission.WRITE], primary_arg="path", open_world=False)
+    @tool(permissions=[Permission.WRITE], primary_arg="path", open_world=False, destructive=True)
     def edit_file(path: str, old_text: str, new_text: str, replace_all: bool = False) -> str:
         """Replace exact text in a workspace file; `old_text` must occur exactly once unless
         `replace_all` is true.

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -87,13 +88,21 @@ def _build_agent(
 
     if not model:
         raise _fail(f"no model given: pass --model or set {MODEL_ENV} (e.g. openai:gpt-4o)")
+    host = tools.governance
+    governance = Governance(
+        rules=host.rules if host is not None else None,
+        hooks=host.hooks if host is not None else None,
+        approver=approver,
+        admin_approver=approver if host is not None else None,
+        approval_hint=host.approval_hint if host is not None else None,
+    )
     try:
         return Agent(
             model,
             tools.tools,
             instructions=instructions,
             max_turns=max_turns,
-            governance=Governance(approver=approver),
+            governance=governance,
             orchestration=Orchestration(
                 commands=Commands.load(commands) if commands is not None else None
             ),
@@ -102,6 +111,9 @@ def _build_agent(
     except (ModelConfigError, ConfigError) as exc:
         raise _fail(str(exc)) from None
 
+
+APPROVAL_PROMPT = "[bold yellow]  allow? \\[y/n/a][/] "
+"""Rich markup: the brackets of the answers are escaped, or Rich would take them for a tag."""
 
 _ANSWERS: dict[str, ApprovalAnswer] = {
     "y": True, "yes": True, "n": False, "no": False, "a": "always", "always": "always",
@@ -119,7 +131,7 @@ def terminal_approver(console: Console, ask: Callable[[str], str]) -> Approver:
         console.print(f"[yellow]  ? {escape(request.prompt())}[/]")
         while True:
             try:
-                line = await asyncio.to_thread(ask, "[bold yellow]  allow? [y/n/a][/] ")
+                line = await asyncio.to_thread(ask, APPROVAL_PROMPT)
             except (EOFError, KeyboardInterrupt):
                 return False
             answer = _ANSWERS.get(line.strip().lower())
@@ -163,6 +175,31 @@ def escape(text: str) -> str:
 def _custom_command(agent: Agent, line: str) -> bool:
     commands = agent.orchestration.commands
     return commands is not None and commands.handles(line)
+
+
+_COMMAND_LINE = re.compile(r"^/([^\s/]+)(?:\s|$)")
+CHAT_COMMANDS = {"/clear": "forget this session's history", "/exit": "end the chat (or /quit)"}
+
+
+def unknown_command(agent: Agent, line: str) -> str | None:
+    """The `/name` of a line that reads as a slash command nobody handles (a path such as
+    `/etc/hosts` is not one); `run` and `chat` refuse it alike instead of sending it on."""
+    match = _COMMAND_LINE.match(line)
+    if match is None or _custom_command(agent, line):
+        return None
+    name = "/" + match.group(1)
+    return None if name in CHAT_COMMANDS or name in ("/quit", "/help") else name
+
+
+def command_help(agent: Agent) -> list[str]:
+    """What `/help` lists: the chat's own commands, then the --commands slash commands."""
+    lines = [f"{name:12} {what}" for name, what in CHAT_COMMANDS.items()]
+    lines.append(f"{'/help':12} this list")
+    commands = agent.orchestration.commands
+    for command in commands.list() if commands is not None else []:
+        hint = f" {command.argument_hint}" if command.argument_hint else ""
+        lines.append(f"{'/' + command.name + hint:12} {command.help_description}".rstrip())
+    return lines
 
 
 def _one_line(exc: BaseException) -> str:
@@ -226,6 +263,12 @@ async def _run(
         agent = _build_agent(
             model, instructions, assembled, max_turns, commands=commands, trace=trace
         )
+        unknown = unknown_command(agent, prompt)
+        if unknown is not None:
+            raise ConfigError(
+                f"unknown command {unknown}: not a --commands slash command; drop the leading "
+                "/ to send the text as it is"
+            )
         try:
             return await agent.run(prompt)
         finally:
@@ -251,9 +294,8 @@ def chat_command(
 ) -> None:
     """Chat with an agent: streamed answers, tool calls as they run, /clear, /exit and the
     --commands slash commands."""
-    from rich.console import Console
-
     from toolweave.agent import Session, SQLiteSessionStore
+    from toolweave.cli.console import make_console
 
     _check_model(model)
     path = session_file.expanduser()
@@ -262,7 +304,7 @@ def chat_command(
             f"the directory {str(path.parent)!r} of --session-file does not exist; create it "
             "or choose another path"
         )
-    console = Console(highlight=False)
+    console = make_console(highlight=False)
     with asyncio.Runner() as runner, contextlib.ExitStack() as cleanup:
         try:
             assembled = runner.run(
@@ -353,10 +395,10 @@ def _repl(
             runner.run(session.clear())
             console.print("[dim]history cleared[/]")
         elif line == "/help":
-            console.print(_help_text(agent))
-        elif line.startswith("/") and not _custom_command(agent, line):
-            unknown = escape(line.split()[0])
-            console.print(f"[yellow]unknown command {unknown}; try /help, /clear or /exit[/]")
+            for entry in command_help(agent):
+                console.print(escape(entry), highlight=False)
+        elif (unknown := unknown_command(agent, line)) is not None:
+            console.print(f"[yellow]unknown command {escape(unknown)}; /help lists them[/]")
         else:
             answer = _stream if stream else _whole
             try:
@@ -365,18 +407,6 @@ def _repl(
                 console.print("\n[yellow](interrupted)[/]")
             except Exception as exc:
                 console.print(f"[red]error:[/] {escape(_run_error(exc))}")
-
-
-def _help_text(agent: Agent) -> str:
-    """`/help`: the chat's own commands, then each custom command by the name it answers to
-    (a subfolder command by its bare name, "(project:dev)" in its description, as Claude Code
-    lists it; `/dev:code-review` works too)."""
-    lines = ["/clear  forget the conversation", "/exit  leave (also /quit)", "/help  this list"]
-    commands = agent.orchestration.commands
-    for command in commands.list() if commands is not None else []:
-        hint = f" {command.argument_hint}" if command.argument_hint else ""
-        lines.append(f"/{command.name}{hint}  {command.help_description}".rstrip())
-    return escape("\n".join(lines))
 
 
 async def _end_session(agent: Agent, session: Session) -> None:

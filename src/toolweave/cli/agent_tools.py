@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from toolweave.tools.base import Tool
 
 if TYPE_CHECKING:
+    from toolweave.governance.pipeline import Governance
     from toolweave.mcp.config_values import InputSpec
 
 logger = logging.getLogger("toolweave.cli")
@@ -35,6 +36,9 @@ class AgentTools:
     tools: list[Tool] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     """One line per MCP server that could not be reached (shown to the user, not raised)."""
+    governance: Governance | None = None
+    """`--config`'s `[serve.rules]` and hooks: the agent applies them, with its own approver
+    (the person at the terminal), to every call."""
 
 
 @asynccontextmanager
@@ -65,16 +69,22 @@ async def open_agent_tools(
 
 async def _host_tools(config: Path, result: AgentTools, stack: AsyncExitStack) -> None:
     """Exactly the tools `toolweave serve --config` would publish: its providers and its
-    `[mcpServers]` gateway, each behind the host's `[serve.policy]`."""
+    `[mcpServers]` gateway, as far as the host's `[serve.policy]` lets them be listed.
+
+    The tools come without the host's own gate, whose only approver is an MCP client's
+    elicitation: the agent's governance applies the same `[serve.rules]` and hooks and asks
+    the person running the agent, so a `y` at its prompt lets the call run."""
     from toolweave.host import ToolHost, load_host_config
 
     host = ToolHost(load_host_config(config))
     stack.push_async_callback(host.close)
     await host.server.load_tool_sources()
+    result.governance = host.governance.governance
     for name in host.server.tool_names():
         entry = host.server.tool_entry(name)
         if entry is not None:
-            result.tools.append(entry.tool())
+            published = entry.tool()
+            result.tools.append(getattr(published, "inner", published))
 
 
 async def _mcp_tools(mcp: Path, result: AgentTools, stack: AsyncExitStack, *, eager: bool) -> None:

@@ -26,13 +26,13 @@ def doctor(
     ] = 20.0,
 ) -> None:
     """Check Python, extras, toolweave.toml, the embedder, MCP servers and the model endpoint."""
-    from rich.console import Console
     from rich.markup import escape
 
+    from toolweave.cli.console import make_console
     from toolweave.host.doctor import diagnose
 
     findings = asyncio.run(diagnose(config, model=model, timeout=timeout))
-    console = Console(highlight=False)
+    console = make_console(highlight=False)
     for finding in findings:
         console.print(
             f"{_MARKS[finding.status]} [bold]{escape(finding.check)}[/bold]: "

@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from toolweave.cli.console import make_console
+from toolweave.cli.errors import about_file, fail
 from toolweave.errors import ToolweaveError
 
 if TYPE_CHECKING:
@@ -54,15 +55,18 @@ def _open(config: Path | None, namespace: str | None) -> KnowledgeBase:
 
 
 def _fail(exc: Exception) -> typer.Exit:
-    typer.echo(f"error: {exc}", err=True)
-    return typer.Exit(1)
+    """A mistake in what was passed (a path, a mode, a namespace, a file): exit 2, as every
+    usage error of the command line does."""
+    return fail(str(exc))
 
 
 def _with_kb(
     config: Path | None, namespace: str | None, work: Callable[[KnowledgeBase], Awaitable[T]]
 ) -> T:
-    """Open the knowledge base, run `work` on it, close it; its errors exit 1 with the message."""
-    kb = _open(config, namespace)
+    """Open the knowledge base, run `work` on it, close it; its errors exit 2 with the message."""
+    fix = "pass --config with the toolweave.toml whose [serve].data_dir holds kb.db"
+    with about_file("the knowledge base", "a toolweave knowledge base", fix):
+        kb = _open(config, namespace)
 
     async def run() -> T:
         try:
@@ -70,8 +74,10 @@ def _with_kb(
         finally:
             await kb.close()
 
+    where = getattr(kb, "path", None) or "the knowledge base"
     try:
-        return asyncio.run(run())
+        with about_file(where, "a toolweave knowledge base", fix):
+            return asyncio.run(run())
     except ToolweaveError as exc:
         raise _fail(exc) from None
 
@@ -88,7 +94,7 @@ def ingest(
     from toolweave.kb import DocumentError
     from toolweave.kb.ingest import collect_files, ingest_paths
 
-    console = Console(stderr=True)
+    console = make_console(stderr=True)
     try:
         files = collect_files(paths)
     except DocumentError as exc:
@@ -155,7 +161,7 @@ def search(
         rows = [h.as_json() for h in hits]
         typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
         return
-    console = Console()
+    console = make_console()
     if not hits:
         console.print("no matches")
     for i, hit in enumerate(hits, start=1):
@@ -180,7 +186,7 @@ def stats(namespace: NamespaceOption = None, config: ConfigOption = None) -> Non
         table.add_column(column)
     for doc in documents:
         table.add_row(doc.doc_id, doc.title, str(doc.chunks), doc.source or "(text)")
-    Console().print(table)
+    make_console().print(table)
 
 
 @kb_app.command("remove")

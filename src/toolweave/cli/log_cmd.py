@@ -5,11 +5,35 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 MAX_ROWS = 1000
+
+
+def _read_rows(path: Path | None, config: Path | None, limit: int) -> list[Any] | None:
+    """The newest rows of the log at `path` or of `config`'s host; None when it has none yet."""
+    from toolweave.accounting.query_log import QueryLog
+    from toolweave.host.accounting import QUERY_LOG_FILE, query_log_for
+    from toolweave.host.config import load_host_config
+
+    if path is not None:
+        if not path.is_file():
+            raise ValueError(f"no query log at {path}")
+        log = QueryLog(path)
+    else:
+        host_config = load_host_config(config)
+        if not host_config.store_dsn:
+            file = host_config.data_dir / QUERY_LOG_FILE
+            if not file.is_file():
+                typer.echo(f"no query log yet at {file} (nothing served with query_log on)")
+                return None
+        log = query_log_for(host_config)
+    try:
+        return list(log.recent_sync(limit))
+    finally:
+        log.close_sync()
 
 
 def log_command(
@@ -26,29 +50,18 @@ def log_command(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
 ) -> None:
     """Show recent queries: served tool calls and agent runs, newest first."""
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
-    from toolweave.accounting.query_log import QueryLog
-    from toolweave.host.accounting import QUERY_LOG_FILE, query_log_for
-    from toolweave.host.config import load_host_config
+    from toolweave.cli.console import make_console
+    from toolweave.cli.errors import about_file
 
+    fix = "pass --path with a query-log file (or --config with its toolweave.toml)"
     try:
-        if path is not None:
-            if not path.is_file():
-                raise ValueError(f"no query log at {path}")
-            log = QueryLog(path)
-        else:
-            host_config = load_host_config(config)
-            if not host_config.store_dsn:
-                file = host_config.data_dir / QUERY_LOG_FILE
-                if not file.is_file():
-                    typer.echo(f"no query log yet at {file} (nothing served with query_log on)")
-                    return
-            log = query_log_for(host_config)
-        rows = log.recent_sync(limit)
-        log.close_sync()
+        with about_file(path or "the query log", "a toolweave query log", fix):
+            rows = _read_rows(path, config, limit)
+        if rows is None:
+            return
     except (ValueError, ImportError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -81,4 +94,4 @@ def log_command(
         # Inputs and names come from clients and models: never Rich markup.
         cells = (started, row.status, row.session_id, text, tools, str(row.tokens))
         table.add_row(*(escape(c) for c in cells), f"{row.duration:.2f}")
-    Console(width=160).print(table)
+    make_console().print(table)

@@ -18,10 +18,14 @@ def new(
     ] = None,
 ) -> None:
     """Create an MCP server project: package, example tool, test, README and CI."""
+    from toolweave.cli.errors import about_file
     from toolweave.mcp.server.scaffold import scaffold
 
+    target = directory if directory is not None else Path(name)
+    fix = "pass --dir with a folder you can write, whose parent exists"
     try:
-        created = scaffold(name, directory)
+        with about_file(target, "a folder for the project", fix):
+            created = scaffold(name, directory)
     except (ValueError, FileExistsError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

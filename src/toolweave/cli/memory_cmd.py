@@ -50,9 +50,13 @@ def store(
 
 
 def _run(ctx: typer.Context, work: Callable[[MemoryManager], Awaitable[T]]) -> T:
+    from toolweave.cli.errors import about_file, existing_parent
     from toolweave.memory import MemoryManager
 
     options = dict(ctx.obj)
+    path: Path = options["path"]
+    if options["dsn"] is None and path != Path(DEFAULT_DB).expanduser():
+        existing_parent(path, "--db")
 
     async def main() -> T:
         manager = MemoryManager(options.pop("path"), **options)
@@ -61,8 +65,10 @@ def _run(ctx: typer.Context, work: Callable[[MemoryManager], Awaitable[T]]) -> T
         finally:
             await manager.close()
 
+    fix = "pass --db with a memory store's file (toolweave memory --db PATH ...)"
     try:
-        return asyncio.run(main())
+        with about_file(path, "a toolweave memory store", fix):
+            return asyncio.run(main())
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -118,8 +124,9 @@ def search(
         rows = [{**h.item.to_dict(), "score": h.score, "explanation": h.explanation} for h in hits]
         typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
         return
-    from rich.console import Console
     from rich.table import Table
+
+    from toolweave.cli.console import make_console
 
     table = Table(title=f"{len(hits)} memories for {query!r}")
     for column in ("score", "type", "importance", "content", "id"):
@@ -132,7 +139,7 @@ def search(
             h.item.content,
             h.item.id,
         )
-    console = Console()
+    console = make_console()
     console.print(table)
     if explain:
         for h in hits:

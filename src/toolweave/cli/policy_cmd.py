@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
-    from toolweave.governance.rules import Rules
-    from toolweave.host.config import HostConfig
+    from toolweave.governance.rules import Explanation
 
 policy_app = typer.Typer(help="Inspect permission rules.", no_args_is_help=True)
 
@@ -95,42 +94,52 @@ def explain(
     """Say whether a call is allowed, denied or asked, and which rule from which file decided."""
     from toolweave.governance.rules import Rules
 
+    name, args = call_arguments(call, arg)
+    if config is not None:
+        served = _served_decision(config, name, args)
+        typer.echo(f"rules from: {config} [serve.rules] and [builtins] shell_allow / shell_deny")
+        typer.echo(f"matched as: {served.tool}")
+        typer.echo(str(served))
+        return
     try:
-        if config is not None:
-            from toolweave.host.config import load_host_config
-
-            host = load_host_config(config)
-            root = str(config.resolve().parent)
-            rules = Rules.from_mapping(host.rules, source=f"{config} [serve.rules]", root=root)
-            origin = f"{config} [serve.rules]"
-            shell = _shell_lists(host, root)
-            if shell is not None:
-                rules = rules.including(shell)
-                origin += " and [builtins] shell_allow / shell_deny"
-        else:
-            files = list(settings) or discovered_settings(Path.cwd())
-            rules = Rules.from_settings(*files, default=default)  # type: ignore[arg-type]
-            origin = ", ".join(map(str, files)) or "no settings file"
+        files = list(settings) or discovered_settings(Path.cwd())
+        rules = Rules.from_settings(*files, default=default)  # type: ignore[arg-type]
     except ValueError as exc:  # RuleSyntaxError and every configuration error
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
-    name, args = call_arguments(call, arg)
     explanation = rules.explain(name, args)
-    typer.echo(f"rules from: {origin}")
+    typer.echo(f"rules from: {', '.join(map(str, files)) or 'no settings file'}")
     typer.echo(f"matched as: {explanation.tool}")
     typer.echo(str(explanation))
 
 
-def _shell_lists(host: HostConfig, root: str) -> Rules | None:
-    """The built-in shell's own rules when `[builtins] shell = true`, as `serve` adds them."""
-    from toolweave.builtins.shell import DEFAULT_DENY, shell_rules
-    from toolweave.governance.rules import Rules
-    from toolweave.host.providers.builtins import BuiltinsSection
+def _served_decision(config: Path, name: str, args: dict[str, str]) -> Explanation:
+    """What `toolweave serve --config` does with this call: the host's tool of that name
+    judged by the host's own `HostGovernance.explain` (the decision its pipeline acts on)."""
+    import asyncio
 
-    settings = host.section("builtins", BuiltinsSection)
-    if not settings.shell:
-        return None
-    deny = shell_rules(DEFAULT_DENY if settings.shell_deny is None else settings.shell_deny,
-                       "[builtins] shell_deny")  # fmt: skip
-    allow = shell_rules(settings.shell_allow, "[builtins] shell_allow")
-    return Rules(allow, deny, source="[builtins] shell_allow / shell_deny", root=root)
+    from toolweave.governance.rules import Rules
+    from toolweave.host import ToolHost, load_host_config
+
+    async def decide() -> Explanation:
+        host = ToolHost(load_host_config(config))
+        try:
+            await host.server.load_tool_sources()
+            entry = host.server.tool_entry(name)
+            if entry is None:  # e.g. a downstream tool not connected: the rules alone decide
+                typer.echo(f"({config} serves no tool {name!r} now: the rules alone decide)")
+                return (host.governance.governance.rules or Rules()).explain(name, args)
+            served = entry.tool()
+            tool = getattr(served, "inner", served)
+            key, given = tool.primary_arg, dict(args)
+            if key is not None and len(given) == 1 and key not in given:
+                given = {key: next(iter(given.values()))}  # `tool(value)` names the primary arg
+            return host.governance.explain(name, tool, given)
+        finally:
+            await host.close()
+
+    try:
+        return asyncio.run(decide())
+    except ValueError as exc:  # every configuration error
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None

@@ -13,13 +13,16 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from toolweave.host import HostConfig, ToolHost
+    from toolweave.host import ToolHost
 
 MAX_PORT = 65535
 
 HOW_TO_CONNECT = """\
 toolweave serve: MCP endpoint {url}
 This server again: {command}
+
+Serving (data in {data_dir}):
+{served}
 
 Add it to Claude Code:
   claude mcp add --transport http toolweave {url}{auth_flag}
@@ -51,23 +54,32 @@ def _executable() -> str:
     return str(Path(executable).absolute())
 
 
-def _print_banner(config: HostConfig, host: ToolHost) -> None:
+def _print_banner(host: ToolHost) -> None:
     shown = host.console.token if host.console.generated else "<console token>"
-    typer.echo(_banner(config, host.console_url, shown))
+    typer.echo(_banner(host, shown))
 
 
-def _banner(
-    config: HostConfig, console_url: str | None = None, console_token: str = "<console token>"
-) -> str:
+def _home(text: str) -> str:
+    """Paths under the home folder as `~/...`, as a person writes them."""
+    home = str(Path.home())
+    return text.replace(home + "/", "~/").replace(f"{home} ", "~ ") if home != "/" else text
+
+
+def _banner(host: ToolHost, console_token: str = "<console token>") -> str:
     """How to connect, with the exact commands that reproduce this server (its config file and
-    the port it actually bound), and where its web console is, with its own token (a fresh one
-    is shown here, once; a configured one is not)."""
+    the port it actually bound), what it serves and where the data lives, and where its web
+    console is, with its own token (a fresh one is shown here, once; a configured one is not).
+    The MCP token is never shown: the commands read it from the environment."""
+    from toolweave.host.config import TOKEN_ENV
+    from toolweave.host.providers.base import describe
+
+    config = host.config
     executable = _executable()
     config_args = ["--config", str(config.source.absolute())] if config.source else []
     address = f"[{config.host}]" if ":" in config.host else config.host
-    command = [executable, "serve", "--http", f"{address}:{config.port}", *config_args]
+    command = shlex.join([executable, "serve", "--http", f"{address}:{config.port}", *config_args])
     if config.token:
-        command += ["--token", "<token>"]
+        command = f"{TOKEN_ENV}=<token> {command}"
     desktop = json.dumps(
         {"toolweave": {"command": executable, "args": ["serve", "--stdio", *config_args]}},
         indent=2,
@@ -75,14 +87,18 @@ def _banner(
     auth_flag = ' --header "Authorization: Bearer <token>"' if config.token else ""
     remote_auth = ', "--header", "Authorization: Bearer <token>"' if config.token else ""
     console = ""
-    if console_url is not None:
+    if host.console_url is not None:
         console = (
             "\nWeb console (tools, approvals, query log, usage; its own token, never an MCP "
-            f"client's): {console_url}#token={console_token}\n"
+            f"client's): {host.console_url}#token={console_token}\n"
         )
+    served = [f"  {p.name:9} {describe(p)}" for p in host.providers]
+    served += [f"  {note}" for note in host.notes]
     return HOW_TO_CONNECT.format(
         url=config.url,
-        command=shlex.join(command),
+        command=command,
+        data_dir=_home(str(config.data_dir)),
+        served=_home("\n".join(served) or "  nothing: [serve].providers is empty"),
         desktop=desktop,
         auth_flag=auth_flag,
         remote_auth=remote_auth,
@@ -102,11 +118,19 @@ def serve(
         ),
     ] = None,
     token: str | None = typer.Option(
-        None, "--token", help="Bearer token HTTP clients must send (required beyond loopback)."
+        None,
+        "--token",
+        help="Bearer token HTTP clients must send (required beyond loopback); better set "
+        "TOOLWEAVE_SERVE_TOKEN, which `ps` does not show.",
+    ),
+    demo: bool = typer.Option(
+        False, "--demo", help="Also serve the offline demo tools (weather, a calculator)."
     ),
 ) -> None:
-    """Expose the configured tools (and proxied MCP servers) as an MCP server."""
+    """Serve memory, the knowledge base, notes, skills and the safe built-ins (and any proxied
+    MCP servers) as one MCP server; --demo adds the demo tools."""
     from toolweave.host import ToolHost, load_host_config
+    from toolweave.host.config import DEMO_PROVIDER
 
     if stdio and http:
         raise typer.BadParameter("choose one of --stdio or --http")
@@ -119,6 +143,8 @@ def serve(
             host_config.transport = "stdio"
         if token:
             host_config.token = token
+        if demo and DEMO_PROVIDER not in host_config.providers:
+            host_config.providers = [*host_config.providers, DEMO_PROVIDER]
         host = ToolHost(host_config)
     except (ValueError, TypeError) as exc:
         typer.echo(f"error: {exc}", err=True)
@@ -127,7 +153,7 @@ def serve(
         asyncio.run(host.serve_stdio())
         return
     try:
-        asyncio.run(host.serve_http(on_ready=lambda: _print_banner(host_config, host)))
+        asyncio.run(host.serve_http(on_ready=lambda: _print_banner(host)))
     except KeyboardInterrupt:
         pass
     except OSError as exc:  # the port is taken or the address is not ours

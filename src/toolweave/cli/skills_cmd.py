@@ -61,8 +61,9 @@ def list_skills(
     if as_json:
         typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
-    from rich.console import Console
     from rich.table import Table
+
+    from toolweave.cli.console import make_console
 
     table = Table(title=f"{len(rows)} skills")
     table.add_column("name", style="bold cyan", no_wrap=True)
@@ -71,7 +72,7 @@ def list_skills(
     for row in rows:
         description = " ".join(str(row["description"]).split())
         table.add_row(str(row["name"]), description, ", ".join(row["allowed_tools"]) or "-")  # type: ignore[arg-type]
-    Console().print(table)
+    make_console().print(table)
 
 
 @skills_app.command("show")

@@ -10,8 +10,9 @@ import json
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
+
+from toolweave.cli.console import make_console
 
 tools_app = typer.Typer(help="Inspect tools.", no_args_is_help=True)
 
@@ -48,4 +49,4 @@ def list_tools(
         first_line = t.description.splitlines()[0] if t.description else ""
         read_only = "yes" if t.annotations.read_only else "no"
         table.add_row(t.name, perms, read_only, _parameter_summary(t.parameters), first_line)
-    Console().print(table)
+    make_console().print(table)

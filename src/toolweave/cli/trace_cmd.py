@@ -23,17 +23,19 @@ trace_app = typer.Typer(help="Read traces written by Tracing.to_jsonl.", no_args
 @trace_app.command("show")
 def show(file: Annotated[Path, typer.Argument(help="A JSONL trace file.")]) -> None:
     """Render every run in FILE as a tree of turns, model calls and tool calls."""
-    from rich.console import Console
-
     from toolweave.agent.tracing import read_spans
+    from toolweave.cli.console import make_console
+    from toolweave.cli.errors import about_file
     from toolweave.errors import ConfigError
 
+    fix = "pass the JSONL file `toolweave run --trace FILE` wrote"
     try:
-        roots = read_spans(file)
+        with about_file(file, "a trace file", fix):
+            roots = read_spans(file)
     except ConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    console = Console()
+    console = make_console()
     if not roots:
         console.print(f"{file}: no spans")
         return

@@ -78,10 +78,11 @@ class AgentIdentity:
     parents: tuple[str, ...] = ()
 
     def payload(self) -> dict[str, Any]:
+        parents = list(self.parents)
         return {
             "agent_id": self.agent_id,
             "agent_type": self.agent_type,
-            "parent_agent_ids": list(self.parents),
+            "parent_agent_ids": parents,
         }
 
 
@@ -263,7 +264,7 @@ class Governance:
         (ends the run)."""
         if tool is None:
             return Clearance(args)
-        explanation = self._decide(tool_name, args, tool, gate)
+        explanation = self.decide(tool_name, args, tool, gate)
         if explanation.decision == "deny":
             await self._denied(tool_name, call_id, args, tool, gate, explanation.reason)
             raise CallBlocked("rules", explanation.reason, tool=tool_name)
@@ -282,7 +283,7 @@ class Governance:
             if updated is not None and updated != args:
                 # The rewritten call meets the rules again: a hook tightens, never loosens.
                 args = updated
-                again = self._decide(tool_name, args, tool, gate)
+                again = self.decide(tool_name, args, tool, gate)
                 if again.decision == "deny":
                     await self._denied(tool_name, call_id, args, tool, gate, again.reason)
                     raise CallBlocked("rules", again.reason, tool=tool_name)
@@ -322,9 +323,11 @@ class Governance:
             )
         await self._approve("user", tool_name, call_id, args, tool, gate, error.reason)
 
-    def _decide(
+    def decide(
         self, tool_name: str, args: dict[str, Any], tool: Tool, gate: GateContext
     ) -> Explanation:
+        """The rules' decision for this call in this gate's mode, with why: what `clear` acts
+        on, and what `toolweave policy explain --config` prints."""
         rules = self.rules if self.rules is not None else _DEFAULT_RULES
         own = tool_rules(tool)
         if own is not None:  # the tool's own lists (the built-in shell's) join the rule set

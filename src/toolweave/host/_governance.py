@@ -17,7 +17,7 @@ from typing import Any
 from toolweave.governance.approvals import ApprovalAnswer, ApprovalRequest, ApprovalState, Approver
 from toolweave.governance.hooks import Hooks
 from toolweave.governance.pipeline import GateContext, Governance
-from toolweave.governance.rules import Rules
+from toolweave.governance.rules import Explanation, Rules
 from toolweave.host.config import HostConfig
 from toolweave.mcp.server.context import Context
 from toolweave.mcp.shared.constants import META_PROTOCOL_VERSION
@@ -92,6 +92,12 @@ class HostGovernance:
         while len(self._states) > MAX_REMEMBERED_SESSIONS:
             self._states.popitem(last=False)
         return state
+
+    def explain(self, name: str, tool: Tool, args: dict[str, Any]) -> Explanation:
+        """What serving this call does, without running it: the decision `clear` acts on (the
+        built-in shell's own lists are rules in the same set). `toolweave policy explain
+        --config` prints exactly this."""
+        return self.governance.decide(name, args, tool, GateContext(None))
 
     async def clear(
         self, name: str, tool: Tool, args: dict[str, Any], ctx: ToolContext

@@ -99,7 +99,7 @@ class Accounting:
         ctx: ToolContext,
         execute: Callable[[], Awaitable[ToolResult]],
     ) -> ToolResult:
-        from toolweave.accounting.errors import QuotaExceeded
+        from toolweave.accounting.errors import GLOBAL_SCOPE, QuotaExceeded
 
         log, quota = self._stores()
         who = client_label(ctx)
@@ -107,10 +107,12 @@ class Accounting:
             try:
                 await quota.reserve(client_key(ctx), calls=1)
             except QuotaExceeded as exc:
+                setting = "daily_calls" if exc.scope == GLOBAL_SCOPE else "daily_calls_per_client"
+                message = exc.with_fix(f"raise [serve].{setting} in toolweave.toml")
                 if log is not None:
                     row = await log.start(_describe(name, args), who, kind="tool")
-                    await log.finish(row, "stopped", tools=[name], error=str(exc))
-                return ToolResult.error(str(exc))
+                    await log.finish(row, "stopped", tools=[name], error=message)
+                return ToolResult.error(message)
         if log is None:
             return await execute()
         row = await log.start(_describe(name, args), who, kind="tool")

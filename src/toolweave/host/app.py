@@ -19,7 +19,11 @@ from toolweave.host._governance import HostGovernance
 from toolweave.host.accounting import Accounting
 from toolweave.host.config import HostConfig
 from toolweave.host.console.app import CONSOLE_PATH, Console
-from toolweave.host.providers.base import CapabilityProvider, load_provider
+from toolweave.host.providers.base import (
+    CapabilityProvider,
+    load_provider,
+    provider_unavailable,
+)
 from toolweave.mcp.server import MCPServer, is_probe, probe_result
 from toolweave.tools.base import Tool, ToolAnnotations
 from toolweave.tools.context import ToolContext
@@ -135,6 +139,14 @@ class ToolHost:
         names = list(config.providers)
         if config.mcp_servers and "mcp" not in names:
             names.append("mcp")
+        self.notes: list[str] = []
+        """What the banner should say was left out (a default provider whose extra is missing)."""
+        if not config.providers_chosen:
+            for name in list(names):
+                unavailable = provider_unavailable(name)
+                if unavailable is not None:
+                    names.remove(name)
+                    self.notes.append(f"{name} not served: {unavailable}")
         self.providers: list[CapabilityProvider] = [load_provider(n, config) for n in names]
         policy = config.policy
         self.policy = PermissionPolicy(policy.allowed, policy.denied, policy.allow_unspecified)

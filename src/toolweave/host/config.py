@@ -1,9 +1,11 @@
 """`toolweave.toml`: what `toolweave serve` exposes and how, with defaults that work offline.
 
-Every setting has a default, so no file at all is a valid configuration: the demo tools over
-stdio, nothing downstream, no network. Every table is a pydantic model (`[serve]` here, the
-others registered in `sections.SECTIONS` by the provider that reads them): unknown keys and
-wrong types are errors that name the key, the file line and the fix.
+Every setting has a default, so no file at all is a valid configuration: the real capabilities
+(memory, the knowledge base, notes, skills and the safe built-ins, all under `data_dir`) over
+stdio, nothing downstream, no network; the demo tools are the provider `demo` (`--demo`).
+Every table is a pydantic model (`[serve]` here, the others registered in `sections.SECTIONS`
+by the provider that reads them): unknown keys and wrong types are errors that name the key,
+the file line and the fix.
 
 Environment variables override the file: `TOOLWEAVE_<TABLE>__<KEY>` with `__` between nested
 names, the value read as a TOML value (`TOOLWEAVE_SERVE__PORT=9000`,
@@ -18,7 +20,8 @@ port = 8765
 path = "/mcp"
 token = ""                     # bearer token; or env TOOLWEAVE_SERVE_TOKEN
 allowed_origins = []           # browser origins besides loopback (DNS-rebinding guard)
-providers = ["demo", "builtins"]  # capability providers to expose, in order
+providers = ["builtins", "memory", "kb", "notes", "skills"]  # capability providers, in order;
+                               # add "demo" (or pass --demo) for the offline demo tools
 tool_timeout = 60.0            # seconds per call
 connect_deadline = 5.0         # seconds the first tools/list waits for downstream servers
 data_dir = "~/.toolweave"      # embedded SQLite and caches of stateful providers
@@ -112,6 +115,9 @@ CONSOLE_TOKEN_ENV = "TOOLWEAVE_CONSOLE_TOKEN"
 ENV_PREFIX = "TOOLWEAVE_"
 ENV_SEPARATOR = "__"
 MCP_SERVERS = "mcpServers"
+DEFAULT_PROVIDERS = ("builtins", "memory", "kb", "notes", "skills")
+"""What `toolweave serve` offers without `[serve].providers`: each loads on first use."""
+DEMO_PROVIDER = "demo"
 
 
 class PolicySection(Section):
@@ -132,7 +138,7 @@ class ServeSection(Section):
     path: str = "/mcp"
     token: str = ""
     allowed_origins: list[str] = Field(default_factory=list)
-    providers: list[str] = Field(default_factory=lambda: ["demo", "builtins"])
+    providers: list[str] = Field(default_factory=lambda: list(DEFAULT_PROVIDERS))
     tool_timeout: float = Field(60.0, gt=0)
     connect_deadline: float = Field(5.0, gt=0)
     data_dir: str = "~/.toolweave"
@@ -171,7 +177,10 @@ class HostConfig:
     path: str = "/mcp"
     token: str | None = None
     allowed_origins: list[str] = field(default_factory=list)
-    providers: list[str] = field(default_factory=lambda: ["demo", "builtins"])
+    providers: list[str] = field(default_factory=lambda: list(DEFAULT_PROVIDERS))
+    providers_chosen: bool = False
+    """True when `[serve].providers` was written: a provider whose extra is missing is then an
+    error, where a default one is left out with a note."""
     tool_timeout: float = 60.0
     connect_deadline: float = 5.0
     data_dir: Path = field(default_factory=lambda: Path("~/.toolweave").expanduser())
@@ -242,23 +251,28 @@ def parse_config(
     origin = ConfigSource(str(source or DEFAULT_CONFIG_FILE), key_lines(text or ""))
     data = _merge_env(raw, env or {}, origin)
     known = ["serve", MCP_SERVERS, *sorted(SECTIONS)]
-    unknown = sorted(set(data) - set(known))
-    if unknown:
-        name = unknown[0]
-        raise ConfigError(
-            f"{origin.where((name,))}: [{name}] is not a known table; toolweave.toml has "
-            f"{', '.join(f'[{k}]' for k in known)} (a provider's table appears once the "
-            "provider is installed)"
-        )
-    serve = validate_section(ServeSection, ("serve",), data.get("serve", {}), origin)
+    problems = [
+        f"{origin.where((name,))}: [{name}] is not a known table; toolweave.toml has "
+        f"{', '.join(f'[{k}]' for k in known)} (a provider's table appears once the "
+        "provider is installed)"
+        for name in sorted(set(data) - set(known))
+    ]
     servers = data.get(MCP_SERVERS, {})
     if not isinstance(servers, dict):
-        raise ConfigError(f"{origin.where((MCP_SERVERS,))}: [mcpServers] must be a table")
-    sections = {
-        name: validate_section(section_model(name), (name,), data[name], origin)
-        for name in SECTIONS
-        if name in data
-    }
+        problems.append(f"{origin.where((MCP_SERVERS,))}: [mcpServers] must be a table")
+    # Every table is checked, so one run names every problem in the file.
+    checked: dict[str, Section] = {}
+    for name, model in [("serve", ServeSection), *((n, None) for n in SECTIONS if n in data)]:
+        try:
+            table = data.get(name, {})
+            checked[name] = validate_section(model or section_model(name), (name,), table, origin)
+        except ConfigError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise ConfigError("\n".join(problems))
+    serve = checked.pop("serve")
+    assert isinstance(serve, ServeSection)
+    sections = checked
     base = source.parent if source is not None else None
     if serve.rules:
         from toolweave.governance.rules import Rules
@@ -280,6 +294,7 @@ def parse_config(
         token=serve.token or os.environ.get(TOKEN_ENV) or None,
         allowed_origins=serve.allowed_origins,
         providers=serve.providers,
+        providers_chosen="providers" in serve.model_fields_set,
         tool_timeout=serve.tool_timeout,
         connect_deadline=serve.connect_deadline,
         data_dir=Path(serve.data_dir).expanduser(),

@@ -45,6 +45,7 @@ class Section(BaseModel):
 SECTIONS: dict[str, str | type[Section]] = {
     "builtins": "toolweave.host.providers.builtins:BuiltinsSection",
     "kb": "toolweave.host.providers.kb:KBSection",
+    "memory": "toolweave.host.providers.memory:MemorySection",
     "notes": "toolweave.host.providers.kb:NotesSection",
     "skills": "toolweave.host.providers.skills:SkillsSection",
 }

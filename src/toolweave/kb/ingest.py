@@ -57,6 +57,11 @@ def collect_files(paths: Iterable[str | Path]) -> list[Path]:
                     continue
                 if child.is_file() and child.suffix.lower() in SUPPORTED_SUFFIXES:
                     found.add(child)
+        elif path.exists():
+            raise DocumentError(
+                f"{path} is neither a file nor a folder (a device, pipe or socket); pass "
+                "documents or folders of them"
+            )
         else:
             raise DocumentError(f"{path}: no such file or folder; check the path")
     return sorted(found)
@@ -78,9 +83,10 @@ async def ingest_paths(
             result = await kb.add_file(file, progress=on_embed)
         except DocumentError as exc:
             summary.failed[str(file)] = exc.message
-            logger.warning("skipped: %s", exc.message)
             if on_file is not None:
-                on_file(file, exc)
+                on_file(file, exc)  # the caller reports it: said once, not twice
+            else:
+                logger.warning("skipped: %s", exc.message)
             continue
         summary.added.append(result)
         if on_file is not None:

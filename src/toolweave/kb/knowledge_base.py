@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolweave._extras import RETRIEVAL_MODULES, require
 from toolweave.errors import ConfigError
 from toolweave.kb._documents import (
     DOCS_SUFFIX,
@@ -238,6 +239,7 @@ class KnowledgeBase:
     ) -> Spec:
         if not isinstance(text, str) or not text.strip():
             raise KnowledgeBaseError("text: give the document's text (it is empty)")
+        require("kb", "KnowledgeBase.add_text", RETRIEVAL_MODULES)
         title = (title or "").strip() or first_line(text)
         size, overlap, unit = chunking
         return Spec(

@@ -128,6 +128,14 @@ class MCPTool:
         return None
 
     @property
+    def destructive_declared(self) -> bool:
+        """The server said `destructiveHint: true` (and not `readOnlyHint`): governance asks
+        before such a call by default, as for a local tool marked `destructive=True`. A tool
+        that says nothing keeps MCP's implied hint, which does not ask."""
+        hints = self.info.annotations
+        return hints.get("destructiveHint") is True and hints.get("readOnlyHint") is not True
+
+    @property
     def supports_permission_probe(self) -> bool:
         return self.info.meta.get(PROBE_SUPPORTED) is True
 

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from toolweave._extras import RETRIEVAL_MODULES, require
 from toolweave.memory import _codec
 from toolweave.memory._items import new_item
 from toolweave.memory._overview import memory_stats, memory_summary
@@ -160,6 +161,7 @@ class MemoryManager:
         modality: str | None = None,
     ) -> str:
         """Store one memory and return its id; identical content returns the existing id."""
+        require("memory", "MemoryManager.add", RETRIEVAL_MODULES)
         item = new_item(
             self.user_id,
             content,
@@ -307,6 +309,7 @@ class MemoryManager:
         or "vector"; `explain=True` attaches each hit's keyword rank and score, cosine, fused
         relevance and its type formula's tie-break factors.
         """
+        require("memory", "MemoryManager.search", RETRIEVAL_MODULES)
         if mode not in SEARCH_MODES:
             raise MemoryArgumentError(f"mode must be one of {list(SEARCH_MODES)}, got {mode!r}")
         if not isinstance(query, str) or not query.strip():

@@ -160,8 +160,10 @@ class MemoryTool:
 
     @property
     def annotations(self) -> ToolAnnotations:
+        # Destructive only when a deleting action is offered: without them nothing is lost.
+        destructive = bool(DELETING_ACTIONS & set(self.actions))
         return ToolAnnotations(
-            read_only=False, destructive=True, idempotent=False, open_world=False
+            read_only=False, destructive=destructive, idempotent=False, open_world=False
         )
 
     @property

@@ -57,7 +57,7 @@ _OPS: dict[type[ast.AST], Callable[..., float]] = {
 }
 
 
-def _evaluate(node: ast.AST) -> float:
+def _evaluate(node: ast.AST) -> int | float:
     if isinstance(node, ast.Expression):
         return _evaluate(node.body)
     if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
@@ -65,9 +65,11 @@ def _evaluate(node: ast.AST) -> float:
     if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
         if isinstance(node.op, ast.Pow) and abs(_evaluate(node.right)) > 100:
             raise ValueError("exponents above 100 are not allowed")
-        return float(_OPS[type(node.op)](_evaluate(node.left), _evaluate(node.right)))
+        value: int | float = _OPS[type(node.op)](_evaluate(node.left), _evaluate(node.right))
+        return value
     if isinstance(node, ast.UnaryOp) and type(node.op) in _OPS:
-        return float(_OPS[type(node.op)](_evaluate(node.operand)))
+        unary: int | float = _OPS[type(node.op)](_evaluate(node.operand))
+        return unary
     raise ValueError("only numbers and + - * / % ** and parentheses are allowed")
 
 
@@ -75,14 +77,15 @@ def _evaluate(node: ast.AST) -> float:
 def calculate(
     expression: str,
     precision: Literal[0, 2, 4, 8] = 4,
-) -> float:
+) -> int | float:
     """Evaluate an arithmetic expression safely (no names, no calls).
 
     Args:
         expression: Arithmetic such as "(3 + 4) * 2 / 7".
-        precision: Decimal places to round the result to.
+        precision: Decimal places to round a fractional result to (integers stay integers).
     """
-    return round(_evaluate(ast.parse(expression, mode="eval")), precision)
+    value = _evaluate(ast.parse(expression, mode="eval"))
+    return value if isinstance(value, int) else round(value, precision)
 
 
 DEMO_TOOLS: tuple[FunctionTool, ...] = (get_weather, celsius_to_fahrenheit, calculate)

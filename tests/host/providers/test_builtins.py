@@ -26,10 +26,10 @@ SAFE_SET = {
 }
 
 
-def serve(tmp_path: Path, builtins: str = "") -> StdioServerParameters:
+def serve(tmp_path: Path, builtins: str = "", rules: str = "") -> StdioServerParameters:
     (tmp_path / "toolweave.toml").write_text(
         f'[serve]\nproviders = ["builtins"]\ndata_dir = "{tmp_path / "data"}"\n'
-        f"[builtins]\n{builtins}",
+        f"[serve.rules]\n{rules}\n[builtins]\n{builtins}",
         encoding="utf-8",
     )
     return StdioServerParameters(command=str(TOOLWEAVE), args=["serve", "--stdio"], cwd=tmp_path)
@@ -42,6 +42,17 @@ def text(result: object) -> str:
 async def test_default_set_is_safe_and_jailed(tmp_path: Path) -> None:
     (tmp_path / "outside.txt").write_text("secret")
     async with Client(serve(tmp_path), mode="auto") as client:
+        listed = (await client.list_tools()).tools
+        asked = await client.call_tool("write_file", {"path": "笔记.md", "content": "你好 hello"})
+    # write_file and edit_file replace what a file held: they say so and ask by default (this
+    # client cannot be asked, so the call is refused and names the rule that allows it).
+    hints = {t.name: t.annotations.destructive_hint for t in listed if t.annotations}
+    assert hints["write_file"] is True and hints["edit_file"] is True
+    assert hints["read_file"] is False
+    assert asked.is_error and "[serve.rules]" in text(asked)
+    assert not (tmp_path / "data" / "workspace" / "笔记.md").exists()
+    allow = 'allow = ["write_file(./**)"]'
+    async with Client(serve(tmp_path, rules=allow), mode="auto") as client:
         names = {t.name for t in (await client.list_tools()).tools}
         wrote = await client.call_tool("write_file", {"path": "笔记.md", "content": "你好 hello"})
         read = await client.call_tool("read_file", {"path": "笔记.md"})

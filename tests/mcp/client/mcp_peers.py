@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.peers.node_platform import SKIP_REASON, find_node
+from tests.peers.node_platform import NODE_MODULES, SKIP_REASON, find_node
 
 HERE = Path(__file__).parent
-PEERS = HERE.parent / "peers" / "node_modules"
+PEERS = NODE_MODULES
 _NODE = find_node(PEERS)
 NODE = str(_NODE) if _NODE is not None else "node"
 """Node 22 for the npm peers: this platform's `node-<os>-<arch>` package or the system node."""

@@ -13,7 +13,8 @@ import importlib
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
-from toolweave.errors import ConfigError
+from toolweave._extras import missing
+from toolweave.errors import ConfigError, MissingDependency
 from toolweave.host.config import HostConfig
 from toolweave.tools.base import Tool
 
@@ -31,6 +32,12 @@ class CapabilityProvider(Protocol):
     async def close(self) -> None: ...
 
 
+def describe(provider: CapabilityProvider) -> str:
+    """What a provider serves and where its data lives, for the banner (its `describe()`)."""
+    method = getattr(provider, "describe", None)
+    return str(method()) if method is not None else provider.name
+
+
 ProviderFactory = Callable[[HostConfig], CapabilityProvider]
 
 #: Provider name -> "module:factory". A factory takes the `HostConfig` and returns a provider.
@@ -45,12 +52,28 @@ PROVIDERS: dict[str, str] = {
 }
 
 
+PROVIDER_EXTRAS: dict[str, str] = {"memory": "memory", "kb": "kb", "notes": "memory"}
+"""The optional extra (see `toolweave._extras`) a provider needs beyond the server's own."""
+
+
+def provider_unavailable(name: str) -> MissingDependency | None:
+    """Why the provider `name` cannot run here (an extra is not installed), or None."""
+    extra = PROVIDER_EXTRAS.get(name)
+    module = missing(extra) if extra is not None else None
+    if extra is None or module is None:
+        return None
+    return MissingDependency(f"the {name!r} provider", module, extra)
+
+
 def load_provider(name: str, config: HostConfig) -> CapabilityProvider:
     """Instantiate the provider registered as `name`."""
     target = PROVIDERS.get(name)
     if target is None:
         available = ", ".join(sorted(PROVIDERS))
         raise ConfigError(f"[serve].providers: unknown provider {name!r}; available: {available}")
+    unavailable = provider_unavailable(name)
+    if unavailable is not None:
+        raise unavailable
     module_name, _, attribute = target.partition(":")
     factory: Any = getattr(importlib.import_module(module_name), attribute)
     provider = factory(config)

@@ -83,6 +83,17 @@ class BuiltinsProvider:
         self.root = self.settings.root_path(config.data_dir)
         self._closers: list[Any] = []
 
+    def describe(self) -> str:
+        s = self.settings
+        parts = [f"files jailed to {self.root}" + ("" if s.writable else " (read-only)")]
+        parts += [n for n, on in (("time", s.time), ("todo_write", s.todo)) if on]
+        parts += [
+            n for n, on in (("sql_query", s.sql_dsn), ("fetch", s.fetch or s.allow_domains)) if on
+        ]
+        if s.shell:
+            parts.append("bash (asks unless allowed)")
+        return "built-in tools: " + ", ".join(parts)
+
     async def tools(self) -> list[Tool]:
         from toolweave import builtins
 

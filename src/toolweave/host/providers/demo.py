@@ -14,6 +14,9 @@ class DemoProvider:
     def __init__(self, config: HostConfig) -> None:
         self.config = config
 
+    def describe(self) -> str:
+        return "the offline demo tools get_weather, celsius_to_fahrenheit and calculate"
+
     async def tools(self) -> list[Tool]:
         from toolweave.tools.demo import DEMO_TOOLS
 

@@ -40,6 +40,10 @@ class GatewayProvider:
         # Validated now (a config mistake stops `toolweave serve` at once), connected later.
         self.manager: MCPManager = MCPManager.from_config({"mcpServers": config.mcp_servers})
 
+    def describe(self) -> str:
+        names = ", ".join(sorted(self.config.mcp_servers))
+        return f"downstream MCP servers as <server>__<tool>: {names}"
+
     async def tools(self) -> list[Tool]:
         """What is ready within `[serve].connect_deadline`; later servers arrive through
         `watch` (a `tools/list_changed` to clients). The manager logs each failure once."""

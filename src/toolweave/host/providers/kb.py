@@ -54,6 +54,9 @@ RESOURCE_SCHEME = "kb://"
 MIME_TYPE = "text/markdown"
 
 
+KB_FILE = "kb.db"
+
+
 class KBSection(Section):
     """`[kb]`, validated (see the module docstring for each key and its default)."""
 
@@ -104,7 +107,7 @@ def open_knowledge_base(config: HostConfig, settings: KBSection | None = None) -
 
         model = model_from_string(settings.model)
     return KnowledgeBase(
-        config.data_dir / "kb.db",
+        config.data_dir / KB_FILE,
         settings.embedder,
         settings.namespace,
         dsn=settings.dsn or None,
@@ -176,12 +179,18 @@ class KBProvider:
     def __init__(self, config: HostConfig) -> None:
         self.settings = kb_settings(config)
         self.paths = self.settings.resolved_paths(config.source)
+        self.kb_path = config.data_dir / KB_FILE
         self.kb = open_knowledge_base(config, self.settings)
         self._on_catalog: Callable[[str], None] | None = None
         self._watcher: asyncio.Task[None] | None = None
         self.synced = asyncio.Event()
         """Set once the start-up ingest, or a watched re-sync, is done."""
         self._unsubscribe = self.kb.subscribe(self._changed)
+
+    def describe(self) -> str:
+        where = "the [kb].dsn database" if self.settings.dsn else str(self.kb_path)
+        watched = f", ingesting and watching {len(self.paths)} [kb].paths" if self.paths else ""
+        return f"kb_add, kb_search and rag over {where}{watched}"
 
     async def tools(self) -> list[Tool]:
         from toolweave.kb import knowledge_base_tools
@@ -244,7 +253,11 @@ class NotesProvider:
         from toolweave.kb import NoteStore
 
         embedder = config.section("notes", NotesSection).embedder
-        self.store: NoteStore = NoteStore(config.data_dir / "notes", embedder=embedder)
+        self.folder = config.data_dir / "notes"
+        self.store: NoteStore = NoteStore(self.folder, embedder=embedder)
+
+    def describe(self) -> str:
+        return f"the note tool over Markdown files in {self.folder}"
 
     async def tools(self) -> list[Tool]:
         from toolweave.kb import NoteTool

@@ -13,12 +13,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from toolweave.host.config import HostConfig
+from toolweave.host.sections import Section
 from toolweave.tools.base import Tool
 
 if TYPE_CHECKING:
     from toolweave.memory import MemoryManager
 
 MEMORY_FILE = "memory.db"
+
+
+class MemorySection(Section):
+    """`[memory]`: the store the served `memory` tool uses (in `[serve].data_dir`)."""
+
+    embedder: str = "auto"
+    """auto (WordLlama), minilm, hash[:dim] or openai-compat:... (docs/memory.md); a store
+    keeps the embedder it was created with."""
 
 
 class MemoryProvider:
@@ -28,13 +37,23 @@ class MemoryProvider:
 
     def __init__(self, config: HostConfig) -> None:
         self.path = config.data_dir / MEMORY_FILE
+        self.embedder = config.section("memory", MemorySection).embedder
+        self.authenticated = bool(config.token)
         self._manager: MemoryManager | None = None
+
+    def describe(self) -> str:
+        who = (
+            "every client holding the token"
+            if self.authenticated
+            else "one store shared by every client (no authentication)"
+        )
+        return f"the memory tool over {self.path}: {who}"
 
     async def tools(self) -> list[Tool]:
         from toolweave.memory import MemoryManager
         from toolweave.memory.tool import NON_DELETING_ACTIONS, MemoryTool
 
-        manager = MemoryManager(self.path)
+        manager = MemoryManager(self.path, embedder=self.embedder)
         self._manager = manager
         return [MemoryTool(manager, actions=NON_DELETING_ACTIONS, per_user=True)]
 

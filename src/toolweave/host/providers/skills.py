@@ -201,6 +201,10 @@ class SkillsProvider:
         )
         return [t for t in tools if self.settings.scripts or t.name != "skill_run"]
 
+    def describe(self) -> str:
+        roots = ", ".join(str(r) for r in self.library.roots) or "no folder"
+        return f"Agent Skills (tools, prompts, resources) found in {roots}"
+
     async def tools(self) -> list[Tool]:
         self._loop = asyncio.get_running_loop()
         return self._tools()

@@ -282,6 +282,7 @@ class MCPClient(ServerFeatures):
             self.callbacks.capabilities(),
             mode=self.protocol_mode,
             timeout=self.timeout,
+            probe_may_go_unanswered=not getattr(self.transport, "answers_every_request", False),
         )
         self._negotiated = negotiated
         if hasattr(self.transport, "protocol_version"):

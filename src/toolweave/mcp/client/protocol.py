@@ -29,7 +29,10 @@ from toolweave.mcp.shared.constants import (
 )
 from toolweave.mcp.shared.errors import JSONRPCError, MCPError
 
-#: How long the `server/discover` probe may take before the server counts as legacy.
+#: How long the `server/discover` probe may take before the server counts as legacy, over a
+#: transport where a legacy server may ignore it (stdio). An HTTP server always answers a POST
+#: (a legacy one with 400 or an error), so over HTTP the probe has the request timeout, which
+#: leaves room for an OAuth flow that the first request runs.
 DISCOVER_TIMEOUT = 10.0
 
 CLIENT_NAME = "toolweave"
@@ -107,23 +110,29 @@ async def negotiate(
     *,
     mode: str = "auto",
     timeout: float | None = None,
+    probe_may_go_unanswered: bool = True,
 ) -> Negotiated:
     """Connect in the newest era both sides speak.
 
     `mode` is "auto" (probe `server/discover`, fall back to `initialize`), "modern" (discover
     only) or "legacy" (initialize only). `request(method, params, timeout)` sends one request;
     the caller's transport must already stamp the version header it is told about.
+    `probe_may_go_unanswered` bounds the probe by `DISCOVER_TIMEOUT`; a transport where every
+    request gets an answer passes False.
     """
     if mode not in ("auto", "modern", "legacy"):
         raise ValueError(f"protocol mode must be 'auto', 'modern' or 'legacy', not {mode!r}")
     if mode != "legacy":
         version = LATEST_MODERN
+        probe_timeout = timeout
+        if probe_may_go_unanswered:
+            probe_timeout = min(DISCOVER_TIMEOUT, timeout) if timeout else DISCOVER_TIMEOUT
         for _attempt in range(2):
             try:
                 result = await request(
                     "server/discover",
                     {"_meta": modern_meta(version, capabilities)},
-                    min(DISCOVER_TIMEOUT, timeout) if timeout else DISCOVER_TIMEOUT,
+                    probe_timeout,
                 )
             except JSONRPCError as exc:
                 supported = _supported(exc) if exc.code == UNSUPPORTED_PROTOCOL_VERSION else None

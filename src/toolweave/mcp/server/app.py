@@ -415,6 +415,9 @@ class MCPServer:
             return
         if transport != "http":
             raise ValueError(f"transport must be 'stdio' or 'http', not {transport!r}")
+        from toolweave._extras import require
+
+        require("server", 'MCPServer.run("http")')
         from toolweave.mcp.server._asgi import serve_http
 
         serve_http(

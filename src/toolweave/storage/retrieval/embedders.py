@@ -20,6 +20,8 @@ Vectors are normalised so a dot product is the cosine similarity. Models load on
 from __future__ import annotations
 
 import hashlib
+import importlib
+import logging
 import math
 import os
 import threading
@@ -30,6 +32,23 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from toolweave.storage.errors import EmbedderUnavailable, EmbeddingFailed
 from toolweave.storage.text import CJK, STOP_WORDS, WORD
+
+
+def import_keeping_root_logger(name: str) -> Any:
+    """Import `name`, then put the root logger's handlers and level back as they were.
+
+    WordLlama calls `logging.basicConfig(level=INFO)` on import, which would give every
+    application using memory an INFO root logger with a stderr handler (stray httpx lines)."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        return importlib.import_module(name)
+    finally:
+        for handler in root.handlers[:]:
+            if handler not in handlers:
+                root.removeHandler(handler)
+        root.setLevel(level)
+
 
 if TYPE_CHECKING:
     import numpy as np
@@ -143,7 +162,7 @@ class WordLlamaEmbedder(_LazyModel):
 
     def _load(self) -> Any:
         try:
-            import wordllama
+            wordllama = import_keeping_root_logger("wordllama")
         except ImportError as exc:
             raise EmbedderUnavailable(
                 "embedder 'auto' needs WordLlama: pip install 'toolweave[memory]'"
