@@ -15,7 +15,21 @@ from toolweave.llm import ToolCallPart
 from toolweave.tools import PermissionDenied, Tool, ToolError, ToolRegistry
 
 if TYPE_CHECKING:
-    from toolweave.governance.pipeline import GovernedSession
+    from toolweave.governance.approvals import ApprovalState
+    from toolweave.governance.pipeline import PermissionMode
+
+
+class GovernedSession(Protocol):
+    """What the pipeline reads of a session (`toolweave.agent.Session` is one)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def permission_mode(self) -> PermissionMode: ...
+    @property
+    def approvals(self) -> ApprovalState: ...
+    @property
+    def requester(self) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True)

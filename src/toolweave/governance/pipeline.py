@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from toolweave.errors import ConfigError
 from toolweave.governance._rule_patterns import resolve_path
@@ -32,7 +32,7 @@ from toolweave.governance.approvals import (
     ask_approval,
 )
 from toolweave.governance.errors import CallBlocked, HookStopped, Stage
-from toolweave.governance.gates import ToolGate
+from toolweave.governance.gates import GovernedSession, ToolGate
 from toolweave.governance.hooks import HookOutcome, Hooks
 from toolweave.governance.rules import Explanation, Rules, tool_rules
 from toolweave.tools import (
@@ -84,19 +84,6 @@ class AgentIdentity:
             "agent_type": self.agent_type,
             "parent_agent_ids": parents,
         }
-
-
-class GovernedSession(Protocol):
-    """What the pipeline reads of a session (`toolweave.agent.Session` is one)."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def permission_mode(self) -> PermissionMode: ...
-    @property
-    def approvals(self) -> ApprovalState: ...
-    @property
-    def requester(self) -> str | None: ...
 
 
 @dataclass
