@@ -6,10 +6,10 @@ engine: its syntax, quoting, wrappers and case handling), so `Bash(git diff:*)` 
 built-in `bash` running `git diff` and refuses `git push`. An entry the rule syntax cannot read
 still matches by tool name or glob, as it always did.
 
-Built-in tools answer to their Claude Code family too (`claude_code_names`): `read_file` is
-`Read`, `write_file` is `Write` (and `Edit`, since an Edit rule covers every editing tool),
-`search_files` is `Grep`/`Glob` (and `Read`, which also covers them), and so on. The rules
-engine gains these families itself; until it does, this one small table is the bridge.
+Built-in tools answer to their Claude Code family too, from the one table in
+`toolweave.tools.claude_names` (`rule_names`): `read_file` is `Read`, `write_file` is `Write`
+(and `Edit`, since an Edit rule covers every editing tool), `search_files` is `Grep`/`Glob` (and
+`Read`, which also covers them), MCP tools are `mcp__<server>__<tool>`, and so on.
 """
 
 from __future__ import annotations
@@ -21,25 +21,7 @@ from typing import Any
 
 from toolweave.governance import Rules, RuleSyntaxError
 from toolweave.tools.base import Tool
-
-CLAUDE_CODE_FAMILIES: dict[str, tuple[str, ...]] = {
-    "bash": ("Bash",),
-    "read_file": ("Read",),
-    "file_info": ("Read",),
-    "list_dir": ("LS", "Read"),
-    "search_files": ("Grep", "Glob", "Read"),
-    "write_file": ("Write", "Edit"),
-    "edit_file": ("Edit", "MultiEdit"),
-    "fetch": ("WebFetch",),
-    "web_search": ("WebSearch",),
-    "todo_write": ("TodoWrite",),
-}
-"""Claude Code's tool names for toolweave's built-in tools, most specific first."""
-
-
-def claude_code_names(tool_name: str) -> tuple[str, ...]:
-    """The Claude Code names a built-in tool also answers to (none for other tools)."""
-    return CLAUDE_CODE_FAMILIES.get(tool_name, ())
+from toolweave.tools.claude_names import rule_names
 
 
 @functools.lru_cache(maxsize=256)
@@ -69,7 +51,7 @@ def admits(
     admit the tool at all, so it is offered to the model)."""
     rules, globs = _compiled(tuple(allowed_tools), args is not None)
     known = tool if isinstance(tool, Tool) else None
-    for name in (tool_name, *claude_code_names(tool_name)):
+    for name in (tool_name, *rule_names(tool_name, tool)):
         if any(fnmatch.fnmatchcase(name, glob) for glob in globs):
             return True
         found = rules.explain(name, args or {}, tool=known)
