@@ -349,7 +349,7 @@ async def test_gateway_forwards_downstream_changes_to_2026_http_clients() -> Non
     from toolweave.host import ToolHost, parse_config
 
     config = {
-        "serve": {"providers": []},
+        "serve": {"providers": [], "rules": {"allow": ["dyn__*"]}},  # it writes
         "mcpServers": {"dyn": {"command": sys.executable, "args": [str(SCRIPT)]}},
     }
     host = ToolHost(parse_config(config))

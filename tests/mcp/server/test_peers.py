@@ -191,7 +191,15 @@ async def test_gateway_proxies_http_server_with_progress_and_logs(conformance_ur
     from toolweave.mcp.server.testing import connect
 
     host = ToolHost(
-        parse_config({"serve": {"providers": []}, "mcpServers": {"conf": {"url": conformance_url}}})
+        parse_config(
+            {
+                "serve": {
+                    "providers": [],
+                    "rules": {"allow": ["conf__*"]},
+                },  # undeclared: destructive
+                "mcpServers": {"conf": {"url": conformance_url}},
+            }
+        )
     )
     try:
         async with connect(host.server) as client:
