@@ -229,4 +229,5 @@ def test_gated_shell_agent_when_bash_is_called_without_a_command() -> None:
     replies = [Reply(None, [("c1", "bash", {})]), Reply("没有命令。")]
     with FakeOpenAI(replies) as server:
         out = _run("gated_shell_agent.py", TOOLWEAVE_MODEL=f"openai-compat:{server.base_url}#m")
-    assert "error None:" in out and out.strip().endswith("没有命令。")
+    assert ("error None:" in out or "blocked {}:" in out) and out.strip().endswith("没有命令。")
+    assert "Traceback" not in out

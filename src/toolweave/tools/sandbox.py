@@ -29,6 +29,7 @@ import contextlib
 import os
 import shutil
 import signal
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -56,6 +57,16 @@ PROTECTED_IN_WORKSPACE = (".git/hooks", ".git/config")
 """Paths inside a writable directory kept read-only: git runs hooks and config-named programs
 later, outside the sandbox (as sandbox-runtime protects them)."""
 _PROBE_COMMAND = ("/bin/sh", "-c", "exit 0")
+
+
+def _runtime_under_tmp() -> tuple[str, ...]:
+    """The running interpreter's folders that live under `/tmp` (a virtualenv in a checkout
+    there), shown read-only: the private `/tmp` would hide them, and scripts run with it."""
+    found = {
+        os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, os.path.dirname(sys.executable))
+    }
+    inside = [p for p in found if p.startswith(SANDBOX_TMP + "/") and os.path.isdir(p)]
+    return tuple(sorted(inside))
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +103,7 @@ class Sandbox:
             args.append("--disable-userns")
         args += ["--cap-drop", "ALL", "--ro-bind", "/", "/"]
         args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", SANDBOX_TMP]
-        for path in self.readable:
+        for path in (*_runtime_under_tmp(), *self.readable):
             args += ["--ro-bind", path, path]
         for path in self.writable:
             args += ["--bind", path, path]
