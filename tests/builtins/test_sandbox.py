@@ -243,7 +243,9 @@ async def test_refused_user_namespaces_are_reported(places: Places) -> None:
     """Inside a sandbox that forbids user namespaces, no sandbox can be made: the real refusal."""
     probe = "import asyncio; from toolweave.tools.sandbox import sandbox_problem as p; "
     probe += "print(asyncio.run(p()))"
-    inner = Sandbox().wrap([sys.executable, "-c", probe], "/", shutil.which("bwrap") or "bwrap")
+    inner = Sandbox(readable=(SRC,)).wrap(  # the checkout may live under /tmp
+        [sys.executable, "-c", probe], "/", shutil.which("bwrap") or "bwrap"
+    )
     process = await asyncio.create_subprocess_exec(
         *inner,
         env={"PATH": os.environ["PATH"], "PYTHONPATH": SRC},
