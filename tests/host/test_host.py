@@ -16,6 +16,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from toolweave.host import HostConfig, ToolHost, load_host_config, parse_config
 from toolweave.mcp.server.testing import connect
+from toolweave.mcp.shared.errors import JSONRPCError
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -114,6 +115,22 @@ async def test_gateway_is_lazy_prefixed_and_forwards_probes(tmp_path: Path) -> N
     assert written.get("isError") is not True and (tmp_path / "a.txt").read_text() == "x"
 
 
+async def test_a_policy_denied_tool_is_neither_listed_called_nor_probed(tmp_path: Path) -> None:
+    """The host checks its policy once, when it publishes: a probe cannot reach a denied tool."""
+    host = ToolHost(gateway_config(tmp_path, denied=["mcp:files"]))
+    try:
+        async with connect(host.server) as client:
+            names = [t["name"] for t in await client.list_tools()]
+            with pytest.raises(JSONRPCError, match="Unknown tool: 'files__write_file'"):
+                await client.probe("files__write_file", {"path": "a.txt", "content": "x"})
+            with pytest.raises(JSONRPCError, match="Unknown tool: 'files__write_file'"):
+                await client.call_tool("files__write_file", {"path": "a.txt", "content": "x"})
+    finally:
+        await host.close()
+    assert names == ["weather__celsius_to_fahrenheit", "weather__get_weather"]
+    assert not (tmp_path / "a.txt").exists()
+
+
 DYNAMIC_SERVER = """
 from toolweave.mcp import MCPServer
 
@@ -160,7 +177,7 @@ async def test_gateway_mirrors_downstream_tool_changes(tmp_path: Path) -> None:
 
 
 DEMO_TOOLS = {"calculate", "celsius_to_fahrenheit", "get_weather"}
-REAL_TOOLS = {"memory", "kb_add", "kb_search", "rag", "note", "read_file", "time", "todo_write"}
+REAL_TOOLS = {"memory", "kb_add", "kb_search", "kb", "note", "read_file", "time", "todo_write"}
 
 
 def served_by_default(names: set[str]) -> bool:
@@ -250,7 +267,7 @@ async def test_cli_http_prints_how_to_connect_and_serves(tmp_path: Path) -> None
             f"  builtins  built-in tools: files jailed to {data / 'workspace'}, time, todo_write",
             f"  memory    the memory tool over {data / 'memory.db'}: one store shared by every "
             "client (no authentication)",
-            f"  kb        kb_add, kb_search and rag over {data / 'kb.db'}",
+            f"  kb        kb_add, kb_search and kb over {data / 'kb.db'}",
             f"  notes     the note tool over Markdown files in {data / 'notes'}",
         ):
             assert line + "\n" in banner, banner

@@ -1,4 +1,4 @@
-"""kb_add, kb_search and rag as tools, and folder ingest (resumable, pruned, watched)."""
+"""kb_add, kb_search and kb as tools, and folder ingest (resumable, pruned, watched)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ async def call(tool: Tool, **args: Any) -> Any:
 
 async def test_kb_add_uses_the_seed_chunking_and_dedupes(kb: KnowledgeBase) -> None:
     tools = by_name(knowledge_base_tools(kb))
-    assert sorted(tools) == ["kb_add", "kb_search", "rag"]
+    assert sorted(tools) == ["kb", "kb_add", "kb_search"]
     assert tools["kb_search"].annotations.read_only
     added = await call(tools["kb_add"], content=LONG_ZH, title="切片")
     assert added["status"] == "added" and added["chunks"] > 1
@@ -60,31 +60,31 @@ async def test_kb_search_results_are_capped(kb: KnowledgeBase) -> None:
 
 
 async def test_rag_actions(kb: KnowledgeBase) -> None:
-    rag = by_name(knowledge_base_tools(kb))["rag"]
-    assert rag.parameters["properties"]["action"]["enum"] == [
+    kb_tool = by_name(knowledge_base_tools(kb))["kb"]
+    assert kb_tool.parameters["properties"]["action"]["enum"] == [
         "add",
         "search",
         "ask",
         "stats",
         "clear",
     ]
-    await call(rag, action="add", content="# Ports\n\nThe default port is 8765.", title="Ports")
-    assert (await call(rag, action="stats"))["documents"] == 1
-    found = await call(rag, action="search", query="default port")
+    await call(kb_tool, action="add", content="# Ports\n\nThe default port is 8765.", title="Ports")
+    assert (await call(kb_tool, action="stats"))["documents"] == 1
+    found = await call(kb_tool, action="search", query="default port")
     assert "8765" in found["results"][0]["text"]
-    asked = await call(rag, action="ask", query="which port?")
+    asked = await call(kb_tool, action="ask", query="which port?")
     assert asked["answer"] is None and asked["citations"][0]["title"] == "Ports"
     with pytest.raises(KnowledgeBaseError, match="confirm=true"):
-        await rag.execute({"action": "clear"}, ToolContext())
-    assert await call(rag, action="clear", confirm=True) == {"cleared_documents": 1}
+        await kb_tool.execute({"action": "clear"}, ToolContext())
+    assert await call(kb_tool, action="clear", confirm=True) == {"cleared_documents": 1}
 
 
 async def test_rag_ask_answers_with_citations_from_the_model(tmp_path: Path) -> None:
     model = ScriptedModel([Message.assistant("默认端口是 8765 [1]。")])
     kb = KnowledgeBase(tmp_path / "kb.db", model=model)
     await kb.add_text("# 服务\n\n## 端口\n\n默认端口是 8765。", title="服务手册")
-    rag = by_name(knowledge_base_tools(kb))["rag"]
-    asked = await call(rag, action="ask", query="默认端口是多少？", k=1)
+    kb_tool = by_name(knowledge_base_tools(kb))["kb"]
+    asked = await call(kb_tool, action="ask", query="默认端口是多少？", k=1)
     assert asked["answer"] == "默认端口是 8765 [1]。"
     assert asked["citations"] == [
         {
@@ -103,16 +103,18 @@ async def test_files_from_tools_only_inside_the_roots(kb: KnowledgeBase, tmp_pat
     docs = tmp_path / "docs"
     docs.mkdir()
     make_docx(docs / "guide.docx")
-    closed = by_name(knowledge_base_tools(kb))["rag"]
+    closed = by_name(knowledge_base_tools(kb))["kb"]
     with pytest.raises(KnowledgeBaseError, match="disabled"):
         await closed.execute(
             {"action": "add", "file_path": str(docs / "guide.docx")}, ToolContext()
         )
-    rag = by_name(knowledge_base_tools(kb, file_roots=[docs]))["rag"]
-    added = await call(rag, action="add", file_path=str(docs / "guide.docx"))
+    kb_tool = by_name(knowledge_base_tools(kb, file_roots=[docs]))["kb"]
+    added = await call(kb_tool, action="add", file_path=str(docs / "guide.docx"))
     assert added["status"] == "added"
     with pytest.raises(KnowledgeBaseError, match="is not inside"):
-        await rag.execute({"action": "add", "file_path": str(docs / ".." / "x.md")}, ToolContext())
+        await kb_tool.execute(
+            {"action": "add", "file_path": str(docs / ".." / "x.md")}, ToolContext()
+        )
 
 
 async def test_ingest_is_resumable_and_prunes(kb: KnowledgeBase, tmp_path: Path) -> None:

@@ -41,17 +41,16 @@ INSTRUCTIONS = (
 
 
 class GovernedTool:
-    """A tool behind the host policy; adds `mcp:<server>` to proxied tools' permissions."""
+    """A published tool behind the host's rules, hooks and accounting; adds `mcp:<server>` to
+    proxied tools' permissions (the policy decided at publication, in `ToolHost._publish`)."""
 
     def __init__(
         self,
         inner: Tool,
-        policy: PermissionPolicy | None,
         governance: HostGovernance | None = None,
         accounting: Accounting | None = None,
     ) -> None:
         self.inner = inner
-        self.policy = policy
         self.governance = governance
         self.accounting = accounting
         server = getattr(inner, "server", None)
@@ -89,9 +88,7 @@ class GovernedTool:
         return getattr(self.inner, "supports_permission_probe", False) is True
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        if is_probe(ctx):
-            if self.policy is not None:
-                self.policy.check(self.name, self._permissions)
+        if is_probe(ctx):  # only published tools are called: the policy let this one through
             found = await self.inner.permission_patterns(args)  # type: ignore[attr-defined]
             if found is None:
                 raise ToolError(f"tool {self.name!r} does not support permission probes")
@@ -191,8 +188,8 @@ class ToolHost:
         return self.policy.is_allowed(Permission.custom(f"mcp:{server.lower()}"))
 
     def _publish(self, tool: Tool) -> None:
-        governed = GovernedTool(tool, self.policy, self.governance, self.accounting)
-        try:  # what the policy will refuse is not listed: clients never see it
+        governed = GovernedTool(tool, self.governance, self.accounting)
+        try:  # the host's one policy check: what it refuses is never listed, so never called
             self.policy.check(governed.name, governed.permissions)
         except PermissionDenied as exc:
             logger.info("not publishing %r: %s", governed.name, exc.message)

@@ -23,12 +23,12 @@ _EXPORTS: dict[str, str] = {
     "NoteNotFound": "errors",
     "AddResult": "results",
     "Document": "results",
-    "Hit": "results",
+    "KBHit": "results",
     "KnowledgeBase": "knowledge_base",
     "Note": "notes",
     "NoteStore": "notes",
     "NoteTool": "notes",
-    "RAGTool": "tools",
+    "KBTool": "tools",
     "knowledge_base_tools": "tools",
 }
 
@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     from toolweave.kb.errors import DocumentError, KnowledgeBaseError, NoteNotFound
     from toolweave.kb.knowledge_base import KnowledgeBase
     from toolweave.kb.notes import Note, NoteStore, NoteTool
-    from toolweave.kb.results import AddResult, Document, Hit
-    from toolweave.kb.tools import RAGTool, knowledge_base_tools
+    from toolweave.kb.results import AddResult, Document, KBHit
+    from toolweave.kb.tools import KBTool, knowledge_base_tools
 
 __all__ = [
     "AddResult",
@@ -48,14 +48,14 @@ __all__ = [
     "ConvertedDocument",
     "Document",
     "DocumentError",
-    "Hit",
+    "KBHit",
+    "KBTool",
     "KnowledgeBase",
     "KnowledgeBaseError",
     "Note",
     "NoteNotFound",
     "NoteStore",
     "NoteTool",
-    "RAGTool",
     "chunk_markdown",
     "convert_file",
     "knowledge_base_tools",

@@ -50,7 +50,7 @@ from toolweave.kb.results import (
     AddResult,
     AddStatus,
     Document,
-    Hit,
+    KBHit,
     ProgressCallback,
     document_from_record,
     hit_from_index,
@@ -335,7 +335,7 @@ class KnowledgeBase:
         expand: Expansion | None = None,
         *,
         explain: bool = False,
-    ) -> list[Hit]:
+    ) -> list[KBHit]:
         """The best `k` chunks for `query`. `expand` ("mqe" or "hyde") also searches the
         configured model's rewordings or hypothetical answer; without a model it is skipped
         (logged) and the plain query is searched. Each hit carries its keyword rank and bm25

@@ -14,8 +14,7 @@ from typing import Any, Literal
 from toolweave.kb.chunking import HEADING_SEPARATOR
 from toolweave.kb.convert import ConversionReport
 from toolweave.storage.retrieval.fusion import FUSION_FORMULA
-from toolweave.storage.retrieval.index import Hit as IndexHit
-from toolweave.storage.retrieval.index import Record
+from toolweave.storage.retrieval.index import IndexHit, Record
 
 AddStatus = Literal["added", "replaced", "unchanged", "duplicate"]
 ProgressCallback = Callable[[int, int], None]
@@ -33,7 +32,7 @@ def citation(title: str, heading_path: str | None) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class Hit:
+class KBHit:
     """One retrieved chunk and where it came from (`start:end` code points of the document).
 
     `score` is the fused score (0..1); `keyword_rank` and `keyword_score` (bm25) describe the
@@ -98,7 +97,7 @@ class Document:
     metadata: dict[str, Any]
 
 
-def hit_from_record(record: Record, score: float) -> Hit:
+def hit_from_record(record: Record, score: float) -> KBHit:
     """A hit for a chunk record, its text without the citation line it was indexed under."""
     p = record.payload
     heading_path, title = p.get("heading_path"), str(p["title"])
@@ -107,10 +106,10 @@ def hit_from_record(record: Record, score: float) -> Hit:
         if prefix and text.startswith(prefix + "\n"):
             text = text[len(prefix) + 1 :]
             break
-    return Hit(text, str(p["doc_id"]), title, heading_path, score, int(p["start"]), int(p["end"]))
+    return KBHit(text, str(p["doc_id"]), title, heading_path, score, int(p["start"]), int(p["end"]))
 
 
-def hit_from_index(hit: IndexHit, *, weight: float | None, explain: bool) -> Hit:
+def hit_from_index(hit: IndexHit, *, weight: float | None, explain: bool) -> KBHit:
     """A knowledge-base hit for an index hit, with its keyword and vector evidence."""
     found = hit_from_record(hit.record, hit.score)
     explanation = None

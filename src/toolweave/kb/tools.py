@@ -1,8 +1,8 @@
-"""The knowledge base as tools: `kb_add`, `kb_search` and the all-in-one `rag`.
+"""The knowledge base as tools: `kb_add`, `kb_search` and the all-in-one `kb`.
 
 `kb_add` stores text the model has (600-character chunks with 60 of overlap, small enough that a
 passage is about one thing; duplicates skipped, `max_docs`), `kb_search` returns the best passages
-with their document title and heading path, and `rag` bundles add/search/ask/stats/clear, where
+with their document title and heading path, and `kb` bundles add/search/ask/stats/clear, where
 `ask` answers from the passages with numbered citations when a model is configured. Reading files
 from a tool is off unless `file_roots` is given: a path must then resolve inside one of those
 directories. Every result is capped at `max_result_chars` (8000 by default), so one search cannot
@@ -20,7 +20,7 @@ from toolweave.errors import ConfigError
 from toolweave.kb.errors import KnowledgeBaseError
 from toolweave.kb.expand import Expansion, answer
 from toolweave.kb.knowledge_base import DEFAULT_SEARCH_K, MAX_SEARCH_K, KnowledgeBase
-from toolweave.kb.results import AddResult, Hit
+from toolweave.kb.results import AddResult, KBHit
 from toolweave.storage.retrieval.index import SearchMode
 from toolweave.tools.function_tool import FunctionTool
 from toolweave.tools.shaping import DEFAULT_MAX_CHARS, truncate_text
@@ -60,7 +60,7 @@ def _added(result: AddResult) -> dict[str, Any]:
     return out
 
 
-def _hits(hits: Sequence[Hit], max_chars: int) -> list[dict[str, Any]]:
+def _hits(hits: Sequence[KBHit], max_chars: int) -> list[dict[str, Any]]:
     """Hits as JSON, their texts cut so that all of them together fit `max_chars`."""
     out: list[dict[str, Any]] = []
     left = max_chars
@@ -142,7 +142,7 @@ class _KnowledgeBaseTools:
         return {"answer": truncate_text(text, self.max_result_chars), "citations": citations}
 
 
-def _cited(hit: Hit, text: str) -> str:
+def _cited(hit: KBHit, text: str) -> str:
     return f"({hit.citation})\n{text}"
 
 
@@ -152,7 +152,7 @@ def knowledge_base_tools(
     max_result_chars: int = DEFAULT_MAX_CHARS,
     file_roots: Sequence[str | Path] = (),
 ) -> list[Tool]:
-    """`kb_add`, `kb_search` and `rag` over `kb`."""
+    """`kb_add`, `kb_search` and `kb` over `kb`."""
     shared = _KnowledgeBaseTools(kb, max_result_chars, file_roots)
 
     async def kb_add(
@@ -175,15 +175,15 @@ def knowledge_base_tools(
     return [
         FunctionTool(kb_add, permissions=["write"], destructive=False, idempotent=True),
         FunctionTool(kb_search, read_only=True),
-        RAGTool(kb, max_result_chars=max_result_chars, file_roots=file_roots),
+        KBTool(kb, max_result_chars=max_result_chars, file_roots=file_roots),
     ]
 
 
-RAGAction = Literal["add", "search", "ask", "stats", "clear"]
+KBAction = Literal["add", "search", "ask", "stats", "clear"]
 
 
-class RAGTool(FunctionTool):
-    """The `rag` tool: add / search / ask / stats / clear over one knowledge base, for models that
+class KBTool(FunctionTool):
+    """The `kb` tool: add / search / ask / stats / clear over one knowledge base, for models that
     handle one tool with actions better than five tools."""
 
     def __init__(
@@ -194,11 +194,11 @@ class RAGTool(FunctionTool):
         file_roots: Sequence[str | Path] = (),
     ) -> None:
         self._shared = _KnowledgeBaseTools(kb, max_result_chars, file_roots)
-        super().__init__(self._run, name="rag", permissions=["write", "delete"], destructive=True)
+        super().__init__(self._run, name="kb", permissions=["write", "delete"], destructive=True)
 
     async def _run(
         self,
-        action: Annotated[RAGAction, Field(description="What to do")],
+        action: Annotated[KBAction, Field(description="What to do")],
         query: Annotated[str | None, Field(description="Question or search text")] = None,
         content: Annotated[str | None, Field(description="Text to add (add)")] = None,
         title: Annotated[str | None, Field(description="Title of added text (add)")] = None,

@@ -27,7 +27,7 @@ from toolweave.memory.scoring import (
     semantic_score,
 )
 from toolweave.memory.types import MemoryHit, MemoryType, check_text, utc_now
-from toolweave.storage.retrieval.index import Hit, SearchMode
+from toolweave.storage.retrieval.index import IndexHit, SearchMode
 from toolweave.storage.text import query_terms
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ async def search_memories(
             for record in await manager.index.get(extra, manager.user_id):
                 p = record.payload
                 if p["memory_type"] in persisted and p["importance"] >= min_importance:
-                    found.append(Hit(record, 0.0))
+                    found.append(IndexHit(record, 0.0))
         for hit in found:
             related = hit.keyword_rank is not None or hit.record.id in graph_scores
             if related or (hit.vector_score or 0.0) >= manager.min_similarity:
@@ -100,7 +100,9 @@ async def search_memories(
     return hits[:limit]
 
 
-def _score(hit: Hit, now: datetime, graph_scores: dict[str, float], explain: bool) -> MemoryHit:
+def _score(
+    hit: IndexHit, now: datetime, graph_scores: dict[str, float], explain: bool
+) -> MemoryHit:
     item = _codec.to_item(hit.record)
     factors: dict[str, Any] = {
         "keyword_rank": hit.keyword_rank,

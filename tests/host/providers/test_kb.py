@@ -54,7 +54,7 @@ async def test_official_client_over_stdio(tmp_path: Path) -> None:
             "note", {"action": "create", "title": "待办", "content": "检查端口配置。"}
         )
         searched = await client.call_tool("note", {"action": "search", "query": "端口"})
-    assert sorted(tools) == ["kb_add", "kb_search", "note", "rag"]
+    assert sorted(tools) == ["kb", "kb_add", "kb_search", "note"]
     assert (
         tools["kb_search"].annotations is not None and tools["kb_search"].annotations.read_only_hint
     )

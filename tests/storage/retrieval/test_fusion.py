@@ -14,7 +14,7 @@ from toolweave.errors import ConfigError
 from toolweave.storage.retrieval import (
     FUSION_POOL,
     FusionWeights,
-    Hit,
+    IndexHit,
     Record,
     SQLiteTextIndex,
     fuse_hits,
@@ -25,15 +25,15 @@ from toolweave.storage.retrieval.fusion import weights_for
 IndexFactory = Callable[..., Any]
 
 
-def keyword_hits(*scored: tuple[str, float]) -> list[Hit]:
+def keyword_hits(*scored: tuple[str, float]) -> list[IndexHit]:
     return [
-        Hit(Record(id_, id_), 0.0, keyword_rank=rank, keyword_score=score)
+        IndexHit(Record(id_, id_), 0.0, keyword_rank=rank, keyword_score=score)
         for rank, (id_, score) in enumerate(scored, start=1)
     ]
 
 
-def vector_hits(*scored: tuple[str, float]) -> list[Hit]:
-    return [Hit(Record(id_, id_), cos, vector_score=cos) for id_, cos in scored]
+def vector_hits(*scored: tuple[str, float]) -> list[IndexHit]:
+    return [IndexHit(Record(id_, id_), cos, vector_score=cos) for id_, cos in scored]
 
 
 def test_weighted_scores_keep_a_strong_keyword_match_that_rank_fusion_loses() -> None:

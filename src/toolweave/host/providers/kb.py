@@ -1,11 +1,11 @@
 """The `kb` and `notes` providers: the knowledge base and notes in `toolweave serve`.
 
-`kb` publishes `kb_add`, `kb_search` and `rag` over a `KnowledgeBase` in `[serve].data_dir`
+`kb` publishes `kb_add`, `kb_search` and `kb` over a `KnowledgeBase` in `[serve].data_dir`
 (or Postgres + Qdrant when `[kb].dsn` and `[kb].qdrant_url` are set), ingests `[kb].paths` when
 the server starts, re-syncs them whenever files change (added, edited, deleted), and serves each
 document's Markdown as an MCP resource `kb://<namespace>/<doc_id>` (through the host's catalog
 hook, read from the store per request; clients get `list_changed` after every change). Tools
-never read files: `rag add` takes text only, so the paths an operator configured are the only
+never read files: `kb add` takes text only, so the paths an operator configured are the only
 files the server opens. `notes` publishes the `note` tool over a `NoteStore` in
 `[serve].data_dir/notes`.
 
@@ -15,7 +15,7 @@ paths = ["docs"]          # files and folders to ingest and watch (relative to t
 namespace = "default"
 embedder = "auto"         # auto (WordLlama), minilm, hash, openai-compat:<url>#<model>
 watch = true              # re-ingest [kb].paths on change
-model = ""                # e.g. "openai:gpt-4o-mini": enables rag ask and mqe/hyde
+model = ""                # e.g. "openai:gpt-4o-mini": enables kb ask and mqe/hyde
 max_docs = 10000
 max_result_chars = 8000
 max_file_bytes = 33554432 # a bigger file is refused before it is read
@@ -190,7 +190,7 @@ class KBProvider:
     def describe(self) -> str:
         where = "the [kb].dsn database" if self.settings.dsn else str(self.kb_path)
         watched = f", ingesting and watching {len(self.paths)} [kb].paths" if self.paths else ""
-        return f"kb_add, kb_search and rag over {where}{watched}"
+        return f"kb_add, kb_search and kb over {where}{watched}"
 
     async def tools(self) -> list[Tool]:
         from toolweave.kb import knowledge_base_tools

@@ -24,7 +24,7 @@ _EXPORTS: dict[str, str] = {
     "check_backend": "toolweave.storage.retrieval.backend",
     "open_index": "toolweave.storage.retrieval.backend",
     "DEFAULT_COLLECTION": "toolweave.storage.retrieval.index",
-    "Hit": "toolweave.storage.retrieval.index",
+    "IndexHit": "toolweave.storage.retrieval.index",
     "Record": "toolweave.storage.retrieval.index",
     "SearchMode": "toolweave.storage.retrieval.index",
     "TextIndex": "toolweave.storage.retrieval.index",
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from toolweave.storage.retrieval.hnsw import HNSWVectors
     from toolweave.storage.retrieval.index import (
         DEFAULT_COLLECTION,
-        Hit,
+        IndexHit,
         Record,
         SearchMode,
         TextIndex,
@@ -74,7 +74,7 @@ __all__ = [
     "FusionWeights",
     "HNSWVectors",
     "HashEmbedder",
-    "Hit",
+    "IndexHit",
     "MiniLMEmbedder",
     "OpenAICompatEmbedder",
     "PostgresQdrantIndex",

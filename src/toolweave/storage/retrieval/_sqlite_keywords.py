@@ -17,7 +17,7 @@ from toolweave.storage.retrieval._words import scored_hits
 from toolweave.storage.retrieval.index import (
     RANGE_OPERATORS,
     SUBSTRING_FALLBACK,
-    Hit,
+    IndexHit,
     Record,
     Where,
     check_where,
@@ -77,7 +77,7 @@ class KeywordSearch:
         collection: str,
         clause: str,
         params: list[Any],
-    ) -> list[Hit]:
+    ) -> list[IndexHit]:
         """Up to `limit` hits for `query` in `collection` that pass `clause`, best first, each
         with its bm25 score (substring-only matches get a share of the weakest word match)."""
         terms = query_terms(query)

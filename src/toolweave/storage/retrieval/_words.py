@@ -15,14 +15,14 @@ from __future__ import annotations
 import sqlite3
 
 from toolweave.storage.retrieval.fusion import SUBSTRING_SHARE
-from toolweave.storage.retrieval.index import Hit, Record
+from toolweave.storage.retrieval.index import IndexHit, Record
 from toolweave.storage.text import fts_text
 
 WORDS_TOKENIZER = "porter unicode61"
 """English words stemmed (Porter), the rest (jieba's Chinese words) as unicode61 splits them."""
 
 
-def scored_hits(records: list[Record], bm25: dict[str, float], by_words: int) -> list[Hit]:
+def scored_hits(records: list[Record], bm25: dict[str, float], by_words: int) -> list[IndexHit]:
     """Keyword hits best first: the first `by_words` records (word matches) by their bm25
     (ties keep the order found), then the substring-only matches, each scored a share of the
     weakest word match."""
@@ -31,7 +31,7 @@ def scored_hits(records: list[Record], bm25: dict[str, float], by_words: int) ->
     floor = min((score for score, _ in words), default=1.0) * SUBSTRING_SHARE
     ranked = [words[i] for i in order] + [(floor, r) for r in records[by_words:]]
     return [
-        Hit(record, 0.0, keyword_rank=rank, keyword_score=score)
+        IndexHit(record, 0.0, keyword_rank=rank, keyword_score=score)
         for rank, (score, record) in enumerate(ranked, start=1)
     ]
 

@@ -35,7 +35,7 @@ from toolweave.storage.errors import ConfigError
 from toolweave.storage.text import has_cjk
 
 if TYPE_CHECKING:
-    from toolweave.storage.retrieval.index import Hit
+    from toolweave.storage.retrieval.index import IndexHit
 
 FUSION_POOL = 50
 """Candidates taken from each side before fusing, whatever `k` a search asks for (more if `k`
@@ -96,26 +96,26 @@ def pool_size(limit: int) -> int:
 
 
 def fuse_hits(
-    keyword: Sequence[Hit], vector: Sequence[Hit], limit: int, *, weight: float
-) -> list[Hit]:
+    keyword: Sequence[IndexHit], vector: Sequence[IndexHit], limit: int, *, weight: float
+) -> list[IndexHit]:
     """One ranking from both sides; each hit keeps its keyword rank and score and its cosine.
 
     `keyword` is in keyword rank order with `keyword_score` set (bm25 or the backend's rank,
     higher is better); `vector` in cosine order. `weight` is the vector side's `w`.
     """
-    from toolweave.storage.retrieval.index import Hit
+    from toolweave.storage.retrieval.index import IndexHit
 
-    by_id: dict[str, Hit] = {}
+    by_id: dict[str, IndexHit] = {}
     vector_rank: dict[str, int] = {}
     for rank, hit in enumerate(keyword, start=1):
-        by_id[hit.record.id] = Hit(
+        by_id[hit.record.id] = IndexHit(
             hit.record, 0.0, keyword_rank=rank, keyword_score=_score_of(hit, rank)
         )
     for rank, hit in enumerate(vector, start=1):
         vector_rank[hit.record.id] = rank
         existing = by_id.get(hit.record.id)
         if existing is None:
-            by_id[hit.record.id] = Hit(hit.record, 0.0, vector_score=hit.vector_score)
+            by_id[hit.record.id] = IndexHit(hit.record, 0.0, vector_score=hit.vector_score)
         else:
             existing.vector_score = hit.vector_score
     best_keyword = max((h.keyword_score or 0.0 for h in by_id.values()), default=0.0)
@@ -133,7 +133,7 @@ def fuse_hits(
         hit.score = (1.0 - weight) * k + weight * v
     keyword_first = weight <= 0.5
 
-    def order(hit: Hit) -> tuple[float, ...]:
+    def order(hit: IndexHit) -> tuple[float, ...]:
         key = hit.record.id
         sides = (
             (keyword_norm[key], hit.keyword_rank or math.inf),
@@ -145,6 +145,6 @@ def fuse_hits(
     return sorted(by_id.values(), key=order)[:limit]
 
 
-def _score_of(hit: Hit, rank: int) -> float:
+def _score_of(hit: IndexHit, rank: int) -> float:
     """A keyword hit's score; a backend that gives none is scored by rank (1 / rank)."""
     return hit.keyword_score if hit.keyword_score is not None else 1.0 / rank

@@ -52,7 +52,7 @@ class Record:
 
 
 @dataclasses.dataclass(slots=True)
-class Hit:
+class IndexHit:
     """A search result: the record, the fused `score` (0..1), and what produced it.
 
     `keyword_rank` is the 1-based rank among keyword matches (None: no keyword match) and
@@ -113,7 +113,7 @@ class TextIndex(Protocol):
         collection: str = DEFAULT_COLLECTION,
         where: Where | None = None,
         mode: SearchMode = "hybrid",
-    ) -> list[Hit]:
+    ) -> list[IndexHit]:
         """Best `limit` records for `query`, keyword and vector scores fused (`fuse_hits`)."""
         ...
 
@@ -126,7 +126,7 @@ class TextIndex(Protocol):
     async def close(self) -> None: ...
 
 
-async def _nothing(value: list[Hit]) -> list[Hit]:
+async def _nothing(value: list[IndexHit]) -> list[IndexHit]:
     return value
 
 
@@ -146,12 +146,12 @@ class FusedSearch:
 
     async def keyword_search(
         self, query: str, *, limit: int, collection: str, where: Where | None
-    ) -> list[Hit]:
+    ) -> list[IndexHit]:
         raise NotImplementedError
 
     async def vector_search(
         self, query: str, *, limit: int, collection: str, where: Where | None
-    ) -> list[Hit]:
+    ) -> list[IndexHit]:
         raise NotImplementedError
 
     async def search(
@@ -162,12 +162,12 @@ class FusedSearch:
         collection: str = DEFAULT_COLLECTION,
         where: Where | None = None,
         mode: SearchMode = "hybrid",
-    ) -> list[Hit]:
+    ) -> list[IndexHit]:
         """Best `limit` records for `query`: keyword and vector scores fused (`fuse_hits`),
         each side asked for the same pool of candidates whatever `limit` is."""
         check_limit(limit)
         check_mode(mode)
-        none: list[Hit] = []
+        none: list[IndexHit] = []
         pool = pool_size(limit)
         weight = {"keyword": 0.0, "vector": 1.0}.get(mode)
         if weight is None:

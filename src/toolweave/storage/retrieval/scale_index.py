@@ -28,7 +28,7 @@ from toolweave.storage.retrieval.index import (
     RANGE_OPERATORS,
     SUBSTRING_FALLBACK,
     FusedSearch,
-    Hit,
+    IndexHit,
     Record,
     Where,
     check_limit,
@@ -375,7 +375,7 @@ class PostgresQdrantIndex(FusedSearch):
         limit: int,
         collection: str = DEFAULT_COLLECTION,
         where: Where | None = None,
-    ) -> list[Hit]:
+    ) -> list[IndexHit]:
         """Words (bm25 over the segmented tsvector, `_pg_bm25`), then substrings of the
         query's pieces."""
         terms = query_terms(query)
@@ -414,7 +414,7 @@ class PostgresQdrantIndex(FusedSearch):
                     seen[r[0]] = Record(r[0], r[1], r[2], collection)
                     scores[r[0]] = floor
         return [
-            Hit(r, 0.0, keyword_rank=i, keyword_score=scores[r.id])
+            IndexHit(r, 0.0, keyword_rank=i, keyword_score=scores[r.id])
             for i, r in enumerate(seen.values(), start=1)
         ]
 
@@ -425,7 +425,7 @@ class PostgresQdrantIndex(FusedSearch):
         limit: int,
         collection: str = DEFAULT_COLLECTION,
         where: Where | None = None,
-    ) -> list[Hit]:
+    ) -> list[IndexHit]:
         vector = (await asyncio.to_thread(self.embedder.embed, [query]))[0]
         async with self._lock:
             _, qdrant = await self._open()
@@ -438,7 +438,7 @@ class PostgresQdrantIndex(FusedSearch):
             )
         scores = {str(p.payload["id"]): float(p.score) for p in response.points}
         records = await self.get(list(scores), collection)
-        return [Hit(r, scores[r.id], vector_score=scores[r.id]) for r in records]
+        return [IndexHit(r, scores[r.id], vector_score=scores[r.id]) for r in records]
 
     async def stored_fusion(self) -> FusionWeights:
         async with self._lock:

@@ -36,7 +36,7 @@ from toolweave.storage.retrieval.index import (
     DEFAULT_COLLECTION,
     DEFAULT_OVERSAMPLE,
     FusedSearch,
-    Hit,
+    IndexHit,
     Record,
     Where,
     check_limit,
@@ -332,7 +332,7 @@ class SQLiteTextIndex(FusedSearch):
         limit: int,
         collection: str = DEFAULT_COLLECTION,
         where: Where | None = None,
-    ) -> list[Hit]:
+    ) -> list[IndexHit]:
         """Words (bm25), then substrings (trigram, bm25), then short-term LIKE matches (see
         `toolweave.storage.retrieval._sqlite_keywords`)."""
         if not query_terms(query):
@@ -350,7 +350,7 @@ class SQLiteTextIndex(FusedSearch):
         limit: int,
         collection: str = DEFAULT_COLLECTION,
         where: Where | None = None,
-    ) -> list[Hit]:
+    ) -> list[IndexHit]:
         await self._ready()
         await self.vectors.loaded()
         clause, params = sql_where(where)
@@ -384,7 +384,9 @@ class SQLiteTextIndex(FusedSearch):
                 break
             want *= 8
         found.sort(key=lambda pair: -scores[pair[0]])
-        return [Hit(r, scores[rowid], vector_score=scores[rowid]) for rowid, r in found[:limit]]
+        return [
+            IndexHit(r, scores[rowid], vector_score=scores[rowid]) for rowid, r in found[:limit]
+        ]
 
     async def build_graph(self) -> bool:
         """Build the HNSW graph now (or wait for the background build) instead of searching
