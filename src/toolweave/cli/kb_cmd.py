@@ -20,6 +20,7 @@ from rich.table import Table
 
 from toolweave.cli.console import make_console
 from toolweave.cli.errors import about_file, fail
+from toolweave.cli.literal_help import LiteralHelpTyper
 from toolweave.errors import ToolweaveError
 
 if TYPE_CHECKING:
@@ -27,7 +28,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-kb_app = typer.Typer(help="Ingest, search and manage the knowledge base.", no_args_is_help=True)
+kb_app = LiteralHelpTyper(
+    help="Ingest, search and manage the knowledge base.", no_args_is_help=True
+)
 
 ConfigOption = Annotated[
     Path | None,

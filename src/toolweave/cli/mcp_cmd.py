@@ -7,7 +7,9 @@ from typing import Annotated
 
 import typer
 
-mcp_app = typer.Typer(help="MCP server toolkit utilities.", no_args_is_help=True)
+from toolweave.cli.literal_help import LiteralHelpTyper
+
+mcp_app = LiteralHelpTyper(help="MCP server toolkit utilities.", no_args_is_help=True)
 
 
 @mcp_app.command("new")

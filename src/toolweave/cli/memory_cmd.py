@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
+from toolweave.cli.literal_help import LiteralHelpTyper
+
 if TYPE_CHECKING:
     from toolweave.memory import MemoryManager
 
@@ -24,7 +26,7 @@ T = TypeVar("T")
 DEFAULT_DB = "~/.toolweave/memory.db"
 DEFAULT_IMPORT_BATCH = 500
 
-memory_app = typer.Typer(no_args_is_help=True)
+memory_app = LiteralHelpTyper(no_args_is_help=True)
 
 _json = typer.Option(False, "--json", help="Print JSON.")
 

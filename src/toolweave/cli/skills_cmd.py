@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from toolweave.cli.literal_help import LiteralHelpTyper
+
 if TYPE_CHECKING:
     from toolweave.skills import SkillLibrary
 
-skills_app = typer.Typer(
+skills_app = LiteralHelpTyper(
     help="Agent Skills: list, show, validate, install, remove.", no_args_is_help=True
 )
 
