@@ -93,7 +93,7 @@ async def _mcp_tools(mcp: Path, result: AgentTools, stack: AsyncExitStack, *, ea
 
     manager = MCPManager.from_config(mcp, ask=ask_input)
     stack.push_async_callback(manager.close)
-    for name, error in (await manager.start()).items():
+    for name, error in (await manager.start(quiet=True)).items():
         result.notes.append(f"MCP server {name!r} is unavailable: {error}")
     result.tools.extend(manager.tools() if eager else lazy_tools(manager))
 
