@@ -182,13 +182,16 @@ def stats(namespace: NamespaceOption = None, config: ConfigOption = None) -> Non
 
     numbers, documents = _with_kb(config, namespace, run)
     table = Table(
-        title=f"namespace {numbers['namespace']}: {numbers['documents']} documents, "
-        f"{numbers['chunks']} chunks ({numbers['embedder']})"
+        title=escape(
+            f"namespace {numbers['namespace']}: {numbers['documents']} documents, "
+            f"{numbers['chunks']} chunks ({numbers['embedder']})"
+        )
     )
     for column in ("doc_id", "title", "chunks", "source"):
         table.add_column(column)
-    for doc in documents:
-        table.add_row(doc.doc_id, doc.title, str(doc.chunks), doc.source or "(text)")
+    for doc in documents:  # titles and paths come from the documents: never Rich markup
+        cells = (doc.doc_id, doc.title, str(doc.chunks), doc.source or "(text)")
+        table.add_row(*(escape(cell) for cell in cells))
     make_console().print(table)
 
 
