@@ -49,6 +49,11 @@ def test_the_project_installs_from_the_wheel_and_works(
     assert where.startswith(str(venv.site))  # the project's dependency, not the checkout
     found = "from toolweave.mcp.server.scaffold import running_source; print(running_source())"
     assert venv.run("python", "-c", found, cwd=tmp_path) == str(copied)
+    second = tmp_path / "second"  # the installed toolweave's own default: the wheel it came from
+    out = venv.run("toolweave", "mcp", "new", "second", "--dir", str(second), cwd=tmp_path)
+    assert "copied into wheels/" in out
+    assert (second / "wheels" / toolweave_wheel.name).is_file()
+    assert (second / ".github" / "workflows" / "ci.yml").is_file()
     tests = venv.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=project)
     assert "3 passed" in tests
 
