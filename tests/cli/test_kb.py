@@ -76,3 +76,13 @@ def test_a_skipped_file_is_reported_once(project: Path) -> None:
     )
     assert out.returncode == 1
     assert (out.stdout + out.stderr).count("bad.docx") == 1, out.stdout + out.stderr
+
+
+def test_stats_shows_titles_and_paths_as_written(project: Path) -> None:
+    drafts = project / "docs" / "[drafts]"
+    drafts.mkdir()
+    (drafts / "plan.md").write_text("# [draft] 计划 [v2]\n\n下周发布。\n", encoding="utf-8")
+    code, out = run("kb", "ingest", str(drafts))
+    assert code == 0, out
+    code, out = run("kb", "stats")
+    assert code == 0 and "[draft] 计划 [v2]" in out and "[drafts]/plan.md" in out

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -97,6 +98,25 @@ def test_a_missing_mcp_file_is_a_one_line_error(tmp_path: Path) -> None:
     assert result.exit_code == 2
     (line,) = result.output.strip().splitlines()
     assert line.startswith("error: MCP config file nope.json does not exist")
+
+
+def test_a_server_that_cannot_start_is_reported_once(tmp_path: Path) -> None:
+    """In a real process (logging unconfigured, as a user runs it): one warning line."""
+    config = tmp_path / "mcp.json"
+    missing = str(tmp_path / "no-such-server")
+    config.write_text(json.dumps({"mcpServers": {"broken": {"command": missing}}}))
+    with FakeOpenAI([Reply("好")]) as server:
+        model = f"openai-compat:{server.base_url}#fake"
+        done = subprocess.run(
+            [sys.executable, "-c", "from toolweave.cli import main; main()",
+             "run", "hi", "-m", model, "--mcp", str(config)],
+            capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "好"
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("warning: MCP server 'broken' is unavailable")
+    assert missing in lines[0]
 
 
 def test_version() -> None:

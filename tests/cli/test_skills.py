@@ -67,3 +67,24 @@ def test_install_and_remove(tmp_path: Path) -> None:
     code, out, _ = run("remove", "release-notes", "-r", str(root), "--yes")
     assert code == 0 and not (root / "release-notes").exists()
     shutil.rmtree(other)
+
+
+def test_list_with_no_skills_names_the_folders_it_searched(tmp_path: Path) -> None:
+    empty, missing = tmp_path / "空", tmp_path / "missing"
+    empty.mkdir()
+    code, out, _ = run("list", "-r", str(empty), "-r", str(missing))
+    assert code == 0
+    assert out.splitlines() == [
+        "no skills found; searched:",
+        f"  {empty}",
+        f"  {missing} (does not exist)",
+        "a skill is a folder with a SKILL.md; add one there or pass --root",
+    ]
+    code, out, _ = run("list", "-r", str(empty), "--json")
+    assert code == 0 and json.loads(out) == []
+
+
+def test_list_shows_bracketed_text_as_written(tmp_path: Path) -> None:
+    write_skill(tmp_path, "notes", "name: notes\ndescription: Keep [bold]notes[/bold] [beta]")
+    code, out, _ = run("list", "-r", str(tmp_path))
+    assert code == 0 and "Keep [bold]notes[/bold] [beta]" in out

@@ -93,16 +93,17 @@ async def _mcp_tools(mcp: Path, result: AgentTools, stack: AsyncExitStack, *, ea
 
     manager = MCPManager.from_config(mcp, ask=ask_input)
     stack.push_async_callback(manager.close)
-    for name, error in (await manager.start()).items():
+    for name, error in (await manager.start(quiet=True)).items():
         result.notes.append(f"MCP server {name!r} is unavailable: {error}")
     result.tools.extend(manager.tools() if eager else lazy_tools(manager))
 
 
 def ask_input(spec: InputSpec) -> str:
     """Ask the person at the terminal for a VS Code `${input:id}` (a password input hidden)."""
+    from rich.markup import escape
     from rich.prompt import Prompt
 
-    label = spec.description or spec.id
+    label = escape(spec.description or spec.id)  # the config's text, never Rich markup
     extra: dict[str, Any] = {} if spec.default is None else {"default": spec.default}
     if spec.options:
         extra["choices"] = list(spec.options)

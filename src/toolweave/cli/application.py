@@ -7,6 +7,7 @@ import typer
 from toolweave.cli import agent_cmd
 from toolweave.cli.doctor_cmd import doctor
 from toolweave.cli.kb_cmd import kb_app
+from toolweave.cli.literal_help import LiteralHelpTyper
 from toolweave.cli.log_cmd import log_command
 from toolweave.cli.mcp_cmd import mcp_app
 from toolweave.cli.memory_cmd import memory_app
@@ -16,7 +17,7 @@ from toolweave.cli.skills_cmd import skills_app
 from toolweave.cli.tools_cmd import tools_app
 from toolweave.cli.trace_cmd import trace_app
 
-app = typer.Typer(
+app = LiteralHelpTyper(
     name="toolweave",
     help="Typed tools, MCP and an agent loop for LLM agents.",
     no_args_is_help=True,

@@ -20,6 +20,7 @@ from rich.table import Table
 
 from toolweave.cli.console import make_console
 from toolweave.cli.errors import about_file, fail
+from toolweave.cli.literal_help import LiteralHelpTyper
 from toolweave.errors import ToolweaveError
 
 if TYPE_CHECKING:
@@ -27,7 +28,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-kb_app = typer.Typer(help="Ingest, search and manage the knowledge base.", no_args_is_help=True)
+kb_app = LiteralHelpTyper(
+    help="Ingest, search and manage the knowledge base.", no_args_is_help=True
+)
 
 ConfigOption = Annotated[
     Path | None,
@@ -179,13 +182,16 @@ def stats(namespace: NamespaceOption = None, config: ConfigOption = None) -> Non
 
     numbers, documents = _with_kb(config, namespace, run)
     table = Table(
-        title=f"namespace {numbers['namespace']}: {numbers['documents']} documents, "
-        f"{numbers['chunks']} chunks ({numbers['embedder']})"
+        title=escape(
+            f"namespace {numbers['namespace']}: {numbers['documents']} documents, "
+            f"{numbers['chunks']} chunks ({numbers['embedder']})"
+        )
     )
     for column in ("doc_id", "title", "chunks", "source"):
         table.add_column(column)
-    for doc in documents:
-        table.add_row(doc.doc_id, doc.title, str(doc.chunks), doc.source or "(text)")
+    for doc in documents:  # titles and paths come from the documents: never Rich markup
+        cells = (doc.doc_id, doc.title, str(doc.chunks), doc.source or "(text)")
+        table.add_row(*(escape(cell) for cell in cells))
     make_console().print(table)
 
 

@@ -17,14 +17,17 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
+from toolweave.cli.literal_help import LiteralHelpTyper
+
 if TYPE_CHECKING:
     from toolweave.memory import MemoryManager
 
 T = TypeVar("T")
 DEFAULT_DB = "~/.toolweave/memory.db"
 DEFAULT_IMPORT_BATCH = 500
+EMBEDDER_FIX = "drop --embedder (auto is WordLlama) or pass the one the store was made with"
 
-memory_app = typer.Typer(no_args_is_help=True)
+memory_app = LiteralHelpTyper(no_args_is_help=True)
 
 _json = typer.Option(False, "--json", help="Print JSON.")
 
@@ -50,8 +53,9 @@ def store(
 
 
 def _run(ctx: typer.Context, work: Callable[[MemoryManager], Awaitable[T]]) -> T:
-    from toolweave.cli.errors import about_file, existing_parent
+    from toolweave.cli.errors import about_file, existing_parent, fail
     from toolweave.memory import MemoryManager
+    from toolweave.storage.errors import DimensionMismatch
 
     options = dict(ctx.obj)
     path: Path = options["path"]
@@ -69,9 +73,10 @@ def _run(ctx: typer.Context, work: Callable[[MemoryManager], Awaitable[T]]) -> T
     try:
         with about_file(path, "a toolweave memory store", fix):
             return asyncio.run(main())
+    except DimensionMismatch as exc:
+        raise fail(f"{exc} From toolweave memory: {EMBEDDER_FIX}.") from None
     except ValueError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        raise fail(str(exc)) from None
 
 
 def _parse_meta(pairs: list[str]) -> dict[str, Any]:
@@ -124,11 +129,12 @@ def search(
         rows = [{**h.item.to_dict(), "score": h.score, "explanation": h.explanation} for h in hits]
         typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
         return
+    from rich.markup import escape
     from rich.table import Table
 
     from toolweave.cli.console import make_console
 
-    table = Table(title=f"{len(hits)} memories for {query!r}")
+    table = Table(title=escape(f"{len(hits)} memories for {query!r}"))
     for column in ("score", "type", "importance", "content", "id"):
         table.add_column(column)
     for h in hits:
@@ -136,7 +142,7 @@ def search(
             f"{h.score:.3f}",
             h.item.memory_type,
             f"{h.item.importance:.2f}",
-            h.item.content,
+            escape(h.item.content),
             h.item.id,
         )
     console = make_console()
@@ -151,8 +157,15 @@ def stats(
     ctx: typer.Context,
     as_json: bool = _json,
 ) -> None:
-    """Counts per memory type, the store and the embedder."""
+    """Counts per memory type, the store and the embedder its vectors were made with."""
     result = _run(ctx, lambda m: m.stats())
+    if result["opened_with"] != result["embedder"]:
+        typer.echo(
+            f"warning: --embedder {ctx.obj['embedder']} makes {result['opened_with']} vectors, "
+            f"but this store's were made with {result['embedder']}, so search and add would "
+            f"refuse it; {EMBEDDER_FIX}",
+            err=True,
+        )
     if as_json:
         typer.echo(json.dumps(result, ensure_ascii=False, indent=2))
         return

@@ -15,10 +15,12 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from toolweave.cli.literal_help import LiteralHelpTyper
+
 if TYPE_CHECKING:
     from toolweave.governance.rules import Explanation
 
-policy_app = typer.Typer(help="Inspect permission rules.", no_args_is_help=True)
+policy_app = LiteralHelpTyper(help="Inspect permission rules.", no_args_is_help=True)
 
 _CALL = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 _SHELL_TOOLS = {"bash", "shell", "sh", "powershell"}

@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from toolweave.cli.literal_help import LiteralHelpTyper
+
 if TYPE_CHECKING:
     from toolweave.skills import SkillLibrary
 
-skills_app = typer.Typer(
+skills_app = LiteralHelpTyper(
     help="Agent Skills: list, show, validate, install, remove.", no_args_is_help=True
 )
 
@@ -61,6 +63,10 @@ def list_skills(
     if as_json:
         typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
+    if not rows:
+        typer.echo(_none_found(library.roots))
+        return
+    from rich.markup import escape
     from rich.table import Table
 
     from toolweave.cli.console import make_console
@@ -71,8 +77,21 @@ def list_skills(
     table.add_column("allowed tools")
     for row in rows:
         description = " ".join(str(row["description"]).split())
-        table.add_row(str(row["name"]), description, ", ".join(row["allowed_tools"]) or "-")  # type: ignore[arg-type]
+        tools = ", ".join(row["allowed_tools"]) or "-"  # type: ignore[arg-type]
+        table.add_row(*(escape(cell) for cell in (str(row["name"]), description, tools)))
     make_console().print(table)
+
+
+def _none_found(roots: list[Path]) -> str:
+    """What `skills list` says when no root holds a skill: the folders it searched."""
+    searched = [f"  {root}{'' if root.is_dir() else ' (does not exist)'}" for root in roots]
+    return "\n".join(
+        [
+            "no skills found; searched:",
+            *searched,
+            "a skill is a folder with a SKILL.md; add one there or pass --root",
+        ]
+    )
 
 
 @skills_app.command("show")

@@ -13,8 +13,9 @@ import typer
 from rich.table import Table
 
 from toolweave.cli.console import make_console
+from toolweave.cli.literal_help import LiteralHelpTyper
 
-tools_app = typer.Typer(help="Inspect tools.", no_args_is_help=True)
+tools_app = LiteralHelpTyper(help="Inspect tools.", no_args_is_help=True)
 
 
 def _parameter_summary(parameters: dict[str, Any]) -> str:

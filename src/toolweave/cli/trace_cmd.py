@@ -12,12 +12,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from toolweave.cli.literal_help import LiteralHelpTyper
+
 if TYPE_CHECKING:
     from rich.tree import Tree
 
     from toolweave.agent.tracing import TraceSpan
 
-trace_app = typer.Typer(help="Read traces written by Tracing.to_jsonl.", no_args_is_help=True)
+trace_app = LiteralHelpTyper(help="Read traces written by Tracing.to_jsonl.", no_args_is_help=True)
 
 
 @trace_app.command("show")

@@ -121,9 +121,10 @@ class MCPManager:
     ) -> None:
         await self.close()
 
-    async def start(self, deadline: float | None = None) -> dict[str, str]:
+    async def start(self, deadline: float | None = None, *, quiet: bool = False) -> dict[str, str]:
         """Connect every server not yet connected, concurrently (so calling it again retries
-        the ones that failed); returns `{name: error}` for those that are down.
+        the ones that failed); returns `{name: error}` for those that are down. Each failure
+        is also logged, unless `quiet` (for a caller that reports the returned errors itself).
 
         With a `deadline` (seconds), waits no longer than that: servers still connecting go on
         in the background and their tools reach attached registries when they arrive (a gateway
@@ -132,7 +133,7 @@ class MCPManager:
         pending = [
             state for state in self.servers.values() if not state.connected and not state.connecting
         ]
-        tasks = [self._spawn(self._connect_and_sync(state)) for state in pending]
+        tasks = [self._spawn(self._connect_and_sync(state, quiet=quiet)) for state in pending]
         if tasks:
             await asyncio.wait(tasks, timeout=deadline)
         self._sync()
@@ -152,8 +153,8 @@ class MCPManager:
         task.add_done_callback(self._background.discard)
         return task
 
-    async def _connect_and_sync(self, state: ServerState) -> None:
-        await self._connect(state)
+    async def _connect_and_sync(self, state: ServerState, *, quiet: bool = False) -> None:
+        await self._connect(state, quiet=quiet)
         self._sync()
         if state.connected:
             self._catalog_changed("resources", "prompts")

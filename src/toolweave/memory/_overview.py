@@ -12,7 +12,8 @@ if TYPE_CHECKING:
 
 
 async def memory_stats(m: MemoryManager) -> dict[str, Any]:
-    """Counts per type (current and superseded), the store and the embedder."""
+    """Counts per type (current and superseded), the store and the embedder: `embedder` and
+    `dim` are the ones the store's vectors were made with, `opened_with` the one given now."""
     types: dict[str, Any] = {
         "working": {
             "count": len(m.working),
@@ -24,13 +25,16 @@ async def memory_stats(m: MemoryManager) -> dict[str, Any]:
         total = await m.index.count(m.user_id, {"memory_type": kind})
         current = await m.index.count(m.user_id, {"memory_type": kind, **_codec.validity(None)})
         types[kind] = {"count": total, "current": current, "superseded": total - current}
+    recorded = await m.index.recorded_embedder()
+    embedder, dim = recorded or (m.embedder.name, m.embedder.dim)
     return {
         "user_id": m.user_id,
         "total": sum(t["count"] for t in types.values()),
         "types": types,
         "store": type(m.index).__name__,
-        "embedder": m.embedder.name,
-        "dim": m.embedder.dim,
+        "embedder": embedder,
+        "dim": dim,
+        "opened_with": m.embedder.name,
         "entities": len(await m.graph()),
     }
 

@@ -399,3 +399,18 @@ async def test_a_common_term_is_ranked_among_its_newest_matches_a_rare_one_in_fu
     found = await index.keyword_search("乌龙茶", limit=3, where=None)
     assert len(found) == 3 and all(h.record.collection == "default" for h in found)
     await index.close()
+
+
+async def test_the_recorded_embedder_is_the_one_the_vectors_were_made_with(
+    make_index: IndexFactory,
+) -> None:
+    index = make_index("hash:64")
+    await index.write(DOCS[:1])
+    assert await index.recorded_embedder() == ("hash:64", 64)
+    await index.close()
+    other = make_index("hash:128")
+    if make_index.backend == "sqlite":  # type: ignore[attr-defined]
+        assert await other.recorded_embedder() == ("hash:64", 64)  # read without the vectors
+    else:  # opening Postgres checks the embedder first
+        with pytest.raises(DimensionMismatch, match=r"built with embedder 'hash:64'"):
+            await other.recorded_embedder()

@@ -123,6 +123,12 @@ class TextIndex(Protocol):
         """The vector weights hybrid search fuses with (stored in the index)."""
         ...
 
+    async def recorded_embedder(self) -> tuple[str, int] | None:
+        """The embedder name and dimension the stored vectors were made with (which may differ
+        from `embedder`, the one this index was opened with); None while none is recorded (an
+        index records it when first used)."""
+        ...
+
     async def close(self) -> None: ...
 
 

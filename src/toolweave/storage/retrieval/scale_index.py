@@ -440,6 +440,14 @@ class PostgresQdrantIndex(FusedSearch):
         records = await self.get(list(scores), collection)
         return [IndexHit(r, scores[r.id], vector_score=scores[r.id]) for r in records]
 
+    async def recorded_embedder(self) -> tuple[str, int] | None:
+        """Opening checks the stored embedder against `embedder`, so once open they agree."""
+        rows = await self._rows(
+            f"SELECT key, value FROM {self.name}_meta WHERE key IN ('embedder', 'dim')", []
+        )
+        meta = {str(key): str(value) for key, value in rows}
+        return (meta["embedder"], int(meta["dim"])) if len(meta) == 2 else None
+
     async def stored_fusion(self) -> FusionWeights:
         async with self._lock:
             await self._open()

@@ -158,6 +158,11 @@ class SQLiteTextIndex(FusedSearch):
             await self.db.transaction(self._check_meta)
             self._checked = True
 
+    async def recorded_embedder(self) -> tuple[str, int] | None:
+        sql = f"SELECT key, value FROM {self.name}_meta WHERE key IN ('embedder', 'dim')"
+        rows = dict(await self.db.run(lambda conn: conn.execute(sql).fetchall()))
+        return (rows["embedder"], int(rows["dim"])) if len(rows) == 2 else None
+
     async def stored_fusion(self) -> FusionWeights:
         await self._ready()
         assert self.fusion is not None

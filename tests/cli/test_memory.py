@@ -1,0 +1,56 @@
+"""`toolweave memory` reports the embedder a store was made with, whatever `--embedder` says,
+and says when the given one differs; memories are shown as written (brackets included)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from toolweave.cli import app
+
+
+def memory(db: Path, *args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, ["memory", "--db", str(db), *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_stats_reports_the_store_s_embedder(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    code, _, err = memory(db, "add", "北京的天气很好 [note]")  # the default: WordLlama
+    assert code == 0, err
+    code, out, err = memory(db, "--embedder", "hash", "stats")
+    assert code == 0
+    assert out.splitlines()[-1] == "total       1  (SQLiteTextIndex, wordllama:256)"
+    assert "hash:1024" not in out
+    (warning,) = err.strip().splitlines()
+    assert warning.startswith("warning: --embedder hash makes hash:1024 vectors")
+    assert "made with wordllama:256" in warning and "drop --embedder" in warning
+    code, out, _ = memory(db, "--embedder", "hash", "stats", "--json")
+    numbers = json.loads(out)
+    assert (numbers["embedder"], numbers["dim"], numbers["opened_with"]) == (
+        "wordllama:256", 256, "hash:1024",
+    )  # fmt: skip
+    code, out, err = memory(db, "stats")
+    assert code == 0 and err == "" and "wordllama:256" in out
+
+
+def test_search_with_another_embedder_is_one_line_naming_the_flag(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    assert memory(db, "add", "北京的天气很好 [note]")[0] == 0
+    code, _, err = memory(db, "--embedder", "hash", "search", "天气")
+    (line,) = err.strip().splitlines()
+    assert code == 2 and "built with embedder 'wordllama:256'" in line
+    assert "drop --embedder" in line
+    code, out, _ = memory(db, "search", "天气")
+    assert code == 0 and "北京的天气很好 [note]" in out
+
+
+def test_a_new_store_reports_the_embedder_it_is_opened_with(tmp_path: Path) -> None:
+    code, out, err = memory(tmp_path / "new.db", "--embedder", "hash:64", "stats", "--json")
+    numbers = json.loads(out)
+    assert code == 0 and err == ""
+    assert (numbers["embedder"], numbers["dim"], numbers["opened_with"]) == (
+        "hash:64", 64, "hash:64",
+    )  # fmt: skip
