@@ -86,3 +86,14 @@ def test_stats_shows_titles_and_paths_as_written(project: Path) -> None:
     assert code == 0, out
     code, out = run("kb", "stats")
     assert code == 0 and "[draft] 计划 [v2]" in out and "[drafts]/plan.md" in out
+
+
+def test_stats_reports_the_embedder_the_store_was_made_with(project: Path) -> None:
+    code, out = run("kb", "ingest", "docs")
+    assert code == 0, out
+    config = project / "toolweave.toml"
+    config.write_text(config.read_text() + '[kb]\nembedder = "hash"\n', encoding="utf-8")
+    result = CliRunner().invoke(app, ["kb", "stats"])
+    assert result.exit_code == 0, result.output
+    assert "wordllama" in result.stdout and "hash" not in result.stdout
+    assert "[kb].embedder makes hash" in result.stderr and "made with wordllama" in result.stderr

@@ -83,6 +83,7 @@ async def test_add_and_search_each_mode(make_kb: KBFactory) -> None:
         "documents": 2,
         "chunks": 5,
         "embedder": kb.embedder.name,
+        "opened_with": kb.embedder.name,
     }
 
 

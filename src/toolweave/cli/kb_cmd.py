@@ -181,6 +181,12 @@ def stats(namespace: NamespaceOption = None, config: ConfigOption = None) -> Non
         return await kb.stats(), await kb.documents()
 
     numbers, documents = _with_kb(config, namespace, run)
+    if numbers["opened_with"] != numbers["embedder"]:
+        typer.echo(
+            f"warning: [kb].embedder makes {numbers['opened_with']} vectors, but this store's "
+            f"were made with {numbers['embedder']}: set [kb].embedder to match",
+            err=True,
+        )
     table = Table(
         title=escape(
             f"namespace {numbers['namespace']}: {numbers['documents']} documents, "

@@ -392,12 +392,16 @@ class KnowledgeBase:
         return document_from_record(found[0]), str(found[0].payload.get("markdown", ""))
 
     async def stats(self) -> dict[str, Any]:
-        """Documents and chunks in this namespace, and the embedder in use."""
+        """Documents and chunks in this namespace; `embedder` is the one the store's vectors
+        were made with (a store is read with the embedder it records), `opened_with` the one
+        this instance was given."""
+        recorded = await self.index.recorded_embedder()
         return {
             "namespace": self.namespace,
             "documents": await self.index.count(self.namespace + _DOCS),
             "chunks": await self.index.count(self.namespace),
-            "embedder": self.embedder.name,
+            "embedder": recorded[0] if recorded is not None else self.embedder.name,
+            "opened_with": self.embedder.name,
         }
 
     # -- removing -------------------------------------------------------------------------------
