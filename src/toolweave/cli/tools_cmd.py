@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from toolweave.cli.console import make_console
@@ -49,5 +50,6 @@ def list_tools(
         perms = ", ".join(sorted(p.value for p in t.permissions)) or "-"
         first_line = t.description.splitlines()[0] if t.description else ""
         read_only = "yes" if t.annotations.read_only else "no"
-        table.add_row(t.name, perms, read_only, _parameter_summary(t.parameters), first_line)
+        cells = (t.name, perms, read_only, _parameter_summary(t.parameters), first_line)
+        table.add_row(*(escape(cell) for cell in cells))  # tool text is never Rich markup
     make_console().print(table)
