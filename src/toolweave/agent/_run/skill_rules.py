@@ -1,60 +1,71 @@
-"""A skill's `allowed-tools` read as Claude Code permission rules.
+"""`allowed-tools` as pre-approvals: the allow rules a running command or an active skill adds.
 
-Skills written for Claude Code list `Bash(git diff:*)`, `Read`, `Edit`, `WebFetch` or
-`mcp__github__*`. Each entry is an allow rule of `toolweave.governance.Rules` (the one rule
-engine: its syntax, quoting, wrappers and case handling), so `Bash(git diff:*)` admits the
-built-in `bash` running `git diff` and refuses `git push`. An entry the rule syntax cannot read
-still matches by tool name or glob, as it always did.
-
-Built-in tools answer to their Claude Code family too, from the one table in
-`toolweave.tools.claude_names` (`rule_names`): `read_file` is `Read`, `write_file` is `Write`
-(and `Edit`, since an Edit rule covers every editing tool), `search_files` is `Grep`/`Glob` (and
-`Read`, which also covers them), MCP tools are `mcp__<server>__<tool>`, and so on.
+Skills and command files written for Claude Code list `Bash(git diff:*)`, `Read`, `Edit`,
+`WebFetch` or `mcp__github__*`: tools Claude may use without asking while the skill is active or
+the command runs. Each entry becomes an allow rule of `toolweave.governance.Rules` (the one rule
+engine: its syntax, quoting, wrappers, Claude Code names and case handling), joined to the
+run's rules for each call it decides. So deny rules still win and ask rules still ask (deny,
+then ask, then allow, as for every rule); a listed call that no deny or ask rule names runs
+without a question; a call not listed is decided by the rules alone, as without the skill. The
+rule's source names the grant ("skill 'git-review' (allowed-tools)"), so an explanation says
+why a call was let through. An entry the rule syntax cannot read, or a bare `*` (every tool),
+grants nothing (fail closed) and is logged.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import functools
-from collections.abc import Mapping, Sequence
-from typing import Any
+import logging
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from toolweave.governance import Rules, RuleSyntaxError
-from toolweave.tools.base import Tool
-from toolweave.tools.claude_names import rule_names
+from toolweave.governance._rule_patterns import Rule
+
+if TYPE_CHECKING:
+    from toolweave.agent._run.loop import Run
+
+logger = logging.getLogger("toolweave.agent.skills")
 
 
 @functools.lru_cache(maxsize=256)
-def _compiled(entries: tuple[str, ...], whole: bool) -> tuple[Rules, tuple[str, ...]]:
-    """Allow rules of `entries` (only their tool part unless `whole`) and the entries the rule
-    syntax refused, kept as name globs."""
-    rules: list[str] = []
-    globs: list[str] = []
+def grant_rules(entries: tuple[str, ...], source: str, root: str) -> tuple[Rule, ...]:
+    """The allow rules `entries` (an `allowed-tools` list) grant, from `source`, with `/path`
+    patterns anchored at `root`; unreadable entries are left out with a warning."""
+    rules: list[Rule] = []
     for entry in entries:
-        text = entry if whole else entry.split("(", 1)[0].strip()
         try:
-            Rules(allow=[text], default="deny")
-        except RuleSyntaxError:
-            globs.append(text.split("(", 1)[0].strip())
+            rule = Rule.parse(entry, "allow", source=source, root=root)
+        except RuleSyntaxError as exc:
+            logger.warning("%s: %r grants nothing: %s", source, entry, exc)
             continue
-        rules.append(text)
-    return Rules(allow=rules, default="deny"), tuple(globs)
+        if not rule.tool.strip("*"):
+            logger.warning("%s: %r grants nothing: name the tools it pre-approves", source, entry)
+            continue
+        rules.append(rule)
+    return tuple(rules)
 
 
-def admits(
-    tool_name: str,
-    allowed_tools: Sequence[str],
-    args: Mapping[str, Any] | None,
-    tool: Any,
-) -> bool:
-    """Whether `allowed_tools` admit calling `tool_name` with `args` (None: whether they
-    admit the tool at all, so it is offered to the model)."""
-    rules, globs = _compiled(tuple(allowed_tools), args is not None)
-    known = tool if isinstance(tool, Tool) else None
-    for name in (tool_name, *rule_names(tool_name, tool)):
-        if any(fnmatch.fnmatchcase(name, glob) for glob in globs):
-            return True
-        found = rules.explain(name, args or {}, tool=known)
-        if found.decision == "allow" and (found.rule is not None or found.parts):
-            return True
-    return False
+def preapproved(grants: Sequence[tuple[str, Sequence[str]]], cwd: str | None) -> Rules | None:
+    """The allow rules of every `(source, allowed-tools)` grant, or None when there are none."""
+    root = cwd or os.getcwd()
+    rules = [rule for source, items in grants for rule in grant_rules(tuple(items), source, root)]
+    return Rules(allow=rules) if rules else None
+
+
+def run_grants(run: Run) -> Rules | None:
+    """What `run` pre-approves now: its slash command's `allowed-tools`, then those of every
+    skill activated since it began."""
+    grants: list[tuple[str, Sequence[str]]] = []
+    command = run.command
+    if command is not None and command.allowed_tools:
+        grants.append((f"the /{command.name} command (allowed-tools)", command.allowed_tools))
+    skills = run.config.skills
+    if skills is not None:
+        grants.extend(
+            (f"skill {skill.name!r} (allowed-tools)", skill.allowed_tools)
+            for skill in skills.scope.grants(run.session)
+        )
+    rules = run.config.governance.rules
+    return preapproved(grants, rules.cwd if rules is not None else None)
