@@ -320,3 +320,33 @@ async def test_allowed_tools_match_as_claude_code_rules(tmp_path: Path, git_work
     assert "blocked (rules)" in results["7"] and "Write(secret/**)" in results["7"]
     assert (work / "out.txt").read_text() == "x" and not (work / "secret").exists()
     assert "\n内容\n" in result.invocations[2].result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_a_refused_skill_read_grants_nothing(tmp_path: Path, git_work: Path) -> None:
+    from tests.skills.factory import write_skill
+    from toolweave.builtins.shell import shell_tool
+    from toolweave.governance import Rules
+
+    root = tmp_path / "skills"
+    write_skill(
+        root, "git-review", "name: git-review\ndescription: d\nallowed-tools: Bash(git diff:*)"
+    )
+    model = ScriptedModel(
+        [
+            call("skill_read", "1", name="git-review"),
+            call("bash", "2", command="git diff"),
+            Message.assistant("done"),
+        ]
+    )
+    asked: list[str] = []
+
+    async def approve(request: ApprovalRequest) -> bool:
+        asked.append(request.tool_name)
+        return False
+
+    # A rule refuses reading the skill: it never becomes active, so git diff still asks.
+    governance = Governance(rules=Rules(deny=["skill_read(git-review)"]), approver=approve)
+    agent = Agent(model, [shell_tool(git_work)], governance=governance, skills=SkillLibrary([root]))
+    result = await agent.run("review")
+    assert result.invocations == [] and asked == ["bash"]
+    assert "blocked (rules)" in str(model.requests[1].messages[-1].parts[0].content)  # type: ignore[union-attr]

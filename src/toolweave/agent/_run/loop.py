@@ -396,6 +396,8 @@ class Run:
         inv = outcome.invocation
         if inv is not None:
             self.steps.after_tool(inv)
+            if self.config.skills is not None:
+                self.config.skills.after_call(self.session, inv)
         if self.emit is not None and inv is not None:
             self.emit(ToolExecutionCompleted(call, outcome.part, inv.error, inv.duration, turn))
         return outcome

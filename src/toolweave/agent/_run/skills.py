@@ -5,8 +5,9 @@ stages (as memory is): `shape` turns a prompt `/name args` naming a skill into t
 command, lets the selector pick a skill up front for models that do not choose well on their
 own, and adds the level-1 catalog to the system prompt (recomputed per run, so a reload or a
 query past the budget is reflected, and byte-stable otherwise). The skill tools join the
-registry and `SkillGate` activates a skill when the model reads it; from then until the run
-ends, the skill's `allowed-tools` are pre-approved (allow rules joined to the run's governance,
+registry, and a skill the model has read (a `skill_read` call that ran and succeeded, so one a
+rule, hook or approver refused grants nothing) becomes active: from then until the run ends,
+its `allowed-tools` are pre-approved (allow rules joined to the run's governance,
 `skill_rules`). Nothing is hidden or refused for being unlisted, as in Claude Code.
 """
 
@@ -22,24 +23,8 @@ from toolweave.tools import ToolDef
 
 if TYPE_CHECKING:
     from toolweave.agent.session import Session
-    from toolweave.governance.gates import GateRequest
     from toolweave.skills.settings import SkillSettings
-    from toolweave.tools import Tool, ToolRegistry
-
-
-class SkillGate:
-    """Activates the skill a `skill_read` call names (its `allowed-tools` grant from then on)."""
-
-    def __init__(self, scope: SkillScope) -> None:
-        self.scope = scope
-
-    async def check(self, request: GateRequest) -> None:
-        call = request.call
-        if call.name == "skill_read":
-            name = call.arguments.get("name")
-            skill = self.scope.library.skills.get(name) if isinstance(name, str) else None
-            if skill is not None and not skill.disable_model_invocation:
-                self.scope.activate(request.session, skill.name)
+    from toolweave.tools import Tool, ToolInvocation, ToolRegistry
 
 
 class AgentSkills:
@@ -50,7 +35,6 @@ class AgentSkills:
         selector = settings.selector
         self.library = library
         self.scope = SkillScope(library)
-        self.gate = SkillGate(self.scope)
         self.selector: Model | None = model if selector is True else selector or None
         self.catalog_budget_chars = settings.catalog_budget_chars
         self.tools: list[Tool] = library.tools()
@@ -75,6 +59,15 @@ class AgentSkills:
                 )
             registry.register(tool)
         self._registry = registry
+
+    def after_call(self, session: Session, invocation: ToolInvocation) -> None:
+        """A skill read successfully becomes active (its grant applies to later calls)."""
+        if invocation.name != "skill_read" or not invocation.ok:
+            return
+        args = invocation.args
+        name = args.get("name") if isinstance(args, dict) else None
+        if isinstance(name, str) and name in self.library.skills:
+            self.scope.activate(session, name)
 
     def offered(self, registry: ToolRegistry) -> list[ToolDef]:
         """The definitions the model sees this turn, after a library reload re-registered the
