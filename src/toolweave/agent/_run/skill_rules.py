@@ -60,12 +60,22 @@ def run_grants(run: Run) -> Rules | None:
     grants: list[tuple[str, Sequence[str]]] = []
     command = run.command
     if command is not None and command.allowed_tools:
-        grants.append((f"the /{command.name} command (allowed-tools)", command.allowed_tools))
+        grants.append((command_grant(command.name), command.allowed_tools))
     skills = run.config.skills
     if skills is not None:
         grants.extend(
-            (f"skill {skill.name!r} (allowed-tools)", skill.allowed_tools)
+            (skill_grant(skill.name), skill.allowed_tools)
             for skill in skills.scope.grants(run.session)
         )
     rules = run.config.governance.rules
     return preapproved(grants, rules.cwd if rules is not None else None)
+
+
+def command_grant(name: str) -> str:
+    """How an explanation names the grant of the slash command `/name`."""
+    return f"the /{name} command (allowed-tools)"
+
+
+def skill_grant(name: str) -> str:
+    """How an explanation names the grant of the skill `name`."""
+    return f"skill {name!r} (allowed-tools)"
