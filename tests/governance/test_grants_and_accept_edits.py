@@ -107,6 +107,19 @@ def test_accept_edits_accepts_redirections_into_the_project(
     assert default.decision == ("deny" if decision == "deny" else "ask")  # only acceptEdits
 
 
+def test_accept_edits_never_trusts_links_this_process_resolves(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(project)  # /proc/self/cwd is the project here, the shell's may not be
+    governance = Governance(rules=rules_of(project))
+    mode = GateContext("s", "acceptEdits")
+    for target in ("/proc/self/cwd/notes/a.txt", "/dev/fd/0"):
+        found = governance.decide(
+            "bash", {"command": f"echo hi > {target}"}, shell_tool(project), mode
+        )
+        assert found.decision == "ask", found.reason
+
+
 async def test_accept_edits_session_writes_inside_and_is_refused_outside(project: Path) -> None:
     model = ScriptedModel(
         [

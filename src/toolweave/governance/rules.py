@@ -373,7 +373,9 @@ def _redirect(target: str, write_rules: list[Rule], writes: _Writes) -> list[Par
                      "it writes is not known, and no Edit or Write rule allows that")]  # fmt: skip
     root = os.path.realpath(writes.where)
     inside = path == root or path.startswith(root.rstrip("/") + "/")
-    if inside and writes.accept_edits:
+    # /proc/self/cwd, /dev/fd/N: links this process resolves to its own files, not the shell's.
+    magic = os.path.normpath(os.path.join(writes.where, target)).startswith(("/proc/", "/dev/"))
+    if inside and writes.accept_edits and not magic:
         return [Part(f"> {target}", "allow", None, "permission mode 'acceptEdits' accepts "
                      f"edits inside the project ({path})")]  # fmt: skip
     where = "a file in the project" if inside else "a file outside the project"
