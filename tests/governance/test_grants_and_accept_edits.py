@@ -21,6 +21,7 @@ from toolweave.agent.session import Session
 from toolweave.builtins import filesystem_tools, shell_tool
 from toolweave.governance import GateContext, Governance, Rules
 from toolweave.llm import Message, ScriptedModel, ToolCallPart
+from toolweave.tools import tool
 
 SETTINGS = {
     "permissions": {
@@ -118,6 +119,14 @@ def test_accept_edits_never_trusts_links_this_process_resolves(
             "bash", {"command": f"echo hi > {target}"}, shell_tool(project), mode
         )
         assert found.decision == "ask", found.reason
+    # A command tool that does not say where it runs (an MCP server's `run(command)`): its
+    # redirections are never accepted, whatever the local directory holds.
+    remote = tool(lambda command: command, name="mcp__ssh__run", primary_arg="command")
+    rules = Rules(allow=["mcp__ssh__run(echo *)"], cwd=project)
+    found = Governance(rules=rules).decide(
+        "mcp__ssh__run", {"command": "echo hi > notes/a.txt"}, remote, mode
+    )
+    assert found.decision == "ask", found.reason
 
 
 async def test_accept_edits_session_writes_inside_and_is_refused_outside(project: Path) -> None:

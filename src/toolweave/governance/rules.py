@@ -243,9 +243,11 @@ class Rules:
         key, kind = _primary(args, tool)
         value = args.get(key) if key is not None else None
         if kind == "command" and isinstance(value, str):
-            # Redirections resolve where the shell runs (its `permission_cwd`).
-            where = getattr(tool, "permission_cwd", None) or cwd
-            outcome = self._command(value, rules, _Writes(cwd, where, accept_edits))
+            # Redirections resolve where the shell runs (its `permission_cwd`); acceptEdits
+            # accepts them only for a shell that says where that is (not a remote one).
+            where = getattr(tool, "permission_cwd", None)
+            writes = _Writes(cwd, where or cwd, accept_edits and where is not None)
+            outcome = self._command(value, rules, writes)
         elif kind == "path" and isinstance(value, str):
             path, base = _opened_path(tool, value, cwd)
             outcome = _first(rules, path, _path_matcher(path, base))
