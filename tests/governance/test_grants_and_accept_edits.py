@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from toolweave.agent import Agent
-from toolweave.agent._run.skill_rules import grant_rules, preapproved
 from toolweave.agent.session import Session
 from toolweave.builtins import filesystem_tools, shell_tool
 from toolweave.governance import GateContext, Governance, Rules
+from toolweave.governance.grants import grant_rules, preapproved
 from toolweave.llm import Message, ScriptedModel, ToolCallPart
 from toolweave.tools import tool
 

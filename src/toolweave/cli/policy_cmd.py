@@ -132,8 +132,8 @@ def explain(
 
 def _granted(paths: list[Path]) -> Rules | None:
     """The allow rules the `allowed-tools` of these skills or command files grant."""
-    from toolweave.agent._run.skill_rules import command_grant, preapproved, skill_grant
     from toolweave.agent.orchestration.command_files import split_frontmatter
+    from toolweave.governance.grants import command_grant, preapproved, skill_grant
 
     grants: list[tuple[str, tuple[str, ...]]] = []
     for path in paths:

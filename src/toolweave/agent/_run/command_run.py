@@ -7,8 +7,8 @@ whose output it embeds (`` !`git status` ``) and files it embeds (`@src/app.py`)
   `provider:model` string, or a bare Claude model name when the agent's model is Anthropic's;
   anything else keeps the agent's model, with a warning naming the command.
 - `allowed-tools`: while the command's run lasts, the calls its entries list are pre-approved
-  (allow rules below every deny and ask rule, `skill_rules`); other calls are decided by the
-  rules and approvals as usual, never refused just for being unlisted.
+  (allow rules below every deny and ask rule, `toolweave.governance.grants`); other calls are
+  decided by the rules and approvals as usual, never refused just for being unlisted.
 - `` !`cmd` ``: run through the agent's own shell tool (`bash`) under the run's governance
   (plan mode, rules with the command's `allowed-tools`, hooks, approvals); its output replaces
   the line. A refusal is written in its place, so it is never silently dropped.

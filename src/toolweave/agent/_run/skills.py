@@ -8,7 +8,8 @@ query past the budget is reflected, and byte-stable otherwise). The skill tools 
 registry, and a skill the model has read (a `skill_read` call that ran and succeeded, so one a
 rule, hook or approver refused grants nothing) becomes active: from then until the run ends,
 its `allowed-tools` are pre-approved (allow rules joined to the run's governance,
-`skill_rules`). Nothing is hidden or refused for being unlisted, as in Claude Code.
+`toolweave.governance.grants`). Nothing is hidden or refused for being unlisted, as in Claude
+Code.
 """
 
 from __future__ import annotations
