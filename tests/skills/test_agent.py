@@ -107,7 +107,7 @@ async def test_web_research_with_progressive_disclosure(library: SkillLibrary) -
     assert outputs[0].startswith("# Skill: web-research")
     assert "来源优先级" in outputs[1] and '"trust_level": "high"' in outputs[2]
     assert "LangGraph docs" in outputs[3]
-    assert "Pre-approved while active (no approval asked): tavily_search" in outputs[0]
+    assert "Pre-approved for this run (no approval asked): tavily_search" in outputs[0]
     # ... and a call outside the list is decided by the rules as usual: here it just runs.
     assert not last.messages[-1].parts[0].is_error  # type: ignore[union-attr]
     assert [inv.name for inv in result.invocations] == [

@@ -67,7 +67,7 @@ def skill_tools(
     def skill_read(name: Annotated[str, Field(description="The skill to load.")]) -> str:
         """Load a skill's instructions; follow them, and read its listed files when they say to.
 
-        While the skill is active, the tools it lists run without asking for approval.
+        For the rest of this run, the tools it lists run without asking for approval.
         """
         skill = library.get(name)
         if skill.disable_model_invocation:
@@ -82,7 +82,7 @@ def skill_tools(
             )
         if skill.allowed_tools:
             parts.append(
-                f"Pre-approved while active (no approval asked): {', '.join(skill.allowed_tools)}"
+                f"Pre-approved for this run (no approval asked): {', '.join(skill.allowed_tools)}"
             )
         return "\n\n".join(parts)
 
