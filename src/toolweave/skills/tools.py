@@ -67,7 +67,7 @@ def skill_tools(
     def skill_read(name: Annotated[str, Field(description="The skill to load.")]) -> str:
         """Load a skill's instructions; follow them, and read its listed files when they say to.
 
-        For the rest of this run, the tools it lists run without asking for approval.
+        In a toolweave agent, the tools it lists run without asking for the rest of the run.
         """
         skill = library.get(name)
         if skill.disable_model_invocation:
