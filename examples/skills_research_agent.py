@@ -1,7 +1,7 @@
 """A skills agent: the `web-research` skill (examples/skills) guides a search, then the answer
 comes back as a structured report (the seed's web research + structured writing).
 
-The model reads the skill, which narrows its tools to the skill's `allowed-tools`, checks the
+The model reads the skill, whose `allowed-tools` are then pre-approved for the run, checks the
 skill's source policy with `skill_data`, searches with `tavily_search` (offline demo results
 here; point it at a real search API in production) and writes a `ResearchReport`.
 

@@ -23,7 +23,6 @@ where the class and its children live):
     │   ├── ExecutionFailed: the tool raised
     │   │   └── SubagentBudgetExhausted (agent.orchestration): too little time for a subagent
     │   ├── PermissionDenied: the permission policy refused the call
-    │   │   ├── ToolNotAllowed (skills): outside a skill's allowed-tools
     │   │   └── SandboxUnavailable: no OS sandbox can be made for a command
     │   ├── ApprovalRequired: the tool asks for approval before a side effect
     │   ├── ToolTimeout: the call ran past its timeout

@@ -182,3 +182,33 @@ def test_explain_answers_what_serve_does(tmp_path: Path) -> None:
         "write_file(notes/a.md)": "allow",
         "write_file(./src/app.py)": "ask",
     }
+
+
+def test_explain_with_a_skills_or_commands_allowed_tools(tmp_path: Path) -> None:
+    settings = _settings(tmp_path)
+    skill = tmp_path / "skills" / "git-review"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: git-review\ndescription: 审查改动\nallowed-tools: Bash(curl *) Read\n---\nBody",
+        encoding="utf-8",
+    )
+    command = tmp_path / "commands" / "fetch.md"
+    command.parent.mkdir()
+    command.write_text(
+        "---\nallowed-tools: Bash(wget:*), Bash(rm -rf:*)\n---\nGo", encoding="utf-8"
+    )
+    base = ["policy", "explain", "-s", str(settings), "--grant", str(skill), "-g", str(command)]
+    result = runner.invoke(app, [*base[:2], "bash(curl example.com)", *base[2:]])
+    assert result.exit_code == 0, result.output
+    assert "allow: every command is allowed: 'curl example.com' by 'Bash(curl *)' from skill " \
+        "'git-review' (allowed-tools)" in result.output  # fmt: skip
+    result = runner.invoke(app, [*base[:2], "bash(wget x)", *base[2:]])
+    assert "from the /fetch command (allowed-tools)" in result.output
+    result = runner.invoke(app, [*base[:2], "bash(rm -rf build)", *base[2:]])
+    assert "deny:" in result.output and "Bash(rm -rf *)" in result.output  # the deny wins
+    result = runner.invoke(app, [*base[:2], "read(.env)", *base[2:]])
+    assert "deny:" in result.output and "Read(./.env)" in result.output
+    result = runner.invoke(app, ["policy", "explain", "bash(curl x)", "-s", str(settings)])
+    assert "ask: no rule matched" in result.output  # without the grant
+    missing = runner.invoke(app, [*base[:2], "bash(ls)", "-s", str(settings), "-g", "nope.md"])
+    assert missing.exit_code == 2 and "--grant nope.md: cannot read it" in missing.output

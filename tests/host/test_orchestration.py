@@ -16,6 +16,8 @@ from mcp.client.stdio import StdioServerParameters
 from toolweave.host import ToolHost, parse_config
 
 TOOLWEAVE = Path(sys.executable).with_name("toolweave")
+SOURCE = {"PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+"""The served process runs this checkout's code, whichever one the venv's script points at."""
 
 
 def write_config(tmp_path: Path) -> Path:
@@ -79,6 +81,52 @@ async def test_served_calls_are_logged_capped_and_commands_are_prompts(tmp_path:
 
     table = await asyncio.to_thread(toolweave_log, "-c", str(config))
     assert "get_weather" in table and "stopped" in table
+
+
+async def test_namespaced_commands_are_prompts_with_dots(tmp_path: Path) -> None:
+    commands = tmp_path / ".claude" / "commands"
+    for folder, name, body in [
+        ("a", "deploy", "Deploy app A to $ARGUMENTS."),
+        ("b", "deploy", "Deploy app B to $ARGUMENTS."),
+        ("c/d", "deploy", "Deploy C/D."),
+        ("dev", "code-review", "---\ndescription: Review\n---\nReview $ARGUMENTS."),
+        ("a.b", "deploy", "Deploy from a.b/."),  # `a.b:deploy` and `a:b:deploy` meet
+        ("a/b", "deploy", "Deploy from a/b/."),
+        ("部署", "deploy", "部署到 $ARGUMENTS。"),
+    ]:
+        (commands / folder).mkdir(parents=True, exist_ok=True)
+        (commands / folder / f"{name}.md").write_text(body, encoding="utf-8")
+    config = tmp_path / "toolweave.toml"
+    config.write_text(
+        f'[serve]\nproviders = ["demo"]\ndata_dir = "{tmp_path / "data"}"\n'
+        f'commands = "{commands}"\n',
+        encoding="utf-8",
+    )
+    params = StdioServerParameters(
+        command=str(TOOLWEAVE),
+        args=["serve", "--stdio", "-c", str(config)],
+        cwd=tmp_path,
+        env=SOURCE,
+    )
+    async with Client(params, mode="auto") as client:
+        listed = (await client.list_prompts()).prompts
+        a = await client.get_prompt("a.deploy", {"arguments": "生产环境"})
+        nested = await client.get_prompt("c.d.deploy", {})
+        met = await client.get_prompt("a.b.deploy", {})
+    # `/a:deploy` is `a.deploy` (the spec has no `:`); of `/a.b:deploy` and `/a:b:deploy` the
+    # first in name order is served; `/部署:deploy` is not an MCP name and is not served.
+    assert sorted(p.name for p in listed) == [
+        "a.b.deploy",
+        "a.deploy",
+        "b.deploy",
+        "c.d.deploy",
+        "code-review",
+    ]
+    assert a.messages[0].content.text == "Deploy app A to 生产环境."  # type: ignore[union-attr]
+    assert nested.messages[0].content.text == "Deploy C/D."  # type: ignore[union-attr]
+    assert met.messages[0].content.text == "Deploy from a.b/."  # type: ignore[union-attr]
+    described = {p.name: p.description for p in listed}
+    assert described["a.deploy"] == "The /a:deploy command."
 
 
 def test_orchestration_keys_are_validated(tmp_path: Path) -> None:

@@ -1,8 +1,9 @@
 """`Agent(..., skills=lib)` end to end with ScriptedModel: the seed's three example skills.
 
 The catalog reaches the system prompt, `skill_read` activates a skill, its `allowed-tools`
-narrow what the model is offered and what runs, `/name args` runs a skill as a command, and
-the selector picks a skill for small models (by the model, or BM25 when its answer is useless).
+pre-approve the tools they list for the rest of that run (hiding and refusing nothing, never
+above a deny rule), `/name args` runs a skill as a command, and the selector picks a skill for
+small models (by the model, or BM25 when its answer is useless).
 """
 
 from __future__ import annotations
@@ -44,6 +45,18 @@ def list_pr_files(pr_number: int) -> list[str]:
 def delete_branch(name: str) -> str:
     """Delete a git branch."""
     return f"deleted {name}"
+
+
+@tool(destructive=True)
+def create_pr_comment(pr_number: int, body: str) -> str:
+    """Comment on a pull request (destructive here, so it asks unless pre-approved)."""
+    return f"commented on #{pr_number}"
+
+
+@tool(destructive=True)
+def merge_pr(pr_number: int) -> str:
+    """Merge a pull request."""
+    return f"merged #{pr_number}"
 
 
 @pytest.fixture
@@ -88,48 +101,55 @@ async def test_web_research_with_progressive_disclosure(library: SkillLibrary) -
         "skill_run",
         "tavily_search",
     ]
-    # Active: only tavily_search and the skill tools are offered ...
-    assert "delete_branch" not in tool_names(after_read) and "tavily_search" in tool_names(
-        after_read
-    )
+    # Active: allowed-tools hide nothing (Claude Code pre-approves, it does not restrict) ...
+    assert tool_names(after_read) == tool_names(first)
     outputs = [inv.result.content[0].text for inv in result.invocations]  # type: ignore[union-attr]
     assert outputs[0].startswith("# Skill: web-research")
     assert "来源优先级" in outputs[1] and '"trust_level": "high"' in outputs[2]
     assert "LangGraph docs" in outputs[3]
-    # ... and a call outside the list is refused, naming the allowed ones; the run goes on.
-    refused = last.messages[-1].parts[0]
-    assert refused.is_error  # type: ignore[union-attr]
-    assert "'delete_branch' is not allowed while skill 'web-research' is active" in str(
-        refused.content  # type: ignore[union-attr]
-    )
-    assert "allowed tools: tavily_search, skill_resource, skill_data" in str(refused.content)  # type: ignore[union-attr]
+    assert "Pre-approved for this run (no approval asked): tavily_search" in outputs[0]
+    # ... and a call outside the list is decided by the rules as usual: here it just runs.
+    assert not last.messages[-1].parts[0].is_error  # type: ignore[union-attr]
     assert [inv.name for inv in result.invocations] == [
         "skill_read",
         "skill_resource",
         "skill_data",
         "tavily_search",
+        "delete_branch",
     ]
     assert result.output.startswith("结论")
 
 
-async def test_code_review_scope_lasts_for_the_session(library: SkillLibrary) -> None:
+async def test_code_review_grant_lasts_one_run(library: SkillLibrary) -> None:
     session = Session()
+    asked: list[str] = []
+
+    async def approver(request: ApprovalRequest) -> bool:
+        asked.append(request.tool_name)
+        return True
+
     model = ScriptedModel(
         [
             call("skill_read", "1", name="code-review"),
-            call("list_pr_files", "2", pr_number=7),
+            call("create_pr_comment", "2", pr_number=7, body="参数化查询"),
+            call("merge_pr", "3", pr_number=7),
             Message.assistant("Reviewed: parameterise the query in app/db.py."),
-            Message.assistant("Still in review mode."),
+            call("create_pr_comment", "4", pr_number=7, body="again"),
+            Message.assistant("Commented again."),
         ]
     )
-    agent = Agent(model, [list_pr_files, delete_branch], skills=library)
-    await agent.run("Review PR 7 please", session)
-    await agent.run("anything else?", session)
-    assert "delete_branch" not in tool_names(model.requests[-1])  # the next run is still scoped
-    fresh = await Agent(
-        ScriptedModel([Message.assistant("ok")]), [delete_branch], skills=library
-    ).run("hi")
-    assert fresh.output == "ok"
+    tools = [list_pr_files, create_pr_comment, merge_pr]
+    agent = Agent(model, tools, governance=Governance(approver=approver), skills=library)
+    first = await agent.run("Review PR 7 please", session)
+    # create_pr_comment is listed: no question; merge_pr is not: asked, as without the skill.
+    assert asked == ["merge_pr"]
+    assert [inv.name for inv in first.invocations] == [
+        "skill_read",
+        "create_pr_comment",
+        "merge_pr",
+    ]
+    await agent.run("comment once more", session)
+    assert asked == ["merge_pr", "create_pr_comment"]  # the grant ended with the first run
 
 
 async def test_release_notes_as_a_slash_command(library: SkillLibrary, host_dir: Path) -> None:
@@ -169,16 +189,10 @@ async def test_release_notes_as_a_slash_command(library: SkillLibrary, host_dir:
 
     agent = Agent(model, [delete_branch], governance=Governance(approver=approver), skills=library)
     result = await agent.run("/release-notes v1.0")
-    assert asked == ["skill_run"]  # a bundled script passes the governance gates like any shell
+    assert asked == []  # the skill lists skill_run in allowed-tools: its script runs unasked
     prompt = model.requests[0].messages[1].text
     assert prompt.startswith("# 发版说明生成") and prompt.endswith("上个版本：v1.0")
-    assert tool_names(model.requests[0]) == [  # active from the command: allowed tools only
-        "skill_data",
-        "skill_read",
-        "skill_reload",
-        "skill_resource",
-        "skill_run",
-    ]
+    assert "delete_branch" in tool_names(model.requests[0])  # nothing is hidden
     collected = result.invocations[0].result.content[0].text  # type: ignore[union-attr]
     assert collected.splitlines() == ["feat: 导出 CSV", "fix: 空输入崩溃"]
     assert "{features}" in result.invocations[1].result.content[0].text  # type: ignore[union-attr]
@@ -256,6 +270,7 @@ async def test_allowed_tools_match_as_claude_code_rules(tmp_path: Path, git_work
     from tests.skills.factory import write_skill
     from toolweave.builtins.filesystem import filesystem_tools
     from toolweave.builtins.shell import shell_tool
+    from toolweave.governance import Rules
 
     work = git_work
     root = tmp_path / "skills"
@@ -263,37 +278,75 @@ async def test_allowed_tools_match_as_claude_code_rules(tmp_path: Path, git_work
         root,
         "git-review",
         "name: git-review\ndescription: Review the working tree\n"
-        "allowed-tools: Bash(git diff:*), Read",
+        "allowed-tools: Bash(git diff:*), Bash(git push:*), Read, Write",
+    )
+    model = ScriptedModel(
+        [
+            call("bash", "0", command="git diff"),  # before the skill: not pre-approved
+            call("skill_read", "1", name="git-review"),
+            call("bash", "2", command="git diff --stat"),
+            call("bash", "3", command="git status"),
+            call("bash", "4", command="git push origin main"),
+            call("read_file", "5", path="笔记.txt"),
+            call("write_file", "6", path="out.txt", content="x"),
+            call("write_file", "7", path="secret/key.txt", content="x"),
+            Message.assistant("done"),
+        ]
+    )
+    asked: list[str] = []
+
+    async def approve(request: ApprovalRequest) -> bool:
+        asked.append(request.args.get("command", request.tool_name))
+        return False
+
+    tools = [shell_tool(work), *filesystem_tools(work)]
+    # Deny rules win over any skill's pre-approval, whichever name they use.
+    rules = Rules(deny=["Bash(git push:*)", "Write(secret/**)"], cwd=work)
+    governance = Governance(rules=rules, approver=approve)
+    agent = Agent(model, tools, governance=governance, skills=SkillLibrary([root]))
+    result = await agent.run("review my changes")
+    assert tool_names(model.requests[1]) == tool_names(model.requests[0])  # nothing hidden
+    ran = [inv.name for inv in result.invocations]
+    # git diff and Write listed: ran unasked; git status unlisted: asked (and refused here);
+    # git push and secret/ listed but denied: blocked by the rules without a question.
+    assert asked == ["git diff", "git status"]
+    assert ran == ["skill_read", "bash", "read_file", "write_file"]
+    results = {
+        m.parts[0].call_id: str(m.parts[0].content)  # type: ignore[union-attr]
+        for m in model.requests[-1].messages
+        if m.parts and hasattr(m.parts[0], "call_id")
+    }
+    assert "blocked (rules)" in results["4"] and "'Bash(git push:*)'" in results["4"]
+    assert "blocked (rules)" in results["7"] and "Write(secret/**)" in results["7"]
+    assert (work / "out.txt").read_text() == "x" and not (work / "secret").exists()
+    assert "\n内容\n" in result.invocations[2].result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_a_refused_skill_read_grants_nothing(tmp_path: Path, git_work: Path) -> None:
+    from tests.skills.factory import write_skill
+    from toolweave.builtins.shell import shell_tool
+    from toolweave.governance import Rules
+
+    root = tmp_path / "skills"
+    write_skill(
+        root, "git-review", "name: git-review\ndescription: d\nallowed-tools: Bash(git diff:*)"
     )
     model = ScriptedModel(
         [
             call("skill_read", "1", name="git-review"),
-            call("bash", "2", command="git diff --stat"),
-            call("bash", "3", command="git push origin main"),
-            call("read_file", "4", path="笔记.txt"),
-            call("write_file", "5", path="out.txt", content="x"),
+            call("bash", "2", command="git diff"),
             Message.assistant("done"),
         ]
     )
+    asked: list[str] = []
 
     async def approve(request: ApprovalRequest) -> bool:
-        return True
+        asked.append(request.tool_name)
+        return False
 
-    tools = [shell_tool(work), *filesystem_tools(work)]
-    agent = Agent(
-        model, tools, governance=Governance(approver=approve), skills=SkillLibrary([root])
-    )
-    result = await agent.run("review my changes")
-    offered = tool_names(model.requests[1])
-    assert {"bash", "read_file", "list_dir", "search_files"} <= set(offered)  # Read covers LS/Grep
-    assert "write_file" not in offered and "edit_file" not in offered
-    ran = [inv.name for inv in result.invocations]
-    assert ran == ["skill_read", "bash", "read_file"]  # git diff and Read admitted
-    refusals = [
-        str(m.parts[0].content)  # type: ignore[union-attr]
-        for m in model.requests[-1].messages
-        if m.parts and getattr(m.parts[0], "is_error", False)
-    ]
-    assert any("'bash' is not allowed while skill 'git-review'" in r for r in refusals)
-    assert any("'write_file' is not allowed" in r for r in refusals)
-    assert "\n内容\n" in result.invocations[2].result.content[0].text  # type: ignore[union-attr]
+    # A rule refuses reading the skill: it never becomes active, so git diff still asks.
+    governance = Governance(rules=Rules(deny=["skill_read(git-review)"]), approver=approve)
+    agent = Agent(model, [shell_tool(git_work)], governance=governance, skills=SkillLibrary([root]))
+    result = await agent.run("review")
+    assert result.invocations == [] and asked == ["bash"]
+    assert "blocked (rules)" in str(model.requests[1].messages[-1].parts[0].content)  # type: ignore[union-attr]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.skills.factory import write_skill
-from toolweave.skills import SkillError, SkillLibrary, SkillScope, ToolNotAllowed, tool_allowed
+from toolweave.skills import SkillError, SkillLibrary, SkillScope
 from toolweave.tools import ToolContext, ToolRegistry
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
@@ -99,31 +99,26 @@ async def test_read_lists_resources_and_confines_paths(library: SkillLibrary) ->
     assert not unknown.ok and "available skills: code-review" in str(unknown.error)
 
 
-def test_allowed_tools_scope(library: SkillLibrary) -> None:
+def test_scope_grants_last_one_run(library: SkillLibrary) -> None:
     scope = SkillScope(library)
 
     class Key:  # any weak-referenceable object (the agent uses its Session)
         pass
 
     session, other = Key(), Key()
-    scope.check(session, "anything")  # nothing active: nothing restricted
+    assert scope.active(session) is None and scope.grants(session) == []
     scope.activate(session, "code-review")
-    scope.check(session, "list_pr_files")
-    scope.check(session, "skill_resource")  # the skill tools stay available
-    scope.check(other, "delete_repo")  # scopes are per session
-    with pytest.raises(ToolNotAllowed, match="allowed tools: get_pull_request_details") as refused:
-        scope.check(session, "delete_repo")
-    assert refused.value.recoverable  # the model hears why and can change course
-    names = ["create_pr_comment", "delete_repo", "skill_read"]
-    assert scope.offered(session, names, str) == ["create_pr_comment", "skill_read"]
-    scope.activate(session, "manual")  # no allowed-tools: no restriction
-    assert scope.offered(session, names, str) == names
+    scope.activate(session, "manual")  # no allowed-tools: active, grants nothing
+    assert scope.active(session).name == "manual"  # type: ignore[union-attr]
+    assert [s.name for s in scope.grants(session)] == ["code-review"]
+    assert scope.grants(other) == []  # per session
+    scope.end_run(session)  # the run ended: the grant with it, the active skill stays
+    assert scope.grants(session) == [] and scope.active(session) is not None
     with pytest.raises(SkillError, match="no skill named 'ghost'"):
         scope.activate(session, "ghost")
+    scope.activate(session, "code-review")
     scope.deactivate(session)
-    assert scope.active(session) is None
-    assert tool_allowed("Bash", ["Bash(git add:*)"]) and tool_allowed("mcp__gh__x", ["mcp__gh__*"])
-    assert not tool_allowed("Write", ["Read"]) and tool_allowed("Write", [])
+    assert scope.active(session) is None and scope.grants(session) == []
 
 
 async def test_skill_run_scripts(library: SkillLibrary) -> None:

@@ -157,13 +157,12 @@ class Agent(Generic[DepsT, OutputT]):
             output_mode = "native" if native else "tool"
         gates: tuple[ToolGate, ...] = tuple(gating.gates)
         agent_skills = None
-        if skills is not None:  # skill tools, the allowed-tools gate, the catalog per run
+        if skills is not None:  # skill tools, the catalog per run, allowed-tools as grants
             from toolweave.agent._run.skills import AgentSkills
             from toolweave.skills.settings import SkillSettings
 
             agent_skills = AgentSkills(SkillSettings.of(skills), model)
             agent_skills.install(registry)
-            gates = (agent_skills.gate, *gates)
         registry = orchestration_registry(registry, orchestration)
         if orchestration.circuit is not None:
             gates = (orchestration.circuit, *gates)

@@ -4,7 +4,9 @@ Most "my deny rule does not work" reports are people unable to see why a rule di
 prints the Claude Code tool name the call was matched as (`read_file` is `Read`, `bash` is
 `Bash`), the decision, the deciding rule and its file, and every subcommand that was checked.
 With `--config`, the built-in shell's `[builtins] shell_allow` / `shell_deny` lists join the
-rules, as they do in `toolweave serve`.
+rules, as they do in `toolweave serve`. With `--grant`, a skill's or a slash command's
+`allowed-tools` join them as they do while it is active (below every deny and ask rule), and
+the explanation names the grant.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import typer
 from toolweave.cli.literal_help import LiteralHelpTyper
 
 if TYPE_CHECKING:
-    from toolweave.governance.rules import Explanation
+    from toolweave.governance.rules import Explanation, Rules
 
 policy_app = LiteralHelpTyper(help="Inspect permission rules.", no_args_is_help=True)
 
@@ -83,6 +85,13 @@ _ARG = typer.Option(
     None, "--arg", help="The argument name the value is for (default: guessed from the tool)."
 )
 _DEFAULT = typer.Option("ask", "--default", help="Rules(default=...): allow, ask or deny.")
+_GRANT = typer.Option(
+    [],
+    "--grant",
+    "-g",
+    help="A skill folder (its SKILL.md) or a slash-command .md file whose allowed-tools are "
+    "pre-approved, as while it is active (repeatable).",
+)
 
 
 @policy_app.command("explain")
@@ -92,11 +101,14 @@ def explain(
     config: Path | None = _CONFIG,
     arg: str | None = _ARG,
     default: str = _DEFAULT,
+    grant: list[Path] = _GRANT,
 ) -> None:
     """Say whether a call is allowed, denied or asked, and which rule from which file decided."""
     from toolweave.governance.rules import Rules
 
     name, args = call_arguments(call, arg)
+    if grant and config is not None:
+        raise typer.BadParameter("use --grant with settings files, not --config")
     if config is not None:
         served = _served_decision(config, name, args)
         typer.echo(f"rules from: {config} [serve.rules] and [builtins] shell_allow / shell_deny")
@@ -106,13 +118,38 @@ def explain(
     try:
         files = list(settings) or discovered_settings(Path.cwd())
         rules = Rules.from_settings(*files, default=default)  # type: ignore[arg-type]
+        granted = _granted(grant)
     except ValueError as exc:  # RuleSyntaxError and every configuration error
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
+    if granted is not None:
+        rules = rules.including(granted)
     explanation = rules.explain(name, args)
     typer.echo(f"rules from: {', '.join(map(str, files)) or 'no settings file'}")
+    if grant:
+        typer.echo(f"pre-approved by: {', '.join(map(str, grant))}")
     typer.echo(f"matched as: {explanation.tool}")
     typer.echo(str(explanation))
+
+
+def _granted(paths: list[Path]) -> Rules | None:
+    """The allow rules the `allowed-tools` of these skills or command files grant."""
+    from toolweave.agent.orchestration.command_files import split_frontmatter
+    from toolweave.governance.grants import command_grant, preapproved, skill_grant
+
+    grants: list[tuple[str, tuple[str, ...]]] = []
+    for path in paths:
+        file = path
+        if path.is_dir():
+            file = next((path / n for n in ("SKILL.md", "skill.md") if (path / n).is_file()), path)
+        try:
+            meta, _ = split_frontmatter(file.read_text(encoding="utf-8"), str(file))
+        except OSError as exc:
+            raise ValueError(f"--grant {path}: cannot read it ({exc})") from None
+        skill = file.name.lower() == "skill.md"
+        source = skill_grant(file.parent.name) if skill else command_grant(file.stem)
+        grants.append((source, meta.allowed_tools))
+    return preapproved(grants, None)
 
 
 def _served_decision(config: Path, name: str, args: dict[str, str]) -> Explanation:

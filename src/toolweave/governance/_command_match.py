@@ -24,6 +24,7 @@ from toolweave.tools.shell_syntax import SimpleCommand
 
 DYNAMIC_MARKS = ("$", "`", "*", "?", "[", "{")
 """In a command name, these mean bash decides the name at run time (expansion, globbing)."""
+_DIRECTORY_CHANGERS = frozenset({"cd", "pushd", "popd", "source", "."})
 
 _RM = {
     "recursive": "-r",
@@ -294,3 +295,13 @@ def spec_words(specifier: str) -> list[str]:
         return shlex.split(specifier)
     except ValueError:  # an unbalanced quote: the words as typed
         return specifier.split()
+
+
+def changes_directory(simple: SimpleCommand) -> bool:
+    """Whether `simple` may move the shell to another directory (`cd`, `pushd`, `popd`, a
+    sourced script, also behind `builtin`, `command` or a wrapper, or a command bash names at
+    run time), so a relative path later on the line is not where it was resolved."""
+    forms = (*simple.forms, simple.argv)
+    return any(_DIRECTORY_CHANGERS.intersection(form[:2]) for form in forms) or any(
+        form and any(mark in form[0] for mark in DYNAMIC_MARKS) for form in forms
+    )

@@ -99,6 +99,10 @@ class GateContext:
     cwd: str | None = None
     history: Callable[[], Sequence[Any]] | None = None
     """The run's messages, for the transcript hooks get as `transcript_path`."""
+    preapproved: Callable[[], Rules | None] | None = None
+    """The allow rules the run grants at this moment (a running slash command's or an active
+    skill's `allowed-tools`), read when each call is decided; they join the rules below every
+    deny and ask rule."""
 
     @classmethod
     def of(cls, session: GovernedSession, policy: PermissionPolicy | None = None) -> GateContext:
@@ -319,7 +323,11 @@ class Governance:
         own = tool_rules(tool)
         if own is not None:  # the tool's own lists (the built-in shell's) join the rule set
             rules = rules.including(own)
-        explanation = rules.explain(tool_name, args, tool=tool)
+        granted = gate.preapproved() if gate.preapproved is not None else None
+        if granted is not None:  # allowed-tools: more allow rules, never above a deny or ask
+            rules = rules.including(granted)
+        accept_edits = gate.mode == "acceptEdits"
+        explanation = rules.explain(tool_name, args, tool=tool, accept_edits=accept_edits)
         if explanation.decision != "ask":
             return explanation
         policy = gate.policy
@@ -332,7 +340,7 @@ class Governance:
         if gate.mode == "bypassPermissions":
             return Explanation("allow", "permission mode 'bypassPermissions'")
         if (
-            gate.mode == "acceptEdits"
+            accept_edits
             and explanation.rule is None
             and _edits_only(tool)
             and not getattr(tool, "destructive_declared", False)  # deleting asks in every mode

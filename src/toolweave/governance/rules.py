@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from toolweave.governance._command_match import (
+    DYNAMIC_MARKS,
     allow_texts,
+    changes_directory,
     deny_shapes,
     deny_texts,
     remember_assignments,
@@ -42,7 +44,6 @@ __all__ = [
     "Explanation",
     "RuleSyntaxError",
     "Rules",
-    "allowed_by",
     "asks_by_default",
     "condition_matches",
 ]
@@ -53,6 +54,9 @@ _URL_ARGS = ("url", "uri")
 _WRITE_TOOLS = ("Edit", "Write", "edit_file", "write_file")
 """The names a rule uses for a file write: a shell redirection is checked against them."""
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+_EXPANDS = frozenset(DYNAMIC_MARKS).union("~]}()\\")
+"""Characters of a redirection target that bash would expand (or that are left over from a
+quoted one): such a target's real path is unknown, so `acceptEdits` never accepts it."""
 
 
 def asks_by_default(tool: Tool) -> bool:
@@ -214,12 +218,15 @@ class Rules:
         return self.explain(tool_name, args, tool=tool).decision
 
     def explain(
-        self, tool_name: str, args: Mapping[str, Any], *, tool: Tool | None = None
-    ) -> Explanation:
-        """The decision with the rule (and file) that made it and every part that was checked."""
-        own = self._explain_own(tool_name, args, tool)
+        self, tool_name: str, args: Mapping[str, Any], *, tool: Tool | None = None,
+        accept_edits: bool = False,
+    ) -> Explanation:  # fmt: skip
+        """The decision with the rule (and file) that made it and every part that was checked.
+        `accept_edits` (permission mode `acceptEdits`): a shell redirection into a file inside
+        the project that no rule decides counts as allowed (see `_redirect`)."""
+        own = self._explain_own(tool_name, args, tool, accept_edits)
         for parent in self.parents:
-            other = parent.explain(tool_name, args, tool=tool)
+            other = parent.explain(tool_name, args, tool=tool, accept_edits=accept_edits)
             if _STRICTNESS[other.decision] > _STRICTNESS[own.decision]:
                 own = Explanation(
                     other.decision, f"{other.reason} (inherited from the parent run)",
@@ -228,7 +235,7 @@ class Rules:
         return replace(own, tool=claude_code_name(tool_name, tool))
 
     def _explain_own(
-        self, tool_name: str, args: Mapping[str, Any], tool: Tool | None
+        self, tool_name: str, args: Mapping[str, Any], tool: Tool | None, accept_edits: bool
     ) -> Explanation:
         names = rule_names(tool_name, tool)
         rules = [r for r in (*self.deny, *self.ask, *self.allow) if r.matches_tool(names)]
@@ -236,7 +243,11 @@ class Rules:
         key, kind = _primary(args, tool)
         value = args.get(key) if key is not None else None
         if kind == "command" and isinstance(value, str):
-            outcome = self._command(value, rules, cwd)
+            # Redirections resolve where the shell runs (its `permission_cwd`); acceptEdits
+            # accepts them only for a shell that says where that is (not a remote one).
+            where = getattr(tool, "permission_cwd", None)
+            writes = _Writes(cwd, where or cwd, accept_edits and where is not None)
+            outcome = self._command(value, rules, writes)
         elif kind == "path" and isinstance(value, str):
             path, base = _opened_path(tool, value, cwd)
             outcome = _first(rules, path, _path_matcher(path, base))
@@ -258,7 +269,7 @@ class Rules:
             "destructive tools",
         )
 
-    def _command(self, command: str, rules: list[Rule], cwd: str) -> Explanation | None:
+    def _command(self, command: str, rules: list[Rule], writes: _Writes) -> Explanation | None:
         write_rules = [r for r in (*self.deny, *self.ask, *self.allow) if
                        r.matches_tool(_WRITE_TOOLS)]  # fmt: skip
         if not rules and not write_rules:
@@ -274,6 +285,8 @@ class Rules:
             )
         parts: list[Part] = []
         env: dict[str, str] = {}
+        if writes.accept_edits and any(map(changes_directory, commands)):
+            writes = replace(writes, accept_edits=False)  # `cd ..; echo > x`: x is not where
         for simple in commands:
             remember_assignments(simple, env)
             if simple.words and not all(map(is_assignment, simple.words)):
@@ -285,7 +298,7 @@ class Rules:
                 else:
                     parts.append(Part(subject, found, matched))
             for target in simple.writes:
-                parts.extend(_redirect(target, write_rules, cwd))
+                parts.extend(_redirect(target, write_rules, writes))
         if not commands:
             found, matched = _match_texts([command], [], rules)
             parts.append(Part(command, found, matched))
@@ -322,18 +335,6 @@ def condition_matches(condition: str, tool_name: str, args: Mapping[str, Any]) -
     return rules.explain(tool_name, args).decision != "allow"
 
 
-def allowed_by(
-    entries: Iterable[str], tool_name: str, args: Mapping[str, Any], tool: Tool | None = None
-) -> bool:
-    """Whether allow rules `entries` (a skill's `allowed-tools`, Claude Code syntax: `Read`,
-    `Bash(git diff:*)`, `mcp__github__*`) allow this call, with every Claude Code name the tool
-    has. A bare tool name allows the whole tool; `Tool(pattern)` only matching calls."""
-    rules = Rules(allow=list(entries), default="deny", source="allowed-tools")
-    explanation = rules.explain(tool_name, args, tool=tool)
-    return explanation.decision == "allow" and (explanation.rule is not None or
-                                                 bool(explanation.parts))  # fmt: skip
-
-
 @dataclass(frozen=True)
 class Part:
     """One checked piece of a shell line: a command or a redirection's target."""
@@ -344,17 +345,41 @@ class Part:
     why: str = ""
 
 
-def _redirect(target: str, write_rules: list[Rule], cwd: str) -> list[Part]:
-    """A redirection writes `target`, so Edit/Write rules decide it as a file edit; with no
-    rule it asks, saying whether the file is outside the project."""
+@dataclass(frozen=True)
+class _Writes:
+    """How a shell line's redirections are decided: rules anchored at `cwd`, targets resolved
+    from `where` (the shell's directory, the project), and whether `acceptEdits` is on."""
+
+    cwd: str
+    where: str
+    accept_edits: bool
+
+
+def _redirect(target: str, write_rules: list[Rule], writes: _Writes) -> list[Part]:
+    """A redirection writes `target`, so Edit/Write rules decide it as a file edit. With no
+    rule it asks, saying whether the file is outside the project; in `acceptEdits` a file
+    inside the project is accepted, as Claude Code accepts edits in its working directory. A
+    target bash expands first (`$`, `~`, globs, substitutions) is never allowed: only a deny or
+    ask rule decides it, else it asks."""
     if target in _HARMLESS_TARGETS:
         return []
-    path = resolve_path(target, cwd)
-    found = _first(write_rules, path, _path_matcher(path, cwd))
+    path = resolve_path(target, writes.where)
+    expands = bool(_EXPANDS.intersection(target))
+    # A target bash expands (`$HOME/x`) is not the path seen here: no allow rule vouches for it.
+    rules = [r for r in write_rules if r.decision != "allow"] if expands else write_rules
+    found = _first(rules, path, _path_matcher(path, writes.cwd))
     if found is not None:
         return [Part(f"> {target}", found.decision, found.rule)]
-    root = os.path.realpath(cwd)
+    if expands:
+        return [Part(f"> {target}", "ask", None, "bash expands the target first, so the file "
+                     "it writes is not known, and no Edit or Write rule allows that")]  # fmt: skip
+    root = os.path.realpath(writes.where)
     inside = path == root or path.startswith(root.rstrip("/") + "/")
+    # /proc/self/cwd, /dev/fd/N: links this process resolves to its own files, not the shell's.
+    magic = os.path.normpath(os.path.join(writes.where, target)).startswith(("/proc/", "/dev/"))
+    if inside and writes.accept_edits and not magic:
+        return [Part(f"> {target}", "allow", None, "permission mode 'acceptEdits' accepts "
+                     f"edits inside the project ({path})")]  # fmt: skip
     where = "a file in the project" if inside else "a file outside the project"
     return [Part(f"> {target}", "ask", None, f"it writes {path}, {where}, and no Edit or "
                  "Write rule allows that")]  # fmt: skip
@@ -438,7 +463,9 @@ def _aggregate(parts: list[Part], default: Decision) -> Explanation | None:
                 f"{part.rule.source}", part.rule, table,
             )  # fmt: skip
     if parts and all(p.decision == "allow" for p in parts):
-        return Explanation("allow", "every command is allowed", None, table)
+        why = [f"{p.subject!r} by {p.rule.text!r} from {p.rule.source}" if p.rule else p.why
+               for p in parts if p.rule is not None or p.why]  # fmt: skip
+        return Explanation("allow", f"every command is allowed: {'; '.join(why)}", None, table)
     if any(p.decision is not None for p in parts):
         unmatched = [p.subject for p in parts if p.decision is None]
         return Explanation(

@@ -204,6 +204,13 @@ class HostConfig:
     source: Path | None = None
 
     @property
+    def workspace(self) -> Path:
+        """`${workspaceFolder}` in `[mcpServers]`: the folder holding this toolweave.toml (the
+        config's own folder, as VS Code's is the folder its `.vscode/mcp.json` belongs to);
+        the current directory for a config with no file."""
+        return self.source.resolve().parent if self.source is not None else Path.cwd()
+
+    @property
     def loopback(self) -> bool:
         return self.host in LOOPBACK_HOSTS
 

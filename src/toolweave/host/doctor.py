@@ -149,12 +149,14 @@ async def check_embedder(ctx: DoctorContext) -> list[Finding]:
 async def check_mcp_servers(ctx: DoctorContext) -> list[Finding]:
     if ctx.config is None or not ctx.config.mcp_servers:
         return []
-    from toolweave.mcp.config import ServerConfig
+    from toolweave.mcp.config import load_config
+
+    workspace = ctx.config.workspace
 
     async def one(name: str, raw: Any) -> Finding:
         label = f"mcp {name}"
-        try:
-            server = ServerConfig.from_dict(name, raw)
+        try:  # variables expanded as `toolweave serve` expands them
+            (server,) = load_config({"mcpServers": {name: raw}}, workspace=workspace).values()
             client = server.make_client(ctx.timeout)
             async with client:
                 tools = await asyncio.wait_for(client.list_tools(), ctx.timeout)

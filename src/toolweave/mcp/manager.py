@@ -101,13 +101,16 @@ class MCPManager:
         source: str | Path | dict[str, Any],
         *,
         ask: InputAsker | None = None,
+        workspace: str | Path | None = None,
         **options: Any,
     ) -> MCPManager:
         """A manager for every server in a config file (path) or dict; call `start()` next.
-        `ask` answers VS Code `${input:id}` variables (None: a config using one is refused)."""
+        `ask` answers VS Code `${input:id}` variables (None: a config using one is refused);
+        `workspace` is `${workspaceFolder}` (default: the folder the file belongs to, see
+        `load_config`; for a dict, the current directory)."""
         if not isinstance(source, dict):
             options.setdefault("config_path", source)
-        return cls(load_config(source, ask=ask), **options)
+        return cls(load_config(source, ask=ask, workspace=workspace), **options)
 
     async def __aenter__(self) -> MCPManager:
         await self.start()

@@ -14,11 +14,9 @@ from toolweave._lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "SkillScope": "active",
-    "tool_allowed": "active",
     "expand_arguments": "arguments",
     "parse_command": "arguments",
     "SkillError": "errors",
-    "ToolNotAllowed": "errors",
     "InstallReport": "install",
     "SkillLibrary": "library",
     "default_roots": "library",
@@ -31,9 +29,9 @@ _EXPORTS: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
-    from toolweave.skills.active import SkillScope, tool_allowed
+    from toolweave.skills.active import SkillScope
     from toolweave.skills.arguments import expand_arguments, parse_command
-    from toolweave.skills.errors import SkillError, ToolNotAllowed
+    from toolweave.skills.errors import SkillError
     from toolweave.skills.install import InstallReport
     from toolweave.skills.library import SkillLibrary, default_roots
     from toolweave.skills.selector import select_skill
@@ -49,13 +47,11 @@ __all__ = [
     "SkillLibrary",
     "SkillScope",
     "SkillSettings",
-    "ToolNotAllowed",
     "default_roots",
     "expand_arguments",
     "parse_command",
     "select_skill",
     "split_tools",
-    "tool_allowed",
     "validate_skill",
 ]
 

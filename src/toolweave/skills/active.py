@@ -1,116 +1,64 @@
-"""`allowed_tools` enforcement: while a skill is active, only its tools are offered and run.
+"""The active skill of each session, and the skills whose `allowed-tools` the current run grants.
 
-A `SkillScope` remembers the active skill per session (any weak-referenceable key: the agent
-uses its `Session`). Reading a skill with `skill_read`, or the user running it as `/name`,
-activates it; from then on only the tools the skill allows (plus the skill tools) are offered,
-and any other call is refused with an error naming the allowed ones. A skill without
-`allowed-tools` restricts nothing. By itself the scope matches entries by name, by glob
-(`mcp__github__*`) or by the tool part of Claude Code's `Tool(pattern)` form; the agent passes
-an `admits` that matches them as Claude Code permission rules (`Bash(git diff:*)` admits the
-built-in bash running `git diff`, nothing else), which needs the governance layer above this one.
+A `SkillScope` remembers, per session (any weak-referenceable key: the agent uses its
+`Session`), the skill last activated: reading it with `skill_read`, the user running it as
+`/name`, or the selector picking it. As in Claude Code, a skill's `allowed-tools` pre-approve
+the tools it lists while the skill is active: they widen nothing else and hide nothing. A call
+they do not list goes through the session's rules and approvals as it would without the skill.
+
+The grant lasts for the run that activated the skill (Claude Code: until the next user
+message): `grants` lists the skills activated since the run began and `end_run` clears that
+list, while `active` keeps naming the skill (the selector does not pick another over it). This
+layer only records who granted what; the agent reads the entries as Claude Code permission
+rules in its governance, where deny and ask rules still come first.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import weakref
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
-
-from toolweave.skills.errors import ToolNotAllowed
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from toolweave.skills.library import SkillLibrary
     from toolweave.skills.skill import Skill
 
-SKILL_TOOL_NAMES = frozenset(
-    {
-        "skill_read",
-        "skill_resource",
-        "skill_data",
-        "skill_reload",
-        "skill_run",
-        "skill_list",
-        "skill_install",
-        "skill_remove",
-    }
-)
-"""The skills package's own tools, always allowed while a skill is active."""
-
-T = TypeVar("T")
-Admits = Callable[[str, Sequence[str], "Mapping[str, Any] | None", Any], bool]
-"""`(tool_name, allowed_tools, args or None, tool or None) -> bool`: whether a skill's
-`allowed-tools` admit a call (args given) or the tool at all (args None, for offering it)."""
-
-
-def tool_allowed(tool_name: str, allowed_tools: Sequence[str]) -> bool:
-    """Whether `allowed_tools` (empty = no restriction) lets `tool_name` run."""
-    if not allowed_tools or tool_name in SKILL_TOOL_NAMES:
-        return True
-    for entry in allowed_tools:
-        pattern = entry.split("(", 1)[0].strip()
-        if pattern == tool_name or fnmatch.fnmatchcase(tool_name, pattern):
-            return True
-    return False
-
 
 class SkillScope:
-    """The active skill of each session, and the tool restriction it implies."""
+    """The active skill of each session and the skills granting tools in its current run."""
 
-    def __init__(self, library: SkillLibrary, admits: Admits | None = None) -> None:
+    def __init__(self, library: SkillLibrary) -> None:
         self.library = library
-        self._admits: Admits = admits or (
-            lambda name, allowed, args, tool: tool_allowed(name, allowed)
-        )
         self._active: weakref.WeakKeyDictionary[object, str] = weakref.WeakKeyDictionary()
+        self._granting: weakref.WeakKeyDictionary[object, dict[str, None]] = (
+            weakref.WeakKeyDictionary()
+        )
 
     def activate(self, key: object, name: str) -> Skill:
-        """Make `name` the active skill of `key` (a session); `SkillError` if it is unknown."""
+        """Make `name` the active skill of `key` (a session), granting its `allowed-tools` until
+        the run ends; `SkillError` if it is unknown."""
         skill = self.library.get(name)
         self._active[key] = skill.name
+        self._granting.setdefault(key, {})[skill.name] = None
         self.library.mark_used(skill.name)
         return skill
 
     def deactivate(self, key: object) -> None:
+        """No active skill and no grant for `key` any more."""
         self._active.pop(key, None)
+        self._granting.pop(key, None)
 
     def active(self, key: object) -> Skill | None:
         """The active skill of `key`, if it is still installed."""
         name = self._active.get(key)
         return self.library.skills.get(name) if name is not None else None
 
-    def allows(
-        self,
-        key: object,
-        tool_name: str,
-        args: Mapping[str, Any] | None = None,
-        tool: object = None,
-    ) -> bool:
-        """Whether the active skill of `key` admits `tool_name` (with `args`, when given)."""
-        skill = self.active(key)
-        if skill is None or not skill.allowed_tools or tool_name in SKILL_TOOL_NAMES:
-            return True
-        return self._admits(tool_name, skill.allowed_tools, args, tool)
+    def grants(self, key: object) -> list[Skill]:
+        """The still-installed skills activated for `key` during its current run, in order:
+        their `allowed-tools` are pre-approved until `end_run`."""
+        names = self._granting.get(key, {})
+        found = (self.library.skills.get(name) for name in names)
+        return [skill for skill in found if skill is not None and skill.allowed_tools]
 
-    def offered(self, key: object, items: Sequence[T], name_of: Callable[[T], str]) -> list[T]:
-        """The `items` (tools or their definitions) the active skill lets `key` use."""
-        return [item for item in items if self.allows(key, name_of(item))]
-
-    def check(
-        self,
-        key: object,
-        tool_name: str,
-        args: Mapping[str, Any] | None = None,
-        tool: object = None,
-    ) -> None:
-        """Raise `ToolNotAllowed` (recoverable) naming the allowed tools, if the call is not."""
-        skill = self.active(key)
-        if skill is None or self.allows(key, tool_name, args, tool):
-            return
-        allowed = ", ".join([*skill.allowed_tools, "skill_*"])
-        raise ToolNotAllowed(
-            f"tool {tool_name!r} is not allowed while skill {skill.name!r} is active; allowed "
-            f"tools: {allowed}",
-            tool=tool_name,
-            permission=f"skill:{skill.name}",
-        )
+    def end_run(self, key: object) -> None:
+        """The run of `key` ended: its skills' pre-approvals end with it."""
+        self._granting.pop(key, None)

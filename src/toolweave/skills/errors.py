@@ -6,16 +6,10 @@ unknown skill, a path outside the skill folder, a refused archive member) and ho
 
 from __future__ import annotations
 
-from toolweave.tools.errors import PermissionDenied, ToolError
+from toolweave.tools.errors import ToolError
 
 
 class SkillError(ToolError):
     """A skill could not be found, read, installed or run; the message says why and what to do."""
-
-    recoverable = True
-
-
-class ToolNotAllowed(PermissionDenied):
-    """A call outside the active skill's `allowed-tools`; recoverable, so the model can adapt."""
 
     recoverable = True

@@ -20,10 +20,11 @@ class SkillSettings:
 
     The agent gets the skill tools, the catalog of model-invocable skills in each run's system
     message (at most `catalog_budget_chars` characters; past it the skills nearest the prompt
-    are listed), `/name args` prompts as skill commands and each skill's `allowed-tools` as a
-    gate. `selector` picks a skill up front for models that do not choose well on their own:
-    a `Model` to ask, True for the agent's own model, False for none. A bare `SkillLibrary`
-    given as `Agent(skills=...)` means `SkillSettings(library)`.
+    are listed), `/name args` prompts as skill commands and each active skill's
+    `allowed-tools` pre-approved for the run. `selector` picks a skill up front for models
+    that do not choose well on their own: a `Model` to ask, True for the agent's own model,
+    False for none. A bare `SkillLibrary` given as `Agent(skills=...)` means
+    `SkillSettings(library)`.
     """
 
     library: SkillLibrary

@@ -2,7 +2,7 @@
 
 `skill_read` takes the skill name as an enum of the current set (rebuilt on every reload), so
 the model cannot invent one; an agent that
-reads a skill activates it (its `allowed_tools` then apply, see `active`).
+reads a skill activates it (its `allowed_tools` are then pre-approved, see `active`).
 `skill_run` declares `SHELL`, so it passes the governance gates like any side effect. The
 self-management tools (`skill_list`, `skill_install`, `skill_remove`) are opt-in and marked for
 admin approval.
@@ -67,7 +67,7 @@ def skill_tools(
     def skill_read(name: Annotated[str, Field(description="The skill to load.")]) -> str:
         """Load a skill's instructions; follow them, and read its listed files when they say to.
 
-        While the skill is active, only the tools it allows can be used.
+        In a toolweave agent, the tools it lists run without asking for the rest of the run.
         """
         skill = library.get(name)
         if skill.disable_model_invocation:
@@ -81,7 +81,9 @@ def skill_tools(
                 + "\n".join(f"- {r}" for r in resources)
             )
         if skill.allowed_tools:
-            parts.append(f"Allowed tools while active: {', '.join(skill.allowed_tools)}")
+            parts.append(
+                f"Pre-approved for this run (no approval asked): {', '.join(skill.allowed_tools)}"
+            )
         return "\n\n".join(parts)
 
     def skill_resource(

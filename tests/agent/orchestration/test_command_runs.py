@@ -1,5 +1,6 @@
-"""A command file's frontmatter and context lines while it runs: `model`, `allowed-tools`,
-`` !`cmd` `` through the governed shell, `@path` through the file jail."""
+"""A command file's frontmatter and context lines while it runs: `model`, `allowed-tools` (a
+pre-approval for the command's run, never above a deny rule), `` !`cmd` `` through the governed
+shell, `@path` through the file jail."""
 
 from __future__ import annotations
 
@@ -19,11 +20,12 @@ from toolweave.llm import Message, ScriptedModel, ToolCallPart
 REVIEW = """---
 description: Review the working tree
 argument-hint: [focus]
-allowed-tools: Bash(git status:*), Read
+allowed-tools: Bash(git status:*), Read, Bash(rm -rf:*)
 model: fast
 ---
 Working tree:
 !`git status --short`
+Notes folder: !`ls notes`
 
 Notes: @notes/待办.md
 
@@ -49,16 +51,22 @@ def call(name: str, cid: str, **args: Any) -> Message:
     return Message.assistant(tool_calls=[ToolCallPart(cid, name, args)])
 
 
-async def approve(request: ApprovalRequest) -> bool:
-    return True
-
-
 async def test_model_tools_shell_and_files_apply_while_the_command_runs(work: Path) -> None:
-    main = ScriptedModel([Message.assistant("main model answered")])
+    asked: list[str] = []
+
+    async def approve(request: ApprovalRequest) -> bool:
+        asked.append(request.args.get("command", request.tool_name))
+        return True
+
+    main = ScriptedModel(
+        [call("bash", "9", command="git status --short"), Message.assistant("main model")]
+    )
     fast = ScriptedModel(
         [
-            call("write_file", "1", path="out.txt", content="x"),
-            call("read_file", "2", path="app.py"),
+            call("bash", "1", command="git status"),
+            call("bash", "2", command="git log -1"),
+            call("write_file", "3", path="out.txt", content="x"),
+            call("read_file", "4", path="app.py"),
             Message.assistant("reviewed"),
         ]
     )
@@ -77,16 +85,19 @@ async def test_model_tools_shell_and_files_apply_while_the_command_runs(work: Pa
     assert '$ git status --short\n<tool_output tool="bash">' in prompt
     assert "?? app.py\n?? notes/" in prompt
     assert 'Notes: @notes/待办.md\n<tool_output tool="read_file">\n- 修复登录' in prompt
-    assert "[`rm -rf build` was not run: the command's allowed-tools do not admit it]" in prompt
+    assert "$ ls notes" in prompt and "待办.md" in prompt  # not listed: asked, approved, ran
+    # Listed in allowed-tools, but the shell's own deny list wins: a grant is only an allow.
+    assert "[`rm -rf build` was not run: Tool 'bash' was blocked (rules)" in prompt
     assert prompt.rstrip().endswith("Review with focus on 安全.")
-    # allowed-tools: write_file is refused while the command runs, read_file (Read) is not.
-    refused = fast.requests[1].messages[-1].parts[0]
-    assert refused.is_error and "not allowed while the /review command runs" in refused.text  # type: ignore[union-attr]
+    # git status and Read are pre-approved (never asked); every call it does not list is
+    # decided as without the command: asked (and approved here), never refused for that.
+    assert asked == ["ls notes", "git log -1", "write_file"]
     ran = [inv.name for inv in result.invocations]
-    assert ran == ["bash", "read_file", "read_file"]  # the ! line, the @ file, the model's read
-    assert not (work / "out.txt").exists()
-    # The next plain prompt runs on the agent's own model with every tool.
-    assert (await agent.run("hello")).output == "main model answered"
+    assert ran == ["bash", "bash", "read_file", "bash", "bash", "write_file", "read_file"]
+    assert (work / "out.txt").read_text() == "x"
+    # The grant ends with the command's run: the next prompt asks for git status again.
+    assert (await agent.run("hello")).output == "main model"
+    assert asked == ["ls notes", "git log -1", "write_file", "git status --short"]
 
 
 async def test_shell_lines_are_refused_without_approval_never_silently(work: Path) -> None:
@@ -99,7 +110,8 @@ async def test_shell_lines_are_refused_without_approval_never_silently(work: Pat
     )
     await agent.run("/review")
     prompt = model.requests[0].messages[-1].text
-    assert "[`git status --short` was not run:" in prompt  # no rule, no approver: refused
+    assert "$ git status --short" in prompt  # pre-approved by the command: no approver needed
+    assert "[`ls notes` was not run:" in prompt  # no rule, no approver: refused
     assert "- 修复登录" in prompt  # reading a file in the jail needs no approval
     no_tools = ScriptedModel([Message.assistant("ok")])
     bare = Commands.from_directory(work.parent / "commands", models={"fast": no_tools})

@@ -6,12 +6,12 @@ whose output it embeds (`` !`git status` ``) and files it embeds (`@src/app.py`)
 - `model`: a name in `Commands.models` (the names command files use mapped to `Model`s), a
   `provider:model` string, or a bare Claude model name when the agent's model is Anthropic's;
   anything else keeps the agent's model, with a warning naming the command.
-- `allowed-tools`: while the command's run lasts, a call its entries do not admit (matched as
-  Claude Code permission rules, `skill_rules`) is refused with an error naming them, as for
-  an active skill.
+- `allowed-tools`: while the command's run lasts, the calls its entries list are pre-approved
+  (allow rules below every deny and ask rule, `toolweave.governance.grants`); other calls are
+  decided by the rules and approvals as usual, never refused just for being unlisted.
 - `` !`cmd` ``: run through the agent's own shell tool (`bash`) under the run's governance
-  (plan mode, rules, hooks, approvals), and only when `allowed-tools` admit it; its output
-  replaces the line. A refusal is written in its place, so it is never silently dropped.
+  (plan mode, rules with the command's `allowed-tools`, hooks, approvals); its output replaces
+  the line. A refusal is written in its place, so it is never silently dropped.
 - `@path`: read with the agent's `read_file` tool (its file jail, under the same governance);
   the file's text follows the reference. A path that cannot be read is noted the same way.
 
@@ -27,12 +27,10 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from toolweave.agent._run.dispatch import CallSetup, dispatch_call
-from toolweave.agent._run.skill_rules import admits
 from toolweave.agent.orchestration.slash_commands import Command, Commands
 from toolweave.governance.gates import GateRequest
 from toolweave.governance.pipeline import CallBlocked
 from toolweave.llm import Model, ToolCallPart
-from toolweave.skills.errors import ToolNotAllowed
 from toolweave.tools import ToolError
 
 if TYPE_CHECKING:
@@ -54,33 +52,10 @@ _ANTHROPIC_ALIASES = {
 }
 
 
-class CommandToolsGate:
-    """Refuses calls the running command's `allowed-tools` do not admit (recoverable)."""
-
-    def __init__(self, command: Command) -> None:
-        self.command = command
-
-    async def check(self, request: GateRequest) -> None:
-        call = request.call
-        if admits(call.name, self.command.allowed_tools, call.arguments, request.tool):
-            return
-        raise ToolNotAllowed(
-            f"tool {call.name!r} is not allowed while the /{self.command.name} command runs; "
-            f"allowed tools: {', '.join(self.command.allowed_tools)}",
-            tool=call.name,
-            permission=f"command:{self.command.name}",
-        )
-
-
 def command_config(config: RunConfig, command: Command, commands: Commands) -> RunConfig:
-    """`config` with the command's model and `allowed-tools` applied."""
-    changes: dict[str, Any] = {}
+    """`config` with the command's model applied (its `allowed-tools` are the run's grant)."""
     model = _model(command, commands, config.model)
-    if model is not None:
-        changes["model"] = model
-    if command.allowed_tools:
-        changes["gates"] = (*config.gates, CommandToolsGate(command))
-    return dataclasses.replace(config, **changes) if changes else config
+    return dataclasses.replace(config, model=model) if model is not None else config
 
 
 def _model(command: Command, commands: Commands, current: Model) -> Model | None:
@@ -125,7 +100,7 @@ async def expand_context(run: Run, command: Command) -> str:
     ]
     pieces: dict[int, tuple[int, str]] = {}
     for start, end, line in bangs:  # the shell first, in order, as Claude Code does
-        pieces[start] = (end, await _shell(run, command, line))
+        pieces[start] = (end, await _shell(run, line))
     for start, end, path in ats:
         ok, text = await context_call(run, READ_TOOL, {"path": path})
         pieces[start] = (end, f"@{path}\n{text.rstrip()}" if ok else f"@{path} [not read: {text}]")
@@ -139,11 +114,7 @@ async def expand_context(run: Run, command: Command) -> str:
     return "".join(out)
 
 
-async def _shell(run: Run, command: Command, line: str) -> str:
-    if command.allowed_tools and not admits(
-        SHELL_TOOL, command.allowed_tools, {"command": line}, run.registry.get(SHELL_TOOL)
-    ):
-        return f"[`{line}` was not run: the command's allowed-tools do not admit it]"
+async def _shell(run: Run, line: str) -> str:
     ok, text = await context_call(run, SHELL_TOOL, {"command": line})
     return f"$ {line}\n{text.rstrip()}" if ok else f"[`{line}` was not run: {text}]"
 

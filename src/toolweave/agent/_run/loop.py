@@ -19,6 +19,7 @@ from toolweave.agent._run.dispatch import CallOutcome, CallSetup, dispatch_call
 from toolweave.agent._run.hooks import prompt_message, stop_reason
 from toolweave.agent._run.orchestrate import RunOrchestration
 from toolweave.agent._run.shape import error_part
+from toolweave.agent._run.skill_rules import run_grants
 from toolweave.agent._run.stream import StreamReader
 from toolweave.agent.errors import MaxTurnsExceeded
 from toolweave.agent.events import (
@@ -133,6 +134,8 @@ class Run:
             await session.load()
             return await self._logged()
         finally:
+            if self.config.skills is not None:  # skills' pre-approvals last one run
+                self.config.skills.scope.end_run(session)
             session.release()
             if self.trace is not None:
                 self.trace.finish()
@@ -259,11 +262,7 @@ class Run:
 
     def _request(self, final_call: bool) -> ModelRequest:
         config, output, skills = self.config, self.output, self.config.skills
-        defs = (
-            skills.offered(self.registry, self.session)
-            if skills is not None
-            else self.registry.definitions()
-        )
+        defs = skills.offered(self.registry) if skills is not None else self.registry.definitions()
         key = tuple(map(id, defs))
         if key != self._defs_key:
             self._defs_key, self._defs = key, output.tools(defs)
@@ -349,8 +348,11 @@ class Run:
         return None
 
     def gate_context(self) -> GateContext:
-        """Read per call: the session's mode may be switched while the run goes on."""
-        return GateContext.of(self.session, self.registry.policy)
+        """Read per call: the session's mode may be switched while the run goes on, and a
+        skill activated during the run grants its `allowed-tools` from then on."""
+        gate = GateContext.of(self.session, self.registry.policy)
+        gate.preapproved = lambda: run_grants(self)
+        return gate
 
     def emit_started(self, call: ToolCallPart, turn: int) -> None:
         if self.emit is not None:
@@ -394,6 +396,8 @@ class Run:
         inv = outcome.invocation
         if inv is not None:
             self.steps.after_tool(inv)
+            if self.config.skills is not None:
+                self.config.skills.after_call(self.session, inv)
         if self.emit is not None and inv is not None:
             self.emit(ToolExecutionCompleted(call, outcome.part, inv.error, inv.duration, turn))
         return outcome

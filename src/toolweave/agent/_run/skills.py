@@ -5,9 +5,11 @@ stages (as memory is): `shape` turns a prompt `/name args` naming a skill into t
 command, lets the selector pick a skill up front for models that do not choose well on their
 own, and adds the level-1 catalog to the system prompt (recomputed per run, so a reload or a
 query past the budget is reflected, and byte-stable otherwise). The skill tools join the
-registry, `SkillGate` activates a skill when the model reads it and refuses calls outside its
-`allowed-tools` (matched as Claude Code permission rules, `skill_rules`), and `offered` hides
-those tools from the model while the skill is active.
+registry, and a skill the model has read (a `skill_read` call that ran and succeeded, so one a
+rule, hook or approver refused grants nothing) becomes active: from then until the run ends,
+its `allowed-tools` are pre-approved (allow rules joined to the run's governance,
+`toolweave.governance.grants`). Nothing is hidden or refused for being unlisted, as in Claude
+Code.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING
 
-from toolweave.agent._run.skill_rules import admits
 from toolweave.errors import ConfigError
 from toolweave.llm import Message, Model
 from toolweave.skills import SkillScope, parse_command, select_skill
@@ -23,26 +24,8 @@ from toolweave.tools import ToolDef
 
 if TYPE_CHECKING:
     from toolweave.agent.session import Session
-    from toolweave.governance.gates import GateRequest
     from toolweave.skills.settings import SkillSettings
-    from toolweave.tools import Tool, ToolRegistry
-
-
-class SkillGate:
-    """Activates the skill a `skill_read` call names; refuses calls its `allowed-tools` forbid."""
-
-    def __init__(self, scope: SkillScope) -> None:
-        self.scope = scope
-
-    async def check(self, request: GateRequest) -> None:
-        call = request.call
-        if call.name == "skill_read":
-            name = call.arguments.get("name")
-            skill = self.scope.library.skills.get(name) if isinstance(name, str) else None
-            if skill is not None and not skill.disable_model_invocation:
-                self.scope.activate(request.session, skill.name)
-            return
-        self.scope.check(request.session, call.name, call.arguments, request.tool)
+    from toolweave.tools import Tool, ToolInvocation, ToolRegistry
 
 
 class AgentSkills:
@@ -52,8 +35,7 @@ class AgentSkills:
         library = settings.library
         selector = settings.selector
         self.library = library
-        self.scope = SkillScope(library, admits)
-        self.gate = SkillGate(self.scope)
+        self.scope = SkillScope(library)
         self.selector: Model | None = model if selector is True else selector or None
         self.catalog_budget_chars = settings.catalog_budget_chars
         self.tools: list[Tool] = library.tools()
@@ -79,14 +61,24 @@ class AgentSkills:
             registry.register(tool)
         self._registry = registry
 
-    def offered(self, registry: ToolRegistry, session: Session) -> list[ToolDef]:
-        """The definitions the model sees this turn (only the active skill's tools)."""
+    def after_call(self, session: Session, invocation: ToolInvocation) -> None:
+        """A skill read successfully becomes active (its grant applies to later calls)."""
+        if invocation.name != "skill_read" or not invocation.ok:
+            return
+        args = invocation.args
+        name = args.get("name") if isinstance(args, dict) else None
+        if isinstance(name, str) and name in self.library.skills:
+            self.scope.activate(session, name)
+
+    def offered(self, registry: ToolRegistry) -> list[ToolDef]:
+        """The definitions the model sees this turn, after a library reload re-registered the
+        skill tools (a skill's `allowed-tools` hide nothing)."""
         if self._stale and self._registry is not None:
             self._stale = False
             for tool in self.tools:  # the skill_read enum changed: bump the registry version
                 self._registry.unregister(tool.name)
                 self._registry.register(tool)
-        return self.scope.offered(session, registry.definitions(), lambda d: d.name)
+        return registry.definitions()
 
     async def shape(
         self, prompt: str, system: Message | None, session: Session, model: Model

@@ -27,6 +27,8 @@ from toolweave.errors import ConfigError
 from toolweave.skills import split_tools
 from toolweave.storage.files import parse_frontmatter
 
+NAMESPACE_SEPARATOR = ":"
+"""Between a command's subfolders and its name (`dev/code-review.md` is `/dev:code-review`)."""
 _FRONTMATTER = re.compile(r"\A\ufeff?---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _HINT_LINE = re.compile(r"^(argument-hint:)[ \t]*(.*?)[ \t]*$", re.MULTILINE)
 
@@ -85,7 +87,7 @@ class CommandFile:
 
     @property
     def qualified(self) -> str:
-        return f"{self.namespace}:{self.name}" if self.namespace else self.name
+        return f"{self.namespace}{NAMESPACE_SEPARATOR}{self.name}" if self.namespace else self.name
 
 
 def command_files(directory: Path) -> list[Path]:
@@ -100,7 +102,7 @@ def command_files(directory: Path) -> list[Path]:
 
 def describe(directory: Path, file: Path) -> CommandFile:
     relative = file.relative_to(directory)
-    return CommandFile(file, file.stem, ":".join(relative.parent.parts))
+    return CommandFile(file, file.stem, NAMESPACE_SEPARATOR.join(relative.parent.parts))
 
 
 def reachable_names(

@@ -38,7 +38,9 @@ class GatewayProvider:
 
         self.config = config
         # Validated now (a config mistake stops `toolweave serve` at once), connected later.
-        self.manager: MCPManager = MCPManager.from_config({"mcpServers": config.mcp_servers})
+        self.manager: MCPManager = MCPManager.from_config(
+            {"mcpServers": config.mcp_servers}, workspace=config.workspace
+        )
 
     def describe(self) -> str:
         names = ", ".join(sorted(self.config.mcp_servers))
