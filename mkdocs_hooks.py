@@ -3,11 +3,14 @@
 Engineers add capability pages (docs/governance.md, docs/skills.md, ...) in parallel; listing
 them by hand in mkdocs.yml before they exist would fail `mkdocs build --strict`, and forgetting
 to list one would leave it unpublished. So mkdocs.yml orders the pages it knows, and this hook
-appends the others, sorted, under "Capabilities".
+appends the others, sorted, under "Capabilities", each titled with its first heading as plain
+text (no backticks or other markup in the nav).
 """
 
 from __future__ import annotations
 
+import html
+import re
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +30,19 @@ def _listed(nav: Any) -> set[str]:
     return found
 
 
+def plain(heading: str) -> str:
+    """A Markdown heading as the text a reader sees: code spans, emphasis and links rendered
+    the way the page renders them, then every tag dropped (the nav shows text, not markup)."""
+    import markdown
+
+    rendered = markdown.markdown(heading)
+    return html.unescape(re.sub(r"<[^>]+>", "", rendered)).strip()
+
+
 def _title(path: Path) -> str:
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.startswith("# "):
-            return line[2:].strip().strip("`")
+            return plain(line[2:])
     return path.stem.replace("-", " ").capitalize()
 
 

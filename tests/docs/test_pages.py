@@ -1,16 +1,20 @@
 """The Python blocks of the developer-experience pages run as written, offline; the docs site
-builds in strict mode with every page in its nav; README.zh-CN.md keeps README.md's shape."""
+builds in strict mode with every page in its nav, titled in plain text; README.zh-CN.md keeps
+README.md's shape."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import runpy
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = ["tracing.md", "configuration.md", "migration.md", "console.md", "examples.md"]
@@ -80,3 +84,31 @@ def test_the_chinese_readme_keeps_step_with_the_english_one() -> None:
     assert chinese[0] == english[0], "README.zh-CN.md must have README.md's sections, in order"
     assert chinese[1] == english[1], "README.zh-CN.md must carry README.md's code blocks as is"
     assert "README.zh-CN.md" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _titles(nav: Any) -> list[str]:
+    if isinstance(nav, list):
+        return [title for item in nav for title in _titles(item)]
+    if isinstance(nav, dict):
+        return [t for key, value in nav.items() for t in [str(key), *_titles(value)]]
+    return []
+
+
+def test_the_nav_titles_are_plain_text() -> None:
+    """The nav as the hook builds it (mkdocs.yml's, plus the pages it appends titled from
+    their headings) has no Markdown markup in any title."""
+    spec = importlib.util.spec_from_file_location("mkdocs_hooks", ROOT / "mkdocs_hooks.py")
+    assert spec is not None and spec.loader is not None
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text("utf-8"))["nav"]
+    config = hooks.on_config({"docs_dir": str(ROOT / "docs"), "nav": nav})
+    titles = _titles(config["nav"])
+    assert "Memory: toolweave.memory" in titles
+    assert "Knowledge base and notes (toolweave.kb)" in titles
+    marked = [t for t in titles if re.search(r"[`*<>\[\]]|\]\(", t)]
+    assert not marked, marked
+    assert hooks.plain("Skills: **`SKILL.md`** and [the spec](https://agentskills.io) 技能") == (
+        "Skills: SKILL.md and the spec 技能"
+    )
+    assert hooks.plain("The `daily_calls_per_client` bound") == "The daily_calls_per_client bound"

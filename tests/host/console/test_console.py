@@ -14,6 +14,7 @@ from tests.host.console.console_host import gated_weather_agent, serving
 from toolweave.accounting import QueryRecord
 from toolweave.host.console.log import percentile, usage_summary
 from toolweave.mcp import MCPClient, as_tools
+from toolweave.tools import FunctionTool
 
 TOKEN = "s3cret-令牌"
 
@@ -70,6 +71,21 @@ async def test_overview_queries_and_usage_reflect_served_calls() -> None:
     by_tool = {t["tool"]: t for t in usage["tools"]}
     assert (by_tool["calculate"]["calls"], by_tool["calculate"]["errors"]) == (2, 1)
     assert by_tool["get_weather"]["p99_ms"] >= by_tool["get_weather"]["p50_ms"] > 0
+
+
+def lookup(city: str) -> str:
+    return city
+
+
+async def test_the_overview_sends_whole_multi_line_descriptions() -> None:
+    description = "查询天气。\n\nSecond paragraph: what the tool returns, and when to call it."
+    async with serving() as host:
+        host.server.add_tool(FunctionTool(lookup, description=description))
+        console = {"Authorization": f"Bearer {host.console.token}"}
+        async with httpx.AsyncClient(headers=console) as http:
+            overview = (await http.get(f"{host.console_url}/api/overview")).json()
+    (tool,) = [t for t in overview["tools"] if t["name"] == "lookup"]
+    assert tool["description"] == description
 
 
 async def test_an_approval_answered_over_http_lets_the_run_continue() -> None:

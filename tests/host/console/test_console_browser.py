@@ -1,6 +1,9 @@
 """End to end in headless Chromium: an agent run waits on an approval, an admin approves it in
-the console page, the run continues; the usage page draws its charts. Screenshots are kept in
-build/test-artifacts/ (or $TOOLWEAVE_TEST_ARTIFACTS)."""
+the console page, the run continues; the usage page draws its charts, read back from the
+Chart.js instances (every tool name on its axis and wide enough to be read, value axes from 0
+with integer ticks for counts, "no data yet" before any call), and the overview shows whole
+multi-line descriptions, wrapped. Screenshots are kept in build/test-artifacts/ (or
+$TOOLWEAVE_TEST_ARTIFACTS)."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import pytest
 
 from tests.host.console.console_host import gated_weather_agent, serving
 from toolweave.mcp import MCPClient, as_tools
+from toolweave.tools import FunctionTool
 
 ROOT = Path(__file__).resolve().parents[3]
 CHROMIUM = "/usr/bin/chromium"
@@ -23,8 +27,10 @@ FLAGS = (
     "--headless",
     "--no-sandbox",
     "--disable-gpu",
+    "--disable-quic",
     "--disable-background-networking",
     "--disable-component-update",
+    "--disable-sync",
     "--no-first-run",
     "--window-size=1280,900",
 )
@@ -39,7 +45,7 @@ def _artifacts() -> Path:
 
 
 @pytest.fixture
-def browser() -> Iterator[Any]:
+def browser(tmp_path: Path) -> Iterator[Any]:
     if not (shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER)):
         message = "needs Debian's chromium and chromium-driver (.ci/run installs them)"
         if os.environ.get("CI"):
@@ -52,6 +58,7 @@ def browser() -> Iterator[Any]:
     options.binary_location = CHROMIUM
     for flag in FLAGS:
         options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={tmp_path / 'chromium-profile'}")  # a fresh profile
     driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
     try:
         yield driver
@@ -59,13 +66,13 @@ def browser() -> Iterator[Any]:
         driver.quit()
 
 
-def _wait(driver: Any, script: str) -> Any:
-    """Poll the page with `script` until it returns something truthy (the browser's own
-    WebDriverWait, bounded by WAIT)."""
+def _wait(driver: Any, script: str, *args: Any) -> Any:
+    """Poll the page with `script` (given `args`) until it returns something truthy (the
+    browser's own WebDriverWait, bounded by WAIT)."""
     from selenium.webdriver.support.ui import WebDriverWait
 
     return WebDriverWait(driver, WAIT, poll_frequency=0.05).until(
-        lambda d: d.execute_script(script)
+        lambda d: d.execute_script(script, *args)
     )
 
 
@@ -132,3 +139,127 @@ async def test_an_admin_approves_in_the_browser_and_the_run_continues(browser: A
     assert any("get_weather" in q and "success" in q for q in drawn["queries"])
     for name in ("console-approval.png", "console-usage.png"):
         assert (artifacts / name).stat().st_size > 10_000  # a real rendered page
+
+
+DESCRIPTION = (
+    "查询气象站的天气预报：未来七天的气温、湿度和风力。\n"
+    "Second line: the forecast for every city the station network covers, in Celsius, "
+    "with humidity and wind, long enough that the description column has to wrap it."
+)
+# Long names, enough of them that a category axis left to autoSkip drops some.
+STATIONS = [f"station_{n:02d}_weather_forecast_lookup" for n in range(16)]
+CHARTS = ("chart-calls", "chart-latency", "chart-tokens")
+
+_EMPTY_STATE = """
+  if (document.body.dataset.loaded !== 'usage') return null;
+  return [...document.querySelectorAll('#page-usage figure')].map((f) => {
+    const note = f.querySelector('.empty');
+    return {text: note && note.offsetParent !== null ? note.innerText : null,
+            chart: Chart.getChart(f.querySelector('canvas')) !== undefined,
+            canvasShown: f.querySelector('canvas').offsetParent !== null};
+  });
+"""
+
+_DRAWN = """
+  const expected = arguments[0];
+  const out = {};
+  for (const id of arguments[1]) {
+    const chart = Chart.getChart(document.getElementById(id));
+    if (!chart) return null;
+    const scales = Object.values(chart.scales);
+    const names = scales.find((s) => s.type === 'category');
+    const values = scales.find((s) => s.type === 'linear');
+    const labels = names.ticks.map((t) => names.getLabelForValue(t.value));
+    if (id === 'chart-calls' && labels.length !== expected) return null;  // not yet redrawn
+    const ctx = chart.ctx;
+    ctx.save();
+    ctx.font = Chart.helpers.toFont(names.options.ticks.font).string;
+    const widest = Math.max(...labels.map((l) => ctx.measureText(l).width));
+    ctx.restore();
+    const pixels = names.ticks.map((t, i) => names.getPixelForTick(i));
+    const gaps = pixels.slice(1).map((p, i) => Math.abs(p - pixels[i]));
+    out[id] = {labels, widest, axisWidth: names.width, left: names.left,
+               minGap: gaps.length ? Math.min(...gaps) : null,
+               min: values.min, ticks: values.ticks.map((t) => t.value),
+               data: chart.data.datasets.map((d) => d.data)};
+  }
+  out.empty = [...document.querySelectorAll('#page-usage .empty')].filter(
+    (e) => e.offsetParent !== null).length;
+  return out;
+"""
+
+_DESCRIPTION_CELL = """
+  const row = [...document.querySelectorAll('#tools tbody tr')].find(
+    (r) => r.cells[0].textContent === arguments[0]);
+  if (!row) return null;
+  const cell = row.cells[1];
+  const line = parseFloat(getComputedStyle(cell).lineHeight) || 16;
+  return {text: cell.textContent, shown: cell.innerText, lines: cell.clientHeight / line,
+          tableWidth: document.getElementById('tools').scrollWidth,
+          pageWidth: document.documentElement.clientWidth};
+"""
+
+
+def station_forecast(city: str) -> str:
+    return city
+
+
+def _usage_page(driver: Any, url: str, token: str, step: Any) -> dict[str, Any]:
+    """The usage page before any call, then (after `step` logs the calls) as drawn."""
+    driver.get(f"{url}#token={token}")
+    driver.execute_script("location.hash = '#usage'")
+    empty = _wait(driver, _EMPTY_STATE)
+    step()
+    drawn = _wait(driver, _DRAWN, len(STATIONS), CHARTS)
+    driver.save_screenshot(str(_artifacts() / "console-usage-axes.png"))
+    driver.execute_script("location.hash = '#overview'")
+    cell = _wait(driver, _DESCRIPTION_CELL, "station_forecast")
+    driver.save_screenshot(str(_artifacts() / "console-overview.png"))
+    return {"empty": empty, "drawn": drawn, "cell": cell}
+
+
+async def test_the_usage_page_draws_every_tool_from_zero_and_says_when_empty(
+    browser: Any,
+) -> None:
+    async with serving() as host:
+        url = host.console_url
+        assert url is not None
+        host.server.add_tool(FunctionTool(station_forecast, description=DESCRIPTION))
+        log = host.accounting.query_log()
+        assert log is not None
+        loop = asyncio.get_running_loop()
+
+        def log_calls() -> None:
+            """Calls of every station tool, then an agent run of 300 tokens (from the browser's
+            thread, into the host's loop)."""
+
+            async def write() -> None:
+                for n, name in enumerate(STATIONS):
+                    row = await log.start(f"{name} {{}}", "test", kind="tool")
+                    await log.finish(row, "success", tools=[name], duration=0.001 * (n + 1))
+                row = await log.start("北京天气怎么样?", "test")
+                await log.finish(row, "success", tokens=300)
+
+            asyncio.run_coroutine_threadsafe(write(), loop).result()
+
+        seen = await asyncio.to_thread(_usage_page, browser, url, host.console.token, log_calls)
+    assert seen["empty"] == [{"text": "no data yet", "chart": False, "canvasShown": False}] * 3
+    drawn = seen["drawn"]
+    assert drawn["empty"] == 0
+    for name in ("chart-calls", "chart-latency"):
+        chart = drawn[name]
+        assert chart["labels"] == sorted(STATIONS)  # every tool name drawn, none skipped
+        assert chart["widest"] <= chart["axisWidth"] and chart["left"] >= 0  # none cut off
+        assert chart["minGap"] >= 12  # a line of text per name: no overlap
+        assert chart["min"] == 0
+    calls = drawn["chart-calls"]
+    assert calls["data"] == [[1] * len(STATIONS), [0] * len(STATIONS)]
+    assert all(float(t).is_integer() for t in calls["ticks"])  # counts have integer ticks
+    tokens = drawn["chart-tokens"]
+    assert len(tokens["labels"]) == 1 and tokens["data"] == [[300]]
+    assert tokens["min"] == 0 and all(float(t).is_integer() for t in tokens["ticks"])
+    cell = seen["cell"]
+    assert cell["text"] == DESCRIPTION  # the whole description, both lines
+    assert DESCRIPTION.split("\n")[1] in cell["shown"].split("\n")
+    assert cell["lines"] >= 3  # the long second line wraps
+    assert cell["tableWidth"] <= cell["pageWidth"]

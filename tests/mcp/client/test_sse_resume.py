@@ -4,19 +4,23 @@ The server is a raw asyncio HTTP/1.1 server (real sockets, real httpx on the cli
 the test controls exactly where the stream breaks: after a priming event `s1` and in the middle
 of event `s2`, which carries a large tool result. The client must reconnect with
 `Last-Event-ID: s1` (the id of `s2` never became the last event id, since `s2` was never
-dispatched) and get the whole result from the replay.
+dispatched) and get the whole result from the replay, the server's `retry:` delay after the
+stream ended (counted from the end, so work done since then does not make it late).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
+import httpx
 import pytest
 
 from toolweave.mcp import MCPClient
+from toolweave.mcp.client import _http
 from toolweave.mcp.shared.errors import MCPError
 
 BIG = "北京 sunny, 晴朗 " * 20_000  # a large tool result, English and Chinese
@@ -136,3 +140,44 @@ async def test_resume_gives_up_after_five_failed_attempts(dropping: DroppingServ
         with pytest.raises(MCPError, match="could not be resumed in 5 attempts"):
             await client.call_tool("weather", {"city": "北京"})
     assert len(dropping.get_times) == 5
+
+
+async def test_the_retry_delay_counts_from_the_streams_end_not_from_later_work(
+    dropping: DroppingServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Time the client spends after the stream ended (closing it; on a starved CPU, anything)
+    is part of the server's `retry:` delay, not added to it: the loop's clock jumps 150 ms
+    while the client closes the dropped response, so the reconnect waits only the 50 ms left
+    of 200, and still never earlier than 200 ms after the stream ended."""
+    dropping.retry_ms = 200
+    loop = asyncio.get_running_loop()
+    real_time, jump, offset = loop.time, 0.150, [0.0]
+    before_jump: list[float] = []
+    monkeypatch.setattr(loop, "time", lambda: real_time() + offset[0])
+    real_aclose = httpx.Response.aclose
+
+    async def slow_aclose(response: httpx.Response) -> None:
+        by_client = sys._getframe(1).f_code.co_filename == _http.__file__  # not httpx's own
+        stream = response.headers.get("content-type", "").startswith("text/event-stream")
+        if by_client and stream and response.request.method == "POST" and not before_jump:
+            before_jump.append(loop.time())
+            offset[0] += jump  # the work after the stream ended took 150 ms
+        await real_aclose(response)
+
+    real_sleep, waits = asyncio.sleep, list[float]()
+
+    async def recorded_sleep(delay: float, result: Any = None) -> Any:
+        if sys._getframe(1).f_code.co_filename == _http.__file__:
+            waits.append(delay)
+        return await real_sleep(delay, result)
+
+    monkeypatch.setattr(httpx.Response, "aclose", slow_aclose)
+    monkeypatch.setattr(asyncio, "sleep", recorded_sleep)
+    url = f"http://127.0.0.1:{dropping.port}/mcp"
+    async with MCPClient.http(url, protocol_mode="legacy", timeout=30) as client:
+        result = await client.call_tool("weather", {"city": "北京"})
+    assert result.text == BIG and dropping.resumed_from == ["s1"]
+    (wait,) = waits
+    assert 0 <= wait <= 0.200 - jump  # what was left of the delay, not all of it again
+    (ended,) = before_jump
+    assert dropping.get_times[0] - ended >= 0.200 - 0.005  # the server's delay is kept

@@ -175,7 +175,7 @@ class Console:
             tools.append(
                 {
                     "name": name,
-                    "description": (getattr(inner, "description", "") or "").split("\n")[0],
+                    "description": getattr(inner, "description", "") or "",
                     "server": getattr(inner, "server", None),
                     "read_only": bool(getattr(annotations, "read_only", False)),
                     "destructive": bool(getattr(annotations, "destructive", False)),

@@ -268,9 +268,11 @@ class HTTPTransport:
     async def _consume(self, response: httpx.Response, stream: _Stream) -> None:
         """Read a POST's SSE answer, resuming with GET + Last-Event-ID while answers are due.
 
-        Up to `MAX_RESUME_ATTEMPTS` reconnects in a row, each after the server's `retry:`
-        delay; a resumed stream that delivers new events starts the count again.
+        Up to `MAX_RESUME_ATTEMPTS` reconnects in a row, each the server's `retry:` delay after
+        the stream (or the failed attempt before) ended; a resumed stream that delivers new
+        events starts the count again.
         """
+        loop = asyncio.get_running_loop()
         failures = 0
         while True:
             seen = stream.last_event_id
@@ -279,6 +281,7 @@ class HTTPTransport:
             except Exception as exc:
                 logger.debug("%s: SSE stream broke: %r", self.name, exc)
             finally:
+                ended = loop.time()
                 await response.aclose()
             if not stream.waiting or self._client is None:
                 return
@@ -293,8 +296,8 @@ class HTTPTransport:
                     self._fail(stream, f"the stream could not be resumed in {failures} attempts")
                     return
                 failures += 1
-                await asyncio.sleep(stream.retry_ms / 1000)
-                resumed = await self._get(stream.last_event_id)
+                resumed = await self._get(stream.last_event_id, after=(ended, stream.retry_ms))
+                ended = loop.time()
             response = resumed
 
     def _fail(self, stream: _Stream, reason: str) -> None:
@@ -327,7 +330,17 @@ class HTTPTransport:
             if decoder.retry is not None:
                 stream.retry_ms = decoder.retry
 
-    async def _get(self, last_event_id: str | None) -> httpx.Response | None:
+    async def _get(
+        self, last_event_id: str | None, *, after: tuple[float, int] | None = None
+    ) -> httpx.Response | None:
+        """Open a GET stream; `after=(ended, retry_ms)` reconnects `retry_ms` after the loop
+        time `ended`, however long the work since `ended` took (so the server's delay is met,
+        not exceeded by it)."""
+        if after is not None:
+            ended, retry_ms = after
+            await asyncio.sleep(
+                max(0.0, ended + retry_ms / 1000 - asyncio.get_running_loop().time())
+            )
         client = self._client
         if client is None:
             return None
@@ -363,6 +376,7 @@ class HTTPTransport:
 
     async def _listen(self, response: httpx.Response | None) -> None:
         """Read the standalone GET stream, reconnecting (with Last-Event-ID) when it drops."""
+        loop = asyncio.get_running_loop()
         stream = _Stream(set())
         failures = 0
         while self._client is not None and failures < MAX_RESUME_ATTEMPTS:
@@ -372,9 +386,10 @@ class HTTPTransport:
                 failures = 0
                 with contextlib.suppress(Exception):
                     await self._read_events(response, stream)
+            ended = loop.time()
+            if response is not None:
                 await response.aclose()
-            await asyncio.sleep(stream.retry_ms / 1000)
-            response = await self._get(stream.last_event_id)
+            response = await self._get(stream.last_event_id, after=(ended, stream.retry_ms))
 
     def legacy_transport(self) -> LegacySSETransport | None:
         """The legacy HTTP+SSE transport to connect with instead, when this url ends in `/sse`

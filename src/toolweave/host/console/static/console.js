@@ -58,7 +58,7 @@ async function loadOverview() {
   const data = await api("/overview");
   document.getElementById("server-name").textContent = data.name;
   fill("tools", data.tools, (t) => [
-    cell(t.name), cell(t.description), cell(t.server || "local"),
+    cell(t.name), cell(t.description, "description"), cell(t.server || "local"),
     cell([t.read_only ? "read-only" : "", t.destructive ? "destructive" : ""].filter(Boolean).join(", ")),
     cell(t.status, "ok"),
   ]);
@@ -110,36 +110,67 @@ async function loadQueries() {
   ]);
 }
 
-function draw(id, config) {
+// Bar charts run horizontally so every tool name is drawn in full (no autoSkip), each box as
+// tall as its bars need; value axes start at 0, and counts have integer ticks.
+const BAR_PX = 22;
+const AXIS_PX = 60;
+
+function valueAxis(integer) {
+  return { beginAtZero: true, suggestedMax: 1, ticks: integer ? { precision: 0 } : {} };
+}
+
+function barChart(labels, datasets, integer) {
+  return {
+    type: "bar",
+    data: { labels, datasets },
+    options: {
+      indexAxis: "y",
+      animation: false,
+      maintainAspectRatio: false,
+      scales: { x: valueAxis(integer), y: { ticks: { autoSkip: false } } },
+    },
+  };
+}
+
+function draw(id, config, rows) {
+  const canvas = document.getElementById(id);
+  const box = canvas.parentElement;
+  const empty = config.data.labels.length === 0;
+  box.hidden = empty;
+  box.nextElementSibling.hidden = !empty;  // the figure's "no data yet"
+  if (empty) {
+    if (charts[id]) charts[id].destroy();
+    delete charts[id];
+    return;
+  }
+  box.style.height = (AXIS_PX + BAR_PX * rows) + "px";
   if (charts[id]) {
     charts[id].data = config.data;
     charts[id].update("none");
   } else {
-    charts[id] = new Chart(document.getElementById(id), config);
+    charts[id] = new Chart(canvas, config);
   }
 }
 
 async function loadUsage() {
   const usage = await api("/usage?limit=5000");
   const names = usage.tools.map((t) => t.tool);
-  const bar = (datasets) => ({ type: "bar", data: { labels: names, datasets }, options: { animation: false } });
-  draw("chart-calls", bar([
-    { label: "calls", data: usage.tools.map((t) => t.calls), backgroundColor: "#0969da" },
-    { label: "errors", data: usage.tools.map((t) => t.errors), backgroundColor: "#cf222e" },
-  ]));
-  draw("chart-latency", bar([
-    { label: "p50", data: usage.tools.map((t) => t.p50_ms), backgroundColor: "#2da44e" },
-    { label: "p90", data: usage.tools.map((t) => t.p90_ms), backgroundColor: "#bf8700" },
-    { label: "p99", data: usage.tools.map((t) => t.p99_ms), backgroundColor: "#cf222e" },
-  ]));
-  draw("chart-tokens", {
-    type: "line",
-    data: {
-      labels: usage.tokens_per_day.map((d) => d.day),
-      datasets: [{ label: "tokens", data: usage.tokens_per_day.map((d) => d.tokens), borderColor: "#8250df" }],
-    },
-    options: { animation: false },
-  });
+  const series = (key) => usage.tools.map((t) => t[key]);
+  const perTool = (bars) => names.length * bars;
+  draw("chart-calls", barChart(names, [
+    { label: "calls", data: series("calls"), backgroundColor: "#0969da" },
+    { label: "errors", data: series("errors"), backgroundColor: "#cf222e" },
+  ], true), perTool(2));
+  draw("chart-latency", barChart(names, [
+    { label: "p50", data: series("p50_ms"), backgroundColor: "#2da44e" },
+    { label: "p90", data: series("p90_ms"), backgroundColor: "#bf8700" },
+    { label: "p99", data: series("p99_ms"), backgroundColor: "#cf222e" },
+  ], false), perTool(3));
+  // Tool calls served over MCP use no model tokens: days with none are not drawn.
+  const days = usage.tokens_per_day.filter((d) => d.tokens > 0);
+  draw("chart-tokens", barChart(days.map((d) => d.day), [
+    { label: "tokens", data: days.map((d) => d.tokens), backgroundColor: "#8250df" },
+  ], true), days.length);
 }
 
 const PAGES = { overview: loadOverview, approvals: loadApprovals, queries: loadQueries, usage: loadUsage };
