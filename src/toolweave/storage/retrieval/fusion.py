@@ -16,9 +16,18 @@ normalisation, and the top result, do not depend on `k`. Equal
 fused scores go to the record the stronger (heavier-weighted) side prefers, then the other side,
 then the stronger side's rank: deterministic, and never by record id.
 
+Before fusing, the keyword side's scores get a phrase bonus (`phrase_boost`): bm25 counts the
+query's words one by one, so a passage that says "the Super Bowl was played" and one that
+scatters "super" and "bowl" over unrelated sentences score alike. A keyword candidate gains
+`PHRASE_WEIGHT * best_keyword_score * share`, `share` being the part of the query's adjacent
+word pairs (pairs of two stop words left out) that the candidate has side by side too; the
+candidates are then ranked by their new scores. On held-out questions it gains 3.5 points of
+hit@1 on SQuAD, 0.5 on CMRC 2018 and 1.5 on LoCoMo (docs/knowledge-base.md).
+
 `w`, the vector weight, depends on the embedder (how good its vectors are) and on the query's
 script: measured on public sets (docs/knowledge-base.md, benchmarks/retrieval_public.py),
-WordLlama's vectors add a little at w = 0.05 on English and Chinese and cost hit@1 from 0.2 on;
+WordLlama's vectors add a little at w = 0.1 on English and 0.05 on Chinese and cost hit@1 from
+0.2 on;
 MiniLM is English-only, so its Chinese queries are keyword-only. The weights are stored with
 each index, so a store keeps ranking the way it was measured until its owner changes them.
 """
@@ -26,13 +35,14 @@ each index, so a store keeps ranking the way it was measured until its owner cha
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from toolweave.storage.errors import ConfigError
-from toolweave.storage.text import has_cjk
+from toolweave.storage.text import QUERY_STOP_WORDS, has_cjk, segment
 
 if TYPE_CHECKING:
     from toolweave.storage.retrieval.index import IndexHit
@@ -45,6 +55,9 @@ MIN_COSINE_SPAN = 0.1
 SUBSTRING_SHARE = 0.5
 """Keyword score of a substring-only match (no word matched), as a share of the weakest word
 match's score: below every word match, still ahead of records the keyword side never found."""
+PHRASE_WEIGHT = 1.0
+"""Keyword score a candidate gains for having all the query's adjacent word pairs side by side,
+as a share of the best keyword score (a part of the pairs earns that part of it)."""
 FUSION_FORMULA = "(1 - w) * keyword/best + w * (cosine - floor)/(best - floor)"
 
 
@@ -76,7 +89,7 @@ class FusionWeights:
 
 
 EMBEDDER_WEIGHTS: dict[str, FusionWeights] = {
-    "wordllama": FusionWeights(latin=0.05, cjk=0.05),
+    "wordllama": FusionWeights(latin=0.1, cjk=0.05),
     "minilm": FusionWeights(latin=0.3, cjk=0.0),
     "hash": FusionWeights(latin=0.3, cjk=0.1),
 }
@@ -93,6 +106,40 @@ def weights_for(embedder_name: str) -> FusionWeights:
 def pool_size(limit: int) -> int:
     """Candidates each side contributes to a search for `limit` hits."""
     return max(FUSION_POOL, limit)
+
+
+def word_pairs(words: Sequence[str]) -> set[tuple[str, str]]:
+    """The adjacent pairs of `words`, leaving out pairs of two stop words ("of the")."""
+    return {
+        pair
+        for pair in itertools.pairwise(words)
+        if not (pair[0] in QUERY_STOP_WORDS and pair[1] in QUERY_STOP_WORDS)
+    }
+
+
+def phrase_boost(query: str, keyword: Sequence[IndexHit]) -> list[IndexHit]:
+    """The keyword hits with the phrase bonus added to their scores, best first, re-ranked.
+
+    A hit gains `PHRASE_WEIGHT * best * share`: `best` the best keyword score among the hits,
+    `share` the part of the query's adjacent word pairs (`word_pairs` of `segment(query)`) that
+    the hit's text has side by side. Equal scores keep the order the keyword side gave.
+    """
+    from toolweave.storage.retrieval.index import IndexHit
+
+    wanted = word_pairs(segment(query))
+    if not wanted or not keyword:
+        return list(keyword)
+    scores = [_score_of(hit, rank) for rank, hit in enumerate(keyword, start=1)]
+    gain = PHRASE_WEIGHT * max(scores) / len(wanted)
+    boosted = [
+        score + gain * len(wanted & word_pairs(segment(hit.record.text)))
+        for hit, score in zip(keyword, scores, strict=True)
+    ]
+    order = sorted(range(len(keyword)), key=lambda i: -boosted[i])
+    return [
+        IndexHit(keyword[i].record, 0.0, keyword_rank=rank, keyword_score=boosted[i])
+        for rank, i in enumerate(order, start=1)
+    ]
 
 
 def fuse_hits(

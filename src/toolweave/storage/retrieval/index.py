@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from toolweave.storage.errors import ConfigError
 from toolweave.storage.retrieval.embedders import Embedder
-from toolweave.storage.retrieval.fusion import FusionWeights, fuse_hits, pool_size
+from toolweave.storage.retrieval.fusion import FusionWeights, fuse_hits, phrase_boost, pool_size
 
 DEFAULT_COLLECTION = "default"
 DEFAULT_RRF_K = 60
@@ -182,7 +182,7 @@ class FusedSearch:
             if weight < 1.0
             else _nothing(none),
         )
-        return fuse_hits(keyword, vector, limit, weight=weight)
+        return fuse_hits(phrase_boost(query, keyword), vector, limit, weight=weight)
 
 
 def check_where(where: Where | None) -> list[tuple[str, str, Any]]:
