@@ -55,6 +55,7 @@ from toolweave.memory import MemoryManager
 from toolweave.storage.retrieval import (
     FUSION_POOL,
     Record,
+    agreed_weight,
     fuse_hits,
     open_index,
     phrase_boost,
@@ -247,7 +248,8 @@ async def toolweave_rankings(
                 )
                 vector = await index.vector_search(question, where=None, **args)
                 for weight in SWEEP:
-                    fused = fuse_hits(keyword, vector, K, weight=weight)
+                    agreed = agreed_weight(weight, keyword, vector)
+                    fused = fuse_hits(keyword, vector, K, weight=agreed)
                     swept[f"vector weight {weight}"].append([h.record.id for h in fused])
                 rrf = reciprocal_rank_fusion(
                     [[h.record.id for h in side] for side in (keyword, vector)]
@@ -280,6 +282,19 @@ async def memory_rankings(
             out.append([turn_of[h.item.id] for h in hits])
         await memory.close()
     return out
+
+
+def paired_difference(
+    ours: list[dict[str, float]], theirs: list[dict[str, float]], key: str, resamples: int = 2000
+) -> tuple[float, float, float]:
+    """Mean of `ours - theirs` on `key` over the same questions, with a 95% bootstrap interval
+    (the questions resampled `resamples` times, seed 0)."""
+    diffs = [a[key] - b[key] for a, b in zip(ours, theirs, strict=True)]
+    rng = random.Random(0)
+    means = sorted(
+        sum(diffs[rng.randrange(len(diffs))] for _ in diffs) / len(diffs) for _ in range(resamples)
+    )
+    return sum(diffs) / len(diffs), means[resamples // 40], means[resamples - resamples // 40 - 1]
 
 
 def _row(label: str, values: dict[str, float]) -> str:
@@ -332,12 +347,26 @@ def run_sets(args: argparse.Namespace, where: dict[str, Any]) -> None:
         )
         print("| system | hit@1 | hit@5 | MRR@10 | R@5 | R@10 |")
         print("|---|---|---|---|---|---|")
-        for label, ranked in rankings.items():
-            print(_row(label, mean([metrics(r, q[2]) for r, q in zip(ranked, asked, strict=True)])))
+        scored = {
+            label: [metrics(r, q[2]) for r, q in zip(ranked, asked, strict=True)]
+            for label, ranked in rankings.items()
+        }
+        for label, rows in scored.items():
+            print(_row(label, mean(rows)))
         if args.sweep:
             for label, ranked in swept.items():
                 rows = [metrics(r, q[2]) for r, q in zip(ranked, asked, strict=True)]
                 print(_row(f"re-fused, {label}", mean(rows)))
+        print("\nhybrid minus each other system on the same questions (95% bootstrap interval):")
+        for label, rows in scored.items():
+            if label != "toolweave hybrid":
+                parts = [
+                    "{} {:+.3f} ({:+.3f}..{:+.3f})".format(
+                        key, *paired_difference(scored["toolweave hybrid"], rows, key)
+                    )
+                    for key in ("hit@1", "MRR@10", "R@10")
+                ]
+                print(f"- {label}: " + ", ".join(parts))
         print(f"\ningest {ingest:.1f} s, toolweave searches {searched:.1f} s\n")
 
 

@@ -22,7 +22,13 @@ from toolweave.storage.retrieval import (
     reciprocal_rank_fusion,
 )
 from toolweave.storage.retrieval._words import WORDS_TOKENIZER
-from toolweave.storage.retrieval.fusion import PHRASE_WEIGHT, weights_for
+from toolweave.storage.retrieval.fusion import (
+    AGREEMENT_DEPTH,
+    DISAGREEMENT_SHARE,
+    PHRASE_WEIGHT,
+    agreed_weight,
+    weights_for,
+)
 
 IndexFactory = Callable[..., Any]
 
@@ -92,7 +98,7 @@ def test_the_phrase_bonus_lifts_a_passage_with_the_query_words_side_by_side() ->
     # A query of one word has no pairs: the keyword order stands.
     assert phrase_boost("bowl", keyword) == keyword
     # Chinese pairs are jieba's adjacent words.
-    zh = texts(("apart", "茶很好，下午我喝乌龙", 3.0), ("together", "每天下午喝乌龙茶", 2.0))
+    zh = texts(("apart", "茶很好，下午我喝乌龙", 2.5), ("together", "每天下午喝乌龙茶", 2.0))
     assert [h.record.id for h in phrase_boost("下午喝乌龙茶", zh)] == ["together", "apart"]
 
 
@@ -108,6 +114,17 @@ async def test_hybrid_search_ranks_the_phrase_match_first(make_index: IndexFacto
     for mode in ("keyword", "hybrid"):
         hits = await index.search("Where was the Super Bowl played?", mode=mode, limit=3)
         assert hits[0].record.id == "phrase", mode
+
+
+def test_the_vector_weight_is_cut_when_the_sides_disagree() -> None:
+    keyword = keyword_hits(*((f"k{i}", 10.0 - i) for i in range(AGREEMENT_DEPTH + 1)))
+    deep = vector_hits((f"k{AGREEMENT_DEPTH}", 0.9), ("k0", 0.5))
+    agreeing = vector_hits((f"k{AGREEMENT_DEPTH - 1}", 0.9), ("k0", 0.5))
+    assert agreed_weight(0.1, keyword, agreeing) == 0.1
+    assert agreed_weight(0.1, keyword, deep) == pytest.approx(0.1 * DISAGREEMENT_SHARE)
+    # Single-sided searches and empty sides keep their weight.
+    assert agreed_weight(1.0, keyword, deep) == 1.0 and agreed_weight(0.0, keyword, deep) == 0.0
+    assert agreed_weight(0.1, [], deep) == 0.1 and agreed_weight(0.1, keyword, []) == 0.1
 
 
 def test_weights_are_checked_and_depend_on_the_query_script() -> None:

@@ -24,6 +24,10 @@ word pairs (pairs of two stop words left out) that the candidate has side by sid
 candidates are then ranked by their new scores. On held-out questions it gains 3.5 points of
 hit@1 on SQuAD, 0.5 on CMRC 2018 and 1.5 on LoCoMo (docs/knowledge-base.md).
 
+When the vector side's best candidate is not among the keyword side's first ten, the sides
+disagree and hybrid search halves `w` (`agreed_weight`): on dialogue memory (LoCoMo) WordLlama's
+vectors are weak, and a full-weight disagreement cost hybrid its lead over keyword search.
+
 `w`, the vector weight, depends on the embedder (how good its vectors are) and on the query's
 script: measured on public sets (docs/knowledge-base.md, benchmarks/retrieval_public.py),
 WordLlama's vectors add a little at w = 0.1 on English and 0.05 on Chinese and cost hit@1 from
@@ -55,6 +59,11 @@ MIN_COSINE_SPAN = 0.1
 SUBSTRING_SHARE = 0.5
 """Keyword score of a substring-only match (no word matched), as a share of the weakest word
 match's score: below every word match, still ahead of records the keyword side never found."""
+AGREEMENT_DEPTH = 10
+"""How deep in the keyword ranking the vector side's best candidate must be for the sides to
+agree (`agreed_weight`)."""
+DISAGREEMENT_SHARE = 0.5
+"""Share of the vector weight hybrid search keeps when the sides disagree."""
 PHRASE_WEIGHT = 1.0
 """Keyword score a candidate gains for having all the query's adjacent word pairs side by side,
 as a share of the best keyword score (a part of the pairs earns that part of it)."""
@@ -117,12 +126,45 @@ def word_pairs(words: Sequence[str]) -> set[tuple[str, str]]:
     }
 
 
+def _is_word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def side_by_side(text: str, first: str, second: str) -> bool:
+    """Whether lower-cased `text` has `first` then `second` with only non-word characters
+    between: Latin words whole (not inside longer words) and apart, CJK words also written
+    together ("乌龙" "茶" in "乌龙茶"). A scan with `str.find`: compiling a regular expression
+    per word pair would cost more than the search itself."""
+    latin_first, latin_second = not has_cjk(first[-1]), not has_cjk(second[0])
+    start = text.find(first)
+    while start >= 0:
+        end = start + len(first)
+        whole = not (latin_first and start > 0 and _is_word_char(text[start - 1]))
+        if latin_first and end < len(text) and _is_word_char(text[end]):
+            whole = False
+        gap = end
+        while gap < len(text) and not _is_word_char(text[gap]):
+            gap += 1
+        after = gap + len(second)
+        if (
+            whole
+            and (gap > end or not (latin_first and latin_second))
+            and text.startswith(second, gap)
+            and not (latin_second and after < len(text) and _is_word_char(text[after]))
+        ):
+            return True
+        start = text.find(first, start + 1)
+    return False
+
+
 def phrase_boost(query: str, keyword: Sequence[IndexHit]) -> list[IndexHit]:
     """The keyword hits with the phrase bonus added to their scores, best first, re-ranked.
 
     A hit gains `PHRASE_WEIGHT * best * share`: `best` the best keyword score among the hits,
     `share` the part of the query's adjacent word pairs (`word_pairs` of `segment(query)`) that
-    the hit's text has side by side. Equal scores keep the order the keyword side gave.
+    the hit's text has side by side (`side_by_side`: the text is searched for each pair, not
+    segmented, as jieba over 50 passages would cost more than the search). Equal scores keep
+    the keyword order.
     """
     from toolweave.storage.retrieval.index import IndexHit
 
@@ -131,15 +173,32 @@ def phrase_boost(query: str, keyword: Sequence[IndexHit]) -> list[IndexHit]:
         return list(keyword)
     scores = [_score_of(hit, rank) for rank, hit in enumerate(keyword, start=1)]
     gain = PHRASE_WEIGHT * max(scores) / len(wanted)
-    boosted = [
-        score + gain * len(wanted & word_pairs(segment(hit.record.text)))
-        for hit, score in zip(keyword, scores, strict=True)
-    ]
+    boosted = []
+    for hit, score in zip(keyword, scores, strict=True):
+        text = hit.record.text.lower()
+        found = sum(
+            1
+            for first, second in wanted
+            if first in text and second in text and side_by_side(text, first, second)
+        )
+        boosted.append(score + gain * found)
     order = sorted(range(len(keyword)), key=lambda i: -boosted[i])
     return [
         IndexHit(keyword[i].record, 0.0, keyword_rank=rank, keyword_score=boosted[i])
         for rank, i in enumerate(order, start=1)
     ]
+
+
+def agreed_weight(weight: float, keyword: Sequence[IndexHit], vector: Sequence[IndexHit]) -> float:
+    """The vector weight a hybrid search fuses with: `weight`, times `DISAGREEMENT_SHARE` when
+    the vector side's best candidate is not among the keyword side's first `AGREEMENT_DEPTH`
+    (the sides disagree, and the vectors are the weaker evidence: the keyword order then
+    holds unless the vectors tell its candidates clearly apart). Keyword-only and vector-only
+    searches (w = 0 or 1), and a search one side found nothing for, keep `weight`."""
+    if not keyword or not vector or weight in (0.0, 1.0):
+        return weight
+    agreeing = {hit.record.id for hit in keyword[:AGREEMENT_DEPTH]}
+    return weight if vector[0].record.id in agreeing else weight * DISAGREEMENT_SHARE
 
 
 def fuse_hits(
