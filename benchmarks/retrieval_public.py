@@ -55,13 +55,13 @@ from toolweave.memory import MemoryManager
 from toolweave.storage.retrieval import (
     FUSION_POOL,
     Record,
-    agreed_weight,
     fuse_hits,
     open_index,
     phrase_boost,
     reciprocal_rank_fusion,
 )
 from toolweave.storage.retrieval.embedders import Embedder, load_embedder
+from toolweave.storage.retrieval.fusion import agreed_weight
 from toolweave.storage.retrieval.index import SearchMode
 from toolweave.storage.text import has_cjk
 
