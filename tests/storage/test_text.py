@@ -67,7 +67,7 @@ def test_rjieba_cuts_chinese_exactly_as_jieba_does() -> None:
     runs = [r for text in chinese_corpus() for r in _CJK_RUN.findall(text) if has_cjk(r)]
     assert len(runs) > 1000
     for run in runs:
-        assert rjieba.cut_for_search(run, True) == list(jieba.cut_for_search(run)), run
+        assert rjieba.cut_for_search(run, False) == list(jieba.cut_for_search(run, HMM=False)), run
 
 
 def test_fts_text_indexes_exactly_the_words_segment_finds() -> None:
@@ -120,3 +120,32 @@ def test_storage_and_memory_imports_load_no_heavy_dependency() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_queries_leave_out_question_words_and_chinese_function_words() -> None:
+    from toolweave.storage.text import query_terms
+
+    assert query_terms("How many people did live in Paris?") == ["people", "live", "paris"]
+    assert query_terms("谁发明了电话？") == ["发明", "电话"]
+    assert query_terms("《战国无双3》是由哪两个公司合作开发的？") == [
+        "战国",
+        "无双",
+        "两个",
+        "公司",
+        "合作",
+        "开发",
+        "合作开发",
+    ]
+    # A query of nothing but such words keeps them.
+    assert query_terms("how many") == ["how", "many"]
+    assert query_terms("什么") == ["什么"]
+
+
+def test_unknown_chinese_names_are_their_characters_on_both_sides() -> None:
+    """jieba's HMM would guess a word for characters its dictionary lacks, differently in a
+    question and a passage; without it both sides cut the same characters alike."""
+    from toolweave.storage.text import segment
+
+    name = "谭咏麟"
+    assert all(part in segment(f"{name}的歌") for part in segment(name))
+    assert set(segment(name)) <= set(segment(f"歌手{name}在香港演出"))

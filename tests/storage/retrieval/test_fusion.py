@@ -18,9 +18,17 @@ from toolweave.storage.retrieval import (
     Record,
     SQLiteTextIndex,
     fuse_hits,
+    phrase_boost,
     reciprocal_rank_fusion,
 )
-from toolweave.storage.retrieval.fusion import weights_for
+from toolweave.storage.retrieval._words import WORDS_TOKENIZER
+from toolweave.storage.retrieval.fusion import (
+    AGREEMENT_DEPTH,
+    DISAGREEMENT_SHARE,
+    PHRASE_WEIGHT,
+    agreed_weight,
+    weights_for,
+)
 
 IndexFactory = Callable[..., Any]
 
@@ -67,6 +75,56 @@ def test_ties_go_to_the_stronger_side_never_to_the_record_id() -> None:
     vector = vector_hits(("k2", 0.9), ("k1", 0.9), ("low", 0.1))
     assert fuse_hits(keyword, vector, 3, weight=0.0)[0].record.id == "k1"  # keyword rank
     assert fuse_hits(keyword, vector, 3, weight=1.0)[0].record.id == "k2"  # vector rank
+
+
+def test_the_phrase_bonus_lifts_a_passage_with_the_query_words_side_by_side() -> None:
+    def texts(*pairs: tuple[str, str, float]) -> list[IndexHit]:
+        return [
+            IndexHit(Record(id_, text), 0.0, keyword_rank=rank, keyword_score=score)
+            for rank, (id_, text, score) in enumerate(pairs, start=1)
+        ]
+
+    # bm25 prefers the passage that scatters "super" and "bowl"; the one that says "the Super
+    # Bowl was played" has 2 of the query's 3 content pairs (the super, super bowl).
+    keyword = texts(
+        ("scattered", "The bowl of soup was super hot, a super soup", 5.0),
+        ("phrase", "The Super Bowl was played in February", 4.0),
+    )
+    boosted = phrase_boost("Where was the Super Bowl played?", keyword)
+    assert [h.record.id for h in boosted] == ["phrase", "scattered"]
+    assert [h.keyword_rank for h in boosted] == [1, 2]
+    assert boosted[0].keyword_score == pytest.approx(4.0 + PHRASE_WEIGHT * 5.0 * 2 / 3)
+    assert boosted[1].keyword_score == 5.0
+    # A query of one word has no pairs: the keyword order stands.
+    assert phrase_boost("bowl", keyword) == keyword
+    # Chinese pairs are jieba's adjacent words.
+    zh = texts(("apart", "茶很好，下午我喝乌龙", 2.5), ("together", "每天下午喝乌龙茶", 2.0))
+    assert [h.record.id for h in phrase_boost("下午喝乌龙茶", zh)] == ["together", "apart"]
+
+
+async def test_hybrid_search_ranks_the_phrase_match_first(make_index: IndexFactory) -> None:
+    index = make_index()
+    await index.write(
+        [
+            Record("scattered", "super soup in a super bowl, super hot soup, a bowl of rice"),
+            Record("phrase", "The Super Bowl was played in February in Santa Clara"),
+            Record("other", "Rice is grown in paddies"),
+        ]
+    )
+    for mode in ("keyword", "hybrid"):
+        hits = await index.search("Where was the Super Bowl played?", mode=mode, limit=3)
+        assert hits[0].record.id == "phrase", mode
+
+
+def test_the_vector_weight_is_cut_when_the_sides_disagree() -> None:
+    keyword = keyword_hits(*((f"k{i}", 10.0 - i) for i in range(AGREEMENT_DEPTH + 1)))
+    deep = vector_hits((f"k{AGREEMENT_DEPTH}", 0.9), ("k0", 0.5))
+    agreeing = vector_hits((f"k{AGREEMENT_DEPTH - 1}", 0.9), ("k0", 0.5))
+    assert agreed_weight(0.1, keyword, agreeing) == 0.1
+    assert agreed_weight(0.1, keyword, deep) == pytest.approx(0.1 * DISAGREEMENT_SHARE)
+    # Single-sided searches and empty sides keep their weight.
+    assert agreed_weight(1.0, keyword, deep) == 1.0 and agreed_weight(0.0, keyword, deep) == 0.0
+    assert agreed_weight(0.1, [], deep) == 0.1 and agreed_weight(0.1, keyword, []) == 0.1
 
 
 def test_weights_are_checked_and_depend_on_the_query_script() -> None:
@@ -160,6 +218,29 @@ async def test_a_store_made_before_stemming_is_reindexed_on_open(tmp_path: Path)
     assert [h.record.id for h in await reopened.search("runs", mode="keyword")] == ["run"]
     assert [h.record.id for h in await reopened.search("学习", mode="keyword")] == ["zh"]
     await reopened.close()
+
+
+async def test_a_store_cut_with_jiebas_hmm_is_reindexed_on_open(tmp_path: Path) -> None:
+    path = tmp_path / "hmm.db"
+    index = SQLiteTextIndex(path, "hash", name="mem")
+    await index.write([Record("zh", "机器学习"), Record("en", "running every morning")])
+    await index.close()
+    conn = sqlite3.connect(path)
+    conn.executescript(  # the declaration of the words tables cut with the HMM
+        "DROP TABLE mem_words;"
+        "CREATE VIRTUAL TABLE mem_words USING fts5(words, tokenize='porter unicode61');"
+        "INSERT INTO mem_words (rowid, words) SELECT rowid, 'stale' FROM mem;"
+    )
+    conn.commit()
+    conn.close()
+    reopened = SQLiteTextIndex(path, "hash", name="mem")
+    assert [h.record.id for h in await reopened.search("学习", mode="keyword")] == ["zh"]
+    assert [h.record.id for h in await reopened.search("runs", mode="keyword")] == ["en"]
+    await reopened.close()
+    conn = sqlite3.connect(path)
+    sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'mem_words'").fetchone()[0]
+    conn.close()
+    assert WORDS_TOKENIZER in sql
 
 
 async def test_a_postgres_store_made_before_stemming_is_reindexed_on_open(

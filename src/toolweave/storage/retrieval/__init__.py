@@ -32,6 +32,7 @@ _EXPORTS: dict[str, str] = {
     "FUSION_POOL": "toolweave.storage.retrieval.fusion",
     "FusionWeights": "toolweave.storage.retrieval.fusion",
     "fuse_hits": "toolweave.storage.retrieval.fusion",
+    "phrase_boost": "toolweave.storage.retrieval.fusion",
     "reciprocal_rank_fusion": "toolweave.storage.retrieval.index",
     "PostgresQdrantIndex": "toolweave.storage.retrieval.scale_index",
     "SQLiteTextIndex": "toolweave.storage.retrieval.sqlite_index",
@@ -51,7 +52,12 @@ if TYPE_CHECKING:
         WordLlamaEmbedder,
         load_embedder,
     )
-    from toolweave.storage.retrieval.fusion import FUSION_POOL, FusionWeights, fuse_hits
+    from toolweave.storage.retrieval.fusion import (
+        FUSION_POOL,
+        FusionWeights,
+        fuse_hits,
+        phrase_boost,
+    )
     from toolweave.storage.retrieval.hnsw import HNSWVectors
     from toolweave.storage.retrieval.index import (
         DEFAULT_COLLECTION,
@@ -89,5 +95,6 @@ __all__ = [
     "fuse_hits",
     "load_embedder",
     "open_index",
+    "phrase_boost",
     "reciprocal_rank_fusion",
 ]

@@ -18,8 +18,10 @@ from toolweave.storage.retrieval.fusion import SUBSTRING_SHARE
 from toolweave.storage.retrieval.index import IndexHit, Record
 from toolweave.storage.text import fts_text
 
-WORDS_TOKENIZER = "porter unicode61"
-"""English words stemmed (Porter), the rest (jieba's Chinese words) as unicode61 splits them."""
+WORDS_TOKENIZER = "porter unicode61 remove_diacritics 1"
+"""English words stemmed (Porter), the rest (jieba's Chinese words) as unicode61 splits them.
+`remove_diacritics 1` is unicode61's default, spelled out to mark the tables whose Chinese was
+cut without jieba's HMM (`toolweave.storage.text`): a table made before it is rebuilt."""
 
 
 def scored_hits(records: list[Record], bm25: dict[str, float], by_words: int) -> list[IndexHit]:
@@ -37,7 +39,8 @@ def scored_hits(records: list[Record], bm25: dict[str, float], by_words: int) ->
 
 
 def unstemmed(conn: sqlite3.Connection, t: str) -> bool:
-    """Whether the words table predates stemming (made with another tokenizer)."""
+    """Whether the words table predates stemming or the current segmentation (made with another
+    tokenizer declaration)."""
     row = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", [f"{t}_words"]).fetchone()
     return row is not None and WORDS_TOKENIZER not in row[0]
 

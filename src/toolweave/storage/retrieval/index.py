@@ -20,7 +20,13 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from toolweave.storage.errors import ConfigError
 from toolweave.storage.retrieval.embedders import Embedder
-from toolweave.storage.retrieval.fusion import FusionWeights, fuse_hits, pool_size
+from toolweave.storage.retrieval.fusion import (
+    FusionWeights,
+    agreed_weight,
+    fuse_hits,
+    phrase_boost,
+    pool_size,
+)
 
 DEFAULT_COLLECTION = "default"
 DEFAULT_RRF_K = 60
@@ -169,8 +175,10 @@ class FusedSearch:
         where: Where | None = None,
         mode: SearchMode = "hybrid",
     ) -> list[IndexHit]:
-        """Best `limit` records for `query`: keyword and vector scores fused (`fuse_hits`),
-        each side asked for the same pool of candidates whatever `limit` is."""
+        """Best `limit` records for `query`: keyword scores with the phrase bonus
+        (`phrase_boost`) and vector scores fused (`fuse_hits`) at the index's vector weight,
+        halved when the sides disagree (`agreed_weight`); each side asked for the same pool of
+        candidates whatever `limit` is."""
         check_limit(limit)
         check_mode(mode)
         none: list[IndexHit] = []
@@ -188,6 +196,8 @@ class FusedSearch:
             if weight < 1.0
             else _nothing(none),
         )
+        keyword = phrase_boost(query, keyword)
+        weight = agreed_weight(weight, keyword, vector)
         return fuse_hits(keyword, vector, limit, weight=weight)
 
 
