@@ -19,7 +19,6 @@ Vectors are searched in memory (`LiveVectors`: an exact matrix, an HNSW graph pa
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import json
 import sqlite3
 from collections.abc import Sequence
@@ -56,19 +55,6 @@ matches) is always ranked whole, by bm25.
 """
 _CHUNK = 500
 """Ids per `IN (...)` list (SQLite allows 32,766 parameters; smaller lists plan better)."""
-_PREPARE_CHUNK = 250
-"""Records a write prepares at a time (the inserts of one chunk overlap the next's preparation)."""
-_PREPARER: list[concurrent.futures.ThreadPoolExecutor] = []
-
-
-def _preparer() -> concurrent.futures.ThreadPoolExecutor:
-    """The one thread that prepares rows for every index's writes, started on first use: the
-    work is Python under the GIL, so a second thread would not prepare any faster."""
-    if not _PREPARER:
-        _PREPARER.append(
-            concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="toolweave-prepare")
-        )
-    return _PREPARER[0]
 
 
 def _schema(t: str) -> str:
@@ -184,26 +170,20 @@ class SQLiteTextIndex(FusedSearch):
     ) -> None:
         """Add or replace `upsert` and remove `delete`, in one transaction.
 
-        The embedder runs in a worker thread before the transaction, so the transaction never
-        waits for an embedder (a remote one could hold the write lock for seconds). The rows
-        are prepared (segmentation, JSON) in chunks on another thread from the start: beside
-        the embedder, and, when the vectors come fast (stored or known), beside the inserts of
-        the chunk before, which run in SQLite without the GIL. A record whose text is unchanged
-        keeps its stored vector. Any failure rolls the whole write back.
+        The embedder and the preparation of the rows (segmentation, JSON) run side by side in
+        worker threads before the transaction, which then only inserts: it never waits for an
+        embedder (a remote one could hold the write lock for seconds). A record whose text is
+        unchanged keeps its stored vector. Any failure rolls the whole write back.
         """
         await self._ready()
         keys = check_unique(upsert)
         texts = {(r.collection, r.id): r.text for r in upsert}
         known = await self.db.run(lambda c: self._rows_by_key(c, keys, ", text, vector"))
         reuse = {k: row[2] for k, row in known.items() if row[1] == texts[k]}
-        chunks = [upsert[i : i + _PREPARE_CHUNK] for i in range(0, len(upsert), _PREPARE_CHUNK)]
-        prepared = [_preparer().submit(_prepared, chunk) for chunk in chunks]
-        try:
-            blobs = await asyncio.to_thread(self._vector_blobs, upsert, reuse)
-        except BaseException:
-            for future in prepared:
-                future.cancel()
-            raise
+        rows, blobs = await asyncio.gather(
+            asyncio.to_thread(_prepared, upsert),
+            asyncio.to_thread(self._vector_blobs, upsert, reuse),
+        )
         t = self.name
 
         def apply(conn: sqlite3.Connection) -> tuple[list[int], list[tuple[int, str, bytes]]]:
@@ -213,37 +193,24 @@ class SQLiteTextIndex(FusedSearch):
                 conn.executemany(f"DELETE FROM {table} WHERE rowid = ?", [(r,) for r in removed])
             top = int(conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {t}").fetchone()[0])
             rowids = range(top + 1, top + 1 + len(upsert))
-            for number, future in enumerate(prepared):
-                start = number * _PREPARE_CHUNK
-                rows = future.result()
-                ids = rowids[start : start + len(rows)]
-                conn.executemany(
-                    f"INSERT INTO {t} (rowid, collection, id, text, payload, vector)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    [
-                        (n, *row[:4], b)
-                        for n, row, b in zip(
-                            ids, rows, blobs[start : start + len(rows)], strict=True
-                        )
-                    ],
-                )
-                conn.executemany(
-                    f"INSERT INTO {t}_words (rowid, words) VALUES (?, ?)",
-                    [(n, row[4]) for n, row in zip(ids, rows, strict=True)],
-                )
-                conn.executemany(
-                    f"INSERT INTO {t}_tri (rowid, text) VALUES (?, ?)",
-                    [(n, row[2]) for n, row in zip(ids, rows, strict=True)],
-                )
+            conn.executemany(
+                f"INSERT INTO {t} (rowid, collection, id, text, payload, vector)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                [(n, *row[:4], b) for n, row, b in zip(rowids, rows, blobs, strict=True)],
+            )
+            conn.executemany(
+                f"INSERT INTO {t}_words (rowid, words) VALUES (?, ?)",
+                [(n, row[4]) for n, row in zip(rowids, rows, strict=True)],
+            )
+            conn.executemany(
+                f"INSERT INTO {t}_tri (rowid, text) VALUES (?, ?)",
+                [(n, row[2]) for n, row in zip(rowids, rows, strict=True)],
+            )
             count_write(conn, t)
             added = [(n, r.collection, b) for n, r, b in zip(rowids, upsert, blobs, strict=True)]
             return removed, added
 
-        try:
-            await self.db.transaction(apply, after_commit=lambda done: self.vectors.apply(*done))
-        finally:
-            for future in prepared:
-                future.cancel()
+        await self.db.transaction(apply, after_commit=lambda done: self.vectors.apply(*done))
 
     def _vector_blobs(
         self, records: Sequence[Record], reuse: dict[tuple[str, str], bytes]
