@@ -77,8 +77,8 @@ class MemoryManager:
     the tables (and the Qdrant collection), so several stores can share one database.
     `min_similarity` is the cosine a memory found only by its vector needs to be returned;
     `max_search_limit` bounds `limit`. From `hnsw_threshold` stored vectors on (SQLite, with
-    usearch installed) vector search uses
-    HNSW graphs instead of the exact scan; None: always exact.
+    usearch installed) vector search uses HNSW graphs instead of the exact scan; None: always
+    exact.
     """
 
     def __init__(
