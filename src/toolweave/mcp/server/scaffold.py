@@ -20,7 +20,6 @@ from importlib import metadata
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-import toolweave
 from toolweave.mcp.server.validators import check_slug
 from toolweave.version import __version__
 
@@ -35,7 +34,7 @@ WHEELS = "wheels"
 def running_source() -> Path | None:
     """The checkout (a folder with `pyproject.toml` above `src/toolweave`) or the local wheel
     or folder the running toolweave was installed from; None for an install from an index."""
-    package = Path(toolweave.__file__).resolve().parent
+    package = Path(__file__).resolve().parents[2]  # toolweave/mcp/server/scaffold.py
     root = package.parent.parent
     if package.parent.name == "src" and (root / "pyproject.toml").is_file():
         return root
