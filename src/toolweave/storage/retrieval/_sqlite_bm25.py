@@ -26,7 +26,6 @@ import math
 import re
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any
 
 from toolweave.storage.retrieval._live_vectors import WRITES_KEY
 from toolweave.storage.retrieval._pg_bm25 import BM25_B, BM25_K1, MIN_IDF, STATS_DRIFT
@@ -170,39 +169,45 @@ class TermStatistics:
             found = stats.frequencies[term] = self._matches(conn, term, collection, 0, stats.alone)
         return found
 
-    def scores(
-        self,
-        conn: sqlite3.Connection,
-        collection: str,
-        terms: list[str],
-        rare: set[str],
-        words: dict[Any, tuple[str, bytes]],
-    ) -> dict[Any, float]:
-        """bm25 of each candidate (key -> its words column and docsize entry) for the query
-        `terms`."""
+    def query(
+        self, conn: sqlite3.Connection, collection: str, terms: list[str], rare: set[str]
+    ) -> ScoredQuery:
+        """The query `terms` weighed by the collection (`rare`: the terms rare in the table)."""
         stats = self.collection(conn, collection)
-        count, average = stats.records, max(stats.tokens / max(stats.records, 1), 1.0)
-        stem = self.stemmer
-        weights: dict[str, float] = {}
-        for term in terms:
-            df = self.frequency(conn, stats, collection, term, term in rare)
+        frequencies = {
+            term: self.frequency(conn, stats, collection, term, term in rare) for term in terms
+        }
+        return ScoredQuery(stats, frequencies, self.stemmer)
+
+
+class ScoredQuery:
+    """bm25 of candidate records for one query over one collection's statistics."""
+
+    def __init__(self, stats: _Collection, frequencies: dict[str, int], stem: Stemmer) -> None:
+        self.frequencies = frequencies
+        count = stats.records
+        self._average = max(stats.tokens / max(count, 1), 1.0)
+        self._stem = stem
+        self._weights: dict[str, float] = {}
+        for term, df in frequencies.items():
             idf = max(math.log((count - df + 0.5) / (df + 0.5)), MIN_IDF)
             key = stem(term)
-            weights[key] = max(weights.get(key, 0.0), idf)
-        starts = sorted({_start(term, stem(term)) for term in terms}, key=len, reverse=True)
+            self._weights[key] = max(self._weights.get(key, 0.0), idf)
+        starts = sorted({_start(term, stem(term)) for term in frequencies}, key=len, reverse=True)
         alternatives = "|".join(map(re.escape, starts))
-        candidates = re.compile(rf"(?<![^\W_])(?:{alternatives})[^\W_]*", re.IGNORECASE)
-        k1, b = BM25_K1, BM25_B
-        out: dict[Any, float] = {}
-        for key, (text, size) in words.items():
-            held: dict[str, int] = {}
-            for token in candidates.findall(text):
-                s = stem(token.lower())
-                if s in weights:
-                    held[s] = held.get(s, 0) + 1
-            norm = k1 * (1 - b + b * document_length(size) / average)
-            out[key] = sum(weights[s] * tf * (k1 + 1) / (tf + norm) for s, tf in held.items())
-        return out
+        self._tokens = re.compile(rf"(?<![^\W_])(?:{alternatives})[^\W_]*", re.IGNORECASE)
+
+    def score(self, words: str, size: bytes) -> float:
+        """bm25 of a record from its words column and its FTS5 docsize entry."""
+        weights, stem = self._weights, self._stem
+        held: dict[str, int] = {}
+        for token in self._tokens.findall(words):
+            key = stem(token.lower())
+            if key in weights:
+                held[key] = held.get(key, 0) + 1
+        k1 = BM25_K1
+        norm = k1 * (1 - BM25_B + BM25_B * document_length(size) / self._average)
+        return sum(weights[key] * tf * (k1 + 1) / (tf + norm) for key, tf in held.items())
 
 
 def _start(term: str, stem: str) -> str:

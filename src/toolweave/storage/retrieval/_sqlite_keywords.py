@@ -66,13 +66,13 @@ class KeywordSearch:
     """Keyword search over the index tables named `name`.
 
     The words table is asked in levels, best matches first: every term (AND), then the rare
-    terms (at most `rank_cap` matches each, all of them, so an exact name or number is never
-    lost), then any term; a level holding a common term takes its newest matches in the
-    collection (`SCORED_PER_HIT` per hit asked for, at most `rank_cap`). FTS5 only finds these
-    candidates: `statistics` scores each with bm25 over the collection's own statistics
-    (`_sqlite_bm25`), the score fusion weighs against the vector side's cosine. Substrings
-    (trigrams, ranked by FTS5) and short CJK terms (LIKE, newest first) follow while too few
-    records matched as words.
+    terms (at most `rank_cap` matches each in the collection, all of them, so an exact name or
+    number is never lost), then any term; a level holding a common term takes its newest
+    matches in the collection (`SCORED_PER_HIT` per hit asked for, at most `rank_cap`). FTS5
+    only finds these candidates: `statistics` scores each with bm25 over the collection's own
+    statistics (`_sqlite_bm25`), the score fusion weighs against the vector side's cosine.
+    Substrings (trigrams, ranked by FTS5) and short CJK terms (LIKE, newest first) follow while
+    too few records matched as words.
     """
 
     name: str
@@ -142,7 +142,10 @@ class KeywordSearch:
     ) -> list[tuple[str, str, str, float]]:
         """(id, text, payload, bm25) of the best `limit` word matches, best first."""
         t = self.name
-        rare = self._rare(conn, f"{t}_words", terms)
+        weighed = self.statistics.query(
+            conn, collection, terms, set(self._rare(conn, f"{t}_words", terms))
+        )
+        rare = [term for term in terms if weighed.frequencies[term] <= self.rank_cap]
         levels: list[tuple[str, bool]] = []
         if len(terms) > 1:
             levels.append((fts5_match(terms, "AND"), True))
@@ -166,7 +169,7 @@ class KeywordSearch:
                 found.setdefault(rowid, (words, size))
             if len(found) >= limit:
                 break
-        bm25 = self.statistics.scores(conn, collection, terms, set(rare), found)
+        bm25 = {rowid: weighed.score(*row) for rowid, row in found.items()}
         best = sorted(found, key=lambda k: -bm25[k])[:limit]
         records = {
             rowid: row
