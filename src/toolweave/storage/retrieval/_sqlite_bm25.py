@@ -12,8 +12,8 @@ document frequency are the collection's:
   up to date from the rows written since (`rowid` above the last one seen), and read again
   once more than `STATS_DRIFT` of the collection was written after the scan (deletes shift
   the figures until then: scores move, matches do not);
-- a rare term's frequency (at most `rank_cap` matches in the table) is counted on every query;
-  a common one's is counted once, then kept up to date from the rows written since.
+- a term's frequency is counted the first time a query holds it (a walk of its matches), then
+  kept up to date from the rows written since.
 A document's length is the one FTS5 keeps (its tokens, in `<name>_words_docsize`); a term's
 frequency in it is counted from its indexed words (the `words` column): the tokens that begin
 like the term, each matched to it by its Porter stem (PyStemmer's `porter`, the algorithm of
@@ -33,6 +33,8 @@ from toolweave.storage.text import fts5_match
 
 _STEM_CACHE = 65_536
 """Distinct tokens whose stems are kept (a query's terms meet the same few words again)."""
+_TERMS_KEPT = 10_000
+"""Terms whose frequency a collection keeps (past it they are counted again as queries ask)."""
 
 
 @dataclass
@@ -82,9 +84,8 @@ class TermStatistics:
     """Each collection's records, total length and common terms' frequencies for one index
     table `name`, kept between queries (the index's own; read on the database's thread)."""
 
-    def __init__(self, name: str, rank_cap: int) -> None:
+    def __init__(self, name: str) -> None:
         self.name = name
-        self.rank_cap = rank_cap
         self._collections: dict[str, _Collection] = {}
         self._stemmer: Stemmer | None = None
 
@@ -159,24 +160,20 @@ class TermStatistics:
         return int(conn.execute(sql, [fts5_match([term]), low, collection]).fetchone()[0])
 
     def frequency(
-        self, conn: sqlite3.Connection, stats: _Collection, collection: str, term: str, rare: bool
+        self, conn: sqlite3.Connection, stats: _Collection, collection: str, term: str
     ) -> int:
-        """Records of the collection that match `term`: counted now if it is rare, else kept."""
-        if rare:
-            return self._matches(conn, term, collection, 0, False)
+        """Records of the collection that match `term`: counted once, then kept up to date."""
         found = stats.frequencies.get(term)
         if found is None:
+            if len(stats.frequencies) >= _TERMS_KEPT:
+                stats.frequencies.clear()
             found = stats.frequencies[term] = self._matches(conn, term, collection, 0, stats.alone)
         return found
 
-    def query(
-        self, conn: sqlite3.Connection, collection: str, terms: list[str], rare: set[str]
-    ) -> ScoredQuery:
-        """The query `terms` weighed by the collection (`rare`: the terms rare in the table)."""
+    def query(self, conn: sqlite3.Connection, collection: str, terms: list[str]) -> ScoredQuery:
+        """The query `terms` weighed by the collection."""
         stats = self.collection(conn, collection)
-        frequencies = {
-            term: self.frequency(conn, stats, collection, term, term in rare) for term in terms
-        }
+        frequencies = {term: self.frequency(conn, stats, collection, term) for term in terms}
         return ScoredQuery(stats, frequencies, self.stemmer)
 
 

@@ -142,9 +142,7 @@ class KeywordSearch:
     ) -> list[tuple[str, str, str, float]]:
         """(id, text, payload, bm25) of the best `limit` word matches, best first."""
         t = self.name
-        weighed = self.statistics.query(
-            conn, collection, terms, set(self._rare(conn, f"{t}_words", terms))
-        )
+        weighed = self.statistics.query(conn, collection, terms)
         rare = [term for term in terms if weighed.frequencies[term] <= self.rank_cap]
         levels: list[tuple[str, bool]] = []
         if len(terms) > 1:

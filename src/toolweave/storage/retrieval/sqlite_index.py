@@ -103,7 +103,7 @@ class SQLiteTextIndex(FusedSearch):
         self.embedder = load_embedder(embedder)
         self.oversample = oversample
         self.rank_cap = check_limit(rank_cap, name="rank_cap")
-        self._statistics = TermStatistics(self.name, self.rank_cap)
+        self._statistics = TermStatistics(self.name)
         self._owns_db = not isinstance(db, SQLiteDatabase)
         self.db = db if isinstance(db, SQLiteDatabase) else SQLiteDatabase(db)
         check_where(dict.fromkeys(indexed_fields))
