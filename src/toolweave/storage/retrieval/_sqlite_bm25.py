@@ -81,7 +81,7 @@ def document_length(size: bytes) -> int:
 
 
 class TermStatistics:
-    """Each collection's records, total length and common terms' frequencies for one index
+    """Each collection's records, total length and terms' frequencies for one index
     table `name`, kept between queries (the index's own; read on the database's thread)."""
 
     def __init__(self, name: str) -> None:
