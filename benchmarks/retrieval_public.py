@@ -27,6 +27,9 @@ of the relevant records found; on LoCoMo a question has one or more evidence tur
 vector weights, the measurement behind the weights in `toolweave.storage.retrieval.fusion`,
 and by reciprocal rank fusion (ties by id), the previous default.
 
+`--per-user-stores` runs `MemoryManager.search` on LoCoMo twice: the ten users in one shared
+store, and each in a store of its own (what per-collection statistics must make equal).
+
 `--backend scale` runs the same sets on Postgres (a temporary cluster, as the tests start one)
 + Qdrant's local mode.
 
@@ -265,22 +268,28 @@ async def memory_rankings(
     asked: list[tuple[str, str, set[str]]],
     embedder: Embedder,
     where: dict[str, Any],
+    per_user: bool,
 ) -> list[list[str]]:
     """`MemoryManager.search` (its default hybrid and tie-break), each conversation a user of
-    one shared store, each turn an episodic memory."""
+    one shared store (or, `per_user`, of a store of its own), each turn an episodic memory."""
     with tempfile.TemporaryDirectory() as tmp:
-        memory = MemoryManager(Path(tmp) / "memory.db", embedder=embedder, **where)
+        stores: dict[str, MemoryManager] = {}
         turn_of: dict[str, str] = {}
         for name, turns in dataset.collections.items():
-            user = memory.for_user(name)
+            store = f"memory_{len(stores)}.db" if per_user else "memory.db"
+            if per_user or not stores:
+                manager = MemoryManager(Path(tmp) / store, embedder=embedder, **where)
+            stores[name] = manager
+            user = manager.for_user(name)
             ids = await user.add_many({"content": t, "memory_type": "episodic"} for _, t in turns)
             for memory_id, (turn, _) in zip(ids, turns, strict=True):
                 turn_of.setdefault(memory_id, turn)
         out = []
         for collection, question, _ in asked:
-            hits = await memory.for_user(collection).search(question, limit=K)
+            hits = await stores[collection].for_user(collection).search(question, limit=K)
             out.append([turn_of[h.item.id] for h in hits])
-        await memory.close()
+        for manager in dict.fromkeys(stores.values()):
+            await manager.close()
     return out
 
 
@@ -339,8 +348,10 @@ def run_sets(args: argparse.Namespace, where: dict[str, Any]) -> None:
         searched = time.perf_counter() - began - ingest
         rankings = {f"toolweave {m}": modes[m] for m in MODES}
         if len(dataset.collections) > 1:
-            memory = asyncio.run(memory_rankings(dataset, asked, embedder, where))
-            rankings["toolweave MemoryManager.search"] = memory
+            for per_user in (False, True) if args.per_user_stores else (False,):
+                memory = asyncio.run(memory_rankings(dataset, asked, embedder, where, per_user))
+                label = "a store per user" if per_user else "one shared store"
+                rankings[f"toolweave MemoryManager.search, {label}"] = memory
         rankings["bm25s (stemmer / jieba)"] = bm25s_rankings(dataset, asked)
         rankings[f"cosine ({embedder.name}, brute force)"] = cosine_rankings(
             dataset, asked, embedder
@@ -385,6 +396,11 @@ def main() -> None:
         "--half", choices=("all", *HALVES), default="all", help="which half of the questions"
     )
     parser.add_argument("--sweep", action="store_true", help="re-fuse at several weights")
+    parser.add_argument(
+        "--per-user-stores",
+        action="store_true",
+        help="MemoryManager.search also with a store per user beside the shared one",
+    )
     run(parser.parse_args())
 
 

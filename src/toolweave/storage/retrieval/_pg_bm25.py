@@ -4,21 +4,53 @@ so a Chinese function word (的, 是) weighed as much as the rare word that name
 The score is FTS5's bm25 (k1 1.2, b 0.75, idf = ln((N - df + 0.5) / (df + 0.5)), at least
 1e-6), computed in one query over the rows that match any query lexeme. N, df and the average
 document length are the collection's (one user, one knowledge-base namespace), not the table's,
-so users sharing a store do not skew each other's ranking. A document's length is its number of
-distinct lexemes (what `length(tsvector)` counts).
+so users sharing a store do not skew each other's ranking.
+
+The words are those the embedded index ranks by, so both backends rank alike: the text as
+FTS5's unicode61 splits it (jieba's words for CJK), each token stemmed by Snowball's `porter`
+(the algorithm of FTS5's `porter` tokenizer) with no stop words dropped (`TEXT_CONFIG`, made
+once per database); a document's length is its number of tokens (its lexemes' positions).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
+
+from toolweave.storage.text import fts_text
 
 BM25_K1 = 1.2
 BM25_B = 0.75
 MIN_IDF = 1e-6
 
 Rows = Callable[[str, Sequence[Any]], Awaitable[list[tuple[Any, ...]]]]
+
+TEXT_CONFIG = "toolweave_porter"
+"""The full-text configuration: Snowball `porter` stems, every word kept (no stop words)."""
+TEXT_CONFIG_SQL = f"""DO $$ BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_ts_config WHERE cfgname = '{TEXT_CONFIG}') THEN
+        CREATE TEXT SEARCH DICTIONARY {TEXT_CONFIG} (TEMPLATE = snowball, Language = porter);
+        CREATE TEXT SEARCH CONFIGURATION {TEXT_CONFIG} (COPY = simple);
+        ALTER TEXT SEARCH CONFIGURATION {TEXT_CONFIG} ALTER MAPPING FOR asciiword, word, numword,
+            asciihword, hword, numhword, hword_asciipart, hword_part, hword_numpart
+            WITH {TEXT_CONFIG};
+    END IF;
+EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
+END $$"""
+"""Creates `TEXT_CONFIG` if the database lacks it (two processes at once: one wins)."""
+_TOKEN = re.compile(r"[^\W_]+")
+"""A unicode61 token: a run of letters, digits and marks."""
+LENGTH_SQL = "(SELECT sum(coalesce(array_length(positions, 1), 1)) FROM unnest({}))"
+"""A tsvector's tokens (FTS5 counts a document's length so)."""
+
+
+def tsvector_words(text: str) -> str:
+    """The text a record's tsvector is made from: its unicode61 tokens, CJK runs segmented by
+    jieba, joined by spaces (so Postgres' parser sees the words FTS5 sees, nothing it would
+    read as a file name, a URL or a hyphenated compound)."""
+    return " ".join(_TOKEN.findall(fts_text(text)))
 
 
 STATS_DRIFT = 0.1
@@ -38,7 +70,7 @@ class CollectionStats:
         stats = self._stats.get(collection)
         if stats is None:
             found = await rows(
-                f"SELECT count(*), coalesce(avg(length(words)), 0) FROM {table}"
+                f"SELECT count(*), coalesce(avg({LENGTH_SQL.format('words')}), 0) FROM {table}"
                 " WHERE collection = %s",
                 [collection],
             )
@@ -69,7 +101,8 @@ async def bm25_rows(
     lexemes = [
         r[0]
         for r in await rows(
-            f"SELECT DISTINCT lexeme FROM unnest(to_tsvector('{config}', %s)) ORDER BY 1", [words]
+            f"SELECT DISTINCT lexeme FROM unnest(to_tsvector('{config}', %s)) ORDER BY 1",
+            [tsvector_words(words)],
         )
     ]
     if not lexemes:
@@ -91,8 +124,8 @@ async def bm25_rows(
               AND words @@ (SELECT string_agg(quote_literal(l), ' | ') FROM unnest(%s::text[]) l)
                   ::tsquery{clause})
         SELECT m.id, m.text, m.payload, s.score FROM m CROSS JOIN LATERAL (
-            SELECT sum(terms.idf * tf * {k1 + 1} / (tf + {k1} * (1 - {b} + {b} * length(m.words)
-                / %s))) AS score
+            SELECT sum(terms.idf * tf * {k1 + 1} / (tf + {k1} * (1 - {b} + {b}
+                * {LENGTH_SQL.format("m.words")} / %s))) AS score
             FROM (SELECT lexeme, coalesce(array_length(positions, 1), 1) AS tf
                   FROM unnest(m.words)) u JOIN terms USING (lexeme)) s
         ORDER BY s.score DESC, m.id LIMIT %s""",

@@ -2,8 +2,9 @@
 
 Ranking is the part of the SQLite index that changes most (levels, caps, widening) and the part
 whose cost depends on how common a term is, so it lives in its own module, as plain SQL over
-one connection: words (`<name>_words`, bm25), then substrings (`<name>_tri`, trigram, bm25),
-then terms too short for the trigram tokenizer (LIKE, newest first).
+one connection: words (`<name>_words`, bm25 over the collection, `_sqlite_bm25`), then
+substrings (`<name>_tri`, trigram, FTS5's bm25), then terms too short for the trigram tokenizer
+(LIKE, newest first).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
+from toolweave.storage.retrieval._sqlite_bm25 import TermStatistics
 from toolweave.storage.retrieval._words import scored_hits
 from toolweave.storage.retrieval.index import (
     RANGE_OPERATORS,
@@ -30,8 +32,12 @@ from toolweave.storage.text import (
     query_terms,
 )
 
-Rows = list[tuple[str, str, str]]
-"""(id, text, payload JSON) rows."""
+CHUNK = 500
+SCORED_PER_HIT = 4
+"""Newest matches a level holding a common term scores per hit asked for (at most `rank_cap`):
+200 for the fusion pool of 50. Scoring costs about a microsecond a match, so a pool drawn from
+the 300,000 matches of a word in a 1M store stays within a few milliseconds."""
+"""Ids per `IN (...)` list (SQLite allows 32,766 parameters; smaller lists plan better)."""
 
 
 def sql_where(where: Where | None) -> tuple[str, list[Any]]:
@@ -59,15 +65,20 @@ def sql_where(where: Where | None) -> tuple[str, list[Any]]:
 class KeywordSearch:
     """Keyword search over the index tables named `name`.
 
-    Each FTS5 table is asked in levels, best matches first: every term (AND), then the rare
-    terms (at most `rank_cap` matches each, all ranked, so an exact name or number is never
-    lost), then any term among the newest `rank_cap` matches. Every hit keeps its bm25 score,
-    which fusion weighs against the vector side's cosine.
+    The words table is asked in levels, best matches first: every term (AND), then the rare
+    terms (at most `rank_cap` matches each in the collection, all of them, so an exact name or
+    number is never lost), then any term; a level holding a common term takes its newest
+    matches in the collection (`SCORED_PER_HIT` per hit asked for, at most `rank_cap`). FTS5
+    only finds these candidates: `statistics` scores each with bm25 over the collection's own
+    statistics (`_sqlite_bm25`), the score fusion weighs against the vector side's cosine.
+    Substrings (trigrams, ranked by FTS5) and short CJK terms (LIKE, newest first) follow while
+    too few records matched as words.
     """
 
     name: str
     rank_cap: int
     oversample: int
+    statistics: TermStatistics
 
     def hits(
         self,
@@ -94,18 +105,18 @@ class KeywordSearch:
                     seen[id_] = Record(id_, text, json.loads(payload), collection)
                     scores[id_] = float(score[0]) if score else 0.0
 
-        by_words = 0
+        if terms:
+            take(self._by_words(conn, terms, limit, collection, clause, params), limit)
+        by_words = len(seen)
         substrings = min(limit, SUBSTRING_FALLBACK)
-        for table, words in ((f"{t}_words", terms), (f"{t}_tri", long_pieces)):
-            cap = limit if table == f"{t}_words" else substrings
-            if words and len(seen) < cap:
-                for level in self._levels(conn, table, words):
-                    filters = [collection, *params]
-                    take(self._ranked(conn, table, level, cap, seen, filters, clause), cap)
-                    if len(seen) >= cap:
-                        break
-            if table == f"{t}_words":
-                by_words = len(seen)
+        table = f"{t}_tri"
+        if long_pieces and len(seen) < substrings:
+            filters = [collection, *params]
+            for level in self._levels(conn, table, long_pieces):
+                rows = self._ranked(conn, table, level, substrings, seen, filters, clause)
+                take(rows, substrings)
+                if len(seen) >= substrings:
+                    break
         for term in short:
             if len(seen) >= substrings:
                 break
@@ -120,12 +131,59 @@ class KeywordSearch:
             )
         return scored_hits(list(seen.values()), scores, by_words)
 
-    def _levels(
-        self, conn: sqlite3.Connection, table: str, terms: list[str]
-    ) -> list[tuple[str, bool]]:
-        """The MATCH expressions to rank, best first, each with whether it is bounded."""
+    def _by_words(
+        self,
+        conn: sqlite3.Connection,
+        terms: list[str],
+        limit: int,
+        collection: str,
+        clause: str,
+        params: list[Any],
+    ) -> list[tuple[str, str, str, float]]:
+        """(id, text, payload, bm25) of the best `limit` word matches, best first."""
+        t = self.name
+        weighed = self.statistics.query(conn, collection, terms)
+        rare = [term for term in terms if weighed.frequencies[term] <= self.rank_cap]
+        levels: list[tuple[str, bool]] = []
+        if len(terms) > 1:
+            levels.append((fts5_match(terms, "AND"), True))
+        if rare:
+            levels.append((fts5_match(rare), False))
+        if len(rare) < len(terms):
+            levels.append((fts5_match(terms), True))
+        found: dict[int, tuple[str, bytes]] = {}
+        sql = (
+            f"SELECT w.rowid, w.words, d.sz FROM {t}_words w CROSS JOIN {t} r"
+            f" ON r.rowid = w.rowid CROSS JOIN {t}_words_docsize d ON d.id = w.rowid"
+            f" WHERE {t}_words MATCH ? AND r.collection = ?{clause} ORDER BY w.rowid DESC"
+        )
+        bound = [min(self.rank_cap, limit * SCORED_PER_HIT)]
+        for match, bounded in levels:
+            rows = conn.execute(
+                sql + (" LIMIT ?" if bounded else ""),
+                [match, collection, *params, *(bound if bounded else [])],
+            )
+            for rowid, words, size in rows:
+                found.setdefault(rowid, (words, size))
+            if len(found) >= limit:
+                break
+        bm25 = {rowid: weighed.score(*row) for rowid, row in found.items()}
+        best = sorted(found, key=lambda k: -bm25[k])[:limit]
+        records = {
+            rowid: row
+            for start in range(0, len(best), CHUNK)
+            for rowid, *row in conn.execute(
+                f"SELECT rowid, id, text, payload FROM {t} WHERE rowid IN"
+                f" ({', '.join('?' * len(best[start : start + CHUNK]))})",
+                best[start : start + CHUNK],
+            )
+        }
+        return [(*records[k], bm25[k]) for k in best]
+
+    def _rare(self, conn: sqlite3.Connection, table: str, terms: list[str]) -> list[str]:
+        """The terms with at most `rank_cap` matches in the whole table."""
         cap = self.rank_cap
-        rare = [
+        return [
             term
             for term in terms
             if conn.execute(
@@ -134,6 +192,12 @@ class KeywordSearch:
             ).fetchone()[0]
             <= cap
         ]
+
+    def _levels(
+        self, conn: sqlite3.Connection, table: str, terms: list[str]
+    ) -> list[tuple[str, bool]]:
+        """The MATCH expressions to rank, best first, each with whether it is bounded."""
+        rare = self._rare(conn, table, terms)
         levels = [(fts5_match(terms, "AND"), True)] if len(terms) > 1 else []
         if rare:
             levels.append((fts5_match(rare), False))

@@ -1,14 +1,15 @@
 """`PostgresQdrantIndex`: the scale-out `TextIndex`, for stores several machines share.
 
-Postgres (psycopg 3, async) is the source of truth for rows and full text: jieba-segmented words
-in an `english` tsvector (GIN-indexed, so Chinese words match as words with no server extension,
-and English words are stemmed as the embedded index stems them; a store made with the `simple`
-configuration is re-indexed once when opened), and substring matches by `strpos` for terms the
-words miss. Qdrant (the client's local mode in
-tests, a cluster URL in production) holds the vectors with a copy of the payload, so payload
-filters run inside the vector search. A write goes into one Postgres transaction and into Qdrant
-before that transaction commits: a Qdrant failure rolls the rows back, and vector hits are always
-joined back to the rows, so a point whose rows never committed is never returned.
+Postgres (psycopg 3, async) is the source of truth for rows and full text: the words the
+embedded index ranks by, in a tsvector of `TEXT_CONFIG` (GIN-indexed; Chinese words, jieba's,
+match as words with no server extension, English words are Porter-stemmed as FTS5 stems them,
+no stop word is dropped; a store made with another configuration is re-indexed once when
+opened), and substring matches by `strpos` for terms the words miss. Qdrant (the client's
+local mode in tests, a cluster URL in production) holds the vectors with a copy of the
+payload, so payload filters run inside the vector search. A write goes into one Postgres
+transaction and into Qdrant before that transaction commits: a Qdrant failure rolls the rows
+back, and vector hits are always joined back to the rows, so a point whose rows never committed
+is never returned.
 """
 
 from __future__ import annotations
@@ -20,7 +21,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolweave.storage.errors import ConfigError, DimensionMismatch
-from toolweave.storage.retrieval._pg_bm25 import CollectionStats, bm25_rows
+from toolweave.storage.retrieval._pg_bm25 import (
+    TEXT_CONFIG,
+    TEXT_CONFIG_SQL,
+    CollectionStats,
+    bm25_rows,
+    tsvector_words,
+)
 from toolweave.storage.retrieval.embedders import Embedder, load_embedder
 from toolweave.storage.retrieval.fusion import SUBSTRING_SHARE, FusionWeights, weights_for
 from toolweave.storage.retrieval.index import (
@@ -36,11 +43,9 @@ from toolweave.storage.retrieval.index import (
     check_unique,
     check_where,
 )
-from toolweave.storage.text import TRIGRAM_MIN_CHARS, has_cjk, query_terms, segmented
+from toolweave.storage.text import TRIGRAM_MIN_CHARS, has_cjk, query_terms
 
 _POINT_NAMESPACE = uuid.UUID("5b0e7f1c-8a52-4a59-9d0b-2f6f1c0f7a11")
-TEXT_CONFIG = "english"
-"""The full-text configuration: Snowball English stems; CJK words (jieba's) pass unchanged."""
 _REINDEX_BATCH = 500
 
 
@@ -156,6 +161,7 @@ class PostgresQdrantIndex(FusedSearch):
                     PRIMARY KEY (collection, id))"""
             )
             await conn.execute(f"CREATE INDEX IF NOT EXISTS {t}_words_idx ON {t} USING gin (words)")
+            await conn.execute(TEXT_CONFIG_SQL)
             for f in self.indexed_fields:
                 await conn.execute(
                     f"CREATE INDEX IF NOT EXISTS {t}_by_{f} ON {t} (collection, (payload->'{f}'))"
@@ -463,7 +469,7 @@ class PostgresQdrantIndex(FusedSearch):
 
 
 def _segment_all(texts: list[str]) -> list[str]:
-    return [segmented(text) for text in texts]
+    return [tsvector_words(text) for text in texts]
 
 
 async def _reindex_words(conn: Any, t: str) -> None:

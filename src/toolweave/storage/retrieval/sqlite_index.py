@@ -27,6 +27,8 @@ from typing import Any
 
 from toolweave.storage.errors import DimensionMismatch
 from toolweave.storage.retrieval._live_vectors import LiveVectors, count_write
+from toolweave.storage.retrieval._sqlite_bm25 import TermStatistics
+from toolweave.storage.retrieval._sqlite_keywords import CHUNK as _CHUNK
 from toolweave.storage.retrieval._sqlite_keywords import KeywordSearch, sql_where
 from toolweave.storage.retrieval._words import WORDS_TOKENIZER, stem_words, unstemmed
 from toolweave.storage.retrieval.embedders import Embedder, load_embedder
@@ -48,13 +50,10 @@ from toolweave.storage.sqlite import SQLiteDatabase
 from toolweave.storage.text import fts_text, query_terms
 
 DEFAULT_RANK_CAP = 1_000
-"""Matches of a common term (or of all terms) that keyword search ranks: the newest ones. FTS5's
-bm25 reads every match of every term it weighs (and scores each match it orders), so ranking
-all 300,000 matches of a word in a 1M store would cost 300 ms; a rare term (at most this many
-matches) is always ranked whole, by bm25.
+"""Matches of a common term (or of all terms) that keyword search scores: the newest ones in the
+collection. Scoring all 300,000 matches of a word in a 1M store would cost a second; a rare term
+(at most this many matches in the table) is always scored whole.
 """
-_CHUNK = 500
-"""Ids per `IN (...)` list (SQLite allows 32,766 parameters; smaller lists plan better)."""
 
 
 def _schema(t: str) -> str:
@@ -104,6 +103,7 @@ class SQLiteTextIndex(FusedSearch):
         self.embedder = load_embedder(embedder)
         self.oversample = oversample
         self.rank_cap = check_limit(rank_cap, name="rank_cap")
+        self._statistics = TermStatistics(self.name)
         self._owns_db = not isinstance(db, SQLiteDatabase)
         self.db = db if isinstance(db, SQLiteDatabase) else SQLiteDatabase(db)
         check_where(dict.fromkeys(indexed_fields))
@@ -343,7 +343,7 @@ class SQLiteTextIndex(FusedSearch):
         if not query_terms(query):
             return []
         clause, params = sql_where(where)
-        search = KeywordSearch(self.name, self.rank_cap, self.oversample)
+        search = KeywordSearch(self.name, self.rank_cap, self.oversample, self._statistics)
         return await self.db.run(
             lambda conn: search.hits(conn, query, limit, collection, clause, params)
         )
