@@ -28,7 +28,12 @@ from urllib.parse import urlencode
 import httpx
 
 from toolweave.mcp.client.auth._discovery import Discovery, require_secure
-from toolweave.mcp.client.auth.providers import ClientFactory, OAuthClientProvider, _no_redirect
+from toolweave.mcp.client.auth.providers import (
+    ClientCredentialsProvider,
+    ClientFactory,
+    OAuthClientProvider,
+    _no_redirect,
+)
 from toolweave.mcp.shared.errors import OAuthError
 
 JWT_BEARER_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
@@ -133,7 +138,7 @@ class PrivateKeyJWTProvider(OAuthClientProvider):
 IDToken = str | Callable[[], Awaitable[str]]
 
 
-class CrossAppAccessProvider(OAuthClientProvider):
+class CrossAppAccessProvider(ClientCredentialsProvider):
     """Enterprise-managed authorization: an IdP ID token -> ID-JAG -> an access token.
 
     `id_token` is the user's ID token from the company IdP (or an async callable returning a
@@ -154,15 +159,9 @@ class CrossAppAccessProvider(OAuthClientProvider):
         scope: str | None = None,
         client_factory: ClientFactory | None = None,
     ) -> None:
-        super().__init__(
-            _no_redirect,
-            client_id=client_id,
-            client_secret=client_secret,
-            scope=scope,
-            client_factory=client_factory,
-        )
-        assert self.client is not None
-        self.client.auth_method = "client_secret_basic"
+        # The client authenticates as a client-credentials one does (HTTP Basic, no redirect);
+        # only the grant it presents differs (`_authorize`).
+        super().__init__(client_id, client_secret, scope=scope, client_factory=client_factory)
         self.id_token = id_token
         self.idp_token_endpoint = require_secure(idp_token_endpoint, "the IdP token endpoint")
         self.idp_client_id = idp_client_id
