@@ -33,9 +33,8 @@ def announcing_sleeper(
     return f"{setsid}sh -c 'echo ready > {fifo}; exec sleep {duration}'{redirect} &"
 
 
-def pidfd_of(duration: str) -> int:
-    """A pidfd on the one host process (setsid, then sh, then sleep: one pid) whose command
-    line carries `duration`; the shells around it carry it too, but run other programs."""
+def _marked(duration: str) -> list[int]:
+    """The host pids of sleeper processes whose command line carries `duration`."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -44,13 +43,32 @@ def pidfd_of(duration: str) -> int:
             argv = (entry / "cmdline").read_bytes().decode("utf-8", "replace").split("\0")
             if os.path.basename(argv[0]) in _SLEEPER and duration in " ".join(argv):
                 found.append(int(entry.name))
+    return found
+
+
+def pidfd_of(duration: str) -> int:
+    """A pidfd on the one host process (setsid, then sh, then sleep: one pid) whose command
+    line carries `duration`; the shells around it carry it too, but run other programs."""
+    found = _marked(duration)
     assert len(found) == 1, f"expected one process marked {duration}, found {found}"
     return os.pidfd_open(found[0])
 
 
-def gone(fd: int) -> bool:
+def pidfd_unless_ended(duration: str) -> int | None:
+    """`pidfd_of`, or None when the process that announced itself has already ended: a short
+    timeout can kill it between its announcement and this look (its marker is unique, so no
+    process carrying it means it no longer runs)."""
+    found = _marked(duration)
+    assert len(found) <= 1, f"expected one process marked {duration}, found {found}"
+    return os.pidfd_open(found[0]) if found else None
+
+
+def gone(fd: int | None) -> bool:
     """True once the process behind `fd` has ended (SIGKILL is delivered asynchronously, so
-    the pidfd is awaited); a survivor is killed so it does not outlive the test."""
+    the pidfd is awaited; None: it had ended before a pidfd was taken); a survivor is killed so
+    it does not outlive the test."""
+    if fd is None:
+        return True
     try:
         readable, _, _ = select.select([fd], [], [], 30)
         if not readable:

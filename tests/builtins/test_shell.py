@@ -14,7 +14,13 @@ from typing import Any
 
 import pytest
 
-from tests.builtins.processes import announcing_sleeper, gone, marker, pidfd_of
+from tests.builtins.processes import (
+    announcing_sleeper,
+    gone,
+    marker,
+    pidfd_of,
+    pidfd_unless_ended,
+)
 from toolweave.builtins import shell_tool
 from toolweave.governance import CallBlocked, GateContext, Governance, PermissionMode
 from toolweave.tools import (
@@ -213,10 +219,16 @@ def _watch(fifo: Path, duration: str) -> int:
     return pidfd_of(duration)
 
 
+def _watch_unless_ended(fifo: Path, duration: str) -> int | None:
+    assert fifo.read_text().strip() == "ready"
+    return pidfd_unless_ended(duration)
+
+
 async def test_timeout_kills_the_whole_process_group(workdir: Path) -> None:
     duration, fifo = marker(), workdir / "pid.fifo"
     os.mkfifo(fifo)
-    watcher = asyncio.create_task(asyncio.to_thread(_watch, fifo, duration))
+    # The 0.5 s timeout may fire before the watcher looks: an ended process is gone too.
+    watcher = asyncio.create_task(asyncio.to_thread(_watch_unless_ended, fifo, duration))
     result = await bash(workdir, timeout=0.5).execute(
         {"command": f"{announcing_sleeper(duration, fifo, new_session=False)} wait"},
         ToolContext(tool_call_approved=True),
