@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -82,11 +82,30 @@ def _approve_in_page(driver: Any, url: str, token: str, shot: Path) -> str:
     driver.get(f"{url}#token={token}")  # the console token stays in the fragment, never sent
     driver.execute_script("location.hash = '#approvals'")
     _wait(driver, "return document.querySelector('#approvals tbody button.approve')")
-    row = driver.find_element(By.CSS_SELECTOR, "#approvals tbody tr").text
+    # The page redraws the table on every refresh, so an element found a moment ago may be
+    # gone: each step looks its element up again until it acts on a current one.
+    row = _on_current(driver, lambda d: d.find_element(By.CSS_SELECTOR, "#approvals tbody tr").text)
     driver.save_screenshot(str(shot))
-    driver.find_element(By.CSS_SELECTOR, "#approvals tbody button.approve").click()
+
+    def approve(d: Any) -> bool:
+        d.find_element(By.CSS_SELECTOR, "#approvals tbody button.approve").click()
+        return True
+
+    _on_current(driver, approve)
     _wait(driver, "return document.querySelectorAll('#approvals tbody tr').length === 0")
     return str(row)
+
+
+def _on_current(driver: Any, step: Callable[[Any], Any]) -> Any:
+    """`step(driver)`, repeated while the element it found was redrawn under it (bounded by
+    WAIT, as `_wait`)."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(
+        driver, WAIT, poll_frequency=0.05, ignored_exceptions=(StaleElementReferenceException,)
+    )
+    return wait.until(step)
 
 
 def _usage_in_page(driver: Any, shot: Path) -> dict[str, Any]:
