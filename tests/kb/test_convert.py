@@ -64,6 +64,9 @@ def test_markdown_and_text_are_read_directly(tmp_path: Path) -> None:
     txt = tmp_path / "plain.txt"
     txt.write_text("just text", encoding="utf-8")
     assert convert_file(txt).report.warnings == []  # plain text has no headings to lose
+    binary_ish = tmp_path / "dump.txt"
+    binary_ish.write_text("col\x00umn 一\x00二", encoding="utf-8")
+    assert convert_file(binary_ish).markdown == "column 一二"  # no store keeps a NUL
 
 
 def test_clear_errors(tmp_path: Path) -> None:

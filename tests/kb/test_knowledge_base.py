@@ -206,6 +206,8 @@ async def test_max_docs_is_enforced(make_kb: KBFactory) -> None:
     await kb.add_text(GUIDE)
     with pytest.raises(KnowledgeBaseError, match="max_docs=1"):
         await kb.add_text(RECIPES)
+    with pytest.raises(KnowledgeBaseError, match=r"NUL character \(\\x00\); remove it"):
+        await kb.add_text("a\x00b")
     assert (await kb.add_text(GUIDE)).status == "unchanged"  # re-adding is not a new document
 
 

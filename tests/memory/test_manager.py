@@ -276,6 +276,7 @@ async def test_bad_arguments_name_the_field(make_manager: ManagerFactory) -> Non
     cases: list[tuple[Any, str]] = [
         (m.add("", "episodic"), "content must be a non-empty string"),
         (m.add("x", "dream"), "memory_type must be one of"),
+        (m.add("a\x00b", "episodic"), r"content holds a NUL character \(\\x00\)"),
         (m.add("x", "episodic", importance=1.5), "importance must be a number from 0 to 1"),
         (m.add("x", "episodic", timestamp="yesterday"), "timestamp must be"),
         (m.add("x", "episodic", metadata={"k": object()}), "metadata must be JSON"),

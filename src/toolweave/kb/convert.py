@@ -123,7 +123,7 @@ def convert_file(path: str | Path, limits: ConversionLimits = DEFAULT_LIMITS) ->
         )
     markdown = markdown.replace("\r\n", "\n")
     report = _report(file, suffix.lstrip(".") or "text", markdown)
-    markdown = markdown.replace("\x0c", "\n")
+    markdown = markdown.replace("\x0c", "\n").replace("\x00", "")  # page breaks; NULs of binaries
     return ConvertedDocument(markdown, _title(markdown, title_hint, file), report)
 
 

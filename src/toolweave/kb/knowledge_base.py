@@ -239,6 +239,8 @@ class KnowledgeBase:
     ) -> Spec:
         if not isinstance(text, str) or not text.strip():
             raise KnowledgeBaseError("text: give the document's text (it is empty)")
+        if "\x00" in text:
+            raise KnowledgeBaseError("text: it holds a NUL character (\\x00); remove it")
         require("kb", "KnowledgeBase.add_text", RETRIEVAL_MODULES)
         title = (title or "").strip() or first_line(text)
         size, overlap, unit = chunking

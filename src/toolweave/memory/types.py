@@ -22,9 +22,12 @@ MAX_CONTENT_CHARS = 100_000
 
 
 def check_text(value: Any, field: str, limit: int, setting: str, fix: str) -> str:
-    """`value` if it is a non-empty string of at most `limit` characters, else the error."""
+    """`value` if it is a non-empty string of at most `limit` characters and no NUL (which no
+    store keeps), else the error."""
     if not isinstance(value, str) or not value.strip():
         raise MemoryArgumentError(f"{field} must be a non-empty string")
+    if "\x00" in value:
+        raise MemoryArgumentError(f"{field} holds a NUL character (\\x00); remove it")
     if len(value) > limit:
         raise MemoryArgumentError(
             f"{field} has {len(value)} characters; the limit is {limit} ({setting}): {fix}"

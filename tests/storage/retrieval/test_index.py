@@ -120,6 +120,64 @@ async def test_replace_and_delete_reach_every_index(make_index: IndexFactory) ->
     assert "en-py" not in await ids(index, "Python", limit=10, mode="vector")
 
 
+async def test_a_bulk_write_keeps_every_row_whole(make_index: IndexFactory) -> None:
+    """1,203 records (several insert statements' worth), some holding control characters,
+    backslashes, emoji and Chinese: every text, payload and vector comes back as written, and
+    every record is found by its words, its substrings and its vector. A NUL character, which
+    Postgres cannot store, is refused by both backends with the record named."""
+    index = make_index()
+    special = {
+        7: "before\\u0000after 反斜杠 C:\\new",
+        8: "tab\there\nnewline \x01 control 控制",
+        9: "emoji 😀 e\u0301 قهوة 咖啡",
+    }
+    many = [
+        Record(
+            f"r{i}",
+            special.get(i, f"记录{i}号 bulk record number{i}"),
+            {"i": i, "tag": special.get(i, "plain")},
+        )
+        for i in range(1203)
+    ]
+    for bad in (Record("nul", "a\x00b"), Record("nul", "ok", {"note": ["a\x00b"]})):
+        with pytest.raises(ValueError, match="record 'nul' has a NUL character"):
+            await index.write([*many[:3], bad])
+    assert await index.count() == 0
+    await index.write(many)
+    stored = {r.id: r for r in await index.get([r.id for r in many])}
+    assert [(stored[r.id].text, stored[r.id].payload) for r in many] == [
+        (r.text, r.payload) for r in many
+    ]
+    for i in (0, 499, 500, 999, 1000, 1202):
+        assert await ids(index, f"number{i}", mode="keyword") == [f"r{i}"]
+        hits = await index.search(many[i].text, limit=5, mode="vector")
+        assert any(h.record.id == f"r{i}" and h.score > 0.999 for h in hits)  # its own vector
+    assert await ids(index, "反斜杠", mode="keyword") == ["r7"]
+    assert await ids(index, "咖啡", mode="keyword") == ["r9"]
+    await index.write(delete=[("default", f"r{i}") for i in range(0, 1203, 2)])
+    assert await index.count() == 601
+    assert await ids(index, "number1000", mode="keyword") == []
+    assert await ids(index, "number1001", mode="keyword") == ["r1001"]
+
+
+async def test_a_bulk_write_runs_a_few_statements_not_one_per_row(tmp_path: Any) -> None:
+    """A statement per row would take the GIL back after every row, so a write thread beside
+    any busy Python thread crawls; the SQLite index writes a chunk per statement."""
+    from toolweave.storage.retrieval import SQLiteTextIndex
+
+    index = SQLiteTextIndex(tmp_path / "few.db", HashEmbedder(16))
+    await index.write(DOCS)
+    statements: list[str] = []
+    await index.db.run(lambda conn: conn.set_trace_callback(statements.append))
+    await index.write([Record(f"m{i}", f"第{i}条 memory {i}") for i in range(2000)])
+    await index.write(delete=[("default", f"m{i}") for i in range(2000)])
+    await index.db.run(lambda conn: conn.set_trace_callback(None))
+    ours = [s for s in statements if not s.startswith("--")]  # "--": FTS5's own, nested
+    assert 0 < len(ours) < 60, ours
+    assert await index.count() == len(DOCS)
+    await index.close()
+
+
 async def test_collections_are_isolated(make_index: IndexFactory) -> None:
     index = make_index()
     await index.write([Record("a", "shared words here", collection="alice")])

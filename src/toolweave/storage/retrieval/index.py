@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -256,11 +257,39 @@ def check_mode(mode: str) -> SearchMode:
 
 
 def check_unique(records: Sequence[Record]) -> list[tuple[str, str]]:
-    """The (collection, id) keys of one write, which must not repeat."""
+    """The (collection, id) keys of one write, which must not repeat; a text holding a NUL
+    character is refused (Postgres cannot store one; SQLite's JSON reader would cut it)."""
     keys = [(r.collection, r.id) for r in records]
     if len(set(keys)) != len(keys):
         raise ConfigError("upsert: the same (collection, id) appears twice in one write")
+    for record in records:
+        if "\x00" in record.text:
+            raise ConfigError(_nul_message(record, "text"))
     return keys
+
+
+_ESCAPED_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
+"""A NUL character in JSON text: `\\u0000` after an even number of backslashes."""
+
+
+_PAYLOAD_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+"""One encoder for every payload (`json.dumps` with options builds a new one per call)."""
+
+
+def payload_json(record: Record) -> str:
+    """The record's payload as compact JSON, as both backends store it; a NUL character in it
+    is refused."""
+    encoded = _PAYLOAD_JSON.encode(record.payload)
+    if "\\u0000" in encoded and _ESCAPED_NUL.search(encoded):
+        raise ConfigError(_nul_message(record, "payload"))
+    return encoded
+
+
+def _nul_message(record: Record, field: str) -> str:
+    return (
+        f"upsert: record {record.id!r} has a NUL character (\\x00) in its {field}; no backend"
+        " stores one: remove it (for example with .replace('\\x00', ''))"
+    )
 
 
 def check_limit(limit: int, *, name: str = "limit") -> int:

@@ -42,6 +42,7 @@ from toolweave.storage.retrieval.index import (
     check_name,
     check_unique,
     check_where,
+    payload_json,
 )
 from toolweave.storage.text import TRIGRAM_MIN_CHARS, has_cjk, query_terms
 
@@ -266,7 +267,7 @@ class PostgresQdrantIndex(FusedSearch):
                                     r.collection,
                                     r.id,
                                     r.text,
-                                    json.dumps(r.payload, ensure_ascii=False),
+                                    payload_json(r),
                                     segmented_words,
                                 )
                                 for r, segmented_words in zip(upsert, words, strict=True)

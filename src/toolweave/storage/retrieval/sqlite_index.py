@@ -30,6 +30,7 @@ from toolweave.storage.retrieval._live_vectors import LiveVectors, count_write
 from toolweave.storage.retrieval._sqlite_bm25 import TermStatistics
 from toolweave.storage.retrieval._sqlite_keywords import CHUNK as _CHUNK
 from toolweave.storage.retrieval._sqlite_keywords import KeywordSearch, sql_where
+from toolweave.storage.retrieval._sqlite_rows import delete_rows, insert_rows, prepared
 from toolweave.storage.retrieval._words import WORDS_TOKENIZER, stem_words, unstemmed
 from toolweave.storage.retrieval.embedders import Embedder, load_embedder
 from toolweave.storage.retrieval.fusion import FusionWeights, weights_for
@@ -47,7 +48,7 @@ from toolweave.storage.retrieval.index import (
     check_where,
 )
 from toolweave.storage.sqlite import SQLiteDatabase
-from toolweave.storage.text import fts_text, query_terms
+from toolweave.storage.text import query_terms
 
 DEFAULT_RANK_CAP = 1_000
 """Matches of a common term (or of all terms) that keyword search scores: the newest ones in the
@@ -186,7 +187,7 @@ class SQLiteTextIndex(FusedSearch):
         known = await self.db.run(lambda c: self._rows_by_key(c, keys, ", text, vector"))
         reuse = {k: row[2] for k, row in known.items() if row[1] == texts[k]}
         rows, blobs = await asyncio.gather(
-            asyncio.to_thread(_prepared, upsert),
+            asyncio.to_thread(prepared, upsert),
             asyncio.to_thread(self._vector_blobs, upsert, reuse),
         )
         t = self.name
@@ -194,23 +195,10 @@ class SQLiteTextIndex(FusedSearch):
         def apply(conn: sqlite3.Connection) -> tuple[list[int], list[tuple[int, str, bytes]]]:
             old = self._rows_by_key(conn, [*delete, *keys], "")
             removed = sorted({row[0] for row in old.values()})
-            for table in (t, f"{t}_words", f"{t}_tri"):
-                conn.executemany(f"DELETE FROM {table} WHERE rowid = ?", [(r,) for r in removed])
+            delete_rows(conn, t, removed)
             top = int(conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {t}").fetchone()[0])
+            insert_rows(conn, t, top + 1, rows, blobs)
             rowids = range(top + 1, top + 1 + len(upsert))
-            conn.executemany(
-                f"INSERT INTO {t} (rowid, collection, id, text, payload, vector)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                [(n, *row[:4], b) for n, row, b in zip(rowids, rows, blobs, strict=True)],
-            )
-            conn.executemany(
-                f"INSERT INTO {t}_words (rowid, words) VALUES (?, ?)",
-                [(n, row[4]) for n, row in zip(rowids, rows, strict=True)],
-            )
-            conn.executemany(
-                f"INSERT INTO {t}_tri (rowid, text) VALUES (?, ?)",
-                [(n, row[2]) for n, row in zip(rowids, rows, strict=True)],
-            )
             count_write(conn, t)
             added = [(n, r.collection, b) for n, r, b in zip(rowids, upsert, blobs, strict=True)]
             return removed, added
@@ -275,8 +263,7 @@ class SQLiteTextIndex(FusedSearch):
                     f"SELECT rowid FROM {t} WHERE collection = ?{clause}", [collection, *params]
                 )
             ]
-            for table in (t, f"{t}_words", f"{t}_tri"):
-                conn.executemany(f"DELETE FROM {table} WHERE rowid = ?", [(r,) for r in rowids])
+            delete_rows(conn, t, rowids)
             count_write(conn, t)
             return rowids
 
@@ -405,16 +392,3 @@ class SQLiteTextIndex(FusedSearch):
         await self.vectors.close()
         if self._owns_db:
             await self.db.close()
-
-
-def _prepared(records: Sequence[Record]) -> list[tuple[str, str, str, str, str]]:
-    """(collection, id, text, payload JSON, words column) for each record."""
-    return [(r.collection, r.id, r.text, _dumps(r.payload), fts_text(r.text)) for r in records]
-
-
-_PAYLOAD_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-"""One encoder for every payload (`json.dumps` with options builds a new one per call)."""
-
-
-def _dumps(payload: dict[str, Any]) -> str:
-    return _PAYLOAD_JSON.encode(payload)
