@@ -9,19 +9,22 @@ trigram substrings, dedupe by content hash and the knowledge graph.
 Installed by the `bench` extra (`pip install 'toolweave[bench]'`); never imported by toolweave.
 
 Run alone, it measures the ingest comparison only (no search, no HNSW), with `memory_scale.py`'s
-rows, its batches and its timing of toolweave's `add_many` with the vectors known:
+rows, its batches and its timing of toolweave's `add_many` with the vectors known; with
+`--beside-busy-thread`, every store writes while another Python thread spins (as in a server):
 
-    .venv/bin/python benchmarks/memory_peers.py --size 100000
+    .venv/bin/python benchmarks/memory_peers.py --size 100000 [--beside-busy-thread]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +33,29 @@ from toolweave.storage.sqlite import DEFAULT_CACHE_MB, DEFAULT_CHECKPOINT_PAGES
 
 Rows = Sequence[tuple[str, str, dict[str, Any]]]
 """(id, text, metadata) per memory."""
+
+
+@contextlib.contextmanager
+def beside_busy_thread(enabled: bool) -> Iterator[None]:
+    """With `enabled`, one more thread runs Python the whole time, as a server's event loop or
+    a parser would beside a write: a store that takes the GIL back once per row then waits
+    behind it each time."""
+    if not enabled:
+        yield
+        return
+    stop = threading.Event()
+
+    def spin() -> None:
+        while not stop.is_set():
+            sum(range(1_000))
+
+    thread = threading.Thread(target=spin, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 @dataclass(frozen=True)
@@ -172,25 +198,40 @@ PEERS = [
 
 
 async def _main() -> None:
-    from memory_scale import KnownVectors, add_all, compare_peers, memories, open_manager
+    from memory_scale import (
+        KnownVectors,
+        add_all,
+        compare_peers,
+        memories,
+        open_manager,
+        warm_up,
+    )
 
     from toolweave.storage.retrieval import load_embedder
 
     parser = argparse.ArgumentParser(description="toolweave's ingest beside the peers alone")
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--batch", type=int, default=2_000)
+    parser.add_argument(
+        "--beside-busy-thread",
+        dest="busy",
+        action="store_true",
+        help="every store writes while one more Python thread spins",
+    )
     args = parser.parse_args()
     embedder = load_embedder("auto")
     texts = memories(args.size)
     vectors = [embedder.embed(texts[i : i + args.batch]) for i in range(0, args.size, args.batch)]
     known = KnownVectors(embedder, texts, [v for block in vectors for v in block])
+    await warm_up(embedder)
     print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         manager = open_manager(root / "toolweave.db", known, None)
-        elapsed = await add_all(manager, texts, args.batch)
+        with beside_busy_thread(args.busy):
+            elapsed = await add_all(manager, texts, args.batch)
         await manager.close()
-        compare_peers(texts, vectors, args, root, args.size / elapsed)
+        compare_peers(texts, vectors, args, root, args.size / elapsed, busy=args.busy)
     print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 

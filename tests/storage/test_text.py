@@ -90,6 +90,34 @@ def test_fts_text_indexes_exactly_the_words_segment_finds() -> None:
     assert fts_text("plain English text") == "plain English text"  # no work without CJK
 
 
+def test_many_texts_are_cut_by_one_jieba_call_word_for_word_as_one_by_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """jieba lets go of the GIL on each call (taking it back waits behind any busy thread), so
+    a write's texts are cut in one call, with the same words each text gets alone."""
+    import toolweave.storage.text as text_module
+
+    texts = [*chinese_corpus(), "plain English", "Python编程2024年\n第二行", "", "　全角　"]
+    alone = [  # each CJK run cut by a call of its own
+        text_module._CJK_RUN.sub(lambda run: f" {' '.join(text_module._cut(run.group()))} ", t)
+        for t in texts
+    ]
+    calls: list[str] = []
+    real = text_module._jieba()
+
+    class Counting:
+        def cut_for_search(self, run: str, hmm: bool) -> list[str]:
+            calls.append(run)
+            words: list[str] = real.cut_for_search(run, hmm)
+            return words
+
+    monkeypatch.setattr(text_module, "_JIEBA", Counting())
+    assert text_module.fts_texts(texts) == alone
+    assert len(calls) == 1
+    assert text_module.fts_texts(["no Chinese here", "nor here"]) == ["no Chinese here", "nor here"]
+    assert len(calls) == 1
+
+
 def test_query_syntax_is_quoted_not_interpreted() -> None:
     assert fts5_match(['a"b', "NEAR"]) == '"a""b" OR "NEAR"'
     assert fts5_match(["a", "b"], "AND") == '"a" AND "b"'

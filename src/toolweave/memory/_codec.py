@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import mimetypes
-import os
+import random
 import time
 from datetime import datetime
 from pathlib import PurePath
@@ -33,8 +33,13 @@ def content_hash(content: str) -> str:
 
 def new_id() -> str:
     """A UUIDv7 in hex: time-ordered, so new rows append to the id index instead of landing
-    at random places in it (which costs a page write per row in a large store)."""
-    value = (time.time_ns() // 1_000_000) << 80 | int.from_bytes(os.urandom(10))
+    at random places in it (which costs a page write per row in a large store).
+
+    Its 74 random bits need to be unique, not secret (a memory is reached through its user's
+    collection, never by knowing its id): `random` (seeded from the OS, again in a forked
+    child) draws them without the system call `os.urandom` makes, which lets go of the GIL
+    and, beside a busy thread, waits up to 5 ms to take it back, once per memory."""
+    value = (time.time_ns() // 1_000_000) << 80 | random.getrandbits(80)
     value = value & ~(0xF << 76) | 0x7 << 76  # version 7
     value = value & ~(0x3 << 62) | 0x2 << 62  # RFC 9562 variant
     return f"{value:032x}"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 # CJK punctuation, kana, Han, hangul, CJK compatibility, full-width forms and extension blocks:
@@ -248,13 +248,36 @@ def fts_text(text: str) -> str:
     """What an FTS5 unicode61 column indexes to find the words `segment(text)` finds: the text
     with each CJK run replaced by its jieba words. unicode61 splits and folds case itself, so
     text without CJK goes in as it is, with no Python work per word (ingest pays for this)."""
-    if not has_cjk(text):
-        return text
-    return _CJK_RUN.sub(_segmented_run, text)
+    return fts_texts([text])[0]
 
 
-def _segmented_run(run: re.Match[str]) -> str:
-    return " " + " ".join(_cut(run.group())) + " "
+def fts_texts(texts: Sequence[str]) -> list[str]:
+    """`fts_text` of each text, with one jieba call for all their CJK runs.
+
+    jieba lets go of the GIL on every call, and a thread taking it back waits for any other
+    busy thread to yield it (up to the 5 ms switch interval): cutting 1,000 short Chinese texts
+    one call each took 2.2 s instead of 5 ms beside one spinning thread. The runs are cut as
+    one text, one per line; jieba never joins words across a line break.
+    """
+    runs = [run for text in texts if has_cjk(text) for run in _CJK_RUN.findall(text)]
+    if not runs:
+        return list(texts)
+    words: list[str] = _jieba().cut_for_search("\n".join(runs), False)
+    cut = [" " + " ".join(line) + " " for line in _lines(words)]
+    if len(cut) != len(runs):  # a jieba that kept a line break inside a word
+        cut = [" " + " ".join(_cut(run)) + " " for run in runs]
+    pieces = iter(cut)
+    return [_CJK_RUN.sub(lambda _: next(pieces), text) if has_cjk(text) else text for text in texts]
+
+
+def _lines(words: list[str]) -> list[list[str]]:
+    lines: list[list[str]] = [[]]
+    for word in words:
+        if word == "\n":
+            lines.append([])
+        else:
+            lines[-1].append(word)
+    return lines
 
 
 def _cut(run: str) -> list[str]:

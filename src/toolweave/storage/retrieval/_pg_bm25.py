@@ -19,7 +19,7 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from toolweave.storage.text import fts_text
+from toolweave.storage.text import fts_texts
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -46,11 +46,11 @@ LENGTH_SQL = "(SELECT sum(coalesce(array_length(positions, 1), 1)) FROM unnest({
 """A tsvector's tokens (FTS5 counts a document's length so)."""
 
 
-def tsvector_words(text: str) -> str:
-    """The text a record's tsvector is made from: its unicode61 tokens, CJK runs segmented by
+def tsvector_words(texts: Sequence[str]) -> list[str]:
+    """The texts records' tsvectors are made from: their unicode61 tokens, CJK runs segmented by
     jieba, joined by spaces (so Postgres' parser sees the words FTS5 sees, nothing it would
     read as a file name, a URL or a hyphenated compound)."""
-    return " ".join(_TOKEN.findall(fts_text(text)))
+    return [" ".join(_TOKEN.findall(text)) for text in fts_texts(texts)]
 
 
 STATS_DRIFT = 0.1
@@ -102,7 +102,7 @@ async def bm25_rows(
         r[0]
         for r in await rows(
             f"SELECT DISTINCT lexeme FROM unnest(to_tsvector('{config}', %s)) ORDER BY 1",
-            [tsvector_words(words)],
+            tsvector_words([words]),
         )
     ]
     if not lexemes:

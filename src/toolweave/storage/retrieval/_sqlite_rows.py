@@ -19,7 +19,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from toolweave.storage.retrieval.index import Record, payload_json
-from toolweave.storage.text import fts_text
+from toolweave.storage.text import fts_texts
 
 ROWS_PER_STATEMENT = 500
 """Rows one insert statement writes: large enough that per-statement costs vanish, small
@@ -33,7 +33,11 @@ _ROWS_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_c
 
 def prepared(records: Sequence[Record]) -> list[Row]:
     """Each record's row: its payload as JSON and its text as the words index reads it."""
-    return [(r.collection, r.id, r.text, payload_json(r), fts_text(r.text)) for r in records]
+    words = fts_texts([r.text for r in records])
+    return [
+        (r.collection, r.id, r.text, payload_json(r), w)
+        for r, w in zip(records, words, strict=True)
+    ]
 
 
 def insert_rows(

@@ -16,7 +16,7 @@ import sqlite3
 
 from toolweave.storage.retrieval.fusion import SUBSTRING_SHARE
 from toolweave.storage.retrieval.index import IndexHit, Record
-from toolweave.storage.text import fts_text
+from toolweave.storage.text import fts_texts
 
 WORDS_TOKENIZER = "porter unicode61 remove_diacritics 1"
 """English words stemmed (Porter), the rest (jieba's Chinese words) as unicode61 splits them.
@@ -54,7 +54,8 @@ def stem_words(conn: sqlite3.Connection, t: str, chunk: int) -> None:
     conn.execute(f"CREATE VIRTUAL TABLE {t}_words USING fts5(words, tokenize='{WORDS_TOKENIZER}')")
     rows = conn.execute(f"SELECT rowid, text FROM {t} ORDER BY rowid").fetchall()
     for start in range(0, len(rows), chunk):
+        part = rows[start : start + chunk]
         conn.executemany(
             f"INSERT INTO {t}_words (rowid, words) VALUES (?, ?)",
-            [(rowid, fts_text(text)) for rowid, text in rows[start : start + chunk]],
+            zip([r[0] for r in part], fts_texts([r[1] for r in part]), strict=True),
         )

@@ -244,7 +244,7 @@ class PostgresQdrantIndex(FusedSearch):
             todo = [r for r in upsert if point_id(r.collection, r.id) not in reused]
             # Segmenting (jieba) and embedding both run off the loop, side by side.
             words, fresh = await asyncio.gather(
-                asyncio.to_thread(_segment_all, [r.text for r in upsert]),
+                asyncio.to_thread(tsvector_words, [r.text for r in upsert]),
                 asyncio.to_thread(self.embedder.embed, [r.text for r in todo]),
             )
             vectors = dict(reused)
@@ -469,17 +469,13 @@ class PostgresQdrantIndex(FusedSearch):
                 self._conn = self._qdrant = None
 
 
-def _segment_all(texts: list[str]) -> list[str]:
-    return [tsvector_words(text) for text in texts]
-
-
 async def _reindex_words(conn: Any, t: str) -> None:
     """Rebuild every row's tsvector with `TEXT_CONFIG` (inside the caller's transaction)."""
     cursor = await conn.execute(f"SELECT collection, id, text FROM {t}")
     rows = await cursor.fetchall()
     for start in range(0, len(rows), _REINDEX_BATCH):
         batch = rows[start : start + _REINDEX_BATCH]
-        words = await asyncio.to_thread(_segment_all, [r[2] for r in batch])
+        words = await asyncio.to_thread(tsvector_words, [r[2] for r in batch])
         async with conn.cursor() as update:
             await update.executemany(
                 f"UPDATE {t} SET words = to_tsvector('{TEXT_CONFIG}', %s)"
