@@ -103,6 +103,36 @@ async def test_search_finds_chinese_words_english_words_and_explains(
     assert await m.search("爬山", min_importance=0.9) == []
 
 
+@pytest.mark.parametrize(
+    ("three", "once"),
+    [
+        (
+            "The worker reads max_retries, MAX-RETRIES wins and max retries is logged",
+            "Set max_retries in the config",
+        ),
+        ("重试 max_retries 三次，MAX-RETRIES 默认，max retries 写入日志", "配置里的 max_retries"),
+    ],
+)
+async def test_a_snake_case_term_is_scored_in_every_spelling(
+    make_manager: ManagerFactory, three: str, once: str
+) -> None:
+    """The term "max_retries" is the words "max" and "retries" to the index: a memory naming it
+    three times (underscore, hyphen, space) ranks above one naming it once, and both explain a
+    positive keyword score."""
+    m = make_manager()
+    await m.add_many(
+        [
+            {"content": three, "memory_type": "semantic"},
+            {"content": once, "memory_type": "semantic"},
+            {"content": "The user prefers dark mode in every editor", "memory_type": "semantic"},
+        ]
+    )
+    hits = await m.search("max_retries", limit=3, mode="keyword", explain=True)
+    assert [h.item.content for h in hits] == [three, once]
+    scores = [h.explanation["keyword_score"] for h in hits if h.explanation]
+    assert len(scores) == 2 and scores[0] > scores[1] > 0
+
+
 async def test_perceptual_memory_filters_by_modality(make_manager: ManagerFactory) -> None:
     m = make_manager()
     await m.add("会议录音：讨论了第三季度预算", "perceptual", file_path="meeting.mp3")

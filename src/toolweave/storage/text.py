@@ -25,6 +25,13 @@ CJK = re.compile(
 )
 #: A word outside CJK text: a run of letters, digits and underscores.
 WORD = re.compile(r"\w+", re.UNICODE)
+#: A character FTS5's unicode61 tokenizer keeps in a token: a letter or a digit. Everything
+#: else separates tokens, "_" included ("max_retries" is "max" and "retries"), and so do the
+#: hyphen, the dot, apostrophes and combining marks.
+TOKEN_CHAR = r"[^\W_]"
+#: A token as unicode61 splits text: what the words index (FTS5, and the tsvector made from
+#: the same tokens) holds.
+TOKEN = re.compile(f"{TOKEN_CHAR}+")
 # CJK text with the ASCII letters and digits mixed into it ("Python编程", "2024年"), kept
 # together so jieba sees the words across the boundary.
 _CJK_RUN = re.compile(
@@ -299,7 +306,19 @@ def query_terms(query: str) -> list[str]:
     single CJK character is a word and stays. A query of nothing but stop words keeps them
     ("the who").
     """
-    words = [t for t in segment(query) if len(t) > 1 or has_cjk(t)]
+    return _content_terms(segment(query))
+
+
+def keyword_terms(query: str) -> list[str]:
+    """The query's terms as the words index holds them: each word of `query_terms` split into
+    its unicode61 tokens ("max_retries" -> "max", "retries"; "gpt-4o" -> "gpt", "4o"), with the
+    words `query_terms` leaves out left out of the tokens too. Scoring counts each token as
+    the index does, so "max_retries", "max-retries" and "max retries" count alike."""
+    return _content_terms([t for word in segment(query) for t in TOKEN.findall(word)])
+
+
+def _content_terms(words: list[str]) -> list[str]:
+    words = [t for t in words if len(t) > 1 or has_cjk(t)]
     content = [t for t in words if t not in QUERY_STOP_WORDS]
     return list(dict.fromkeys(content or words))
 

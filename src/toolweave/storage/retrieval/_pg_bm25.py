@@ -15,11 +15,10 @@ once per database); a document's length is its number of tokens (its lexemes' po
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from toolweave.storage.text import fts_texts
+from toolweave.storage.text import TOKEN, fts_texts
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -40,8 +39,6 @@ TEXT_CONFIG_SQL = f"""DO $$ BEGIN
 EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
 END $$"""
 """Creates `TEXT_CONFIG` if the database lacks it (two processes at once: one wins)."""
-_TOKEN = re.compile(r"[^\W_]+")
-"""A unicode61 token: a run of letters, digits and marks."""
 LENGTH_SQL = "(SELECT sum(coalesce(array_length(positions, 1), 1)) FROM unnest({}))"
 """A tsvector's tokens (FTS5 counts a document's length so)."""
 
@@ -50,7 +47,7 @@ def tsvector_words(texts: Sequence[str]) -> list[str]:
     """The texts records' tsvectors are made from: their unicode61 tokens, CJK runs segmented by
     jieba, joined by spaces (so Postgres' parser sees the words FTS5 sees, nothing it would
     read as a file name, a URL or a hyphenated compound)."""
-    return [" ".join(_TOKEN.findall(text)) for text in fts_texts(texts)]
+    return [" ".join(TOKEN.findall(text)) for text in fts_texts(texts)]
 
 
 STATS_DRIFT = 0.1

@@ -17,7 +17,9 @@ document frequency are the collection's:
 A document's length is the one FTS5 keeps (its tokens, in `<name>_words_docsize`); a term's
 frequency in it is counted from its indexed words (the `words` column): the tokens that begin
 like the term, each matched to it by its Porter stem (PyStemmer's `porter`, the algorithm of
-FTS5's `porter` tokenizer).
+FTS5's `porter` tokenizer). A term is one unicode61 token (`keyword_terms` splits the query as
+FTS5 splits text: "max_retries" is "max" and "retries"), so the tokens counted are those FTS5
+matched, in whatever spelling ("max-retries", "MAX_RETRIES", "max retries").
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from dataclasses import dataclass, field
 
 from toolweave.storage.retrieval._live_vectors import WRITES_KEY
 from toolweave.storage.retrieval._pg_bm25 import BM25_B, BM25_K1, MIN_IDF, STATS_DRIFT
-from toolweave.storage.text import fts5_match
+from toolweave.storage.text import TOKEN_CHAR, fts5_match
 
 _STEM_CACHE = 65_536
 """Distinct tokens whose stems are kept (a query's terms meet the same few words again)."""
@@ -192,7 +194,9 @@ class ScoredQuery:
             self._weights[key] = max(self._weights.get(key, 0.0), idf)
         starts = sorted({_start(term, stem(term)) for term in frequencies}, key=len, reverse=True)
         alternatives = "|".join(map(re.escape, starts))
-        self._tokens = re.compile(rf"(?<![^\W_])(?:{alternatives})[^\W_]*", re.IGNORECASE)
+        self._tokens = re.compile(
+            f"(?<!{TOKEN_CHAR})(?:{alternatives}){TOKEN_CHAR}*", re.IGNORECASE
+        )
 
     def score(self, words: str, size: bytes) -> float:
         """bm25 of a record from its words column and its FTS5 docsize entry."""

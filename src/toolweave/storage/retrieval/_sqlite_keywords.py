@@ -28,6 +28,7 @@ from toolweave.storage.text import (
     TRIGRAM_MIN_CHARS,
     fts5_match,
     has_cjk,
+    keyword_terms,
     like_pattern,
     query_terms,
 )
@@ -105,8 +106,9 @@ class KeywordSearch:
                     seen[id_] = Record(id_, text, json.loads(payload), collection)
                     scores[id_] = float(score[0]) if score else 0.0
 
-        if terms:
-            take(self._by_words(conn, terms, limit, collection, clause, params), limit)
+        words = keyword_terms(query)
+        if words:
+            take(self._by_words(conn, words, limit, collection, clause, params), limit)
         by_words = len(seen)
         substrings = min(limit, SUBSTRING_FALLBACK)
         table = f"{t}_tri"

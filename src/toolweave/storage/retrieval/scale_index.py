@@ -44,7 +44,7 @@ from toolweave.storage.retrieval.index import (
     check_where,
     payload_json,
 )
-from toolweave.storage.text import TRIGRAM_MIN_CHARS, has_cjk, query_terms
+from toolweave.storage.text import TRIGRAM_MIN_CHARS, has_cjk, keyword_terms, query_terms
 
 _POINT_NAMESPACE = uuid.UUID("5b0e7f1c-8a52-4a59-9d0b-2f6f1c0f7a11")
 _REINDEX_BATCH = 500
@@ -395,7 +395,7 @@ class PostgresQdrantIndex(FusedSearch):
             self._rows,
             t,
             config=TEXT_CONFIG,
-            words=" ".join(terms),
+            words=" ".join(keyword_terms(query)),
             collection=collection,
             stats=stats,
             clause=clause,
