@@ -178,6 +178,43 @@ async def test_a_bulk_write_runs_a_few_statements_not_one_per_row(tmp_path: Any)
     await index.close()
 
 
+async def test_trigrams_read_the_rows_text_and_an_older_store_is_rebuilt(tmp_path: Any) -> None:
+    """The trigram table indexes the rows' own text (no second copy) and stays exact through
+    replacements and deletions (FTS5's integrity check compares it with the rows); a store
+    whose trigram table kept its own copy is rebuilt when opened, and finds the same."""
+    import sqlite3
+
+    from toolweave.storage.retrieval import SQLiteTextIndex
+
+    path = tmp_path / "tri.db"
+    index = SQLiteTextIndex(path, HashEmbedder(16))
+    await index.write(DOCS)
+    await index.write([Record("zh-cat", "狗在院子里跑 the dog runs", {"lang": "zh"})])
+    await index.write(delete=[("default", "en-db")])
+
+    def check(conn: sqlite3.Connection) -> None:  # rank 1: against the rows' text too
+        conn.execute("INSERT INTO records_tri (records_tri, rank) VALUES ('integrity-check', 1)")
+
+    await index.db.run(check)
+    assert await ids(index, "ython", mode="keyword") == ["en-py"]
+    assert await ids(index, "院子里", mode="keyword") == ["zh-cat"]
+    assert await ids(index, "沙发上", mode="keyword") == []
+    assert await ids(index, "durably", mode="keyword") == []
+    await index.close()
+
+    with sqlite3.connect(path) as conn:  # as a store made before looked
+        conn.execute("DROP TABLE records_tri")
+        conn.execute("CREATE VIRTUAL TABLE records_tri USING fts5(text, tokenize='trigram')")
+        conn.execute("INSERT INTO records_tri (rowid, text) SELECT rowid, text FROM records")
+    index = SQLiteTextIndex(path, HashEmbedder(16))
+    sql = "SELECT sql FROM sqlite_master WHERE name = 'records_tri'"
+    assert "content='records'" in (await index.db.run(lambda c: c.execute(sql).fetchone()))[0]
+    await index.db.run(check)
+    assert await ids(index, "ython", mode="keyword") == ["en-py"]
+    assert await ids(index, "院子里", mode="keyword") == ["zh-cat"]
+    await index.close()
+
+
 async def test_collections_are_isolated(make_index: IndexFactory) -> None:
     index = make_index()
     await index.write([Record("a", "shared words here", collection="alice")])

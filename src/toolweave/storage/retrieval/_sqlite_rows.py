@@ -71,11 +71,39 @@ def insert_rows(
 
 
 def delete_rows(conn: sqlite3.Connection, t: str, rowids: Sequence[int]) -> None:
-    """Remove these rows from table `t` and its words and trigram tables."""
+    """Remove these rows from table `t` and its words and trigram tables (the trigrams first,
+    told the text they were made from while the rows still hold it)."""
     if not rowids:
         return
     listed = json.dumps(list(rowids))
-    for table in (t, f"{t}_words", f"{t}_tri"):
+    conn.execute(
+        f"INSERT INTO {t}_tri ({t}_tri, rowid, text) SELECT 'delete', rowid, text FROM {t}"
+        " WHERE rowid IN (SELECT value FROM json_each(?))",
+        [listed],
+    )
+    for table in (f"{t}_words", t):
         conn.execute(
             f"DELETE FROM {table} WHERE rowid IN (SELECT value FROM json_each(?))", [listed]
         )
+
+
+def trigram_table(t: str) -> str:
+    """The declaration of `t`'s trigram table: an index over `t`'s own text column."""
+    return f"fts5(text, tokenize='trigram', content='{t}', content_rowid='rowid')"
+
+
+def trigrams_hold_text(conn: sqlite3.Connection, t: str) -> bool:
+    """Whether `t`'s trigram table keeps its own copy of the text (made before it read the
+    rows' text instead)."""
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", [f"{t}_tri"]).fetchone()
+    return row is not None and "content=" not in row[0]
+
+
+def read_trigrams_from_rows(conn: sqlite3.Connection, t: str) -> None:
+    """Rebuild `t`'s trigram table over the rows' text (one transaction: a crash leaves the
+    old table)."""
+    if not trigrams_hold_text(conn, t):
+        return
+    conn.execute(f"DROP TABLE {t}_tri")
+    conn.execute(f"CREATE VIRTUAL TABLE {t}_tri USING {trigram_table(t)}")
+    conn.execute(f"INSERT INTO {t}_tri ({t}_tri) VALUES ('rebuild')")

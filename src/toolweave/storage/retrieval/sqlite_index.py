@@ -8,7 +8,7 @@ Four structures per index, written in one transaction so they never disagree:
   re-indexed once when it is opened;
 - `<name>_tri`: FTS5 trigram over the raw text, for substrings of three or more characters;
   shorter terms (which the trigram tokenizer drops, and would then match everything) fall back
-  to a LIKE scan;
+  to a LIKE scan; it reads the text from `<name>` (external content) instead of keeping a copy;
 - `<name>_meta`: the embedder name and dimension the vectors were made with (opening the file
   with another embedder is a `DimensionMismatch`, never silently wrong vectors) and the fusion
   weights hybrid search ranks with.
@@ -30,7 +30,14 @@ from toolweave.storage.retrieval._live_vectors import LiveVectors, count_write
 from toolweave.storage.retrieval._sqlite_bm25 import TermStatistics
 from toolweave.storage.retrieval._sqlite_keywords import CHUNK as _CHUNK
 from toolweave.storage.retrieval._sqlite_keywords import KeywordSearch, sql_where
-from toolweave.storage.retrieval._sqlite_rows import delete_rows, insert_rows, prepared
+from toolweave.storage.retrieval._sqlite_rows import (
+    delete_rows,
+    insert_rows,
+    prepared,
+    read_trigrams_from_rows,
+    trigram_table,
+    trigrams_hold_text,
+)
 from toolweave.storage.retrieval._words import WORDS_TOKENIZER, stem_words, unstemmed
 from toolweave.storage.retrieval.embedders import Embedder, load_embedder
 from toolweave.storage.retrieval.fusion import FusionWeights, weights_for
@@ -70,7 +77,7 @@ CREATE TABLE IF NOT EXISTS {t} (
     UNIQUE (collection, id)
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS {t}_words USING fts5(words, tokenize='{WORDS_TOKENIZER}');
-CREATE VIRTUAL TABLE IF NOT EXISTS {t}_tri USING fts5(text, tokenize='trigram');
+CREATE VIRTUAL TABLE IF NOT EXISTS {t}_tri USING {trigram_table(t)};
 """
 
 
@@ -116,6 +123,8 @@ class SQLiteTextIndex(FusedSearch):
         self.db.run_sync(lambda conn: conn.executescript(script))
         if self.db.run_sync(lambda conn: unstemmed(conn, name)):
             self.db.transaction_sync(lambda conn: stem_words(conn, name, _CHUNK))
+        if self.db.run_sync(lambda conn: trigrams_hold_text(conn, name)):
+            self.db.transaction_sync(lambda conn: read_trigrams_from_rows(conn, name))
         self._checked = False
         self.vectors = LiveVectors(
             self.db, name, self.embedder.dim, self.embedder.name, hnsw_threshold
