@@ -40,7 +40,7 @@ from memory_peers import PEERS, beside_busy_thread
 
 from toolweave.memory import MemoryManager
 from toolweave.storage.retrieval import Embedder, load_embedder
-from toolweave.storage.text import fts_text
+from toolweave.storage.text import fts_texts
 
 SUBJECTS_ZH = ["用户", "张三", "李四", "团队", "客户", "产品经理", "我们", "老师", "医生", "学生"]
 VERBS_ZH = ["讨论了", "完成了", "喜欢", "计划", "修复了", "发布了", "学习了", "购买了", "取消了"]
@@ -258,8 +258,8 @@ async def ingest(size: int, args: argparse.Namespace, path: Path, embedder: Embe
     vectors = [embedder.embed(texts[i : i + args.batch]) for i in range(0, size, args.batch)]
     raw = time.perf_counter() - start
     start = time.perf_counter()
-    for text in texts:
-        fts_text(text)
+    for i in range(0, size, args.batch):
+        fts_texts(texts[i : i + args.batch])
     jieba = time.perf_counter() - start
     known = KnownVectors(embedder, texts, [v for batch in vectors for v in batch])
     alone = open_manager(path.with_suffix(".sqlite-only.db"), known, None)
