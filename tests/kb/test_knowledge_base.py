@@ -206,8 +206,12 @@ async def test_max_docs_is_enforced(make_kb: KBFactory) -> None:
     await kb.add_text(GUIDE)
     with pytest.raises(KnowledgeBaseError, match="max_docs=1"):
         await kb.add_text(RECIPES)
-    with pytest.raises(KnowledgeBaseError, match=r"NUL character \(\\x00\); remove it"):
+    with pytest.raises(KnowledgeBaseError, match=r"text: it holds a NUL character \(\\x00\)"):
         await kb.add_text("a\x00b")
+    with pytest.raises(KnowledgeBaseError, match="title: it holds a NUL"):
+        await kb.add_text("ok", title="a\x00b")
+    with pytest.raises(KnowledgeBaseError, match="metadata: it holds a NUL"):
+        await kb.add_text("ok", metadata={"source": "a\x00b"})
     assert (await kb.add_text(GUIDE)).status == "unchanged"  # re-adding is not a new document
 
 

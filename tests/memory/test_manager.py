@@ -307,6 +307,7 @@ async def test_bad_arguments_name_the_field(make_manager: ManagerFactory) -> Non
         (m.add("", "episodic"), "content must be a non-empty string"),
         (m.add("x", "dream"), "memory_type must be one of"),
         (m.add("a\x00b", "episodic"), r"content holds a NUL character \(\\x00\)"),
+        (m.add("x", "episodic", metadata={"k": ["a\x00b"]}), "metadata holds a NUL"),
         (m.add("x", "episodic", importance=1.5), "importance must be a number from 0 to 1"),
         (m.add("x", "episodic", timestamp="yesterday"), "timestamp must be"),
         (m.add("x", "episodic", metadata={"k": object()}), "metadata must be JSON"),
@@ -318,8 +319,9 @@ async def test_bad_arguments_name_the_field(make_manager: ManagerFactory) -> Non
     for call, message in cases:
         with pytest.raises(MemoryArgumentError, match=message):
             await call
-    with pytest.raises(MemoryArgumentError, match="user_id must be"):
-        MemoryManager(":memory:", user_id="")
+    for bad_user in ("", "alice\x00bob"):  # with NUL: a write would land in alice's memories
+        with pytest.raises(MemoryArgumentError, match="user_id must be"):
+            MemoryManager(":memory:", user_id=bad_user)
     with pytest.raises(ConfigError, match="dsn= needs a vector store: pass qdrant_url"):
         MemoryManager(dsn="postgresql://localhost/x")
 
@@ -359,3 +361,28 @@ async def test_common_words_in_every_memory_still_find_the_exact_one(
     assert found[0] == "topic 7 item 17: status report 717"
     found = await contents(m, "主题 状态报告 编号 1234", limit=3)
     assert found[0] == "主题4的第34项：状态报告，编号1234"
+
+
+def test_ids_stay_unique_whatever_the_caller_seeds_and_after_a_fork() -> None:
+    """Ids draw their random bits from a generator of their own: `random.seed()` in the caller
+    (an eval harness, a test) never makes two memories share an id, and a forked child draws
+    other bits than its parent."""
+    import os
+    import random
+
+    from toolweave.memory._codec import new_id
+
+    random.seed(7)
+    first = new_id()
+    random.seed(7)
+    assert new_id()[12:] != first[12:]  # past the millisecond timestamp
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its ids, then out without running any cleanup
+        os.write(write, "".join(new_id()[12:] for _ in range(8)).encode())
+        os._exit(0)
+    os.close(write)
+    child = os.read(read, 4096).decode()
+    os.waitpid(pid, 0)
+    parent = "".join(new_id()[12:] for _ in range(8))
+    assert len(child) == len(parent) and child != parent

@@ -177,3 +177,25 @@ def test_unknown_chinese_names_are_their_characters_on_both_sides() -> None:
     name = "谭咏麟"
     assert all(part in segment(f"{name}的歌") for part in segment(name))
     assert set(segment(name)) <= set(segment(f"歌手{name}在香港演出"))
+
+
+def test_a_jieba_that_joins_lines_falls_back_to_a_call_per_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Were jieba ever to keep a line break inside a word, the runs of one call could not be
+    told apart: each run is then cut alone, with the same result."""
+    import toolweave.storage.text as text_module
+
+    real = text_module._jieba()
+    texts = ["清华大学在北京", "plain", "我们 and 你们"]
+    expected = text_module.fts_texts(texts)
+
+    class JoiningLines:
+        def cut_for_search(self, run: str, hmm: bool) -> list[str]:
+            if "\n" in run:
+                return [run]  # one "word" holding every line break
+            words: list[str] = real.cut_for_search(run, hmm)
+            return words
+
+    monkeypatch.setattr(text_module, "_JIEBA", JoiningLines())
+    assert text_module.fts_texts(texts) == expected

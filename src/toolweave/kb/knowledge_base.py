@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -58,7 +59,13 @@ from toolweave.kb.results import (
 )
 from toolweave.storage.retrieval.backend import open_index
 from toolweave.storage.retrieval.embedders import DEFAULT_EMBED_BATCH, Embedder, load_embedder
-from toolweave.storage.retrieval.index import Record, SearchMode, TextIndex, reciprocal_rank_fusion
+from toolweave.storage.retrieval.index import (
+    Record,
+    SearchMode,
+    TextIndex,
+    holds_nul,
+    reciprocal_rank_fusion,
+)
 
 if TYPE_CHECKING:
     from toolweave.llm import Model
@@ -239,8 +246,11 @@ class KnowledgeBase:
     ) -> Spec:
         if not isinstance(text, str) or not text.strip():
             raise KnowledgeBaseError("text: give the document's text (it is empty)")
-        if "\x00" in text:
-            raise KnowledgeBaseError("text: it holds a NUL character (\\x00); remove it")
+        for name, value in (("text", text), ("title", title), ("doc_id", doc_id)):
+            if isinstance(value, str) and "\x00" in value:
+                raise KnowledgeBaseError(f"{name}: it holds a NUL character (\\x00); remove it")
+        if metadata and holds_nul(json.dumps(metadata, default=str)):
+            raise KnowledgeBaseError("metadata: it holds a NUL character (\\x00); remove it")
         require("kb", "KnowledgeBase.add_text", RETRIEVAL_MODULES)
         title = (title or "").strip() or first_line(text)
         size, overlap, unit = chunking

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import mimetypes
+import os
 import random
 import time
 from datetime import datetime
@@ -19,7 +20,7 @@ from typing import Any
 
 from toolweave.memory.errors import MemoryArgumentError
 from toolweave.memory.types import MODALITIES, MemoryItem, Modality, Relation, to_datetime
-from toolweave.storage.retrieval.index import Record
+from toolweave.storage.retrieval.index import Record, holds_nul
 
 FOREVER = 253402300799.0
 """`valid_to` of a current fact: 9999-12-31T23:59:59Z as epoch seconds."""
@@ -31,15 +32,21 @@ def content_hash(content: str) -> str:
     return hashlib.sha256(" ".join(content.split()).encode()).hexdigest()
 
 
+_ID_BITS = random.Random(os.urandom(16))
+"""The random bits of memory ids: a generator of their own, seeded from the OS (a caller's
+`random.seed()` never makes two ids alike) and seeded again in a forked child."""
+os.register_at_fork(after_in_child=lambda: _ID_BITS.seed(os.urandom(16)))
+
+
 def new_id() -> str:
     """A UUIDv7 in hex: time-ordered, so new rows append to the id index instead of landing
     at random places in it (which costs a page write per row in a large store).
 
     Its 74 random bits need to be unique, not secret (a memory is reached through its user's
-    collection, never by knowing its id): `random` (seeded from the OS, again in a forked
-    child) draws them without the system call `os.urandom` makes, which lets go of the GIL
-    and, beside a busy thread, waits up to 5 ms to take it back, once per memory."""
-    value = (time.time_ns() // 1_000_000) << 80 | random.getrandbits(80)
+    collection, never by knowing its id), so they come from `_ID_BITS` without the system call
+    `os.urandom` makes per id, which lets go of the GIL and, beside a busy thread, waits up to
+    5 ms to take it back."""
+    value = (time.time_ns() // 1_000_000) << 80 | _ID_BITS.getrandbits(80)
     value = value & ~(0xF << 76) | 0x7 << 76  # version 7
     value = value & ~(0x3 << 62) | 0x2 << 62  # RFC 9562 variant
     return f"{value:032x}"
@@ -62,9 +69,11 @@ def check_metadata(metadata: Any) -> dict[str, Any]:
     if not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata):
         raise MemoryArgumentError(f"metadata must be an object with string keys, got {metadata!r}")
     try:
-        json.dumps(metadata)
+        encoded = json.dumps(metadata)
     except (TypeError, ValueError) as exc:
         raise MemoryArgumentError(f"metadata must be JSON-serialisable: {exc}") from None
+    if holds_nul(encoded):
+        raise MemoryArgumentError("metadata holds a NUL character (\\x00); remove it")
     return dict(metadata)
 
 

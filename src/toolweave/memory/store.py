@@ -19,10 +19,15 @@ DEFAULT_TABLE = "memories"
 
 
 def check_user_id(user_id: str) -> str:
-    if not isinstance(user_id, str) or not user_id.strip() or len(user_id) > MAX_USER_ID_CHARS:
+    if (
+        not isinstance(user_id, str)
+        or not user_id.strip()
+        or len(user_id) > MAX_USER_ID_CHARS
+        or "\x00" in user_id
+    ):
         raise MemoryArgumentError(
-            f"user_id must be a non-empty string of at most {MAX_USER_ID_CHARS} characters,"
-            f" got {user_id!r}"
+            f"user_id must be a non-empty string of at most {MAX_USER_ID_CHARS} characters"
+            f" and no NUL character, got {user_id!r}"
         )
     return user_id
 

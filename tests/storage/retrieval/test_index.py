@@ -139,8 +139,13 @@ async def test_a_bulk_write_keeps_every_row_whole(make_index: IndexFactory) -> N
         )
         for i in range(1203)
     ]
-    for bad in (Record("nul", "a\x00b"), Record("nul", "ok", {"note": ["a\x00b"]})):
-        with pytest.raises(ValueError, match="record 'nul' has a NUL character"):
+    for bad, field in (
+        (Record("nul", "a\x00b"), "text"),
+        (Record("nul", "ok", {"note": ["a\x00b"]}), "payload"),
+        (Record("a\x00b", "ok"), "id"),  # the id would be cut to "a"
+        (Record("nul", "ok", collection="alice\x00bob"), "collection"),  # into alice's
+    ):
+        with pytest.raises(ValueError, match=f"has a NUL character .* in its {field}"):
             await index.write([*many[:3], bad])
     assert await index.count() == 0
     await index.write(many)
@@ -170,18 +175,22 @@ async def test_a_bulk_write_runs_a_few_statements_not_one_per_row(tmp_path: Any)
     statements: list[str] = []
     await index.db.run(lambda conn: conn.set_trace_callback(statements.append))
     await index.write([Record(f"m{i}", f"第{i}条 memory {i}") for i in range(2000)])
+    ours = [s for s in statements if not s.startswith("--")]  # "--": FTS5's own, nested
+    assert 0 < len(ours) < 40, ours
+    statements.clear()
     await index.write(delete=[("default", f"m{i}") for i in range(2000)])
     await index.db.run(lambda conn: conn.set_trace_callback(None))
-    ours = [s for s in statements if not s.startswith("--")]  # "--": FTS5's own, nested
-    assert 0 < len(ours) < 60, ours
+    # (a trigger firing is traced under its statement's text: the rows' DELETE shows per row)
+    assert sum(s.startswith("DELETE FROM records_words") for s in statements) == 1
     assert await index.count() == len(DOCS)
     await index.close()
 
 
 async def test_trigrams_read_the_rows_text_and_an_older_store_is_rebuilt(tmp_path: Any) -> None:
     """The trigram table indexes the rows' own text (no second copy) and stays exact through
-    replacements and deletions (FTS5's integrity check compares it with the rows); a store
-    whose trigram table kept its own copy is rebuilt when opened, and finds the same."""
+    replacements, deletions and changes made by other code (FTS5's integrity check compares it
+    with the rows); a store whose trigram table kept its own copy is rebuilt when opened, and
+    finds the same."""
     import sqlite3
 
     from toolweave.storage.retrieval import SQLiteTextIndex
@@ -200,6 +209,19 @@ async def test_trigrams_read_the_rows_text_and_an_older_store_is_rebuilt(tmp_pat
     assert await ids(index, "院子里", mode="keyword") == ["zh-cat"]
     assert await ids(index, "沙发上", mode="keyword") == []
     assert await ids(index, "durably", mode="keyword") == []
+    assert await index.delete_where(where={"lang": "en"}) == 1
+    await index.db.run(check)
+
+    def older_code(conn: sqlite3.Connection) -> None:  # a row, then its FTS rows, by rowid
+        rowid = conn.execute("SELECT rowid FROM records WHERE id = 'zh-ml'").fetchone()[0]
+        for table in ("records", "records_words", "records_tri"):
+            conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
+        conn.execute("UPDATE records SET text = 'edited in place' WHERE id = 'zh-cat'")
+
+    await index.db.transaction(older_code)
+    await index.db.run(check)
+    assert await ids(index, "deep", mode="keyword") == []
+    assert await ids(index, "in plac", mode="keyword") == ["zh-cat"]
     await index.close()
 
     with sqlite3.connect(path) as conn:  # as a store made before looked
@@ -210,8 +232,41 @@ async def test_trigrams_read_the_rows_text_and_an_older_store_is_rebuilt(tmp_pat
     sql = "SELECT sql FROM sqlite_master WHERE name = 'records_tri'"
     assert "content='records'" in (await index.db.run(lambda c: c.execute(sql).fetchone()))[0]
     await index.db.run(check)
-    assert await ids(index, "ython", mode="keyword") == ["en-py"]
-    assert await ids(index, "院子里", mode="keyword") == ["zh-cat"]
+    assert await index.count() == 1
+    assert await ids(index, "in plac", mode="keyword") == ["zh-cat"]
+    await index.write([Record("zh-cat", "猫又回来了")])
+    await index.db.run(check)
+    assert await ids(index, "in plac", mode="keyword") == []
+    await index.close()
+
+
+async def test_long_texts_are_written_in_smaller_chunks(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chunk is one SQLite value: long texts go in fewer to a statement (at least one)."""
+    from toolweave.storage.retrieval import SQLiteTextIndex, _sqlite_rows
+
+    monkeypatch.setattr(_sqlite_rows, "CHARS_PER_STATEMENT", 1_000)
+    rows = [("c", f"r{i}", "x" * size, "{}", "x" * size) for i, size in enumerate([300] * 4)]
+    assert _sqlite_rows._chunks(rows) == [(0, 1), (1, 2), (2, 3), (3, 4)]  # 900 chars each
+    small = [("c", f"r{i}", "ab", "{}", "ab") for i in range(1_200)]
+    assert _sqlite_rows._chunks(small) == [
+        (0, 166),
+        (166, 332),
+        (332, 498),
+        (498, 664),
+        (664, 830),
+        (830, 996),
+        (996, 1162),
+        (1162, 1200),
+    ]
+    assert _sqlite_rows._chunks([("c", "huge", "x" * 5_000, "{}", "x" * 5_000)]) == [(0, 1)]
+    index = SQLiteTextIndex(tmp_path / "long.db", HashEmbedder(16))
+    texts = [f"长文本 code{i}x " + "long words here " * (i % 40) for i in range(300)]
+    await index.write([Record(f"t{i}", t) for i, t in enumerate(texts)])
+    stored = {r.id: r.text for r in await index.get([f"t{i}" for i in range(300)])}
+    assert [stored[f"t{i}"] for i in range(300)] == texts
+    assert await ids(index, "code299x", mode="keyword") == ["t299"]
     await index.close()
 
 

@@ -9,8 +9,10 @@ are written by three statements that run without the GIL; a delete is one statem
 Reading the JSON costs SQLite ~4 µs a row more than binding parameters does, which an idle
 process pays (about a tenth of an ingest) for not crawling in a busy one.
 
-Texts and payloads holding a NUL character, at which `json_each` would end a text value, are
-refused before (`check_unique`, `payload_json`), as Postgres refuses them.
+A collection, id or text holding a NUL character, at which `json_each` would end the value, is
+refused before (`check_unique`; a payload's NUL survives as JSON's escape, but is refused too,
+as Postgres refuses it). The trigram table reads the rows' text (external content) and its
+triggers keep it in step with every deletion and change of a row.
 """
 
 from __future__ import annotations
@@ -23,8 +25,11 @@ from toolweave.storage.retrieval.index import Record, payload_json
 from toolweave.storage.text import fts_texts
 
 ROWS_PER_STATEMENT = 500
-"""Rows one insert statement writes: large enough that per-statement costs vanish, small
-enough that a chunk's JSON and vectors stay a few hundred kilobytes."""
+"""Rows one insert statement writes at most: large enough that per-statement costs vanish."""
+CHARS_PER_STATEMENT = 4_000_000
+"""Characters of text, words and payload one insert statement writes at most (a record longer
+than this goes alone): a chunk is one SQLite value, which must stay well under SQLite's 1 GB
+limit, and is held in memory twice while it is written."""
 
 Row = tuple[str, str, str, str, str]
 """(collection, id, text, payload JSON, words column) of one record."""
@@ -47,10 +52,8 @@ def insert_rows(
     """Insert `rows` (with their float32 `vectors`, all one width) at rowids `first`, `first`+1,
     ... into table `t` and its words and trigram tables."""
     width = len(vectors[0]) if vectors else 0
-    for start in range(0, len(rows), ROWS_PER_STATEMENT):
-        part = rows[start : start + ROWS_PER_STATEMENT]
-        blobs = vectors[start : start + ROWS_PER_STATEMENT]
-        base = first + start
+    for start, end in _chunks(rows):
+        part, blobs, base = rows[start:end], vectors[start:end], first + start
         encoded = _ROWS_JSON.encode(part)
         conn.execute(
             f"INSERT INTO {t} (rowid, collection, id, text, payload, vector)"
@@ -71,26 +74,49 @@ def insert_rows(
         )
 
 
+def _chunks(rows: Sequence[Row]) -> list[tuple[int, int]]:
+    """(start, end) of each statement's rows: `ROWS_PER_STATEMENT` rows or
+    `CHARS_PER_STATEMENT` characters at most, at least one row."""
+    chunks, start, size = [], 0, 0
+    for n, row in enumerate(rows):
+        length = len(row[2]) + len(row[3]) + len(row[4])
+        if n > start and (n - start == ROWS_PER_STATEMENT or size + length > CHARS_PER_STATEMENT):
+            chunks.append((start, n))
+            start, size = n, 0
+        size += length
+    if start < len(rows):
+        chunks.append((start, len(rows)))
+    return chunks
+
+
 def delete_rows(conn: sqlite3.Connection, t: str, rowids: Sequence[int]) -> None:
-    """Remove these rows from table `t` and its words and trigram tables (the trigrams first,
-    told the text they were made from while the rows still hold it)."""
+    """Remove these rows from table `t` and its words table; its triggers take them out of
+    the trigram table."""
     if not rowids:
         return
     listed = json.dumps(list(rowids))
-    conn.execute(
-        f"INSERT INTO {t}_tri ({t}_tri, rowid, text) SELECT 'delete', rowid, text FROM {t}"
-        " WHERE rowid IN (SELECT value FROM json_each(?))",
-        [listed],
-    )
     for table in (f"{t}_words", t):
         conn.execute(
             f"DELETE FROM {table} WHERE rowid IN (SELECT value FROM json_each(?))", [listed]
         )
 
 
-def trigram_table(t: str) -> str:
-    """The declaration of `t`'s trigram table: an index over `t`'s own text column."""
-    return f"fts5(text, tokenize='trigram', content='{t}', content_rowid='rowid')"
+def trigram_statements(t: str) -> list[str]:
+    """What makes `t`'s trigram table, an index over `t`'s own text column, and the triggers
+    that keep it in step with every deletion and change of a row, by whatever code makes it
+    (an older toolweave deletes a row, then its trigrams by rowid, which on its own would
+    leave them behind)."""
+    return [
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {t}_tri USING fts5("
+        f"text, tokenize='trigram', content='{t}', content_rowid='rowid')",
+        f"CREATE TRIGGER IF NOT EXISTS {t}_tri_delete BEFORE DELETE ON {t} BEGIN"
+        f" INSERT INTO {t}_tri ({t}_tri, rowid, text) VALUES ('delete', old.rowid, old.text);"
+        " END",
+        f"CREATE TRIGGER IF NOT EXISTS {t}_tri_update AFTER UPDATE OF text ON {t} BEGIN"
+        f" INSERT INTO {t}_tri ({t}_tri, rowid, text) VALUES ('delete', old.rowid, old.text);"
+        f" INSERT INTO {t}_tri (rowid, text) VALUES (new.rowid, new.text);"
+        " END",
+    ]
 
 
 def trigrams_hold_text(conn: sqlite3.Connection, t: str) -> bool:
@@ -101,10 +127,11 @@ def trigrams_hold_text(conn: sqlite3.Connection, t: str) -> bool:
 
 
 def read_trigrams_from_rows(conn: sqlite3.Connection, t: str) -> None:
-    """Rebuild `t`'s trigram table over the rows' text (one transaction: a crash leaves the
-    old table)."""
+    """Rebuild `t`'s trigram table over the rows' text, with its triggers (one transaction: a
+    crash leaves the old table)."""
     if not trigrams_hold_text(conn, t):
         return
     conn.execute(f"DROP TABLE {t}_tri")
-    conn.execute(f"CREATE VIRTUAL TABLE {t}_tri USING {trigram_table(t)}")
+    for statement in trigram_statements(t):
+        conn.execute(statement)
     conn.execute(f"INSERT INTO {t}_tri ({t}_tri) VALUES ('rebuild')")

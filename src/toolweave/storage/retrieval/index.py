@@ -257,14 +257,15 @@ def check_mode(mode: str) -> SearchMode:
 
 
 def check_unique(records: Sequence[Record]) -> list[tuple[str, str]]:
-    """The (collection, id) keys of one write, which must not repeat; a text holding a NUL
-    character is refused (Postgres cannot store one; SQLite's JSON reader would cut it)."""
+    """The (collection, id) keys of one write, which must not repeat; a collection, id or text
+    holding a NUL character is refused."""
     keys = [(r.collection, r.id) for r in records]
     if len(set(keys)) != len(keys):
         raise ConfigError("upsert: the same (collection, id) appears twice in one write")
     for record in records:
-        if "\x00" in record.text:
-            raise ConfigError(_nul_message(record, "text"))
+        for field in ("collection", "id", "text"):
+            if "\x00" in getattr(record, field):
+                raise ConfigError(_nul_message(record, field))
     return keys
 
 
@@ -276,11 +277,16 @@ _PAYLOAD_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=
 """One encoder for every payload (`json.dumps` with options builds a new one per call)."""
 
 
+def holds_nul(encoded: str) -> bool:
+    """Whether JSON text `encoded` holds a NUL character (in a string or a key)."""
+    return "\\u0000" in encoded and _ESCAPED_NUL.search(encoded) is not None
+
+
 def payload_json(record: Record) -> str:
     """The record's payload as compact JSON, as both backends store it; a NUL character in it
     is refused."""
     encoded = _PAYLOAD_JSON.encode(record.payload)
-    if "\\u0000" in encoded and _ESCAPED_NUL.search(encoded):
+    if holds_nul(encoded):
         raise ConfigError(_nul_message(record, "payload"))
     return encoded
 
@@ -288,7 +294,8 @@ def payload_json(record: Record) -> str:
 def _nul_message(record: Record, field: str) -> str:
     return (
         f"upsert: record {record.id!r} has a NUL character (\\x00) in its {field}; no backend"
-        " stores one: remove it (for example with .replace('\\x00', ''))"
+        " stores one (SQLite's JSON reader would cut the value there, Postgres refuses it):"
+        " remove it (for example with .replace('\\x00', ''))"
     )
 
 

@@ -35,7 +35,7 @@ from toolweave.storage.retrieval._sqlite_rows import (
     insert_rows,
     prepared,
     read_trigrams_from_rows,
-    trigram_table,
+    trigram_statements,
     trigrams_hold_text,
 )
 from toolweave.storage.retrieval._words import WORDS_TOKENIZER, stem_words, unstemmed
@@ -77,7 +77,7 @@ CREATE TABLE IF NOT EXISTS {t} (
     UNIQUE (collection, id)
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS {t}_words USING fts5(words, tokenize='{WORDS_TOKENIZER}');
-CREATE VIRTUAL TABLE IF NOT EXISTS {t}_tri USING {trigram_table(t)};
+{";".join(trigram_statements(t))};
 """
 
 
@@ -120,11 +120,11 @@ class SQLiteTextIndex(FusedSearch):
             f" (collection, json_extract(payload, '$.{f}'));\n"
             for f in indexed_fields
         )
+        if self.db.run_sync(lambda conn: trigrams_hold_text(conn, name)):
+            self.db.transaction_sync(lambda conn: read_trigrams_from_rows(conn, name))
         self.db.run_sync(lambda conn: conn.executescript(script))
         if self.db.run_sync(lambda conn: unstemmed(conn, name)):
             self.db.transaction_sync(lambda conn: stem_words(conn, name, _CHUNK))
-        if self.db.run_sync(lambda conn: trigrams_hold_text(conn, name)):
-            self.db.transaction_sync(lambda conn: read_trigrams_from_rows(conn, name))
         self._checked = False
         self.vectors = LiveVectors(
             self.db, name, self.embedder.dim, self.embedder.name, hnsw_threshold
