@@ -27,7 +27,8 @@ CJK = re.compile(
 WORD = re.compile(r"\w+", re.UNICODE)
 #: A character FTS5's unicode61 tokenizer keeps in a token: a letter or a digit. Everything
 #: else separates tokens, "_" included ("max_retries" is "max" and "retries"), and so do the
-#: hyphen, the dot, apostrophes and combining marks.
+#: hyphen, the dot and apostrophes. (unicode61 keeps a combining mark inside its token and
+#: folds it away; this class splits there, so a decomposed "résumé" is tokenized differently.)
 TOKEN_CHAR = r"[^\W_]"
 #: A token as unicode61 splits text: what the words index (FTS5, and the tsvector made from
 #: the same tokens) holds.
@@ -279,7 +280,7 @@ def fts_texts(texts: Sequence[str]) -> list[str]:
     for n, split in enumerate(parts):
         if split:
             count = len(split) // 2
-            split[1::2] = [f" {words} " for words in cut[position : position + count]]
+            split[1::2] = [f" {piece} " for piece in cut[position : position + count]]
             out[n], position = "".join(split), position + count
     return out
 
