@@ -113,3 +113,25 @@ async def test_memory_and_skills_shape_the_prompt_the_same_way(
     child_system = child.requests[0].messages[0].text
     assert "- tea-guide:" in child_system and "<memories>" not in child_system
     await memory.close()
+
+
+async def test_a_read_only_subagent_keeps_the_memory_and_knowledge_tools(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """The all-in-one `memory` and `kb` tools are session tools by the category they declare
+    (issue 37: the subagent of a parent with `memory` and `subagent_run` got no tool at all)."""
+    from toolweave.agent.orchestration.subagents import subagent_registry
+    from toolweave.kb import KnowledgeBase, knowledge_base_tools
+    from toolweave.memory import MemoryTool
+    from toolweave.tools import ToolRegistry
+
+    memory = MemoryManager(tmp_path / "memory.db", embedder=embedder)
+    knowledge = KnowledgeBase(tmp_path / "kb.db", "hash")
+    parent = ToolRegistry()
+    parent.register(MemoryTool(memory))
+    for kb_tool in knowledge_base_tools(knowledge):
+        parent.register(kb_tool)
+    assert not parent.get("memory").annotations.read_only
+    assert subagent_registry(parent, "read_only").names() == ["kb", "kb_add", "kb_search", "memory"]
+    await memory.close()
+    await knowledge.close()

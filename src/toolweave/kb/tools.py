@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
     from toolweave.tools.base import Tool
 
+CATEGORY = "knowledge"
+"""The registry category of the knowledge-base tools (a read-only subagent keeps them)."""
 KB_ADD_CHUNK_CHARS = 600
 KB_ADD_OVERLAP_CHARS = 60
 NO_MODEL_NOTE = "query expansion skipped: no model is configured for the knowledge base"
@@ -173,8 +175,10 @@ def knowledge_base_tools(
         return await shared.search(query, k, mode, expand)
 
     return [
-        FunctionTool(kb_add, permissions=["write"], destructive=False, idempotent=True),
-        FunctionTool(kb_search, read_only=True),
+        FunctionTool(
+            kb_add, permissions=["write"], destructive=False, idempotent=True, category=CATEGORY
+        ),
+        FunctionTool(kb_search, read_only=True, category=CATEGORY),
         KBTool(kb, max_result_chars=max_result_chars, file_roots=file_roots),
     ]
 
@@ -194,7 +198,13 @@ class KBTool(FunctionTool):
         file_roots: Sequence[str | Path] = (),
     ) -> None:
         self._shared = _KnowledgeBaseTools(kb, max_result_chars, file_roots)
-        super().__init__(self._run, name="kb", permissions=["write", "delete"], destructive=True)
+        super().__init__(
+            self._run,
+            name="kb",
+            permissions=["write", "delete"],
+            destructive=True,
+            category=CATEGORY,
+        )
 
     async def _run(
         self,

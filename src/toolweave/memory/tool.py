@@ -102,6 +102,9 @@ _ACTION_ARGS: dict[str, tuple[set[str], set[str]]] = {  # action -> (required, o
 class MemoryTool:
     """The `memory` tool over a `MemoryManager` (see the module docstring)."""
 
+    category = "memory"
+    """The registry category (a read-only subagent keeps the session's memory tools)."""
+
     def __init__(
         self,
         manager: MemoryManager,

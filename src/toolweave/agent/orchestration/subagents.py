@@ -61,8 +61,9 @@ ORCHESTRATION_TOOLS = frozenset(
 """Never offered to a subagent or team member: no recursion."""
 SESSION_TOOL_CATEGORIES = frozenset({"memory", "knowledge", "clock"})
 """Categories a `read_only` subagent keeps even when they write (they write the
-session's own notes, memory and schedules, not the world)."""
-SESSION_TOOL_PREFIXES = ("memory_", "kb_", "knowledge_", "clock_")
+session's own notes, memory and schedules, not the world). A tool is in one by the category it
+declares (`FunctionTool(category=...)`, a `category` attribute, or `register(category=...)`),
+never by its name."""
 SUBAGENT_INSTRUCTIONS = (
     "You are a subagent: complete the task below on your own with the tools you have, then "
     "reply with a complete, self-contained final answer. Nobody sees your intermediate "
@@ -90,11 +91,6 @@ def resolve_subagent_timeout(
     return seconds
 
 
-def is_session_tool(tool: Tool) -> bool:
-    category = getattr(tool, "category", None)
-    return category in SESSION_TOOL_CATEGORIES or tool.name.startswith(SESSION_TOOL_PREFIXES)
-
-
 def subagent_registry(parent: ToolRegistry, tools: SubagentTools) -> ToolRegistry:
     """The tools a subagent gets from its parent's (session) registry.
 
@@ -103,13 +99,16 @@ def subagent_registry(parent: ToolRegistry, tools: SubagentTools) -> ToolRegistr
     """
     registry = ToolRegistry(policy=parent.policy)
     wanted = None if isinstance(tools, str) else set(tools)
+    session_tools = {
+        tool.name for category in SESSION_TOOL_CATEGORIES for tool in parent.find_by_category(category)
+    }
     for tool in parent.tools():
         if tool.name in ORCHESTRATION_TOOLS:
             continue
         if wanted is not None:
             keep = tool.name in wanted
         elif tools == "read_only":
-            keep = tool.annotations.read_only or is_session_tool(tool)
+            keep = tool.annotations.read_only or tool.name in session_tools
         else:
             keep = True
         if keep:
