@@ -7,9 +7,12 @@ signatures, DeepSeek reasoning) live in `provider_data` / `ThinkingPart`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
+
+from toolweave.errors import ConfigError
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -47,6 +50,19 @@ class ToolResultPart:
     content: str | list[TextPart | ImagePart]
     is_error: bool = False
     kind: Literal["tool_result"] = "tool_result"
+
+    def __post_init__(self) -> None:
+        # Every adapter reads `content` as text or parts: anything else used to be sent as "".
+        content = self.content
+        if isinstance(content, str):
+            return
+        if isinstance(content, list) and all(isinstance(p, TextPart | ImagePart) for p in content):
+            return
+        raise ConfigError(
+            f"ToolResultPart.content for call {self.call_id!r} must be a str or a list of "
+            f"TextPart/ImagePart, got {type(content).__name__}; pass a dict or list to "
+            "Message.tool_result (sent as JSON) or json.dumps it first"
+        )
 
     @property
     def text(self) -> str:
@@ -97,9 +113,21 @@ class Message:
         cls,
         call_id: str,
         name: str,
-        content: str | list[TextPart | ImagePart],
+        content: str | list[TextPart | ImagePart] | Mapping[str, Any] | list[Any],
         is_error: bool = False,
     ) -> Message:
+        """A tool message; a dict (or a list that is not content parts) is sent as its JSON."""
+        if isinstance(content, Mapping) or (
+            isinstance(content, list)
+            and not all(isinstance(p, TextPart | ImagePart) for p in content)
+        ):
+            try:
+                content = json.dumps(content, ensure_ascii=False, sort_keys=True)
+            except (TypeError, ValueError) as exc:
+                raise ConfigError(
+                    f"Message.tool_result content for call {call_id!r} is not JSON ({exc}); "
+                    "pass text, content parts, or JSON-ready values"
+                ) from None
         return cls("tool", [ToolResultPart(call_id, name, content, is_error)])
 
     @property
