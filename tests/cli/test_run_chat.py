@@ -48,6 +48,46 @@ def test_run_prints_the_answer() -> None:
     ]
 
 
+def test_the_llm_variables_of_a_dotenv_file_choose_the_model(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The seed's LLM_MODEL_ID / LLM_API_KEY / LLM_BASE_URL / LLM_TIMEOUT, from ./.env."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("TOOLWEAVE_MODEL", "LLM_MODEL_ID", "LLM_BASE_URL", "LLM_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    with FakeOpenAI([Reply("你好")]) as server:
+        (tmp_path / ".env").write_text(
+            "# the model\n"
+            "LLM_MODEL_ID=qwen3:8b\n"
+            f'export LLM_BASE_URL="{server.base_url}"\n'
+            "LLM_API_KEY='sk-local'  \n"
+            "LLM_TIMEOUT=30 # seconds\n",
+            encoding="utf-8",
+        )
+        result = runner.invoke(app, ["run", "hi", "--tools", "none"])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == "你好"
+    assert server.requests[0]["model"] == "qwen3:8b"
+
+
+def test_llm_settings_come_from_one_place_never_mixed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A .env base URL never receives the environment's API key (a cloned folder's .env)."""
+    from toolweave.llm import OpenAIChatModel
+    from toolweave.llm.env_model import model_from_env
+
+    (tmp_path / ".env").write_text("LLM_MODEL_ID=m\nLLM_BASE_URL=http://127.0.0.1:9/v1\n")
+    model = model_from_env({"LLM_API_KEY": "sk-user"}, tmp_path / ".env")
+    assert isinstance(model, OpenAIChatModel) and model.api_key in (None, "")
+    from_env = model_from_env(
+        {"LLM_MODEL_ID": "anthropic:claude-sonnet-4-5", "LLM_API_KEY": "k", "LLM_TIMEOUT": "5"},
+        tmp_path / ".env",
+    )
+    assert from_env is not None and from_env.model_name == "claude-sonnet-4-5"
+    assert model_from_env({}, tmp_path / "missing.env") is None
+
+
 def test_run_json_and_no_tools() -> None:
     with FakeOpenAI([Reply("hello")]) as server:
         model = f"openai-compat:{server.base_url}#fake"
@@ -57,14 +97,26 @@ def test_run_json_and_no_tools() -> None:
     assert "tools" not in server.requests[0]
 
 
-def test_configuration_errors_are_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("TOOLWEAVE_MODEL", raising=False)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+def test_configuration_errors_are_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name in ("TOOLWEAVE_MODEL", "OPENAI_API_KEY", "LLM_MODEL_ID"):
+        monkeypatch.delenv(name, raising=False)
     missing_model = runner.invoke(app, ["run", "hi"])
     assert missing_model.exit_code == 2
     assert missing_model.output.strip().splitlines() == [
-        "error: no model given: pass --model or set TOOLWEAVE_MODEL (e.g. openai:gpt-4o)"
+        "error: no model given: pass --model or set TOOLWEAVE_MODEL (e.g. openai:gpt-4o), or "
+        "set LLM_MODEL_ID (with LLM_BASE_URL and LLM_API_KEY for an OpenAI-compatible server) "
+        "in the environment or ./.env"
     ]
+    monkeypatch.setenv("LLM_MODEL_ID", "fake")
+    monkeypatch.setenv("LLM_TIMEOUT", "soon")
+    bad_timeout = runner.invoke(app, ["run", "hi"])
+    assert bad_timeout.exit_code == 2
+    assert bad_timeout.output.strip().splitlines() == [
+        "error: LLM_TIMEOUT='soon' must be a positive number of seconds, e.g. LLM_TIMEOUT=60"
+    ]
+    monkeypatch.delenv("LLM_MODEL_ID")
+    monkeypatch.delenv("LLM_TIMEOUT")
     missing_key = runner.invoke(app, ["run", "hi", "--model", "openai:gpt-4o"])
     assert missing_key.exit_code == 2
     (line,) = missing_key.output.strip().splitlines()

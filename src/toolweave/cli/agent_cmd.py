@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from toolweave.agent import Agent, AgentEvent, RunResult, Session
     from toolweave.governance import ApprovalRequest, Approver
     from toolweave.governance.approvals import ApprovalAnswer
+    from toolweave.llm import Model
 
 MODEL_ENV = "TOOLWEAVE_MODEL"
 SESSIONS_ENV = "TOOLWEAVE_SESSIONS"
@@ -72,7 +73,7 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
 
 
 def _build_agent(
-    model: str | None,
+    model: str | Model,
     instructions: str | None,
     tools: AgentTools,
     max_turns: int,
@@ -86,8 +87,6 @@ def _build_agent(
     from toolweave.governance import Governance
     from toolweave.llm import ModelConfigError
 
-    if not model:
-        raise _fail(f"no model given: pass --model or set {MODEL_ENV} (e.g. openai:gpt-4o)")
     host = tools.governance
     governance = Governance(
         rules=host.rules if host is not None else None,
@@ -142,15 +141,29 @@ def terminal_approver(console: Console, ask: Callable[[str], str]) -> Approver:
     return approve
 
 
-def _check_model(model: str | None) -> None:
-    """Fail on a missing or malformed model before any MCP server is spawned."""
+def _resolve_model(model: str | None) -> str | Model:
+    """`--model` (or `TOOLWEAVE_MODEL`), else the `LLM_*` settings (the environment's, or those
+    of `./.env`); a missing or malformed model fails here, before any MCP server is spawned."""
+    from toolweave.llm import ModelConfigError
+    from toolweave.llm.env_model import model_from_env
     from toolweave.llm.presets import model_config_problem
 
-    if not model:
-        raise _fail(f"no model given: pass --model or set {MODEL_ENV} (e.g. openai:gpt-4o)")
-    problem = model_config_problem(model)
-    if problem:
-        raise _fail(problem)
+    if model:
+        problem = model_config_problem(model)
+        if problem:
+            raise _fail(problem)
+        return model
+    try:
+        found = model_from_env()
+    except ModelConfigError as exc:
+        raise _fail(str(exc)) from None
+    if found is None:
+        raise _fail(
+            f"no model given: pass --model or set {MODEL_ENV} (e.g. openai:gpt-4o), or set "
+            "LLM_MODEL_ID (with LLM_BASE_URL and LLM_API_KEY for an OpenAI-compatible server) "
+            "in the environment or ./.env"
+        )
+    return found
 
 
 def _run_error(exc: BaseException) -> str:
@@ -221,10 +234,12 @@ def run_command(
     trace: Path | None = _TRACE,
 ) -> None:
     """Run one prompt to a final answer and print it (a /command is expanded first)."""
-    _check_model(model)
+    chosen = _resolve_model(model)
     try:
         result = asyncio.run(
-            _run(prompt, model, instructions, tools, mcp, eager, config, max_turns, commands, trace)
+            _run(
+                prompt, chosen, instructions, tools, mcp, eager, config, max_turns, commands, trace
+            )
         )
     except typer.Exit:
         raise
@@ -247,7 +262,7 @@ def run_command(
 
 async def _run(
     prompt: str,
-    model: str | None,
+    model: str | Model,
     instructions: str | None,
     tools: str | None,
     mcp: Path | None,
@@ -297,7 +312,7 @@ def chat_command(
     from toolweave.agent import Session, SQLiteSessionStore
     from toolweave.cli.console import make_console
 
-    _check_model(model)
+    chosen = _resolve_model(model)
     path = session_file.expanduser()
     if path != Path(DEFAULT_SESSIONS).expanduser() and not path.parent.exists():
         raise _fail(
@@ -315,7 +330,7 @@ def chat_command(
         for note in assembled.notes:
             console.print(f"[yellow]warning:[/] {escape(note)}")
         approver = terminal_approver(console, console.input)
-        agent = _build_agent(model, instructions, assembled, max_turns, approver, commands)
+        agent = _build_agent(chosen, instructions, assembled, max_turns, approver, commands)
         try:
             store = SQLiteSessionStore(path)
             session = Session(session_id, store=store)

@@ -133,6 +133,12 @@ def model_from_string(spec: str, **options: Any) -> Model:
     return preset.build(name, **options)
 
 
+def known_provider(name: str) -> bool:
+    """Whether `name` is a provider `model_from_string` knows (native, preset or alias)."""
+    name = _ALIASES.get(name.lower(), name.lower())
+    return name in _NATIVE or name in PRESETS
+
+
 def model_config_problem(spec: str, **options: Any) -> str | None:
     """The one-line reason `model_from_string(spec)` would fail, or None when it would work."""
     try:

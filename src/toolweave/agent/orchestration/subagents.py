@@ -100,7 +100,9 @@ def subagent_registry(parent: ToolRegistry, tools: SubagentTools) -> ToolRegistr
     registry = ToolRegistry(policy=parent.policy)
     wanted = None if isinstance(tools, str) else set(tools)
     session_tools = {
-        tool.name for category in SESSION_TOOL_CATEGORIES for tool in parent.find_by_category(category)
+        tool.name
+        for category in SESSION_TOOL_CATEGORIES
+        for tool in parent.find_by_category(category)
     }
     for tool in parent.tools():
         if tool.name in ORCHESTRATION_TOOLS:
