@@ -118,12 +118,29 @@ def search(
         list[str] | None, typer.Option("--type", "-t", help="Restrict to types.")
     ] = None,
     explain: bool = typer.Option(False, "--explain", help="Show why each memory was recalled."),
+    session: str | None = typer.Option(
+        None, "--session", help="Only memories made in this conversation (its session id)."
+    ),
+    since: str | None = typer.Option(
+        None, "--since", help="Only what happened at or after this ISO 8601 time."
+    ),
+    until: str | None = typer.Option(
+        None, "--until", help="Only what happened at or before this ISO 8601 time."
+    ),
     as_json: bool = _json,
 ) -> None:
     """Search memories (keywords and meaning, ranked by the type formulas)."""
     hits = _run(
         ctx,
-        lambda m: m.search(query, limit, memory_type or None, explain=explain),
+        lambda m: m.search(
+            query,
+            limit,
+            memory_type or None,
+            explain=explain,
+            session_id=session,
+            since=since,
+            until=until,
+        ),
     )
     if as_json:
         rows = [{**h.item.to_dict(), "score": h.score, "explanation": h.explanation} for h in hits]

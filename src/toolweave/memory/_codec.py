@@ -1,9 +1,9 @@
 """How a `MemoryItem` is laid out as an index `Record`, and back.
 
 The payload keeps what filters need at the top level (type, importance, timestamps, validity,
-modality, content hash), the user's metadata under `metadata`, and the semantic memory's
-relations under `relations`. A current fact has `valid_to == FOREVER`, so "current only" is one
-indexed equality and `as_of=` a pair of range filters, on every backend.
+modality, the session that made it, content hash), the user's metadata under `metadata`, and the
+semantic memory's relations under `relations`. A current fact has `valid_to == FOREVER`, so
+"current only" is one indexed equality and `as_of=` a pair of range filters, on every backend.
 """
 
 from __future__ import annotations
@@ -77,6 +77,15 @@ def check_metadata(metadata: Any) -> dict[str, Any]:
     return dict(metadata)
 
 
+def check_session_id(value: Any) -> str | None:
+    """A session id to filter by: None, or a non-empty string without NUL."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value or holds_nul(value):
+        raise MemoryArgumentError(f"session_id must be a non-empty string, got {value!r}")
+    return value
+
+
 def to_record(item: MemoryItem, hashed: str | None = None) -> Record:
     """The item as an index record; `hashed` is its `content_hash` if already computed."""
     valid_to = item.valid_to.timestamp() if item.valid_to else FOREVER
@@ -91,6 +100,8 @@ def to_record(item: MemoryItem, hashed: str | None = None) -> Record:
         "metadata": item.metadata,
         "relations": [r.as_list() for r in item.relations],
         "modality": item.metadata.get("modality"),
+        # Top level so `search(session_id=...)` is one indexed filter on every backend.
+        "session_id": item.metadata.get("session_id"),
     }
     return Record(item.id, item.content, payload, item.user_id)
 

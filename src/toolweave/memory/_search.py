@@ -10,6 +10,7 @@ all types are merged on their final score.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,7 @@ from toolweave.memory.scoring import (
     recency,
     semantic_score,
 )
-from toolweave.memory.types import MemoryHit, MemoryType, check_text, utc_now
+from toolweave.memory.types import MemoryHit, MemoryItem, MemoryType, check_text, utc_now
 from toolweave.storage.retrieval.index import IndexHit, SearchMode
 from toolweave.storage.text import query_terms
 
@@ -35,6 +36,37 @@ if TYPE_CHECKING:
 
 SEARCH_OVERSAMPLE = 4
 """Candidates fetched from the index per wanted hit, before the type formulas re-rank them."""
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPeriod:
+    """Episodic bounds of a search: the conversation a memory was made in and when it happened."""
+
+    session_id: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+    def where(self) -> dict[str, Any]:
+        """The index filter (payload fields `session_id` and `timestamp`)."""
+        where: dict[str, Any] = {}
+        if self.session_id is not None:
+            where["session_id"] = self.session_id
+        bounds = {}
+        if self.since is not None:
+            bounds["gte"] = self.since.timestamp()
+        if self.until is not None:
+            bounds["lte"] = self.until.timestamp()
+        if bounds:
+            where["timestamp"] = bounds
+        return where
+
+    def admits(self, item: MemoryItem) -> bool:
+        """The same test for a memory held outside the index (working memory)."""
+        if self.session_id is not None and item.metadata.get("session_id") != self.session_id:
+            return False
+        if self.since is not None and item.timestamp < self.since:
+            return False
+        return self.until is None or item.timestamp <= self.until
 
 
 def bounded_query(query: Any, max_chars: int, max_terms: int) -> str:
@@ -56,11 +88,15 @@ async def search_memories(
     modality: str | None,
     graph: KnowledgeGraph | None,
     mode: SearchMode = "hybrid",
+    period: MemoryPeriod | None = None,
 ) -> list[MemoryHit]:
     now = utc_now()
+    period = period or MemoryPeriod()
     hits: list[MemoryHit] = []
     if "working" in types and as_of is None and modality is None:
         for item, factors in manager.working.search(query, min_importance=min_importance):
+            if not period.admits(item):
+                continue
             explanation: dict[str, Any] = {"formula": WORKING_FORMULA}
             explanation.update(factors, importance_weight=importance_weight(item.importance))
             hits.append(MemoryHit(item, factors["score"], explanation if explain else None))
@@ -72,6 +108,7 @@ async def search_memories(
             "memory_type": persisted,
             "importance": {"gte": min_importance},
             **_codec.validity(as_of),
+            **period.where(),
         }
         if modality is not None:
             where["modality"] = modality
@@ -90,7 +127,11 @@ async def search_memories(
             extra = [i for i in linked if i not in seen][:cap]
             for record in await manager.index.get(extra, manager.user_id):
                 p = record.payload
-                if p["memory_type"] in persisted and p["importance"] >= min_importance:
+                if (
+                    p["memory_type"] in persisted
+                    and p["importance"] >= min_importance
+                    and period.admits(_codec.to_item(record))
+                ):
                     found.append(IndexHit(record, 0.0))
         for hit in found:
             related = hit.keyword_rank is not None or hit.record.id in graph_scores

@@ -19,7 +19,7 @@ from toolweave._extras import RETRIEVAL_MODULES, require
 from toolweave.memory import _codec
 from toolweave.memory._items import new_item
 from toolweave.memory._overview import memory_stats, memory_summary
-from toolweave.memory._search import bounded_query, search_memories
+from toolweave.memory._search import MemoryPeriod, bounded_query, search_memories
 from toolweave.memory.errors import MemoryArgumentError
 from toolweave.memory.graph import (
     EXCLUSIVE_PREDICATES,
@@ -302,13 +302,19 @@ class MemoryManager:
         as_of: datetime | float | str | None = None,
         modality: str | None = None,
         mode: SearchMode = "hybrid",
+        session_id: str | None = None,
+        since: datetime | float | str | None = None,
+        until: datetime | float | str | None = None,
     ) -> list[MemoryHit]:
         """The best `limit` memories for `query` across `memory_types` (all by default).
 
         Current facts only unless `as_of` asks what was valid then; `modality` restricts
-        perceptual memories; `mode` is "hybrid" (keyword and vector scores fused), "keyword"
-        or "vector"; `explain=True` attaches each hit's keyword rank and score, cosine, fused
-        relevance and its type formula's tie-break factors.
+        perceptual memories; `session_id` keeps the memories made in that conversation (the
+        session id `add` stamped into their metadata) and `since`/`until` those whose timestamp
+        (when it happened) lies in that range, both ends included: episodic recall ("what did we
+        decide in that session", "what happened last week"). `mode` is "hybrid" (keyword and
+        vector scores fused), "keyword" or "vector"; `explain=True` attaches each hit's keyword
+        rank and score, cosine, fused relevance and its type formula's tie-break factors.
         """
         require("memory", "MemoryManager.search", RETRIEVAL_MODULES)
         if mode not in SEARCH_MODES:
@@ -328,6 +334,11 @@ class MemoryManager:
         types = [check_memory_type(t, field="memory_types") for t in memory_types or MEMORY_TYPES]
         check_importance(min_importance, field="min_importance")
         moment = to_datetime(as_of, field="as_of") if as_of is not None else None
+        period = MemoryPeriod(
+            session_id=_codec.check_session_id(session_id),
+            since=to_datetime(since, field="since") if since is not None else None,
+            until=to_datetime(until, field="until") if until is not None else None,
+        )
         graph = await self.graph() if "semantic" in types else None
         return await search_memories(
             self,
@@ -340,6 +351,7 @@ class MemoryManager:
             modality=_codec.check_modality(modality) if modality else None,
             graph=graph,
             mode=mode,
+            period=period,
         )
 
     async def related(self, entity: str, depth: int = 1) -> list[Relation]:

@@ -47,7 +47,10 @@ USER_META_KEY = "toolweave/user_id"
 _TYPES = {"type": "string", "enum": list(MEMORY_TYPES)}
 _PROPERTIES: dict[str, dict[str, Any]] = {
     "content": {"type": "string", "description": "add/update: the memory's text"},
-    "memory_type": {**_TYPES, "description": "add: which memory (default working)"},
+    "memory_type": {
+        **_TYPES,
+        "description": "add: which memory (default working); search: one type to search",
+    },
     "importance": {"type": "number", "minimum": 0, "maximum": 1, "description": "add/update"},
     "metadata": {"type": "object", "description": "add/update: extra fields, e.g. event_type"},
     "timestamp": {"type": "string", "description": "add: when it happened (ISO 8601)"},
@@ -64,6 +67,12 @@ _PROPERTIES: dict[str, dict[str, Any]] = {
     "min_importance": {"type": "number", "minimum": 0, "maximum": 1, "description": "search"},
     "explain": {"type": "boolean", "description": "search: show why each memory was recalled"},
     "as_of": {"type": "string", "description": "search: facts valid at this ISO 8601 time"},
+    "session_id": {
+        "type": "string",
+        "description": "search: only memories made in this conversation (session id)",
+    },
+    "since": {"type": "string", "description": "search: happened at or after (ISO 8601)"},
+    "until": {"type": "string", "description": "search: happened at or before (ISO 8601)"},
     "memory_id": {"type": "string", "description": "update/remove: the memory's id"},
     "strategy": {"type": "string", "enum": list(FORGET_STRATEGIES), "description": "forget"},
     "threshold": {"type": "number", "minimum": 0, "maximum": 1, "description": "forget"},
@@ -87,7 +96,18 @@ _ACTION_ARGS: dict[str, tuple[set[str], set[str]]] = {  # action -> (required, o
     ),
     "search": (
         {"query"},
-        {"limit", "memory_types", "min_importance", "explain", "as_of", "modality"},
+        {
+            "limit",
+            "memory_types",
+            "memory_type",
+            "min_importance",
+            "explain",
+            "as_of",
+            "modality",
+            "session_id",
+            "since",
+            "until",
+        },
     ),
     "summary": (set(), set()),
     "stats": (set(), set()),
@@ -228,6 +248,12 @@ class MemoryTool:
             memory_id = await m.add(metadata=metadata, **args)
             return {"id": memory_id, "memory_type": args.get("memory_type", "working")}
         if action == "search":
+            if "memory_type" in args:  # the seed's spelling: one type, as `add` takes it
+                if "memory_types" in args:
+                    raise MemoryArgumentError(
+                        "search takes memory_type or memory_types, not both", tool=self.name
+                    )
+                args["memory_types"] = [args.pop("memory_type")]
             hits = await m.search(**args)
             return {
                 "count": len(hits),
