@@ -141,8 +141,9 @@ def test_display_names_install_under_a_derived_folder(
         tmp_path / "src", "agent-development", "name: Agent Development\ndescription: d"
     )
     report = library.install(spaced)
-    assert report.name == "Agent Development" and report.path == root / "agent-development"
+    assert report.name == "agent-development" and report.path == root / "agent-development"
     assert library.get("Agent Development").dir == root / "agent-development"
+    assert library.get("agent-development").title == "Agent Development"
     # Underscores, a source folder that is itself no spec name: a slug of the name.
     odd = write_skill(
         tmp_path / "src", "Google Admin", "name: google_admin-automation\ndescription: d"
@@ -152,9 +153,9 @@ def test_display_names_install_under_a_derived_folder(
     cjk = write_skill(tmp_path / "src", "数据 分析", "name: 数据 分析\ndescription: 中文技能")
     assert library.install(cjk).path == root / "数据-分析"
     assert sorted(json.loads((root / "skills.lock").read_text())["skills"]) == [
-        "Agent Development",
-        "google_admin-automation",
-        "数据 分析",
+        "agent-development",
+        "google-admin-automation",
+        "数据-分析",
     ]
     assert [p.name for p in root.iterdir() if p.name.startswith(".install-")] == []
 
@@ -172,7 +173,7 @@ def test_a_skill_without_a_name_takes_its_source_folder_name(
     hopeless = make_zip(
         tmp_path / "___.zip", {"SKILL.md": "---\nname: '!!'\ndescription: d\n---\n"}
     )
-    with pytest.raises(SkillError, match="cannot derive a folder name"):
+    with pytest.raises(SkillError, match="cannot derive a valid name from its name '!!'"):
         library.install(hopeless)
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from toolweave.skills.skill import SKILL_FILE, Skill, split_tools
+from toolweave.skills.spec import folder_skill_name, is_spec_name
 from toolweave.storage.errors import FrontmatterError
 from toolweave.storage.files import read_frontmatter
 
@@ -108,9 +109,21 @@ def load_skill(folder: Path, warnings: list[str], root: Path | None = None) -> S
         warnings.append(f"{path}: skipped: the description is empty (the model could not pick it)")
         return None
     name = _text(data.get("name"))
+    display_name = None
     if not name:
         name = folder.name
         warnings.append(f"{path}: no name; using the folder name {name!r}")
+    elif not is_spec_name(name):
+        # A display name ("Writing Hookify Rules"): key the skill by a valid name from its
+        # folder, so it can be called (`/writing-rules`, an MCP prompt name) and still shown.
+        display_name, name = name, folder_skill_name(folder)
+        if not name:
+            warnings.append(
+                f"{path}: skipped: cannot derive a valid name from its name {display_name!r} or "
+                "its folder; give the skill a name of lowercase letters, digits and hyphens"
+            )
+            return None
+        warnings.append(f"{path}: name {display_name!r} is a display name; called {name!r}")
     elif name not in (folder.name, folder.resolve().name):
         warnings.append(f"{path}: name {name!r} differs from its folder {folder.name!r}")
     raw_metadata = data.get("metadata")
@@ -131,6 +144,7 @@ def load_skill(folder: Path, warnings: list[str], root: Path | None = None) -> S
         user_invocable=data.get("user-invocable") is not False,
         argument_hint=_text(data.get("argument-hint")) or None,
         library_root=root,
+        display_name=display_name,
     )
 
 

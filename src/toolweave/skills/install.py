@@ -16,11 +16,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import stat
 import tempfile
-import unicodedata
 import zipfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -29,7 +27,7 @@ from pathlib import Path, PurePosixPath
 from toolweave.skills._loader import load_skill
 from toolweave.skills.errors import SkillError
 from toolweave.skills.skill import SKILL_FILE, Skill
-from toolweave.skills.spec import SkillIssue, is_spec_name, validate_skill
+from toolweave.skills.spec import SkillIssue, is_spec_name, slug_name, validate_skill
 from toolweave.storage.files import atomic_write
 
 MAX_INSTALL_BYTES = 20_000_000
@@ -72,22 +70,24 @@ def install_skill(source: Path, root: Path) -> InstallReport:
         skill = load_skill(staging, warnings)
         if skill is None:
             raise SkillError(f"{source} is not a loadable skill: {'; '.join(warnings)}")
-        folder = installed_name(skill.name, source_name)
+        folder = installed_name(skill.title, source_name)
         issues = [
             i for i in validate_skill(staging) if i.field != "name" or "folder" not in i.message
         ]
         final = install_folder(root, folder)
         if final.exists() or final.is_symlink():
             raise SkillError(
-                f"a skill {skill.name!r} is already installed at {final}; remove it first"
+                f"a skill {skill.title!r} is already installed at {final}; remove it first"
             )
         digest = content_hash(staging)
         os.replace(staging, final)
     finally:
         shutil.rmtree(holder, ignore_errors=True)
-    _write_lock(root, skill.name, {"source": str(source), "sha256": digest, "installed": _now()})
+    # The name the library calls it by: a display name's skill is called by its folder.
+    name = final.name if skill.display_name else skill.name
+    _write_lock(root, name, {"source": str(source), "sha256": digest, "installed": _now()})
     return InstallReport(
-        name=skill.name,
+        name=name,
         path=final,
         source=str(source),
         sha256=digest,
@@ -100,19 +100,13 @@ def install_skill(source: Path, root: Path) -> InstallReport:
 def installed_name(name: str, source_name: str) -> str:
     """The folder a skill named `name`, found in folder `source_name`, is installed as: the
     first of the name, the source folder's name, and slugs of both that conforms to the spec."""
-    for candidate in (name, source_name, _slug(name), _slug(source_name)):
+    for candidate in (name, source_name, slug_name(name), slug_name(source_name)):
         if candidate and is_spec_name(candidate):
             return candidate
     raise SkillError(
         f"cannot derive a folder name from skill name {name!r} or folder {source_name!r}; "
         "give the skill a name of lowercase letters, digits and hyphens"
     )
-
-
-def _slug(text: str) -> str:
-    """`Agent Development` -> `agent-development`: lowercase, other runs as single hyphens."""
-    text = unicodedata.normalize("NFKC", text).lower()
-    return re.sub(r"[\W_]+", "-", text).strip("-")[:64].rstrip("-")
 
 
 def install_folder(root: Path, name: str) -> Path:

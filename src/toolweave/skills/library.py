@@ -26,7 +26,7 @@ from toolweave.skills._loader import scan
 from toolweave.skills.arguments import parse_command
 from toolweave.skills.errors import SkillError
 from toolweave.skills.skill import Skill
-from toolweave.skills.spec import DESCRIPTION_MAX, is_spec_name
+from toolweave.skills.spec import DESCRIPTION_MAX
 
 if TYPE_CHECKING:
     from toolweave.skills.install import InstallReport
@@ -82,7 +82,18 @@ class SkillLibrary:
         return list(self._warnings)
 
     def get(self, name: str) -> Skill:
+        """The skill called `name`, or whose display name it is (case and spaces aside)."""
         skill = self._skills.get(name)
+        if skill is None:
+            typed = " ".join(name.split()).casefold()
+            skill = next(
+                (
+                    s
+                    for s in self._skills.values()
+                    if s.display_name and " ".join(s.display_name.split()).casefold() == typed
+                ),
+                None,
+            )
         if skill is None:
             names = ", ".join(self._skills) or "none are installed"
             raise SkillError(f"no skill named {name!r}; available skills: {names}")
@@ -137,7 +148,7 @@ class SkillLibrary:
                 listed,
                 key=lambda s: (
                     recency.get(s.name, len(recency)),
-                    not is_spec_name(s.name),
+                    s.display_name is not None,
                     s.name.casefold(),
                     s.name,
                 ),

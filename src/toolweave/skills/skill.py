@@ -50,6 +50,15 @@ class Skill:
     argument_hint: str | None = None
     #: The library root the skill was found in; its sibling skills' files are readable too.
     library_root: Path | None = field(default=None, compare=False)
+    #: The frontmatter's name when it is a display name the spec's name rule refuses
+    #: ("Writing Hookify Rules"): `name` is then derived from the folder, and people may type
+    #: either.
+    display_name: str | None = None
+
+    @property
+    def title(self) -> str:
+        """The name to show people: the display name when there is one."""
+        return self.display_name or self.name
 
     @property
     def path(self) -> Path:

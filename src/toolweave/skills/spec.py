@@ -58,6 +58,18 @@ def is_spec_name(name: str) -> bool:
     return name_problem(name) is None
 
 
+def slug_name(text: str) -> str:
+    """`Agent Development` -> `agent-development`: lowercase (NFKC), every run of other
+    characters one hyphen, at most `NAME_MAX` characters; empty when nothing is left."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    return re.sub(r"[\W_]+", "-", text).strip("-")[:NAME_MAX].rstrip("-")
+
+
+def folder_skill_name(folder: Path) -> str:
+    """The name a skill with a display name is called by: its folder's name, or its slug."""
+    return folder.name if is_spec_name(folder.name) else slug_name(folder.name)
+
+
 @dataclass(frozen=True, slots=True)
 class SkillIssue:
     """One deviation from the spec: the field, what is wrong and how to fix it."""

@@ -226,7 +226,9 @@ async def test_official_sdk_client_over_stdio(root: Path, tmp_path: Path) -> Non
     assert "scripts/collect.sh" in getattr(read.content[0], "text", "")
 
 
-async def test_names_with_spaces_have_percent_encoded_uris(root: Path) -> None:
+async def test_display_names_are_called_by_their_folder_and_paths_percent_encoded(
+    root: Path,
+) -> None:
     write_skill(
         root,
         "agent-development",
@@ -238,12 +240,12 @@ async def test_names_with_spaces_have_percent_encoded_uris(root: Path) -> None:
         async with connect(host.server) as client:
             uris = [r["uri"] for r in await client.list_resources()]
             encoded = (
-                "skill://Agent%20Development/references/%E4%BD%BF%E7%94%A8%20%E6%8C%87%E5%8D%97.md"
+                "skill://agent-development/references/%E4%BD%BF%E7%94%A8%20%E6%8C%87%E5%8D%97.md"
             )
             read = await client.read_resource(encoded)
-            raw = await client.read_resource("skill://Agent Development/SKILL.md")
+            raw = await client.read_resource("skill://agent-development/SKILL.md")
     finally:
         await host.close()
-    assert "skill://Agent%20Development/SKILL.md" in uris and encoded in uris
+    assert "skill://agent-development/SKILL.md" in uris and encoded in uris
     assert read[0]["text"] == "指南"
     assert "代理开发" in raw[0]["text"]
