@@ -52,6 +52,24 @@ def test_builtin_tools_have_their_claude_code_names() -> None:
     assert "Write" not in rule_names("edit_file")  # a Write rule does not cover Edit
 
 
+def test_seed_names_of_the_skill_tools_are_understood_in_rules_and_grants(
+    project: Path,
+) -> None:
+    """A HelloAgents-style skill lists `load_skill_resource` and `query_skill_data` in its
+    `allowed-tools`; they name toolweave's `skill_resource` and `skill_data`."""
+    from toolweave.governance.grants import preapproved
+
+    assert "load_skill_resource" in rule_names("skill_resource")
+    assert "query_skill_data" in rule_names("skill_data")
+    rules = Rules(deny=["query_skill_data"], ask=["load_skill_resource"], cwd=project)
+    assert rules.decide("skill_data", {"name": "x", "file": "d.csv"}) == "deny"
+    assert rules.decide("skill_resource", {"name": "x", "path": "a.md"}) == "ask"
+    grant = preapproved([("skill 'seed' (allowed-tools)", ["load_skill_resource"])], str(project))
+    assert grant is not None
+    assert grant.decide("skill_resource", {"name": "x", "path": "a.md"}) == "allow"
+    assert grant.decide("skill_data", {"name": "x", "file": "d.csv"}) != "allow"
+
+
 def test_read_deny_protects_read_file_and_the_whole_reading_family(project: Path) -> None:
     rules = settings(project)
     key = str(Path.home() / ".ssh" / "id_ed25519")

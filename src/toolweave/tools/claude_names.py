@@ -5,7 +5,9 @@ Claude Code's settings, hooks and skills name tools `Bash`, `Read`, `Write`, `Ed
 built-in tool belongs to one of those families; a hook payload's `tool_name` is the family's
 name. As Claude Code documents, an `Edit` rule covers every tool that edits files and a `Read`
 rule every tool that reads them (Grep, Glob, LS); `rule_names` lists the names a rule may use.
-Rules and matchers written with toolweave's own names (`read_file`, `bash`) keep working.
+Rules and matchers written with toolweave's own names (`read_file`, `bash`) keep working, and so
+do the names HelloAgents-style skill harnesses give the skill tools (`load_skill_resource`,
+`query_skill_data`: `SEED_NAMES`), so their skills' `allowed-tools` grant what they mean.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ __all__ = [
     "BUILTIN_FAMILIES",
     "EDIT_TOOLS",
     "READ_TOOLS",
+    "SEED_NAMES",
     "claude_code_name",
     "rule_names",
     "tool_names",
@@ -38,6 +41,11 @@ READ_TOOLS = frozenset({"Read", "Grep", "Glob", "LS"})
 """Claude Code tools a `Read(...)` rule also covers."""
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 """Claude Code tools an `Edit(...)` rule also covers."""
+SEED_NAMES: dict[str, tuple[str, ...]] = {
+    "skill_resource": ("load_skill_resource",),
+    "skill_data": ("query_skill_data",),
+}
+"""toolweave skill tool -> the names a HelloAgents-style harness gives it (rules may use them)."""
 
 
 def _mcp_name(tool: Any) -> str | None:
@@ -73,4 +81,4 @@ def rule_names(tool_name: str, tool: Any = None) -> tuple[str, ...]:
         extra.append("Read")
     if EDIT_TOOLS.intersection(names) and "Edit" not in names:
         extra.append("Edit")
-    return (*names, *extra)
+    return (*names, *extra, *SEED_NAMES.get(tool_name, ()))
