@@ -7,8 +7,11 @@ from every index, all-or-nothing writes, the dimension guard and a reopen (resta
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -564,3 +567,34 @@ async def test_the_recorded_embedder_is_the_one_the_vectors_were_made_with(
     else:  # opening Postgres checks the embedder first
         with pytest.raises(DimensionMismatch, match=r"built with embedder 'hash:64'"):
             await other.recorded_embedder()
+
+
+EXIT_DURING_BUILD = """
+import asyncio, sys
+from toolweave.storage.retrieval import Record
+from toolweave.storage.retrieval.sqlite_index import SQLiteTextIndex
+
+async def main() -> None:
+    index = SQLiteTextIndex(sys.argv[1], "hash:64", hnsw_threshold=1000)
+    await index.write([Record(f"r{i}", f"text {i} about topic {i % 97}") for i in range(30000)])
+    await index.search("topic 5", limit=3)  # loads the vectors: the graph build starts
+    print("building" if index.vectors._builder is not None else "built", flush=True)
+
+asyncio.run(main())  # no close(): the interpreter exits with the build running
+"""
+
+
+def test_a_script_that_exits_during_a_graph_build_does_not_abort(tmp_path: Path) -> None:
+    """Issue 37: the daemon builder killed inside usearch at exit aborted the process
+    ("terminate called without an active exception"); an atexit hook stops it first."""
+    script = tmp_path / "exit.py"
+    script.write_text(EXIT_DURING_BUILD, encoding="utf-8")
+    ran = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "exit.db")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "terminate called" not in ran.stderr
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() in ("building", "built")

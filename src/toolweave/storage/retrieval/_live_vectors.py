@@ -12,14 +12,22 @@ answering; the writes made meanwhile are replayed onto the graph before it takes
 graph is saved beside the file on close, with a fingerprint of the rows it holds (including a
 counter every write transaction bumps, so a replaced row cannot pass for the old one), and
 loaded instead of rebuilt next time if the fingerprint still matches.
+
+A script may end without closing its index while a build is still running: at interpreter exit
+the daemon builder would be killed inside usearch's C++ code, which aborts the process
+("terminate called without an active exception"). An `atexit` hook stops and joins every
+running build first (it stops between chunks of `_BUILD_CHUNK` vectors), so `close()` is never
+required to exit cleanly.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
 import sqlite3
 import threading
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -79,6 +87,7 @@ class LiveVectors:
         self._suspended = False
         self._stop = threading.Event()  # the running build's own stop flag
         self._touched: set[int] = set()
+        _INSTANCES.add(self)
 
     @property
     def graph_path(self) -> Path:
@@ -266,18 +275,23 @@ class LiveVectors:
             await asyncio.to_thread(builder.join)
         return isinstance(self.current, HNSWVectors)
 
-    async def _stop_builder(self) -> None:
-        """Stop the running build and keep new ones from starting until `_load` (or ever,
-        after close)."""
+    def _halt_builder(self) -> threading.Thread | None:
+        """Tell the running build to stop and keep new ones from starting until `_load` (or
+        ever, after close); the build's thread, for the caller to join."""
         with self._lock:
             self._suspended = True
             builder, self._builder = self._builder, None
             if builder is None:
-                return
+                return None
             self._stop.set()
             if isinstance(self.current, VectorMatrix):
                 self.current.release_snapshot()
-        await asyncio.to_thread(builder.join)
+            return builder
+
+    async def _stop_builder(self) -> None:
+        builder = self._halt_builder()
+        if builder is not None:
+            await asyncio.to_thread(builder.join)
 
     async def close(self) -> None:
         """Stop a build still running, and save a graph changed since it was loaded (unless
@@ -307,3 +321,15 @@ def _add_rows(vectors: VectorMatrix | HNSWVectors, rows: Sequence[tuple[int, str
         [r[1] for r in rows],
         np.frombuffer(b"".join(r[2] for r in rows), np.float32),
     )
+
+
+_INSTANCES: weakref.WeakSet[LiveVectors] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_builds_at_exit() -> None:
+    """Stop and join every running graph build before the interpreter kills daemon threads."""
+    for live in list(_INSTANCES):
+        builder = live._halt_builder()
+        if builder is not None:
+            builder.join()
