@@ -257,3 +257,68 @@ async def test_clock_tools_are_scoped_to_the_session(tmp_path: Path) -> None:
         assert scheduler.log(task_id)[0].output == "done: 喝茶"
     finally:
         await scheduler.close()
+
+
+async def test_a_firing_delivers_tool_media_and_logs_its_tool_calls(
+    store_args: dict[str, Any],
+) -> None:
+    """Seed 004: tools' images and files reach the target; the run log keeps the call details
+    (issue 37: `deliver` took text only and `TaskRun` had no tool calls)."""
+    from toolweave.llm import ScriptedModel, ToolCallPart
+    from toolweave.tools import tool
+    from toolweave.tools.context import UserOutput
+
+    @tool
+    async def chart(ctx: ToolContext, city: str) -> str:
+        """Draw the weather chart.
+
+        Args:
+            city: Which city.
+        """
+        await ctx.send_image(b"\x89PNG chart of " + city.encode(), "image/png")
+        return "chart sent"
+
+    @tool
+    def broken() -> str:
+        """Always fails."""
+        raise ExecutionFailed("the sensor is offline")
+
+    model = ScriptedModel(
+        [
+            Message.assistant(
+                tool_calls=[
+                    ToolCallPart("c1", "chart", {"city": "北京"}),
+                    ToolCallPart("c2", "broken", {}),
+                ]
+            ),
+            Message.assistant("今日天气图已发送"),
+        ]
+    )
+    clock, inbox = Clock(), Inbox()
+    media: list[tuple[str, UserOutput]] = []
+    scheduler = Scheduler(
+        Agent(model, [chart, broken]),
+        deliver=inbox,
+        deliver_output=lambda target, output: media.append((target, output)),
+        clock=clock,
+        **store_args,
+    )
+    try:
+        task_id = scheduler.create("@every 1s", "发天气图", "group-7")
+        clock.now += 1
+        (run,) = await scheduler.tick()
+        assert [(t, o.kind, o.data) for t, o in media] == [
+            ("group-7", "image", b"\x89PNG chart of \xe5\x8c\x97\xe4\xba\xac")
+        ]
+        assert inbox.items == [("group-7", "今日天气图已发送")]
+        assert [(c.name, c.ok) for c in run.tool_calls] == [("chart", True), ("broken", False)]
+        (logged,) = scheduler.log(task_id)
+        assert logged.tool_calls == run.tool_calls
+        assert "the sensor is offline" in logged.tool_calls[1].error
+        clock_log = {t.name: t for t in scheduler.tools()}["clock_log"]
+        shown = await clock_log.execute({"task_id": task_id}, ToolContext(session_id="group-7"))
+        calls = shown.structured[0]["tool_calls"]  # type: ignore[index]
+        assert [(c["name"], c["ok"]) for c in calls] == [("chart", True), ("broken", False)]
+        assert "sensor is offline" in calls[1]["error"]
+    finally:
+        await scheduler.close()

@@ -17,6 +17,7 @@ _EXPORTS: dict[str, str] = {
     "ScheduleStore": "toolweave.scheduler.store",
     "ScheduledTask": "toolweave.scheduler.store",
     "TaskRun": "toolweave.scheduler.store",
+    "TaskToolCall": "toolweave.scheduler.store",
     "clock_tools": "toolweave.scheduler.clock_tools",
     "BackgroundSubagents": "toolweave.scheduler.background",
     "background_tools": "toolweave.scheduler.background",
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from toolweave.scheduler.background import BackgroundSubagents, background_tools
     from toolweave.scheduler.clock_tools import clock_tools
     from toolweave.scheduler.scheduler import Scheduler
-    from toolweave.scheduler.store import ScheduledTask, ScheduleStore, TaskRun
+    from toolweave.scheduler.store import ScheduledTask, ScheduleStore, TaskRun, TaskToolCall
 
 __all__ = [
     "BackgroundSubagents",
@@ -36,6 +37,7 @@ __all__ = [
     "ScheduledTask",
     "Scheduler",
     "TaskRun",
+    "TaskToolCall",
     "background_tools",
     "clock_tools",
 ]

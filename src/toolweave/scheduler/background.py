@@ -6,7 +6,8 @@ the background and returns its id at once; `subagent_list` shows how each is doi
 (keeping `SUBAGENT_RESERVE` seconds of the task's budget for synthesis), feeds their results to
 the same disposable agent, and repeats for at most `MAX_SYNTHESIS_ROUNDS` rounds while new
 background work appears; only the final synthesis is delivered. A background subagent's
-timeout shrinks with the budget that is left.
+timeout shrinks with the budget that is left. Every round's tool calls and the images, files
+and text tools sent to the user (`ctx.send_*`) are kept for the firing's record and delivery.
 """
 
 from __future__ import annotations
@@ -23,13 +24,17 @@ from toolweave.agent.orchestration.subagents import (
     run_subagent,
     scope_of,
 )
+from toolweave.scheduler.store import TaskToolCall
 from toolweave.tools import ExecutionFailed, FunctionTool, Tool, ToolContext
+from toolweave.tools.context import UserOutput
 
 if TYPE_CHECKING:
     from toolweave.agent.agent import Agent
     from toolweave.agent.orchestration.settings import RunScope
 
 MAX_SYNTHESIS_ROUNDS = 5
+MAX_RECORDED_CALLS = 200
+"""Tool calls one firing records at most (a runaway loop must not fill the run log)."""
 MAX_BACKGROUND_SUBAGENTS = 10
 """Background subagents one scheduled run may start in all."""
 
@@ -145,12 +150,23 @@ def background_tools() -> list[Tool]:
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class ScheduledOutcome:
+    """What one firing produced: the final answer, the tokens the whole firing used
+    (background work included), its tool calls (at most `MAX_RECORDED_CALLS`) and what tools
+    sent to the user."""
+
+    output: str
+    tokens: int
+    tool_calls: tuple[TaskToolCall, ...] = ()
+    user_outputs: tuple[UserOutput, ...] = ()
+
+
 async def run_scheduled(
     agent: Agent[Any, Any], prompt: str, timeout: float, quota_key: str
-) -> tuple[str, int]:
+) -> ScheduledOutcome:
     """One scheduled firing: a disposable run with background subagents, then up to
-    `MAX_SYNTHESIS_ROUNDS` rounds that feed their results back; returns the final answer and
-    the tokens the whole firing used (background work included)."""
+    `MAX_SYNTHESIS_ROUNDS` rounds that feed their results back."""
     from toolweave.agent.orchestration.settings import RunScope
     from toolweave.agent.session import Session
 
@@ -176,14 +192,30 @@ async def run_scheduled(
         turns_left=agent.max_turns,
         background=background,
     )
+    calls: list[TaskToolCall] = []
+    outputs: list[UserOutput] = []
     try:
         result = await scheduled.run_scoped(prompt, scope)
+        _collect(result, calls, outputs)
         for _ in range(MAX_SYNTHESIS_ROUNDS):
             if not background.pending():
                 break
             results = await background.drain(deadline, settings.subagent_max_result_chars)
             scope.turns_left = agent.max_turns
             result = await scheduled.run_scoped(results, scope)
+            _collect(result, calls, outputs)
     finally:
         await background.close()
-    return str(result.output), scope.total_usage.total_tokens
+    return ScheduledOutcome(
+        str(result.output),
+        scope.total_usage.total_tokens,
+        tuple(calls[:MAX_RECORDED_CALLS]),
+        tuple(outputs),
+    )
+
+
+def _collect(result: Any, calls: list[TaskToolCall], outputs: list[UserOutput]) -> None:
+    for invocation in result.invocations:
+        error = "" if invocation.ok else (str(invocation.error or invocation.result.text))[:500]
+        calls.append(TaskToolCall(invocation.name, invocation.ok, invocation.duration, error))
+    outputs.extend(result.user_outputs)

@@ -50,6 +50,11 @@ def _run_dict(run: TaskRun) -> dict[str, Any]:
         "tokens": run.tokens,
         "output": run.output,
         "error": run.error,
+        "tool_calls": [
+            {"name": c.name, "ok": c.ok, "seconds": round(c.duration, 3)}
+            | ({"error": c.error} if c.error else {})
+            for c in run.tool_calls
+        ],
     }
 
 

@@ -1,8 +1,10 @@
 """`Scheduler`: tasks created by users or the model that run the agent on a cron or `@every` spec.
 
 Each firing runs a fresh, disposable agent run (no history) with the agent's full tools and the
-task's timeout, records a `TaskRun`, and hands only the final answer to `deliver(target, text)`
-(intermediate text is never delivered). Tasks persist, so they survive restarts; a run that a
+task's timeout, records a `TaskRun` (with the tool calls the firing made), and hands only the
+final answer to `deliver(target, text)` (intermediate text is never delivered); what tools sent
+to the user (`ctx.send_image`, `send_file`, `send_text`) goes to `deliver_output(target, output)`
+first, in the order it was sent. Tasks persist, so they survive restarts; a run that a
 restart cut short is marked `interrupted` when the scheduler starts again. Run-once tasks are
 deleted after their firing.
 
@@ -26,17 +28,27 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolweave.errors import ConfigError
-from toolweave.scheduler.store import RunStatus, ScheduledTask, ScheduleStore, TaskRun
+from toolweave.scheduler.store import (
+    RunStatus,
+    ScheduledTask,
+    ScheduleStore,
+    TaskRun,
+    TaskToolCall,
+)
 from toolweave.storage.sql import ProgramFactory, T
 
 if TYPE_CHECKING:
     from toolweave.agent.agent import Agent
+    from toolweave.scheduler.background import ScheduledOutcome
     from toolweave.tools import Tool
+    from toolweave.tools.context import UserOutput
 
 logger = logging.getLogger("toolweave.scheduler.scheduler")
 
 Deliver = Callable[[str, str], Awaitable[None] | None]
 """`deliver(target, text)`: where a firing's final answer (or its timeout notice) goes."""
+DeliverOutput = Callable[[str, "UserOutput"], Awaitable[None] | None]
+"""`deliver_output(target, output)`: where an image, file or text a tool sent goes."""
 
 DEFAULT_TASK_TIMEOUT = 120.0
 MAX_TASK_TIMEOUT = 3600.0
@@ -64,6 +76,7 @@ class Scheduler:
         *,
         dsn: str | None = None,
         deliver: Deliver | None = None,
+        deliver_output: DeliverOutput | None = None,
         name: str = "scheduler",
         timezone: str = "UTC",
         poll_interval: float = DEFAULT_POLL_INTERVAL,
@@ -74,6 +87,7 @@ class Scheduler:
         self.agent = agent
         self.name = name
         self.deliver = deliver
+        self.deliver_output = deliver_output
         self.poll_interval = poll_interval
         self.tasks = ScheduleStore(path, dsn=dsn, timezone=timezone)
         self._now = clock
@@ -264,9 +278,13 @@ class Scheduler:
         status: RunStatus = "success"
         output = error = ""
         tokens = 0
+        calls: tuple[TaskToolCall, ...] = ()
         try:
             async with asyncio.timeout(task.timeout):
-                output, tokens = await self._execute(task)
+                outcome = await self._execute(task)
+            output, tokens, calls = outcome.output, outcome.tokens, outcome.tool_calls
+            for sent in outcome.user_outputs:
+                await self._hand_over(self.deliver_output, task, sent)
         except TimeoutError:
             status = "timeout"
             output = f"Scheduled task {task.id} did not finish within {task.timeout:g}s."
@@ -286,21 +304,38 @@ class Scheduler:
         output = output[:MAX_OUTPUT_CHARS]
         await self._async(
             lambda d: self.tasks.finish(
-                task.id, fire_time, status, output, error, tokens, task.run_once
+                task.id, fire_time, status, output, error, tokens, task.run_once, calls
             )
         )
-        if output and self.deliver is not None:
-            try:
-                delivered = self.deliver(task.target, output)
-                if inspect.isawaitable(delivered):
-                    await delivered
-            except Exception:
-                logger.exception("scheduled task %s: delivering to %s failed", task.id, task.target)
+        if output:
+            await self._hand_over(self.deliver, task, output)
         return TaskRun(
-            task.id, fire_time, status, self.name, started, time.time(), output, error, tokens
+            task.id,
+            fire_time,
+            status,
+            self.name,
+            started,
+            time.time(),
+            output,
+            error,
+            tokens,
+            calls,
         )
 
-    async def _execute(self, task: ScheduledTask) -> tuple[str, int]:
+    async def _hand_over(
+        self, to: Callable[[str, Any], Any] | None, task: ScheduledTask, item: Any
+    ) -> None:
+        """Give `item` to a delivery callback; its failure is logged, never the firing's."""
+        if to is None:
+            return
+        try:
+            delivered = to(task.target, item)
+            if inspect.isawaitable(delivered):
+                await delivered
+        except Exception:
+            logger.exception("scheduled task %s: delivering to %s failed", task.id, task.target)
+
+    async def _execute(self, task: ScheduledTask) -> ScheduledOutcome:
         """One disposable run (a fresh session, the agent's full tools, background subagents);
         only its final answer. Usage counts against the target's quota."""
         from toolweave.scheduler.background import run_scheduled

@@ -13,6 +13,7 @@ from __future__ import annotations
 import builtins
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -38,6 +39,11 @@ CREATE TABLE IF NOT EXISTS toolweave_schedule_runs (
     owner TEXT NOT NULL, started DOUBLE PRECISION NOT NULL, finished DOUBLE PRECISION,
     deadline DOUBLE PRECISION NOT NULL, output TEXT NOT NULL, error TEXT NOT NULL,
     tokens BIGINT NOT NULL, PRIMARY KEY (task_id, fire_time)
+);
+CREATE TABLE IF NOT EXISTS toolweave_schedule_run_calls (
+    task_id TEXT NOT NULL, fire_time DOUBLE PRECISION NOT NULL, seq INTEGER NOT NULL,
+    name TEXT NOT NULL, ok INTEGER NOT NULL, duration DOUBLE PRECISION NOT NULL,
+    error TEXT NOT NULL, PRIMARY KEY (task_id, fire_time, seq)
 )
 """
 _TASK_COLUMNS = "id, spec, prompt, target, run_once, timeout, enabled, created, anchor, next_fire"
@@ -60,8 +66,20 @@ class ScheduledTask:
 
 
 @dataclass(frozen=True, slots=True)
+class TaskToolCall:
+    """One tool call a firing made: its name, whether it succeeded, how long it took, and the
+    error text when it failed (what the seed's task log records as the call details)."""
+
+    name: str
+    ok: bool
+    duration: float
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class TaskRun:
-    """One firing: `status` is running, success, timeout, error or interrupted."""
+    """One firing: `status` is running, success, timeout, error or interrupted; `tool_calls`
+    the calls it made, in order (background subagents' calls are theirs, not listed)."""
 
     task_id: str
     fire_time: float
@@ -72,6 +90,7 @@ class TaskRun:
     output: str
     error: str
     tokens: int
+    tool_calls: tuple[TaskToolCall, ...] = ()
 
 
 def _task(row: tuple[Any, ...]) -> ScheduledTask:
@@ -203,7 +222,20 @@ class ScheduleStore:
             "ORDER BY fire_time DESC LIMIT ?",
             (task_id, limit),
         )
-        return [_run(r) for r in rows]
+        runs = [_run(r) for r in rows]
+        if not runs:
+            return runs
+        calls = yield (
+            "SELECT fire_time, name, ok, duration, error FROM toolweave_schedule_run_calls "
+            "WHERE task_id = ? AND fire_time >= ? ORDER BY fire_time, seq",
+            (task_id, min(r.fire_time for r in runs)),
+        )
+        by_firing: dict[float, list[TaskToolCall]] = {}
+        for fire_time, name, ok, duration, error in calls:
+            by_firing.setdefault(float(fire_time), []).append(
+                TaskToolCall(name, bool(ok), float(duration), error)
+            )
+        return [replace(r, tool_calls=tuple(by_firing.get(r.fire_time, ()))) for r in runs]
 
     # -- firing programs ----------------------------------------------------------------------
 
@@ -247,12 +279,19 @@ class ScheduleStore:
         error: str,
         tokens: int,
         delete_task: bool,
+        calls: Sequence[TaskToolCall] = (),
     ) -> Program[None]:
         yield (
             "UPDATE toolweave_schedule_runs SET status = ?, finished = ?, output = ?, error = ?, "
             "tokens = ? WHERE task_id = ? AND fire_time = ?",
             (status, time.time(), output, error, tokens, task_id, fire_time),
         )
+        for seq, call in enumerate(calls):
+            yield (
+                "INSERT INTO toolweave_schedule_run_calls (task_id, fire_time, seq, name, ok, "
+                "duration, error) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (task_id, fire_time, seq, call.name, int(call.ok), call.duration, call.error),
+            )
         if delete_task:
             yield ("DELETE FROM toolweave_schedule_tasks WHERE id = ?", (task_id,))
 
