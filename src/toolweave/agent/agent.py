@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import AsyncGenerator, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, Literal
 
 from toolweave.agent._run.command_run import command_config
@@ -26,7 +26,6 @@ from toolweave.agent.output import Output, OutputT
 from toolweave.agent.session import Session
 from toolweave.agent.tracing.run_trace import Tracing
 from toolweave.errors import ConfigError
-from toolweave.governance.gates import ToolGate
 from toolweave.governance.pipeline import Governance
 from toolweave.governance.rules import Rules
 from toolweave.llm import Message, Model, ModelSettings, Usage
@@ -155,7 +154,6 @@ class Agent(Generic[DepsT, OutputT]):
         if output_mode == "auto":
             native = bool(getattr(model, "supports_native_output", False))
             output_mode = "native" if native else "tool"
-        gates: tuple[ToolGate, ...] = tuple(gating.gates)
         agent_skills = None
         if skills is not None:  # skill tools, the catalog per run, allowed-tools as grants
             from toolweave.agent._run.skills import AgentSkills
@@ -164,8 +162,9 @@ class Agent(Generic[DepsT, OutputT]):
             agent_skills = AgentSkills(SkillSettings.of(skills), model)
             agent_skills.install(registry)
         registry = orchestration_registry(registry, orchestration)
-        if orchestration.circuit is not None:
-            gates = (orchestration.circuit, *gates)
+        circuit = orchestration.circuit
+        if circuit is not None and circuit not in gating.gates:  # governance runs every gate
+            gating = replace(gating, gates=(circuit, *gating.gates))
         self.name = name
         self.instructions = instructions
         self._config = RunConfig(
@@ -179,7 +178,6 @@ class Agent(Generic[DepsT, OutputT]):
             output_mode=output_mode,
             output_retries=answer.retries,
             on_max_turns=answer.on_max_turns,
-            gates=gates,
             governance=gating,
             user_output=answer.user_output,
             model_settings=model_settings,
