@@ -72,7 +72,8 @@ class Agent(Generic[DepsT, OutputT]):
     """A model with tools, instructions and limits; `Agent[Deps, Output]` to the type checker.
 
     `model` is a `Model` or a string for `toolweave.llm.model_from_string` ("openai:gpt-4o").
-    `tools` is a list of tools (plain functions are wrapped with `@tool`) or a `ToolRegistry`.
+    `tools` is a list of tools (plain functions are wrapped with `@tool`) or a `ToolRegistry`,
+    which the agent never changes: its own capabilities register in a layer over it.
     `output_type` is the answer's type, or an `Output` (how it is asked for, retries, what
     happens when the turns run out). Every limit is a named setting: `max_turns` counts model
     calls, `tool_timeout` is per call in seconds, `max_tool_result_chars` caps what one result
@@ -137,7 +138,9 @@ class Agent(Generic[DepsT, OutputT]):
         if tracing is not None and not isinstance(tracing, Tracing):
             raise TypeError(f"Agent(tracing=...) must be a Tracing, got {type(tracing).__name__}")
         gating = Governance.of(governance)
-        registry = tools if isinstance(tools, ToolRegistry) else _registry(tools or ())
+        # The caller's registry is never changed: memory, skills and orchestration register
+        # in the agent's own layer over it (its tools and policy stay visible, live).
+        registry = tools.overlay() if isinstance(tools, ToolRegistry) else _registry(tools or ())
         agent_memory = None
         if memory is not None:  # the memory tool, the prompt's memories per run
             from toolweave.agent._run.memory import AgentMemory
