@@ -23,9 +23,18 @@ from tests.governance.call_scenarios import (
 )
 from toolweave import Agent
 from toolweave.agent import Session
+from toolweave.errors import ConfigError
 from toolweave.governance import ApprovalRequest, Governance, Hooks, Rules
 from toolweave.llm import Message, ScriptedModel, ToolCallPart
-from toolweave.tools import ToolCall, ToolContext, ToolInvocation, ToolRegistry, chain, tool
+from toolweave.tools import (
+    PermissionPolicy,
+    ToolCall,
+    ToolContext,
+    ToolInvocation,
+    ToolRegistry,
+    chain,
+    tool,
+)
 from toolweave.tools.calls import CallHandler
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "toolweave"
@@ -185,3 +194,16 @@ def test_nothing_but_the_chain_runs_a_governed_call() -> None:
                     offenders.append(f"{relative}: {name}(...)")
     assert offenders == []
     assert used == _ALLOWED_CALLS  # no stale exemption
+
+
+def test_the_permission_policy_has_one_holder() -> None:
+    """A registry's policy and the governance's may not disagree: the run would silently use
+    one of them. The same policy object in both places is one policy."""
+    model = ScriptedModel([Message.assistant("ok")])
+    registry = ToolRegistry(PermissionPolicy(allowed=["read"]))
+    with pytest.raises(ConfigError, match=r"two permission policies; keep one"):
+        Agent(model, registry, governance=Governance(policy=PermissionPolicy.allow_all()))
+    shared = PermissionPolicy.allow_all()
+    agent = Agent(model, ToolRegistry(shared), governance=Governance(policy=shared))
+    assert agent.governance.policy is shared
+    assert Agent(model, registry).registry.policy is registry.policy  # the registry's alone

@@ -138,6 +138,7 @@ class Agent(Generic[DepsT, OutputT]):
         if tracing is not None and not isinstance(tracing, Tracing):
             raise TypeError(f"Agent(tracing=...) must be a Tracing, got {type(tracing).__name__}")
         gating = Governance.of(governance)
+        _one_policy(tools, gating)
         # The caller's registry is never changed: memory, skills and orchestration register
         # in the agent's own layer over it (its tools and policy stay visible, live).
         registry = tools.overlay() if isinstance(tools, ToolRegistry) else _registry(tools or ())
@@ -392,6 +393,18 @@ class Agent(Generic[DepsT, OutputT]):
         return (
             f"Agent(name={self.name!r}, model={self.model.model_name!r}, "
             f"tools={self.registry.names()})"
+        )
+
+
+def _one_policy(tools: object, governance: Governance) -> None:
+    """The declared-permission policy has one holder: a registry's and the governance's may not
+    disagree (the run would silently use one of them)."""
+    own = tools.policy if isinstance(tools, ToolRegistry) else None
+    if own is not None and governance.policy is not None and own is not governance.policy:
+        raise ConfigError(
+            "Agent(tools=ToolRegistry(policy=...), governance=Governance(policy=...)) names two "
+            "permission policies; keep one: pass the policy to Governance(policy=...) and none "
+            "to the registry (or the same PermissionPolicy object to both)"
         )
 
 
