@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import AsyncGenerator, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, Literal
 
 from toolweave.agent._run.command_run import command_config
@@ -26,7 +26,6 @@ from toolweave.agent.output import Output, OutputT
 from toolweave.agent.session import Session
 from toolweave.agent.tracing.run_trace import Tracing
 from toolweave.errors import ConfigError
-from toolweave.governance.gates import ToolGate
 from toolweave.governance.pipeline import Governance
 from toolweave.governance.rules import Rules
 from toolweave.llm import Message, Model, ModelSettings, Usage
@@ -73,7 +72,8 @@ class Agent(Generic[DepsT, OutputT]):
     """A model with tools, instructions and limits; `Agent[Deps, Output]` to the type checker.
 
     `model` is a `Model` or a string for `toolweave.llm.model_from_string` ("openai:gpt-4o").
-    `tools` is a list of tools (plain functions are wrapped with `@tool`) or a `ToolRegistry`.
+    `tools` is a list of tools (plain functions are wrapped with `@tool`) or a `ToolRegistry`,
+    which the agent never changes: its own capabilities register in a layer over it.
     `output_type` is the answer's type, or an `Output` (how it is asked for, retries, what
     happens when the turns run out). Every limit is a named setting: `max_turns` counts model
     calls, `tool_timeout` is per call in seconds, `max_tool_result_chars` caps what one result
@@ -138,7 +138,10 @@ class Agent(Generic[DepsT, OutputT]):
         if tracing is not None and not isinstance(tracing, Tracing):
             raise TypeError(f"Agent(tracing=...) must be a Tracing, got {type(tracing).__name__}")
         gating = Governance.of(governance)
-        registry = tools if isinstance(tools, ToolRegistry) else _registry(tools or ())
+        _one_policy(tools, gating)
+        # The caller's registry is never changed: memory, skills and orchestration register
+        # in the agent's own layer over it (its tools and policy stay visible, live).
+        registry = tools.overlay() if isinstance(tools, ToolRegistry) else _registry(tools or ())
         agent_memory = None
         if memory is not None:  # the memory tool, the prompt's memories per run
             from toolweave.agent._run.memory import AgentMemory
@@ -155,7 +158,6 @@ class Agent(Generic[DepsT, OutputT]):
         if output_mode == "auto":
             native = bool(getattr(model, "supports_native_output", False))
             output_mode = "native" if native else "tool"
-        gates: tuple[ToolGate, ...] = tuple(gating.gates)
         agent_skills = None
         if skills is not None:  # skill tools, the catalog per run, allowed-tools as grants
             from toolweave.agent._run.skills import AgentSkills
@@ -164,8 +166,9 @@ class Agent(Generic[DepsT, OutputT]):
             agent_skills = AgentSkills(SkillSettings.of(skills), model)
             agent_skills.install(registry)
         registry = orchestration_registry(registry, orchestration)
-        if orchestration.circuit is not None:
-            gates = (orchestration.circuit, *gates)
+        circuit = orchestration.circuit
+        if circuit is not None and circuit not in gating.gates:  # governance runs every gate
+            gating = replace(gating, gates=(circuit, *gating.gates))
         self.name = name
         self.instructions = instructions
         self._config = RunConfig(
@@ -179,7 +182,6 @@ class Agent(Generic[DepsT, OutputT]):
             output_mode=output_mode,
             output_retries=answer.retries,
             on_max_turns=answer.on_max_turns,
-            gates=gates,
             governance=gating,
             user_output=answer.user_output,
             model_settings=model_settings,
@@ -391,6 +393,18 @@ class Agent(Generic[DepsT, OutputT]):
         return (
             f"Agent(name={self.name!r}, model={self.model.model_name!r}, "
             f"tools={self.registry.names()})"
+        )
+
+
+def _one_policy(tools: object, governance: Governance) -> None:
+    """The declared-permission policy has one holder: a registry's and the governance's may not
+    disagree (the run would silently use one of them)."""
+    own = tools.policy if isinstance(tools, ToolRegistry) else None
+    if own is not None and governance.policy is not None and own is not governance.policy:
+        raise ConfigError(
+            "Agent(tools=ToolRegistry(policy=...), governance=Governance(policy=...)) names two "
+            "permission policies; keep one: pass the policy to Governance(policy=...) and none "
+            "to the registry (or the same PermissionPolicy object to both)"
         )
 
 

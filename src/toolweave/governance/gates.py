@@ -1,8 +1,9 @@
 """The gate seam: checks every tool call must pass before `ToolRegistry.invoke` runs it.
 
-A `ToolGate` is a caller's own check, run by the pipeline after plan mode and the permission
-policy and before rules, hooks and approvals. Gates fail closed: a gate that crashes blocks the
-call as if it had denied it.
+A `ToolGate` is one of the governance's own checks (`Governance(gates=...)`; the agent adds its
+circuit breaker), run by the pipeline after plan mode and the permission policy and before
+rules, hooks and approvals. Gates fail closed: a gate that crashes blocks the call as if it had
+denied it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from toolweave.tools import PermissionDenied, Tool, ToolError, ToolRegistry
 
 if TYPE_CHECKING:
     from toolweave.governance.approvals import ApprovalState
-    from toolweave.governance.pipeline import PermissionMode
+    from toolweave.governance.context import PermissionMode
 
 
 class GovernedSession(Protocol):

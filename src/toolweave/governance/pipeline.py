@@ -17,22 +17,29 @@ parent's; hook payloads inside a child carry `agent_id`, `agent_type` and the pa
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from toolweave.errors import ConfigError
-from toolweave.governance._rule_patterns import resolve_path
+from toolweave.governance._claude_payload import _claude_input, _own_arguments, _response_object
 from toolweave.governance._transcript import write_transcript
 from toolweave.governance.approvals import (
     DEFAULT_APPROVAL_TIMEOUT,
     ApprovalRequest,
-    ApprovalState,
     Approver,
     ask_approval,
 )
+from toolweave.governance.context import (
+    PERMISSION_MODES,
+    SCHEDULED,
+    AgentIdentity,
+    Clearance,
+    GateContext,
+    PermissionMode,
+)
 from toolweave.governance.errors import CallBlocked, HookStopped, Stage
-from toolweave.governance.gates import GovernedSession, ToolGate
+from toolweave.governance.gates import ToolGate
 from toolweave.governance.hooks import HookOutcome, Hooks
 from toolweave.governance.rules import Explanation, Rules, tool_rules
 from toolweave.tools import (
@@ -54,73 +61,9 @@ __all__ = [
     "Stage",
 ]
 
-SCHEDULED = "scheduled"
-"""The `agent_type` of a run the scheduler starts (nobody requested it)."""
-PermissionMode = Literal["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"]
-PERMISSION_MODES: tuple[PermissionMode, ...] = (
-    "default",
-    "acceptEdits",
-    "plan",
-    "dontAsk",
-    "bypassPermissions",
-)
 PLAN_MODE_EXEMPT = frozenset({"todo_write"})
 """Tools plan mode lets through although they write: the plan itself."""
 _EDIT_PERMISSIONS = frozenset({"write", "filesystem"})
-
-
-@dataclass(frozen=True)
-class AgentIdentity:
-    """Which agent a run belongs to: hooks see it, so a subagent's calls are never anonymous."""
-
-    agent_id: str = "main"
-    agent_type: str = "main"
-    parents: tuple[str, ...] = ()
-
-    def payload(self) -> dict[str, Any]:
-        parents = list(self.parents)
-        return {
-            "agent_id": self.agent_id,
-            "agent_type": self.agent_type,
-            "parent_agent_ids": parents,
-        }
-
-
-@dataclass
-class GateContext:
-    """What the pipeline needs from the run: the session's id, mode and approval memory, the
-    declared-permission policy (whose allowance skips the default question) and who asked."""
-
-    session_id: str | None
-    mode: PermissionMode = "default"
-    state: ApprovalState = field(default_factory=ApprovalState)
-    policy: PermissionPolicy | None = None
-    requester: str | None = None
-    cwd: str | None = None
-    history: Callable[[], Sequence[Any]] | None = None
-    """The run's messages, for the transcript hooks get as `transcript_path`."""
-    preapproved: Callable[[], Rules | None] | None = None
-    """The allow rules the run grants at this moment (a running slash command's or an active
-    skill's `allowed-tools`), read when each call is decided; they join the rules below every
-    deny and ask rule."""
-
-    @classmethod
-    def of(cls, session: GovernedSession, policy: PermissionPolicy | None = None) -> GateContext:
-        """The session's governance state, read at this moment (the mode may change later)."""
-        messages = getattr(session, "messages", None)
-        return cls(
-            session.id, session.permission_mode, session.approvals, policy, session.requester,
-            history=(lambda: messages) if isinstance(messages, list) else None,
-        )  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Clearance:
-    """A call the pipeline let through: the arguments to run it with (hooks may rewrite them)
-    and context hooks asked to add to its result."""
-
-    args: dict[str, Any]
-    context: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -241,15 +184,21 @@ class Governance:
         read_only = tool.annotations.read_only
         if gate.mode == "plan" and not read_only and tool_name not in PLAN_MODE_EXEMPT:
             raise CallBlocked(
-                "plan", "plan mode is on, so only read-only tools (and todo_write) run; "
+                "plan",
+                "plan mode is on, so only read-only tools (and todo_write) run; "
                 "present the plan, then leave plan mode (Session.permission_mode = "
-                "'default') to carry it out", tool=tool_name,
-            )  # fmt: skip
+                "'default') to carry it out",
+                tool=tool_name,
+            )
 
     async def clear(
-        self, tool_name: str, call_id: str | None, args: dict[str, Any], tool: Tool | None,
+        self,
+        tool_name: str,
+        call_id: str | None,
+        args: dict[str, Any],
+        tool: Tool | None,
         gate: GateContext,
-    ) -> Clearance:  # fmt: skip
+    ) -> Clearance:
         """The stages that may wait, after `precheck`: rules, PreToolUse hooks, admin and user
         approval. Returns the clearance or raises `CallBlocked` (recoverable) or `HookStopped`
         (ends the run)."""
@@ -289,9 +238,14 @@ class Governance:
             context = tuple(outcome.context)
         if getattr(tool, "admin_approval", False):
             await self._approve(
-                "admin", tool_name, call_id, args, tool, gate,
+                "admin",
+                tool_name,
+                call_id,
+                args,
+                tool,
+                gate,
                 "it changes configuration, so it always needs an admin",
-            )  # fmt: skip
+            )
         if needs_approval:
             if gate.mode == "dontAsk":
                 message = f"{reason}; permission mode 'dontAsk' turns every question into a no"
@@ -301,9 +255,14 @@ class Governance:
         return Clearance(args, context)
 
     async def approve_request(
-        self, error: ApprovalRequired, tool_name: str, call_id: str | None,
-        args: dict[str, Any], tool: Tool | None, gate: GateContext,
-    ) -> None:  # fmt: skip
+        self,
+        error: ApprovalRequired,
+        tool_name: str,
+        call_id: str | None,
+        args: dict[str, Any],
+        tool: Tool | None,
+        gate: GateContext,
+    ) -> None:
         """A tool raised `ApprovalRequired`: ask (as for an `ask` rule); raises CallBlocked when
         not approved. `bypassPermissions` approves, `dontAsk` refuses without asking."""
         if gate.mode == "bypassPermissions":
@@ -349,9 +308,15 @@ class Governance:
         return explanation
 
     async def _approve(
-        self, kind: Literal["user", "admin"], tool_name: str, call_id: str | None,
-        args: dict[str, Any], tool: Tool | None, gate: GateContext, reason: str,
-    ) -> None:  # fmt: skip
+        self,
+        kind: Literal["user", "admin"],
+        tool_name: str,
+        call_id: str | None,
+        args: dict[str, Any],
+        tool: Tool | None,
+        gate: GateContext,
+        reason: str,
+    ) -> None:
         if kind == "user" and self.hooks is not None and self.hooks.has("PermissionRequest"):
             outcome = await self._hook("PermissionRequest", tool_name, call_id, args, tool, gate)
             if outcome.decision == "allow":
@@ -366,13 +331,22 @@ class Governance:
         if approver is not None and self.hooks is not None and self.hooks.has("Notification"):
             name = claude_code_name(tool_name, tool)
             await self.fire(
-                "Notification", gate, notification_type="permission_prompt",
-                message=f"toolweave needs your permission to use {name}", title="Permission needed",
-            )  # fmt: skip
+                "Notification",
+                gate,
+                notification_type="permission_prompt",
+                message=f"toolweave needs your permission to use {name}",
+                title="Permission needed",
+            )
         request = ApprovalRequest(
-            tool_name, dict(args), reason, gate.session_id, gate.requester, kind, call_id,
+            tool_name,
+            dict(args),
+            reason,
+            gate.session_id,
+            gate.requester,
+            kind,
+            call_id,
             self.identity.agent_id,
-        )  # fmt: skip
+        )
         approved, why = await ask_approval(
             approver, request, gate.state, timeout=self.approval_timeout, remember=kind == "user"
         )
@@ -400,38 +374,60 @@ class Governance:
         }
 
     async def _hook(
-        self, event: str, tool_name: str, call_id: str | None, args: Mapping[str, Any],
-        tool: Tool | None, gate: GateContext, **fields: Any,
-    ) -> HookOutcome:  # fmt: skip
+        self,
+        event: str,
+        tool_name: str,
+        call_id: str | None,
+        args: Mapping[str, Any],
+        tool: Tool | None,
+        gate: GateContext,
+        **fields: Any,
+    ) -> HookOutcome:
         assert self.hooks is not None
         payload = self._payload(
-            gate, tool_name=claude_code_name(tool_name, tool), tool_input=_claude_input(args, tool),
-            tool_use_id=call_id, **fields,
-        )  # fmt: skip
+            gate,
+            tool_name=claude_code_name(tool_name, tool),
+            tool_input=_claude_input(args, tool),
+            tool_use_id=call_id,
+            **fields,
+        )
         return await self.hooks.run(event, payload, names=tool_names(tool_name, tool))
 
     async def _denied(
-        self, tool_name: str, call_id: str | None, args: Mapping[str, Any], tool: Tool | None,
-        gate: GateContext, reason: str,
-    ) -> None:  # fmt: skip
+        self,
+        tool_name: str,
+        call_id: str | None,
+        args: Mapping[str, Any],
+        tool: Tool | None,
+        gate: GateContext,
+        reason: str,
+    ) -> None:
         if self.hooks is not None and self.hooks.has("PermissionDenied"):
             await self._hook(
                 "PermissionDenied", tool_name, call_id, args, tool, gate, reason=reason
             )
 
     async def after(
-        self, tool_name: str, call_id: str | None, args: Mapping[str, Any], tool: Tool | None,
-        gate: GateContext, *, response: Any, error: str | None,
-    ) -> HookOutcome | None:  # fmt: skip
+        self,
+        tool_name: str,
+        call_id: str | None,
+        args: Mapping[str, Any],
+        tool: Tool | None,
+        gate: GateContext,
+        *,
+        response: Any,
+        error: str | None,
+    ) -> HookOutcome | None:
         """PostToolUse (or PostToolUseFailure) hooks; their block reason and context go back to
         the model with the result. None when no hook listens."""
         event = "PostToolUseFailure" if error is not None else "PostToolUse"
         if self.hooks is None or not self.hooks.has(event):
             return None
         extra = (
-            {"error": error} if error is not None
+            {"error": error}
+            if error is not None
             else {"tool_response": _response_object(claude_code_name(tool_name, tool), response)}
-        )  # fmt: skip
+        )
         return await self._hook(event, tool_name, call_id, args, tool, gate, **extra)
 
     async def fire(self, event: str, gate: GateContext, **fields: Any) -> HookOutcome:
@@ -443,35 +439,6 @@ class Governance:
 
 
 _DEFAULT_RULES = Rules()
-
-
-def _claude_input(args: Mapping[str, Any], tool: Tool | None) -> dict[str, Any]:
-    """`tool_input` with Claude Code's `file_path` (absolute) beside a file tool's `path`, so
-    hooks written for Read/Write/Edit (`jq -r .tool_input.file_path`) find the file."""
-    tool_input = dict(args)
-    root = getattr(tool, "permission_cwd", None)
-    path = args.get("path")
-    if isinstance(root, str) and isinstance(path, str) and "file_path" not in args:
-        tool_input["file_path"] = resolve_path(path, root)
-    return tool_input
-
-
-def _own_arguments(updated: dict[str, Any] | None, tool: Tool) -> dict[str, Any] | None:
-    """A hook's `updatedInput` without the `file_path` alias the tool does not take."""
-    if updated is None or "file_path" not in updated:
-        return updated
-    if "file_path" in tool.parameters.get("properties", {}):
-        return updated
-    return {k: v for k, v in updated.items() if k != "file_path"}
-
-
-def _response_object(name: str, response: Any) -> dict[str, Any]:
-    """`tool_response` as Claude Code sends it: an object (a shell's output as `stdout`)."""
-    if isinstance(response, dict):
-        return response
-    if name == "Bash" and isinstance(response, str):
-        return {"stdout": response, "stderr": "", "interrupted": False, "isImage": False}
-    return {"output": response}
 
 
 def _edits_only(tool: Tool) -> bool:

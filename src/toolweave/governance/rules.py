@@ -18,25 +18,29 @@ from __future__ import annotations
 import json
 import os
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from toolweave.governance._command_match import (
-    DYNAMIC_MARKS,
-    allow_texts,
-    changes_directory,
-    deny_shapes,
-    deny_texts,
-    remember_assignments,
+from toolweave.governance._command_match import changes_directory, remember_assignments
+from toolweave.governance._rule_parts import (
+    Explanation,
+    Part,
+    _aggregate,
+    _command_decision,
+    _first,
+    _match_texts,
+    _path_matcher,
+    _redirect,
+    _Writes,
 )
 from toolweave.governance._rule_patterns import Decision, Rule, RuleKind, resolve_path
 from toolweave.governance.errors import RuleSyntaxError
 from toolweave.tools import Permission, Tool
 from toolweave.tools.claude_names import claude_code_name, rule_names
 from toolweave.tools.permissions import ASK_BY_DEFAULT
-from toolweave.tools.shell_syntax import ShellParseError, SimpleCommand, parse_commands
+from toolweave.tools.shell_syntax import ShellParseError, parse_commands
 from toolweave.tools.shell_wrappers import is_assignment
 
 __all__ = [
@@ -53,10 +57,6 @@ _PATH_ARGS = ("path", "file_path", "filename", "file", "directory", "dir")
 _URL_ARGS = ("url", "uri")
 _WRITE_TOOLS = ("Edit", "Write", "edit_file", "write_file")
 """The names a rule uses for a file write: a shell redirection is checked against them."""
-_HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
-_EXPANDS = frozenset(DYNAMIC_MARKS).union("~]}()\\")
-"""Characters of a redirection target that bash would expand (or that are left over from a
-quoted one): such a target's real path is unknown, so `acceptEdits` never accepts it."""
 
 
 def asks_by_default(tool: Tool) -> bool:
@@ -65,26 +65,6 @@ def asks_by_default(tool: Tool) -> bool:
     if tool.permissions & ASK_BY_DEFAULT:
         return True
     return bool(getattr(tool, "destructive_declared", False))
-
-
-@dataclass(frozen=True)
-class Explanation:
-    """Why `decide` answered what it did: the deciding `rule` (None when no rule matched), each
-    checked part of the call (`subject`, its decision, the rule) and a sentence for people."""
-
-    decision: Decision
-    reason: str
-    rule: Rule | None = None
-    parts: tuple[tuple[str, Decision | None, Rule | None], ...] = ()
-    tool: str = ""
-    """The Claude Code name the call was matched as (`Bash`, `Read`, `mcp__github__x`)."""
-
-    def __str__(self) -> str:
-        lines = [f"{self.decision}: {self.reason}"]
-        for subject, decision, rule in self.parts:
-            by = f"{rule.text!r} ({rule.decision}, from {rule.source})" if rule else "no rule"
-            lines.append(f"  {subject!r}: {decision or 'unmatched'} by {by}")
-        return "\n".join(lines)
 
 
 @dataclass(frozen=True, init=False)
@@ -124,10 +104,11 @@ class Rules:
                     f"Rules({decision}=...) must be a list of rules, got the string {items!r}"
                 )
             return tuple(
-                item if isinstance(item, Rule) else Rule.parse(item, decision, source=source,
-                                                              root=anchor)
+                item
+                if isinstance(item, Rule)
+                else Rule.parse(item, decision, source=source, root=anchor)
                 for item in items
-            )  # fmt: skip
+            )
 
         object.__setattr__(self, "allow", parsed(allow, "allow"))
         object.__setattr__(self, "deny", parsed(deny, "deny"))
@@ -138,9 +119,11 @@ class Rules:
 
     @classmethod
     def from_settings(
-        cls, *paths: str | os.PathLike[str], default: Decision = "ask",
+        cls,
+        *paths: str | os.PathLike[str],
+        default: Decision = "ask",
         cwd: str | os.PathLike[str] | None = None,
-    ) -> Rules:  # fmt: skip
+    ) -> Rules:
         """Rules from Claude Code settings files (`{"permissions": {"allow": [...], ...}}`).
 
         `/path` rules are anchored at the project: the folder holding `.claude/` for a file
@@ -218,9 +201,13 @@ class Rules:
         return self.explain(tool_name, args, tool=tool).decision
 
     def explain(
-        self, tool_name: str, args: Mapping[str, Any], *, tool: Tool | None = None,
+        self,
+        tool_name: str,
+        args: Mapping[str, Any],
+        *,
+        tool: Tool | None = None,
         accept_edits: bool = False,
-    ) -> Explanation:  # fmt: skip
+    ) -> Explanation:
         """The decision with the rule (and file) that made it and every part that was checked.
         `accept_edits` (permission mode `acceptEdits`): a shell redirection into a file inside
         the project that no rule decides counts as allowed (see `_redirect`)."""
@@ -229,9 +216,11 @@ class Rules:
             other = parent.explain(tool_name, args, tool=tool, accept_edits=accept_edits)
             if _STRICTNESS[other.decision] > _STRICTNESS[own.decision]:
                 own = Explanation(
-                    other.decision, f"{other.reason} (inherited from the parent run)",
-                    other.rule, other.parts,
-                )  # fmt: skip
+                    other.decision,
+                    f"{other.reason} (inherited from the parent run)",
+                    other.rule,
+                    other.parts,
+                )
         return replace(own, tool=claude_code_name(tool_name, tool))
 
     def _explain_own(
@@ -256,9 +245,10 @@ class Rules:
         else:
             text = "" if value is None else str(value)
             outcome = _first(
-                rules, text, lambda r: r.specifier is None or (value is not None and
-                                                              r.matches_value(text))
-            )  # fmt: skip
+                rules,
+                text,
+                lambda r: r.specifier is None or (value is not None and r.matches_value(text)),
+            )
         if outcome is not None:
             return outcome
         if tool is not None and not asks_by_default(tool):
@@ -270,8 +260,9 @@ class Rules:
         )
 
     def _command(self, command: str, rules: list[Rule], writes: _Writes) -> Explanation | None:
-        write_rules = [r for r in (*self.deny, *self.ask, *self.allow) if
-                       r.matches_tool(_WRITE_TOOLS)]  # fmt: skip
+        write_rules = [
+            r for r in (*self.deny, *self.ask, *self.allow) if r.matches_tool(_WRITE_TOOLS)
+        ]
         if not rules and not write_rules:
             return None
         try:
@@ -293,8 +284,9 @@ class Rules:
                 found, matched = _command_decision(simple, rules, env)
                 subject = " ".join(simple.words)
                 if simple.unchecked is not None and found != "deny":
-                    parts.append(Part(subject, "ask", None, f"{simple.unchecked}, so it "
-                                      "cannot be checked"))  # fmt: skip
+                    parts.append(
+                        Part(subject, "ask", None, f"{simple.unchecked}, so it cannot be checked")
+                    )
                 else:
                     parts.append(Part(subject, found, matched))
             for target in simple.writes:
@@ -318,9 +310,13 @@ def tool_rules(tool: Tool) -> Rules | None:
     if cached is None:
         cwd = getattr(tool, "permission_cwd", None)
         cached = Rules(
-            spec.get("allow", ()), spec.get("deny", ()), spec.get("ask", ()),
-            source=f"the {tool.name} tool's own lists", root=cwd, cwd=cwd,
-        )  # fmt: skip
+            spec.get("allow", ()),
+            spec.get("deny", ()),
+            spec.get("ask", ()),
+            source=f"the {tool.name} tool's own lists",
+            root=cwd,
+            cwd=cwd,
+        )
         _TOOL_RULES[tool] = cached
     return cached
 
@@ -333,56 +329,6 @@ def condition_matches(condition: str, tool_name: str, args: Mapping[str, Any]) -
     than be skipped."""
     rules = Rules(deny=[condition], default="allow", source="a hook's `if`")
     return rules.explain(tool_name, args).decision != "allow"
-
-
-@dataclass(frozen=True)
-class Part:
-    """One checked piece of a shell line: a command or a redirection's target."""
-
-    subject: str
-    decision: Decision | None
-    rule: Rule | None
-    why: str = ""
-
-
-@dataclass(frozen=True)
-class _Writes:
-    """How a shell line's redirections are decided: rules anchored at `cwd`, targets resolved
-    from `where` (the shell's directory, the project), and whether `acceptEdits` is on."""
-
-    cwd: str
-    where: str
-    accept_edits: bool
-
-
-def _redirect(target: str, write_rules: list[Rule], writes: _Writes) -> list[Part]:
-    """A redirection writes `target`, so Edit/Write rules decide it as a file edit. With no
-    rule it asks, saying whether the file is outside the project; in `acceptEdits` a file
-    inside the project is accepted, as Claude Code accepts edits in its working directory. A
-    target bash expands first (`$`, `~`, globs, substitutions) is never allowed: only a deny or
-    ask rule decides it, else it asks."""
-    if target in _HARMLESS_TARGETS:
-        return []
-    path = resolve_path(target, writes.where)
-    expands = bool(_EXPANDS.intersection(target))
-    # A target bash expands (`$HOME/x`) is not the path seen here: no allow rule vouches for it.
-    rules = [r for r in write_rules if r.decision != "allow"] if expands else write_rules
-    found = _first(rules, path, _path_matcher(path, writes.cwd))
-    if found is not None:
-        return [Part(f"> {target}", found.decision, found.rule)]
-    if expands:
-        return [Part(f"> {target}", "ask", None, "bash expands the target first, so the file "
-                     "it writes is not known, and no Edit or Write rule allows that")]  # fmt: skip
-    root = os.path.realpath(writes.where)
-    inside = path == root or path.startswith(root.rstrip("/") + "/")
-    # /proc/self/cwd, /dev/fd/N: links this process resolves to its own files, not the shell's.
-    magic = os.path.normpath(os.path.join(writes.where, target)).startswith(("/proc/", "/dev/"))
-    if inside and writes.accept_edits and not magic:
-        return [Part(f"> {target}", "allow", None, "permission mode 'acceptEdits' accepts "
-                     f"edits inside the project ({path})")]  # fmt: skip
-    where = "a file in the project" if inside else "a file outside the project"
-    return [Part(f"> {target}", "ask", None, f"it writes {path}, {where}, and no Edit or "
-                 "Write rule allows that")]  # fmt: skip
 
 
 def _primary(args: Mapping[str, Any], tool: Tool | None) -> tuple[str | None, RuleKind]:
@@ -409,70 +355,3 @@ def _opened_path(tool: Tool | None, value: str, cwd: str) -> tuple[str, str]:
     if opened is not None:
         return opened
     return resolve_path(value, getattr(tool, "permission_cwd", None) or cwd), cwd
-
-
-def _first(rules: list[Rule], subject: str, matches: Callable[[Rule], bool]) -> Explanation | None:
-    """The first matching rule in deny, ask, allow order, as an explanation."""
-    for rule in rules:
-        if matches(rule):
-            verb = {"deny": "denied", "ask": "needs approval", "allow": "allowed"}[rule.decision]
-            return Explanation(rule.decision, f"{verb} by {rule.text!r} from {rule.source}", rule,
-                               ((subject, rule.decision, rule),))  # fmt: skip
-    return None
-
-
-def _path_matcher(path: str, cwd: str) -> Callable[[Rule], bool]:
-    return lambda rule: rule.matches_path(path, cwd)
-
-
-def _command_decision(
-    simple: SimpleCommand, rules: list[Rule], env: Mapping[str, str]
-) -> tuple[Decision | None, Rule | None]:
-    return _match_texts(allow_texts(simple), deny_texts(simple, env), rules, simple, env)
-
-
-def _match_texts(
-    allow: list[str], deny: list[str], rules: list[Rule], simple: SimpleCommand | None = None,
-    env: Mapping[str, str] | None = None,
-) -> tuple[Decision | None, Rule | None]:  # fmt: skip
-    # Deny and ask rules see every form of the command and its normalised shape; allow rules
-    # only the forms `allow_texts` vouches for, so an allow is never widened.
-    shapes = deny_shapes(simple, env or {}) if simple is not None else []
-    deny = deny or allow
-    for rule in rules:
-        if rule.decision == "allow":
-            if any(rule.matches_command(t) for t in allow):
-                return rule.decision, rule
-        elif any(rule.matches_command(t) for t in deny) or any(map(rule.matches_shape, shapes)):
-            return rule.decision, rule
-    return None, None
-
-
-def _aggregate(parts: list[Part], default: Decision) -> Explanation | None:
-    table = tuple((p.subject, p.decision, p.rule) for p in parts)
-    for decision in ("deny", "ask"):
-        for part in parts:
-            if part.decision != decision:
-                continue
-            if part.rule is None:
-                return Explanation(decision, f"{part.subject!r} needs approval: {part.why}",
-                                   None, table)  # fmt: skip
-            verb = "denied" if decision == "deny" else "needs approval"
-            return Explanation(
-                decision, f"{part.subject!r} {verb} by {part.rule.text!r} from "
-                f"{part.rule.source}", part.rule, table,
-            )  # fmt: skip
-    if parts and all(p.decision == "allow" for p in parts):
-        why = [f"{p.subject!r} by {p.rule.text!r} from {p.rule.source}" if p.rule else p.why
-               for p in parts if p.rule is not None or p.why]  # fmt: skip
-        return Explanation("allow", f"every command is allowed: {'; '.join(why)}", None, table)
-    if any(p.decision is not None for p in parts):
-        unmatched = [p.subject for p in parts if p.decision is None]
-        return Explanation(
-            default,
-            f"not every command is allowed (no rule matched {unmatched}); "
-            f"`Rules(default={default!r})` applies",
-            None,
-            table,
-        )
-    return None

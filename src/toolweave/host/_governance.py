@@ -16,14 +16,16 @@ from typing import Any
 
 from toolweave.governance.approvals import ApprovalAnswer, ApprovalRequest, ApprovalState, Approver
 from toolweave.governance.hooks import Hooks
+from toolweave.governance.middleware import GovernanceMiddleware
 from toolweave.governance.pipeline import GateContext, Governance
 from toolweave.governance.rules import Explanation, Rules
 from toolweave.host.config import HostConfig
 from toolweave.mcp.server.context import Context
 from toolweave.mcp.shared.constants import META_PROTOCOL_VERSION
 from toolweave.tools.base import Tool
+from toolweave.tools.calls import ToolCall
 from toolweave.tools.context import ToolContext
-from toolweave.tools.errors import ApprovalRequired
+from toolweave.tools.registry import ToolRegistry
 
 MAX_REMEMBERED_SESSIONS = 1024
 """Sessions whose "always" answers the host remembers (oldest forgotten first)."""
@@ -77,12 +79,19 @@ class HostGovernance:
             return rule.text
         return None
 
-    def _gate(self, ctx: ToolContext) -> tuple[Governance, GateContext]:
+    def middleware(self, registry: ToolRegistry) -> GovernanceMiddleware:
+        """The host's governance stage of the call chain: each call decided with its own
+        client as the approver (where it can be asked) and its MCP session's memory."""
+        return GovernanceMiddleware(self._resolve, registry)
+
+    def _resolve(self, call: ToolCall) -> tuple[Governance, GateContext]:
         governance = self.governance
+        ctx = call.ctx
         approver = elicitation_approver(ctx)
         if approver is not None:
             governance = replace(governance, approver=approver)
-        return governance, GateContext(ctx.session_id, state=self._state(ctx.session_id))
+        mode = governance.mode or "default"  # the mode every MCP session starts in
+        return governance, GateContext(ctx.session_id, mode, self._state(ctx.session_id))
 
     def _state(self, session_id: str | None) -> ApprovalState:
         if session_id is None:
@@ -98,37 +107,6 @@ class HostGovernance:
         built-in shell's own lists are rules in the same set). `toolweave policy explain
         --config` prints exactly this."""
         return self.governance.decide(name, args, tool, GateContext(None))
-
-    async def clear(
-        self, name: str, tool: Tool, args: dict[str, Any], ctx: ToolContext
-    ) -> dict[str, Any]:
-        """The arguments to run with, or raises `CallBlocked` (an isError result)."""
-        governance, gate = self._gate(ctx)
-        governance.precheck(name, tool, gate)
-        return (await governance.clear(name, ctx.call_id, args, tool, gate)).args
-
-    async def approve(
-        self, error: ApprovalRequired, name: str, tool: Tool, args: dict[str, Any],
-        ctx: ToolContext,
-    ) -> None:  # fmt: skip
-        governance, gate = self._gate(ctx)
-        await governance.approve_request(error, name, ctx.call_id, args, tool, gate)
-
-    async def after(
-        self, name: str, tool: Tool, args: dict[str, Any], ctx: ToolContext, *,
-        response: Any, error: str | None,
-    ) -> list[str]:  # fmt: skip
-        """PostToolUse hooks; what they want the model to read alongside the result."""
-        governance, gate = self._gate(ctx)
-        outcome = await governance.after(
-            name, ctx.call_id, args, tool, gate, response=response, error=error
-        )
-        if outcome is None:
-            return []
-        notes = list(outcome.context)
-        if outcome.blocked and outcome.reason:
-            notes.append(outcome.reason)
-        return notes
 
 
 def elicitation_approver(ctx: ToolContext) -> Approver | None:

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from toolweave.governance.errors import CallBlocked, HookStopped
 from toolweave.host._governance import HostGovernance
-from toolweave.host.accounting import Accounting
+from toolweave.host.accounting import accounting_for
 from toolweave.host.config import HostConfig
 from toolweave.host.console.app import CONSOLE_PATH, Console
 from toolweave.host.providers.base import (
@@ -25,10 +26,13 @@ from toolweave.host.providers.base import (
     provider_unavailable,
 )
 from toolweave.mcp.server import MCPServer, is_probe, probe_result
+from toolweave.mcp.shared.errors import MCPError
 from toolweave.tools.base import Tool, ToolAnnotations
+from toolweave.tools.calls import CallMiddleware, ToolCall, chain
 from toolweave.tools.context import ToolContext
-from toolweave.tools.errors import ApprovalRequired, PermissionDenied, ToolError
+from toolweave.tools.errors import PermissionDenied, ToolError
 from toolweave.tools.permissions import Permission, PermissionPolicy
+from toolweave.tools.registry import ToolRegistry
 from toolweave.tools.result import TextContent, ToolResult
 from toolweave.version import __version__
 
@@ -41,18 +45,22 @@ INSTRUCTIONS = (
 
 
 class GovernedTool:
-    """A published tool behind the host's rules, hooks and accounting; adds `mcp:<server>` to
-    proxied tools' permissions (the policy decided at publication, in `ToolHost._publish`)."""
+    """A published tool behind the host's call chain: accounting, then governance (rules,
+    hooks, approvals), around `ToolRegistry.invoke` of the host's registry, which runs the tool
+    under `timeout` (running it only: a person's answer may take longer). Adds `mcp:<server>`
+    to proxied tools' permissions (the policy decided at publication, in `ToolHost._publish`).
+    """
 
     def __init__(
         self,
         inner: Tool,
-        governance: HostGovernance | None = None,
-        accounting: Accounting | None = None,
+        registry: ToolRegistry,
+        middlewares: Sequence[CallMiddleware] = (),
+        timeout: float | None = None,
     ) -> None:
         self.inner = inner
-        self.governance = governance
-        self.accounting = accounting
+        self.timeout = timeout
+        self._handler = chain(middlewares, registry.run_call)
         server = getattr(inner, "server", None)
         extra = {Permission.custom(f"mcp:{server.lower()}")} if isinstance(server, str) else set()
         self._permissions = frozenset(inner.permissions | extra)
@@ -93,36 +101,16 @@ class GovernedTool:
             if found is None:
                 raise ToolError(f"tool {self.name!r} does not support permission probes")
             return probe_result(found.patterns, found.always)
-        if self.accounting is not None and self.accounting.active:
-            # Outside the governance stages, so refused calls are logged and counted too.
-            return await self.accounting.call(
-                self.name, args, ctx, lambda: self._governed(args, ctx)
-            )
-        return await self._governed(args, ctx)
-
-    async def _governed(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        governance = self.governance
-        if governance is None:
-            return await self.inner.execute(args, ctx)
-        args = await governance.clear(self.name, self.inner, args, ctx)
-        ctx.tool_call_cleared = True  # the built-in shell runs only cleared calls
+        call = ToolCall(self.name, ctx.call_id, args, self.inner, ctx, self.timeout)
         try:
-            try:
-                result = await self.inner.execute(args, ctx)
-            except ApprovalRequired as request:
-                await governance.approve(request, self.name, self.inner, args, ctx)
-                ctx.tool_call_approved = True
-                result = await self.inner.execute(args, ctx)
-        except ToolError as exc:
-            await governance.after(
-                self.name, self.inner, args, ctx, response=None, error=exc.message
-            )
-            raise
-        notes = await governance.after(
-            self.name, self.inner, args, ctx, response=result.structured, error=None
-        )
-        if notes:
-            content = [*result.content, *(TextContent(n) for n in notes)]
+            inv = await self._handler(call)
+        except (CallBlocked, HookStopped, ToolError) as refused:
+            return ToolResult.error(refused.message)
+        if isinstance(inv.error, MCPError):
+            raise inv.error  # a downstream failure: a JSON-RPC error, as the server maps it
+        result = inv.result
+        if call.notes:
+            content = [*result.content, *(TextContent(n) for n in call.notes)]
             result = ToolResult(content, result.structured, result.is_error, result.metadata)
         return result
 
@@ -147,10 +135,16 @@ class ToolHost:
         self.providers: list[CapabilityProvider] = [load_provider(n, config) for n in names]
         policy = config.policy
         self.policy = PermissionPolicy(policy.allowed, policy.denied, policy.allow_unspecified)
-        self.accounting = Accounting(config)
+        self.accounting = accounting_for(config)
         self.console = Console(self)
         approver = self.console.approvals if config.console_approvals else None
         self.governance = HostGovernance(config, approver)
+        # The published tools, run by the call chain's terminal (`ToolRegistry.invoke`).
+        self.registry = ToolRegistry()
+        self._chain: tuple[CallMiddleware, ...] = (
+            self.accounting,
+            self.governance.middleware(self.registry),
+        )
         self.server = MCPServer(config.name, __version__, instructions=INSTRUCTIONS)
         self._notify: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
@@ -188,7 +182,7 @@ class ToolHost:
         return self.policy.is_allowed(Permission.custom(f"mcp:{server.lower()}"))
 
     def _publish(self, tool: Tool) -> None:
-        governed = GovernedTool(tool, self.governance, self.accounting)
+        governed = GovernedTool(tool, self.registry, self._chain, self.config.tool_timeout)
         try:  # the host's one policy check: what it refuses is never listed, so never called
             self.policy.check(governed.name, governed.permissions)
         except PermissionDenied as exc:
@@ -198,11 +192,17 @@ class ToolHost:
         if denied is not None:  # nor what a rule denies whatever the arguments
             logger.info("not publishing %r: the rule %r denies every call", governed.name, denied)
             return
-        self.server.add_tool(
+        if governed.name in self.registry:
+            self.registry.unregister(governed.name)
+        try:
+            self.registry.register(tool)
+        except ToolError as exc:
+            logger.warning("not publishing %r: %s", governed.name, exc.message)
+            return
+        self.server.add_tool(  # no server timeout: the chain times the tool, not the approval
             governed,
             permission_patterns=True if governed.supports_probe else None,
             output_schema=_output_schema(tool),
-            timeout=self.config.tool_timeout,
         )
 
     def _source(self, provider: CapabilityProvider) -> Any:
@@ -226,6 +226,8 @@ class ToolHost:
         self._changed()
 
     def _on_removed(self, name: str) -> None:
+        if name in self.registry:
+            self.registry.unregister(name)
         if self.server.tool_entry(name) is not None:
             self.server.remove_tool(name)
             self._changed()

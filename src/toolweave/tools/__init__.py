@@ -15,6 +15,10 @@ _EXPORTS: dict[str, str] = {
     "parse_arguments": "arguments",
     "repair_json": "arguments",
     "Tool": "base",
+    "CallHandler": "calls",
+    "CallMiddleware": "calls",
+    "ToolCall": "calls",
+    "chain": "calls",
     "ToolAnnotations": "base",
     "ToolDef": "base",
     "tool_def": "base",
@@ -52,6 +56,7 @@ _EXPORTS: dict[str, str] = {
 if TYPE_CHECKING:
     from toolweave.tools.arguments import parse_arguments, repair_json
     from toolweave.tools.base import Tool, ToolAnnotations, ToolDef, tool_def
+    from toolweave.tools.calls import CallHandler, CallMiddleware, ToolCall, chain
     from toolweave.tools.context import CancellationSignal, OutputSink, ToolContext, UserOutput
     from toolweave.tools.errors import (
         ApprovalRequired,
@@ -80,6 +85,8 @@ if TYPE_CHECKING:
 __all__ = [
     "ApprovalRequired",
     "AudioContent",
+    "CallHandler",
+    "CallMiddleware",
     "CancellationSignal",
     "Content",
     "ExecutionFailed",
@@ -94,6 +101,7 @@ __all__ = [
     "TextContent",
     "Tool",
     "ToolAnnotations",
+    "ToolCall",
     "ToolCancelled",
     "ToolContext",
     "ToolDef",
@@ -105,6 +113,7 @@ __all__ = [
     "ToolStats",
     "ToolTimeout",
     "UserOutput",
+    "chain",
     "parse_arguments",
     "repair_json",
     "shape_result",

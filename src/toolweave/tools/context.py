@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import inspect
 import mimetypes
 import os
@@ -253,7 +254,13 @@ class ToolContext(Generic[DepsT]):
 
     def for_call(self, call_id: str | None) -> ToolContext[DepsT]:
         """A context for one call of a batch: same run state, own id, own child cancellation
-        (and the approval flag, which belongs to the call)."""
+        (and the approval flag, which belongs to the call). A subclass's context (an MCP
+        request's) is copied, so the call keeps what the subclass adds."""
+        if type(self) is not ToolContext:
+            child = copy.copy(self)
+            child.call_id = call_id
+            child.cancellation = self.cancellation.child()
+            return child
         return ToolContext(
             session_id=self.session_id,
             trace_id=self.trace_id,

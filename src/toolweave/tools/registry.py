@@ -17,6 +17,7 @@ from typing import Any
 
 from toolweave.tools.arguments import parse_arguments
 from toolweave.tools.base import Tool, ToolDef, tool_def
+from toolweave.tools.calls import ToolCall
 from toolweave.tools.context import ToolContext
 from toolweave.tools.errors import (
     ExecutionFailed,
@@ -296,6 +297,15 @@ class ToolRegistry:
             if error is not None or result.is_error:
                 stats.errors += 1
         return ToolInvocation(name, call_id or ctx.call_id, parsed, result, error, duration)
+
+    async def run_call(self, call: ToolCall) -> ToolInvocation:
+        """The terminal of the call chain (`toolweave.tools.calls`): `invoke` the call with its
+        arguments, context and time budget, and keep the record on the call."""
+        inv = await self.invoke(
+            call.name, call.args, call.ctx, call_id=call.call_id, timeout=call.timeout
+        )
+        call.invocation = inv
+        return inv
 
     async def _execute_with_timeout(
         self, tool: Tool, args: dict[str, Any], ctx: ToolContext, limit: float

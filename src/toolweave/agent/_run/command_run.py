@@ -26,12 +26,9 @@ import re
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from toolweave.agent._run.dispatch import CallSetup, dispatch_call
+from toolweave.agent._run.dispatch import dispatch_call
 from toolweave.agent.orchestration.slash_commands import Command, Commands
-from toolweave.governance.gates import GateRequest
-from toolweave.governance.pipeline import CallBlocked
 from toolweave.llm import Model, ToolCallPart
-from toolweave.tools import ToolError
 
 if TYPE_CHECKING:
     from toolweave.agent._run.config import RunConfig
@@ -125,27 +122,10 @@ async def context_call(run: Run, name: str, args: dict[str, Any]) -> tuple[bool,
     tool = run.registry.get(name)
     if tool is None:
         return False, f"this agent has no {name!r} tool"
-    config = run.config
     call = ToolCallPart(f"command-{uuid.uuid4().hex[:12]}", name, args)
-    try:
-        config.governance.precheck(name, tool, run.gate_context())
-    except (CallBlocked, ToolError) as refused:
-        return False, str(getattr(refused, "reason", None) or refused)
-    setup = CallSetup(
-        run.registry,
-        config.governance,
-        config.gates,
-        config.tool_timeout,
-        config.max_tool_result_chars,
-        lambda started: run.emit_started(started, 0),
-        lambda blocked_call, blocked: run.emit_blocked(
-            blocked_call, blocked.stage, blocked.reason, 0
-        ),
-    )
-    request = GateRequest(call, tool, run.registry, run.session)
     child = run.ctx.for_call(call.id)
     try:
-        outcome = await dispatch_call(setup, call, tool, request, run.gate_context(), child)
+        outcome = await dispatch_call(run.call_setup(0), call, tool, child, run.config.tool_timeout)
     finally:
         run.ctx.cancellation.release(child.cancellation)
     invocation = outcome.invocation

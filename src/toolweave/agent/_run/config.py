@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from toolweave.agent.orchestration.settings import Orchestration
 from toolweave.agent.output import OnMaxTurns, OutputSpec, UserOutputKind
-from toolweave.governance.gates import ToolGate
 from toolweave.governance.pipeline import Governance
 from toolweave.llm import Message, Model, ModelSettings
 from toolweave.tools import ToolRegistry
@@ -48,7 +47,6 @@ class RunConfig:
     output_mode: Literal["native", "tool"]
     output_retries: int
     on_max_turns: OnMaxTurns
-    gates: tuple[ToolGate, ...]
     governance: Governance
     user_output: UserOutputKind
     model_settings: ModelSettings = field(default_factory=ModelSettings)

@@ -8,7 +8,6 @@ history gets a result before the turn is committed, so a session is always valid
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -35,7 +34,7 @@ from toolweave.agent.events import (
     UserOutputSent,
 )
 from toolweave.agent.orchestration.settings import SCOPE_EXTRA, RunScope
-from toolweave.governance.gates import GateRequest
+from toolweave.governance.middleware import GovernanceMiddleware
 from toolweave.governance.pipeline import CallBlocked, GateContext
 from toolweave.llm import (
     Message,
@@ -294,7 +293,7 @@ class Run:
 
     # -- tools --------------------------------------------------------------------------
 
-    async def _run_tools(self, calls: list[ToolCallPart], turn: int) -> ToolError | None:
+    async def _run_tools(self, calls: list[ToolCallPart], turn: int) -> Exception | None:
         """Gate and run every call in its own task; returns the error that ends the run.
 
         The instant checks (plan mode, then the registry's declared-permission policy) run for
@@ -324,15 +323,12 @@ class Run:
                 self._settle(f"Not executed: the call to {call.name!r} was refused.")
                 return denied
             runnable.append((i, tool))
-        setup = CallSetup(
-            registry, config.governance, config.gates, config.tool_timeout,
-            config.max_tool_result_chars, lambda call: self.emit_started(call, turn),
-            lambda call, blocked: self.emit_blocked(call, blocked.stage, blocked.reason, turn),
-        )  # fmt: skip
-        outcomes = await self._invoke_all(
-            [asyncio.ensure_future(self._invoke(setup, i, calls[i], tool, parts, turn))
-             for i, tool in runnable]
-        )  # fmt: skip
+        setup = self.call_setup(turn)
+        tasks = [
+            asyncio.ensure_future(self._invoke(setup, i, calls[i], tool, parts, turn))
+            for i, tool in runnable
+        ]
+        outcomes = await self._invoke_all(tasks)
         invocations = [o.invocation for o in outcomes if o.invocation is not None]
         self.invocations.extend(invocations)
         for message_part in parts:
@@ -353,6 +349,22 @@ class Run:
         gate = GateContext.of(self.session, self.registry.policy)
         gate.preapproved = lambda: run_grants(self)
         return gate
+
+    def call_setup(self, turn: int) -> CallSetup:
+        """The chain this run's calls go through (`dispatch_call`), their events at `turn`."""
+        config = self.config
+        governance = GovernanceMiddleware(
+            lambda call: (config.governance, self.gate_context()),
+            self.registry,
+            lambda gate: self.session,
+        )
+        return CallSetup(
+            self.registry,
+            governance,
+            config.max_tool_result_chars,
+            lambda call: self.emit_started(call, turn),
+            lambda call, blocked: self.emit_blocked(call, blocked.stage, blocked.reason, turn),
+        )
 
     def emit_started(self, call: ToolCallPart, turn: int) -> None:
         if self.emit is not None:
@@ -380,16 +392,22 @@ class Run:
             raise
 
     async def _invoke(
-        self, setup: CallSetup, index: int, call: ToolCallPart, tool: Tool | None,
-        parts: list[ToolResultPart | None], turn: int,
-    ) -> CallOutcome:  # fmt: skip
+        self,
+        setup: CallSetup,
+        index: int,
+        call: ToolCallPart,
+        tool: Tool | None,
+        parts: list[ToolResultPart | None],
+        turn: int,
+    ) -> CallOutcome:
         ctx = self.ctx
         child = ctx.for_call(call.id)
-        request = GateRequest(call, tool, self.registry, self.session)
+        config = self.config
+        # A subagent or team run keeps its own time budget.
+        budgeted = call.name in config.orchestration.budgeted_tools
+        timeout = None if budgeted else config.tool_timeout
         try:
-            if call.name in self.config.orchestration.budgeted_tools:
-                setup = dataclasses.replace(setup, timeout=None)  # its own time budget
-            outcome = await dispatch_call(setup, call, tool, request, self.gate_context(), child)
+            outcome = await dispatch_call(setup, call, tool, child, timeout)
         finally:
             ctx.cancellation.release(child.cancellation)
         parts[index] = outcome.part

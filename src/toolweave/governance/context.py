@@ -1,0 +1,94 @@
+"""What the governance pipeline reads of a run: the permission modes, the agent's identity, the
+gate context of each call (session, mode, approval memory, policy, requester, history, grants)
+and the clearance a call leaves the pipeline with."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from toolweave.governance.approvals import ApprovalState
+from toolweave.tools import PermissionPolicy
+
+if TYPE_CHECKING:
+    from toolweave.governance.gates import GovernedSession
+    from toolweave.governance.rules import Rules
+
+__all__ = [
+    "PERMISSION_MODES",
+    "SCHEDULED",
+    "AgentIdentity",
+    "Clearance",
+    "GateContext",
+    "PermissionMode",
+]
+
+SCHEDULED = "scheduled"
+"""The `agent_type` of a run the scheduler starts (nobody requested it)."""
+PermissionMode = Literal["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"]
+PERMISSION_MODES: tuple[PermissionMode, ...] = (
+    "default",
+    "acceptEdits",
+    "plan",
+    "dontAsk",
+    "bypassPermissions",
+)
+
+
+@dataclass(frozen=True)
+class AgentIdentity:
+    """Which agent a run belongs to: hooks see it, so a subagent's calls are never anonymous."""
+
+    agent_id: str = "main"
+    agent_type: str = "main"
+    parents: tuple[str, ...] = ()
+
+    def payload(self) -> dict[str, Any]:
+        parents = list(self.parents)
+        return {
+            "agent_id": self.agent_id,
+            "agent_type": self.agent_type,
+            "parent_agent_ids": parents,
+        }
+
+
+@dataclass
+class GateContext:
+    """What the pipeline needs from the run: the session's id, mode and approval memory, the
+    declared-permission policy (whose allowance skips the default question) and who asked."""
+
+    session_id: str | None
+    mode: PermissionMode = "default"
+    state: ApprovalState = field(default_factory=ApprovalState)
+    policy: PermissionPolicy | None = None
+    requester: str | None = None
+    cwd: str | None = None
+    history: Callable[[], Sequence[Any]] | None = None
+    """The run's messages, for the transcript hooks get as `transcript_path`."""
+    preapproved: Callable[[], Rules | None] | None = None
+    """The allow rules the run grants at this moment (a running slash command's or an active
+    skill's `allowed-tools`), read when each call is decided; they join the rules below every
+    deny and ask rule."""
+
+    @classmethod
+    def of(cls, session: GovernedSession, policy: PermissionPolicy | None = None) -> GateContext:
+        """The session's governance state, read at this moment (the mode may change later)."""
+        messages = getattr(session, "messages", None)
+        return cls(
+            session.id,
+            session.permission_mode,
+            session.approvals,
+            policy,
+            session.requester,
+            history=(lambda: messages) if isinstance(messages, list) else None,
+        )
+
+
+@dataclass(frozen=True)
+class Clearance:
+    """A call the pipeline let through: the arguments to run it with (hooks may rewrite them)
+    and context hooks asked to add to its result."""
+
+    args: dict[str, Any]
+    context: tuple[str, ...] = ()

@@ -1,0 +1,71 @@
+"""The one call chain: how every governed tool call runs, whoever asked for it.
+
+A `ToolCall` is the per-call object every stage reads (name, call id, arguments, the tool, its
+context, the time budget of running it). A `CallMiddleware` is `async def __call__(call, next)`:
+it may refuse the call by raising, rewrite `call.args`, run `next(call)` once or more, and add
+`notes` (text the caller shows beside the result) or a `stop` (an error that ends the caller's
+run once this call is recorded). `chain(middlewares, terminal)` nests them, the first outermost,
+around the terminal, `ToolRegistry.run_call`, which is `ToolRegistry.invoke`: the only place
+where an exception raised by a tool becomes a tool outcome (a `ToolInvocation`).
+
+The agent's turns, a slash command's `!` and `@` lines and the tools `toolweave serve` publishes
+all build their chain from these pieces (governance, accounting, the agent's events), so a call
+is governed, timed and recorded the same way on every path. The timeout rule: `call.timeout`
+bounds running the tool (the terminal applies it), never a middleware's wait for a person.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol
+
+from toolweave.tools.base import Tool
+from toolweave.tools.context import ToolContext
+
+if TYPE_CHECKING:
+    from toolweave.tools.registry import ToolInvocation
+
+__all__ = ["CallHandler", "CallMiddleware", "ToolCall", "chain"]
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """One call on its way through the chain.
+
+    `args` are the arguments as asked (a dict, or the model's JSON text; middlewares may replace
+    them, e.g. with a hook's rewrite); `tool` is None for a name nothing registered (the
+    terminal answers with what exists); `timeout` is the seconds running the tool may take
+    (None: the tool's own limit only). `notes`, `stop` and `invocation` are written on the way
+    back: text to show beside the result, an error that ends the caller's run, and the last
+    record the terminal produced (kept when a middleware refuses after the tool ran).
+    """
+
+    name: str
+    call_id: str | None
+    args: dict[str, Any] | str | bytes | None
+    tool: Tool | None
+    ctx: ToolContext
+    timeout: float | None = None
+    notes: list[str] = field(default_factory=list)
+    stop: Exception | None = None
+    invocation: ToolInvocation | None = None
+
+
+CallHandler = Callable[[ToolCall], Awaitable["ToolInvocation"]]
+"""Runs a call to its record: the terminal, or the terminal wrapped by middlewares."""
+
+
+class CallMiddleware(Protocol):
+    """One stage of the chain: do something around `next(call)` (see the module docstring)."""
+
+    async def __call__(self, call: ToolCall, next: CallHandler) -> ToolInvocation: ...
+
+
+def chain(middlewares: Sequence[CallMiddleware], terminal: CallHandler) -> CallHandler:
+    """`terminal` wrapped by `middlewares`, the first outermost (it sees the call first)."""
+    handler = terminal
+    for middleware in reversed(middlewares):
+        handler = partial(middleware, next=handler)
+    return handler
