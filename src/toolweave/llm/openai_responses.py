@@ -231,6 +231,8 @@ class ResponsesStreamParser:
         self.response: ModelResponse | None = None
 
     def feed(self, data: str) -> list[StreamEvent]:
+        if data == "[DONE]":  # OpenRouter ends Responses streams the Chat way
+            return []
         event = json.loads(data)
         kind = event.get("type", "")
         if kind == "response.output_text.delta" or kind == "response.refusal.delta":
