@@ -132,8 +132,8 @@ class Outcome:
     why: str = ""
 
 
-async def replay(item: Interaction) -> Outcome:
-    """Serve one recorded answer to its adapter and judge the result against the recording."""
+async def read(item: Interaction) -> tuple[ModelResponse, int]:
+    """The adapter's reading of one recorded answer, with its count of `ProviderToolUpdate`s."""
 
     def answer(_: httpx.Request) -> httpx.Response:
         return httpx.Response(
@@ -143,21 +143,24 @@ async def replay(item: Interaction) -> Outcome:
     async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as client:
         model = model_for(item, client)
         request = ModelRequest([Message.user("replayed")])
+        if not item.stream:
+            return await model.complete(request), 0
         updates = 0
-        try:
-            if item.stream:
-                response = None
-                async for event in model.stream(request):
-                    updates += isinstance(event, ProviderToolUpdate)
-                    if isinstance(event, Finished):
-                        response = event.response
-                assert response is not None
-            else:
-                response = await model.complete(request)
-        except ModelError as exc:
-            return _judge_error(item, exc)
-        except Exception as exc:  # any other exception is what is measured
-            return Outcome(False, f"raised {exc!r}"[:300])
+        async for event in model.stream(request):
+            updates += isinstance(event, ProviderToolUpdate)
+            if isinstance(event, Finished):
+                return event.response, updates
+    raise AssertionError("a stream must end with Finished")
+
+
+async def replay(item: Interaction) -> Outcome:
+    """Serve one recorded answer to its adapter and judge the result against the recording."""
+    try:
+        response, updates = await read(item)
+    except ModelError as exc:
+        return _judge_error(item, exc)
+    except Exception as exc:  # any other exception is what is measured
+        return Outcome(False, f"raised {exc!r}"[:300])
     if item.status >= 400:
         return Outcome(False, f"status {item.status} read as an answer")
     try:

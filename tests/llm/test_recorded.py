@@ -5,13 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx
 import pytest
 
-from tests.llm.recordings import RECORDED, Interaction, interactions, model_for, replay
+from tests.llm.recordings import RECORDED, Interaction, interactions, read, replay
 from toolweave.llm import (
     AnthropicModel,
-    Finished,
     Message,
     ModelError,
     ModelRequest,
@@ -30,19 +28,7 @@ def _first(name: str, *, stream: bool | None = None, status: int | None = None) 
 
 
 async def _read(item: Interaction) -> ModelResponse:
-    def answer(_: httpx.Request) -> httpx.Response:
-        return httpx.Response(
-            item.status, content=item.body, headers={"content-type": item.content_type}
-        )
-
-    async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as client:
-        model = model_for(item, client)
-        request = ModelRequest([Message.user("replayed")])
-        if not item.stream:
-            return await model.complete(request)
-        events = [event async for event in model.stream(request)]
-    assert isinstance(events[-1], Finished)
-    return events[-1].response
+    return (await read(item))[0]
 
 
 def test_the_corpus_covers_every_adapter() -> None:
