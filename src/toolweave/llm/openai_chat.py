@@ -27,6 +27,7 @@ from toolweave.llm._wire import (
     OPENAI_URL,
     TEXT_SEPARATOR,
     arguments_json,
+    foreign_note,
     image_url,
     joined_text,
     new_call_id,
@@ -86,7 +87,10 @@ def chat_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
         elif message.role == "assistant":
             calls = message.tool_calls
             # `content` may be null only next to tool calls.
-            content = joined_text(message) or (None if calls else "")
+            text = TEXT_SEPARATOR.join(
+                t for t in (joined_text(message), foreign_note(message, "openai")) if t
+            )
+            content = text or (None if calls else "")
             entry: dict[str, Any] = {"role": "assistant", "content": content}
             if calls:
                 entry["tool_calls"] = [
