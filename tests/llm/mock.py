@@ -46,3 +46,49 @@ class Answers:
 
     def client(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(transport=httpx.MockTransport(self._handle))
+
+
+WEB_SEARCH_RESULT: dict[str, Any] = {
+    "type": "web_search_tool_result",
+    "tool_use_id": "srvtoolu_1",
+    "content": [
+        {
+            "type": "web_search_result",
+            "url": "https://yr.no",
+            "title": "Yr",
+            "encrypted_content": "e",
+        }
+    ],
+}
+
+
+def anthropic_stream(middle: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """An Anthropic stream: `message_start`, the `middle` events, the text "Sunny.", the end."""
+    start = {
+        "type": "message_start",
+        "message": {
+            "id": "m",
+            "role": "assistant",
+            "content": [],
+            "stop_reason": None,
+            "usage": {"input_tokens": 10, "output_tokens": 1},
+        },
+    }
+    text = [
+        {"type": "content_block_start", "index": 9, "content_block": {"type": "text", "text": ""}},
+        {
+            "type": "content_block_delta",
+            "index": 9,
+            "delta": {"type": "text_delta", "text": "Sunny."},
+        },
+        {"type": "content_block_stop", "index": 9},
+    ]
+    end = [
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn"},
+            "usage": {"output_tokens": 5},
+        },
+        {"type": "message_stop"},
+    ]
+    return [start, *middle, *text, *end]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from tests.llm.mock import Answers
+from tests.llm.mock import Answers, anthropic_stream
 from tests.llm.oracles import check_anthropic, check_openai_chat, check_openai_responses
 from tests.llm.replay_server import fixture_json
 from toolweave.agent import Agent, ProviderToolActivity, Session
@@ -150,47 +150,16 @@ def test_gemini_implicit_cache_in_usage() -> None:
 
 async def test_provider_run_tools_show_in_agent_events() -> None:
     answers = Answers()
-    start = {
-        "type": "message_start",
-        "message": {
-            "id": "m",
-            "role": "assistant",
-            "content": [],
-            "stop_reason": None,
-            "usage": {"input_tokens": 5},
-        },
-    }
+    opened = {"type": "server_tool_use", "id": "srv_1", "name": "web_search", "input": {}}
+    query = {"type": "input_json_delta", "partial_json": '{"query": "Oslo"}'}
     answers.sse(
-        [
-            start,
-            {
-                "type": "content_block_start",
-                "index": 0,
-                "content_block": {
-                    "type": "server_tool_use",
-                    "id": "srv_1",
-                    "name": "web_search",
-                    "input": {},
-                },
-            },
-            {
-                "type": "content_block_delta",
-                "index": 0,
-                "delta": {"type": "input_json_delta", "partial_json": '{"query": "Oslo"}'},
-            },
-            {"type": "content_block_stop", "index": 0},
-            {
-                "type": "content_block_start",
-                "index": 1,
-                "content_block": {"type": "text", "text": "Sunny."},
-            },
-            {"type": "content_block_stop", "index": 1},
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": "end_turn"},
-                "usage": {"output_tokens": 3},
-            },
-        ]
+        anthropic_stream(
+            [
+                {"type": "content_block_start", "index": 0, "content_block": opened},
+                {"type": "content_block_delta", "index": 0, "delta": query},
+                {"type": "content_block_stop", "index": 0},
+            ]
+        )
     )
     model = AnthropicModel("claude-sonnet-4-5", api_key="k", client=answers.client())
     settings = ModelSettings(provider_tools=(ProviderTool("web_search"),))

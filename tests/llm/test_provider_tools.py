@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.llm.mock import WEB_SEARCH_RESULT
 from tests.llm.oracles import check_anthropic_beta, check_gemini, check_openai_responses
 from toolweave.errors import ConfigError
 from toolweave.llm import (
@@ -107,18 +108,7 @@ ANTHROPIC_CALL = {
     "name": "web_search",
     "input": {"query": "Oslo"},
 }
-ANTHROPIC_RESULT = {
-    "type": "web_search_tool_result",
-    "tool_use_id": "srvtoolu_1",
-    "content": [
-        {
-            "type": "web_search_result",
-            "url": "https://yr.no",
-            "title": "Yr",
-            "encrypted_content": "e",
-        }
-    ],
-}
+ANTHROPIC_RESULT = WEB_SEARCH_RESULT
 RESPONSES_ITEM = {
     "type": "web_search_call",
     "id": "ws_1",

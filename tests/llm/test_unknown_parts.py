@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.llm.cases import collect, streamed_text
-from tests.llm.mock import Answers
+from tests.llm.mock import WEB_SEARCH_RESULT, Answers, anthropic_stream
 from toolweave.llm import (
     AnthropicModel,
     GeminiModel,
@@ -39,37 +39,6 @@ async def answers() -> AsyncIterator[Answers]:
 
 def _ask(text: str = "hi") -> ModelRequest:
     return ModelRequest([Message.user(text)])
-
-
-def _anthropic_stream(middle: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    start = {
-        "type": "message_start",
-        "message": {
-            "id": "m",
-            "role": "assistant",
-            "content": [],
-            "stop_reason": None,
-            "usage": {"input_tokens": 10, "output_tokens": 1},
-        },
-    }
-    text = [
-        {"type": "content_block_start", "index": 9, "content_block": {"type": "text", "text": ""}},
-        {
-            "type": "content_block_delta",
-            "index": 9,
-            "delta": {"type": "text_delta", "text": "Sunny."},
-        },
-        {"type": "content_block_stop", "index": 9},
-    ]
-    end = [
-        {
-            "type": "message_delta",
-            "delta": {"stop_reason": "end_turn"},
-            "usage": {"output_tokens": 5},
-        },
-        {"type": "message_stop"},
-    ]
-    return [start, *middle, *text, *end]
 
 
 SERVER_TOOL_BLOCKS = [
@@ -97,18 +66,7 @@ SERVER_TOOL_BLOCKS = [
     {
         "type": "content_block_start",
         "index": 1,
-        "content_block": {
-            "type": "web_search_tool_result",
-            "tool_use_id": "srvtoolu_1",
-            "content": [
-                {
-                    "type": "web_search_result",
-                    "url": "https://yr.no",
-                    "title": "Yr",
-                    "encrypted_content": "abc",
-                }
-            ],
-        },
+        "content_block": WEB_SEARCH_RESULT,
     },
     {"type": "content_block_stop", "index": 1},
     {
@@ -132,7 +90,7 @@ SERVER_TOOL_BLOCKS = [
 
 
 async def test_anthropic_stream_with_provider_run_tools_keeps_the_text(answers: Answers) -> None:
-    answers.sse(_anthropic_stream(SERVER_TOOL_BLOCKS))
+    answers.sse(anthropic_stream(SERVER_TOOL_BLOCKS))
     model = AnthropicModel("claude-x", api_key="k", client=answers.client())
     events, response = await collect(model.stream(_ask()))
     assert response.message.text == "Sunny." and streamed_text(events) == "Sunny."
@@ -163,7 +121,7 @@ UNKNOWN_ANTHROPIC = [
 async def test_anthropic_unknown_block_is_skipped_with_a_debug_log(
     answers: Answers, caplog: pytest.LogCaptureFixture
 ) -> None:
-    answers.sse(_anthropic_stream(UNKNOWN_ANTHROPIC))
+    answers.sse(anthropic_stream(UNKNOWN_ANTHROPIC))
     answers.json(
         {
             "type": "message",
