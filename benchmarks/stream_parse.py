@@ -35,7 +35,7 @@ from toolweave.llm import (
     OpenAIChatModel,
     OpenAIResponsesModel,
 )
-from toolweave.llm.anthropic import AnthropicStreamParser
+from toolweave.llm.anthropic_parse import AnthropicStreamParser
 from toolweave.llm.gemini import GeminiStreamParser
 from toolweave.llm.openai_chat import ChatStreamParser
 from toolweave.llm.openai_responses import ResponsesStreamParser

@@ -129,3 +129,13 @@ def check_fixture_events(provider: str, events: list[Any]) -> None:
             warnings.simplefilter("error")
             for event in events:
                 types.GenerateContentResponse.model_validate_json(json.dumps(event))
+
+
+def check_anthropic_beta(body: dict[str, Any]) -> None:
+    """Bodies that use beta features (MCP connector, web fetch, code execution)."""
+    from anthropic.types.beta import message_create_params as p
+
+    kind = (
+        p.MessageCreateParamsStreaming if body.get("stream") else p.MessageCreateParamsNonStreaming
+    )
+    check_typed_dict(kind, body)

@@ -50,7 +50,9 @@ async def test_complete_text_system_on_top_and_usage(
     assert sent.path == "/v1/messages"
     assert sent.headers["x-api-key"] == "sk-ant"
     assert sent.headers["anthropic-version"] == "2023-06-01"
-    assert sent.body["system"] == "You are a weather bot."
+    assert sent.body["system"] == [
+        {"type": "text", "text": "You are a weather bot.", "cache_control": {"type": "ephemeral"}}
+    ]
     assert all(m["role"] != "system" for m in sent.body["messages"])
     check_anthropic(sent.body)
 
@@ -113,7 +115,11 @@ async def test_round_trip_merges_results_into_one_user_message(
     results = [b for b in answer["content"] if b["type"] == "tool_result"]
     assert [r["tool_use_id"] for r in results] == uses
     assert answer["content"][: len(results)] == results, "tool results lead the user turn"
-    assert answer["content"][-1] == {"type": "text", "text": "Thanks. Summarise, please."}
+    assert answer["content"][-1] == {
+        "type": "text",
+        "text": "Thanks. Summarise, please.",
+        "cache_control": {"type": "ephemeral"},
+    }
     assert results[0]["content"][1]["type"] == "image"
     assert results[1]["is_error"] is True and "is_error" not in results[0]
 
@@ -123,7 +129,9 @@ async def test_no_empty_text_blocks_and_tool_choice(
 ) -> None:
     replay.json("anthropic_text.json")
     history = [Message.user("hi"), Message.assistant(" \n"), Message.user(""), Message.user(" ")]
-    request = ModelRequest([*history, Message.user("go")], tools=TOOLS, tool_choice="required")
+    request = ModelRequest(
+        [*history, Message.user("go")], tools=TOOLS, tool_choice="required", prompt_caching=False
+    )
     await _model(replay, client).complete(request)
     body = replay.requests[0].body
     check_anthropic(body)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from toolweave.llm import ToolCallPart, ToolResultPart, Usage
+from toolweave.llm import ProviderToolPart, ToolCallPart, ToolResultPart, Usage
 from toolweave.tools import ToolError, UserOutput
 
 if TYPE_CHECKING:
@@ -51,6 +51,16 @@ class ModelThinkingDelta:
     text: str
     turn: int
     kind: Literal["model_thinking_delta"] = field(default="model_thinking_delta", init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderToolActivity:
+    """A tool the provider ran itself (web search, code execution, ...): its call, result or
+    citations. Shown, never gated: governance sees only the tools toolweave runs."""
+
+    part: ProviderToolPart
+    turn: int
+    kind: Literal["provider_tool_activity"] = field(default="provider_tool_activity", init=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +159,7 @@ AgentEvent: TypeAlias = (
     RunStarted
     | ModelTextDelta
     | ModelThinkingDelta
+    | ProviderToolActivity
     | OutputDelta
     | ToolCallRequested
     | ToolCallBlocked

@@ -20,6 +20,9 @@ _EXPORTS: dict[str, str] = {
     "Role": ".messages",
     "TextPart": ".messages",
     "ThinkingPart": ".messages",
+    "ProviderToolPart": ".messages",
+    "ProviderTool": ".settings",
+    "ProviderToolUpdate": ".types",
     "ToolCallPart": ".messages",
     "ToolResultPart": ".messages",
     "Model": ".model",
@@ -59,6 +62,7 @@ if TYPE_CHECKING:
         ImagePart,
         Message,
         Part,
+        ProviderToolPart,
         Role,
         TextPart,
         ThinkingPart,
@@ -72,12 +76,13 @@ if TYPE_CHECKING:
     from toolweave.llm.prompted import PromptedToolsModel, parse_tool_calls
     from toolweave.llm.schema_dialects import to_gemini_schema, to_openai_strict
     from toolweave.llm.scripted import FunctionModel, ScriptedModel
-    from toolweave.llm.settings import ModelSettings
+    from toolweave.llm.settings import ModelSettings, ProviderTool
     from toolweave.llm.types import (
         Finished,
         FinishReason,
         ModelRequest,
         ModelResponse,
+        ProviderToolUpdate,
         StreamEvent,
         TextDelta,
         ThinkingDelta,
@@ -110,6 +115,9 @@ __all__ = [
     "Part",
     "Preset",
     "PromptedToolsModel",
+    "ProviderTool",
+    "ProviderToolPart",
+    "ProviderToolUpdate",
     "Role",
     "ScriptedModel",
     "StreamEvent",

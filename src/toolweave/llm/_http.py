@@ -90,25 +90,99 @@ def backoff_delay(attempt: int, headers: httpx.Headers | None) -> float:
     return delay * (1 - 0.25 * random.random())
 
 
-def error_message(body: bytes) -> str:
-    """The provider's own words from an error body (OpenAI, Anthropic and Gemini shapes)."""
+RETRYABLE_CODES = frozenset(
+    {
+        "rate_limit_error",
+        "rate_limit_exceeded",
+        "overloaded_error",
+        "api_error",
+        "timeout_error",
+        "server_error",
+        "internal_server_error",
+        "service_unavailable",
+        "RESOURCE_EXHAUSTED",
+        "UNAVAILABLE",
+        "DEADLINE_EXCEEDED",
+        "INTERNAL",
+    }
+)
+"""Provider error codes that mean "try again later" (rate limits, overload, timeouts, faults)."""
+FINAL_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached"})
+"""Codes sent with a 429 that no wait will fix."""
+ERROR_TEXT_MAX = 500
+"""Characters of an unreadable error body (or an upstream's raw words) kept in a message."""
+
+
+def _code(error: dict[str, Any]) -> tuple[str | None, int | None]:
+    kind = error.get("type") or error.get("status")
+    code = error.get("code")
+    if isinstance(code, int) and not isinstance(code, bool):
+        return (kind if isinstance(kind, str) else None), code
+    if isinstance(code, str) and code:
+        return code, None
+    return (kind if isinstance(kind, str) else None), None
+
+
+def _upstream(error: dict[str, Any]) -> str:
+    """OpenRouter's `metadata.raw` (the upstream provider's own error), read when it is JSON."""
+    metadata = error.get("metadata")
+    if not isinstance(metadata, dict) or not metadata.get("raw"):
+        return ""
+    raw = metadata["raw"]
+    words = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
+    try:
+        inner = json.loads(words)
+    except ValueError:
+        inner = None
+    if inner is not None:
+        words = provider_error(inner)[0]
+    name = metadata.get("provider_name")
+    prefix = f"{name} says" if isinstance(name, str) else "upstream says"
+    return f" ({prefix}: {words[:ERROR_TEXT_MAX]})"
+
+
+def provider_error(data: Any) -> tuple[str, str | None, int | None]:
+    """The provider's words from a parsed error body: (message, code, status in the body).
+
+    Reads OpenAI's and OpenAI-compatible hosts' `{"error": {"message", "type", "code"}}`,
+    OpenRouter's `error.metadata.raw`, Anthropic's `{"type": "error", "error": {"type",
+    "message"}}` and Gemini's `{"error": {"code", "message", "status"}}` (also in a list).
+    """
+    if isinstance(data, list) and data:
+        data = data[0]
+    if not isinstance(data, dict):
+        return str(data)[:ERROR_TEXT_MAX], None, None
+    error = data.get("error", data)
+    if isinstance(error, str):
+        return error, None, None
+    if not isinstance(error, dict):
+        return json.dumps(data, ensure_ascii=False)[:ERROR_TEXT_MAX], None, None
+    code, status = _code(error)
+    message = error.get("message") or error.get("msg") or error.get("detail")
+    if not message:
+        return json.dumps(data, ensure_ascii=False)[:ERROR_TEXT_MAX], code, status
+    text = f"{code}: {message}" if code else str(message)
+    return text + _upstream(error), code, status
+
+
+def _read_error(body: bytes) -> tuple[str, str | None, int | None]:
     text = body.decode("utf-8", "replace").strip()
     try:
         data = json.loads(text)
     except ValueError:
-        return text[:500] or "empty error body"
-    if isinstance(data, list) and data:
-        data = data[0]
-    if isinstance(data, dict):
-        error = data.get("error", data)
-        if isinstance(error, dict):
-            message = error.get("message") or error.get("msg")
-            kind = error.get("type") or error.get("status") or error.get("code")
-            if message:
-                return f"{kind}: {message}" if isinstance(kind, str) else str(message)
-        elif isinstance(error, str):
-            return error
-    return text[:500]
+        return text[:ERROR_TEXT_MAX] or "empty error body", None, None
+    return provider_error(data)
+
+
+def stream_error(data: Any) -> ModelError:
+    """A `ModelError` for an error sent inside a stream (or a 200 body), with the status the
+    body gives (Gemini, OpenRouter): retryable only when its code or status says rate limit,
+    overload, timeout or a server fault."""
+    message, code, status = provider_error(data)
+    retryable = code in RETRYABLE_CODES or (
+        code not in FINAL_CODES and status is not None and is_retryable(status)
+    )
+    return ModelError(status, message, retryable, code)
 
 
 def is_retryable(status: int) -> bool:
@@ -189,10 +263,18 @@ class HTTPModel:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
-    async def _send(self, url: str, body: Any, *, stream: bool) -> httpx.Response:
-        """POST with retries; returns a successful response (open when `stream`)."""
+    async def _send(
+        self, url: str, body: Any, *, stream: bool, headers: Mapping[str, str] | None = None
+    ) -> httpx.Response:
+        """POST with retries; returns a successful response (open when `stream`). `headers`
+        are this request's own (e.g. a beta flag a provider tool needs)."""
         client = self._http()
-        headers = {**self._headers(), **self._extra_headers, "content-type": "application/json"}
+        headers = {
+            **self._headers(),
+            **(headers or {}),
+            **self._extra_headers,
+            "content-type": "application/json",
+        }
         content = dumps(body)
         attempt = 0
         while True:
@@ -209,21 +291,24 @@ class HTTPModel:
                 return response
             raw = await response.aread()
             await response.aclose()
+            message, code, _ = _read_error(raw)
             # OpenAI and Anthropic may override the status-based rule with x-should-retry.
             hint = response.headers.get("x-should-retry")
-            retryable = (
-                hint == "true" if hint in ("true", "false") else is_retryable(response.status_code)
-            )
+            if hint in ("true", "false"):
+                retryable = hint == "true"
+            else:
+                retryable = is_retryable(response.status_code) and code not in FINAL_CODES
             if not retryable or attempt >= self.max_retries:
-                message = error_message(raw)
                 if response.status_code in (401, 403) and self.key_source:
                     message += f" (the API key from {self.key_source} was refused by {url})"
-                raise ModelError(response.status_code, message, retryable)
+                raise ModelError(response.status_code, message, retryable, code)
             await asyncio.sleep(backoff_delay(attempt, response.headers))
             attempt += 1
 
-    async def _post_json(self, url: str, body: Any) -> Any:
-        response = await self._send(url, body, stream=False)
+    async def _post_json(
+        self, url: str, body: Any, headers: Mapping[str, str] | None = None
+    ) -> Any:
+        response = await self._send(url, body, stream=False, headers=headers)
         try:
             return response.json()
         except ValueError as exc:
@@ -235,6 +320,7 @@ class HTTPModel:
         body: Any,
         feed: Callable[[str], list[StreamEvent]],
         whole: Callable[[Any], ModelResponse],
+        headers: Mapping[str, str] | None = None,
     ) -> AsyncIterator[StreamEvent]:
         """Yield what `feed` makes of each SSE payload; a payload it cannot read is a ModelError.
 
@@ -244,7 +330,7 @@ class HTTPModel:
         `Finished`). The response is closed as soon as this generator stops, even when the
         caller raises.
         """
-        response = await self._send(url, body, stream=True)
+        response = await self._send(url, body, stream=True, headers=headers)
         try:
             content_type = response.headers.get("content-type", "")
             if "json" in content_type and "event-stream" not in content_type:

@@ -7,11 +7,25 @@ ids, tool results that are not JSON).
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from typing import Any
 
-from toolweave.llm.messages import ImagePart, Message, ToolCallPart, ToolResultPart
+from toolweave.llm.messages import (
+    ImagePart,
+    Message,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 from toolweave.tools import InvalidArguments, parse_arguments
+
+logger = logging.getLogger("toolweave.llm")
+OPENAI_URL = "https://api.openai.com/"
+"""OpenAI's own API: the only server `prompt_cache_key` is sent to unless asked."""
+TEXT_SEPARATOR = "\n\n"
+"""Between the text parts of one message where a provider takes a single string: a blank line,
+so "What does this file describe?" and the file stay two paragraphs."""
 
 
 def new_call_id() -> str:
@@ -55,8 +69,35 @@ def result_images(result: ToolResultPart) -> list[ImagePart]:
     return [p for p in result.content if isinstance(p, ImagePart)]
 
 
+def joined_text(message: Message) -> str:
+    """The message's text parts as one string, a blank line between parts."""
+    return TEXT_SEPARATOR.join(p.text for p in message.parts if isinstance(p, TextPart) and p.text)
+
+
 def system_text(messages: list[Message]) -> str:
-    return "\n\n".join(m.text for m in messages if m.role == "system" and m.text)
+    return TEXT_SEPARATOR.join(
+        text for m in messages if m.role == "system" and (text := joined_text(m))
+    )
+
+
+def skipped(provider: str, what: str, kind: object) -> None:
+    """Log (at debug) a block, item or event this adapter does not read, and carry on."""
+    logger.debug("%s: skipped unknown %s %r", provider, what, kind)
+
+
+def foreign_note(message: Message, provider: str) -> str | None:
+    """A note standing in for provider-run tool parts another provider made, or None.
+
+    Such parts are the other provider's own wire data and would be refused here, so they are
+    left out; the note tells the model that something ran which it cannot see.
+    """
+    foreign = sorted(
+        {f"{p.provider} {p.tool}" for p in message.provider_tools if p.provider != provider}
+    )
+    if not foreign:
+        return None
+    names = ", ".join(foreign)
+    return f"[Provider-run tools left out of this history (another provider ran them): {names}]"
 
 
 def tool_result_value(result: ToolResultPart) -> Any:

@@ -1,12 +1,14 @@
-"""Anthropic Messages API (`/v1/messages`).
+"""Anthropic Messages API (`/v1/messages`): requests; answers are read in `anthropic_parse`.
 
 The wire rules honoured here: the system prompt is a top-level field; every `tool_result` of
 one turn goes into the single user message that follows the assistant's `tool_use` blocks
 (results first, then any user text); errors carry `is_error`; empty or whitespace-only
 text blocks are rejected by the API, so none are sent; thinking blocks are echoed with their
-signatures (only Anthropic's own: other providers' reasoning would be refused).
-Streaming joins `input_json_delta` fragments and parses them at `content_block_stop` (an
-empty string means `{}`); usage combines `message_start` with the cumulative `message_delta`.
+signatures (only Anthropic's own: other providers' reasoning would be refused); provider-run
+tool blocks and cited text go back verbatim, other providers' are left out with a note.
+Prompt caching (on unless the request turns it off) marks up to four breakpoints, the
+placements Anthropic documents: the end of the tool definitions, of the system prompt, of
+the latest message and of the user turn before it.
 There is no native structured output: `output_schema` is emulated with a forced tool whose
 input becomes the reply text, and `supports_native_output` is False so an agent can choose.
 """
@@ -14,7 +16,6 @@ input becomes the reply text, and `supports_native_output` is False so an agent 
 from __future__ import annotations
 
 import functools
-import json
 import os
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
@@ -22,43 +23,38 @@ from typing import Any
 import httpx
 
 from toolweave.llm._http import DEFAULT_TIMEOUT, HTTPModel
-from toolweave.llm._wire import system_text, tool_call
-from toolweave.llm.errors import ModelError
+from toolweave.llm._wire import foreign_note, system_text
+from toolweave.llm.anthropic_parse import PROVIDER, AnthropicStreamParser, parse_message
 from toolweave.llm.messages import (
     ImagePart,
     Message,
-    Part,
+    ProviderToolPart,
     TextPart,
     ThinkingPart,
     ToolCallPart,
     ToolResultPart,
 )
-from toolweave.llm.types import (
-    Finished,
-    FinishReason,
-    ModelRequest,
-    ModelResponse,
-    StreamEvent,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallDelta,
-    ToolCallReady,
-    Usage,
-)
+from toolweave.llm.settings import ProviderTool
+from toolweave.llm.types import Finished, ModelRequest, ModelResponse, StreamEvent
 
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 8192
 """Anthropic requires `max_tokens`; used when the request leaves it unset (on top of the
 thinking budget when thinking is on, since the budget must stay below `max_tokens`)."""
-_FINISH: dict[str, FinishReason] = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "pause_turn": "stop",
-    "tool_use": "tool_calls",
-    "max_tokens": "length",
-    "model_context_window_exceeded": "length",
-    "refusal": "content_filter",
+CACHE_BREAKPOINTS_MAX = 4
+"""Anthropic accepts at most four `cache_control` breakpoints per request."""
+_EPHEMERAL = {"type": "ephemeral"}
+_CACHEABLE = frozenset({"text", "image", "tool_result", "tool_use", "document"})
+_PROVIDER_TOOLS: dict[str, tuple[dict[str, Any], str | None]] = {
+    "web_search": ({"type": "web_search_20250305", "name": "web_search"}, None),
+    "web_fetch": ({"type": "web_fetch_20250910", "name": "web_fetch"}, "web-fetch-2025-09-10"),
+    "code_execution": (
+        {"type": "code_execution_20250825", "name": "code_execution"},
+        "code-execution-2025-08-25",
+    ),
 }
+"""Neutral provider tool -> (the tool entry, the `anthropic-beta` flag it needs)."""
+MCP_BETA = "mcp-client-2025-04-04"
 
 
 def _image(image: ImagePart) -> dict[str, Any]:
@@ -99,11 +95,19 @@ def _assistant_blocks(message: Message) -> list[dict[str, Any]]:
                     {"type": "thinking", "thinking": part.text, "signature": part.signature}
                 )
         elif isinstance(part, TextPart) and part.text.strip():
-            blocks.append({"type": "text", "text": part.text})
+            block: dict[str, Any] = {"type": "text", "text": part.text}
+            if isinstance(part.provider_data.get("citations"), list):
+                block["citations"] = part.provider_data["citations"]
+            blocks.append(block)
         elif isinstance(part, ToolCallPart):
             blocks.append(
                 {"type": "tool_use", "id": part.id, "name": part.name, "input": part.arguments}
             )
+        elif isinstance(part, ProviderToolPart) and part.provider == PROVIDER:
+            blocks.append(dict(part.data))
+    note = foreign_note(message, PROVIDER)
+    if note:
+        blocks.append({"type": "text", "text": note})
     return blocks
 
 
@@ -139,126 +143,43 @@ def anthropic_messages(messages: list[Message]) -> list[dict[str, Any]]:
     return out
 
 
-def parse_usage(data: Mapping[str, Any] | None) -> Usage:
-    if not data:
-        return Usage()
-    read = data.get("cache_read_input_tokens") or 0
-    write = data.get("cache_creation_input_tokens") or 0
-    return Usage(
-        input_tokens=(data.get("input_tokens") or 0) + read + write,
-        output_tokens=data.get("output_tokens") or 0,
-        cache_read_tokens=read,
-        cache_write_tokens=write,
-    )
+def mark_cache_breakpoints(body: dict[str, Any]) -> None:
+    """Cache the tool definitions, the system prompt, the latest message and the user turn
+    before it (Anthropic reads the longest cached prefix, so each turn reuses the last)."""
+    marks: list[dict[str, Any]] = []
+    if body.get("tools"):
+        marks.append(body["tools"][-1])
+    system = body.get("system")
+    if isinstance(system, str):
+        body["system"] = [{"type": "text", "text": system}]
+    if body.get("system"):
+        marks.append(body["system"][-1])
+    users = [m for m in body["messages"] if m["role"] == "user"]
+    for message in [body["messages"][-1], *users[-2:-1]] if body["messages"] else ():
+        blocks = [b for b in message["content"] if b.get("type") in _CACHEABLE]
+        if blocks:
+            marks.append(blocks[-1])
+    for block in marks[:CACHE_BREAKPOINTS_MAX]:
+        block["cache_control"] = dict(_EPHEMERAL)
 
 
-def _block_part(block: Mapping[str, Any], output_name: str | None) -> Part | None:
-    kind = block.get("type")
-    if kind == "text":
-        return TextPart(block["text"]) if block.get("text") else None
-    if kind == "thinking":
-        return ThinkingPart(block.get("thinking", ""), block.get("signature"))
-    if kind == "redacted_thinking":
-        return ThinkingPart("", provider_data={"redacted": block.get("data", "")})
-    if kind == "tool_use":
-        if output_name is not None and block.get("name") == output_name:
-            return TextPart(json.dumps(block.get("input") or {}, ensure_ascii=False))
-        return tool_call(block.get("id"), block.get("name", ""), block.get("input") or {})
-    return None
-
-
-def parse_message(data: Mapping[str, Any], output_name: str | None = None) -> ModelResponse:
-    if data.get("type") == "error":
-        error = data.get("error") or {}
-        raise ModelError(None, f"{error.get('type')}: {error.get('message')}")
-    parts = [p for b in data.get("content") or () if (p := _block_part(b, output_name))]
-    finish = _FINISH.get(data.get("stop_reason") or "end_turn", "stop")
-    if finish == "tool_calls" and not any(isinstance(p, ToolCallPart) for p in parts):
-        finish = "stop"  # only the structured-output tool was called
-    return ModelResponse(Message("assistant", parts), finish, parse_usage(data.get("usage")), data)
-
-
-class AnthropicStreamParser:
-    """Builds the message from `message_start` ... `message_stop` events."""
-
-    def __init__(self, output_name: str | None = None) -> None:
-        self.output_name = output_name
-        self.message: dict[str, Any] = {"content": []}
-        self.blocks: dict[int, dict[str, Any]] = {}
-        self.json_parts: dict[int, list[str]] = {}
-        self.usage: dict[str, Any] = {}
-        self.calls = 0
-
-    def feed(self, data: str) -> list[StreamEvent]:
-        event = json.loads(data)
-        kind = event.get("type")
-        if kind == "content_block_delta":
-            index, delta = event["index"], event["delta"]
-            block = self.blocks[index]
-            dtype = delta.get("type")
-            if dtype == "text_delta":
-                block["text"] += delta["text"]
-                return [TextDelta(delta["text"])] if block.get("emit", True) else []
-            if dtype == "input_json_delta":
-                self.json_parts[index].append(delta["partial_json"])
-                if block.get("emit", True):
-                    return [ToolCallDelta(block["slot"], None, None, delta["partial_json"])]
-                return []
-            if dtype == "thinking_delta":
-                block["thinking"] += delta["thinking"]
-                return [ThinkingDelta(delta["thinking"])]
-            if dtype == "signature_delta":
-                block["signature"] = block.get("signature", "") + delta["signature"]
-            return []
-        if kind == "content_block_start":
-            block = dict(event["content_block"])
-            index = event["index"]
-            self.blocks[index] = block
-            if block.get("type") == "tool_use":
-                self.json_parts[index] = []
-                if block.get("name") == self.output_name:
-                    block["emit"] = False
-                    return []
-                block["slot"] = self.calls
-                self.calls += 1
-                return [ToolCallDelta(block["slot"], block.get("id"), block.get("name"), "")]
-            if block.get("type") == "text" and block.get("text"):
-                return [TextDelta(block["text"])]
-            return []
-        if kind == "content_block_stop":
-            index = event["index"]
-            block = self.blocks[index]
-            self.message["content"].append(block)
-            if block.get("type") == "tool_use":
-                raw = "".join(self.json_parts.pop(index))
-                call = tool_call(block.get("id"), block.get("name", ""), raw)
-                block["input"] = call.arguments
-                if block.get("emit", True):
-                    return [ToolCallReady(call)]
-                return [TextDelta(json.dumps(call.arguments, ensure_ascii=False))]
-            return []
-        if kind == "message_start":
-            start = event["message"]
-            self.message.update({k: v for k, v in start.items() if k != "content"})
-            self.usage.update(start.get("usage") or {})
-        elif kind == "message_delta":
-            self.message.update(event.get("delta") or {})
-            # message_delta usage is cumulative: it replaces, never adds.
-            self.usage.update(
-                {k: v for k, v in (event.get("usage") or {}).items() if v is not None}
-            )
-        elif kind == "error":
-            error = event.get("error") or {}
-            retryable = error.get("type") in ("overloaded_error", "api_error", "rate_limit_error")
-            raise ModelError(None, f"{error.get('type')}: {error.get('message')}", retryable)
-        return []
-
-    def finish_response(self) -> ModelResponse:
-        # message_start carries `"stop_reason": null`; only message_delta sets it.
-        if self.message.get("stop_reason") is None:
-            raise ModelError(None, "stream ended before message_delta", retryable=True)
-        self.message["usage"] = self.usage
-        return parse_message(self.message, self.output_name)
+def provider_tools(
+    tools: tuple[ProviderTool, ...],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+    """Neutral provider tools -> (tool entries, `mcp_servers`, beta flags)."""
+    entries: list[dict[str, Any]] = []
+    servers: list[dict[str, Any]] = []
+    betas: list[str] = []
+    for tool in tools:
+        if tool.name == "mcp":
+            servers.append({"type": "url", "url": tool.url, "name": tool.label, **tool.options})
+            betas.append(MCP_BETA)
+            continue
+        entry, beta = _PROVIDER_TOOLS[tool.name]
+        entries.append({**entry, **tool.options})
+        if beta:
+            betas.append(beta)
+    return entries, servers, sorted(set(betas))
 
 
 class AnthropicModel(HTTPModel):
@@ -325,24 +246,37 @@ class AnthropicModel(HTTPModel):
                 choice = {"name": request.output_name}
             elif not isinstance(choice, dict):
                 choice = "required"  # a real tool or the answer, never bare text
+        entries, servers, _ = provider_tools(request.provider_tools)
+        tools.extend(entries)
         if tools:
             body["tools"] = tools
             if isinstance(choice, dict):
                 body["tool_choice"] = {"type": "tool", "name": choice["name"]}
             else:
                 body["tool_choice"] = {"type": {"required": "any"}.get(choice, choice)}
+        if servers:
+            body["mcp_servers"] = servers
         if self.thinking_budget:
             body["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
         if request.temperature is not None:
             body["temperature"] = request.temperature
         if stream:
             body["stream"] = True
+        if request.prompt_caching:
+            mark_cache_breakpoints(body)
         body.update(self.extra_body)
         return body
 
+    @staticmethod
+    def request_headers(request: ModelRequest) -> dict[str, str]:
+        """The `anthropic-beta` flags the requested provider tools need."""
+        betas = provider_tools(request.provider_tools)[2]
+        return {"anthropic-beta": ",".join(betas)} if betas else {}
+
     async def complete(self, request: ModelRequest) -> ModelResponse:
         body = self.build_body(request, stream=False)
-        data = await self._post_json(f"{self.base_url}/v1/messages", body)
+        url = f"{self.base_url}/v1/messages"
+        data = await self._post_json(url, body, self.request_headers(request))
         return parse_message(data, request.output_name if request.output_schema else None)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
@@ -350,7 +284,8 @@ class AnthropicModel(HTTPModel):
         body = self.build_body(request, stream=True)
         whole = functools.partial(parse_message, output_name=parser.output_name)
         url = f"{self.base_url}/v1/messages"
-        async for event in self._stream_events(url, body, parser.feed, whole):
+        headers = self.request_headers(request)
+        async for event in self._stream_events(url, body, parser.feed, whole, headers):
             yield event
             if isinstance(event, Finished):
                 return  # the server answered with one JSON body

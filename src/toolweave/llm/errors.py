@@ -10,13 +10,26 @@ from toolweave.errors import ConfigError, ToolweaveError
 
 
 class ModelError(ToolweaveError):
-    """A provider refused or failed. `retryable` says whether trying again may help."""
+    """A provider refused or failed, in the provider's own words.
 
-    def __init__(self, status: int | None, message: str, retryable: bool = False) -> None:
+    `status` is the HTTP status (None for an error inside a stream or a 200 body), `code` the
+    provider's error type or code when it gave one (`rate_limit_error`, `RESOURCE_EXHAUSTED`,
+    `tool_use_failed`, ...), and `retryable` says whether trying again may help: only rate
+    limits, overload, timeouts and server faults are, never a request the provider refused.
+    """
+
+    def __init__(
+        self,
+        status: int | None,
+        message: str,
+        retryable: bool = False,
+        code: str | None = None,
+    ) -> None:
         super().__init__(f"{status}: {message}" if status is not None else message)
         self.status = status
         self.message = message
         self.retryable = retryable
+        self.code = code
 
 
 class ModelConfigError(ConfigError):

@@ -6,7 +6,11 @@ calls of a model turn; `functionCall.id` is often missing, so ids are generated 
 never sent back as if they were Gemini's; a `thoughtSignature` goes back byte-identical on the
 same part it came with; the finish reason is STOP even with calls (the message decides);
 `parameters` take an OpenAPI subset (see `schema_dialects`), or full JSON Schema through
-`parametersJsonSchema` with `schema_mode="json_schema"`.
+`parametersJsonSchema` with `schema_mode="json_schema"`. Parts of tools Google runs itself
+(`executableCode`, `codeExecutionResult`, Gemini 3's `toolCall` / `toolResponse`) are kept
+verbatim, signature included, as `ProviderToolPart`s and go back as received; grounding and URL
+context metadata become citation parts (kept in the history, never sent: the API has no place
+for them); any other part is skipped with a debug log.
 """
 
 from __future__ import annotations
@@ -19,16 +23,27 @@ from typing import Any, Literal
 
 import httpx
 
-from toolweave.llm._http import DEFAULT_TIMEOUT, HTTPModel, is_retryable
-from toolweave.llm._wire import new_call_id, system_text, tool_result_value
+from toolweave.llm._http import DEFAULT_TIMEOUT, HTTPModel, stream_error
+from toolweave.llm._wire import foreign_note, new_call_id, skipped, system_text, tool_result_value
 from toolweave.llm.errors import ModelConfigError, ModelError
-from toolweave.llm.messages import ImagePart, Message, Part, TextPart, ThinkingPart, ToolCallPart
+from toolweave.llm.messages import (
+    ImagePart,
+    Message,
+    Part,
+    ProviderToolPart,
+    ProviderToolPhase,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+)
 from toolweave.llm.schema_dialects import strip_for_gemini_json_schema, to_gemini_schema
+from toolweave.llm.settings import ProviderTool
 from toolweave.llm.types import (
     Finished,
     FinishReason,
     ModelRequest,
     ModelResponse,
+    ProviderToolUpdate,
     StreamEvent,
     TextDelta,
     ThinkingDelta,
@@ -41,6 +56,54 @@ SchemaMode = Literal["parameters", "json_schema"]
 _SIG = "thought_signature"
 _FILTERED = {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"}
 _ERRORS = {"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS"}
+PROVIDER = "gemini"
+_TOOL_PARTS: dict[str, tuple[str | None, ProviderToolPhase]] = {
+    "executableCode": ("code_execution", "call"),
+    "codeExecutionResult": ("code_execution", "result"),
+    "toolCall": (None, "call"),
+    "toolResponse": (None, "result"),
+}
+"""Part keys of tools Google runs -> (neutral tool, or None to read `toolType`; phase)."""
+_CITATIONS = {"groundingMetadata": "web_search", "urlContextMetadata": "web_fetch"}
+_SERVER_TOOLS: dict[str, dict[str, dict[str, Any]]] = {
+    "web_search": {"googleSearch": {}},
+    "code_execution": {"codeExecution": {}},
+    "web_fetch": {"urlContext": {}},
+}
+"""Neutral provider tools -> Gemini tool entries (options merge into the inner object)."""
+_TOOL_TYPES = {
+    "GOOGLE_SEARCH_WEB": "web_search",
+    "GOOGLE_SEARCH": "web_search",
+    "URL_CONTEXT": "web_fetch",
+    "CODE_EXECUTION": "code_execution",
+    "FILE_SEARCH": "file_search",
+}
+
+
+def provider_tool_entries(tools: tuple[ProviderTool, ...]) -> list[dict[str, Any]]:
+    """Neutral provider tools -> `tools` entries; the MCP connector is refused."""
+    entries = []
+    for tool in tools:
+        if tool.name not in _SERVER_TOOLS:
+            raise ModelConfigError(
+                f"GeminiModel has no provider-run {tool.name}; remove it from "
+                "ModelSettings.provider_tools (web_search, code_execution and web_fetch are "
+                "offered)",
+                setting="provider_tools",
+            )
+        ((key, inner),) = _SERVER_TOOLS[tool.name].items()
+        entries.append({key: {**inner, **tool.options}})
+    return entries
+
+
+def _provider_part(part: Mapping[str, Any]) -> ProviderToolPart | None:
+    for key, (tool, phase) in _TOOL_PARTS.items():
+        if key in part:
+            inner = part[key] if isinstance(part[key], dict) else {}
+            kind = str(inner.get("toolType") or inner.get("tool_type") or "")
+            name = tool or _TOOL_TYPES.get(kind, kind.lower() or "unknown")
+            return ProviderToolPart(PROVIDER, name, phase, str(inner.get("id", "")), dict(part))
+    return None
 
 
 def _media(image: ImagePart) -> dict[str, Any]:
@@ -70,6 +133,15 @@ def _model_parts(message: Message) -> list[dict[str, Any]]:
             if _SIG in part.provider_data:
                 entry["thoughtSignature"] = part.provider_data[_SIG]
             parts.append(entry)
+        elif (
+            isinstance(part, ProviderToolPart)
+            and part.provider == PROVIDER
+            and part.phase != "citations"
+        ):
+            parts.append(dict(part.data))
+    note = foreign_note(message, PROVIDER)
+    if note:
+        parts.append({"text": note})
     return parts
 
 
@@ -170,7 +242,8 @@ class GeminiStreamParser:
     """
 
     def __init__(self) -> None:
-        self.items: list[_Run | ToolCallPart] = []
+        self.items: list[_Run | ToolCallPart | ProviderToolPart] = []
+        self.citations: dict[str, ProviderToolPart] = {}
         self.calls = 0
         self.finish: str | None = None
         self.blocked = False
@@ -181,12 +254,8 @@ class GeminiStreamParser:
 
     def feed_chunk(self, chunk: Mapping[str, Any]) -> list[StreamEvent]:
         events: list[StreamEvent] = []
-        error = chunk.get("error")
-        if isinstance(error, dict):
-            code = error.get("code")
-            status = code if isinstance(code, int) else None
-            message = f"{error.get('status', 'error')}: {error.get('message', '')}"
-            raise ModelError(status, message, retryable=status is None or is_retryable(status))
+        if isinstance(chunk.get("error"), dict):
+            raise stream_error(chunk)
         if chunk.get("usageMetadata"):
             self.usage = parse_usage(chunk["usageMetadata"])
         if (chunk.get("promptFeedback") or {}).get("blockReason"):
@@ -197,6 +266,10 @@ class GeminiStreamParser:
         candidate = candidates[0]
         if candidate.get("finishReason"):
             self.finish = candidate["finishReason"]
+        for key, tool in _CITATIONS.items():
+            if candidate.get(key):
+                cited = ProviderToolPart(PROVIDER, tool, "citations", "", {key: candidate[key]})
+                self.citations[key] = cited  # the latest chunk's is the whole
         for part in (candidate.get("content") or {}).get("parts") or ():
             signature = part.get("thoughtSignature")
             if "functionCall" in part:
@@ -217,6 +290,11 @@ class GeminiStreamParser:
                     last.texts.append(text)
                     events.append(ThinkingDelta(text) if thought else TextDelta(text))
                 last.signature = signature
+            elif (provided := _provider_part(part)) is not None:
+                self.items.append(provided)
+                events.append(ProviderToolUpdate(provided))
+            else:
+                skipped(PROVIDER, "part", sorted(part))
         return events
 
     def _parts(self) -> list[Part]:
@@ -236,13 +314,14 @@ class GeminiStreamParser:
             items.pop()
         parts: list[Part] = []
         for item in items:
-            if isinstance(item, ToolCallPart):
+            if isinstance(item, ToolCallPart | ProviderToolPart):
                 parts.append(item)
             elif item.thought:
                 parts.append(ThinkingPart("".join(item.texts), item.signature, {"gemini": True}))
             else:
                 data = {_SIG: item.signature} if item.signature else {}
                 parts.append(TextPart("".join(item.texts), data))
+        parts.extend(self.citations.values())
         return parts
 
     def finish_response(self, raw: Any = None) -> ModelResponse:
@@ -334,6 +413,10 @@ class GeminiModel(HTTPModel):
             if isinstance(choice, dict):
                 config["allowedFunctionNames"] = [choice["name"]]
             body["toolConfig"] = {"functionCallingConfig": config}
+        if request.provider_tools:
+            body.setdefault("tools", []).extend(provider_tool_entries(request.provider_tools))
+            if self.supports_native_output:  # Gemini 3 returns its tools' calls as parts
+                body.setdefault("toolConfig", {})["includeServerSideToolInvocations"] = True
         generation: dict[str, Any] = {}
         if request.output_schema is not None:
             generation["responseMimeType"] = "application/json"

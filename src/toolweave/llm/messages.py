@@ -79,13 +79,43 @@ class ThinkingPart:
     kind: Literal["thinking"] = "thinking"
 
 
-Part: TypeAlias = TextPart | ImagePart | ToolCallPart | ToolResultPart | ThinkingPart
+ProviderToolPhase = Literal["call", "result", "citations"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderToolPart:
+    """A tool the provider ran itself (web search, code execution, web fetch, an MCP
+    connector): its call, its result or the citations grounding the answer.
+
+    `data` is the provider's own block, item or part, byte for byte, so the turn goes back to
+    the same `provider` unchanged (Gemini 3 signatures included); adapters of any other
+    provider leave it out and say so in a note. These are not local tool calls: governance
+    never sees them (forbid them by not asking for them, see `ProviderTool`).
+    """
+
+    provider: str
+    tool: str
+    phase: ProviderToolPhase
+    id: str
+    data: dict[str, Any]
+    kind: Literal["provider_tool"] = "provider_tool"
+
+    @property
+    def summary(self) -> str:
+        """One line for events and logs: who ran what."""
+        return f"{self.provider} {self.tool} {self.phase} {self.id}".rstrip()
+
+
+Part: TypeAlias = (
+    TextPart | ImagePart | ToolCallPart | ToolResultPart | ThinkingPart | ProviderToolPart
+)
 _PART_TYPES: dict[str, type[Any]] = {
     "text": TextPart,
     "image": ImagePart,
     "tool_call": ToolCallPart,
     "tool_result": ToolResultPart,
     "thinking": ThinkingPart,
+    "provider_tool": ProviderToolPart,
 }
 
 
@@ -141,6 +171,10 @@ class Message:
     @property
     def tool_results(self) -> list[ToolResultPart]:
         return [p for p in self.parts if isinstance(p, ToolResultPart)]
+
+    @property
+    def provider_tools(self) -> list[ProviderToolPart]:
+        return [p for p in self.parts if isinstance(p, ProviderToolPart)]
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form for session stores; `from_dict` restores it exactly."""

@@ -4,7 +4,12 @@ The same wire format is spoken by OpenAI, DeepSeek, Qwen (DashScope compatible m
 vLLM and llama.cpp server, each with quirks this adapter tolerates: streamed tool calls
 without `index` or reusing an index for a new call, missing call ids, `reasoning_content`
 (DeepSeek, vLLM reasoning parsers) that must be echoed back on the same assistant turn, and
-servers without native tool calling (`tool_mode="prompted"`).
+servers without native tool calling (`tool_mode="prompted"`), and `content` sent as a list of
+chunks (Mistral: `text` and `thinking` chunks), read as its text and thinking. Text parts of
+one message go out as one string with a blank line between them (servers differ in whether
+they take a list for every role). Provider-run tools are refused: Chat Completions has none
+that a request can ask for by name. `cache_key` goes out as `prompt_cache_key` when
+`send_cache_key` is on (by default only for api.openai.com: other servers may refuse it).
 """
 
 from __future__ import annotations
@@ -17,12 +22,17 @@ from typing import Any, Literal
 import httpx
 
 from toolweave.llm import prompted
-from toolweave.llm._http import DEFAULT_TIMEOUT, HTTPModel
+from toolweave.llm._http import DEFAULT_TIMEOUT, HTTPModel, stream_error
 from toolweave.llm._wire import (
+    OPENAI_URL,
+    TEXT_SEPARATOR,
     arguments_json,
+    foreign_note,
     image_url,
+    joined_text,
     new_call_id,
     result_images,
+    skipped,
     tool_call,
 )
 from toolweave.llm.errors import ModelConfigError, ModelError
@@ -60,7 +70,7 @@ def _content(message: Message) -> str | list[dict[str, Any]]:
         elif isinstance(part, ImagePart):
             parts.append({"type": "image_url", "image_url": {"url": image_url(part)}})
     if all(p["type"] == "text" for p in parts):
-        return "".join(p["text"] for p in parts)
+        return TEXT_SEPARATOR.join(p["text"] for p in parts)
     return parts
 
 
@@ -77,7 +87,10 @@ def chat_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
         elif message.role == "assistant":
             calls = message.tool_calls
             # `content` may be null only next to tool calls.
-            content = message.text or (None if calls else "")
+            text = TEXT_SEPARATOR.join(
+                t for t in (joined_text(message), foreign_note(message, "openai")) if t
+            )
+            content = text or (None if calls else "")
             entry: dict[str, Any] = {"role": "assistant", "content": content}
             if calls:
                 entry["tool_calls"] = [
@@ -126,6 +139,30 @@ def parse_usage(data: Mapping[str, Any] | None) -> Usage:
     )
 
 
+def content_texts(content: Any) -> tuple[str, str]:
+    """(text, thinking) of a `content` that is a string or a list of chunks; chunks of other
+    types (references, images) are skipped with a debug log."""
+    if content is None:
+        return "", ""
+    if isinstance(content, str):
+        return content, ""
+    texts: list[str] = []
+    thoughts: list[str] = []
+    for chunk in content if isinstance(content, list) else ():
+        kind = chunk.get("type") if isinstance(chunk, dict) else None
+        if kind == "text" and isinstance(chunk.get("text"), str):
+            texts.append(chunk["text"])
+        elif kind == "thinking":
+            thought = chunk.get("thinking")
+            if isinstance(thought, list):
+                thoughts.append(content_texts(thought)[0])
+            elif isinstance(thought, str):
+                thoughts.append(thought)
+        else:
+            skipped("openai", "content chunk", kind)
+    return "".join(texts), "".join(thoughts)
+
+
 def _reasoning(data: Mapping[str, Any]) -> tuple[str, str] | None:
     for field in ("reasoning_content", "reasoning"):
         value = data.get(field)
@@ -136,7 +173,7 @@ def _reasoning(data: Mapping[str, Any]) -> tuple[str, str] | None:
 
 def parse_chat_completion(data: Mapping[str, Any]) -> ModelResponse:
     if data.get("error"):
-        raise ModelError(None, str(data["error"]))
+        raise stream_error(data)
     choices = data.get("choices") or []
     if not choices:
         raise ModelError(None, f"response has no choices: {json.dumps(data)[:300]}")
@@ -146,7 +183,10 @@ def parse_chat_completion(data: Mapping[str, Any]) -> ModelResponse:
     reasoning = _reasoning(wire)
     if reasoning:
         parts.append(ThinkingPart(reasoning[1], provider_data={"field": reasoning[0]}))
-    text = wire.get("content") or wire.get("refusal") or ""
+    text, thinking = content_texts(wire.get("content"))
+    if thinking:
+        parts.append(ThinkingPart(thinking, provider_data={"chunks": True}))
+    text = text or wire.get("refusal") or ""
     if text:
         parts.append(TextPart(text))
     for call in wire.get("tool_calls") or []:
@@ -174,6 +214,7 @@ class ChatStreamParser:
         self.text: list[str] = []
         self.reasoning: list[str] = []
         self.reasoning_field = "reasoning_content"
+        self.chunk_thoughts: list[str] = []
         self.slots: list[_Slot] = []
         self.by_index: dict[int, int] = {}
         self.finish: str | None = None
@@ -188,15 +229,16 @@ class ChatStreamParser:
             return []
         chunk = json.loads(data)
         if chunk.get("error"):
-            error = chunk["error"]
-            message = error.get("message", str(error)) if isinstance(error, dict) else str(error)
-            raise ModelError(None, f"stream error: {message}", retryable=True)
+            raise stream_error(chunk)
         if chunk.get("usage"):
             self.usage = parse_usage(chunk["usage"])
         events: list[StreamEvent] = []
         for choice in chunk.get("choices") or ():
             delta = choice.get("delta") or {}
-            content = delta.get("content")
+            content, thought = content_texts(delta.get("content"))
+            if thought:
+                self.chunk_thoughts.append(thought)
+                events.append(ThinkingDelta(thought))
             if content:
                 self.text.append(content)
                 events.append(TextDelta(content))
@@ -260,6 +302,8 @@ class ChatStreamParser:
             parts.append(
                 ThinkingPart("".join(self.reasoning), provider_data={"field": self.reasoning_field})
             )
+        if self.chunk_thoughts:
+            parts.append(ThinkingPart("".join(self.chunk_thoughts), provider_data={"chunks": True}))
         if self.text:
             parts.append(TextPart("".join(self.text)))
         parts.extend(self.calls)
@@ -293,6 +337,7 @@ class OpenAIChatModel(HTTPModel):
         api_key_env: Sequence[str] = ("OPENAI_API_KEY",),
         require_api_key: bool = True,
         extra_body: Mapping[str, Any] | None = None,
+        send_cache_key: bool | None = None,
     ) -> None:
         if tool_mode not in ("native", "prompted"):
             raise ModelConfigError(f"tool_mode must be 'native' or 'prompted', got {tool_mode!r}")
@@ -313,6 +358,9 @@ class OpenAIChatModel(HTTPModel):
         self.output_mode: OutputMode = output_mode
         self.max_tokens_field = max_tokens_field
         self.extra_body = dict(extra_body or {})
+        self.send_cache_key = (
+            self.base_url.startswith(OPENAI_URL) if send_cache_key is None else send_cache_key
+        )
 
     @property
     def supports_native_output(self) -> bool:
@@ -322,6 +370,14 @@ class OpenAIChatModel(HTTPModel):
         return {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
 
     def build_body(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
+        if request.provider_tools:
+            names = ", ".join(t.name for t in request.provider_tools)
+            raise ModelConfigError(
+                f"{type(self).__name__} ({self.base_url}) cannot run provider tools ({names}): "
+                "Chat Completions has none; use OpenAIResponsesModel ('openai-responses:...') "
+                "or remove them from ModelSettings.provider_tools",
+                setting="provider_tools",
+            )
         body: dict[str, Any] = {"model": self._model, "messages": chat_messages(request.messages)}
         if request.tools:
             body["tools"] = [
@@ -360,6 +416,8 @@ class OpenAIChatModel(HTTPModel):
             body[self.max_tokens_field] = request.max_tokens
         if request.temperature is not None:
             body["temperature"] = request.temperature
+        if self.send_cache_key and request.prompt_caching and request.cache_key:
+            body["prompt_cache_key"] = request.cache_key
         if stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}

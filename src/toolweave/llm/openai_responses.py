@@ -5,6 +5,10 @@ no `function` wrapper); a tool call is a `function_call` item with two ids, the 
 (`fc_...`) and the `call_id` (`call_...`) that `function_call_output` must quote; calls are
 echoed back as items; reasoning items survive a stateless round trip only as
 `encrypted_content`, so they are requested when `reasoning_effort` is set and echoed back.
+Several text parts of one input message go as separate `input_text` items. Provider-run tool
+items (`web_search_call`, `code_interpreter_call`, `mcp_call`, `file_search_call`, ...) are
+kept verbatim as `ProviderToolPart`s and go back as received; other output items and stream
+events are skipped with a debug log.
 """
 
 from __future__ import annotations
@@ -16,16 +20,33 @@ from typing import Any
 
 import httpx
 
-from toolweave.llm._http import DEFAULT_TIMEOUT, HTTPModel
-from toolweave.llm._wire import arguments_json, image_url, tool_call
-from toolweave.llm.errors import ModelError
-from toolweave.llm.messages import ImagePart, Message, Part, TextPart, ThinkingPart
+from toolweave.llm._http import DEFAULT_TIMEOUT, HTTPModel, stream_error
+from toolweave.llm._wire import (
+    OPENAI_URL,
+    arguments_json,
+    foreign_note,
+    image_url,
+    joined_text,
+    skipped,
+    tool_call,
+)
+from toolweave.llm.errors import ModelConfigError, ModelError
+from toolweave.llm.messages import (
+    ImagePart,
+    Message,
+    Part,
+    ProviderToolPart,
+    TextPart,
+    ThinkingPart,
+)
 from toolweave.llm.schema_dialects import to_openai_strict
+from toolweave.llm.settings import ProviderTool
 from toolweave.llm.types import (
     Finished,
     FinishReason,
     ModelRequest,
     ModelResponse,
+    ProviderToolUpdate,
     StreamEvent,
     TextDelta,
     ThinkingDelta,
@@ -34,10 +55,53 @@ from toolweave.llm.types import (
     Usage,
 )
 
+PROVIDER = "openai-responses"
+_TOOL_ITEMS = {
+    "web_search_call": "web_search",
+    "code_interpreter_call": "code_execution",
+    "mcp_call": "mcp",
+    "mcp_list_tools": "mcp",
+    "file_search_call": "file_search",
+    "image_generation_call": "image_generation",
+    "tool_search_call": "tool_search",
+    "tool_search_output": "tool_search",
+}
+"""Output items of tools OpenAI runs itself -> the neutral tool name."""
+_REQUESTS: dict[str, dict[str, Any]] = {
+    "web_search": {"type": "web_search"},
+    "code_execution": {"type": "code_interpreter", "container": {"type": "auto"}},
+}
+
+
+def provider_tool_entries(tools: tuple[ProviderTool, ...]) -> list[dict[str, Any]]:
+    """Neutral provider tools -> Responses tool entries; web fetch is refused (none exists)."""
+    entries: list[dict[str, Any]] = []
+    for tool in tools:
+        if tool.name == "mcp":
+            entries.append(
+                {
+                    "type": "mcp",
+                    "server_label": tool.label,
+                    "server_url": tool.url,
+                    "require_approval": "never",
+                    **tool.options,
+                }
+            )
+        elif tool.name in _REQUESTS:
+            entries.append({**_REQUESTS[tool.name], **tool.options})
+        else:
+            raise ModelConfigError(
+                f"OpenAIResponsesModel has no provider-run {tool.name}; remove it from "
+                "ModelSettings.provider_tools (web_search, code_execution and mcp are offered)",
+                setting="provider_tools",
+            )
+    return entries
+
 
 def _user_content(message: Message) -> str | list[dict[str, Any]]:
-    if all(isinstance(p, TextPart) for p in message.parts):
-        return message.text
+    texts = [p for p in message.parts if isinstance(p, TextPart) and p.text]
+    if len(texts) == len(message.parts) and len(texts) <= 1:
+        return joined_text(message)
     content: list[dict[str, Any]] = []
     for part in message.parts:
         if isinstance(part, TextPart) and part.text:
@@ -58,8 +122,13 @@ def input_items(messages: Sequence[Message]) -> list[dict[str, Any]]:
                 if isinstance(part, ThinkingPart) and "item" in part.provider_data:
                     items.append(part.provider_data["item"])
                     reasoning = True
-                elif isinstance(part, TextPart) and part.text:
-                    items.append({"role": "assistant", "content": part.text})
+                elif isinstance(part, ProviderToolPart) and part.provider == PROVIDER:
+                    items.append(dict(part.data))
+            text = joined_text(message)
+            note = foreign_note(message, PROVIDER)
+            if text or note:
+                full = "\n\n".join(t for t in (text, note) if t)
+                items.append({"role": "assistant", "content": full})
             for call in message.tool_calls:
                 item = {
                     "type": "function_call",
@@ -112,10 +181,16 @@ def _finish(data: Mapping[str, Any]) -> FinishReason:
     return "stop"
 
 
+def provider_tool_part(item: Mapping[str, Any]) -> ProviderToolPart:
+    kind = str(item.get("type"))
+    return ProviderToolPart(
+        PROVIDER, _TOOL_ITEMS[kind], "call", str(item.get("id", "")), dict(item)
+    )
+
+
 def parse_response(data: Mapping[str, Any]) -> ModelResponse:
     if data.get("status") == "failed" or data.get("error"):
-        error = data.get("error") or {}
-        raise ModelError(None, f"{error.get('code', 'failed')}: {error.get('message', '')}")
+        raise stream_error({"error": data.get("error") or {"code": "failed", "message": ""}})
     parts: list[Part] = []
     refused = False
     for item in data.get("output") or ():
@@ -125,7 +200,8 @@ def parse_response(data: Mapping[str, Any]) -> ModelResponse:
                 text = block.get("text") or block.get("refusal") or ""
                 refused = refused or block.get("type") == "refusal"
                 if text:
-                    parts.append(TextPart(text))
+                    notes = block.get("annotations")
+                    parts.append(TextPart(text, {"annotations": notes} if notes else {}))
         elif kind == "function_call":
             parts.append(
                 tool_call(
@@ -139,6 +215,10 @@ def parse_response(data: Mapping[str, Any]) -> ModelResponse:
             summary = "".join(s.get("text", "") for s in item.get("summary") or ())
             keep = {"item": item} if item.get("encrypted_content") else {}
             parts.append(ThinkingPart(summary, provider_data=keep))
+        elif kind in _TOOL_ITEMS:
+            parts.append(provider_tool_part(item))
+        else:
+            skipped(PROVIDER, "output item", kind)
     finish = "content_filter" if refused else _finish(data)
     return ModelResponse(Message("assistant", parts), finish, parse_usage(data.get("usage")), data)
 
@@ -151,6 +231,8 @@ class ResponsesStreamParser:
         self.response: ModelResponse | None = None
 
     def feed(self, data: str) -> list[StreamEvent]:
+        if data == "[DONE]":  # OpenRouter ends Responses streams the Chat way
+            return []
         event = json.loads(data)
         kind = event.get("type", "")
         if kind == "response.output_text.delta" or kind == "response.refusal.delta":
@@ -176,13 +258,16 @@ class ResponsesStreamParser:
                     {"item_id": item["id"]} if item.get("id") else None,
                 )
                 return [ToolCallReady(call)]
+            if item.get("type") in _TOOL_ITEMS:
+                return [ProviderToolUpdate(provider_tool_part(item))]
         elif kind in ("response.completed", "response.incomplete"):
             self.response = parse_response(event["response"])
         elif kind == "response.failed":
             parse_response(event["response"])
         elif kind == "error":
-            message = event.get("message") or json.dumps(event)
-            raise ModelError(None, f"{event.get('code') or 'error'}: {message}", retryable=True)
+            raise stream_error(event.get("error") or event)
+        elif not kind.startswith("response."):
+            skipped(PROVIDER, "stream event", kind)
         return []
 
     def finish_response(self) -> ModelResponse:
@@ -210,6 +295,7 @@ class OpenAIResponsesModel(HTTPModel):
         reasoning_effort: str | None = None,
         api_key_env: Sequence[str] = ("OPENAI_API_KEY",),
         extra_body: Mapping[str, Any] | None = None,
+        send_cache_key: bool | None = None,
     ) -> None:
         super().__init__(
             model,
@@ -222,6 +308,10 @@ class OpenAIResponsesModel(HTTPModel):
         self.api_key = self._use_key(api_key, tuple(api_key_env))
         self.reasoning_effort = reasoning_effort
         self.extra_body = dict(extra_body or {})
+        self.send_cache_key = (
+            self.base_url.startswith(OPENAI_URL) if send_cache_key is None else send_cache_key
+        )
+        """Send `prompt_cache_key` (by default only to api.openai.com)."""
 
     def _headers(self) -> dict[str, str]:
         return {"authorization": f"Bearer {self.api_key}"}
@@ -248,6 +338,8 @@ class OpenAIResponsesModel(HTTPModel):
             body["tool_choice"] = (
                 {"type": "function", "name": choice["name"]} if isinstance(choice, dict) else choice
             )
+        if request.provider_tools:
+            body.setdefault("tools", []).extend(provider_tool_entries(request.provider_tools))
         if request.output_schema is not None:
             body["text"] = {
                 "format": {
@@ -264,6 +356,8 @@ class OpenAIResponsesModel(HTTPModel):
             body["max_output_tokens"] = request.max_tokens
         if request.temperature is not None:
             body["temperature"] = request.temperature
+        if self.send_cache_key and request.prompt_caching and request.cache_key:
+            body["prompt_cache_key"] = request.cache_key
         if stream:
             body["stream"] = True
         body.update(self.extra_body)

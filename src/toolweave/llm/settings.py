@@ -1,24 +1,72 @@
-"""`ModelSettings`: the sampling settings an agent sends with every model call.
+"""`ModelSettings`: the settings an agent sends with every model call, and `ProviderTool`.
 
 Kept apart from `ModelRequest` (one call) so an agent holds one validated value and each call
 copies it in; an unset field is left out of the provider request, so the provider's default
-applies.
+applies. `ProviderTool` asks for a tool the provider runs itself (web search, code execution,
+web fetch, an MCP connector): each adapter turns it into its own request shape or refuses it
+with a `ModelConfigError` naming the provider.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
 
 from toolweave.errors import ConfigError
+
+ProviderToolName = Literal["web_search", "code_execution", "web_fetch", "mcp"]
+PROVIDER_TOOL_NAMES: tuple[str, ...] = get_args(ProviderToolName)
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderTool:
+    """A tool the provider runs on its side, asked for in neutral terms.
+
+    `name` is one of `web_search`, `code_execution`, `web_fetch` or `mcp` (the MCP connector,
+    which needs `url` and `label`, the server's name). `options` go into the provider's tool
+    entry as given (e.g. Anthropic's `max_uses`, `allowed_domains`; OpenAI's
+    `search_context_size`; an MCP server's `authorization_token` or `allowed_tools`).
+    Governance never sees these calls: the provider makes them, not toolweave.
+    """
+
+    name: ProviderToolName
+    url: str | None = None
+    label: str | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.name not in PROVIDER_TOOL_NAMES:
+            raise ConfigError(
+                f"ProviderTool(name=...) must be one of {', '.join(PROVIDER_TOOL_NAMES)}, "
+                f"got {self.name!r}"
+            )
+        if self.name == "mcp" and not (self.url and self.label):
+            raise ConfigError(
+                "ProviderTool('mcp') needs url=... (the MCP server's https URL) and label=... "
+                "(a short name for it)"
+            )
+        if self.url is not None and not self.url.startswith("https://"):
+            raise ConfigError(
+                f"ProviderTool(url=...) must be an https:// URL the provider can reach, "
+                f"got {self.url!r}"
+            )
 
 
 @dataclass(frozen=True, slots=True)
 class ModelSettings:
-    """`temperature` (0 or more) and `max_tokens` (the answer's token cap, positive) for every
-    model call of an agent; None leaves the provider's default."""
+    """Settings for every model call of an agent.
+
+    `temperature` (0 or more) and `max_tokens` (the answer's token cap, positive): None leaves
+    the provider's default. `prompt_caching` (on by default) marks cache breakpoints where the
+    provider wants them marked (Anthropic) and sends a per-session cache key where it takes
+    one (OpenAI); turn it off to send neither. `provider_tools` asks for provider-run tools.
+    """
 
     temperature: float | None = None
     max_tokens: int | None = None
+    prompt_caching: bool = True
+    provider_tools: tuple[ProviderTool, ...] = ()
 
     def __post_init__(self) -> None:
         if self.temperature is not None and not self.temperature >= 0:
@@ -32,4 +80,11 @@ class ModelSettings:
         ):
             raise ConfigError(
                 f"ModelSettings(max_tokens=...) must be a positive integer, got {self.max_tokens!r}"
+            )
+        if not isinstance(self.provider_tools, tuple) or not all(
+            isinstance(t, ProviderTool) for t in self.provider_tools
+        ):
+            raise ConfigError(
+                "ModelSettings(provider_tools=...) must be a tuple of ProviderTool, e.g. "
+                "(ProviderTool('web_search'),)"
             )

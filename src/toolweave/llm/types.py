@@ -8,7 +8,14 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from toolweave.llm.messages import Message, TextPart, ThinkingPart, ToolCallPart
+from toolweave.llm.messages import (
+    Message,
+    ProviderToolPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+)
+from toolweave.llm.settings import ProviderTool
 from toolweave.tools import ToolDef
 
 FinishReason = Literal["stop", "tool_calls", "length", "content_filter", "error"]
@@ -27,6 +34,12 @@ class ModelRequest:
     """Send tool schemas in the provider's strict dialect (OpenAI strict mode)."""
     output_name: str = "final_output"
     """The name native structured output is declared under."""
+    provider_tools: tuple[ProviderTool, ...] = ()
+    """Tools the provider runs itself; an adapter without one refuses the request."""
+    prompt_caching: bool = True
+    """Mark cache breakpoints (Anthropic) and send `cache_key` (OpenAI) where supported."""
+    cache_key: str | None = None
+    """Groups requests that share a prefix (a session id): OpenAI's `prompt_cache_key`."""
 
 
 @dataclass(slots=True)
@@ -90,11 +103,20 @@ class ToolCallReady:
 
 
 @dataclass(frozen=True, slots=True)
+class ProviderToolUpdate:
+    """A provider-run tool's call, result or citations, as soon as the stream has it whole."""
+
+    part: ProviderToolPart
+
+
+@dataclass(frozen=True, slots=True)
 class Finished:
     response: ModelResponse
 
 
-StreamEvent: TypeAlias = TextDelta | ThinkingDelta | ToolCallDelta | ToolCallReady | Finished
+StreamEvent: TypeAlias = (
+    TextDelta | ThinkingDelta | ToolCallDelta | ToolCallReady | ProviderToolUpdate | Finished
+)
 
 _WORDS = re.compile(r"\S+\s*|\s+")
 
@@ -109,6 +131,8 @@ async def response_events(response: ModelResponse) -> AsyncIterator[StreamEvent]
                 yield TextDelta(word)
         elif isinstance(part, ThinkingPart) and part.text:
             yield ThinkingDelta(part.text)
+        elif isinstance(part, ProviderToolPart):
+            yield ProviderToolUpdate(part)
     for index, call in enumerate(response.message.tool_calls):
         arguments = json.dumps(call.arguments, ensure_ascii=False)
         yield ToolCallDelta(index, call.id, call.name, arguments)

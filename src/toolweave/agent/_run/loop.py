@@ -276,6 +276,9 @@ class Run:
             output_name=output.name,
             max_tokens=config.model_settings.max_tokens,
             temperature=config.model_settings.temperature,
+            provider_tools=config.model_settings.provider_tools,
+            prompt_caching=config.model_settings.prompt_caching,
+            cache_key=self.session.id,
         )
 
     async def _call_model(self, request: ModelRequest, turn: int) -> ModelResponse:

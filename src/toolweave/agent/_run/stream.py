@@ -13,7 +13,13 @@ from typing import Any
 
 from toolweave import llm
 from toolweave.agent._run.answer import OutputHandler
-from toolweave.agent.events import AgentEvent, ModelTextDelta, ModelThinkingDelta, OutputDelta
+from toolweave.agent.events import (
+    AgentEvent,
+    ModelTextDelta,
+    ModelThinkingDelta,
+    OutputDelta,
+    ProviderToolActivity,
+)
 from toolweave.agent.output import PartialOutput
 from toolweave.llm import ModelRequest, ModelResponse, ToolCallPart
 
@@ -80,6 +86,8 @@ class StreamReader:
             self.announce(event.call, turn)
         elif isinstance(event, llm.ThinkingDelta):
             emit(ModelThinkingDelta(event.text, turn))
+        elif isinstance(event, llm.ProviderToolUpdate):
+            emit(ProviderToolActivity(event.part, turn))
         elif isinstance(event, llm.Finished):
             return event.response
         return None
