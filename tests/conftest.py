@@ -1,4 +1,5 @@
-"""Fixtures shared by every test package: a real Postgres server for the scale-out stores, and
+"""Fixtures shared by every test package: a temporary home for every test (and a failure for a
+test that writes into the real one), a real Postgres server for the scale-out stores, and
 toolweave's wheel built once per session."""
 
 from __future__ import annotations
@@ -9,8 +10,32 @@ from pathlib import Path
 
 import pytest
 
+from tests import home_guard
 from tests.postgres_server import DSN_VARIABLE, temporary_cluster
 from tests.wheel_env import build_wheel
+
+
+@pytest.fixture(autouse=True)
+def temporary_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
+    """Every test runs with `HOME`, and so toolweave's data dir `~/.toolweave`, in a fresh
+    temporary folder; a write into the real home (see tests/home_guard.py) fails the test."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    home_guard.install()
+    home_guard.violations.clear()
+    home_guard.watch(True)
+    try:
+        yield home
+    finally:
+        home_guard.watch(False)
+    if home_guard.violations:
+        written = "; ".join(sorted(set(home_guard.violations))[:5])
+        pytest.fail(
+            f"the test wrote into the real home {home_guard.REAL_HOME}: {written}; "
+            "use tmp_path or the temporary HOME (the `temporary_home` fixture)"
+        )
 
 
 @pytest.fixture(scope="session")
