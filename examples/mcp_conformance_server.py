@@ -7,7 +7,9 @@ Run it and point the suite at it:
         server --url http://127.0.0.1:3001/mcp
 
 It doubles as a tour of the toolkit: content types, logging, progress, sampling, elicitation,
-SSE polling (closing a stream mid-call), resources, templates, prompts and completions.
+SSE polling (closing a stream mid-call), resources, templates, prompts and completions; the
+2026-07-28 diagnostics (input-required results, tasks, custom headers) live in
+`_conformance_fixtures.py`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import argparse
 import asyncio
 import json
 from typing import Any, ClassVar
+
+from _conformance_fixtures import register
 
 from toolweave.mcp import Context, MCPServer, image_result, text_result
 from toolweave.tools import ToolAnnotations, ToolContext, ToolResult
@@ -342,6 +346,9 @@ def test_prompt_with_image() -> list[dict[str, Any]]:
 @server.completion("test_prompt_with_arguments")
 def complete_arguments(argument: str, value: str, context: dict[str, str]) -> list[str]:
     return [c for c in ("alpha", "beta", "gamma") if c.startswith(value)]
+
+
+register(server)  # the 2026-07-28 diagnostics: input-required results, tasks, headers, ...
 
 
 def main() -> None:

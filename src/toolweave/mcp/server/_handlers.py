@@ -13,7 +13,14 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from toolweave.mcp.server._input import (
+    RetryInputs,
+    arguments_digest,
+    input_required_result,
+    retry_inputs,
+)
 from toolweave.mcp.server._session import ServerSession
+from toolweave.mcp.server._tools import ToolEntry
 from toolweave.mcp.server.context import LOG_LEVELS, Context
 from toolweave.mcp.server.results import error_result, result_to_wire
 from toolweave.mcp.shared.constants import (
@@ -24,8 +31,15 @@ from toolweave.mcp.shared.constants import (
     PROBE_PATTERNS,
     SUPPORTED_VERSIONS,
 )
-from toolweave.mcp.shared.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, JSONRPCError, MCPError
+from toolweave.mcp.shared.errors import (
+    INVALID_PARAMS,
+    RESOURCE_NOT_FOUND,
+    InputRequired,
+    JSONRPCError,
+    MCPError,
+)
 from toolweave.mcp.shared.jsonrpc import RequestContext
+from toolweave.tools.base import Tool
 from toolweave.tools.errors import ToolError
 from toolweave.tools.result import ToolResult
 
@@ -99,32 +113,60 @@ async def tools_call(
         args = {}
     if not isinstance(args, dict):
         return result_to_wire(error_result(f"arguments of tool {name!r} must be a JSON object"))
-    call_ctx = Context(session, ctx, tool_name=name, deps=server.deps)
-    tool = entry.tool()
+    binding = _binding(session, ctx, f"tools/call:{name}", args)
+    inputs = _retry_inputs(session, params, binding)
+    call_ctx = Context(session, ctx, tool_name=name, deps=server.deps, inputs=inputs)
     try:
-        if call_ctx.probe:
-            result = await _probe(entry, tool, args, call_ctx)
-        elif entry.timeout is not None:
+        result = await run_tool(entry, entry.tool(), args, call_ctx)
+    except InputRequired:
+        assert inputs is not None and binding is not None  # only a retry channel raises it
+        return input_required_result(server.request_states, inputs, **binding)
+    return result_to_wire(result, wrap_structured=entry.wrap_structured)
+
+
+def _binding(
+    session: ServerSession, ctx: RequestContext, target: str, arguments: Any
+) -> dict[str, str] | None:
+    """What a 2026-07-28 `requestState` is bound to (None in a 2025 session: no states there)."""
+    if not session.is_modern(ctx.meta):
+        return None
+    caller = session.principal or ""
+    return {"caller": caller, "target": target, "digest": arguments_digest(arguments)}
+
+
+def _retry_inputs(
+    session: ServerSession, params: dict[str, Any], binding: dict[str, str] | None
+) -> RetryInputs | None:
+    if binding is None:
+        return None
+    return retry_inputs(session.server.request_states, params, **binding)
+
+
+async def run_tool(entry: ToolEntry, tool: Tool, args: dict[str, Any], ctx: Context) -> ToolResult:
+    """Run one call of `tool` (or answer its probe): its failures become error results, MCP
+    failures and questions for the client (`InputRequired`) propagate."""
+    name = entry.name
+    try:
+        if ctx.probe:
+            return await _probe(entry, tool, args, ctx)
+        if entry.timeout is not None:
             async with asyncio.timeout(entry.timeout):
-                result = await tool.execute(args, call_ctx)
-        else:
-            result = await tool.execute(args, call_ctx)
+                return await tool.execute(args, ctx)
+        return await tool.execute(args, ctx)
     except asyncio.CancelledError:
-        call_ctx.cancel()  # a sync handler in a worker thread can poll ctx.cancelled
+        ctx.cancel()  # a sync handler in a worker thread can poll ctx.cancelled
         raise
     except MCPError:
         raise  # infrastructure failure: a JSON-RPC error, not something the model can fix
     except ToolError as exc:
-        result = error_result(exc.message)
+        return error_result(exc.message)
     except TimeoutError as exc:
         if entry.timeout is None:  # raised by the tool itself (a `Tool` added with add_tool)
-            result = error_result(f"Tool {name!r} timed out: {exc or 'no detail'}")
-        else:
-            call_ctx.cancel()
-            result = error_result(
-                f"Tool {name!r} timed out after {entry.timeout:g}s; try a smaller request"
-            )
-    return result_to_wire(result, wrap_structured=entry.wrap_structured)
+            return error_result(f"Tool {name!r} timed out: {exc or 'no detail'}")
+        ctx.cancel()
+        return error_result(
+            f"Tool {name!r} timed out after {entry.timeout:g}s; try a smaller request"
+        )
 
 
 async def _probe(entry: Any, tool: Any, args: dict[str, Any], ctx: Context) -> ToolResult:
@@ -247,7 +289,16 @@ async def prompts_get(
     unknown = set(arguments) - {a["name"] for a in declared}
     if unknown:
         raise _bad_params(f"prompt {name!r} has no arguments named {', '.join(sorted(unknown))}")
-    return entry.messages(await _call(entry.func, dict(arguments)))
+    binding = _binding(session, ctx, f"prompts/get:{name}", arguments)
+    inputs = _retry_inputs(session, params, binding)
+    kwargs = dict(arguments)
+    if entry.context_param is not None:
+        kwargs[entry.context_param] = Context(session, ctx, deps=session.server.deps, inputs=inputs)
+    try:
+        return entry.messages(await _call(entry.func, kwargs))
+    except InputRequired:
+        assert inputs is not None and binding is not None
+        return input_required_result(session.server.request_states, inputs, **binding)
 
 
 async def complete(
