@@ -16,6 +16,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from toolweave.mcp import Context, MCPServer
+from toolweave.mcp.shared.errors import INTERNAL_ERROR, JSONRPCError
 
 
 def _schema(field: str, kind: str = "string") -> dict[str, Any]:
@@ -127,6 +128,52 @@ def register_input_required(server: MCPServer) -> None:
         return f"Use this context: {_content(answer).get('context', '')}"
 
 
+def register_tasks(server: MCPServer) -> None:
+    """The fixtures of the `tasks-*` scenarios (SEP-2663)."""
+
+    @server.tool(description="Greets at once (never a task)")
+    def greet(name: str) -> str:
+        return f"Hello, {name}!"
+
+    @server.tool(description="Sleeps `seconds`, reporting progress, then answers", task="optional")
+    async def slow_compute(seconds: float, ctx: Context, label: str = "") -> str:
+        if seconds:
+            await ctx.report_progress(0, seconds, f"computing {label}")
+            await asyncio.sleep(seconds)
+        return f"computed {label} in {seconds:g}s"
+
+    @server.tool(description="Fails as a tool after a second (only as a task)", task="required")
+    async def failing_job() -> str:
+        await asyncio.sleep(1)
+        raise RuntimeError("the job failed, as it always does")
+
+    @server.tool(description="Ends in a protocol error (a failed task)", task="optional")
+    async def protocol_error_job() -> str:
+        await asyncio.sleep(0.1)
+        raise JSONRPCError(INTERNAL_ERROR, "the job's backend broke")
+
+    @server.tool(description="Looks the file up, then asks before deleting it", task="optional")
+    async def confirm_delete(filename: str, ctx: Context) -> str:
+        await asyncio.sleep(0.05)  # the lookup: the call is a task by now
+        answer = await ctx.elicit(f"Delete {filename}?", _schema("confirm", "boolean"))
+        return f"deleted {filename}" if _content(answer).get("confirm") else "kept"
+
+    @server.tool(description="Asks two questions at once while a task", task="optional")
+    async def multi_input(ctx: Context) -> str:
+        await asyncio.sleep(0.05)
+        first, second = await asyncio.gather(
+            ctx.elicit("First name?", _schema("name"), key="first"),
+            ctx.elicit("Second name?", _schema("name"), key="second"),
+        )
+        return f"{_content(first).get('name')} and {_content(second).get('name')}"
+
+    @server.tool(description="Asks the user's name, then works on as a task", task="required")
+    async def test_tool_with_task(ctx: Context) -> str:
+        answer = await ctx.elicit("What is your name?", _schema("name"), key="user_name")
+        await asyncio.sleep(0.2)
+        return f"Hello, {_content(answer).get('name')}! (from a task)"
+
+
 def register_custom_headers(server: MCPServer) -> None:
     """A tool whose `region` argument is mirrored into the `Mcp-Param-Region` header."""
 
@@ -144,4 +191,5 @@ def register_custom_headers(server: MCPServer) -> None:
 def register(server: MCPServer) -> None:
     register_stateless(server)
     register_input_required(server)
+    register_tasks(server)
     register_custom_headers(server)

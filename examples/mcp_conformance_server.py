@@ -227,17 +227,29 @@ class JSONSchema2020Tool:
     """A hand-written `Tool` whose input schema uses JSON Schema 2020-12 features verbatim."""
 
     name = "json_schema_2020_12_tool"
-    description = "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)"
+    description = "Tool with JSON Schema 2020-12 features (SEP-1613, SEP-2106)"
     parameters: ClassVar[dict[str, Any]] = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": "object",
         "$defs": {
             "address": {
+                "$anchor": "addressDef",
                 "type": "object",
                 "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
             }
         },
-        "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"},
+        },
+        # SEP-2106: composition and conditional keywords travel as written.
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
         "additionalProperties": False,
     }
     permissions: frozenset[Any] = frozenset()

@@ -20,6 +20,7 @@ from toolweave.mcp.server._input import (
     retry_inputs,
 )
 from toolweave.mcp.server._session import ServerSession
+from toolweave.mcp.server._tasks import tasks_declared, tasks_required
 from toolweave.mcp.server._tools import ToolEntry
 from toolweave.mcp.server.context import LOG_LEVELS, Context
 from toolweave.mcp.server.results import error_result, result_to_wire
@@ -117,10 +118,22 @@ async def tools_call(
     inputs = _retry_inputs(session, params, binding)
     call_ctx = Context(session, ctx, tool_name=name, deps=server.deps, inputs=inputs)
     try:
-        result = await run_tool(entry, entry.tool(), args, call_ctx)
+        if (
+            inputs is not None
+            and entry.task_support
+            and tasks_declared(call_ctx.client_capabilities)
+        ):
+            outcome = await server.tasks.call(entry, args, call_ctx, inputs.answers)
+            if isinstance(outcome, dict):
+                return outcome  # the call became a task
+            result = outcome
+        elif entry.task_support == "required":
+            raise tasks_required(f"tool {name!r} runs only as a task, so it")
+        else:
+            result = await run_tool(entry, entry.tool(), args, call_ctx)
     except InputRequired:
-        assert inputs is not None and binding is not None  # only a retry channel raises it
-        return input_required_result(server.request_states, inputs, **binding)
+        assert binding is not None and isinstance(call_ctx.inputs, RetryInputs)  # 2026 only
+        return input_required_result(server.request_states, call_ctx.inputs, **binding)
     return result_to_wire(result, wrap_structured=entry.wrap_structured)
 
 
@@ -340,6 +353,26 @@ async def complete(
     }
 
 
+def _task_owner(session: ServerSession, ctx: RequestContext) -> str:
+    """Who may see the task (tasks/* are refused to a client without the extension)."""
+    if not tasks_declared(session.client_capabilities_for(ctx.meta)):
+        raise tasks_required(ctx.method)
+    return session.principal or ""
+
+
+def _task_method(name: str) -> Handler:
+    """The handler of `tasks/<name>`: the server's `TaskManager.<name>` for the caller's tasks."""
+
+    async def handle(
+        session: ServerSession, params: dict[str, Any], ctx: RequestContext
+    ) -> dict[str, Any]:
+        method: Callable[[dict[str, Any], str], Awaitable[dict[str, Any]]]
+        method = getattr(session.server.tasks, name)
+        return await method(params, _task_owner(session, ctx))
+
+    return handle
+
+
 async def listen(
     session: ServerSession, params: dict[str, Any], ctx: RequestContext
 ) -> dict[str, Any]:
@@ -371,4 +404,7 @@ HANDLERS: dict[str, Handler] = {
     "completion/complete": complete,
     "logging/setLevel": set_level,
     "subscriptions/listen": listen,
+    "tasks/get": _task_method("get"),
+    "tasks/update": _task_method("update"),
+    "tasks/cancel": _task_method("cancel"),
 }

@@ -16,6 +16,11 @@ from toolweave.mcp.server._catalog import CatalogSource, PromptEntry, ResourceEn
 from toolweave.mcp.server._input import DEFAULT_REQUEST_STATE_TTL, RequestStates
 from toolweave.mcp.server._listen import ChangeFeed
 from toolweave.mcp.server._session import ServerSession
+from toolweave.mcp.server._tasks import (
+    DEFAULT_TASK_POLL_INTERVAL_MS,
+    DEFAULT_TASK_TTL_MS,
+    TaskManager,
+)
 from toolweave.mcp.server._tools import PatternSource, ToolEntry, check_name, function_entry
 from toolweave.mcp.shared.constants import (
     DEFAULT_MAX_BODY_BYTES,
@@ -24,6 +29,7 @@ from toolweave.mcp.shared.constants import (
     PROMPTS_CHANGED,
     RESOURCE_UPDATED,
     RESOURCES_CHANGED,
+    TASKS_EXTENSION,
     TOOLS_CHANGED,
 )
 from toolweave.tools.base import Tool
@@ -33,6 +39,7 @@ if TYPE_CHECKING:
     from starlette.applications import Starlette
 
     from toolweave.mcp.server.event_store import EventStore
+    from toolweave.mcp.server.tasks import TaskStore
 
 logger = logging.getLogger("toolweave.mcp.server")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -45,7 +52,9 @@ class MCPServer:
     `deps` is handed to every tool as `ctx.deps` (a database handle, an HTTP client).
     `cache_ttl_ms` / `cache_scope` are the caching hints 2026-07-28 clients receive on lists.
     `state_key` (at least 16 bytes; random per process by default) signs the `requestState` of
-    input-required results, valid for `request_state_ttl` seconds.
+    input-required results, valid for `request_state_ttl` seconds. Tools declared with
+    `task=` run as tasks kept in `task_store` for `task_ttl_ms`; clients are told to poll every
+    `task_poll_interval_ms`.
     """
 
     def __init__(
@@ -59,6 +68,9 @@ class MCPServer:
         cache_scope: str = "private",
         state_key: bytes | None = None,
         request_state_ttl: float = DEFAULT_REQUEST_STATE_TTL,
+        task_store: TaskStore | None = None,
+        task_ttl_ms: int = DEFAULT_TASK_TTL_MS,
+        task_poll_interval_ms: int = DEFAULT_TASK_POLL_INTERVAL_MS,
     ) -> None:
         if cache_ttl_ms < 0 or cache_scope not in ("public", "private"):
             raise ValueError("cache_ttl_ms must be >= 0 and cache_scope 'public' or 'private'")
@@ -73,6 +85,11 @@ class MCPServer:
         # Seals 2026-07-28 `requestState`s; give every replica the same `state_key` (random per
         # process by default, so a restart voids the states in flight).
         self.request_states = RequestStates(state_key, ttl=request_state_ttl)
+        # SEP-2663 tasks, in `task_store` (an in-memory SQLite store, opened on first use, when
+        # None; pass `SQLiteTaskStore(path)` to keep them across restarts).
+        self.tasks = TaskManager(
+            task_store, ttl_ms=task_ttl_ms, poll_interval_ms=task_poll_interval_ms
+        )
         self._tools: dict[str, ToolEntry] = {}
         self._tool_list: list[dict[str, Any]] | None = None
         self.resources: list[ResourceEntry] = []
@@ -330,6 +347,8 @@ class MCPServer:
             caps["resources"] = {"subscribe": True, "listChanged": True}
         if self.prompts or self.catalog_sources:
             caps["prompts"] = {"listChanged": True}
+        if any(entry.task_support for entry in self._tools.values()):
+            caps["extensions"] = {TASKS_EXTENSION: {}}
         return caps
 
     def new_session(

@@ -16,7 +16,7 @@ from toolweave.mcp.server._input import InputChannel, RetryInputs, SessionInputs
 from toolweave.mcp.shared.errors import MISSING_CLIENT_CAPABILITY, JSONRPCError
 from toolweave.mcp.shared.jsonrpc import RequestContext
 from toolweave.mcp.shared.probe import probe_requested
-from toolweave.tools.context import ToolContext
+from toolweave.tools.context import ProgressCallback, ToolContext
 
 if TYPE_CHECKING:
     from toolweave.mcp.server._session import ServerSession
@@ -34,7 +34,16 @@ class Context(ToolContext):
     describe the caller (from `initialize`, or per request in the stateless 2026-07-28 era).
     """
 
-    __slots__ = ("_asked", "_request", "_session", "inputs", "meta", "probe", "tool_name")
+    __slots__ = (
+        "_asked",
+        "_detached",
+        "_request",
+        "_session",
+        "inputs",
+        "meta",
+        "probe",
+        "tool_name",
+    )
 
     def __init__(
         self,
@@ -66,6 +75,7 @@ class Context(ToolContext):
             RetryInputs() if session.is_modern(request.meta) else SessionInputs(request)
         )
         self._asked = 0
+        self._detached = False
 
     @property
     def request_id(self) -> Any:
@@ -101,7 +111,7 @@ class Context(ToolContext):
         if rank is None:
             raise ValueError(f"log level {level!r} is not one of {', '.join(LOG_LEVELS)}")
         wanted = self._session.log_level_for(self.meta)
-        if wanted is None or rank < _LEVEL_RANK.get(wanted, 0):
+        if self._detached or wanted is None or rank < _LEVEL_RANK.get(wanted, 0):
             return
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
@@ -237,6 +247,12 @@ class Context(ToolContext):
         result = await self._ask("roots/list", {}, key, timeout)
         roots = result.get("roots")
         return list(roots) if isinstance(roots, list) else []
+
+    def detach(self, progress: ProgressCallback) -> None:
+        """The call became a task: its request is answered, so progress goes to `progress` (the
+        task's status message) and log messages are dropped."""
+        self._detached = True
+        self.progress_callback = progress
 
     def close_sse_stream(self) -> None:
         """Close this request's SSE stream now (Streamable HTTP polling, SEP-1699).
