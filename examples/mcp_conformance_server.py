@@ -7,7 +7,9 @@ Run it and point the suite at it:
         server --url http://127.0.0.1:3001/mcp
 
 It doubles as a tour of the toolkit: content types, logging, progress, sampling, elicitation,
-SSE polling (closing a stream mid-call), resources, templates, prompts and completions.
+SSE polling (closing a stream mid-call), resources, templates, prompts and completions; the
+2026-07-28 diagnostics (input-required results, tasks, custom headers) live in
+`_conformance_fixtures.py`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import argparse
 import asyncio
 import json
 from typing import Any, ClassVar
+
+from _conformance_fixtures import register
 
 from toolweave.mcp import Context, MCPServer, image_result, text_result
 from toolweave.tools import ToolAnnotations, ToolContext, ToolResult
@@ -223,17 +227,29 @@ class JSONSchema2020Tool:
     """A hand-written `Tool` whose input schema uses JSON Schema 2020-12 features verbatim."""
 
     name = "json_schema_2020_12_tool"
-    description = "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)"
+    description = "Tool with JSON Schema 2020-12 features (SEP-1613, SEP-2106)"
     parameters: ClassVar[dict[str, Any]] = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": "object",
         "$defs": {
             "address": {
+                "$anchor": "addressDef",
                 "type": "object",
                 "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
             }
         },
-        "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"},
+        },
+        # SEP-2106: composition and conditional keywords travel as written.
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
         "additionalProperties": False,
     }
     permissions: frozenset[Any] = frozenset()
@@ -342,6 +358,9 @@ def test_prompt_with_image() -> list[dict[str, Any]]:
 @server.completion("test_prompt_with_arguments")
 def complete_arguments(argument: str, value: str, context: dict[str, str]) -> list[str]:
     return [c for c in ("alpha", "beta", "gamma") if c.startswith(value)]
+
+
+register(server)  # the 2026-07-28 diagnostics: input-required results, tasks, headers, ...
 
 
 def main() -> None:

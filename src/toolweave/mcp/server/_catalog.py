@@ -123,7 +123,7 @@ def template_pattern(uri: str) -> re.Pattern[str]:
 class PromptEntry:
     """A prompt: a function whose string parameters are the prompt's arguments."""
 
-    __slots__ = ("_definition", "description", "func", "name", "title")
+    __slots__ = ("_definition", "context_param", "description", "func", "name", "title")
 
     def __init__(
         self,
@@ -138,6 +138,15 @@ class PromptEntry:
         self.title = title
         self.description = description
         self._definition: dict[str, Any] | None = None
+        #: The parameter that receives the request's `Context` (to ask the client), if any.
+        self.context_param = next(
+            (
+                p.name
+                for p in inspect.signature(func).parameters.values()
+                if _is_context_annotation(p.annotation)
+            ),
+            None,
+        )
 
     def definition(self) -> dict[str, Any]:
         if self._definition is not None:

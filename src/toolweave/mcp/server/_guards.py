@@ -25,11 +25,18 @@ from toolweave.mcp.shared.constants import (
     META_PROTOCOL_VERSION,
     MODERN_VERSIONS,
 )
-from toolweave.mcp.shared.errors import INVALID_PARAMS
+from toolweave.mcp.shared.errors import HEADER_MISMATCH, INVALID_PARAMS
 from toolweave.mcp.shared.jsonrpc import encode
 
-HEADER_MISMATCH = -32020
-_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+#: The body field `Mcp-Name` mirrors, per method (SEP-2243; SEP-2663 adds the task methods).
+_NAME_PARAM = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 
 
 def error_response(status: int, code: int, message: str, request_id: Any = None) -> Response:
@@ -100,13 +107,19 @@ class AccessGuard:
         return hostname in LOOPBACK_HOSTS
 
 
+def _header(request: Request, name: str) -> str | None:
+    """A header's value without the optional whitespace around it (RFC 9110 section 5.5)."""
+    value = request.headers.get(name)
+    return None if value is None else value.strip(" \t")
+
+
 def check_modern_request(
     request: Request, request_id: Any, method: str, params: dict[str, Any], meta: dict[str, Any]
 ) -> Response | None:
     """The 2026-07-28 header/body agreement and required `_meta`; the refusal or None."""
     version = meta.get(META_PROTOCOL_VERSION)
     headers = request.headers
-    if headers.get("mcp-protocol-version") != version:
+    if _header(request, "mcp-protocol-version") != version:
         return error_response(
             400,
             HEADER_MISMATCH,
@@ -118,7 +131,7 @@ def check_modern_request(
         error = unsupported_version(version)
         body = {"jsonrpc": "2.0", "id": request_id, "error": error.to_dict()}
         return Response(encode(body), status_code=400, media_type="application/json")
-    if headers.get("mcp-method") != method:
+    if _header(request, "mcp-method") != method:
         return error_response(
             400,
             HEADER_MISMATCH,
@@ -127,7 +140,7 @@ def check_modern_request(
         )
     name_field = _NAME_PARAM.get(method)
     if name_field is not None:
-        raw = headers.get("mcp-name")
+        raw = _header(request, "mcp-name")
         if raw is None or decode_header(raw) != params.get(name_field):
             return error_response(
                 400,

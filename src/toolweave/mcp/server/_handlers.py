@@ -13,7 +13,15 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from toolweave.mcp.server._input import (
+    RetryInputs,
+    arguments_digest,
+    input_required_result,
+    retry_inputs,
+)
 from toolweave.mcp.server._session import ServerSession
+from toolweave.mcp.server._tasks import tasks_declared, tasks_required
+from toolweave.mcp.server._tools import ToolEntry
 from toolweave.mcp.server.context import LOG_LEVELS, Context
 from toolweave.mcp.server.results import error_result, result_to_wire
 from toolweave.mcp.shared.constants import (
@@ -24,8 +32,15 @@ from toolweave.mcp.shared.constants import (
     PROBE_PATTERNS,
     SUPPORTED_VERSIONS,
 )
-from toolweave.mcp.shared.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, JSONRPCError, MCPError
+from toolweave.mcp.shared.errors import (
+    INVALID_PARAMS,
+    RESOURCE_NOT_FOUND,
+    InputRequired,
+    JSONRPCError,
+    MCPError,
+)
 from toolweave.mcp.shared.jsonrpc import RequestContext
+from toolweave.tools.base import Tool
 from toolweave.tools.errors import ToolError
 from toolweave.tools.result import ToolResult
 
@@ -99,32 +114,72 @@ async def tools_call(
         args = {}
     if not isinstance(args, dict):
         return result_to_wire(error_result(f"arguments of tool {name!r} must be a JSON object"))
-    call_ctx = Context(session, ctx, tool_name=name, deps=server.deps)
-    tool = entry.tool()
+    binding = _binding(session, ctx, f"tools/call:{name}", args)
+    inputs = _retry_inputs(session, params, binding)
+    call_ctx = Context(session, ctx, tool_name=name, deps=server.deps, inputs=inputs)
     try:
-        if call_ctx.probe:
-            result = await _probe(entry, tool, args, call_ctx)
-        elif entry.timeout is not None:
-            async with asyncio.timeout(entry.timeout):
-                result = await tool.execute(args, call_ctx)
+        if (
+            inputs is not None
+            and entry.task_support
+            and tasks_declared(call_ctx.client_capabilities)
+        ):
+            outcome = await server.tasks.call(entry, args, call_ctx, inputs.answers)
+            if isinstance(outcome, dict):
+                return outcome  # the call became a task
+            result = outcome
+        elif entry.task_support == "required":
+            raise tasks_required(f"tool {name!r} runs only as a task, so it")
         else:
-            result = await tool.execute(args, call_ctx)
+            result = await run_tool(entry, entry.tool(), args, call_ctx)
+    except InputRequired:
+        assert binding is not None and isinstance(call_ctx.inputs, RetryInputs)  # 2026 only
+        return input_required_result(server.request_states, call_ctx.inputs, **binding)
+    return result_to_wire(result, wrap_structured=entry.wrap_structured)
+
+
+def _binding(
+    session: ServerSession, ctx: RequestContext, target: str, arguments: Any
+) -> dict[str, str] | None:
+    """What a 2026-07-28 `requestState` is bound to (None in a 2025 session: no states there)."""
+    if not session.is_modern(ctx.meta):
+        return None
+    caller = session.principal or ""
+    return {"caller": caller, "target": target, "digest": arguments_digest(arguments)}
+
+
+def _retry_inputs(
+    session: ServerSession, params: dict[str, Any], binding: dict[str, str] | None
+) -> RetryInputs | None:
+    if binding is None:
+        return None
+    return retry_inputs(session.server.request_states, params, **binding)
+
+
+async def run_tool(entry: ToolEntry, tool: Tool, args: dict[str, Any], ctx: Context) -> ToolResult:
+    """Run one call of `tool` (or answer its probe): its failures become error results, MCP
+    failures and questions for the client (`InputRequired`) propagate."""
+    name = entry.name
+    try:
+        if ctx.probe:
+            return await _probe(entry, tool, args, ctx)
+        if entry.timeout is not None:
+            async with asyncio.timeout(entry.timeout):
+                return await tool.execute(args, ctx)
+        return await tool.execute(args, ctx)
     except asyncio.CancelledError:
-        call_ctx.cancel()  # a sync handler in a worker thread can poll ctx.cancelled
+        ctx.cancel()  # a sync handler in a worker thread can poll ctx.cancelled
         raise
     except MCPError:
         raise  # infrastructure failure: a JSON-RPC error, not something the model can fix
     except ToolError as exc:
-        result = error_result(exc.message)
+        return error_result(exc.message)
     except TimeoutError as exc:
         if entry.timeout is None:  # raised by the tool itself (a `Tool` added with add_tool)
-            result = error_result(f"Tool {name!r} timed out: {exc or 'no detail'}")
-        else:
-            call_ctx.cancel()
-            result = error_result(
-                f"Tool {name!r} timed out after {entry.timeout:g}s; try a smaller request"
-            )
-    return result_to_wire(result, wrap_structured=entry.wrap_structured)
+            return error_result(f"Tool {name!r} timed out: {exc or 'no detail'}")
+        ctx.cancel()
+        return error_result(
+            f"Tool {name!r} timed out after {entry.timeout:g}s; try a smaller request"
+        )
 
 
 async def _probe(entry: Any, tool: Any, args: dict[str, Any], ctx: Context) -> ToolResult:
@@ -247,7 +302,16 @@ async def prompts_get(
     unknown = set(arguments) - {a["name"] for a in declared}
     if unknown:
         raise _bad_params(f"prompt {name!r} has no arguments named {', '.join(sorted(unknown))}")
-    return entry.messages(await _call(entry.func, dict(arguments)))
+    binding = _binding(session, ctx, f"prompts/get:{name}", arguments)
+    inputs = _retry_inputs(session, params, binding)
+    kwargs = dict(arguments)
+    if entry.context_param is not None:
+        kwargs[entry.context_param] = Context(session, ctx, deps=session.server.deps, inputs=inputs)
+    try:
+        return entry.messages(await _call(entry.func, kwargs))
+    except InputRequired:
+        assert inputs is not None and binding is not None
+        return input_required_result(session.server.request_states, inputs, **binding)
 
 
 async def complete(
@@ -289,6 +353,26 @@ async def complete(
     }
 
 
+def _task_owner(session: ServerSession, ctx: RequestContext) -> str:
+    """Who may see the task (tasks/* are refused to a client without the extension)."""
+    if not tasks_declared(session.client_capabilities_for(ctx.meta)):
+        raise tasks_required(ctx.method)
+    return session.principal or ""
+
+
+def _task_method(name: str) -> Handler:
+    """The handler of `tasks/<name>`: the server's `TaskManager.<name>` for the caller's tasks."""
+
+    async def handle(
+        session: ServerSession, params: dict[str, Any], ctx: RequestContext
+    ) -> dict[str, Any]:
+        method: Callable[[dict[str, Any], str], Awaitable[dict[str, Any]]]
+        method = getattr(session.server.tasks, name)
+        return await method(params, _task_owner(session, ctx))
+
+    return handle
+
+
 async def listen(
     session: ServerSession, params: dict[str, Any], ctx: RequestContext
 ) -> dict[str, Any]:
@@ -320,4 +404,7 @@ HANDLERS: dict[str, Handler] = {
     "completion/complete": complete,
     "logging/setLevel": set_level,
     "subscriptions/listen": listen,
+    "tasks/get": _task_method("get"),
+    "tasks/update": _task_method("update"),
+    "tasks/cancel": _task_method("cancel"),
 }

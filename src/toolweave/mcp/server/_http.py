@@ -28,6 +28,7 @@ from starlette.responses import Response, StreamingResponse
 
 from toolweave.mcp.server._guards import AccessGuard, check_modern_request
 from toolweave.mcp.server._guards import error_response as _error
+from toolweave.mcp.server._headers import check_param_headers
 from toolweave.mcp.server._session import ServerSession
 from toolweave.mcp.server.event_store import (
     EventStore,
@@ -36,8 +37,19 @@ from toolweave.mcp.server.event_store import (
     drain,
     sse_event,
 )
-from toolweave.mcp.shared.constants import HANDSHAKE_VERSIONS, META_PROTOCOL_VERSION
-from toolweave.mcp.shared.errors import INVALID_REQUEST, METHOD_NOT_FOUND, JSONRPCError
+from toolweave.mcp.shared.constants import (
+    HANDSHAKE_VERSIONS,
+    META_CLIENT_CAPABILITIES,
+    META_PROTOCOL_VERSION,
+    MODERN_VERSIONS,
+)
+from toolweave.mcp.shared.errors import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_CLIENT_CAPABILITY,
+    JSONRPCError,
+)
 from toolweave.mcp.shared.jsonrpc import RequestContext, decode, encode, valid_id
 from toolweave.mcp.shared.peer import JSONRPCPeer
 
@@ -49,6 +61,9 @@ if TYPE_CHECKING:
 _DRAIN_FACTOR = 16
 logger = logging.getLogger("toolweave.mcp.server")
 _SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+#: 2026-07-28: the HTTP status of a JSON error answer (an unimplemented method is a 404, which
+#: tells a modern server apart; a capability the request did not declare is a 400).
+_MODERN_ERROR_STATUS = {METHOD_NOT_FOUND: 404, MISSING_CLIENT_CAPABILITY: 400}
 
 
 class _HttpSession:
@@ -151,30 +166,41 @@ class StreamableHTTPApp:
         method = message.get("method")
         if "id" in message and method is not None and not valid_id(message["id"]):
             return _error(400, INVALID_REQUEST, "a request id must be an integer or a string")
+        is_request = isinstance(method, str) and "id" in message
+        # Every refusal below answers with the request's id (2026-07-28 requires it).
+        rid = message["id"] if is_request else None
         params = message.get("params")
         if not isinstance(params, dict):
             params = {}
         meta = params.get("_meta")
         if not isinstance(meta, dict):
             meta = {}
-        if isinstance(method, str) and "id" in message and META_PROTOCOL_VERSION in meta:
+        if isinstance(method, str) and is_request and META_PROTOCOL_VERSION in meta:
             return await self._stateless(request, message, method, params, meta, json_ok, sse_ok)
         version = request.headers.get("mcp-protocol-version")
+        if is_request and version in MODERN_VERSIONS:
+            return _error(
+                400,
+                INVALID_PARAMS,
+                f"a {version} request carries its protocol version in "
+                f"params._meta[{META_PROTOCOL_VERSION!r}] (and its capabilities in "
+                f"_meta[{META_CLIENT_CAPABILITIES!r}]); this one has none",
+                rid,
+            )
         if version is not None and version not in HANDSHAKE_VERSIONS:
-            return _error(400, -32600, f"Unsupported MCP-Protocol-Version {version!r}")
+            return _error(400, -32600, f"Unsupported MCP-Protocol-Version {version!r}", rid)
         session_id = request.headers.get("mcp-session-id")
         if method == "initialize" and "id" in message:
             created = self._new_session()
             self._identify(created.session, request)
             return await self._answer(created, message, json_ok, sse_ok, new=True)
-        is_request = isinstance(method, str) and "id" in message
         if session_id is None:
             if not is_request:  # a 2026-07-28 notification: nothing is waiting for it here
                 return Response(status_code=202)
-            return _error(400, -32600, "Bad Request: Mcp-Session-Id header is required")
+            return _error(400, -32600, "Bad Request: Mcp-Session-Id header is required", rid)
         http_session = self.sessions.get(session_id)
         if http_session is None:
-            return _error(404, -32600, "Session not found: initialize a new session")
+            return _error(404, -32600, "Session not found: initialize a new session", rid)
         http_session.last_seen = time.monotonic()
         if not is_request:
             http_session.peer.feed(message)  # a notification or a response to our request
@@ -277,11 +303,10 @@ class StreamableHTTPApp:
                 return Response(status_code=202, headers=headers)
             final = stream.final or {}
             error = final.get("error")
-            # 2026-07-28: an unimplemented method is a 404 (it tells a modern server apart).
-            not_found = stateless is not None and error and error.get("code") == METHOD_NOT_FOUND
+            code = error.get("code") if stateless is not None and isinstance(error, dict) else 0
             return Response(
                 encode(final),
-                status_code=404 if not_found else 200,
+                status_code=_MODERN_ERROR_STATUS.get(code, 200) if type(code) is int else 200,
                 media_type="application/json",
                 headers=headers,
             )
@@ -317,6 +342,12 @@ class StreamableHTTPApp:
     ) -> Response:
         request_id = message["id"]
         refused = check_modern_request(request, request_id, method, params, meta)
+        if refused is None and method == "tools/call" and isinstance(params.get("name"), str):
+            entry = self.server.tool_entry(params["name"])
+            if entry is not None and entry.header_params:
+                refused = check_param_headers(
+                    request, request_id, entry.definition(), params.get("arguments")
+                )
         if refused is not None:
             return refused
         if method == "subscriptions/listen" and not sse_ok:  # its answer is a long SSE stream
@@ -331,7 +362,8 @@ class StreamableHTTPApp:
 
         session = self.server.new_session(stateless=True)
         self._identify(session, request)
-        peer = JSONRPCPeer(send, _answering(session))
+        # 2026-07-28 removed ping: it is a 404 like any unknown method.
+        peer = JSONRPCPeer(send, _answering(session), answer_ping=False)
         session.peer = peer
         peer.feed(message, transport=stream)
         return await self._respond(stream, {}, None, stateless=(request, peer))

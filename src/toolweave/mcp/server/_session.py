@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from toolweave.mcp.shared.constants import (
+    HANDSHAKE_ONLY_METHODS,
     LATEST_HANDSHAKE,
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -92,9 +93,13 @@ class ServerSession:
         caps = meta.get(META_CLIENT_CAPABILITIES)
         return caps if isinstance(caps, dict) else self.client_capabilities
 
-    def log_level_for(self, meta: dict[str, Any]) -> str:
+    def log_level_for(self, meta: dict[str, Any]) -> str | None:
+        """The least severe level the client wants logged; None when it wants no log at all (a
+        2026-07-28 request that set no `_meta` logLevel)."""
         level = meta.get(META_LOG_LEVEL)
-        return level if isinstance(level, str) else self.log_level
+        if isinstance(level, str):
+            return level
+        return None if self.is_modern(meta) else self.log_level
 
     # -- dispatch -------------------------------------------------------------------------------
 
@@ -118,10 +123,10 @@ class ServerSession:
                 f"_meta[{META_CLIENT_CAPABILITIES!r}] is required on {version} requests "
                 "(an object, {} when the client has none)",
             )
-        if handler is None or method == "initialize":
+        if handler is None or method in HANDSHAKE_ONLY_METHODS:
             raise JSONRPCError(METHOD_NOT_FOUND, f"Method not found: {method}")
         result = dict(await handler(self, params, ctx))
-        result["resultType"] = "complete"
+        result.setdefault("resultType", "complete")  # "input_required" and "task" stay
         if method in CACHEABLE_METHODS:
             result["ttlMs"] = self.server.cache_ttl_ms
             result["cacheScope"] = self.server.cache_scope

@@ -14,9 +14,10 @@ import logging
 import re
 import types
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from toolweave.mcp.server._headers import annotate_schema
 from toolweave.mcp.shared.constants import PROBE_SUPPORTED
 from toolweave.tools.base import Tool
 from toolweave.tools.result import (
@@ -30,6 +31,8 @@ from toolweave.tools.result import (
 logger = logging.getLogger("toolweave.mcp.server")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 PatternSource = Callable[[dict[str, Any]], Sequence[str]]
+#: A tool's `task` option: never a task, a task when the client supports tasks, only a task.
+TASK_SUPPORT = (None, "optional", "required")
 
 # Return types that carry no structure worth an outputSchema (text, results, content parts).
 _UNSTRUCTURED: tuple[type, ...] = (
@@ -132,10 +135,13 @@ class ToolEntry:
         "_func",
         "_tool",
         "always",
+        "header_params",
         "meta",
         "name",
         "output_schema",
         "probe",
+        "task_after",
+        "task_support",
         "timeout",
         "title",
         "wrap_structured",
@@ -153,7 +159,17 @@ class ToolEntry:
         meta: dict[str, Any] | None = None,
         output_schema: dict[str, Any] | bool | None = True,
         timeout: float | None = None,
+        header_params: Mapping[str, str] | None = None,
+        task: str | None = None,
+        task_after: float = 0.0,
     ) -> None:
+        if task not in TASK_SUPPORT:
+            raise ValueError(
+                f"tool {name!r}: task must be None (never a task), 'optional' (a task when the "
+                f"client supports tasks) or 'required' (only as a task), not {task!r}"
+            )
+        if task_after < 0:
+            raise ValueError(f"tool {name!r}: task_after must be >= 0 seconds, not {task_after}")
         self.name = name
         self._factory = factory
         self._func = func
@@ -167,6 +183,12 @@ class ToolEntry:
         self.output_schema: dict[str, Any] | bool | None = output_schema
         self.wrap_structured = False
         self.timeout = timeout
+        #: Arguments mirrored into `Mcp-Param-*` headers (SEP-2243): parameter -> header suffix.
+        self.header_params = dict(header_params or {})
+        #: SEP-2663 task support ("optional", "required" or None) and the seconds a call runs
+        #: inline before it becomes a task (0: at its first pause).
+        self.task_support = task
+        self.task_after = task_after
 
     @property
     def supports_probe(self) -> bool:
@@ -194,13 +216,19 @@ class ToolEntry:
         if title:
             entry["title"] = title
         entry["description"] = tool.description
-        entry["inputSchema"] = tool.parameters
+        entry["inputSchema"] = (
+            annotate_schema(self.name, tool.parameters, self.header_params)
+            if self.header_params
+            else tool.parameters
+        )
         if isinstance(self.output_schema, dict):
             entry["outputSchema"] = self.output_schema
         annotations = tool.annotations.to_mcp()
         if title:
             annotations["title"] = title
         entry["annotations"] = annotations
+        if self.task_support is not None:
+            entry["execution"] = {"taskSupport": self.task_support}
         meta = dict(self.meta or {})
         if self.supports_probe:
             meta[PROBE_SUPPORTED] = True
@@ -233,6 +261,9 @@ _ENTRY_OPTIONS = frozenset(
         "meta",
         "structured_output",
         "timeout",
+        "header_params",
+        "task",
+        "task_after",
     }
 )
 
@@ -248,6 +279,9 @@ def function_entry(func: Callable[..., Any], options: dict[str, Any]) -> ToolEnt
         "meta": options.pop("meta", None),
         "output_schema": bool(options.pop("structured_output", True)),
         "timeout": options.pop("timeout", None),
+        "header_params": options.pop("header_params", None),
+        "task": options.pop("task", None),
+        "task_after": options.pop("task_after", 0.0),
     }
     unknown = set(options) - _FUNCTION_TOOL_OPTIONS
     if unknown:

@@ -9,12 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from toolweave.mcp.server._catalog import CatalogSource, PromptEntry, ResourceEntry
+from toolweave.mcp.server._input import DEFAULT_REQUEST_STATE_TTL, RequestStates
 from toolweave.mcp.server._listen import ChangeFeed
 from toolweave.mcp.server._session import ServerSession
+from toolweave.mcp.server._tasks import (
+    DEFAULT_TASK_POLL_INTERVAL_MS,
+    DEFAULT_TASK_TTL_MS,
+    TaskManager,
+)
 from toolweave.mcp.server._tools import PatternSource, ToolEntry, check_name, function_entry
 from toolweave.mcp.shared.constants import (
     DEFAULT_MAX_BODY_BYTES,
@@ -23,6 +29,7 @@ from toolweave.mcp.shared.constants import (
     PROMPTS_CHANGED,
     RESOURCE_UPDATED,
     RESOURCES_CHANGED,
+    TASKS_EXTENSION,
     TOOLS_CHANGED,
 )
 from toolweave.tools.base import Tool
@@ -32,6 +39,7 @@ if TYPE_CHECKING:
     from starlette.applications import Starlette
 
     from toolweave.mcp.server.event_store import EventStore
+    from toolweave.mcp.server.tasks import TaskStore
 
 logger = logging.getLogger("toolweave.mcp.server")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -43,6 +51,10 @@ class MCPServer:
 
     `deps` is handed to every tool as `ctx.deps` (a database handle, an HTTP client).
     `cache_ttl_ms` / `cache_scope` are the caching hints 2026-07-28 clients receive on lists.
+    `state_key` (at least 16 bytes; random per process by default) signs the `requestState` of
+    input-required results, valid for `request_state_ttl` seconds. Tools declared with
+    `task=` run as tasks kept in `task_store` for `task_ttl_ms`; clients are told to poll every
+    `task_poll_interval_ms`.
     """
 
     def __init__(
@@ -54,6 +66,11 @@ class MCPServer:
         deps: Any = None,
         cache_ttl_ms: int = 0,
         cache_scope: str = "private",
+        state_key: bytes | None = None,
+        request_state_ttl: float = DEFAULT_REQUEST_STATE_TTL,
+        task_store: TaskStore | None = None,
+        task_ttl_ms: int = DEFAULT_TASK_TTL_MS,
+        task_poll_interval_ms: int = DEFAULT_TASK_POLL_INTERVAL_MS,
     ) -> None:
         if cache_ttl_ms < 0 or cache_scope not in ("public", "private"):
             raise ValueError("cache_ttl_ms must be >= 0 and cache_scope 'public' or 'private'")
@@ -65,6 +82,14 @@ class MCPServer:
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
         self.info: dict[str, Any] = {"name": name, "version": version}
+        # Seals 2026-07-28 `requestState`s; give every replica the same `state_key` (random per
+        # process by default, so a restart voids the states in flight).
+        self.request_states = RequestStates(state_key, ttl=request_state_ttl)
+        # SEP-2663 tasks, in `task_store` (an in-memory SQLite store, opened on first use, when
+        # None; pass `SQLiteTaskStore(path)` to keep them across restarts).
+        self.tasks = TaskManager(
+            task_store, ttl_ms=task_ttl_ms, poll_interval_ms=task_poll_interval_ms
+        )
         self._tools: dict[str, ToolEntry] = {}
         self._tool_list: list[dict[str, Any]] | None = None
         self.resources: list[ResourceEntry] = []
@@ -103,6 +128,9 @@ class MCPServer:
         permission_patterns: PatternSource | bool | None = None,
         always_patterns: Sequence[str] = (),
         meta: dict[str, Any] | None = None,
+        header_params: Mapping[str, str] | None = None,
+        task: str | None = None,
+        task_after: float = 0.0,
     ) -> Callable[[F], F]: ...
 
     def tool(  # type: ignore[misc]  # the overload spells the options out
@@ -115,6 +143,10 @@ class MCPServer:
         return type. `permission_patterns=lambda args: [...]` (with `always_patterns`) makes the
         tool answer forge permission probes without running; `permission_patterns=True` means
         the tool answers probes itself (check `is_probe(ctx)`, return `probe_result(...)`).
+        `header_params={"region": "Region"}` mirrors arguments into `Mcp-Param-*` headers
+        (SEP-2243). `task="optional"` lets a 2026 client that supports tasks (SEP-2663) get a
+        task for a call still running `task_after` seconds after it started (0: at its first
+        pause); `task="required"` refuses clients without tasks (-32021).
         The function is returned unchanged.
         """
         if func is not None:
@@ -141,8 +173,12 @@ class MCPServer:
         meta: dict[str, Any] | None = None,
         output_schema: dict[str, Any] | bool | None = True,
         timeout: float | None = None,
+        header_params: Mapping[str, str] | None = None,
+        task: str | None = None,
+        task_after: float = 0.0,
     ) -> None:
-        """Publish an existing toolweave `Tool` (a `FunctionTool`, a proxied MCP tool, ...)."""
+        """Publish an existing toolweave `Tool` (a `FunctionTool`, a proxied MCP tool, ...);
+        the options mean what they mean on `tool()`."""
         tool_name = check_name("tool", name or tool.name)
         self._add_entry(
             ToolEntry(
@@ -154,6 +190,9 @@ class MCPServer:
                 meta=meta,
                 output_schema=output_schema,
                 timeout=timeout,
+                header_params=header_params,
+                task=task,
+                task_after=task_after,
             )
         )
 
@@ -308,6 +347,8 @@ class MCPServer:
             caps["resources"] = {"subscribe": True, "listChanged": True}
         if self.prompts or self.catalog_sources:
             caps["prompts"] = {"listChanged": True}
+        if any(entry.task_support for entry in self._tools.values()):
+            caps["extensions"] = {TASKS_EXTENSION: {}}
         return caps
 
     def new_session(

@@ -9,12 +9,14 @@ stream.
 
 from __future__ import annotations
 
+import uuid
 from typing import TYPE_CHECKING, Any
 
-from toolweave.mcp.shared.errors import MCPError
+from toolweave.mcp.server._input import InputChannel, RetryInputs, SessionInputs, input_key
+from toolweave.mcp.shared.errors import MISSING_CLIENT_CAPABILITY, JSONRPCError
 from toolweave.mcp.shared.jsonrpc import RequestContext
 from toolweave.mcp.shared.probe import probe_requested
-from toolweave.tools.context import ToolContext
+from toolweave.tools.context import ProgressCallback, ToolContext
 
 if TYPE_CHECKING:
     from toolweave.mcp.server._session import ServerSession
@@ -32,7 +34,16 @@ class Context(ToolContext):
     describe the caller (from `initialize`, or per request in the stateless 2026-07-28 era).
     """
 
-    __slots__ = ("_request", "_session", "meta", "probe", "tool_name")
+    __slots__ = (
+        "_asked",
+        "_detached",
+        "_request",
+        "_session",
+        "inputs",
+        "meta",
+        "probe",
+        "tool_name",
+    )
 
     def __init__(
         self,
@@ -42,6 +53,7 @@ class Context(ToolContext):
         tool_name: str | None = None,
         deps: Any = None,
         state: dict[str, Any] | None = None,
+        inputs: InputChannel | None = None,
     ) -> None:
         super().__init__(
             session_id=session.session_id,
@@ -58,6 +70,12 @@ class Context(ToolContext):
         self.meta: dict[str, Any] = request.meta
         self.probe = probe_requested(request.meta)  # a malformed probe key: invalid params
         self.tool_name = tool_name
+        #: Where questions go: the session (2025) or the retry's answers (2026, see `_input`).
+        self.inputs: InputChannel = inputs or (
+            RetryInputs() if session.is_modern(request.meta) else SessionInputs(request)
+        )
+        self._asked = 0
+        self._detached = False
 
     @property
     def request_id(self) -> Any:
@@ -92,7 +110,8 @@ class Context(ToolContext):
         rank = _LEVEL_RANK.get(level)
         if rank is None:
             raise ValueError(f"log level {level!r} is not one of {', '.join(LOG_LEVELS)}")
-        if rank < _LEVEL_RANK[self._session.log_level_for(self.meta)]:
+        wanted = self._session.log_level_for(self.meta)
+        if self._detached or wanted is None or rank < _LEVEL_RANK.get(wanted, 0):
             return
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
@@ -111,22 +130,27 @@ class Context(ToolContext):
     async def error(self, data: Any) -> None:
         await self.log("error", data)
 
-    # -- server-to-client requests --------------------------------------------------------------
+    # -- questions to the client (a request in a 2025 session, an input-required result in 2026)
 
-    def _require(self, capability: str, what: str) -> None:
-        if self._session.is_modern(self.meta):
-            raise MCPError(
-                f"{what} needs a session (protocol 2025-11-25 with initialize); this request is a "
-                "stateless 2026-07-28 request, which has no server-to-client channel",
-                code=-32021,
-            )
-        if capability not in self.client_capabilities:
-            raise MCPError(
-                f"the client did not declare the {capability!r} capability, so {what} is "
-                "unavailable; check ctx.client_capabilities before asking",
-                code=-32021,
-                data={"requiredCapabilities": {capability: {}}},
-            )
+    def _require(self, capability: str, what: str, feature: str | None = None) -> None:
+        """Refuse (-32021, naming the capability) what the client did not declare it handles."""
+        declared = self.client_capabilities.get(capability)
+        if isinstance(declared, dict) and (feature is None or feature in declared):
+            return
+        needed: dict[str, Any] = {capability: {feature: {}} if feature else {}}
+        raise JSONRPCError(
+            MISSING_CLIENT_CAPABILITY,
+            f"the client did not declare the {capability!r}"
+            + (f" capability's {feature!r} feature" if feature else " capability")
+            + f", so {what} is unavailable; check ctx.client_capabilities before asking",
+            {"requiredCapabilities": needed},
+        )
+
+    async def _ask(
+        self, method: str, params: dict[str, Any], key: str | None, timeout: float
+    ) -> dict[str, Any]:
+        self._asked += 1
+        return await self.inputs.ask(key or input_key(method, self._asked), method, params, timeout)
 
     async def sample(
         self,
@@ -137,14 +161,21 @@ class Context(ToolContext):
         temperature: float | None = None,
         stop_sequences: list[str] | None = None,
         model_preferences: dict[str, Any] | None = None,
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: dict[str, Any] | None = None,
+        key: str | None = None,
         timeout: float = DEFAULT_SAMPLING_TIMEOUT,
     ) -> dict[str, Any]:
         """Ask the client's model for a completion (`sampling/createMessage`).
 
         `messages` is a prompt string or MCP sampling messages; returns the client's result
-        (`role`, `content`, `model`, `stopReason`).
+        (`role`, `content`, `model`, `stopReason`). `tools` / `tool_choice` let the client's
+        model call tools (SEP-1577; the client must declare `sampling.tools`). `key` names the
+        question in a 2026-07-28 input-required result (default `sampling-<n>`).
         """
         self._require("sampling", "sampling")
+        if tools is not None:
+            self._require("sampling", "sampling with tools", "tools")
         if isinstance(messages, str):
             messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
         params: dict[str, Any] = {"messages": messages, "maxTokens": max_tokens}
@@ -156,19 +187,25 @@ class Context(ToolContext):
             params["stopSequences"] = stop_sequences
         if model_preferences is not None:
             params["modelPreferences"] = model_preferences
-        return await self._request.request("sampling/createMessage", params, timeout=timeout)
+        if tools is not None:
+            params["tools"] = tools
+        if tool_choice is not None:
+            params["toolChoice"] = tool_choice
+        return await self._ask("sampling/createMessage", params, key, timeout)
 
     async def elicit(
         self,
         message: str,
         requested_schema: dict[str, Any],
         *,
+        key: str | None = None,
         timeout: float = DEFAULT_ELICITATION_TIMEOUT,
     ) -> dict[str, Any]:
         """Ask the user for input (`elicitation/create`, form mode).
 
         `requested_schema` is a flat JSON Schema object of primitive properties; returns
-        `{"action": "accept" | "decline" | "cancel", "content": {...}}`.
+        `{"action": "accept" | "decline" | "cancel", "content": {...}}`. `key` names the
+        question in a 2026-07-28 input-required result (default `elicitation-<n>`).
         """
         self._require("elicitation", "elicitation")
         if requested_schema.get("type") != "object":
@@ -177,7 +214,45 @@ class Context(ToolContext):
                 "properties, e.g. {'type': 'object', 'properties': {'name': {'type': 'string'}}}"
             )
         params = {"message": message, "requestedSchema": requested_schema}
-        return await self._request.request("elicitation/create", params, timeout=timeout)
+        return await self._ask("elicitation/create", params, key, timeout)
+
+    async def elicit_url(
+        self,
+        message: str,
+        url: str,
+        *,
+        elicitation_id: str | None = None,
+        key: str | None = None,
+        timeout: float = DEFAULT_ELICITATION_TIMEOUT,
+    ) -> dict[str, Any]:
+        """Send the user to a web page (`elicitation/create`, URL mode, SEP-1036): for what must
+        not pass through the client (a payment, an OAuth consent). Returns the client's
+        `{"action": ...}`; the page's outcome reaches the server out of band."""
+        self._require("elicitation", "URL-mode elicitation", "url")
+        if not url.startswith(("https://", "http://")):
+            raise ValueError(f"url must be an http(s) URL the user can open, not {url!r}")
+        params = {
+            "mode": "url",
+            "message": message,
+            "url": url,
+            "elicitationId": elicitation_id or uuid.uuid4().hex,
+        }
+        return await self._ask("elicitation/create", params, key, timeout)
+
+    async def list_roots(
+        self, *, key: str | None = None, timeout: float = DEFAULT_SAMPLING_TIMEOUT
+    ) -> list[dict[str, Any]]:
+        """The client's roots (`roots/list`): the folders it lets this server work in."""
+        self._require("roots", "listing roots")
+        result = await self._ask("roots/list", {}, key, timeout)
+        roots = result.get("roots")
+        return list(roots) if isinstance(roots, list) else []
+
+    def detach(self, progress: ProgressCallback) -> None:
+        """The call became a task: its request is answered, so progress goes to `progress` (the
+        task's status message) and log messages are dropped."""
+        self._detached = True
+        self.progress_callback = progress
 
     def close_sse_stream(self) -> None:
         """Close this request's SSE stream now (Streamable HTTP polling, SEP-1699).

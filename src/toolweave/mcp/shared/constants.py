@@ -31,6 +31,12 @@ META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+#: The tasks extension (SEP-2663): declared under `capabilities.extensions` by both sides.
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+#: Methods of the handshake era that 2026-07-28 removed: a modern request for one is -32601.
+HANDSHAKE_ONLY_METHODS = frozenset(
+    {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
+)
 
 # The forge permission-pattern probe (a wire contract with forge-built hosts, so the key names
 # are fixed): a server marks probe-able tools

@@ -21,6 +21,10 @@ INTERNAL_ERROR = -32603
 CONNECTION_CLOSED = -32000
 REQUEST_TIMEOUT = -32001
 RESOURCE_NOT_FOUND = -32002
+#: 2026-07-28: a mirrored header (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`) disagrees with the body.
+HEADER_MISMATCH = -32020
+#: 2026-07-28: serving the request needs a client capability the request did not declare.
+MISSING_CLIENT_CAPABILITY = -32021
 URL_ELICITATION_REQUIRED = -32042
 
 
@@ -68,6 +72,15 @@ class MCPConnectionClosed(MCPError):
 
 class OAuthError(MCPError):
     """Authorization against a protected MCP server failed; the message says at which step."""
+
+
+class InputRequired(MCPError):
+    """Raised inside a tool by a question a 2026-07-28 retry has no answer for; the server turns
+    it into an input-required result (it never reaches the model or the client as an error)."""
+
+    def __init__(self, requests: dict[str, dict[str, Any]]) -> None:
+        super().__init__("the client must answer input requests first")
+        self.requests = requests
 
 
 class JSONRPCError(MCPError):

@@ -1,0 +1,220 @@
+"""Tasks (SEP-2663) in the server toolkit: calls that finish later, input while a task, cancel,
+the caller's ownership, the required-task error, composition with input-required results, and
+"failed: host restarted" after a restart."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.mcp.server.modern import Modern, modern_client
+from toolweave.mcp import Context, MCPServer
+from toolweave.mcp.server.tasks import SQLiteTaskStore, TaskRecord
+
+TASKS = {"extensions": {"io.modelcontextprotocol/tasks": {}}, "elicitation": {}}
+NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+def make_server(**options: Any) -> MCPServer:
+    server = MCPServer("tasks", **options)
+    release = asyncio.Event()
+    stopped = asyncio.Event()
+
+    @server.tool(task="optional")
+    async def long_job(ctx: Context, label: str = "作业") -> str:
+        await asyncio.sleep(0)  # its first pause: the call is a task from here on
+        await ctx.report_progress(1, 4, "started")
+        try:
+            await release.wait()
+        finally:
+            stopped.set()
+        return f"{label} done"
+
+    @server.tool(task="required")
+    async def ask_then_work(ctx: Context) -> str:
+        answer = await ctx.elicit("Name?", NAME, key="user_name")
+        await release.wait()
+        return f"Hello, {answer['content']['name']}"
+
+    @server.tool(task="optional")
+    async def two_questions(ctx: Context) -> str:
+        await release.wait()
+        first, second = await asyncio.gather(
+            ctx.elicit("One?", NAME, key="one"), ctx.elicit("Two?", NAME, key="two")
+        )
+        return f"{first['content']['name']}+{second['content']['name']}"
+
+    @server.tool(task="optional")
+    async def quick() -> str:
+        return "at once"
+
+    server.release, server.stopped = release, stopped  # type: ignore[attr-defined]
+    return server
+
+
+async def test_a_long_call_becomes_a_task_that_completes_with_progress() -> None:
+    server = make_server()
+    async with modern_client(server) as http:
+        modern = Modern(http, TASKS)
+        created = await modern.result("tools/call", {"name": "long_job"})
+        task_id = created["taskId"]
+        working = await modern.result("tasks/get", {"taskId": task_id})
+        server.release.set()  # type: ignore[attr-defined]
+        await server.tasks.wait(task_id)
+        done = await modern.result("tasks/get", {"taskId": task_id})
+        quick = await modern.result("tools/call", {"name": "quick"})
+        listed = await modern.result("tools/list")
+        found = await modern.result("server/discover")
+    assert created["resultType"] == "task" and created["status"] == "working"
+    assert created["ttlMs"] == 3_600_000 and created["pollIntervalMs"] == 1_000
+    assert not {"result", "requestState", "inputRequests", "ttl"} & set(created)
+    assert working["status"] == "working" and working["statusMessage"] == "1/4 started"
+    assert done["status"] == "completed" and done["resultType"] == "complete"
+    assert done["result"]["content"][0]["text"] == "作业 done"
+    assert quick["content"][0]["text"] == "at once"  # finished before its first pause
+    execution = {t["name"]: t.get("execution") for t in listed["tools"]}
+    assert execution["ask_then_work"] == {"taskSupport": "required"}
+    assert found["capabilities"]["extensions"] == {"io.modelcontextprotocol/tasks": {}}
+
+
+async def test_cancel_stops_the_tool_and_is_idempotent() -> None:
+    server = make_server()
+    async with modern_client(server) as http:
+        modern = Modern(http, TASKS)
+        task_id = (await modern.result("tools/call", {"name": "long_job"}))["taskId"]
+        ack = await modern.result("tasks/cancel", {"taskId": task_id})
+        await server.stopped.wait()  # type: ignore[attr-defined]
+        await server.tasks.wait(task_id)
+        again = await modern.result("tasks/cancel", {"taskId": task_id})
+        seen = await modern.result("tasks/get", {"taskId": task_id})
+        unknown = await modern.post("tasks/get", {"taskId": "nope"})
+        removed = await modern.post("tasks/list")
+    assert ack == again and set(ack) == {"resultType", "_meta"}
+    assert seen["status"] == "cancelled" and "result" not in seen
+    assert unknown.json()["error"]["code"] == -32602
+    assert removed.status_code == 404 and removed.json()["error"]["code"] == -32601
+
+
+async def test_another_caller_can_neither_see_nor_cancel_a_task() -> None:
+    server = make_server()
+    async with (
+        modern_client(server, auth_token="alice") as alice_http,
+        modern_client(server, auth_token="mallory") as mallory_http,
+    ):
+        alice = Modern(alice_http, TASKS)
+        mallory = Modern(mallory_http, TASKS)
+        as_alice = {"Authorization": "Bearer alice"}
+        as_mallory = {"Authorization": "Bearer mallory"}
+        task_id = (await alice.result("tools/call", {"name": "long_job"}, headers=as_alice))[
+            "taskId"
+        ]
+        peek = await mallory.post("tasks/get", {"taskId": task_id}, headers=as_mallory)
+        kill = await mallory.post("tasks/cancel", {"taskId": task_id}, headers=as_mallory)
+        still = await alice.result("tasks/get", {"taskId": task_id}, headers=as_alice)
+        await alice.result("tasks/cancel", {"taskId": task_id}, headers=as_alice)
+    assert peek.json()["error"]["code"] == kill.json()["error"]["code"] == -32602
+    assert still["status"] == "working"
+
+
+async def test_clients_without_the_extension_run_optional_tools_and_are_refused_required() -> None:
+    server = make_server()
+    server.release.set()  # type: ignore[attr-defined]
+    async with modern_client(server) as http:
+        modern = Modern(http, {"elicitation": {}})
+        inline = await modern.result("tools/call", {"name": "long_job", "task": {"ttl": 1}})
+        required = await modern.post("tools/call", {"name": "ask_then_work"})
+        gated = await modern.post("tasks/get", {"taskId": "x"})
+    assert inline["resultType"] == "complete" and "taskId" not in inline
+    assert required.status_code == gated.status_code == 400
+    extension = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    assert required.json()["error"]["data"]["requiredCapabilities"] == extension
+    assert gated.json()["error"]["code"] == -32021
+
+
+class WatchedStore(SQLiteTaskStore):
+    """The SQLite store, telling the test when a task is parked on two questions."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.two_parked = asyncio.Event()
+
+    async def update(self, task_id: str, changes: dict[str, Any]) -> TaskRecord | None:
+        task = await super().update(task_id, changes)
+        if len(changes.get("input_requests") or {}) == 2:
+            self.two_parked.set()
+        return task
+
+
+async def test_input_while_a_task_parks_it_until_every_answer_arrives() -> None:
+    store = WatchedStore()
+    server = make_server(task_store=store)
+    async with modern_client(server) as http:
+        modern = Modern(http, TASKS)
+        task_id = (await modern.result("tools/call", {"name": "two_questions"}))["taskId"]
+        server.release.set()  # type: ignore[attr-defined]
+        await store.two_parked.wait()
+        parked = await modern.result("tasks/get", {"taskId": task_id})
+        one = {"action": "accept", "content": {"name": "甲"}}
+        ack = await modern.result(
+            "tasks/update", {"taskId": task_id, "inputResponses": {"one": one}}
+        )
+        half = await modern.result("tasks/get", {"taskId": task_id})
+        two = {"action": "accept", "content": {"name": "乙"}}
+        await modern.result("tasks/update", {"taskId": task_id, "inputResponses": {"two": two}})
+        await server.tasks.wait(task_id)
+        done = await modern.result("tasks/get", {"taskId": task_id})
+    assert parked["status"] == "input_required"
+    assert parked["inputRequests"]["one"]["method"] == "elicitation/create"
+    assert set(ack) == {"resultType", "_meta"}
+    assert half["status"] == "input_required" and list(half["inputRequests"]) == ["two"]
+    assert done["status"] == "completed" and done["result"]["content"][0]["text"] == "甲+乙"
+
+
+async def test_input_required_rounds_come_first_then_the_call_becomes_a_task() -> None:
+    server = make_server()
+    async with modern_client(server) as http:
+        modern = Modern(http, TASKS)
+        asked = await modern.result("tools/call", {"name": "ask_then_work"})
+        created = await modern.result(
+            "tools/call",
+            {
+                "name": "ask_then_work",
+                "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Ann"}}},
+                "requestState": asked["requestState"],
+            },
+        )
+        server.release.set()  # type: ignore[attr-defined]
+        await server.tasks.wait(created["taskId"])
+        done = await modern.result("tasks/get", {"taskId": created["taskId"]})
+    assert asked["resultType"] == "input_required" and "taskId" not in asked
+    assert created["resultType"] == "task" and "requestState" not in created
+    assert done["result"]["content"][0]["text"] == "Hello, Ann"
+
+
+async def test_tasks_left_running_by_a_stopped_host_fail_as_host_restarted(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.db"
+    first = make_server(task_store=SQLiteTaskStore(path))
+    async with modern_client(first) as http:
+        task_id = (await Modern(http, TASKS).result("tools/call", {"name": "long_job"}))["taskId"]
+    await (await first.tasks.store()).close()  # the host stops with the task still working
+    second = make_server(task_store=SQLiteTaskStore(path))
+    async with modern_client(second) as http:
+        seen = await Modern(http, TASKS).result("tasks/get", {"taskId": task_id})
+    assert seen["status"] == "failed" and "result" not in seen
+    assert seen["error"] == {"code": -32603, "message": "failed: host restarted"}
+
+
+async def test_the_store_forgets_expired_tasks_and_never_reopens_an_ended_one() -> None:
+    store = SQLiteTaskStore()
+    old = TaskRecord("old", "me", "t", ttl_ms=1_000, created_at=time.time() - 5)
+    await store.create(old)
+    fresh = TaskRecord("fresh", "me", "t", ttl_ms=60_000)
+    await store.create(fresh)
+    ended = await store.update("fresh", {"status": "completed", "result": {"content": []}})
+    reopened = await store.update("fresh", {"status": "working"})
+    assert await store.get("old", "me") is None
+    assert await store.get("fresh", "someone else") is None
+    assert ended is not None and reopened is not None and reopened.status == "completed"
+    await store.close()
