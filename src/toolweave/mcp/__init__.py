@@ -43,6 +43,7 @@ _EXPORTS: dict[str, str] = {
     "MCPResource": "client.models",
     "MCPResourceTemplate": "client.models",
     "MCPToolInfo": "client.models",
+    "elicitation_defaults": "client._callbacks",
     "ServerInfo": "client.protocol",
     "self_management_tools": "self_tools",
     "Context": "server",
@@ -59,6 +60,7 @@ _EXPORTS: dict[str, str] = {
 if TYPE_CHECKING:
     from toolweave.mcp.bridge import MCPTool, PermissionPatterns, as_tools
     from toolweave.mcp.client import MCPClient
+    from toolweave.mcp.client._callbacks import elicitation_defaults
     from toolweave.mcp.client.auth import (
         ClientCredentialsProvider,
         CrossAppAccessProvider,
@@ -126,6 +128,7 @@ __all__ = [
     "ServerInfo",
     "ServerState",
     "as_tools",
+    "elicitation_defaults",
     "error_result",
     "headless_redirect",
     "image_result",
