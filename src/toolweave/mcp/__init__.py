@@ -30,6 +30,7 @@ _EXPORTS: dict[str, str] = {
     "MCPManager": "manager",
     "ClientCredentialsProvider": "client.auth",
     "CrossAppAccessProvider": "client.auth",
+    "JWTBearerProvider": "client.auth",
     "PrivateKeyJWTProvider": "client.auth",
     "OAuthClientProvider": "client.auth",
     "OAuthError": "shared.errors",
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
     from toolweave.mcp.client.auth import (
         ClientCredentialsProvider,
         CrossAppAccessProvider,
+        JWTBearerProvider,
         OAuthClientProvider,
         PrivateKeyJWTProvider,
         headless_redirect,
@@ -107,6 +109,7 @@ __all__ = [
     "EventStore",
     "InMemoryEventStore",
     "JSONRPCError",
+    "JWTBearerProvider",
     "MCPClient",
     "MCPConnectionClosed",
     "MCPError",

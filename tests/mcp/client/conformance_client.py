@@ -14,6 +14,7 @@ from typing import Any
 from toolweave.mcp import (
     ClientCredentialsProvider,
     CrossAppAccessProvider,
+    JWTBearerProvider,
     MCPClient,
     MCPToolInfo,
     OAuthClientProvider,
@@ -23,6 +24,7 @@ from toolweave.mcp import (
 )
 
 CIMD_URL = "https://conformance-test.local/client-metadata.json"
+CALL_TIMEOUT = 120.0
 
 
 async def accept_prefilled_form(params: dict[str, Any]) -> dict[str, Any]:
@@ -69,7 +71,9 @@ async def run(scenario: str, url: str) -> None:
             context["private_key_pem"],
             signing_algorithm=context.get("signing_algorithm", "ES256"),
         )
-    elif scenario == "auth/cross-app-access-complete-flow":
+    elif scenario == "auth/wif-jwt-bearer":
+        auth = JWTBearerProvider(context["client_id"], context["valid_jwt"])
+    elif scenario == "auth/enterprise-managed-authorization":
         auth = CrossAppAccessProvider(
             context["client_id"],
             context["client_secret"],
@@ -85,7 +89,10 @@ async def run(scenario: str, url: str) -> None:
             client_secret=context.get("client_secret"),
             client_metadata_url=CIMD_URL,
         )
-    client = MCPClient.http(url, auth=auth, elicitation_handler=accept_prefilled_form)
+    # The suite runs every scenario at once; on a loaded machine an answer may take a while.
+    client = MCPClient.http(
+        url, auth=auth, elicitation_handler=accept_prefilled_form, timeout=CALL_TIMEOUT
+    )
     async with client:
         await exercise(scenario, client, context)
 
