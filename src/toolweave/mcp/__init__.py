@@ -30,6 +30,7 @@ _EXPORTS: dict[str, str] = {
     "MCPManager": "manager",
     "ClientCredentialsProvider": "client.auth",
     "CrossAppAccessProvider": "client.auth",
+    "JWTBearerProvider": "client.auth",
     "PrivateKeyJWTProvider": "client.auth",
     "OAuthClientProvider": "client.auth",
     "OAuthError": "shared.errors",
@@ -43,6 +44,7 @@ _EXPORTS: dict[str, str] = {
     "MCPResource": "client.models",
     "MCPResourceTemplate": "client.models",
     "MCPToolInfo": "client.models",
+    "elicitation_defaults": "client._callbacks",
     "ServerInfo": "client.protocol",
     "self_management_tools": "self_tools",
     "Context": "server",
@@ -59,9 +61,11 @@ _EXPORTS: dict[str, str] = {
 if TYPE_CHECKING:
     from toolweave.mcp.bridge import MCPTool, PermissionPatterns, as_tools
     from toolweave.mcp.client import MCPClient
+    from toolweave.mcp.client._callbacks import elicitation_defaults
     from toolweave.mcp.client.auth import (
         ClientCredentialsProvider,
         CrossAppAccessProvider,
+        JWTBearerProvider,
         OAuthClientProvider,
         PrivateKeyJWTProvider,
         headless_redirect,
@@ -105,6 +109,7 @@ __all__ = [
     "EventStore",
     "InMemoryEventStore",
     "JSONRPCError",
+    "JWTBearerProvider",
     "MCPClient",
     "MCPConnectionClosed",
     "MCPError",
@@ -126,6 +131,7 @@ __all__ = [
     "ServerInfo",
     "ServerState",
     "as_tools",
+    "elicitation_defaults",
     "error_result",
     "headless_redirect",
     "image_result",

@@ -60,6 +60,9 @@ class ServerConfig:
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     timeout: float | None = None
+    #: Seconds the server has to start and complete the handshake (`discover_timeout`; None:
+    #: the client's default, generous enough for a server that takes 30 s to start).
+    discover_timeout: float | None = None
     #: Pass the host's whole environment to this stdio server (default: a minimal safe subset).
     inherit_env: bool = False
     #: "sse" for the legacy HTTP+SSE transport, "http" for Streamable HTTP, None to decide by
@@ -109,11 +112,12 @@ class ServerConfig:
         cwd = raw.get("cwd")
         if cwd is not None and not isinstance(cwd, str):
             raise ConfigError(f"{where}.cwd must be a directory path string, not {cwd!r}")
-        timeout = raw.get("timeout")
-        if timeout is not None and (
-            isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
-        ):
-            raise ConfigError(f"{where}.timeout must be a positive number of seconds")
+        timeout, discover_timeout = raw.get("timeout"), raw.get("discover_timeout")
+        for key, value in (("timeout", timeout), ("discover_timeout", discover_timeout)):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int | float) or value <= 0
+            ):
+                raise ConfigError(f"{where}.{key} must be a positive number of seconds")
         inherit_env = raw.get("inherit_env", False)
         if not isinstance(inherit_env, bool):
             raise ConfigError(f"{where}.inherit_env must be true or false, not {inherit_env!r}")
@@ -129,6 +133,7 @@ class ServerConfig:
             url=url or None,
             headers=dict(headers),
             timeout=float(timeout) if timeout is not None else None,
+            discover_timeout=float(discover_timeout) if discover_timeout is not None else None,
             inherit_env=inherit_env,
         )
 
@@ -152,10 +157,14 @@ class ServerConfig:
                 out["headers"] = dict(self.headers)
         if self.timeout is not None:
             out["timeout"] = self.timeout
+        if self.discover_timeout is not None:
+            out["discover_timeout"] = self.discover_timeout
         return out
 
     def make_client(self, timeout: float, **options: Any) -> MCPClient:
         timeout = self.timeout or timeout
+        if self.discover_timeout is not None:
+            options.setdefault("discover_timeout", self.discover_timeout)
         if self.command is not None:
             return MCPClient.stdio(
                 self.command,

@@ -14,17 +14,50 @@ from typing import Any
 from toolweave.mcp import (
     ClientCredentialsProvider,
     CrossAppAccessProvider,
+    JWTBearerProvider,
     MCPClient,
+    MCPToolInfo,
     OAuthClientProvider,
     PrivateKeyJWTProvider,
+    elicitation_defaults,
     headless_redirect,
 )
 
 CIMD_URL = "https://conformance-test.local/client-metadata.json"
+CALL_TIMEOUT = 120.0
 
 
-async def elicit_with_defaults(params: dict[str, Any]) -> dict[str, Any]:
-    return {"action": "accept", "content": {}}  # the client fills in the schema defaults
+async def accept_prefilled_form(params: dict[str, Any]) -> dict[str, Any]:
+    """A person who accepts the form as shown: pre-filled with the schema's defaults."""
+    return {"action": "accept", "content": elicitation_defaults(params)}
+
+
+def sample_arguments(info: MCPToolInfo) -> dict[str, Any]:
+    """Plausible values for a tool's required arguments (the scenarios do not check them)."""
+    samples = {"string": "x", "integer": 1, "number": 1.5, "boolean": True, "object": {}}
+    properties = info.input_schema.get("properties") or {}
+    return {
+        name: samples.get(str((properties.get(name) or {}).get("type")), "x")
+        for name in info.input_schema.get("required") or []
+    }
+
+
+async def exercise(scenario: str, client: MCPClient, context: dict[str, Any]) -> None:
+    """What each scenario expects of a client once it has listed the tools."""
+    tools = await client.list_tools()
+    if context.get("toolCalls"):  # the scenario names the calls and their arguments
+        for call in context["toolCalls"]:
+            await client.call_tool(call["name"], call.get("arguments") or {})
+    elif scenario == "tools_call":
+        await client.call_tool("add_numbers", {"a": 5, "b": 3})
+    elif scenario.startswith("auth/"):
+        if any(info.name == "test-tool" for info in tools):
+            await client.call_tool("test-tool", {})
+    elif scenario == "json-schema-2020-12-preservation":
+        focal = next(info for info in tools if info.name != "json_schema_echo")
+        await client.call_tool("json_schema_echo", {"schema": focal.input_schema})
+    else:  # every tool the client kept, concurrently (input-required rounds stay apart)
+        await asyncio.gather(*(client.call_tool(t.name, sample_arguments(t)) for t in tools))
 
 
 async def run(scenario: str, url: str) -> None:
@@ -38,7 +71,9 @@ async def run(scenario: str, url: str) -> None:
             context["private_key_pem"],
             signing_algorithm=context.get("signing_algorithm", "ES256"),
         )
-    elif scenario == "auth/cross-app-access-complete-flow":
+    elif scenario == "auth/wif-jwt-bearer":
+        auth = JWTBearerProvider(context["client_id"], context["valid_jwt"])
+    elif scenario == "auth/enterprise-managed-authorization":
         auth = CrossAppAccessProvider(
             context["client_id"],
             context["client_secret"],
@@ -54,16 +89,12 @@ async def run(scenario: str, url: str) -> None:
             client_secret=context.get("client_secret"),
             client_metadata_url=CIMD_URL,
         )
-    client = MCPClient.http(url, auth=auth, elicitation_handler=elicit_with_defaults)
+    # The suite runs every scenario at once; on a loaded machine an answer may take a while.
+    client = MCPClient.http(
+        url, auth=auth, elicitation_handler=accept_prefilled_form, timeout=CALL_TIMEOUT
+    )
     async with client:
-        tools = await client.list_tools()
-        for info in tools:
-            if scenario == "tools_call" and info.name == "add_numbers":
-                await client.call_tool("add_numbers", {"a": 5, "b": 3})
-            elif scenario.startswith("auth/") and info.name == "test-tool":
-                await client.call_tool("test-tool", {})
-            elif scenario.startswith("elicitation") or scenario == "sse-retry":
-                await client.call_tool(info.name, {})
+        await exercise(scenario, client, context)
 
 
 def main() -> None:

@@ -16,7 +16,7 @@ from toolweave.mcp.client import protocol
 async def test_an_http_probe_is_not_cut_by_the_stdio_bound(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(protocol, "DISCOVER_TIMEOUT", 1e-9)  # expires on the next loop turn
+    monkeypatch.setattr(protocol, "PROBE_TIMEOUT", 1e-9)  # expires on the next loop turn
     server = MCPServer("modern")
 
     @server.tool()
@@ -31,7 +31,7 @@ async def test_an_http_probe_is_not_cut_by_the_stdio_bound(
 
 async def test_the_stdio_bound_still_applies_where_a_probe_may_go_unanswered() -> None:
     async def never(method: str, params: dict[str, object], timeout: float | None) -> object:
-        assert timeout == protocol.DISCOVER_TIMEOUT
+        assert timeout == protocol.PROBE_TIMEOUT
         raise protocol.MCPError("no answer in time")
 
     async def initialize(method: str, params: dict[str, object], timeout: float | None) -> object:

@@ -68,10 +68,7 @@ class ClientCallbacks:
             return {}
         if handler is None:
             raise JSONRPCError(METHOD_NOT_FOUND, f"client {CLIENT_NAME} does not handle {method}")
-        result = await handler(params)
-        if method == "elicitation/create":
-            apply_elicitation_defaults(params, result)
-        return result
+        return await handler(params)
 
     async def answer_inputs(self, requests: dict[str, Any]) -> dict[str, Any]:
         """Fulfil the `inputRequests` of an `input_required` result, concurrently."""
@@ -94,15 +91,16 @@ class ClientCallbacks:
         self.server_log.log(level, "%s%s", f"[{origin}] " if origin else "", params.get("data"))
 
 
-def apply_elicitation_defaults(params: dict[str, Any], result: dict[str, Any]) -> None:
-    """Fill fields the user left out of an accepted form with the schema's defaults (SEP-1034)."""
+def elicitation_defaults(params: dict[str, Any]) -> dict[str, Any]:
+    """The schema's defaults of an `elicitation/create` form (SEP-1034), for a form to show
+    pre-filled. The client sends only what the handler returns: a default reaches the server
+    only when the person's form submitted it, as the official SDK does."""
     schema = params.get("requestedSchema")
     properties = schema.get("properties") if isinstance(schema, dict) else None
-    if result.get("action") != "accept" or not isinstance(properties, dict):
-        return
-    content = result.setdefault("content", {})
-    if not isinstance(content, dict):
-        return
-    for key, spec in properties.items():
-        if key not in content and isinstance(spec, dict) and "default" in spec:
-            content[key] = spec["default"]
+    if not isinstance(properties, dict):
+        return {}
+    return {
+        key: spec["default"]
+        for key, spec in properties.items()
+        if isinstance(spec, dict) and "default" in spec
+    }

@@ -8,6 +8,7 @@ connection and era logic in `client.py`; `MCPClient` inherits them. They rely on
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from toolweave.mcp.client._callbacks import LOG_LEVELS
@@ -27,6 +28,8 @@ from toolweave.mcp.shared.constants import PROBE_SUPPORTED
 from toolweave.mcp.shared.errors import MCPError
 from toolweave.mcp.shared.probe import probe_requested
 from toolweave.tools.result import ResourceContent, ToolResult
+
+logger = logging.getLogger("toolweave.mcp.client")
 
 if TYPE_CHECKING:
     from toolweave.mcp.client import protocol
@@ -59,14 +62,30 @@ class ServerFeatures:
         """Every tool, across all pages; cached until `notifications/tools/list_changed`."""
         if self._tools is None or refresh:
             version = self.tools_version
-            tools = [
-                MCPToolInfo.from_wire(raw) for raw in await self.paginate("tools/list", "tools")
-            ]
+            tools = self._valid_tools(await self.paginate("tools/list", "tools"))
             if version == self.tools_version:
                 self._tools = tools
                 self._tools_by_name = {tool.name: tool for tool in tools}
             return tools
         return list(self._tools)
+
+    def _valid_tools(self, listed: list[dict[str, Any]]) -> list[MCPToolInfo]:
+        """The usable definitions; a malformed one is skipped with a warning, never hiding the
+        rest (a duplicate name keeps the first)."""
+        tools: list[MCPToolInfo] = []
+        names: set[str] = set()
+        for raw in listed:
+            try:
+                info = MCPToolInfo.from_wire(raw)
+            except ValueError as exc:
+                logger.warning("MCP server %r: skipping a tool: %s", self.name, exc)
+                continue
+            if info.name in names:
+                logger.warning("MCP server %r: skipping a second tool %r", self.name, info.name)
+                continue
+            names.add(info.name)
+            tools.append(info)
+        return tools
 
     async def call_tool(
         self,
@@ -90,6 +109,8 @@ class ServerFeatures:
             await self._require_probe_support(name)
         if meta:
             params["_meta"] = dict(meta)
+        if self._tools is None and self._require().modern:
+            await self.list_tools()  # its x-mcp-header declarations decide the call's headers
         try:
             raw = await self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
         except MCPError as exc:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from toolweave._sse import SSEDecoder
+from toolweave.mcp.client._param_headers import encode_header_value
 from toolweave.mcp.client._sse_legacy import LegacySSETransport, is_legacy_sse_url
 from toolweave.mcp.shared.constants import (
     META_PROTOCOL_VERSION,
@@ -93,6 +94,8 @@ class HTTPTransport:
         its request with `MCPConnectionClosed`, the error stdio raises too."""
         self._get_started = False
         self._initialize_id: Any = None
+        self.mirrored_headers: Callable[[dict[str, Any]], dict[str, str]] = lambda message: {}
+        """Set by the client: the `Mcp-Param-*` headers of a 2026-era request (SEP-2243)."""
 
     async def start(
         self, on_message: Callable[[Any], None], on_close: Callable[[MCPError], None]
@@ -129,7 +132,8 @@ class HTTPTransport:
             headers["Mcp-Method"] = method
             key = _NAME_PARAM.get(method)
             if key and isinstance(params, dict) and isinstance(params.get(key), str):
-                headers["Mcp-Name"] = params[key]
+                headers["Mcp-Name"] = encode_header_value(params[key])
+            headers.update(self.mirrored_headers(message or {}))
         return headers
 
     async def send(self, message: dict[str, Any]) -> None:

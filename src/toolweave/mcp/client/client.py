@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from toolweave.mcp.client import protocol
 from toolweave.mcp.client._callbacks import ClientCallbacks, ServerRequestHandler
 from toolweave.mcp.client._features import ServerFeatures
+from toolweave.mcp.client._param_headers import param_headers
 from toolweave.mcp.client.models import MCPToolInfo
 from toolweave.mcp.shared.constants import TOOLS_CHANGED
 from toolweave.mcp.shared.errors import MCPConnectionClosed, MCPError
@@ -66,6 +67,7 @@ class MCPClient(ServerFeatures):
         timeout: float = DEFAULT_TIMEOUT,
         max_timeout: float = DEFAULT_MAX_TIMEOUT,
         protocol_mode: str = "auto",
+        discover_timeout: float = protocol.DEFAULT_DISCOVER_TIMEOUT,
         sampling_handler: ServerRequestHandler | None = None,
         elicitation_handler: ServerRequestHandler | None = None,
         roots: list[dict[str, Any]] | None = None,
@@ -81,6 +83,9 @@ class MCPClient(ServerFeatures):
         self.timeout = timeout
         self.max_timeout = max_timeout
         self.protocol_mode = protocol_mode
+        self.discover_timeout = discover_timeout
+        """Seconds the server has to start and complete the handshake (a slow 2026 server
+        answers the fallback `initialize` with -32022 and is asked again within it)."""
         self.on_notification = on_notification
         self.on_disconnect = on_disconnect
         """Called when an established connection drops by itself (the server exited, the
@@ -227,6 +232,8 @@ class MCPClient(ServerFeatures):
             self.transport.reinitialize = self._renegotiate
         if hasattr(self.transport, "fail_request"):
             self.transport.fail_request = peer.fail
+        if hasattr(self.transport, "mirrored_headers"):
+            self.transport.mirrored_headers = self._mirrored_headers
         try:
             await self._negotiate(peer)
         except BaseException:
@@ -283,6 +290,7 @@ class MCPClient(ServerFeatures):
             mode=self.protocol_mode,
             timeout=self.timeout,
             probe_may_go_unanswered=not getattr(self.transport, "answers_every_request", False),
+            discover_timeout=self.discover_timeout,
         )
         self._negotiated = negotiated
         if hasattr(self.transport, "protocol_version"):
@@ -404,6 +412,17 @@ class MCPClient(ServerFeatures):
             f"{method} still asked for input after {MAX_INPUT_ROUNDS} rounds; the server "
             f"{self.name!r} is looping"
         )
+
+    def _mirrored_headers(self, message: dict[str, Any]) -> dict[str, str]:
+        """The `Mcp-Param-*` headers of a `tools/call`, from the listed tool's declarations."""
+        params = message.get("params")
+        if message.get("method") != "tools/call" or not isinstance(params, dict):
+            return {}
+        info = self._tools_by_name.get(str(params.get("name")))
+        arguments = params.get("arguments")
+        if info is None or not info.header_bindings or not isinstance(arguments, dict):
+            return {}
+        return param_headers(info.header_bindings, arguments)
 
     # -- what the server asks of us -------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolweave.mcp.client._param_headers import header_bindings
 from toolweave.tools.base import ToolAnnotations
 from toolweave.tools.result import (
     AudioContent,
@@ -32,6 +33,29 @@ def _dict(raw: dict[str, Any], key: str) -> dict[str, Any]:
     return dict(value) if isinstance(value, dict) else {}
 
 
+def _icons(raw: dict[str, Any]) -> list[dict[str, Any]]:
+    """`icons` (SEP-973): `{src, mimeType?, sizes?, theme?}` entries, kept as sent."""
+    value = raw.get("icons")
+    return (
+        [dict(icon) for icon in value if isinstance(icon, dict)] if isinstance(value, list) else []
+    )
+
+
+_TOOL_KEYS = frozenset(
+    {
+        "name",
+        "description",
+        "inputSchema",
+        "outputSchema",
+        "title",
+        "annotations",
+        "_meta",
+        "icons",
+        "execution",
+    }
+)
+
+
 @dataclass(frozen=True, slots=True)
 class MCPToolInfo:
     """One entry of `tools/list`."""
@@ -43,6 +67,13 @@ class MCPToolInfo:
     title: str | None = None
     annotations: dict[str, Any] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    icons: list[dict[str, Any]] = field(default_factory=list)
+    execution: dict[str, Any] = field(default_factory=dict)
+    """How the tool runs (`{"taskSupport": "forbidden" | "optional" | "required"}`)."""
+    header_bindings: dict[str, str] = field(default_factory=dict)
+    """`{argument: header name}` of its `x-mcp-header` parameters (mirrored as `Mcp-Param-*`)."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys this client does not model, carried as sent (a newer revision's fields)."""
 
     @property
     def tool_annotations(self) -> ToolAnnotations:
@@ -53,17 +84,48 @@ class MCPToolInfo:
 
     @classmethod
     def from_wire(cls, raw: dict[str, Any]) -> MCPToolInfo:
-        schema = raw.get("inputSchema")
+        """One listed tool; `ValueError` (naming the field) for a definition no call can use:
+        a missing name, an `inputSchema` that is not an object, an invalid `x-mcp-header`."""
+        name = raw.get("name")
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"tool definition without a string 'name': {str(raw)[:120]}")
+        schema = raw.get("inputSchema", {"type": "object"})
+        if not isinstance(schema, dict):
+            raise ValueError(f"tool {name!r}: inputSchema must be a JSON object")
         output = raw.get("outputSchema")
+        try:
+            bindings = header_bindings(schema)
+        except ValueError as exc:
+            raise ValueError(f"tool {name!r}: inputSchema {exc}") from exc
         return cls(
-            name=str(raw.get("name", "")),
+            name=name,
             description=_str(raw, "description") or "",
-            input_schema=dict(schema) if isinstance(schema, dict) else {"type": "object"},
+            input_schema=dict(schema),
             output_schema=dict(output) if isinstance(output, dict) else None,
             title=_str(raw, "title"),
             annotations=_dict(raw, "annotations"),
             meta=_dict(raw, "_meta"),
+            icons=_icons(raw),
+            execution=_dict(raw, "execution"),
+            header_bindings=bindings,
+            extra={k: v for k, v in raw.items() if k not in _TOOL_KEYS},
         )
+
+    def to_wire(self) -> dict[str, Any]:
+        """The definition as the server sent it (what a gateway republishes)."""
+        wire: dict[str, Any] = {**self.extra, "name": self.name, "inputSchema": self.input_schema}
+        for key, value in (
+            ("description", self.description),
+            ("title", self.title),
+            ("outputSchema", self.output_schema),
+            ("annotations", self.annotations),
+            ("_meta", self.meta),
+            ("icons", self.icons),
+            ("execution", self.execution),
+        ):
+            if value:
+                wire[key] = value
+        return wire
 
 
 @dataclass(frozen=True, slots=True)

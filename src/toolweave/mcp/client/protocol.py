@@ -11,6 +11,7 @@ probe is kept per connection.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,11 +30,17 @@ from toolweave.mcp.shared.constants import (
 )
 from toolweave.mcp.shared.errors import JSONRPCError, MCPError
 
-#: How long the `server/discover` probe may take before the server counts as legacy, over a
-#: transport where a legacy server may ignore it (stdio). An HTTP server always answers a POST
-#: (a legacy one with 400 or an error), so over HTTP the probe has the request timeout, which
-#: leaves room for an OAuth flow that the first request runs.
-DISCOVER_TIMEOUT = 10.0
+#: How long the `server/discover` probe may go unanswered before the client also tries
+#: `initialize`, over a transport where a legacy server may ignore it (stdio). An HTTP server
+#: always answers a POST (a legacy one with 400 or an error), so over HTTP the probe has the
+#: whole start budget, which leaves room for an OAuth flow that the first request runs.
+PROBE_TIMEOUT = 10.0
+#: Default seconds a server has to start and complete the handshake (`discover_timeout`): the
+#: probe, the `initialize` fallback and the 2026 retry after a -32022 all share it, so a 2026
+#: server that takes 30 s to start is still connected.
+DEFAULT_DISCOVER_TIMEOUT = 60.0
+#: Most `server/discover` attempts in one connection (version retries and -32022 retries).
+MAX_DISCOVER_ATTEMPTS = 3
 
 CLIENT_NAME = "toolweave"
 
@@ -111,62 +118,94 @@ async def negotiate(
     mode: str = "auto",
     timeout: float | None = None,
     probe_may_go_unanswered: bool = True,
+    discover_timeout: float = DEFAULT_DISCOVER_TIMEOUT,
 ) -> Negotiated:
     """Connect in the newest era both sides speak.
 
     `mode` is "auto" (probe `server/discover`, fall back to `initialize`), "modern" (discover
     only) or "legacy" (initialize only). `request(method, params, timeout)` sends one request;
     the caller's transport must already stamp the version header it is told about.
-    `probe_may_go_unanswered` bounds the probe by `DISCOVER_TIMEOUT`; a transport where every
-    request gets an answer passes False.
+    `probe_may_go_unanswered` bounds the probe by `PROBE_TIMEOUT`; a transport where every
+    request gets an answer passes False. The handshake as a whole may take `discover_timeout`
+    seconds (at least `timeout`): a server still starting answers the fallback `initialize`
+    late, and one committed to 2026 answers it with -32022, upon which the 2026 handshake is
+    tried again, as the official SDK does.
     """
     if mode not in ("auto", "modern", "legacy"):
         raise ValueError(f"protocol mode must be 'auto', 'modern' or 'legacy', not {mode!r}")
-    if mode != "legacy":
-        version = LATEST_MODERN
-        probe_timeout = timeout
-        if probe_may_go_unanswered:
-            probe_timeout = min(DISCOVER_TIMEOUT, timeout) if timeout else DISCOVER_TIMEOUT
-        for _attempt in range(2):
-            try:
-                result = await request(
-                    "server/discover",
-                    {"_meta": modern_meta(version, capabilities)},
-                    probe_timeout,
-                )
-            except JSONRPCError as exc:
-                supported = _supported(exc) if exc.code == UNSUPPORTED_PROTOCOL_VERSION else None
-                mutual = [v for v in MODERN_VERSIONS if v in (supported or ())]
-                if mutual and version != mutual[-1]:
-                    version = mutual[-1]
-                    continue
-                if supported is not None and not any(v in HANDSHAKE_VERSIONS for v in supported):
-                    raise MCPError(
-                        f"the server supports only protocol versions {supported}; this client "
-                        f"speaks {list(HANDSHAKE_VERSIONS + MODERN_VERSIONS)}",
-                        code=exc.code,
-                    ) from exc
-                if mode == "modern":
-                    raise
-                break
-            except MCPError:
-                if mode == "modern":
-                    raise
-                break  # no answer in time: a legacy server that ignores pre-initialize requests
-            offered = result.get("supportedVersions")
-            mutual = [v for v in MODERN_VERSIONS if isinstance(offered, list) and v in offered]
-            if not mutual:
-                if mode == "modern":
-                    raise MCPError(f"the server offers no modern protocol version: {offered!r}")
-                break
-            meta = result.get("_meta") if isinstance(result.get("_meta"), dict) else {}
-            return Negotiated(
-                protocol_version=mutual[-1],
-                server_info=ServerInfo.from_wire((meta or {}).get(META_SERVER_INFO)),
-                capabilities=dict(result.get("capabilities") or {}),
-                instructions=result.get("instructions"),
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + max(discover_timeout, timeout or 0.0)
+
+    def remaining() -> float:
+        return max(deadline - loop.time(), 0.001)
+
+    if mode == "legacy":
+        return await initialize(request, notify, capabilities, timeout=timeout)
+    version = LATEST_MODERN
+    bounded = probe_may_go_unanswered
+    for _attempt in range(MAX_DISCOVER_ATTEMPTS):
+        try:
+            return await _discover(
+                request,
+                capabilities,
+                version,
+                min(PROBE_TIMEOUT, remaining()) if bounded else remaining(),
             )
-    return await initialize(request, notify, capabilities, timeout=timeout)
+        except JSONRPCError as exc:
+            supported = _supported(exc) if exc.code == UNSUPPORTED_PROTOCOL_VERSION else None
+            mutual = [v for v in MODERN_VERSIONS if v in (supported or ())]
+            if mutual:  # the server speaks 2026 but not the version we sent, or not yet
+                version = mutual[-1]
+                continue
+            if supported is not None and not any(v in HANDSHAKE_VERSIONS for v in supported):
+                raise _unsupported(supported, exc.code) from exc
+            if mode == "modern":
+                raise
+        except MCPError:
+            if mode == "modern":
+                raise
+            # no answer in time: a legacy server that ignores pre-initialize requests, or one
+            # still starting (the fallback below finds out which)
+        try:
+            return await initialize(request, notify, capabilities, timeout=remaining())
+        except JSONRPCError as exc:
+            supported = _supported(exc) if exc.code == UNSUPPORTED_PROTOCOL_VERSION else None
+            mutual = [v for v in MODERN_VERSIONS if v in (supported or ())]
+            if not mutual:
+                raise
+            version, bounded = mutual[-1], False  # a 2026 server that started late: ask again
+    raise MCPError(
+        f"the server did not complete the 2026-07-28 handshake in {MAX_DISCOVER_ATTEMPTS} attempts"
+    )
+
+
+async def _discover(
+    request: Requester, capabilities: dict[str, Any], version: str, timeout: float
+) -> Negotiated:
+    """One `server/discover`; `MCPError` when the server offers no modern version."""
+    result = await request(
+        "server/discover", {"_meta": modern_meta(version, capabilities)}, timeout
+    )
+    offered = result.get("supportedVersions")
+    mutual = [v for v in MODERN_VERSIONS if isinstance(offered, list) and v in offered]
+    if not mutual:
+        raise MCPError(f"the server offers no modern protocol version: {offered!r}")
+    meta = result.get("_meta") if isinstance(result.get("_meta"), dict) else {}
+    info = (meta or {}).get(META_SERVER_INFO) or result.get("serverInfo")
+    return Negotiated(
+        protocol_version=mutual[-1],
+        server_info=ServerInfo.from_wire(info),
+        capabilities=dict(result.get("capabilities") or {}),
+        instructions=result.get("instructions"),
+    )
+
+
+def _unsupported(supported: list[str], code: int) -> MCPError:
+    return MCPError(
+        f"the server supports only protocol versions {supported}; this client speaks "
+        f"{list(HANDSHAKE_VERSIONS + MODERN_VERSIONS)}",
+        code=code,
+    )
 
 
 async def initialize(

@@ -2,7 +2,8 @@
 
 `OAuthClientProvider` (authorization code + PKCE), `ClientCredentialsProvider`,
 `PrivateKeyJWTProvider` (client credentials with a signed assertion, the `oauth` extra) and
-`CrossAppAccessProvider` (an enterprise ID token exchanged for an ID-JAG). Discovery of the
+`CrossAppAccessProvider` (an enterprise ID token exchanged for an ID-JAG) and
+`JWTBearerProvider` (a workload's own JWT as the grant). Discovery of the
 protected resource and its authorization server is shared, in `_discovery`.
 """
 
@@ -20,6 +21,7 @@ _EXPORTS: dict[str, str] = {
     "headless_redirect": "toolweave.mcp.client.auth.providers",
     "pkce_pair": "toolweave.mcp.client.auth.providers",
     "CrossAppAccessProvider": "toolweave.mcp.client.auth.grants",
+    "JWTBearerProvider": "toolweave.mcp.client.auth.grants",
     "PrivateKeyJWTProvider": "toolweave.mcp.client.auth.grants",
     "sign_jwt": "toolweave.mcp.client.auth.grants",
 }
@@ -29,6 +31,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 if TYPE_CHECKING:
     from toolweave.mcp.client.auth.grants import (
         CrossAppAccessProvider,
+        JWTBearerProvider,
         PrivateKeyJWTProvider,
         sign_jwt,
     )
@@ -44,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ClientCredentialsProvider",
     "CrossAppAccessProvider",
+    "JWTBearerProvider",
     "OAuthClientInfo",
     "OAuthClientProvider",
     "OAuthTokens",

@@ -65,6 +65,8 @@ class Discovery:
 
     resource: str
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: The authorization server's issuer identifier, as recorded (compared exactly with `iss`).
+    issuer: str = ""
     scopes_supported: list[str] | None = None
     #: False when the metadata is the 2025-03-26 default endpoints, not a fetched document.
     discovered: bool = True
@@ -132,7 +134,8 @@ async def discover(
     for key in ("authorization_endpoint", "token_endpoint", "registration_endpoint"):
         if isinstance(metadata.get(key), str):
             require_secure(metadata[key], key.replace("_", " "))
-    return Discovery(resource, metadata, scopes, discovered)
+    recorded = metadata.get("issuer") if isinstance(metadata.get("issuer"), str) else issuer
+    return Discovery(resource, metadata, str(recorded), scopes, discovered)
 
 
 async def as_metadata(
@@ -167,3 +170,19 @@ async def as_metadata(
                 )
             return metadata
     return None
+
+
+def check_iss(discovery: Discovery, iss: str | None) -> None:
+    """RFC 9207 on an authorization response: a present `iss` must equal the recorded issuer
+    exactly (no case folding, port or trailing-slash normalisation), and a server that
+    advertises `authorization_response_iss_parameter_supported` must send one (SEP-2468)."""
+    if iss is not None and iss != discovery.issuer:
+        raise OAuthError(
+            f"the authorization response names issuer {iss!r}, not {discovery.issuer!r} (the "
+            "server this client asked): a mix-up attack or a misconfigured server; aborting"
+        )
+    if iss is None and discovery.metadata.get("authorization_response_iss_parameter_supported"):
+        raise OAuthError(
+            f"the authorization server {discovery.issuer!r} advertises the iss parameter but "
+            "its authorization response has none; aborting"
+        )

@@ -17,8 +17,6 @@ extra), imported only when a JWT is signed.
 
 from __future__ import annotations
 
-import base64
-import json
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -28,6 +26,7 @@ from urllib.parse import urlencode
 import httpx
 
 from toolweave.mcp.client.auth._discovery import Discovery, require_secure
+from toolweave.mcp.client.auth._jws import SIGNING_ALGORITHMS, load_private_key, sign
 from toolweave.mcp.client.auth.providers import (
     ClientCredentialsProvider,
     ClientFactory,
@@ -43,11 +42,6 @@ ID_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:id_token"
 ID_JAG_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:id-jag"
 ASSERTION_LIFETIME = 300
 """Seconds a signed client assertion stays valid (RFC 7523 wants it short-lived)."""
-SIGNING_ALGORITHMS = ("ES256", "RS256")
-
-
-def _b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
 def sign_jwt(claims: dict[str, Any], private_key_pem: str, algorithm: str = "ES256") -> str:
@@ -56,30 +50,7 @@ def sign_jwt(claims: dict[str, Any], private_key_pem: str, algorithm: str = "ES2
         raise OAuthError(
             f"signing_algorithm must be one of {SIGNING_ALGORITHMS}, not {algorithm!r}"
         )
-    try:
-        from cryptography.hazmat.primitives import hashes, serialization
-        from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
-        from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
-    except ModuleNotFoundError:
-        raise OAuthError(
-            "signing a client assertion needs the cryptography package: "
-            "pip install 'toolweave[oauth]'"
-        ) from None
-    key = serialization.load_pem_private_key(private_key_pem.encode(), password=None)
-    header = {"alg": algorithm, "typ": "JWT"}
-    signing_input = ".".join(
-        _b64url(json.dumps(part, separators=(",", ":")).encode()) for part in (header, claims)
-    ).encode()
-    if algorithm == "ES256":
-        if not isinstance(key, ec.EllipticCurvePrivateKey):
-            raise OAuthError("ES256 needs an EC (P-256) private key")
-        r, s = decode_dss_signature(key.sign(signing_input, ec.ECDSA(hashes.SHA256())))
-        signature = r.to_bytes(32, "big") + s.to_bytes(32, "big")
-    else:
-        if not isinstance(key, rsa.RSAPrivateKey):
-            raise OAuthError("RS256 needs an RSA private key")
-        signature = key.sign(signing_input, padding.PKCS1v15(), hashes.SHA256())
-    return f"{signing_input.decode()}.{_b64url(signature)}"
+    return sign({"typ": "JWT"}, claims, load_private_key(private_key_pem), algorithm)
 
 
 def _audience(discovery: Discovery) -> str:
@@ -209,3 +180,38 @@ class CrossAppAccessProvider(ClientCredentialsProvider):
                 f"(issued_token_type {data.get('issued_token_type')!r})"
             )
         return str(data["access_token"])
+
+
+Assertion = str | Callable[[], Awaitable[str]]
+
+
+class JWTBearerProvider(OAuthClientProvider):
+    """Workload identity federation (SEP-1933): a JWT the platform issued to this workload
+    (a Kubernetes service-account token, a cloud identity token) is the grant itself, traded
+    at the authorization server for an access token (RFC 7523 section 2.1). No user, no
+    secret; `assertion` is the JWT, or an async callable returning a fresh one. A refused
+    grant raises `OAuthError` at once: no retry, no other grant type."""
+
+    def __init__(
+        self,
+        client_id: str,
+        assertion: Assertion,
+        *,
+        scope: str | None = None,
+        client_factory: ClientFactory | None = None,
+    ) -> None:
+        super().__init__(
+            _no_redirect, client_id=client_id, scope=scope, client_factory=client_factory
+        )
+        assert self.client is not None
+        self.client.auth_method = "none"
+        self.assertion = assertion
+
+    async def _authorize(
+        self, client: httpx.AsyncClient, discovery: Discovery, scope: str | None
+    ) -> None:
+        jwt = self.assertion if isinstance(self.assertion, str) else await self.assertion()
+        form = {"grant_type": JWT_BEARER_GRANT, "assertion": jwt, "resource": discovery.resource}
+        if scope:
+            form["scope"] = scope
+        await self._token_request(client, discovery, form)

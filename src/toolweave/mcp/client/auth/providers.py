@@ -19,7 +19,7 @@ excepted), and the code flow refuses an authorization server whose metadata does
 S256, as the MCP authorization spec requires. Discovery (the public documents, and the
 decision whom credentials may go to) lives in `_oauth_discovery.py`. Requests to the
 authorization server (discovery, registration, tokens) go through a client of their own, made
-by `client_factory` (default `httpx.AsyncClient()`).
+by `client_factory` (default `default_client()`, with `AUTH_HTTP_TIMEOUT`).
 """
 
 from __future__ import annotations
@@ -40,10 +40,12 @@ import httpx
 from toolweave.mcp.client.auth._discovery import (
     Discovery,
     canonical_resource,
+    check_iss,
     discover,
     parse_challenge,
     resource_allowed,
 )
+from toolweave.mcp.client.auth._jws import DPOP_ALGORITHM, DPoPKey
 from toolweave.mcp.shared.errors import OAuthError
 
 logger = logging.getLogger("toolweave.mcp.oauth")
@@ -53,6 +55,14 @@ ClientFactory = Callable[[], httpx.AsyncClient]
 #: Most authorizations (401/403 challenges answered) for one request, so a server that never
 #: accepts a token cannot loop us.
 MAX_AUTH_ATTEMPTS = 2
+#: Default seconds one request to an authorization server (discovery, registration, tokens)
+#: may take; httpx's own default (5 s) failed discovery on a loaded machine.
+AUTH_HTTP_TIMEOUT = 30.0
+
+
+def default_client() -> httpx.AsyncClient:
+    """The client for requests to the authorization server (`client_factory`'s default)."""
+    return httpx.AsyncClient(timeout=AUTH_HTTP_TIMEOUT)
 
 
 def pkce_pair() -> tuple[str, str]:
@@ -67,6 +77,8 @@ class OAuthTokens:
     refresh_token: str | None = None
     expires_at: float | None = None
     scope: str | None = None
+    #: "Bearer", or "DPoP" for a token bound to this client's proof key (RFC 9449).
+    token_type: str = "Bearer"
 
 
 @dataclass(slots=True)
@@ -99,7 +111,7 @@ class OAuthClientProvider(httpx.Auth):
         client_factory: ClientFactory | None = None,
     ) -> None:
         self.redirect_handler = redirect_handler
-        self.client_factory: ClientFactory = client_factory or httpx.AsyncClient
+        self.client_factory: ClientFactory = client_factory or default_client
         self.redirect_uri = redirect_uri
         self.client_name = client_name
         self.client_metadata_url = client_metadata_url
@@ -111,6 +123,9 @@ class OAuthClientProvider(httpx.Auth):
         self.server_url: str | None = None
         self._lock = asyncio.Lock()
         self._discovery: Discovery | None = None
+        self._registered_at: str | None = None  # the issuer a dynamic registration belongs to
+        self._dpop: DPoPKey | None = None  # made when the authorization server offers DPoP
+        self._nonces: dict[str, str] = {}  # origin -> the last DPoP-Nonce it sent
 
     # -- httpx.Auth ------------------------------------------------------------------------------
 
@@ -119,19 +134,26 @@ class OAuthClientProvider(httpx.Auth):
     ) -> AsyncGenerator[httpx.Request, httpx.Response]:
         """Send the bearer token; on a challenge authorize (at most `MAX_AUTH_ATTEMPTS` times)
         and send the request again."""
-        url = str(request.url)
-        for attempt in range(MAX_AUTH_ATTEMPTS + 1):
+        url, method = str(request.url), request.method
+        nonce_retried = False
+        attempt = 0
+        while True:
             tokens = self.tokens
             if tokens is not None and _expiring(tokens):
                 async with self.client_factory() as client:
-                    headers = await self.headers(client, url)
+                    headers = await self.headers(client, url, method)
             else:
-                headers = self._bearer(url)
+                headers = self._authorization(url, method)
             request.headers.pop("Authorization", None)
+            request.headers.pop("DPoP", None)
             request.headers.update(headers)
             response = yield request
             if response.status_code not in (401, 403) or attempt == MAX_AUTH_ATTEMPTS:
                 return
+            if not nonce_retried and self._take_nonce(response):
+                nonce_retried = True  # the resource server wants a fresh proof with its nonce
+                continue
+            attempt += 1
             async with self.client_factory() as client:
                 if not await self.handle_challenge(response, client):
                     return
@@ -141,27 +163,47 @@ class OAuthClientProvider(httpx.Auth):
 
     # -- tokens and challenges ------------------------------------------------------------------
 
-    def _bearer(self, url: str | None) -> dict[str, str]:
-        """The current token's header for `url`, without refreshing it."""
+    def _authorization(self, url: str | None, method: str = "POST") -> dict[str, str]:
+        """The current token's headers for `url`, without refreshing it: `Bearer`, or `DPoP`
+        with a fresh proof of this request (RFC 9449)."""
         tokens = self.tokens
         if tokens is None:
             return {}
         if url is not None and not self._covers(url):
             logger.warning("not sending the access token for %s to %s", self.server_url, url)
             return {}
-        return {"Authorization": f"Bearer {tokens.access_token}"}
+        if tokens.token_type.lower() != "dpop" or self._dpop is None or url is None:
+            return {"Authorization": f"Bearer {tokens.access_token}"}
+        proof = self._dpop.proof(
+            method, url, nonce=self._nonces.get(_origin(url)), access_token=tokens.access_token
+        )
+        return {"Authorization": f"DPoP {tokens.access_token}", "DPoP": proof}
 
-    async def headers(self, client: httpx.AsyncClient, url: str | None = None) -> dict[str, str]:
-        """The `Authorization` header for a request to `url` (none for a server the tokens were
-        not issued for)."""
+    async def headers(
+        self, client: httpx.AsyncClient, url: str | None = None, method: str = "POST"
+    ) -> dict[str, str]:
+        """The `Authorization` (and `DPoP`) headers for a `method` request to `url` (none for
+        a server the tokens were not issued for)."""
         tokens = self.tokens
-        if tokens is None or not self._bearer(url):
+        if tokens is None or not self._authorization(url, method):
             return {}
         if _expiring(tokens):
             async with self._lock:  # one refresh for many concurrent requests (tokens rotate)
                 if self.tokens is tokens and not await self._refresh(client):
                     return {}
-        return self._bearer(url)
+        return self._authorization(url, method)
+
+    def _take_nonce(self, response: httpx.Response) -> bool:
+        """Keep the `DPoP-Nonce` of a `use_dpop_nonce` answer; True when there is one."""
+        nonce = response.headers.get("dpop-nonce")
+        challenge = response.headers.get("www-authenticate", "")
+        body_error = ""
+        if response.status_code == 400 and "json" in response.headers.get("content-type", ""):
+            body_error = str(response.json().get("error", ""))
+        if not nonce or "use_dpop_nonce" not in f"{challenge} {body_error}":
+            return False
+        self._nonces[_origin(str(response.request.url))] = nonce
+        return True
 
     async def handle_challenge(self, response: httpx.Response, client: httpx.AsyncClient) -> bool:
         """Authorize after a 401 (or a 403 asking for more scope); True means retry now.
@@ -171,14 +213,10 @@ class OAuthClientProvider(httpx.Auth):
         challenge = parse_challenge(response.headers.get("www-authenticate", ""))
         if response.status_code == 403 and challenge.get("error") != "insufficient_scope":
             return False
-        sent = response.request.headers.get("authorization")
+        sent = response.request.headers.get("authorization", "").partition(" ")[2]
         async with self._lock:
             current, url = self.tokens, str(response.request.url)
-            if (
-                current is not None
-                and sent != f"Bearer {current.access_token}"
-                and self._covers(url)
-            ):
+            if current is not None and sent != current.access_token and self._covers(url):
                 return True
             return await self._answer_challenge(response, client, challenge)
 
@@ -188,18 +226,40 @@ class OAuthClientProvider(httpx.Auth):
         self.server_url = str(response.request.url)
         if not self._covers(self.server_url):  # another server: its own authorization from scratch
             self._discovery, self.tokens = None, None
+        if self._discovery is None or (response.status_code == 401 and self.tokens is not None):
+            await self._rediscover(client, challenge)  # a refused token: has the server moved?
         refreshable = self.tokens is not None and self.tokens.refresh_token is not None
         if response.status_code == 401 and refreshable and await self._refresh(client):
             return True
-        if self._discovery is None:
-            self._discovery = await discover(client, self.server_url, challenge)
         discovery = self._discovery
+        assert discovery is not None
         scope = challenge.get("scope") or self.scope
         if scope is None and discovery.scopes_supported:
             scope = " ".join(discovery.scopes_supported)
         await self._register(client, discovery)
         await self._authorize(client, discovery, scope)
         return True
+
+    async def _rediscover(self, client: httpx.AsyncClient, challenge: dict[str, str]) -> None:
+        """Discover again; when the protected resource now names another authorization server,
+        its tokens and a dynamic registration there are dropped (SEP-2352: credentials are
+        bound to the server that issued them) and the client registers anew."""
+        assert self.server_url is not None
+        previous, self._discovery = (
+            self._discovery,
+            await discover(client, self.server_url, challenge),
+        )
+        if previous is None or previous.issuer == self._discovery.issuer:
+            return
+        logger.info(
+            "%s moved from authorization server %s to %s; authorizing there",
+            self.server_url,
+            previous.issuer,
+            self._discovery.issuer,
+        )
+        self.tokens = None
+        if self._registered_at is not None:
+            self.client, self._registered_at = None, None
 
     def _covers(self, url: str) -> bool:
         discovery = self._discovery
@@ -239,6 +299,7 @@ class OAuthClientProvider(httpx.Auth):
             "grant_types": ["authorization_code", "refresh_token"],
             "response_types": ["code"],
             "token_endpoint_auth_method": wanted,
+            "application_type": _application_type(self.redirect_uri),
         }
         response = await client.post(endpoint, json=body)
         if response.status_code not in (200, 201):
@@ -249,6 +310,7 @@ class OAuthClientProvider(httpx.Auth):
         secret = info.get("client_secret")
         method = info.get("token_endpoint_auth_method") or (wanted if secret else "none")
         self.client = OAuthClientInfo(str(info["client_id"]), secret, method)
+        self._registered_at = discovery.issuer
 
     # -- authorization and tokens ---------------------------------------------------------------
 
@@ -281,6 +343,7 @@ class OAuthClientProvider(httpx.Auth):
         params = parse_qs(urlsplit(redirected).query)
         if params.get("state", [None])[0] != state:
             raise OAuthError("the authorization response carried the wrong state; aborting")
+        check_iss(discovery, params.get("iss", [None])[0])
         if "code" not in params:
             error = params.get("error", ["no code"])[0]
             raise OAuthError(f"authorization was refused: {error}")
@@ -330,7 +393,17 @@ class OAuthClientProvider(httpx.Auth):
             if info.auth_method == "client_secret_post" and info.client_secret is not None:
                 form["client_secret"] = info.client_secret
         endpoint = str(discovery.metadata["token_endpoint"])
-        response = await client.post(endpoint, content=urlencode(form), headers=headers)
+        algorithms = discovery.metadata.get("dpop_signing_alg_values_supported")
+        if isinstance(algorithms, list) and DPOP_ALGORITHM in algorithms:
+            self._dpop = self._dpop or DPoPKey()  # ask for a token bound to our key
+        body = urlencode(form)
+        for _attempt in range(2):  # a second time with the server's DPoP nonce
+            if self._dpop is not None:
+                nonce = self._nonces.get(_origin(endpoint))
+                headers["DPoP"] = self._dpop.proof("POST", endpoint, nonce=nonce)
+            response = await client.post(endpoint, content=body, headers=headers)
+            if response.status_code != 400 or not self._take_nonce(response):
+                break
         if response.status_code != 200:
             raise OAuthError(
                 f"token request to {endpoint} failed: HTTP {response.status_code} "
@@ -344,6 +417,7 @@ class OAuthClientProvider(httpx.Auth):
             or (self.tokens.refresh_token if self.tokens else None),
             expires_at=time.time() + float(expires) if isinstance(expires, int | float) else None,
             scope=data.get("scope"),
+            token_type=str(data.get("token_type") or "Bearer"),
         )
 
 
@@ -379,6 +453,19 @@ class ClientCredentialsProvider(OAuthClientProvider):
         await self._token_request(client, discovery, form)
 
 
+def _application_type(redirect_uri: str) -> str:
+    """OIDC `application_type` for dynamic registration (SEP-837): `native` for a loopback or
+    private-scheme redirect (a desktop or CLI client), `web` for an HTTPS site."""
+    parts = urlsplit(redirect_uri)
+    loopback = (parts.hostname or "") in ("localhost", "127.0.0.1", "::1")
+    return "web" if parts.scheme == "https" and not loopback else "native"
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
 def _expiring(tokens: OAuthTokens) -> bool:
     return tokens.expires_at is not None and tokens.expires_at < time.time() + 30
 
@@ -393,7 +480,7 @@ def headless_redirect(client_factory: ClientFactory | None = None) -> RedirectHa
     automatically."""
 
     async def follow(url: str) -> str:
-        async with client_factory() if client_factory else httpx.AsyncClient() as client:
+        async with client_factory() if client_factory else default_client() as client:
             response = await client.get(url, follow_redirects=False)
         location = response.headers.get("location")
         if not location:
