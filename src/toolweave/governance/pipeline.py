@@ -328,6 +328,7 @@ class Governance:
             rules = rules.including(granted)
         accept_edits = gate.mode == "acceptEdits"
         explanation = rules.explain(tool_name, args, tool=tool, accept_edits=accept_edits)
+        explanation = rules.unchecked_refused(explanation, tool_name, tool, gate.mode)
         if explanation.decision != "ask":
             return explanation
         policy = gate.policy

@@ -25,8 +25,10 @@ from typing import Any
 
 from toolweave.governance._command_match import (
     DYNAMIC_MARKS,
+    Seen,
     allow_texts,
     changes_directory,
+    computed_name,
     deny_shapes,
     deny_texts,
     remember_assignments,
@@ -49,6 +51,8 @@ __all__ = [
 ]
 
 _STRICTNESS: dict[Decision, int] = {"allow": 0, "ask": 1, "deny": 2}
+UNASKED_MODES = frozenset({"bypassPermissions", "dontAsk"})
+"""Permission modes that answer an `ask` without a person (yes, or no)."""
 _PATH_ARGS = ("path", "file_path", "filename", "file", "directory", "dir")
 _URL_ARGS = ("url", "uri")
 _WRITE_TOOLS = ("Edit", "Write", "edit_file", "write_file")
@@ -78,6 +82,10 @@ class Explanation:
     parts: tuple[tuple[str, Decision | None, Rule | None], ...] = ()
     tool: str = ""
     """The Claude Code name the call was matched as (`Bash`, `Read`, `mcp__github__x`)."""
+    checked: bool = True
+    """False when part of a shell line cannot be checked (it does not parse, bash computes a
+    command's name, a shell reads stdin): `unchecked_refused` denies such a line in the modes
+    that would otherwise run it unasked."""
 
     def __str__(self) -> str:
         lines = [f"{self.decision}: {self.reason}"]
@@ -230,9 +238,32 @@ class Rules:
             if _STRICTNESS[other.decision] > _STRICTNESS[own.decision]:
                 own = Explanation(
                     other.decision, f"{other.reason} (inherited from the parent run)",
-                    other.rule, other.parts,
+                    other.rule, other.parts, checked=other.checked,
                 )  # fmt: skip
         return replace(own, tool=claude_code_name(tool_name, tool))
+
+    def unchecked_refused(
+        self, explanation: Explanation, tool_name: str, tool: Tool | None, mode: str
+    ) -> Explanation:
+        """In the modes that answer questions without a person (`bypassPermissions`,
+        `dontAsk`), a line that cannot be checked is denied when any deny rule speaks about
+        this tool (the built-in shell's `DEFAULT_DENY` included): what it runs might be what
+        the rule forbids. Other explanations come back unchanged."""
+        if explanation.checked or explanation.decision != "ask" or mode not in UNASKED_MODES:
+            return explanation
+        names = (*rule_names(tool_name, tool), *_WRITE_TOOLS)
+        deny = next((r for r in self._all_deny() if r.matches_tool(names)), None)
+        if deny is None:
+            return explanation
+        return replace(
+            explanation, decision="deny", rule=deny,
+            reason=f"{explanation.reason}; in permission mode {mode!r} a line that cannot be "
+            f"checked is refused while a deny rule applies ({deny.text!r} from {deny.source}): "
+            "rewrite it with plain commands",
+        )  # fmt: skip
+
+    def _all_deny(self) -> tuple[Rule, ...]:
+        return (*self.deny, *(r for parent in self.parents for r in parent._all_deny()))
 
     def _explain_own(
         self, tool_name: str, args: Mapping[str, Any], tool: Tool | None, accept_edits: bool
@@ -281,10 +312,11 @@ class Rules:
                 if rule.decision == "deny" and rule.matches_command(command):
                     return Explanation("deny", f"denied by {rule.text!r}", rule)
             return Explanation(
-                "ask", f"the command cannot be checked, so it is never allowed: {exc}"
-            )
+                "ask", f"the command cannot be checked, so it is never allowed: {exc}",
+                checked=False,
+            )  # fmt: skip
         parts: list[Part] = []
-        env: dict[str, str] = {}
+        env = Seen()
         if writes.accept_edits and any(map(changes_directory, commands)):
             writes = replace(writes, accept_edits=False)  # `cd ..; echo > x`: x is not where
         for simple in commands:
@@ -292,9 +324,12 @@ class Rules:
             if simple.words and not all(map(is_assignment, simple.words)):
                 found, matched = _command_decision(simple, rules, env)
                 subject = " ".join(simple.words)
-                if simple.unchecked is not None and found != "deny":
-                    parts.append(Part(subject, "ask", None, f"{simple.unchecked}, so it "
-                                      "cannot be checked"))  # fmt: skip
+                unchecked = simple.unchecked
+                if unchecked is None and computed_name(simple, env):
+                    unchecked = "bash computes the command's name when it runs"
+                if unchecked is not None and found != "deny":
+                    parts.append(Part(subject, "ask", None, f"{unchecked}, so it cannot be "
+                                      "checked", unchecked=True))  # fmt: skip
                 else:
                     parts.append(Part(subject, found, matched))
             for target in simple.writes:
@@ -343,6 +378,7 @@ class Part:
     decision: Decision | None
     rule: Rule | None
     why: str = ""
+    unchecked: bool = False
 
 
 @dataclass(frozen=True)
@@ -426,18 +462,18 @@ def _path_matcher(path: str, cwd: str) -> Callable[[Rule], bool]:
 
 
 def _command_decision(
-    simple: SimpleCommand, rules: list[Rule], env: Mapping[str, str]
+    simple: SimpleCommand, rules: list[Rule], env: Seen
 ) -> tuple[Decision | None, Rule | None]:
     return _match_texts(allow_texts(simple), deny_texts(simple, env), rules, simple, env)
 
 
 def _match_texts(
     allow: list[str], deny: list[str], rules: list[Rule], simple: SimpleCommand | None = None,
-    env: Mapping[str, str] | None = None,
+    env: Seen | None = None,
 ) -> tuple[Decision | None, Rule | None]:  # fmt: skip
     # Deny and ask rules see every form of the command and its normalised shape; allow rules
     # only the forms `allow_texts` vouches for, so an allow is never widened.
-    shapes = deny_shapes(simple, env or {}) if simple is not None else []
+    shapes = deny_shapes(simple, env or Seen()) if simple is not None else []
     deny = deny or allow
     for rule in rules:
         if rule.decision == "allow":
@@ -450,17 +486,18 @@ def _match_texts(
 
 def _aggregate(parts: list[Part], default: Decision) -> Explanation | None:
     table = tuple((p.subject, p.decision, p.rule) for p in parts)
+    checked = not any(p.unchecked for p in parts)
     for decision in ("deny", "ask"):
         for part in parts:
             if part.decision != decision:
                 continue
             if part.rule is None:
                 return Explanation(decision, f"{part.subject!r} needs approval: {part.why}",
-                                   None, table)  # fmt: skip
+                                   None, table, checked=checked)  # fmt: skip
             verb = "denied" if decision == "deny" else "needs approval"
             return Explanation(
                 decision, f"{part.subject!r} {verb} by {part.rule.text!r} from "
-                f"{part.rule.source}", part.rule, table,
+                f"{part.rule.source}", part.rule, table, checked=checked,
             )  # fmt: skip
     if parts and all(p.decision == "allow" for p in parts):
         why = [f"{p.subject!r} by {p.rule.text!r} from {p.rule.source}" if p.rule else p.why
