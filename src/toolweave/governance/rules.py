@@ -33,6 +33,7 @@ from toolweave.governance._command_match import (
     deny_texts,
     remember_assignments,
 )
+from toolweave.governance._explanation import Explanation, Part, aggregate, first_match
 from toolweave.governance._rule_patterns import Decision, Rule, RuleKind, resolve_path
 from toolweave.governance.errors import RuleSyntaxError
 from toolweave.tools import Permission, Tool
@@ -69,30 +70,6 @@ def asks_by_default(tool: Tool) -> bool:
     if tool.permissions & ASK_BY_DEFAULT:
         return True
     return bool(getattr(tool, "destructive_declared", False))
-
-
-@dataclass(frozen=True)
-class Explanation:
-    """Why `decide` answered what it did: the deciding `rule` (None when no rule matched), each
-    checked part of the call (`subject`, its decision, the rule) and a sentence for people."""
-
-    decision: Decision
-    reason: str
-    rule: Rule | None = None
-    parts: tuple[tuple[str, Decision | None, Rule | None], ...] = ()
-    tool: str = ""
-    """The Claude Code name the call was matched as (`Bash`, `Read`, `mcp__github__x`)."""
-    checked: bool = True
-    """False when part of a shell line cannot be checked (it does not parse, bash computes a
-    command's name, a shell reads stdin): `unchecked_refused` denies such a line in the modes
-    that would otherwise run it unasked."""
-
-    def __str__(self) -> str:
-        lines = [f"{self.decision}: {self.reason}"]
-        for subject, decision, rule in self.parts:
-            by = f"{rule.text!r} ({rule.decision}, from {rule.source})" if rule else "no rule"
-            lines.append(f"  {subject!r}: {decision or 'unmatched'} by {by}")
-        return "\n".join(lines)
 
 
 @dataclass(frozen=True, init=False)
@@ -281,12 +258,12 @@ class Rules:
             outcome = self._command(value, rules, writes)
         elif kind == "path" and isinstance(value, str):
             path, base = _opened_path(tool, value, cwd)
-            outcome = _first(rules, path, _path_matcher(path, base))
+            outcome = first_match(rules, path, _path_matcher(path, base))
         elif kind == "domain" and isinstance(value, str):
-            outcome = _first(rules, value, lambda r: r.matches_domain(value))
+            outcome = first_match(rules, value, lambda r: r.matches_domain(value))
         else:
             text = "" if value is None else str(value)
-            outcome = _first(
+            outcome = first_match(
                 rules, text, lambda r: r.specifier is None or (value is not None and
                                                               r.matches_value(text))
             )  # fmt: skip
@@ -337,7 +314,7 @@ class Rules:
         if not commands:
             found, matched = _match_texts([command], [], rules)
             parts.append(Part(command, found, matched))
-        return _aggregate(parts, self.default)
+        return aggregate(parts, self.default)
 
 
 _TOOL_RULES: weakref.WeakKeyDictionary[Tool, Rules] = weakref.WeakKeyDictionary()
@@ -371,17 +348,6 @@ def condition_matches(condition: str, tool_name: str, args: Mapping[str, Any]) -
 
 
 @dataclass(frozen=True)
-class Part:
-    """One checked piece of a shell line: a command or a redirection's target."""
-
-    subject: str
-    decision: Decision | None
-    rule: Rule | None
-    why: str = ""
-    unchecked: bool = False
-
-
-@dataclass(frozen=True)
 class _Writes:
     """How a shell line's redirections are decided: rules anchored at `cwd`, targets resolved
     from `where` (the shell's directory, the project), and whether `acceptEdits` is on."""
@@ -403,7 +369,7 @@ def _redirect(target: str, write_rules: list[Rule], writes: _Writes) -> list[Par
     expands = bool(_EXPANDS.intersection(target))
     # A target bash expands (`$HOME/x`) is not the path seen here: no allow rule vouches for it.
     rules = [r for r in write_rules if r.decision != "allow"] if expands else write_rules
-    found = _first(rules, path, _path_matcher(path, writes.cwd))
+    found = first_match(rules, path, _path_matcher(path, writes.cwd))
     if found is not None:
         return [Part(f"> {target}", found.decision, found.rule)]
     if expands:
@@ -447,16 +413,6 @@ def _opened_path(tool: Tool | None, value: str, cwd: str) -> tuple[str, str]:
     return resolve_path(value, getattr(tool, "permission_cwd", None) or cwd), cwd
 
 
-def _first(rules: list[Rule], subject: str, matches: Callable[[Rule], bool]) -> Explanation | None:
-    """The first matching rule in deny, ask, allow order, as an explanation."""
-    for rule in rules:
-        if matches(rule):
-            verb = {"deny": "denied", "ask": "needs approval", "allow": "allowed"}[rule.decision]
-            return Explanation(rule.decision, f"{verb} by {rule.text!r} from {rule.source}", rule,
-                               ((subject, rule.decision, rule),))  # fmt: skip
-    return None
-
-
 def _path_matcher(path: str, cwd: str) -> Callable[[Rule], bool]:
     return lambda rule: rule.matches_path(path, cwd)
 
@@ -482,34 +438,3 @@ def _match_texts(
         elif any(rule.matches_command(t) for t in deny) or any(map(rule.matches_shape, shapes)):
             return rule.decision, rule
     return None, None
-
-
-def _aggregate(parts: list[Part], default: Decision) -> Explanation | None:
-    table = tuple((p.subject, p.decision, p.rule) for p in parts)
-    checked = not any(p.unchecked for p in parts)
-    for decision in ("deny", "ask"):
-        for part in parts:
-            if part.decision != decision:
-                continue
-            if part.rule is None:
-                return Explanation(decision, f"{part.subject!r} needs approval: {part.why}",
-                                   None, table, checked=checked)  # fmt: skip
-            verb = "denied" if decision == "deny" else "needs approval"
-            return Explanation(
-                decision, f"{part.subject!r} {verb} by {part.rule.text!r} from "
-                f"{part.rule.source}", part.rule, table, checked=checked,
-            )  # fmt: skip
-    if parts and all(p.decision == "allow" for p in parts):
-        why = [f"{p.subject!r} by {p.rule.text!r} from {p.rule.source}" if p.rule else p.why
-               for p in parts if p.rule is not None or p.why]  # fmt: skip
-        return Explanation("allow", f"every command is allowed: {'; '.join(why)}", None, table)
-    if any(p.decision is not None for p in parts):
-        unmatched = [p.subject for p in parts if p.decision is None]
-        return Explanation(
-            default,
-            f"not every command is allowed (no rule matched {unmatched}); "
-            f"`Rules(default={default!r})` applies",
-            None,
-            table,
-        )
-    return None
