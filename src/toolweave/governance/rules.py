@@ -219,6 +219,17 @@ class Rules:
                 )  # fmt: skip
         return replace(own, tool=claude_code_name(tool_name, tool))
 
+    def readable(self, tool_name: str, tool: Tool | None) -> Callable[[str], bool]:
+        """For a tool that walks folders: whether these rules let it read one absolute path it
+        meets on the walk (a file it would open, a name it would list). Anything but allow
+        hides the path: a walk cannot stop to ask about each file."""
+        key = (tool.primary_arg if tool is not None else None) or "path"
+
+        def check(path: str) -> bool:
+            return self.explain(tool_name, {key: path}, tool=tool).decision == "allow"
+
+        return check
+
     def unchecked_refused(
         self, explanation: Explanation, tool_name: str, tool: Tool | None, mode: str
     ) -> Explanation:
@@ -337,6 +348,15 @@ def tool_rules(tool: Tool) -> Rules | None:
     return cached
 
 
+def call_rules(rules: Rules, tool: Tool, granted: Rules | None) -> Rules:
+    """The rule set one call of `tool` meets: `rules`, the tool's own lists (the built-in
+    shell's) and the run's grants (allowed-tools: allow rules, never above a deny or ask)."""
+    own = tool_rules(tool)
+    if own is not None:
+        rules = rules.including(own)
+    return rules.including(granted) if granted is not None else rules
+
+
 def condition_matches(condition: str, tool_name: str, args: Mapping[str, Any]) -> bool:
     """Whether a hook's `if` rule (`Bash(git commit:*)`, `Edit(src/**)`) covers this call.
 
@@ -358,33 +378,38 @@ class _Writes:
 
 
 def _redirect(target: str, write_rules: list[Rule], writes: _Writes) -> list[Part]:
-    """A redirection writes `target`, so Edit/Write rules decide it as a file edit. With no
-    rule it asks, saying whether the file is outside the project; in `acceptEdits` a file
-    inside the project is accepted, as Claude Code accepts edits in its working directory. A
-    target bash expands first (`$`, `~`, globs, substitutions) is never allowed: only a deny or
-    ask rule decides it, else it asks."""
+    """A redirection writes `target`, so Edit/Write rules decide it as a file edit. A bare
+    `Edit`/`Write` allow covers the project (the shell's directory) and below only; outside it
+    an allow must name the path. With no rule it asks, saying whether the file is outside the
+    project; in `acceptEdits` a file inside the project is accepted, as Claude Code accepts
+    edits in its working directory. A target bash expands first (`$`, `~`, globs,
+    substitutions) is never allowed: only a deny or ask rule decides it, else it asks."""
     if target in _HARMLESS_TARGETS:
         return []
     path = resolve_path(target, writes.where)
     expands = bool(_EXPANDS.intersection(target))
     # A target bash expands (`$HOME/x`) is not the path seen here: no allow rule vouches for it.
     rules = [r for r in write_rules if r.decision != "allow"] if expands else write_rules
+    root = os.path.realpath(writes.where)
+    inside = path == root or path.startswith(root.rstrip("/") + "/")
+    if not inside:  # a bare `Edit` reaches the project only, as in Claude Code
+        rules = [r for r in rules if r.decision != "allow" or r.specifier is not None]
     found = first_match(rules, path, _path_matcher(path, writes.cwd))
     if found is not None:
         return [Part(f"> {target}", found.decision, found.rule)]
     if expands:
         return [Part(f"> {target}", "ask", None, "bash expands the target first, so the file "
                      "it writes is not known, and no Edit or Write rule allows that")]  # fmt: skip
-    root = os.path.realpath(writes.where)
-    inside = path == root or path.startswith(root.rstrip("/") + "/")
     # /proc/self/cwd, /dev/fd/N: links this process resolves to its own files, not the shell's.
     magic = os.path.normpath(os.path.join(writes.where, target)).startswith(("/proc/", "/dev/"))
     if inside and writes.accept_edits and not magic:
         return [Part(f"> {target}", "allow", None, "permission mode 'acceptEdits' accepts "
                      f"edits inside the project ({path})")]  # fmt: skip
-    where = "a file in the project" if inside else "a file outside the project"
+    where = "a file in the project" if inside else (
+        "a file outside the project, which a bare Edit or Write allow does not reach"
+    )  # fmt: skip
     return [Part(f"> {target}", "ask", None, f"it writes {path}, {where}, and no Edit or "
-                 "Write rule allows that")]  # fmt: skip
+                 "Write rule allows that (a rule that names the path does)")]  # fmt: skip
 
 
 def _primary(args: Mapping[str, Any], tool: Tool | None) -> tuple[str | None, RuleKind]:
