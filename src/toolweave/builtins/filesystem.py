@@ -24,8 +24,8 @@ from toolweave.tools.base import Tool
 from toolweave.tools.errors import InvalidArguments, ToolError
 from toolweave.tools.function_tool import tool
 from toolweave.tools.permissions import Permission
-from toolweave.tools.read_rules import PathCheck, readable
 from toolweave.tools.result import ToolResult
+from toolweave.tools.targets import TargetCheck, target_check
 
 DEFAULT_MAX_READ_BYTES = 100 * 1024
 """Bytes `read_file` returns at most; the rest is announced, never silently dropped."""
@@ -85,7 +85,7 @@ def filesystem_tools(
             path: Directory relative to the workspace root; '.' is the root.
         """
         fd, folder = jail.open(path, directory=True)
-        check = readable()
+        check = target_check()
         try:
             entries = list(scan(fd))
             if check is not None:  # every name shown meets the Read rules, as a file read does
@@ -102,7 +102,7 @@ def filesystem_tools(
             lines.append(f"[... {len(entries) - max_entries} more entries not listed ...]")
         return untrusted("\n".join(lines) or "(empty directory)", "list_dir")
 
-    list_dir.walks_paths = True  # type: ignore[attr-defined]
+    list_dir.checks_targets = True  # type: ignore[attr-defined]
 
     @tool(read_only=True, permissions=[Permission.READ], primary_arg="path", open_world=False)
     def search_files(
@@ -120,7 +120,7 @@ def filesystem_tools(
         hits: list[str] = []
         skipped = 0
         try:
-            for relative, fd, shown in _files(jail, base_fd, base, readable()):
+            for relative, fd, shown in _files(jail, base_fd, base, target_check()):
                 with contextlib.closing(_Closer(fd)):
                     name = os.path.basename(relative)
                     if not (fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(name, pattern)):
@@ -150,7 +150,7 @@ def filesystem_tools(
         text = "\n".join([*hits[:max_entries], *notes]) or "no matches"
         return untrusted(text, "search_files")
 
-    search_files.walks_paths = True  # type: ignore[attr-defined]
+    search_files.checks_targets = True  # type: ignore[attr-defined]
 
     @tool(read_only=True, permissions=[Permission.READ], primary_arg="path", open_world=False)
     def file_info(path: str) -> dict[str, object]:
@@ -250,7 +250,7 @@ class _Closer:
 
 
 def _files(
-    jail: Jail, base_fd: int, base: str, check: PathCheck | None
+    jail: Jail, base_fd: int, base: str, check: TargetCheck | None
 ) -> Iterator[tuple[str, int, str]]:
     """(path relative to `base`, an open descriptor, path relative to the root) of every
     regular file under the open folder `base_fd`, in sorted order. Folders are walked by

@@ -41,7 +41,7 @@ from toolweave.tools import (
     Tool,
 )
 from toolweave.tools.claude_names import claude_code_name, tool_names
-from toolweave.tools.read_rules import set_readable
+from toolweave.tools.targets import set_target_check
 
 __all__ = [
     "PERMISSION_MODES",
@@ -299,8 +299,8 @@ class Governance:
                 await self._denied(tool_name, call_id, args, tool, gate, message)
                 raise CallBlocked("approval", message, tool=tool_name)
             await self._approve("user", tool_name, call_id, args, tool, gate, reason)
-        walks = getattr(tool, "walks_paths", False) is True  # each file it opens meets Read rules
-        set_readable(self.rules_for(tool, gate).readable(tool_name, tool) if walks else None)
+        targets = getattr(tool, "checks_targets", False) is True  # each file or redirect hop
+        set_target_check(self.rules_for(tool, gate).allows(tool_name, tool) if targets else None)
         return Clearance(args, context)
 
     async def approve_request(

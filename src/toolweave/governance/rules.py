@@ -219,10 +219,11 @@ class Rules:
                 )  # fmt: skip
         return replace(own, tool=claude_code_name(tool_name, tool))
 
-    def readable(self, tool_name: str, tool: Tool | None) -> Callable[[str], bool]:
-        """For a tool that walks folders: whether these rules let it read one absolute path it
-        meets on the walk (a file it would open, a name it would list). Anything but allow
-        hides the path: a walk cannot stop to ask about each file."""
+    def allows(self, tool_name: str, tool: Tool | None) -> Callable[[str], bool]:
+        """For a tool that checks what it meets (`toolweave.tools.targets`): whether these rules
+        allow it another value of its primary argument (a file a walk would open, a name a
+        listing would show, a redirect hop). Anything but allow refuses: the tool cannot stop
+        to ask about each one."""
         key = (tool.primary_arg if tool is not None else None) or "path"
 
         def check(path: str) -> bool:
