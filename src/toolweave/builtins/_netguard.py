@@ -24,6 +24,7 @@ import httpx
 
 from toolweave.errors import ConfigError
 from toolweave.tools.errors import PermissionDenied
+from toolweave.tools.hosts import canonical_host
 
 _IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
 _IPV4_TRANSLATED = ipaddress.IPv6Network("::ffff:0:0:0/96")
@@ -68,17 +69,18 @@ class Target:
 
 
 def domain_allowed(host: str, allow_domains: frozenset[str] | None) -> bool:
-    """True when no allow-list is set or `host` is a listed domain or a subdomain of one."""
+    """True when no allow-list is set or `host` is a listed domain or a subdomain of one, both
+    in one spelling (`toolweave.tools.hosts`)."""
     if allow_domains is None:
         return True
-    host = host.lower().rstrip(".")
+    host = canonical_host(host)
     return any(host == d or host.endswith("." + d) for d in allow_domains)
 
 
 def normalise_domains(domains: list[str] | None) -> frozenset[str] | None:
     if domains is None:
         return None
-    cleaned = frozenset(d.strip().lower().rstrip(".") for d in domains if d.strip())
+    cleaned = frozenset(canonical_host(d) for d in domains if d.strip())
     if not cleaned:
         raise ConfigError(
             "allow_domains is empty: list domains such as ['example.com'] or pass None"
@@ -90,6 +92,14 @@ def _refuse(message: str) -> PermissionDenied:
     error = PermissionDenied(message, permission="network")
     error.recoverable = True  # the model can try another URL
     return error
+
+
+def redirect_refused(url: str) -> PermissionDenied:
+    """A redirect hop the rules that cleared the first URL refuse."""
+    return _refuse(
+        f"the server redirected to {url}, which the permission rules refuse (a domain rule "
+        "holds for every redirect hop); fetch that URL only if a rule allows it"
+    )
 
 
 async def check_url(

@@ -25,6 +25,7 @@ from toolweave.tools.errors import InvalidArguments, ToolError
 from toolweave.tools.function_tool import tool
 from toolweave.tools.permissions import Permission
 from toolweave.tools.result import ToolResult
+from toolweave.tools.targets import TargetCheck, target_check
 
 DEFAULT_MAX_READ_BYTES = 100 * 1024
 """Bytes `read_file` returns at most; the rest is announced, never silently dropped."""
@@ -83,9 +84,12 @@ def filesystem_tools(
         Args:
             path: Directory relative to the workspace root; '.' is the root.
         """
-        fd, _ = jail.open(path, directory=True)
+        fd, folder = jail.open(path, directory=True)
+        check = target_check()
         try:
             entries = list(scan(fd))
+            if check is not None:  # every name shown meets the Read rules, as a file read does
+                entries = [e for e in entries if check(_host_path(jail, folder, e.name))]
             lines = []
             for entry in entries[:max_entries]:
                 info = entry.stat(follow_symlinks=False)
@@ -97,6 +101,8 @@ def filesystem_tools(
         if len(entries) > max_entries:
             lines.append(f"[... {len(entries) - max_entries} more entries not listed ...]")
         return untrusted("\n".join(lines) or "(empty directory)", "list_dir")
+
+    list_dir.checks_targets = True  # type: ignore[attr-defined]
 
     @tool(read_only=True, permissions=[Permission.READ], primary_arg="path", open_world=False)
     def search_files(
@@ -114,7 +120,7 @@ def filesystem_tools(
         hits: list[str] = []
         skipped = 0
         try:
-            for relative, fd, shown in _files(jail, base_fd, base):
+            for relative, fd, shown in _files(jail, base_fd, base, target_check()):
                 with contextlib.closing(_Closer(fd)):
                     name = os.path.basename(relative)
                     if not (fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(name, pattern)):
@@ -143,6 +149,8 @@ def filesystem_tools(
             )
         text = "\n".join([*hits[:max_entries], *notes]) or "no matches"
         return untrusted(text, "search_files")
+
+    search_files.checks_targets = True  # type: ignore[attr-defined]
 
     @tool(read_only=True, permissions=[Permission.READ], primary_arg="path", open_world=False)
     def file_info(path: str) -> dict[str, object]:
@@ -241,27 +249,43 @@ class _Closer:
         os.close(self.fd)
 
 
-def _files(jail: Jail, base_fd: int, base: str) -> Iterator[tuple[str, int, str]]:
+def _files(
+    jail: Jail, base_fd: int, base: str, check: TargetCheck | None
+) -> Iterator[tuple[str, int, str]]:
     """(path relative to `base`, an open descriptor, path relative to the root) of every
     regular file under the open folder `base_fd`, in sorted order. Folders are walked by
     descriptor and never through links; a linked file is opened through the jail, so only a
-    target inside it is read. The caller closes each descriptor."""
+    target inside it is read. With the call's Read rules (`check`), a folder they refuse is not
+    entered, a file they refuse is not opened, and a link whose target they refuse is closed
+    unread; none of them is named. The caller closes each descriptor."""
     for directory, dirs, names, dir_fd in os.fwalk(".", dir_fd=base_fd):
         dirs.sort()
+        if check is not None:
+            dirs[:] = [d for d in dirs if check(_host_path(jail, base, directory, d))]
         for name in sorted(names):
             relative = os.path.normpath(os.path.join(directory, name))
             inside = relative if base == "." else f"{base}/{relative}"
             try:
                 info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
                 if stat.S_ISLNK(info.st_mode):
-                    fd, shown = jail.open(inside)
+                    fd, shown = jail.open(inside)  # the target is checked as it was opened
                 elif stat.S_ISREG(info.st_mode):
+                    if check is not None and not check(_host_path(jail, inside)):
+                        continue  # a Read rule refuses it: not opened, not named
                     fd, shown = os.open(name, READ_FLAGS, dir_fd=dir_fd), inside
                 else:
                     continue  # a FIFO, socket or device is never opened
             except (OSError, ToolError):
                 continue  # gone, a link out of the jail, or not a regular file
+            if check is not None and not check(_host_path(jail, shown)):
+                os.close(fd)  # a link to a refused file: closed unread, not named
+                continue
             yield relative, fd, shown
+
+
+def _host_path(jail: Jail, *parts: str) -> str:
+    """The absolute host path of `parts` inside the jail (for the call's Read rules)."""
+    return os.path.normpath(os.path.join(jail.root, *parts))
 
 
 def _with_rule_path(tools: list[Tool], jail: Jail) -> list[Tool]:

@@ -17,7 +17,7 @@ import os
 import re
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
 from toolweave.tools.shell_syntax import SimpleCommand
@@ -92,6 +92,7 @@ _VALUED_SHORT: dict[str, frozenset[str]] = {
 }
 _GIT_VALUED_LONG = frozenset({"--git-dir", "--work-tree", "--namespace", "--config-env"})
 _VARIABLE = re.compile(r"^\$(?:\{(\w+)\}|(\w+))$")
+_REFERENCE = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
 _BRACES = re.compile(r"^(.*?)\{([^{}]*,[^{}]*)\}(.*)$")
 
 
@@ -114,7 +115,17 @@ def allow_texts(simple: SimpleCommand) -> list[str]:
     return [text(form) for form in forms if form and not _dynamic(form)]
 
 
-def deny_texts(simple: SimpleCommand, env: Mapping[str, str]) -> list[str]:
+@dataclass
+class Seen:
+    """What earlier commands of a line set up for the later ones: `variables` assigned
+    (`R=-rf`) and `names` rebound (`hash -p /bin/rm r`, `alias r='rm -rf'`: `r` runs those
+    words)."""
+
+    variables: dict[str, str] = field(default_factory=dict)
+    names: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def deny_texts(simple: SimpleCommand, env: Seen) -> list[str]:
     """Every text a deny or ask rule may match."""
     found: list[str] = []
     for form in _deny_forms(simple, env):
@@ -125,25 +136,46 @@ def deny_texts(simple: SimpleCommand, env: Mapping[str, str]) -> list[str]:
     return found
 
 
-def deny_shapes(simple: SimpleCommand, env: Mapping[str, str]) -> list[Shape]:
+def deny_shapes(simple: SimpleCommand, env: Seen) -> list[Shape]:
     return [shape(form) for form in _deny_forms(simple, env)]
 
 
-def _deny_forms(simple: SimpleCommand, env: Mapping[str, str]) -> list[tuple[str, ...]]:
+def computed_name(simple: SimpleCommand, env: Seen) -> bool:
+    """Whether bash computes the name of the command that runs (`${X}m`, `/bin/r?`,
+    `$(echo rm)`) from something not known on the line, so no rule can see what runs."""
+    if not simple.argv:
+        return False
+    expanded = _expand(simple.argv, env.variables)
+    return not expanded or (expanded[0] != "[" and _dynamic(expanded))
+
+
+def _deny_forms(simple: SimpleCommand, env: Seen) -> list[tuple[str, ...]]:
     forms: list[tuple[str, ...]] = []
     for form in simple.forms or (simple.argv,):
         if not form:
             continue
-        forms.append(form)
-        expanded = _expand(form, env)
-        if expanded != form and expanded:
-            forms.append(expanded)
+        for candidate in (form, _expand(form, env.variables)):
+            rebound = env.names.get(candidate[0]) if candidate else None
+            for found in (candidate, (*rebound, *candidate[1:]) if rebound else ()):
+                if found and found not in forms:
+                    forms.append(found)
     return forms
 
 
-def remember_assignments(simple: SimpleCommand, env: dict[str, str]) -> None:
-    """Record `R=-rf` (alone, or after `export`/`declare`/`local`) for the commands after it."""
+def remember_assignments(simple: SimpleCommand, env: Seen) -> None:
+    """Record `R=-rf` (alone, or after `export`/`declare`/`local`) and the names `hash -p` and
+    `alias` rebind, for the commands after it."""
     words = list(simple.words)
+    if simple.argv[:1] == ("alias",):
+        for word in simple.argv[1:]:
+            name, sep, value = word.partition("=")
+            if sep and spec_words(value):
+                env.names[name] = tuple(spec_words(value))
+        return
+    if simple.argv[:2] == ("hash", "-p") and len(simple.argv) > 3:
+        for name in simple.argv[3:]:
+            env.names[name] = (simple.argv[2],)
+        return
     if words and words[0] in ("export", "declare", "local", "readonly", "typeset"):
         words = words[1:]
     elif simple.argv:
@@ -151,22 +183,26 @@ def remember_assignments(simple: SimpleCommand, env: dict[str, str]) -> None:
     for word in words:
         name, sep, value = word.partition("=")
         if sep and name.isidentifier():
-            env[name] = value
+            env.variables[name] = value
 
 
 def _dynamic(form: Sequence[str]) -> bool:
     return any(mark in form[0] for mark in DYNAMIC_MARKS)
 
 
-def _expand(form: Sequence[str], env: Mapping[str, str]) -> tuple[str, ...]:
-    """Known variables substituted and brace lists expanded, as bash would."""
+def _expand(form: Sequence[str], variables: Mapping[str, str]) -> tuple[str, ...]:
+    """Known variables substituted (a whole word splits, as unquoted in bash; `${X}m` joins)
+    and brace lists expanded, as bash would."""
     out: list[str] = []
     for word in form:
         match = _VARIABLE.match(word)
-        if match is not None and (match.group(1) or match.group(2)) in env:
-            out.extend(env[match.group(1) or match.group(2)].split())
-        else:
-            out.extend(_braces(word))
+        if match is not None and (match.group(1) or match.group(2)) in variables:
+            out.extend(variables[match.group(1) or match.group(2)].split())
+            continue
+        known = _REFERENCE.sub(
+            lambda m: variables.get(m.group(1) or m.group(2), m.group(0)), word
+        )  # fmt: skip
+        out.extend(_braces(known))
     return tuple(out)
 
 

@@ -8,11 +8,12 @@ call, these match each part against the rules and aggregate the parts' decisions
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from toolweave.governance._command_match import (
     DYNAMIC_MARKS,
+    Seen,
     allow_texts,
     deny_shapes,
     deny_texts,
@@ -37,6 +38,10 @@ class Explanation:
     parts: tuple[tuple[str, Decision | None, Rule | None], ...] = ()
     tool: str = ""
     """The Claude Code name the call was matched as (`Bash`, `Read`, `mcp__github__x`)."""
+    checked: bool = True
+    """False when part of a shell line cannot be checked (it does not parse, bash computes a
+    command's name, a shell reads stdin): `Rules.unchecked_refused` denies such a line in the
+    modes that would otherwise run it unasked."""
 
     def __str__(self) -> str:
         lines = [f"{self.decision}: {self.reason}"]
@@ -54,6 +59,7 @@ class Part:
     decision: Decision | None
     rule: Rule | None
     why: str = ""
+    unchecked: bool = False
 
 
 @dataclass(frozen=True)
@@ -67,17 +73,22 @@ class _Writes:
 
 
 def _redirect(target: str, write_rules: list[Rule], writes: _Writes) -> list[Part]:
-    """A redirection writes `target`, so Edit/Write rules decide it as a file edit. With no
-    rule it asks, saying whether the file is outside the project; in `acceptEdits` a file
-    inside the project is accepted, as Claude Code accepts edits in its working directory. A
-    target bash expands first (`$`, `~`, globs, substitutions) is never allowed: only a deny or
-    ask rule decides it, else it asks."""
+    """A redirection writes `target`, so Edit/Write rules decide it as a file edit. A bare
+    `Edit`/`Write` allow covers the project (the shell's directory) and below only; outside it
+    an allow must name the path. With no rule it asks, saying whether the file is outside the
+    project; in `acceptEdits` a file inside the project is accepted, as Claude Code accepts
+    edits in its working directory. A target bash expands first (`$`, `~`, globs,
+    substitutions) is never allowed: only a deny or ask rule decides it, else it asks."""
     if target in _HARMLESS_TARGETS:
         return []
     path = resolve_path(target, writes.where)
     expands = bool(_EXPANDS.intersection(target))
     # A target bash expands (`$HOME/x`) is not the path seen here: no allow rule vouches for it.
     rules = [r for r in write_rules if r.decision != "allow"] if expands else write_rules
+    root = os.path.realpath(writes.where)
+    inside = path == root or path.startswith(root.rstrip("/") + "/")
+    if not inside:  # a bare `Edit` reaches the project only, as in Claude Code
+        rules = [r for r in rules if r.decision != "allow" or r.specifier is not None]
     found = _first(rules, path, _path_matcher(path, writes.cwd))
     if found is not None:
         return [Part(f"> {target}", found.decision, found.rule)]
@@ -91,8 +102,6 @@ def _redirect(target: str, write_rules: list[Rule], writes: _Writes) -> list[Par
                 "it writes is not known, and no Edit or Write rule allows that",
             )
         ]
-    root = os.path.realpath(writes.where)
-    inside = path == root or path.startswith(root.rstrip("/") + "/")
     # /proc/self/cwd, /dev/fd/N: links this process resolves to its own files, not the shell's.
     magic = os.path.normpath(os.path.join(writes.where, target)).startswith(("/proc/", "/dev/"))
     if inside and writes.accept_edits and not magic:
@@ -104,13 +113,18 @@ def _redirect(target: str, write_rules: list[Rule], writes: _Writes) -> list[Par
                 f"permission mode 'acceptEdits' accepts edits inside the project ({path})",
             )
         ]
-    where = "a file in the project" if inside else "a file outside the project"
+    where = (
+        "a file in the project"
+        if inside
+        else "a file outside the project, which a bare Edit or Write allow does not reach"
+    )
     return [
         Part(
             f"> {target}",
             "ask",
             None,
-            f"it writes {path}, {where}, and no Edit or Write rule allows that",
+            f"it writes {path}, {where}, and no Edit or Write rule allows that (a rule that "
+            "names the path does)",
         )
     ]
 
@@ -134,7 +148,7 @@ def _path_matcher(path: str, cwd: str) -> Callable[[Rule], bool]:
 
 
 def _command_decision(
-    simple: SimpleCommand, rules: list[Rule], env: Mapping[str, str]
+    simple: SimpleCommand, rules: list[Rule], env: Seen
 ) -> tuple[Decision | None, Rule | None]:
     return _match_texts(allow_texts(simple), deny_texts(simple, env), rules, simple, env)
 
@@ -144,11 +158,11 @@ def _match_texts(
     deny: list[str],
     rules: list[Rule],
     simple: SimpleCommand | None = None,
-    env: Mapping[str, str] | None = None,
+    env: Seen | None = None,
 ) -> tuple[Decision | None, Rule | None]:
     # Deny and ask rules see every form of the command and its normalised shape; allow rules
     # only the forms `allow_texts` vouches for, so an allow is never widened.
-    shapes = deny_shapes(simple, env or {}) if simple is not None else []
+    shapes = deny_shapes(simple, env or Seen()) if simple is not None else []
     deny = deny or allow
     for rule in rules:
         if rule.decision == "allow":
@@ -161,13 +175,18 @@ def _match_texts(
 
 def _aggregate(parts: list[Part], default: Decision) -> Explanation | None:
     table = tuple((p.subject, p.decision, p.rule) for p in parts)
+    checked = not any(p.unchecked for p in parts)
     for decision in ("deny", "ask"):
         for part in parts:
             if part.decision != decision:
                 continue
             if part.rule is None:
                 return Explanation(
-                    decision, f"{part.subject!r} needs approval: {part.why}", None, table
+                    decision,
+                    f"{part.subject!r} needs approval: {part.why}",
+                    None,
+                    table,
+                    checked=checked,
                 )
             verb = "denied" if decision == "deny" else "needs approval"
             return Explanation(
@@ -175,6 +194,7 @@ def _aggregate(parts: list[Part], default: Decision) -> Explanation | None:
                 f"{part.subject!r} {verb} by {part.rule.text!r} from {part.rule.source}",
                 part.rule,
                 table,
+                checked=checked,
             )
     if parts and all(p.decision == "allow" for p in parts):
         why = [

@@ -17,10 +17,10 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
-from urllib.parse import urlsplit
 
 from toolweave.governance._command_match import Shape, ShapePattern, spec_words
 from toolweave.governance.errors import RuleSyntaxError
+from toolweave.tools.hosts import canonical_host, url_host
 
 Decision = Literal["allow", "deny", "ask"]
 RuleKind = Literal["command", "path", "domain", "value"]
@@ -97,8 +97,15 @@ class Rule:
         spec = self.specifier
         if not spec.startswith("domain:"):
             return fnmatch.fnmatchcase(url, spec)
-        host = (urlsplit(url if "//" in url else f"//{url}").hostname or "").lower()
-        return fnmatch.fnmatchcase(host, spec[len("domain:") :].lower())
+        # Both sides in one spelling: `domain:127.0.0.1` meets `http://2130706433/` and
+        # `domain:internal.example` meets `http://INTERNAL。example./`.
+        return fnmatch.fnmatchcase(url_host(url), self._domain)
+
+    @cached_property
+    def _domain(self) -> str:
+        pattern = (self.specifier or "")[len("domain:") :]
+        glob = any(c in pattern for c in "*?[")
+        return pattern.lower().rstrip(".") if glob else canonical_host(pattern)
 
     def matches_value(self, value: str) -> bool:
         return self.specifier is None or fnmatch.fnmatchcase(value, self.specifier)

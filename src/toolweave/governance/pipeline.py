@@ -41,13 +41,14 @@ from toolweave.governance.context import (
 from toolweave.governance.errors import CallBlocked, HookStopped, Stage
 from toolweave.governance.gates import ToolGate
 from toolweave.governance.hooks import HookOutcome, Hooks
-from toolweave.governance.rules import Explanation, Rules, tool_rules
+from toolweave.governance.rules import Explanation, Rules, call_rules
 from toolweave.tools import (
     ApprovalRequired,
     PermissionPolicy,
     Tool,
 )
 from toolweave.tools.claude_names import claude_code_name, tool_names
+from toolweave.tools.targets import set_target_check
 
 __all__ = [
     "PERMISSION_MODES",
@@ -252,6 +253,8 @@ class Governance:
                 await self._denied(tool_name, call_id, args, tool, gate, message)
                 raise CallBlocked("approval", message, tool=tool_name)
             await self._approve("user", tool_name, call_id, args, tool, gate, reason)
+        targets = getattr(tool, "checks_targets", False) is True  # each file or redirect hop
+        set_target_check(self.rules_for(tool, gate).allows(tool_name, tool) if targets else None)
         return Clearance(args, context)
 
     async def approve_request(
@@ -273,20 +276,20 @@ class Governance:
             )
         await self._approve("user", tool_name, call_id, args, tool, gate, error.reason)
 
+    def rules_for(self, tool: Tool, gate: GateContext) -> Rules:
+        """The rule set a call of `tool` meets in this run (`rules.call_rules`)."""
+        granted = gate.preapproved() if gate.preapproved is not None else None
+        return call_rules(self.rules if self.rules is not None else _DEFAULT_RULES, tool, granted)
+
     def decide(
         self, tool_name: str, args: dict[str, Any], tool: Tool, gate: GateContext
     ) -> Explanation:
         """The rules' decision for this call in this gate's mode, with why: what `clear` acts
         on, and what `toolweave policy explain --config` prints."""
-        rules = self.rules if self.rules is not None else _DEFAULT_RULES
-        own = tool_rules(tool)
-        if own is not None:  # the tool's own lists (the built-in shell's) join the rule set
-            rules = rules.including(own)
-        granted = gate.preapproved() if gate.preapproved is not None else None
-        if granted is not None:  # allowed-tools: more allow rules, never above a deny or ask
-            rules = rules.including(granted)
+        rules = self.rules_for(tool, gate)
         accept_edits = gate.mode == "acceptEdits"
         explanation = rules.explain(tool_name, args, tool=tool, accept_edits=accept_edits)
+        explanation = rules.unchecked_refused(explanation, tool_name, tool, gate.mode)
         if explanation.decision != "ask":
             return explanation
         policy = gate.policy

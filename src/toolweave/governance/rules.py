@@ -18,12 +18,17 @@ from __future__ import annotations
 import json
 import os
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from toolweave.governance._command_match import changes_directory, remember_assignments
+from toolweave.governance._command_match import (
+    Seen,
+    changes_directory,
+    computed_name,
+    remember_assignments,
+)
 from toolweave.governance._rule_parts import (
     Explanation,
     Part,
@@ -53,6 +58,8 @@ __all__ = [
 ]
 
 _STRICTNESS: dict[Decision, int] = {"allow": 0, "ask": 1, "deny": 2}
+UNASKED_MODES = frozenset({"bypassPermissions", "dontAsk"})
+"""Permission modes that answer an `ask` without a person (yes, or no)."""
 _PATH_ARGS = ("path", "file_path", "filename", "file", "directory", "dir")
 _URL_ARGS = ("url", "uri")
 _WRITE_TOOLS = ("Edit", "Write", "edit_file", "write_file")
@@ -220,8 +227,46 @@ class Rules:
                     f"{other.reason} (inherited from the parent run)",
                     other.rule,
                     other.parts,
+                    checked=other.checked,
                 )
         return replace(own, tool=claude_code_name(tool_name, tool))
+
+    def allows(self, tool_name: str, tool: Tool | None) -> Callable[[str], bool]:
+        """For a tool that checks what it meets (`toolweave.tools.targets`): whether these rules
+        allow it another value of its primary argument (a file a walk would open, a name a
+        listing would show, a redirect hop). Anything but allow refuses: the tool cannot stop
+        to ask about each one."""
+        key = (tool.primary_arg if tool is not None else None) or "path"
+
+        def check(path: str) -> bool:
+            return self.explain(tool_name, {key: path}, tool=tool).decision == "allow"
+
+        return check
+
+    def unchecked_refused(
+        self, explanation: Explanation, tool_name: str, tool: Tool | None, mode: str
+    ) -> Explanation:
+        """In the modes that answer questions without a person (`bypassPermissions`,
+        `dontAsk`), a line that cannot be checked is denied when any deny rule speaks about
+        this tool (the built-in shell's `DEFAULT_DENY` included): what it runs might be what
+        the rule forbids. Other explanations come back unchanged."""
+        if explanation.checked or explanation.decision != "ask" or mode not in UNASKED_MODES:
+            return explanation
+        names = (*rule_names(tool_name, tool), *_WRITE_TOOLS)
+        deny = next((r for r in self._all_deny() if r.matches_tool(names)), None)
+        if deny is None:
+            return explanation
+        return replace(
+            explanation,
+            decision="deny",
+            rule=deny,
+            reason=f"{explanation.reason}; in permission mode {mode!r} a line that cannot be "
+            f"checked is refused while a deny rule applies ({deny.text!r} from {deny.source}): "
+            "rewrite it with plain commands",
+        )
+
+    def _all_deny(self) -> tuple[Rule, ...]:
+        return (*self.deny, *(r for parent in self.parents for r in parent._all_deny()))
 
     def _explain_own(
         self, tool_name: str, args: Mapping[str, Any], tool: Tool | None, accept_edits: bool
@@ -272,10 +317,12 @@ class Rules:
                 if rule.decision == "deny" and rule.matches_command(command):
                     return Explanation("deny", f"denied by {rule.text!r}", rule)
             return Explanation(
-                "ask", f"the command cannot be checked, so it is never allowed: {exc}"
+                "ask",
+                f"the command cannot be checked, so it is never allowed: {exc}",
+                checked=False,
             )
         parts: list[Part] = []
-        env: dict[str, str] = {}
+        env = Seen()
         if writes.accept_edits and any(map(changes_directory, commands)):
             writes = replace(writes, accept_edits=False)  # `cd ..; echo > x`: x is not where
         for simple in commands:
@@ -283,9 +330,18 @@ class Rules:
             if simple.words and not all(map(is_assignment, simple.words)):
                 found, matched = _command_decision(simple, rules, env)
                 subject = " ".join(simple.words)
-                if simple.unchecked is not None and found != "deny":
+                unchecked = simple.unchecked
+                if unchecked is None and computed_name(simple, env):
+                    unchecked = "bash computes the command's name when it runs"
+                if unchecked is not None and found != "deny":
                     parts.append(
-                        Part(subject, "ask", None, f"{simple.unchecked}, so it cannot be checked")
+                        Part(
+                            subject,
+                            "ask",
+                            None,
+                            f"{unchecked}, so it cannot be checked",
+                            unchecked=True,
+                        )
                     )
                 else:
                     parts.append(Part(subject, found, matched))
@@ -319,6 +375,15 @@ def tool_rules(tool: Tool) -> Rules | None:
         )
         _TOOL_RULES[tool] = cached
     return cached
+
+
+def call_rules(rules: Rules, tool: Tool, granted: Rules | None) -> Rules:
+    """The rule set one call of `tool` meets: `rules`, the tool's own lists (the built-in
+    shell's) and the run's grants (allowed-tools: allow rules, never above a deny or ask)."""
+    own = tool_rules(tool)
+    if own is not None:
+        rules = rules.including(own)
+    return rules.including(granted) if granted is not None else rules
 
 
 def condition_matches(condition: str, tool_name: str, args: Mapping[str, Any]) -> bool:

@@ -11,36 +11,68 @@ message): `grants` lists the skills activated since the run began and `end_run` 
 list, while `active` keeps naming the skill (the selector does not pick another over it). This
 layer only records who granted what; the agent reads the entries as Claude Code permission
 rules in its governance, where deny and ask rules still come first.
+
+A grant is a snapshot: the `allowed-tools` the skill had when it was activated, with the hash of
+its SKILL.md then. A skill rewritten during the run (`Bash(*)` written into it, then reloaded)
+loses its grant instead of widening it; it grants again when activated anew in a later run. A
+skill whose folder lies under a folder a sandboxed tool can write (`writable`) grants nothing
+until a person trusts its SKILL.md (`toolweave trust`, `toolweave.storage.trust`).
 """
 
 from __future__ import annotations
 
+import os
 import weakref
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from toolweave.storage.trust import content_digest, is_trusted
 
 if TYPE_CHECKING:
     from toolweave.skills.library import SkillLibrary
     from toolweave.skills.skill import Skill
 
 
+@dataclass(frozen=True, slots=True)
+class _Grant:
+    """A skill as it was activated, and the hash of its SKILL.md then."""
+
+    skill: Skill
+    digest: str | None
+
+
 class SkillScope:
     """The active skill of each session and the skills granting tools in its current run."""
 
-    def __init__(self, library: SkillLibrary) -> None:
+    def __init__(
+        self, library: SkillLibrary, writable: Iterable[str | os.PathLike[str]] = ()
+    ) -> None:
         self.library = library
+        self.writable: tuple[str, ...] = tuple(os.path.realpath(w) for w in writable)
+        """Folders a sandboxed tool can write: skills under them grant only once trusted."""
         self._active: weakref.WeakKeyDictionary[object, str] = weakref.WeakKeyDictionary()
-        self._granting: weakref.WeakKeyDictionary[object, dict[str, None]] = (
+        self._granting: weakref.WeakKeyDictionary[object, dict[str, _Grant]] = (
             weakref.WeakKeyDictionary()
         )
 
     def activate(self, key: object, name: str) -> Skill:
-        """Make `name` the active skill of `key` (a session), granting its `allowed-tools` until
-        the run ends; `SkillError` if it is unknown."""
+        """Make `name` the active skill of `key` (a session), granting the `allowed-tools` it
+        has now until the run ends (see the module docstring); `SkillError` if it is unknown."""
         skill = self.library.get(name)
         self._active[key] = skill.name
-        self._granting.setdefault(key, {})[skill.name] = None
+        if self.grants_tools(skill):
+            self._granting.setdefault(key, {})[skill.name] = _Grant(
+                skill, content_digest(skill.path)
+            )
         self.library.mark_used(skill.name)
         return skill
+
+    def grants_tools(self, skill: Skill) -> bool:
+        """False for a skill under a sandbox-writable folder that no person has trusted."""
+        where = os.path.realpath(skill.dir)
+        exposed = any(where == w or where.startswith(w.rstrip("/") + "/") for w in self.writable)
+        return not exposed or is_trusted(skill.path)
 
     def deactivate(self, key: object) -> None:
         """No active skill and no grant for `key` any more."""
@@ -53,11 +85,16 @@ class SkillScope:
         return self.library.skills.get(name) if name is not None else None
 
     def grants(self, key: object) -> list[Skill]:
-        """The still-installed skills activated for `key` during its current run, in order:
-        their `allowed-tools` are pre-approved until `end_run`."""
-        names = self._granting.get(key, {})
-        found = (self.library.skills.get(name) for name in names)
-        return [skill for skill in found if skill is not None and skill.allowed_tools]
+        """The still-installed skills activated for `key` during its current run, in order, as
+        they were activated: their `allowed-tools` then are pre-approved until `end_run`. A
+        skill whose SKILL.md changed since (or is gone) is left out."""
+        kept: list[Skill] = []
+        for name, grant in self._granting.get(key, {}).items():
+            if name not in self.library.skills or not grant.skill.allowed_tools:
+                continue
+            if grant.digest is not None and content_digest(grant.skill.path) == grant.digest:
+                kept.append(grant.skill)
+        return kept
 
     def end_run(self, key: object) -> None:
         """The run of `key` ended: its skills' pre-approvals end with it."""

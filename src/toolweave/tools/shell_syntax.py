@@ -7,11 +7,11 @@ bashlex (a port of bash's own grammar; `_shell_source` first rewrites the `time`
 ANSI-C strings it cannot read). Each command keeps its forms: as written (`VAR=x` prefixes
 included) and after each wrapper that runs its arguments as a command (`sudo`, `xargs`,
 `timeout`, `setsid`, `flock`, ...: `_shell_wrappers`) is peeled, so a rule can match either.
-Strings a shell evaluates (`bash -c`, `su -c`, `eval`, `find -exec`) are split recursively; a
-shell that reads its script from stdin (`| bash`, `bash <<<`, `source <(...)`) is marked
-`unchecked`. Anything bashlex cannot parse, or whose commands cannot be known without running
-it (a substitution inside `${...}` or an expanding here-document), raises `ShellParseError`:
-callers fail closed.
+Strings a shell evaluates (`bash -c`, `su -c`, `eval`, `trap`, `find -exec`) are split
+recursively; a shell that reads its script from stdin (`| bash`, `bash <<<`, `source <(...)`)
+is marked `unchecked`. Anything bashlex cannot parse, or whose commands cannot be known without
+running it (a substitution inside `${...}` or an expanding here-document), raises
+`ShellParseError`: callers fail closed.
 
 This module sits in the tool layer so the rules of the agent and the built-in shell tool share
 one parser; bashlex is imported on first use.
@@ -226,6 +226,10 @@ class _Walker:
                 _Walker(inner, self.found, self.depth + 1).run()
         elif name == "eval" and len(argv) > 1:
             _Walker(" ".join(argv[1:]), self.found, self.depth + 1).run()
+        elif name == "trap":
+            action = _trap_action(argv)
+            if action is not None:
+                _Walker(action, self.found, self.depth + 1).run()
         elif name == "find":
             for executed in _find_exec(argv):
                 self.emit(executed, ())
@@ -298,6 +302,17 @@ def _shell_script(argv: list[str]) -> str | None:
             return None
         index += 1
     return None
+
+
+def _trap_action(argv: list[str]) -> str | None:
+    """The command string `trap 'cmd' EXIT` runs when the signal comes (None for `trap -p`,
+    `trap -l`, `trap - SIG` and a bare `trap SIG`, which run nothing)."""
+    args = argv[1:]
+    if args[:1] == ["--"]:
+        args = args[1:]
+    if len(args) < 2 or args[0] in ("-", "-p", "-l", "-P"):
+        return None
+    return args[0]
 
 
 def _find_exec(argv: list[str]) -> list[list[str]]:

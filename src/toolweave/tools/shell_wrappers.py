@@ -108,10 +108,12 @@ def peel(argv: list[str]) -> Peeled | None:
         key, has_value, inline = option.partition("=")
         if name == "nice" and option[1:].isdigit():  # nice -10
             continue
+        cluster = _cluster(option, spec)
+        if cluster is not None:  # env -iS'rm -rf V' is env -i -S 'rm -rf V'
+            rest[:0] = cluster
+            continue
         if key in spec.script or key in spec.valued:
             value = inline if has_value else None
-            if value is None and len(key) == 2 and len(option) > 2:
-                value = option[2:]  # -c'cmd', -ufoo
             if value is None:
                 if not rest:
                     raise WrapperError(f"`{name} {option}` is missing its value")
@@ -122,13 +124,11 @@ def peel(argv: list[str]) -> Peeled | None:
                 split = value
         elif name == "su" and option == "-":
             continue
-        elif spec.script and _cluster_has_c(option):  # su -lc 'cmd'
-            if not rest:
-                raise WrapperError(f"`{name} {option}` is missing its command")
-            script = rest.pop(0)
         elif name == "sudo" and key in ("-s", "-i", "--shell", "--login"):
             shell = True
     if name == "env":
+        if rest[:1] == ["-"]:  # `env - cmd` is `env -i cmd`
+            rest.pop(0)
         while rest and is_assignment(rest[0]):
             rest.pop(0)
     if split is not None:  # env -S "rm -rf /" runs the split string
@@ -149,5 +149,17 @@ def peel(argv: list[str]) -> Peeled | None:
     return Peeled(inner, neutral=spec.neutral)
 
 
-def _cluster_has_c(option: str) -> bool:
-    return not option.startswith("--") and option[1:].isalpha() and "c" in option[1:]
+def _cluster(option: str, spec: _Wrapper) -> list[str] | None:
+    """A cluster of short options split as getopt reads it (`-lc` is `-l -c`, `-iSrm -rf` is
+    `-i -S 'rm -rf'`, `-ufoo` is `-u foo`): each letter a flag until one that takes a value,
+    which takes the rest of the word. None when `option` is not a cluster."""
+    if option.startswith("--") or len(option) < 3 or "=" in option[:3]:
+        return None
+    split: list[str] = []
+    for index, letter in enumerate(option[1:], 1):
+        flag = f"-{letter}"
+        split.append(flag)
+        if flag in spec.valued or flag in spec.script:
+            tail = option[index + 1 :]
+            return split + ([tail] if tail else [])
+    return split

@@ -14,13 +14,14 @@ Code.
 
 from __future__ import annotations
 
+import os
 import weakref
 from typing import TYPE_CHECKING
 
 from toolweave.errors import ConfigError
 from toolweave.llm import Message, Model
 from toolweave.skills import SkillScope, parse_command, select_skill
-from toolweave.tools import ToolDef
+from toolweave.tools import Permission, ToolDef
 
 if TYPE_CHECKING:
     from toolweave.agent.session import Session
@@ -60,6 +61,11 @@ class AgentSkills:
                 )
             registry.register(tool)
         self._registry = registry
+        # A skill in a folder the agent's own tools can write grants nothing until trusted.
+        self.scope.writable = tuple(
+            os.path.realpath(where) for name in registry.names()
+            if (where := _writes_under(registry.get(name))) is not None
+        )  # fmt: skip
 
     def after_call(self, session: Session, invocation: ToolInvocation) -> None:
         """A skill read successfully becomes active (its grant applies to later calls)."""
@@ -106,3 +112,11 @@ class AgentSkills:
             return prompt
         self.scope.activate(session, chosen.name)
         return f'<skill name="{chosen.name}">\n{chosen.body()}\n</skill>\n\n{prompt}'
+
+
+def _writes_under(tool: Tool | None) -> str | None:
+    """The folder a shell or file-writing tool works in (its `permission_cwd`), or None."""
+    where = getattr(tool, "permission_cwd", None)
+    if tool is None or not isinstance(where, str):
+        return None
+    return where if tool.permissions & {Permission.SHELL, Permission.WRITE} else None

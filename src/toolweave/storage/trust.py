@@ -1,0 +1,70 @@
+"""Files a person has trusted, recorded by path and content hash, as editors trust workspaces.
+
+Some files are instructions the host follows: a `toolweave.toml` starts the commands of its
+`[mcpServers]` and hooks; a skill's `allowed-tools` pre-approve tool calls. A cloned folder, or
+a folder a sandboxed command can write, may hold such a file that nobody chose. `toolweave
+trust PATH` records the file's real path and the SHA-256 of its content in
+`~/.toolweave/trusted.json` (mode 0600); `is_trusted(path)` holds only while the content is
+still exactly what was trusted, so an edit after the trust needs a new one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from toolweave.storage.files import atomic_write
+
+__all__ = ["DEFAULT_TRUST_FILE", "content_digest", "is_trusted", "trust"]
+
+DEFAULT_TRUST_FILE = "~/.toolweave/trusted.json"
+"""Where trusted files are recorded, unless a caller names another store."""
+_PRIVATE = 0o600
+
+
+def _store(store: str | os.PathLike[str] | None) -> Path:
+    return Path(store or DEFAULT_TRUST_FILE).expanduser()
+
+
+def content_digest(path: str | os.PathLike[str]) -> str | None:
+    """The SHA-256 of the file's content, or None when it cannot be read."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _entries(store: Path) -> dict[str, str]:
+    try:
+        data = json.loads(store.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    found = data.get("trusted") if isinstance(data, dict) else None
+    return {k: v for k, v in found.items() if isinstance(v, str)} if isinstance(found, dict) else {}
+
+
+def trust(path: str | os.PathLike[str], *, store: str | os.PathLike[str] | None = None) -> str:
+    """Record `path` (its real path and the hash of its content now) as trusted; returns the
+    hash. `FileNotFoundError` when it cannot be read."""
+    real = os.path.realpath(path)
+    digest = content_digest(real)
+    if digest is None:
+        raise FileNotFoundError(f"cannot read {real} to trust it")
+    where = _store(store)
+    entries = _entries(where)
+    entries[real] = digest
+    where.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    text = json.dumps({"trusted": dict(sorted(entries.items()))}, indent=2)
+    atomic_write(where, text + "\n", new_mode=_PRIVATE)
+    return digest
+
+
+def is_trusted(
+    path: str | os.PathLike[str], *, store: str | os.PathLike[str] | None = None
+) -> bool:
+    """Whether a person trusted `path` with exactly the content it has now."""
+    real = os.path.realpath(path)
+    recorded = _entries(_store(store)).get(real)
+    return recorded is not None and recorded == content_digest(real)
