@@ -31,6 +31,7 @@ from toolweave.governance._command_match import (
     deny_texts,
     remember_assignments,
 )
+from toolweave.governance._host_files import loaded_by_host
 from toolweave.governance._rule_patterns import Decision, Rule, RuleKind, resolve_path
 from toolweave.governance.errors import RuleSyntaxError
 from toolweave.tools import Permission, Tool
@@ -377,7 +378,7 @@ def _redirect(target: str, write_rules: list[Rule], writes: _Writes) -> list[Par
     inside = path == root or path.startswith(root.rstrip("/") + "/")
     # /proc/self/cwd, /dev/fd/N: links this process resolves to its own files, not the shell's.
     magic = os.path.normpath(os.path.join(writes.where, target)).startswith(("/proc/", "/dev/"))
-    if inside and writes.accept_edits and not magic:
+    if inside and writes.accept_edits and not magic and not loaded_by_host(path, root):
         return [Part(f"> {target}", "allow", None, "permission mode 'acceptEdits' accepts "
                      f"edits inside the project ({path})")]  # fmt: skip
     where = "a file in the project" if inside else "a file outside the project"

@@ -40,6 +40,7 @@ from pydantic import Field
 
 from toolweave.builtins.sql import DEFAULT_MAX_CELL_BYTES
 from toolweave.host.config import HostConfig
+from toolweave.host.sandbox_paths import host_files, private_paths
 from toolweave.host.sections import Section
 from toolweave.tools.base import Tool
 
@@ -127,6 +128,8 @@ class BuiltinsProvider:
                     timeout=settings.shell_timeout,
                     sandbox=settings.sandbox,
                     network=settings.network,
+                    protected=host_files(self.config),
+                    hidden=private_paths(self.config),
                 )
             )
         return tools

@@ -16,6 +16,7 @@ import asyncio
 import base64
 import concurrent.futures
 import contextlib
+import dataclasses
 import logging
 import mimetypes
 import os
@@ -28,6 +29,7 @@ from urllib.parse import quote, unquote
 from pydantic import Field
 
 from toolweave.host.config import HostConfig
+from toolweave.host.sandbox_paths import host_files, private_paths
 from toolweave.host.sections import Section
 from toolweave.skills import Skill, SkillError, SkillLibrary
 from toolweave.tools.base import Tool
@@ -181,7 +183,11 @@ class SkillsProvider:
 
     def __init__(self, config: HostConfig) -> None:
         self.settings = config.section("skills", SkillsSection)
-        self._sandbox = self.settings.sandbox(config.source)
+        self._sandbox = dataclasses.replace(
+            self.settings.sandbox(config.source),
+            protected=host_files(config),
+            hidden=private_paths(config),
+        )
         roots = self.settings.root_paths(config.source)
         self.library = SkillLibrary(roots, self.settings.allow or None)
         self._loop: asyncio.AbstractEventLoop | None = None
