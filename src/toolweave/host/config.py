@@ -65,7 +65,7 @@ script_max_output_bytes = 1048576  # script output read into memory at most
 watch_interval = 2.0           # seconds between checks of the roots for edits; 0 = off
 
 [builtins]                     # the built-in tools (docs/builtins.md; host/providers/builtins.py)
-root = "~/work"                # filesystem jail; default [serve].data_dir/workspace
+root = "~/work"                # filesystem jail; default toolweave-workspace beside data_dir
 sandbox = "on"                 # bubblewrap under the shell; "off" runs it bare (every call asks)
 network = false                # true: sandboxed shell commands may use the network
 

@@ -1,14 +1,14 @@
 """The `builtins` provider: the built-in tools served by `toolweave serve`, safe by default.
 
 `[builtins]` in `toolweave.toml` switches each tool on. Without any setting the host serves the
-filesystem tools jailed to `[serve].data_dir/workspace`, `time` and `todo_write`; `sql_query`
-needs a DSN, `fetch` an allow-list or an explicit `fetch = true`, and the shell `shell = true`,
-after which every command no allow rule matches goes through the approval gate (MCP
-elicitation) or is refused.
+filesystem tools jailed to `toolweave-workspace` beside `[serve].data_dir` (never inside it),
+`time` and `todo_write`; `sql_query` needs a DSN, `fetch` an allow-list or an explicit
+`fetch = true`, and the shell `shell = true`, after which every command no allow rule matches
+goes through the approval gate (MCP elicitation) or is refused.
 
 ```toml
 [builtins]
-root = "~/work"                # filesystem jail (default: [serve].data_dir/workspace)
+root = "~/work"                # filesystem jail (default: ~/toolweave-workspace, beside data_dir)
 filesystem = true
 writable = true                # write_file and edit_file
 time = true
@@ -44,12 +44,15 @@ from toolweave.host.sandbox_paths import host_files, private_paths
 from toolweave.host.sections import Section
 from toolweave.tools.base import Tool
 
+DEFAULT_WORKSPACE = "toolweave-workspace"
+"""The default jail's folder name, beside `[serve].data_dir` (`~/toolweave-workspace`)."""
+
 
 class BuiltinsSection(Section):
     """The validated `[builtins]` table (see the module docstring for each key)."""
 
     root: str = ""
-    """The filesystem jail; "" means `[serve].data_dir/workspace`."""
+    """The filesystem jail; "" means `toolweave-workspace` beside `[serve].data_dir`."""
     filesystem: bool = True
     writable: bool = True
     time: bool = True
@@ -70,7 +73,9 @@ class BuiltinsSection(Section):
     """Whether sandboxed commands may use the network (all or nothing)."""
 
     def root_path(self, data_dir: Path) -> Path:
-        return Path(self.root).expanduser() if self.root else data_dir / "workspace"
+        """The jail: `root`, else `DEFAULT_WORKSPACE` beside (never inside) the data folder,
+        whose memory, knowledge base and query log the sandbox must not reach."""
+        return Path(self.root).expanduser() if self.root else data_dir.parent / DEFAULT_WORKSPACE
 
 
 class BuiltinsProvider:
