@@ -34,9 +34,11 @@ from toolweave.tools.function_tool import FunctionTool
 from toolweave.tools.permissions import Permission
 from toolweave.tools.result import ToolResult
 from toolweave.tools.sandbox import (
+    DEFAULT_LIMITS,
     DEFAULT_NETWORK,
     DEFAULT_SANDBOX_MODE,
     Sandbox,
+    SandboxLimits,
     SandboxMode,
 )
 
@@ -100,6 +102,7 @@ def shell_tool(
     network: bool = DEFAULT_NETWORK,
     protected: Iterable[str | os.PathLike[str]] = (),
     hidden: Iterable[str | os.PathLike[str]] = (),
+    limits: SandboxLimits = DEFAULT_LIMITS,
 ) -> Tool:
     """The `bash` tool running in `cwd`. `allow` and `deny` are Claude Code Bash patterns
     (`git status`, `ls *`, `Bash(npm run test:*)`); `deny` defaults to `DEFAULT_DENY`, `allow`
@@ -108,7 +111,8 @@ def shell_tool(
     /tmp) and no network unless `network`; `sandbox="off"` runs them unsandboxed, each only after
     a person approved it. Inside `cwd`, what the host executes or loads stays read-only (`.git`,
     `.claude`, `.agents`, MCP and toolweave configs, and the `protected` paths: hooks files,
-    their scripts, skill roots); the `hidden` paths (the host's data folder) are not visible."""
+    their scripts, skill roots); the `hidden` paths (the host's data folder) are not visible.
+    Each call is bounded by `limits` (memory, processes, the private /tmp, file size)."""
     check_positive("timeout", timeout)
     check_positive("max_output_chars", max_output_chars)
     directory = os.path.realpath(os.fspath(cwd))
@@ -122,6 +126,7 @@ def shell_tool(
         writable=(directory,),
         protected=tuple(os.path.abspath(p) for p in protected),
         hidden=tuple(os.path.abspath(p) for p in hidden),
+        limits=limits,
         network=network,
         mode=sandbox,
     )

@@ -36,7 +36,7 @@ import os
 import signal
 import stat
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -46,6 +46,7 @@ from toolweave.tools._sandbox_mounts import PROTECTED_IN_WORKSPACE as PROTECTED_
 from toolweave.tools._sandbox_mounts import absent_placeholders, inside, protection_args
 from toolweave.tools.context import ToolContext
 from toolweave.tools.errors import SandboxUnavailable
+from toolweave.tools.sandbox_limits import SandboxLimits as SandboxLimits
 
 SandboxMode = Literal["on", "off"]
 SANDBOX_MODES: tuple[SandboxMode, ...] = ("on", "off")
@@ -64,6 +65,8 @@ SANDBOX_TMP = "/tmp"
 BWRAP_PATHS = ("/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap")
 """Where bwrap is looked for, in order; the first that exists must be owned by root and
 writable by no one else, as must every folder above it (PATH is never searched)."""
+DEFAULT_LIMITS = SandboxLimits()
+"""Every limit at its default (`toolweave.tools.sandbox_limits`)."""
 _PROBE_COMMAND = ("/bin/sh", "-c", "exit 0")
 _logger = logging.getLogger("toolweave.sandbox")
 
@@ -90,6 +93,7 @@ class Sandbox:
     readable: tuple[str, ...] = ()
     protected: tuple[str, ...] = ()
     hidden: tuple[str, ...] = ()
+    limits: SandboxLimits = DEFAULT_LIMITS
     network: bool = DEFAULT_NETWORK
     mode: SandboxMode = DEFAULT_SANDBOX_MODE
 
@@ -125,7 +129,7 @@ class Sandbox:
         if bwrap not in _OLD_BWRAP:
             args.append("--disable-userns")
         args += ["--cap-drop", "ALL", "--ro-bind", "/", "/"]
-        args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", SANDBOX_TMP]
+        args += ["--dev", "/dev", "--proc", "/proc", *self.limits.tmp_args()]
         for path in (*_runtime_under_tmp(), *self.readable):
             args += ["--ro-bind", path, path]
         protected = (os.path.realpath(p) for p in self.protected)
@@ -166,6 +170,7 @@ class Sandbox:
                     max_bytes=max_bytes,
                     ctx=ctx,
                     pass_fds=() if fd is None else (fd,),
+                    preexec_fn=self.limits.apply_in_child(),
                 )
         finally:
             _IN_USE.subtract(self.writable)
@@ -325,6 +330,7 @@ async def run_process(
     max_bytes: int,
     ctx: ToolContext | None = None,
     pass_fds: tuple[int, ...] = (),
+    preexec_fn: Callable[[], None] | None = None,
 ) -> ProcessOutcome:
     """Run `argv` in its own session; at most `max_bytes` of stdout+stderr are kept (half from
     the head, half from the tail). The group is killed when the process exits, times out or
@@ -338,6 +344,7 @@ async def run_process(
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,
+        preexec_fn=preexec_fn,
     )
     assert process.stdout is not None
     reader = asyncio.ensure_future(_capture(process.stdout, max(1, max_bytes // 2)))

@@ -25,6 +25,10 @@ shell_deny = ["rm *"]          # default: toolweave.builtins.shell.DEFAULT_DENY
 shell_timeout = 30.0
 sandbox = "on"                 # "off": run the shell unsandboxed, every command asks first
 network = false                # true: sandboxed commands may use the network (all of it)
+sandbox_memory_bytes = 1073741824   # heap per sandboxed process (RLIMIT_DATA)
+sandbox_max_processes = 256         # processes per call (RLIMIT_NPROC; not for a root host)
+sandbox_tmp_bytes = 268435456       # the private /tmp of one call
+sandbox_file_bytes = 1073741824     # largest file a command may write (RLIMIT_FSIZE)
 ```
 
 The shell runs under bubblewrap (see `toolweave.tools.sandbox` and docs/security.md): the
@@ -43,6 +47,13 @@ from toolweave.host.config import HostConfig
 from toolweave.host.sandbox_paths import host_files, private_paths
 from toolweave.host.sections import Section
 from toolweave.tools.base import Tool
+from toolweave.tools.sandbox import SandboxLimits
+from toolweave.tools.sandbox_limits import (
+    DEFAULT_FILE_BYTES,
+    DEFAULT_MAX_PROCESSES,
+    DEFAULT_MEMORY_BYTES,
+    DEFAULT_TMP_BYTES,
+)
 
 DEFAULT_WORKSPACE = "toolweave-workspace"
 """The default jail's folder name, beside `[serve].data_dir` (`~/toolweave-workspace`)."""
@@ -71,6 +82,19 @@ class BuiltinsSection(Section):
     """"off" runs the shell without the OS sandbox, and then every command asks first."""
     network: bool = False
     """Whether sandboxed commands may use the network (all or nothing)."""
+    sandbox_memory_bytes: int = Field(DEFAULT_MEMORY_BYTES, gt=0)
+    sandbox_max_processes: int = Field(DEFAULT_MAX_PROCESSES, gt=0)
+    sandbox_tmp_bytes: int = Field(DEFAULT_TMP_BYTES, gt=0)
+    sandbox_file_bytes: int = Field(DEFAULT_FILE_BYTES, gt=0)
+
+    def limits(self) -> SandboxLimits:
+        """The shell sandbox's limits, from the `sandbox_*` keys."""
+        return SandboxLimits(
+            self.sandbox_memory_bytes,
+            self.sandbox_max_processes,
+            self.sandbox_tmp_bytes,
+            self.sandbox_file_bytes,
+        )
 
     def root_path(self, data_dir: Path) -> Path:
         """The jail: `root`, else `DEFAULT_WORKSPACE` beside (never inside) the data folder,
@@ -135,6 +159,7 @@ class BuiltinsProvider:
                     network=settings.network,
                     protected=host_files(self.config),
                     hidden=private_paths(self.config),
+                    limits=settings.limits(),
                 )
             )
         return tools
