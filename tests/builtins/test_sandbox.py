@@ -23,6 +23,7 @@ import pytest
 from tests.builtins.processes import announcing_sleeper, gone, marker, pidfd_of
 from toolweave.builtins import shell_tool
 from toolweave.tools import ApprovalRequired, Tool, ToolContext
+from toolweave.tools import sandbox as sandbox_module
 from toolweave.tools.errors import SandboxUnavailable
 from toolweave.tools.sandbox import Sandbox, sandbox_problem
 
@@ -136,7 +137,8 @@ async def test_the_workspace_and_private_tmp_are_writable(places: Places) -> Non
 
 
 async def test_git_hooks_and_config_stay_read_only(places: Places) -> None:
-    """Git runs them later, outside the sandbox: writing them would escape it."""
+    """Git runs them later, outside the sandbox: writing them would escape it. The whole `.git`
+    is read-only now (round two, item 1), so `git add` fails too; reading works."""
     hook = places.workspace / ".git" / "hooks" / "post-commit"
     config = (places.workspace / ".git" / "config").read_text()
     command = (
@@ -145,8 +147,8 @@ async def test_git_hooks_and_config_stay_read_only(places: Places) -> None:
     result = await run_bash(places, "").execute({"command": command}, approved())
     assert not hook.exists() and (places.workspace / ".git" / "config").read_text() == config
     assert "Read-only file system" in result.text
-    staged = await run_bash(places, "").execute({"command": "git diff --cached --stat"}, approved())
-    assert "a.txt" in staged.text  # the rest of the repository works as usual
+    changed = await run_bash(places, "").execute({"command": "git diff --stat"}, approved())
+    assert "a.txt" in changed.text  # reading the repository works as usual
 
 
 async def test_no_network_unless_allowed(places: Places) -> None:
@@ -231,7 +233,8 @@ async def test_sandbox_off_asks_for_every_command(places: Places) -> None:
 async def test_no_sandbox_means_refusal_with_the_fix(
     places: Places, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("PATH", str(places.workspace))  # no bwrap to be found
+    missing = (str(places.workspace / "bwrap"),)  # bwrap is never looked up through PATH
+    monkeypatch.setattr(sandbox_module, "BWRAP_PATHS", missing)
     with pytest.raises(SandboxUnavailable, match=r"bwrap .* not installed.*apt-get install"):
         await run_bash(places, "").execute({"command": "echo hi"}, ToolContext())
     assert "not installed" in await sandbox_problem()

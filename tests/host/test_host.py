@@ -204,7 +204,7 @@ async def test_cli_stdio_serves_the_official_client(tmp_path: Path) -> None:
     names = {t.name for t in tools}
     assert names >= REAL_TOOLS | DEMO_TOOLS and not names & {"bash", "fetch", "sql_query"}
     assert result.structured_content == {"result": 1024.0}
-    assert (tmp_path / "data" / "workspace").is_dir()
+    assert (tmp_path / "toolweave-workspace").is_dir()
 
 
 def test_cli_refuses_public_bind_without_token() -> None:
@@ -264,7 +264,8 @@ async def test_cli_http_prints_how_to_connect_and_serves(tmp_path: Path) -> None
         data = tmp_path / "data"
         for line in (
             f"Serving (data in {data}):",
-            f"  builtins  built-in tools: files jailed to {data / 'workspace'}, time, todo_write",
+            f"  builtins  built-in tools: files jailed to {tmp_path / 'toolweave-workspace'}, "
+            "time, todo_write",
             f"  memory    the memory tool over {data / 'memory.db'}: one store shared by every "
             "client (no authentication)",
             f"  kb        kb_add, kb_search and kb over {data / 'kb.db'}",

@@ -34,9 +34,11 @@ from toolweave.tools.function_tool import FunctionTool
 from toolweave.tools.permissions import Permission
 from toolweave.tools.result import ToolResult
 from toolweave.tools.sandbox import (
+    DEFAULT_LIMITS,
     DEFAULT_NETWORK,
     DEFAULT_SANDBOX_MODE,
     Sandbox,
+    SandboxLimits,
     SandboxMode,
 )
 
@@ -98,13 +100,19 @@ def shell_tool(
     env: Mapping[str, str] | None = None,
     sandbox: SandboxMode = DEFAULT_SANDBOX_MODE,
     network: bool = DEFAULT_NETWORK,
+    protected: Iterable[str | os.PathLike[str]] = (),
+    hidden: Iterable[str | os.PathLike[str]] = (),
+    limits: SandboxLimits = DEFAULT_LIMITS,
 ) -> Tool:
     """The `bash` tool running in `cwd`. `allow` and `deny` are Claude Code Bash patterns
     (`git status`, `ls *`, `Bash(npm run test:*)`); `deny` defaults to `DEFAULT_DENY`, `allow`
     to nothing (every command asks). `env` adds variables to the minimal `PASSED_ENV` set.
     Commands run under bubblewrap with `cwd` the only writable directory (besides a private
     /tmp) and no network unless `network`; `sandbox="off"` runs them unsandboxed, each only after
-    a person approved it."""
+    a person approved it. Inside `cwd`, what the host executes or loads stays read-only (`.git`,
+    `.claude`, `.agents`, MCP and toolweave configs, and the `protected` paths: hooks files,
+    their scripts, skill roots); the `hidden` paths (the host's data folder) are not visible.
+    Each call is bounded by `limits` (memory, processes, the private /tmp, file size)."""
     check_positive("timeout", timeout)
     check_positive("max_output_chars", max_output_chars)
     directory = os.path.realpath(os.fspath(cwd))
@@ -114,7 +122,14 @@ def shell_tool(
         "deny": shell_rules(DEFAULT_DENY if deny is None else deny, "deny"),
         "allow": shell_rules(allow or (), "allow"),
     }
-    box = Sandbox(writable=(directory,), network=network, mode=sandbox)
+    box = Sandbox(
+        writable=(directory,),
+        protected=tuple(os.path.abspath(p) for p in protected),
+        hidden=tuple(os.path.abspath(p) for p in hidden),
+        limits=limits,
+        network=network,
+        mode=sandbox,
+    )
     environment = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
     environment.update(env or {})
 

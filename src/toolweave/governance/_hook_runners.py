@@ -23,6 +23,8 @@ import signal
 from dataclasses import dataclass
 from typing import Any
 
+from toolweave.tools.sandbox import sandbox_safe_path
+
 BLOCK_EXIT_CODE = 2
 MAX_OUTPUT_BYTES = 1_000_000
 """Bytes a hook may print on stdout or stderr, or answer over HTTP; past this it has failed."""
@@ -76,6 +78,7 @@ async def run_hook(spec: HookSpec, payload: dict[str, Any], cwd: str) -> RawResu
 async def _run_command(spec: HookSpec, payload: dict[str, Any], cwd: str) -> RawResult:
     assert spec.command is not None
     env = {**os.environ, "CLAUDE_PROJECT_DIR": cwd, "TOOLWEAVE_PROJECT_DIR": cwd}
+    env["PATH"] = sandbox_safe_path(env.get("PATH", os.defpath))  # no sandbox-planted `git`
     try:
         process = await asyncio.create_subprocess_shell(
             spec.command,

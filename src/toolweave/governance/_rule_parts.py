@@ -18,6 +18,7 @@ from toolweave.governance._command_match import (
     deny_shapes,
     deny_texts,
 )
+from toolweave.governance._host_files import loaded_by_host
 from toolweave.governance._rule_patterns import Decision, Rule, resolve_path
 from toolweave.tools.shell_syntax import SimpleCommand
 
@@ -104,7 +105,7 @@ def _redirect(target: str, write_rules: list[Rule], writes: _Writes) -> list[Par
         ]
     # /proc/self/cwd, /dev/fd/N: links this process resolves to its own files, not the shell's.
     magic = os.path.normpath(os.path.join(writes.where, target)).startswith(("/proc/", "/dev/"))
-    if inside and writes.accept_edits and not magic:
+    if inside and writes.accept_edits and not magic and not loaded_by_host(path, root):
         return [
             Part(
                 f"> {target}",

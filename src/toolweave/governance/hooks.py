@@ -40,6 +40,7 @@ from toolweave.governance._hook_config import (
     compile_matcher,
     parse_hooks,
 )
+from toolweave.governance._hook_pins import Pins, changed, pin, script_paths
 from toolweave.governance._hook_runners import RawResult, run_hook
 from toolweave.governance._rule_patterns import Decision
 from toolweave.governance.errors import HookConfigError
@@ -118,6 +119,8 @@ class Hooks:
         self.parents = parents
         self.plugin_root = os.fspath(plugin_root) if plugin_root is not None else None
         self._configured = parse_hooks(config or {}, source, plugin_root=self.plugin_root)
+        self._pins: dict[str, Pins] = {}
+        self._pin_scripts()
         self._local: dict[str, list[Group]] = {}
         self._background: set[asyncio.Task[RawResult]] = set()
         self._file: Path | None = None
@@ -174,8 +177,41 @@ class Hooks:
             plugin_root=child.plugin_root,
         )  # fmt: skip
         combined._configured, combined._local = child._configured, child._local
+        combined._pins = child._pins
         combined._file, combined._digest = child._file, child._digest
         return combined
+
+    def files(self) -> tuple[str, ...]:
+        """What these hooks make the host run or load: the hooks file and every script a
+        command names (real paths), for a sandbox to keep read-only."""
+        own = () if self._file is None else (str(self._file),)
+        scripts = (path for pins in self._pins.values() for path, _ in pins)
+        inherited = (f for parent in self.parents for f in parent.files())
+        return tuple(dict.fromkeys((*own, *scripts, *inherited)))
+
+    def _pin_scripts(self) -> None:
+        """Hash every script the configured commands name, as loaded now."""
+        cwd = self.cwd or os.getcwd()
+        self._pins = {
+            hook.spec.command: pin(script_paths(hook.spec.command, cwd, self.plugin_root))
+            for groups in self._configured.values()
+            for group in groups
+            for hook in group.hooks
+            if isinstance(hook, ConfiguredHook) and hook.spec.command is not None
+        }
+
+    def _tampered(self, hook: ConfiguredHook) -> RawResult | None:
+        """A block when a script `hook` names changed since it was loaded."""
+        command = hook.spec.command
+        path = None if command is None else changed(self._pins.get(command, ()))
+        if path is None:
+            return None
+        return RawResult(
+            blocked=True,
+            reason=f"hook script {path} changed since the hooks were loaded, so the hook does "
+            "not run and the call is blocked; check the script, then restart the host (or "
+            "save the hooks file) to load it again",
+        )
 
     async def settle(self) -> None:
         """Wait for the `async` hooks started so far (at shutdown, or in a test)."""
@@ -221,6 +257,9 @@ class Hooks:
                 if isinstance(hook, ConfiguredHook):
                     if hook.condition is not None and not _condition(hook.condition, body):
                         continue
+                    if (tampered := self._tampered(hook)) is not None:
+                        _merge(outcome, tampered)
+                        return
                     if hook.background:  # `async`: runs on, its answer is not awaited
                         task = asyncio.ensure_future(run_hook(hook.spec, dict(body), cwd))
                         self._background.add(task)
@@ -257,6 +296,7 @@ class Hooks:
             if "hooks" not in parsed and not set(parsed) <= set(HOOK_EVENTS):
                 parsed = {"hooks": {}}  # a settings file without hooks
             self._configured = parse_hooks(parsed, str(self._file), plugin_root=self.plugin_root)
+            self._pin_scripts()
         except HookConfigError as exc:
             if initial:  # the message already starts with the file's path
                 raise HookConfigError(f"invalid hooks file {exc}") from exc

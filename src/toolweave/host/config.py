@@ -62,12 +62,16 @@ script_sandbox = "on"          # bubblewrap under scripts; "off" runs them bare 
 script_network = false         # true: scripts may use the network
 script_writable = []           # directories scripts may write (besides a private /tmp)
 script_max_output_bytes = 1048576  # script output read into memory at most
+script_memory_bytes = 1073741824   # per script process; also script_max_processes (256),
+                                   # script_tmp_bytes (256 MiB), script_file_bytes (1 GiB)
 watch_interval = 2.0           # seconds between checks of the roots for edits; 0 = off
 
 [builtins]                     # the built-in tools (docs/builtins.md; host/providers/builtins.py)
-root = "~/work"                # filesystem jail; default [serve].data_dir/workspace
+root = "~/work"                # filesystem jail; default toolweave-workspace beside data_dir
 sandbox = "on"                 # bubblewrap under the shell; "off" runs it bare (every call asks)
 network = false                # true: sandboxed shell commands may use the network
+sandbox_memory_bytes = 1073741824  # per process; also sandbox_max_processes (256),
+                                   # sandbox_tmp_bytes (256 MiB), sandbox_file_bytes (1 GiB)
 
 [kb]                           # provider "kb": the knowledge base (docs/knowledge-base.md)
 paths = []                     # files and folders ingested at start and watched; relative to

@@ -12,6 +12,8 @@ twins, which run on the same thread and so never race the async ones.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import sqlite3
 import threading
 import urllib.parse
@@ -61,7 +63,8 @@ class SQLiteDatabase:
             raise ValueError("a read_only SQLiteDatabase cannot run a schema script")
         if self.path != ":memory:" and not read_only:
             resolved = Path(self.path).expanduser()
-            resolved.parent.mkdir(parents=True, exist_ok=True)
+            resolved.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            _create_private(resolved)
             self.path = str(resolved)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="toolweave-sqlite")
         self._closed = False
@@ -171,3 +174,11 @@ class SQLiteDatabase:
 
     def __repr__(self) -> str:
         return f"SQLiteDatabase({self.path!r})"
+
+
+def _create_private(path: Path) -> None:
+    """Create the database file readable by its owner only (0600) when it does not exist yet;
+    SQLite gives its `-wal` and `-shm` files the same mode. Another user's memory or query
+    log is never world-readable."""
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))

@@ -9,12 +9,16 @@ itself runs under bubblewrap (`bwrap`, as Anthropic's sandbox-runtime does on Li
   (`--cap-drop ALL`: bwrap run by root would otherwise keep them, and with them `mount`);
   a seccomp filter refuses Unix sockets, which a read-only mount does not (`_seccomp`);
 - the host filesystem read-only (`--ro-bind / /`), a fresh `/dev` and `/proc`, a private
-  `/tmp`, and read-write only the `writable` directories (the workspace), except a git
-  repository's hooks and config there, which programs outside the sandbox run later;
+  `/tmp`, and read-write only the `writable` directories (the workspace), except what the host
+  executes or loads from there later, outside the sandbox (`.git`, `.claude`, `.agents`, MCP
+  and toolweave configs, hooks and their scripts, skill roots: `_sandbox_mounts`); the host's
+  `hidden` paths (its data folder, its config) are covered by empty read-only ones;
 - a new PID namespace whose init is bwrap: when the command exits, or is killed on timeout or
   cancellation, the kernel kills everything left in it, so `setsid sleep 25 &` cannot outlive
   the call; `--die-with-parent` stops it if the host dies.
 
+bwrap itself is found once at a fixed, root-owned absolute path (`BWRAP_PATHS`), never through
+PATH: a `bwrap` planted in an activated `.venv/bin` inside the workspace is never run.
 Whether a sandbox can be made is checked at run time (`Sandbox.check`): bwrap may be missing,
 or the kernel or a container may refuse namespaces. Then the caller refuses with the reason and
 the fix, unless the operator chose `mode="off"`. `run_process` runs an argv (sandboxed or not)
@@ -25,19 +29,24 @@ it ends, and reads its output with a byte bound (head and tail kept, the middle 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
+import logging
 import os
-import shutil
 import signal
+import stat
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from toolweave.errors import ConfigError
 from toolweave.tools import _seccomp
+from toolweave.tools._sandbox_mounts import PROTECTED_IN_WORKSPACE as PROTECTED_IN_WORKSPACE
+from toolweave.tools._sandbox_mounts import absent_placeholders, inside, protection_args
 from toolweave.tools.context import ToolContext
 from toolweave.tools.errors import SandboxUnavailable
+from toolweave.tools.sandbox_limits import SandboxLimits as SandboxLimits
 
 SandboxMode = Literal["on", "off"]
 SANDBOX_MODES: tuple[SandboxMode, ...] = ("on", "off")
@@ -53,10 +62,13 @@ INSTALL_HINT = (
 )
 SANDBOX_TMP = "/tmp"
 """The private, empty temporary directory every sandboxed process gets."""
-PROTECTED_IN_WORKSPACE = (".git/hooks", ".git/config")
-"""Paths inside a writable directory kept read-only: git runs hooks and config-named programs
-later, outside the sandbox (as sandbox-runtime protects them)."""
+BWRAP_PATHS = ("/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap")
+"""Where bwrap is looked for, in order; the first that exists must be owned by root and
+writable by no one else, as must every folder above it (PATH is never searched)."""
+DEFAULT_LIMITS = SandboxLimits()
+"""Every limit at its default (`toolweave.tools.sandbox_limits`)."""
 _PROBE_COMMAND = ("/bin/sh", "-c", "exit 0")
+_logger = logging.getLogger("toolweave.sandbox")
 
 
 def _runtime_under_tmp() -> tuple[str, ...]:
@@ -73,10 +85,15 @@ def _runtime_under_tmp() -> tuple[str, ...]:
 class Sandbox:
     """How a sandboxed process sees the host: `writable` directories (real paths) read-write,
     everything else read-only, network only when `network`; `mode="off"` runs unsandboxed.
-    `readable` names directories under `/tmp` (which the private one hides) to show read-only."""
+    `readable` names directories under `/tmp` (which the private one hides) to show read-only;
+    `protected` names files and folders the host executes or loads (kept read-only where they
+    lie in a writable directory), `hidden` ones the sandbox must not see at all."""
 
     writable: tuple[str, ...] = ()
     readable: tuple[str, ...] = ()
+    protected: tuple[str, ...] = ()
+    hidden: tuple[str, ...] = ()
+    limits: SandboxLimits = DEFAULT_LIMITS
     network: bool = DEFAULT_NETWORK
     mode: SandboxMode = DEFAULT_SANDBOX_MODE
 
@@ -86,31 +103,38 @@ class Sandbox:
         for path in (*self.writable, *self.readable):
             if not os.path.isabs(path) or not os.path.isdir(path):
                 raise ConfigError(f"sandbox path {path!r} is not an existing directory")
+        for path in (*self.protected, *self.hidden):
+            if not os.path.isabs(path):
+                raise ConfigError(f"sandbox path {path!r} must be absolute")
+        _WRITABLE.update(os.path.realpath(p) for p in self.writable)
 
     @property
     def enabled(self) -> bool:
         return self.mode == "on"
 
     def wrap(
-        self, argv: Sequence[str], cwd: str, bwrap: str = "bwrap", seccomp_fd: int | None = None
+        self,
+        argv: Sequence[str],
+        cwd: str,
+        bwrap: str = BWRAP_PATHS[0],
+        seccomp_fd: int | None = None,
+        tool: str = "the sandbox",
     ) -> list[str]:
         """`argv` as bubblewrap runs it, in `cwd` (which the sandbox sees at the same path),
-        under the seccomp program readable from `seccomp_fd` when one is given."""
+        under the seccomp program readable from `seccomp_fd` when one is given;
+        `SandboxUnavailable` when a protected name in a writable folder is a link."""
         args = [bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--unshare-user"]
         if self.network:
             args.append("--share-net")
         if bwrap not in _OLD_BWRAP:
             args.append("--disable-userns")
         args += ["--cap-drop", "ALL", "--ro-bind", "/", "/"]
-        args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", SANDBOX_TMP]
+        args += ["--dev", "/dev", "--proc", "/proc", *self.limits.tmp_args()]
         for path in (*_runtime_under_tmp(), *self.readable):
             args += ["--ro-bind", path, path]
-        for path in self.writable:
-            args += ["--bind", path, path]
-            for protected in PROTECTED_IN_WORKSPACE:  # code that runs later, outside
-                inside = os.path.join(path, protected)
-                if os.path.lexists(inside) and not os.path.islink(inside):
-                    args += ["--ro-bind", inside, inside]
+        protected = (os.path.realpath(p) for p in self.protected)
+        hidden = tuple(os.path.realpath(p) for p in self.hidden)
+        args += protection_args(self.writable, protected, hidden, tool)
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]
         args += ["--chdir", cwd, "--setenv", "TMPDIR", SANDBOX_TMP, "--", *argv]
@@ -134,33 +158,39 @@ class Sandbox:
                 argv, cwd=cwd, env=env, timeout=timeout, max_bytes=max_bytes, ctx=ctx
             )
         bwrap = await self.check(tool)
-        with _filter() as fd:
-            return await run_process(
-                self.wrap(argv, cwd, bwrap, fd),
-                cwd=cwd,
-                env=env,
-                timeout=timeout,
-                max_bytes=max_bytes,
-                ctx=ctx,
-                pass_fds=() if fd is None else (fd,),
-            )
+        made = absent_placeholders(self.writable)
+        _IN_USE.update(self.writable)
+        try:
+            with _filter() as fd:
+                return await run_process(
+                    self.wrap(argv, cwd, bwrap, fd, tool),
+                    cwd=cwd,
+                    env=env,
+                    timeout=timeout,
+                    max_bytes=max_bytes,
+                    ctx=ctx,
+                    pass_fds=() if fd is None else (fd,),
+                    preexec_fn=self.limits.apply_in_child(),
+                )
+        finally:
+            _IN_USE.subtract(self.writable)
+            for path in made:  # the empty placeholders, once no sandbox of ours uses them
+                if _IN_USE[os.path.dirname(path)] <= 0:
+                    with contextlib.suppress(OSError):
+                        os.rmdir(path)
 
     async def check(self, tool: str) -> str:
         """The bwrap binary to use, after proving once per process that it can make this
         sandbox; `SandboxUnavailable` naming the reason and the fix otherwise."""
-        found = shutil.which("bwrap")
+        found, problem = find_bwrap()
         if found is None:
-            raise SandboxUnavailable(
-                f"{tool} refused: no sandbox can be made because bwrap (bubblewrap) is not "
-                f"installed; {INSTALL_HINT}",
-                tool=tool,
-            )
+            raise SandboxUnavailable(f"{tool} refused: {problem}; {INSTALL_HINT}", tool=tool)
         key = (found, self.network)
         if key not in _PROVEN:
             if "--disable-userns" not in await _output([found, "--help"]):
                 _OLD_BWRAP.add(found)  # before 0.8: nested namespaces stay possible, capless
             with _filter() as fd:
-                argv = self.wrap(_PROBE_COMMAND, "/", found, fd)
+                argv = self.wrap(_PROBE_COMMAND, "/", found, fd, tool)
                 problem = await _probe(argv, () if fd is None else (fd,))
             if problem:
                 raise SandboxUnavailable(
@@ -171,8 +201,64 @@ class Sandbox:
         return found
 
 
+_IN_USE: collections.Counter[str] = collections.Counter()
+"""Writable folders by the number of sandboxed calls running in them now: a placeholder is
+removed only after the last (removing a mount point detaches it in the other namespaces)."""
+_WRITABLE: set[str] = set()
+"""Every folder a sandbox made in this process may write (`sandbox_safe_path` avoids them)."""
+
+
+def sandbox_safe_path(value: str) -> str:
+    """`value` (a PATH) without the entries a sandboxed command could have written: those in a
+    folder any sandbox of this process may write, and relative ones (`.`, empty). Hooks and
+    stdio MCP servers start with it, so a `git` or `python3` planted there is never run."""
+    kept: list[str] = []
+    for entry in value.split(os.pathsep):
+        if not os.path.isabs(entry):
+            continue
+        real = os.path.realpath(entry)
+        if any(inside(real, folder) for folder in _WRITABLE):
+            _logger.warning("PATH entry %s is writable from the sandbox; left out", entry)
+            continue
+        kept.append(entry)
+    return os.pathsep.join(kept)
+
+
 _PROVEN: set[tuple[str, bool]] = set()
 _OLD_BWRAP: set[str] = set()
+_FOUND: dict[tuple[str, ...], tuple[str | None, str]] = {}
+
+
+def find_bwrap() -> tuple[str | None, str]:
+    """(the bwrap to run, '') or (None, why not): the first of `BWRAP_PATHS` that exists, once
+    it and every folder above it are owned by root and writable by no one else. Found once per
+    process (per candidate list)."""
+    if BWRAP_PATHS not in _FOUND:
+        _FOUND[BWRAP_PATHS] = _find_bwrap(BWRAP_PATHS)
+    return _FOUND[BWRAP_PATHS]
+
+
+def _find_bwrap(candidates: tuple[str, ...]) -> tuple[str | None, str]:
+    for path in candidates:
+        if not os.path.isfile(path):
+            continue
+        real = os.path.realpath(path)
+        for step in (real, *_parents(real)):
+            info = os.stat(step)
+            if info.st_uid != 0 or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+                return None, (
+                    f"no sandbox can be made because {step} (on the way to bwrap at {path}) is "
+                    "not owned by root or is writable by others, so it could be replaced"
+                )
+        return real, ""
+    where = ", ".join(candidates)
+    return None, f"no sandbox can be made because bwrap (bubblewrap) is not installed at {where}"
+
+
+def _parents(path: str) -> Iterator[str]:
+    while (parent := os.path.dirname(path)) != path:
+        yield parent
+        path = parent
 
 
 async def _output(argv: list[str]) -> str:
@@ -244,6 +330,7 @@ async def run_process(
     max_bytes: int,
     ctx: ToolContext | None = None,
     pass_fds: tuple[int, ...] = (),
+    preexec_fn: Callable[[], None] | None = None,
 ) -> ProcessOutcome:
     """Run `argv` in its own session; at most `max_bytes` of stdout+stderr are kept (half from
     the head, half from the tail). The group is killed when the process exits, times out or
@@ -257,6 +344,7 @@ async def run_process(
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,
+        preexec_fn=preexec_fn,
     )
     assert process.stdout is not None
     reader = asyncio.ensure_future(_capture(process.stdout, max(1, max_bytes // 2)))

@@ -50,7 +50,7 @@ async def test_default_set_is_safe_and_jailed(tmp_path: Path) -> None:
     assert hints["write_file"] is True and hints["edit_file"] is True
     assert hints["read_file"] is False
     assert asked.is_error and "[serve.rules]" in text(asked)
-    assert not (tmp_path / "data" / "workspace" / "笔记.md").exists()
+    assert not (tmp_path / "toolweave-workspace" / "笔记.md").exists()
     allow = 'allow = ["write_file(./**)"]'
     async with Client(serve(tmp_path, rules=allow), mode="auto") as client:
         names = {t.name for t in (await client.list_tools()).tools}
@@ -64,7 +64,7 @@ async def test_default_set_is_safe_and_jailed(tmp_path: Path) -> None:
     assert names == SAFE_SET  # no bash, no sql_query, no fetch unless configured
     assert not wrote.is_error and "你好 hello" in text(read)
     assert escaped.is_error and "refused" in text(escaped) and "secret" not in text(escaped)
-    assert (tmp_path / "data" / "workspace" / "笔记.md").read_text() == "你好 hello"
+    assert (tmp_path / "toolweave-workspace" / "笔记.md").read_text() == "你好 hello"
     assert "1 items" in text(todo) and "+08:00" in text(now)
 
 

@@ -1,14 +1,14 @@
 """The `builtins` provider: the built-in tools served by `toolweave serve`, safe by default.
 
 `[builtins]` in `toolweave.toml` switches each tool on. Without any setting the host serves the
-filesystem tools jailed to `[serve].data_dir/workspace`, `time` and `todo_write`; `sql_query`
-needs a DSN, `fetch` an allow-list or an explicit `fetch = true`, and the shell `shell = true`,
-after which every command no allow rule matches goes through the approval gate (MCP
-elicitation) or is refused.
+filesystem tools jailed to `toolweave-workspace` beside `[serve].data_dir` (never inside it),
+`time` and `todo_write`; `sql_query` needs a DSN, `fetch` an allow-list or an explicit
+`fetch = true`, and the shell `shell = true`, after which every command no allow rule matches
+goes through the approval gate (MCP elicitation) or is refused.
 
 ```toml
 [builtins]
-root = "~/work"                # filesystem jail (default: [serve].data_dir/workspace)
+root = "~/work"                # filesystem jail (default: ~/toolweave-workspace, beside data_dir)
 filesystem = true
 writable = true                # write_file and edit_file
 time = true
@@ -25,6 +25,10 @@ shell_deny = ["rm *"]          # default: toolweave.builtins.shell.DEFAULT_DENY
 shell_timeout = 30.0
 sandbox = "on"                 # "off": run the shell unsandboxed, every command asks first
 network = false                # true: sandboxed commands may use the network (all of it)
+sandbox_memory_bytes = 1073741824   # heap per sandboxed process (RLIMIT_DATA)
+sandbox_max_processes = 256         # processes per call (RLIMIT_NPROC; not for a root host)
+sandbox_tmp_bytes = 268435456       # the private /tmp of one call
+sandbox_file_bytes = 1073741824     # largest file a command may write (RLIMIT_FSIZE)
 ```
 
 The shell runs under bubblewrap (see `toolweave.tools.sandbox` and docs/security.md): the
@@ -40,15 +44,26 @@ from pydantic import Field
 
 from toolweave.builtins.sql import DEFAULT_MAX_CELL_BYTES
 from toolweave.host.config import HostConfig
+from toolweave.host.sandbox_paths import host_files, private_paths
 from toolweave.host.sections import Section
 from toolweave.tools.base import Tool
+from toolweave.tools.sandbox import SandboxLimits
+from toolweave.tools.sandbox_limits import (
+    DEFAULT_FILE_BYTES,
+    DEFAULT_MAX_PROCESSES,
+    DEFAULT_MEMORY_BYTES,
+    DEFAULT_TMP_BYTES,
+)
+
+DEFAULT_WORKSPACE = "toolweave-workspace"
+"""The default jail's folder name, beside `[serve].data_dir` (`~/toolweave-workspace`)."""
 
 
 class BuiltinsSection(Section):
     """The validated `[builtins]` table (see the module docstring for each key)."""
 
     root: str = ""
-    """The filesystem jail; "" means `[serve].data_dir/workspace`."""
+    """The filesystem jail; "" means `toolweave-workspace` beside `[serve].data_dir`."""
     filesystem: bool = True
     writable: bool = True
     time: bool = True
@@ -67,9 +82,24 @@ class BuiltinsSection(Section):
     """"off" runs the shell without the OS sandbox, and then every command asks first."""
     network: bool = False
     """Whether sandboxed commands may use the network (all or nothing)."""
+    sandbox_memory_bytes: int = Field(DEFAULT_MEMORY_BYTES, gt=0)
+    sandbox_max_processes: int = Field(DEFAULT_MAX_PROCESSES, gt=0)
+    sandbox_tmp_bytes: int = Field(DEFAULT_TMP_BYTES, gt=0)
+    sandbox_file_bytes: int = Field(DEFAULT_FILE_BYTES, gt=0)
+
+    def limits(self) -> SandboxLimits:
+        """The shell sandbox's limits, from the `sandbox_*` keys."""
+        return SandboxLimits(
+            self.sandbox_memory_bytes,
+            self.sandbox_max_processes,
+            self.sandbox_tmp_bytes,
+            self.sandbox_file_bytes,
+        )
 
     def root_path(self, data_dir: Path) -> Path:
-        return Path(self.root).expanduser() if self.root else data_dir / "workspace"
+        """The jail: `root`, else `DEFAULT_WORKSPACE` beside (never inside) the data folder,
+        whose memory, knowledge base and query log the sandbox must not reach."""
+        return Path(self.root).expanduser() if self.root else data_dir.parent / DEFAULT_WORKSPACE
 
 
 class BuiltinsProvider:
@@ -127,6 +157,9 @@ class BuiltinsProvider:
                     timeout=settings.shell_timeout,
                     sandbox=settings.sandbox,
                     network=settings.network,
+                    protected=host_files(self.config),
+                    hidden=private_paths(self.config),
+                    limits=settings.limits(),
                 )
             )
         return tools

@@ -16,6 +16,7 @@ import asyncio
 import base64
 import concurrent.futures
 import contextlib
+import dataclasses
 import logging
 import mimetypes
 import os
@@ -28,10 +29,17 @@ from urllib.parse import quote, unquote
 from pydantic import Field
 
 from toolweave.host.config import HostConfig
+from toolweave.host.sandbox_paths import host_files, private_paths
 from toolweave.host.sections import Section
 from toolweave.skills import Skill, SkillError, SkillLibrary
 from toolweave.tools.base import Tool
-from toolweave.tools.sandbox import Sandbox
+from toolweave.tools.sandbox import Sandbox, SandboxLimits
+from toolweave.tools.sandbox_limits import (
+    DEFAULT_FILE_BYTES,
+    DEFAULT_MAX_PROCESSES,
+    DEFAULT_MEMORY_BYTES,
+    DEFAULT_TMP_BYTES,
+)
 
 logger = logging.getLogger("toolweave.host.providers.skills")
 
@@ -147,8 +155,9 @@ class SkillsSection(Section):
     (still asked about and ruled as a shell tool); scripts run in the OS sandbox
     (`script_sandbox = "off"` to run them bare), with the network only when `script_network`,
     writing only to a private /tmp and the `script_writable` directories (relative to the
-    toolweave.toml), and `script_max_output_bytes` of output read at most; `watch_interval` 0
-    stops watching the roots.
+    toolweave.toml), and `script_max_output_bytes` of output read at most, each run bounded by
+    `script_memory_bytes`, `script_max_processes`, `script_tmp_bytes` and `script_file_bytes`
+    (as `[builtins]`' `sandbox_*` keys); `watch_interval` 0 stops watching the roots.
     """
 
     roots: list[str] = Field(default_factory=list)
@@ -160,13 +169,25 @@ class SkillsSection(Section):
     script_network: bool = False
     script_writable: list[str] = Field(default_factory=list)
     script_max_output_bytes: int = Field(1024 * 1024, gt=0)
+    script_memory_bytes: int = Field(DEFAULT_MEMORY_BYTES, gt=0)
+    script_max_processes: int = Field(DEFAULT_MAX_PROCESSES, gt=0)
+    script_tmp_bytes: int = Field(DEFAULT_TMP_BYTES, gt=0)
+    script_file_bytes: int = Field(DEFAULT_FILE_BYTES, gt=0)
     watch_interval: float = Field(2.0, ge=0)
 
     def sandbox(self, source: Path | None) -> Sandbox:
         """The sandbox `skill_run`'s scripts run in."""
         base = source.parent if source is not None else Path.cwd()
         writable = tuple(str((base / Path(w).expanduser()).resolve()) for w in self.script_writable)
-        return Sandbox(writable=writable, network=self.script_network, mode=self.script_sandbox)
+        limits = SandboxLimits(
+            self.script_memory_bytes,
+            self.script_max_processes,
+            self.script_tmp_bytes,
+            self.script_file_bytes,
+        )
+        return Sandbox(
+            writable=writable, limits=limits, network=self.script_network, mode=self.script_sandbox
+        )
 
     def root_paths(self, source: Path | None) -> list[Path] | None:
         """The roots resolved against the config file's folder (None: the usual places)."""
@@ -181,7 +202,11 @@ class SkillsProvider:
 
     def __init__(self, config: HostConfig) -> None:
         self.settings = config.section("skills", SkillsSection)
-        self._sandbox = self.settings.sandbox(config.source)
+        self._sandbox = dataclasses.replace(
+            self.settings.sandbox(config.source),
+            protected=host_files(config),
+            hidden=private_paths(config),
+        )
         roots = self.settings.root_paths(config.source)
         self.library = SkillLibrary(roots, self.settings.allow or None)
         self._loop: asyncio.AbstractEventLoop | None = None

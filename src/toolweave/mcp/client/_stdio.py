@@ -29,6 +29,7 @@ from typing import Any, cast
 
 from toolweave.mcp.shared.errors import INTERNAL_ERROR, JSONRPCError, MCPConnectionClosed, MCPError
 from toolweave.mcp.shared.jsonrpc import decode, encode
+from toolweave.tools.sandbox import sandbox_safe_path
 
 logger = logging.getLogger("toolweave.mcp.stdio")
 
@@ -53,7 +54,10 @@ def server_environment(env: dict[str, str] | None, *, inherit_env: bool = False)
             for key, value in os.environ.items()
             if key in INHERITED_ENV_VARS or key in _LOCALE_VARS or key.startswith("LC_")
         }
-    return {**base, **(env or {})}
+    merged = {**base, **(env or {})}
+    if "PATH" in merged:  # no `npx` or `python3` planted in a sandbox's writable folder
+        merged["PATH"] = sandbox_safe_path(merged["PATH"])
+    return merged
 
 
 #: Longest accepted stdout line; a longer message fails the call it answers.
