@@ -41,6 +41,7 @@ from toolweave.governance.context import (
 from toolweave.governance.errors import CallBlocked, HookStopped, Stage
 from toolweave.governance.gates import ToolGate
 from toolweave.governance.hooks import HookOutcome, Hooks
+from toolweave.governance.probes import probed_decision
 from toolweave.governance.rules import Explanation, Rules, call_rules
 from toolweave.tools import (
     ApprovalRequired,
@@ -206,6 +207,8 @@ class Governance:
         if tool is None:
             return Clearance(args)
         explanation = self.decide(tool_name, args, tool, gate)
+        if explanation.decision == "ask" and explanation.rule is None:
+            explanation = await self._probed(tool_name, call_id, args, tool, gate) or explanation
         if explanation.decision == "deny":
             await self._denied(tool_name, call_id, args, tool, gate, explanation.reason)
             raise CallBlocked("rules", explanation.reason, tool=tool_name)
@@ -256,6 +259,23 @@ class Governance:
         targets = getattr(tool, "checks_targets", False) is True  # each file or redirect hop
         set_target_check(self.rules_for(tool, gate).allows(tool_name, tool) if targets else None)
         return Clearance(args, context)
+
+    async def _probed(
+        self,
+        tool_name: str,
+        call_id: str | None,
+        args: dict[str, Any],
+        tool: Tool,
+        gate: GateContext,
+    ) -> Explanation | None:
+        """The decision by the permission patterns the tool reports (`probes`); a failed probe
+        refuses the call, since what it would touch is unknown."""
+        try:
+            return await probed_decision(self.rules_for(tool, gate), tool_name, tool, args)
+        except Exception as exc:
+            message = f"the permission probe failed, so the call is refused: {exc}"
+            await self._denied(tool_name, call_id, args, tool, gate, message)
+            raise CallBlocked("rules", message, tool=tool_name) from None
 
     async def approve_request(
         self,
