@@ -3,16 +3,18 @@ adapters: every interaction holds, and the parts issue 33 is about are checked o
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.llm.oracles import check_anthropic_beta, check_openai_responses
+from tests.llm.oracles import check_anthropic_beta, check_gemini, check_openai_responses
 from tests.llm.recordings import RECORDED, Interaction, interactions, read, replay
 from toolweave.llm import (
     AnthropicModel,
+    GeminiModel,
     Message,
     ModelError,
     ModelRequest,
@@ -165,3 +167,24 @@ async def test_responses_provider_items_go_back_whole_and_well_formed() -> None:
     assert [p.data for p in response.message.provider_tools] == [
         i for i in ours["input"] if i.get("type") in kinds
     ]
+
+
+def _signature(part: dict[str, Any]) -> bytes:
+    text = str(part.get("thoughtSignature", ""))
+    return base64.urlsafe_b64decode(text.replace("+", "-").replace("/", "_"))
+
+
+async def test_gemini_3_signed_tool_parts_go_back_as_the_api_accepted_them() -> None:
+    """The recording streamed a Gemini 3 answer with signed `toolCall` / `toolResponse` parts,
+    then sent it back (accepted: 200). Our adapter sends back the same parts in the same order
+    with the same signature bytes (the recording's SDK re-encoded them URL-safe)."""
+    name = "test_google__test_google_model_file_search_grounding_gemini_3[True].yaml"
+    response = await _read(_first(name, stream=True))
+    question = _recorded_request(name, 4)["contents"]
+    history = [Message.user("q"), response.message, Message.user("again")]
+    body = GeminiModel("gemini-3-flash-preview", api_key="k").build_body(ModelRequest(history))
+    check_gemini(body)
+    ours, accepted = body["contents"][1]["parts"], question[1]["parts"]
+    assert [sorted(p) for p in ours] == [sorted(p) for p in accepted]
+    assert [_signature(p) for p in ours] == [_signature(p) for p in accepted]
+    assert ours[0]["toolCall"]["id"] == accepted[0]["toolCall"]["id"]
