@@ -20,6 +20,7 @@ from toolweave.llm import (
     AnthropicModel,
     GeminiModel,
     Message,
+    ModelError,
     ModelRequest,
     OpenAIChatModel,
     OpenAIResponsesModel,
@@ -306,3 +307,26 @@ def test_provider_tool_part_round_trips_through_to_dict() -> None:
     part = ProviderToolPart("anthropic", "web_search", "call", "srv", {"type": "server_tool_use"})
     message = Message("assistant", [part, TextPart("ok")])
     assert Message.from_dict(message.to_dict()) == message
+
+
+async def test_mid_stream_errors_are_retryable_only_when_transient(answers: Answers) -> None:
+    refused = {"message": "Tool call validation failed", "type": "invalid_request_error"}
+    answers.sse([_chat_chunk({"content": "x"}), {"error": {**refused, "code": "tool_use_failed"}}])
+    limited = {"message": "Slow down", "type": "rate_limit_exceeded"}
+    answers.sse([_chat_chunk({"content": "x"}), {"error": limited}])
+    model = OpenAIChatModel("llama", api_key="k", max_retries=0, client=answers.client())
+    with pytest.raises(ModelError, match="tool_use_failed: Tool call validation") as caught:
+        await collect(model.stream(_ask()))
+    assert not caught.value.retryable and caught.value.code == "tool_use_failed"
+    with pytest.raises(ModelError, match="Slow down") as caught:
+        await collect(model.stream(_ask()))
+    assert caught.value.retryable
+
+
+async def test_a_quota_429_is_not_retried(answers: Answers) -> None:
+    quota = {"message": "You exceeded your current quota", "type": "insufficient_quota"}
+    answers.json({"error": {**quota, "code": "insufficient_quota"}}, status=429)
+    model = OpenAIChatModel("gpt", api_key="k", max_retries=3, client=answers.client())
+    with pytest.raises(ModelError, match="insufficient_quota: You exceeded") as caught:
+        await model.complete(_ask())
+    assert not caught.value.retryable and len(answers.requests) == 1
