@@ -16,6 +16,8 @@ import pytest
 
 from tests.llm.cases import collect, streamed_text
 from tests.llm.mock import WEB_SEARCH_RESULT, Answers, anthropic_stream
+from toolweave.agent import Agent
+from toolweave.governance import Governance, Hooks
 from toolweave.llm import (
     AnthropicModel,
     GeminiModel,
@@ -330,3 +332,22 @@ async def test_a_quota_429_is_not_retried(answers: Answers) -> None:
     with pytest.raises(ModelError, match="insufficient_quota: You exceeded") as caught:
         await model.complete(_ask())
     assert not caught.value.retryable and len(answers.requests) == 1
+
+
+async def test_hook_context_reaches_the_model_as_its_own_paragraph(answers: Answers) -> None:
+    """The agent adds a hook's context as a second text part of the user's message."""
+    hooks = Hooks()
+
+    @hooks.on("UserPromptSubmit")
+    async def context(payload: dict[str, Any]) -> dict[str, Any]:
+        return {"hookSpecificOutput": {"additionalContext": "Project context: Oslo office"}}
+
+    reply = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}
+    answers.json({"choices": [reply]})
+    model = OpenAIChatModel("gpt-4o", api_key="k", client=answers.client())
+    await Agent(model, governance=Governance(hooks=hooks)).run("What is the weather?")
+    sent = answers.bodies()[0]["messages"][-1]
+    assert sent == {
+        "role": "user",
+        "content": "What is the weather?\n\nProject context: Oslo office",
+    }
