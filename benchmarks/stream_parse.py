@@ -36,8 +36,8 @@ from toolweave.llm import (
     OpenAIResponsesModel,
 )
 from toolweave.llm.anthropic_parse import AnthropicStreamParser
-from toolweave.llm.gemini import GeminiStreamParser
-from toolweave.llm.openai_chat import ChatStreamParser
+from toolweave.llm.gemini_parse import GeminiStreamParser
+from toolweave.llm.openai_chat_parse import ChatStreamParser
 from toolweave.llm.openai_responses import ResponsesStreamParser
 
 TOKENS = 4000

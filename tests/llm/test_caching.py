@@ -128,7 +128,7 @@ async def test_openai_gets_the_session_as_prompt_cache_key() -> None:
 
 
 def test_gemini_implicit_cache_in_usage() -> None:
-    from toolweave.llm.gemini import parse_generate_content
+    from toolweave.llm.gemini_parse import parse_generate_content
 
     response = parse_generate_content(
         {

@@ -172,3 +172,12 @@ def test_other_providers_parts_are_left_out_with_a_note() -> None:
     anthropic = AnthropicModel("c", api_key="k").build_body(ModelRequest(history), stream=False)
     assert "gemini code_execution" in anthropic["messages"][1]["content"][-1]["text"]
     assert "executableCode" not in str(anthropic["messages"])
+
+
+def test_provider_tool_parts_count_toward_the_history_budget() -> None:
+    from toolweave.agent.session import message_tokens
+
+    result = ProviderToolPart("anthropic", "web_search", "result", "srvtoolu_1", ANTHROPIC_RESULT)
+    bare = Message("assistant", [TextPart("Sunny.")])
+    searched = Message("assistant", [result, TextPart("Sunny.")])
+    assert message_tokens(searched) > message_tokens(bare) + 20

@@ -3,17 +3,23 @@ adapters: every interaction holds, and the parts issue 33 is about are checked o
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
+from tests.llm.oracles import check_anthropic_beta, check_gemini, check_openai_responses
 from tests.llm.recordings import RECORDED, Interaction, interactions, read, replay
 from toolweave.llm import (
     AnthropicModel,
+    GeminiModel,
     Message,
     ModelError,
     ModelRequest,
     ModelResponse,
+    OpenAIResponsesModel,
     ProviderToolPart,
 )
 
@@ -114,3 +120,71 @@ async def test_provider_tool_parts_are_stripped_with_a_note_for_another_provider
     texts = [p.get("text", "") for p in contents[1]["parts"]]
     assert any("anthropic code_execution" in t for t in texts)
     assert not any("server_tool_use" in str(p) for p in contents[1]["parts"])
+
+
+def _recorded_request(name: str, index: int) -> dict[str, Any]:
+    data = yaml.load((RECORDED / name).read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
+    body: dict[str, Any] = data["interactions"][index]["request"]["parsed_body"]
+    return body
+
+
+async def test_anthropic_provider_blocks_go_back_as_the_api_accepted_them() -> None:
+    """The next request of the recording (which Anthropic answered with 200) carries the same
+    code execution blocks our adapter sends back."""
+    name = "test_anthropic__test_anthropic_code_execution_tool_container_reuse.yaml"
+    response = await _read(_first(name))
+    history = [Message.user("q"), response.message, Message.user("again")]
+    ours = AnthropicModel("c", api_key="k").build_body(ModelRequest(history), stream=False)
+    check_anthropic_beta(ours)
+    sent = [b for b in ours["messages"][1]["content"] if b["type"] not in ("text", "thinking")]
+    accepted = [
+        block
+        for message in _recorded_request(name, 1)["messages"]
+        if message["role"] == "assistant"
+        for block in message["content"]
+        if block["type"] not in ("text", "thinking")
+    ]
+    assert sent == accepted and {b["type"] for b in sent} == {
+        "server_tool_use",
+        "bash_code_execution_tool_result",
+    }
+
+
+async def test_responses_provider_items_go_back_whole_and_well_formed() -> None:
+    """Responses items go back as received (the SDK's input types accept them); the recording's
+    next request sent the same items, by id and type, trimmed."""
+    name = "test_openai_responses__test_openai_responses_model_mcp_server_tool.yaml"
+    response = await _read(_first(name))
+    history = [Message.user("q"), response.message, Message.user("again")]
+    ours = OpenAIResponsesModel("g", api_key="k").build_body(ModelRequest(history), stream=False)
+    check_openai_responses(ours)
+    kinds = ("mcp_list_tools", "mcp_call")
+    sent = [(i["type"], i["id"]) for i in ours["input"] if i.get("type") in kinds]
+    accepted = [
+        (i["type"], i["id"]) for i in _recorded_request(name, 1)["input"] if i.get("type") in kinds
+    ]
+    assert sent == accepted and len(sent) == 2
+    assert [p.data for p in response.message.provider_tools] == [
+        i for i in ours["input"] if i.get("type") in kinds
+    ]
+
+
+def _signature(part: dict[str, Any]) -> bytes:
+    text = str(part.get("thoughtSignature", ""))
+    return base64.urlsafe_b64decode(text.replace("+", "-").replace("/", "_"))
+
+
+async def test_gemini_3_signed_tool_parts_go_back_as_the_api_accepted_them() -> None:
+    """The recording streamed a Gemini 3 answer with signed `toolCall` / `toolResponse` parts,
+    then sent it back (accepted: 200). Our adapter sends back the same parts in the same order
+    with the same signature bytes (the recording's SDK re-encoded them URL-safe)."""
+    name = "test_google__test_google_model_file_search_grounding_gemini_3[True].yaml"
+    response = await _read(_first(name, stream=True))
+    question = _recorded_request(name, 4)["contents"]
+    history = [Message.user("q"), response.message, Message.user("again")]
+    body = GeminiModel("gemini-3-flash-preview", api_key="k").build_body(ModelRequest(history))
+    check_gemini(body)
+    ours, accepted = body["contents"][1]["parts"], question[1]["parts"]
+    assert [sorted(p) for p in ours] == [sorted(p) for p in accepted]
+    assert [_signature(p) for p in ours] == [_signature(p) for p in accepted]
+    assert ours[0]["toolCall"]["id"] == accepted[0]["toolCall"]["id"]

@@ -22,7 +22,7 @@ from toolweave.llm import (
     ToolCallDelta,
     ToolCallPart,
 )
-from toolweave.llm.openai_chat import ChatStreamParser
+from toolweave.llm.openai_chat_parse import ChatStreamParser
 
 
 def _chunk(delta: dict[str, Any], finish: str | None = None) -> str:

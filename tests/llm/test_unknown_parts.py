@@ -16,10 +16,13 @@ import pytest
 
 from tests.llm.cases import collect, streamed_text
 from tests.llm.mock import WEB_SEARCH_RESULT, Answers, anthropic_stream
+from toolweave.agent import Agent
+from toolweave.governance import Governance, Hooks
 from toolweave.llm import (
     AnthropicModel,
     GeminiModel,
     Message,
+    ModelError,
     ModelRequest,
     OpenAIChatModel,
     OpenAIResponsesModel,
@@ -306,3 +309,45 @@ def test_provider_tool_part_round_trips_through_to_dict() -> None:
     part = ProviderToolPart("anthropic", "web_search", "call", "srv", {"type": "server_tool_use"})
     message = Message("assistant", [part, TextPart("ok")])
     assert Message.from_dict(message.to_dict()) == message
+
+
+async def test_mid_stream_errors_are_retryable_only_when_transient(answers: Answers) -> None:
+    refused = {"message": "Tool call validation failed", "type": "invalid_request_error"}
+    answers.sse([_chat_chunk({"content": "x"}), {"error": {**refused, "code": "tool_use_failed"}}])
+    limited = {"message": "Slow down", "type": "rate_limit_exceeded"}
+    answers.sse([_chat_chunk({"content": "x"}), {"error": limited}])
+    model = OpenAIChatModel("llama", api_key="k", max_retries=0, client=answers.client())
+    with pytest.raises(ModelError, match="tool_use_failed: Tool call validation") as caught:
+        await collect(model.stream(_ask()))
+    assert not caught.value.retryable and caught.value.code == "tool_use_failed"
+    with pytest.raises(ModelError, match="Slow down") as caught:
+        await collect(model.stream(_ask()))
+    assert caught.value.retryable
+
+
+async def test_a_quota_429_is_not_retried(answers: Answers) -> None:
+    quota = {"message": "You exceeded your current quota", "type": "insufficient_quota"}
+    answers.json({"error": {**quota, "code": "insufficient_quota"}}, status=429)
+    model = OpenAIChatModel("gpt", api_key="k", max_retries=3, client=answers.client())
+    with pytest.raises(ModelError, match="insufficient_quota: You exceeded") as caught:
+        await model.complete(_ask())
+    assert not caught.value.retryable and len(answers.requests) == 1
+
+
+async def test_hook_context_reaches_the_model_as_its_own_paragraph(answers: Answers) -> None:
+    """The agent adds a hook's context as a second text part of the user's message."""
+    hooks = Hooks()
+
+    @hooks.on("UserPromptSubmit")
+    async def context(payload: dict[str, Any]) -> dict[str, Any]:
+        return {"hookSpecificOutput": {"additionalContext": "Project context: Oslo office"}}
+
+    reply = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}
+    answers.json({"choices": [reply]})
+    model = OpenAIChatModel("gpt-4o", api_key="k", client=answers.client())
+    await Agent(model, governance=Governance(hooks=hooks)).run("What is the weather?")
+    sent = answers.bodies()[0]["messages"][-1]
+    assert sent == {
+        "role": "user",
+        "content": "What is the weather?\n\nProject context: Oslo office",
+    }

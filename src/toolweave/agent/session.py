@@ -18,7 +18,15 @@ from toolweave.agent.stores.base import SessionStore
 from toolweave.errors import ConfigError
 from toolweave.governance.approvals import ApprovalState
 from toolweave.governance.pipeline import PERMISSION_MODES, PermissionMode
-from toolweave.llm import ImagePart, Message, TextPart, ThinkingPart, ToolCallPart, ToolResultPart
+from toolweave.llm import (
+    ImagePart,
+    Message,
+    ProviderToolPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 from toolweave.storage.text import estimate_tokens
 from toolweave.tools import ToolRegistry
 
@@ -43,6 +51,8 @@ def message_tokens(message: Message) -> int:
                 total += _IMAGE_TOKENS * sum(isinstance(c, ImagePart) for c in part.content)
         elif isinstance(part, ImagePart):
             total += _IMAGE_TOKENS
+        elif isinstance(part, ProviderToolPart):  # a provider's search results can be long
+            total += estimate_tokens(json.dumps(part.data, ensure_ascii=False))
     return total
 
 

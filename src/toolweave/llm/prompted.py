@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from typing import Any
 
-from toolweave.llm._wire import arguments_json, new_call_id, system_text, tool_call
+from toolweave.llm._wire import arguments_json, joined_text, new_call_id, system_text, tool_call
 from toolweave.llm.messages import ImagePart, Message, Part, TextPart, ToolCallPart, ToolResultPart
 from toolweave.llm.model import Model
 from toolweave.llm.types import (
@@ -77,7 +77,8 @@ def rewrite(request: ModelRequest) -> ModelRequest:
         if message.role == "system":
             continue
         if message.role == "assistant" and message.tool_calls:
-            blocks = [message.text] if message.text else []
+            text = joined_text(message)
+            blocks = [text] if text else []
             blocks.extend(_call_block(c) for c in message.tool_calls)
             messages.append(Message.assistant("\n".join(blocks)))
         elif message.role == "tool":
@@ -87,7 +88,7 @@ def rewrite(request: ModelRequest) -> ModelRequest:
                 if not isinstance(result.content, str):
                     parts.extend(p for p in result.content if isinstance(p, ImagePart))
             if merged_results is not None and messages[-1] is merged_results:
-                merged_results.parts.extend([TextPart("\n\n"), *parts])
+                merged_results.parts.extend(parts)  # adapters keep parts a blank line apart
             else:
                 merged_results = Message("user", parts)
                 messages.append(merged_results)
