@@ -1,16 +1,18 @@
 """The tool registry: lookup, permission checks, validation, timeouts, concurrent invocation.
 
 `definitions()` is sorted by name and cached, so every turn sends byte-identical tool lists and
-provider prompt caches hit. `overlay()` gives a session layer whose tools shadow the shared ones
-without touching them. `invoke` is the hot path of every agent turn: it never raises for a
-failed call (the error is part of the `ToolInvocation`) and does no work a call does not need.
+provider prompt caches hit. `search()` ranks the tools a caller may use for a task described in
+words (`toolweave.tools.search`). `overlay()` gives a session layer whose tools shadow the
+shared ones without touching them. `invoke` is the hot path of every agent turn: it never
+raises for a failed call (the error is part of the `ToolInvocation`) and does no work a call
+does not need.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from time import perf_counter
 from typing import Any
@@ -21,6 +23,7 @@ from toolweave.tools.calls import ToolCall
 from toolweave.tools.context import ToolContext
 from toolweave.tools.errors import (
     ExecutionFailed,
+    PermissionDenied,
     ToolCancelled,
     ToolError,
     ToolNotFound,
@@ -28,6 +31,7 @@ from toolweave.tools.errors import (
 )
 from toolweave.tools.permissions import PermissionPolicy
 from toolweave.tools.result import ToolResult, to_tool_result
+from toolweave.tools.search import KeywordToolIndex, ToolIndex, ToolMatch
 
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 DEFAULT_BATCH_TIMEOUT = 60.0
@@ -82,6 +86,7 @@ class ToolRegistry:
         self._version = 0
         self._definitions_key: tuple[int, ...] = (-1,)
         self._definitions: list[ToolDef] = []
+        self._search_index: ToolIndex | None = None
 
     @property
     def policy(self) -> PermissionPolicy | None:
@@ -214,6 +219,52 @@ class ToolRegistry:
         count only calls made through it; `unregister` removes only its own tools.
         """
         return ToolRegistry(policy, parent=self)
+
+    @property
+    def search_index(self) -> ToolIndex:
+        """What `search` ranks with: this registry's own, else the shared one's (an overlay
+        follows it), else a `KeywordToolIndex` made on first use."""
+        if self._search_index is None:
+            if self._parent is not None:
+                return self._parent.search_index
+            self._search_index = KeywordToolIndex()
+        return self._search_index
+
+    @search_index.setter
+    def search_index(self, index: ToolIndex) -> None:
+        self._search_index = index
+
+    async def search(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        allowed: Callable[[Tool], bool] | None = None,
+        explain: bool = False,
+    ) -> list[ToolMatch]:
+        """The `k` tools that best fit `query`, best first (`toolweave.tools.search`).
+
+        Only tools the caller may use are ranked: those this registry's permission policy
+        allows and, when given, those `allowed` accepts (governance passes its rules here), so a
+        refused tool is never returned. The index follows tools being added, removed and
+        changed: it reads each tool's current text."""
+        if not isinstance(query, str) or not query.strip():
+            raise ToolError("search needs a query: say what the tool should do")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ToolError(f"search k must be a positive integer, got {k!r}")
+        candidates = [
+            tool
+            for tool in self.tools()
+            if self._policy_allows(tool) and (allowed is None or allowed(tool))
+        ]
+        return await self.search_index.search(query, candidates, k, explain=explain)
+
+    def _policy_allows(self, tool: Tool) -> bool:
+        try:
+            self.check_permissions(tool.name, tool)
+        except PermissionDenied:
+            return False
+        return True
 
     def stats(self) -> dict[str, ToolStats]:
         return dict(sorted(self._stats.items()))

@@ -1,0 +1,176 @@
+"""Tool search: the tools a caller may use, ranked for a task described in words.
+
+A model handed hundreds of tool definitions pays for every one of them on every request, and
+picks worse among many. Searching instead (`ToolRegistry.search`) lets it see a few pinned tools
+and look up the rest. What is searched is each tool's text (`tool_text`): its name split into
+words (`gmail_send_message` -> "gmail send message", `mcp__github__create_issue` -> "github
+create issue"), its title, description, and its parameters' names and descriptions.
+
+`ToolIndex` is what ranks. `KeywordToolIndex`, the registry's default, is BM25 over that text
+with no dependency (Latin words, Chinese as character unigrams and bigrams), so a bare
+`ToolRegistry` can search. The retrieval layer's hybrid index
+(`toolweave.storage.retrieval.tool_index.HybridToolIndex`: FTS5 with jieba segmentation, fused
+with vectors from the same embedders memory uses, on SQLite or Postgres + Qdrant) is what agents
+and `toolweave serve` use; assign it to `registry.search_index`.
+
+The registry passes an index only the tools the caller may use (its permission policy, and an
+`allowed` test such as governance's rules), so a refused tool is never returned, whatever the
+index holds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from toolweave.tools.base import Tool
+
+BM25_K1 = 1.2
+BM25_B = 0.75
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_WORD = re.compile(r"[A-Za-z0-9]+|[\u3400-\u9fff\uf900-\ufaff]+")
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "in",
+        "into",
+        "is",
+        "it",
+        "of",
+        "on",
+        "or",
+        "the",
+        "to",
+        "with",
+    ]
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolMatch:
+    """One found tool: its name, the index's score (higher is better) and, when asked, why."""
+
+    name: str
+    score: float
+    explain: dict[str, Any] | None = None
+
+
+class ToolIndex(Protocol):
+    """Ranks `tools` for `query`: at most `k` matches, best first, only tools of `tools`."""
+
+    async def search(
+        self, query: str, tools: Sequence[Tool], k: int, *, explain: bool = False
+    ) -> list[ToolMatch]: ...
+
+
+def name_words(name: str) -> str:
+    """A tool name as words: `mcp__github__create_issue` -> "github create issue",
+    `sendEmailMessage` -> "send Email Message"."""
+    parts = [p for p in re.split(r"[_\-.:/]+", name) if p and p != "mcp"]
+    return " ".join(_CAMEL.sub(" ", p) for p in parts)
+
+
+def _schema_words(schema: Any, depth: int = 0) -> list[str]:
+    """Parameter names and descriptions of a JSON Schema, nested objects a level deep."""
+    if not isinstance(schema, dict) or depth > 1:
+        return []
+    words: list[str] = []
+    properties = schema.get("properties")
+    for key, value in properties.items() if isinstance(properties, dict) else ():
+        words.append(name_words(str(key)))
+        if isinstance(value, dict):
+            description = value.get("description")
+            if isinstance(description, str):
+                words.append(description)
+            words.extend(_schema_words(value, depth + 1))
+    return words
+
+
+def tool_text(tool: Tool) -> str:
+    """What search reads of a tool: name words, title, description, parameters."""
+    title = getattr(tool.annotations, "title", None)
+    parts = [name_words(tool.name), title or "", tool.description or ""]
+    parts.extend(_schema_words(tool.parameters))
+    return "\n".join(p for p in parts if p)
+
+
+def text_digest(text: str) -> str:
+    """A short fingerprint of a tool's text, so an index re-reads only tools that changed."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
+
+
+def terms(text: str) -> list[str]:
+    """Keyword terms: lowercase Latin words (a trailing plural `s` dropped), Chinese as single
+    characters and bigrams; common English function words left out."""
+    found: list[str] = []
+    for run in _WORD.findall(text):
+        if _CJK.match(run):
+            found.extend(run)
+            found.extend(run[i : i + 2] for i in range(len(run) - 1))
+            continue
+        word = run.lower()
+        if word in _STOP:
+            continue
+        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+            word = word[:-1]
+        found.append(word)
+    return found
+
+
+class KeywordToolIndex:
+    """BM25 over `tool_text`, with no dependency; each tool's terms are kept until its text
+    changes."""
+
+    def __init__(self) -> None:
+        self._docs: dict[str, tuple[str, Counter[str], int]] = {}
+
+    def _doc(self, tool: Tool) -> tuple[Counter[str], int]:
+        text = tool_text(tool)
+        digest = text_digest(text)
+        cached = self._docs.get(tool.name)
+        if cached is None or cached[0] != digest:
+            words = terms(text)
+            cached = (digest, Counter(words), len(words))
+            self._docs[tool.name] = cached
+        return cached[1], cached[2]
+
+    async def search(
+        self, query: str, tools: Sequence[Tool], k: int, *, explain: bool = False
+    ) -> list[ToolMatch]:
+        wanted = set(terms(query))
+        if not wanted or not tools or k < 1:
+            return []
+        docs = {tool.name: self._doc(tool) for tool in tools}
+        average = sum(length for _, length in docs.values()) / len(docs) or 1.0
+        frequency = Counter(t for counts, _ in docs.values() for t in wanted if t in counts)
+        matches: list[ToolMatch] = []
+        for name, (counts, length) in docs.items():
+            score, matched = 0.0, []
+            for term in wanted:
+                tf = counts.get(term, 0)
+                if not tf:
+                    continue
+                idf = math.log(1 + (len(docs) - frequency[term] + 0.5) / (frequency[term] + 0.5))
+                norm = tf + BM25_K1 * (1 - BM25_B + BM25_B * length / average)
+                score += idf * tf * (BM25_K1 + 1) / norm
+                matched.append(term)
+            if score > 0:
+                why = {"mode": "keyword", "terms": sorted(matched)} if explain else None
+                matches.append(ToolMatch(name, score, why))
+        matches.sort(key=lambda m: (-m.score, m.name))
+        return matches[:k]
