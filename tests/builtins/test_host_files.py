@@ -191,6 +191,38 @@ async def test_absent_folders_cannot_be_created_and_leave_nothing_behind(
     assert not sentinel.exists()
 
 
+async def test_a_workspace_without_git_cannot_become_a_bare_repository(
+    tmp_path: Path, outside: Path
+) -> None:
+    """No `.git`: the sandbox copies a bare repository's files (`HEAD`, `objects/`, `refs/`,
+    `config`) into the workspace itself; git then takes the folder for a repository and the
+    host's `git log` at a terminal runs the planted `core.pager`. `HEAD` cannot be made."""
+    sentinel = outside / "pwned"
+    root = tmp_path / "ws"
+    root.mkdir()
+    command = (
+        "git init -q --bare /tmp/b && cp -r /tmp/b/. . ; "
+        f"git config -f config core.pager 'touch {sentinel}; cat' ; echo ok > notes.md"
+    )
+    tool = shell_tool(root, deny=[], allow=["Bash(*)"])
+    await tool.execute({"command": command}, approved())
+    assert "HEAD" not in {p.name for p in root.iterdir()}
+    assert await pager(root) is None
+    await shell_tool(root, deny=[], allow=["Bash(*)"], sandbox="off").execute(
+        {"command": command}, approved()
+    )
+    assert str(sentinel) in (await pager(root) or ""), "unsandboxed, git reads the planted config"
+
+
+async def pager(cwd: Path) -> str | None:
+    """The `core.pager` the host's git reads in `cwd`, or None outside any repository."""
+    process = await asyncio.create_subprocess_exec(
+        "git", "config", "core.pager", cwd=cwd, stdout=asyncio.subprocess.PIPE
+    )
+    out, _ = await process.communicate()
+    return out.decode() if process.returncode == 0 else None
+
+
 @pytest.fixture
 def worktree(tmp_path: Path) -> Path:
     root = tmp_path / "wt"

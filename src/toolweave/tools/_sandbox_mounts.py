@@ -6,10 +6,11 @@ another repository), Claude Code and toolweave load `.claude/` settings and hook
 skills, `.mcp.json` servers and `toolweave.toml`, and the host runs its hooks files and the
 scripts their commands name. So inside every writable folder:
 
-- each name of `PROTECTED_IN_WORKSPACE` is bound read-only; `.git`, `.claude` and `.agents`
-  get an empty read-only placeholder where absent, so they cannot be created (the host removes
-  the empty folders after the last call using that folder ends; git would not take an empty
-  `.git` for a repository anyway);
+- each name of `PROTECTED_IN_WORKSPACE` is bound read-only; `.git`, `HEAD`, `.claude` and
+  `.agents` get an empty read-only placeholder where absent, so they cannot be created (the
+  host removes the empty folders after the last call using that folder ends; git would not take
+  an empty `.git` for a repository anyway, nor a folder whose `HEAD` is a folder for a bare
+  one);
 - a `.git` *file* (a worktree or submodule) is bound read-only, and so are the git folder it
   names and that folder's `commondir` where they lie inside a writable folder;
 - every extra protected path the host names (its config, hooks files, hook scripts, skill
@@ -28,10 +29,20 @@ from collections.abc import Iterable, Sequence
 
 from toolweave.tools.errors import SandboxUnavailable
 
-PROTECTED_IN_WORKSPACE = (".git", ".claude", ".agents", ".mcp.json", "mcp.json", "toolweave.toml")
-"""Names in every writable folder kept read-only: git runs what `.git` names, and the host
+PROTECTED_IN_WORKSPACE = (
+    ".git",
+    "HEAD",
+    ".claude",
+    ".agents",
+    ".mcp.json",
+    "mcp.json",
+    "toolweave.toml",
+)
+"""Names in every writable folder kept read-only: git runs what `.git` names (and what the
+folder itself names once it holds a `HEAD`: git takes a folder with `HEAD`, `objects/` and
+`refs/` for a bare repository and reads its `config`, `core.pager` included), and the host
 loads settings, hooks, skills, MCP servers and its config from the others."""
-PLACEHOLDER_DIRS = (".git", ".claude", ".agents")
+PLACEHOLDER_DIRS = (".git", "HEAD", ".claude", ".agents")
 """Of those, the folders that get an empty read-only placeholder where absent."""
 _GIT_FILE_MAX_BYTES = 4096
 
