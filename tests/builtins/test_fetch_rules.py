@@ -30,6 +30,8 @@ LOOPBACK_SPELLINGS = [
     "127.0.1",
     "127\u30020\u30020\u30021",
     "127\uff0e0\uff0e0\uff0e1",
+    "x\u2100@127.0.0.1",  # a user name urlsplit refuses (NFKC gives `a/c`), httpx sends
+    "x\uff0f@127.0.0.1",
 ]
 
 
