@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -280,6 +281,24 @@ async def test_a_bwrap_planted_on_path_is_never_run(
     monkeypatch.setenv("PATH", f"{venv}:{os.environ['PATH']}")
     result = await bash(project).execute({"command": "echo 你好"}, approved())
     assert "你好" in result.text and not project.sentinel.exists()
+
+
+async def test_the_hosts_own_python_in_the_workspace_stays_read_only(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The host runs from `.venv` inside its workspace (`toolweave chat` in an activated
+    project venv): rewriting a module there would run at the host's next start."""
+    venv = project.root / ".venv"
+    module = venv / "lib" / "site-packages" / "toolweave_hook.py"
+    module.parent.mkdir(parents=True)
+    module.write_text("VALUE = 1\n")
+    monkeypatch.setattr(sys, "prefix", str(venv))
+    command = f'echo \'open("{project.sentinel}", "w")\' > .venv/lib/site-packages/{module.name}'
+    result = await bash(project).execute({"command": command}, approved())
+    assert "Read-only file system" in result.text, result.text
+    assert module.read_text() == "VALUE = 1\n"
+    await bash(project, sandbox="off").execute({"command": command}, approved())
+    assert module.read_text() != "VALUE = 1\n", "unsandboxed, the module is rewritten"
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ scripts their commands name. So inside every writable folder:
 - a `.git` *file* (a worktree or submodule) is bound read-only, and so are the git folder it
   names and that folder's `commondir` where they lie inside a writable folder;
 - every extra protected path the host names (its config, hooks files, hook scripts, skill
-  roots) is bound read-only;
+  roots) and the host's own Python installation (`sys.prefix`) is bound read-only;
 - every folder between a writable root and a protected path is bound onto itself: a mount
   point cannot be renamed, so `mv scripts old && mkdir scripts` cannot swap in a new file;
 - a protected name that is a symbolic link is refused (the link itself could be replaced);
@@ -25,6 +25,7 @@ scripts their commands name. So inside every writable folder:
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Sequence
 
 from toolweave.tools.errors import SandboxUnavailable
@@ -52,6 +53,12 @@ def inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
+def host_runtime() -> tuple[str, ...]:
+    """The host's own Python installation (a virtual environment in the workspace, say): the
+    host imports and runs it at its next start, so a writable folder never exposes it."""
+    return tuple(dict.fromkeys(os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix)))
+
+
 def absent_placeholders(writable: Sequence[str]) -> list[str]:
     """The paths in the `writable` folders that get an empty read-only placeholder now."""
     paths = (os.path.join(root, name) for root in writable for name in PLACEHOLDER_DIRS)
@@ -72,7 +79,7 @@ def protection_args(
     for path in hidden:  # elsewhere on the read-only host
         if not any(inside(path, w) or inside(w, path) for w in writable):
             args += _cover(path)
-    candidates = [*protected, *(p for p in hidden if p not in first)]
+    candidates = [*protected, *(p for p in hidden if p not in first), *host_runtime()]
     for root in writable:
         candidates += [os.path.join(root, name) for name in PROTECTED_IN_WORKSPACE]
         candidates += _git_file_targets(root)
