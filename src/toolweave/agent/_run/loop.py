@@ -279,6 +279,8 @@ class Run:
             provider_tools=config.model_settings.provider_tools,
             prompt_caching=config.model_settings.prompt_caching,
             cache_key=self.session.id,
+            stop=config.model_settings.stop,
+            json_mode=config.model_settings.json_mode,
         )
 
     async def _call_model(self, request: ModelRequest, turn: int) -> ModelResponse:
