@@ -190,7 +190,8 @@ class Sandbox:
             if "--disable-userns" not in await _output([found, "--help"]):
                 _OLD_BWRAP.add(found)  # before 0.8: nested namespaces stay possible, capless
             with _filter() as fd:
-                argv = self.wrap(_PROBE_COMMAND, "/", found, fd, tool)
+                bare = Sandbox(readable=self.readable, network=self.network, limits=self.limits)
+                argv = bare.wrap(_PROBE_COMMAND, "/", found, fd, tool)  # makes no placeholder
                 problem = await _probe(argv, () if fd is None else (fd,))
             if problem:
                 raise SandboxUnavailable(
