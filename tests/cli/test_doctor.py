@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from tests.agent.fake_openai import FakeOpenAI, Reply
 from toolweave.cli import app
 from toolweave.host.doctor import diagnose
+from toolweave.tools import sandbox as sandbox_module
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
@@ -62,7 +63,8 @@ async def test_a_healthy_setup_passes(tmp_path: Path) -> None:
 async def test_a_missing_sandbox_fails_when_the_shell_is_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap on it
+    missing = (str(tmp_path / "bwrap"),)  # bwrap is found at fixed paths, never on PATH
+    monkeypatch.setattr(sandbox_module, "BWRAP_PATHS", missing)
     shell_on = _config(tmp_path, "[builtins]\nshell = true\n")
     by = {f.check: f for f in await diagnose(shell_on)}
     assert by["sandbox"].status == "fail" and "apt-get install bubblewrap" in by["sandbox"].detail

@@ -177,10 +177,19 @@ class KnowledgeBase:
     # -- adding -----------------------------------------------------------------------------
 
     async def add_file(
-        self, path: str | Path, *, progress: ProgressCallback | None = None
+        self,
+        path: str | Path,
+        *,
+        progress: ProgressCallback | None = None,
+        source: str | Path | None = None,
     ) -> AddResult:
-        """Convert and add one file; a changed file replaces its old chunks in one write."""
+        """Convert and add one file; a changed file replaces its old chunks in one write.
+        `source` is the path recorded (and the document id derived from) when `path` is a copy
+        of it (folder ingest converts private copies); default `path` itself, resolved."""
         resolved, converted = await asyncio.to_thread(_convert, path, self.conversion)
+        if source is not None:
+            resolved = Path(source)
+            converted.report.source = str(resolved)
         spec = Spec(
             doc_id="f" + digest(str(resolved))[:20],
             title=converted.title,

@@ -41,6 +41,11 @@ def inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
+def real_paths(paths: Iterable[str]) -> list[str]:
+    """`paths` with every link resolved, so writable, protected and hidden paths compare."""
+    return [os.path.realpath(p) for p in paths]
+
+
 def absent_placeholders(writable: Sequence[str]) -> list[str]:
     """The paths in the `writable` folders that get an empty read-only placeholder now."""
     paths = (os.path.join(root, name) for root in writable for name in PLACEHOLDER_DIRS)
