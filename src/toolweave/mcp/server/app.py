@@ -28,6 +28,7 @@ from toolweave.mcp.shared.constants import (
     PROMPTS_CHANGED,
     RESOURCE_UPDATED,
     RESOURCES_CHANGED,
+    TASK_STATUS,
     TASKS_EXTENSION,
     TOOLS_CHANGED,
 )
@@ -95,7 +96,10 @@ class MCPServer(Transports):
         # SEP-2663 tasks, in `task_store` (an in-memory SQLite store, opened on first use, when
         # None; pass `SQLiteTaskStore(path)` to keep them across restarts).
         self.tasks = TaskManager(
-            task_store, ttl_ms=task_ttl_ms, poll_interval_ms=task_poll_interval_ms
+            task_store,
+            ttl_ms=task_ttl_ms,
+            poll_interval_ms=task_poll_interval_ms,
+            on_change=lambda task_id: self.changes.publish(TASK_STATUS, task_id),
         )
         self._tools: dict[str, ToolEntry] = {}
         self._tool_list: list[dict[str, Any]] | None = None
