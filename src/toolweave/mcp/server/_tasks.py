@@ -182,6 +182,14 @@ class TaskManager:
         store = await self.store() if task_ids else None
         return [t for t in task_ids if store is not None and await store.get(t, owner)]
 
+    async def close(self) -> None:
+        """Cancel the tasks this process runs (a restart reads them as failed) and close the
+        store if it was opened."""
+        for run, _ in list(self.runs.values()):
+            run.cancel()
+        if self._recovered and self._store is not None:
+            await self._store.close()
+
     async def park(self, task_id: str, questions: dict[str, Any]) -> None:
         await self._change(task_id, {"status": "input_required", "input_requests": questions})
 
