@@ -26,6 +26,7 @@ from toolweave.host.providers.base import (
     provider_unavailable,
 )
 from toolweave.mcp.server import MCPServer, is_probe, probe_result
+from toolweave.mcp.server.tasks import SQLiteTaskStore
 from toolweave.mcp.shared.errors import MCPError
 from toolweave.tools.base import Tool, ToolAnnotations
 from toolweave.tools.calls import CallMiddleware, ToolCall, chain
@@ -145,7 +146,10 @@ class ToolHost:
             self.accounting,
             self.governance.middleware(self.registry),
         )
-        self.server = MCPServer(config.name, __version__, instructions=INSTRUCTIONS)
+        tasks = SQLiteTaskStore(config.data_dir / "tasks.db") if config.task_after else None
+        self.server = MCPServer(
+            config.name, __version__, instructions=INSTRUCTIONS, task_store=tasks
+        )
         self._notify: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
         self._http: Any = None  # the uvicorn server while serve_http runs
@@ -203,6 +207,10 @@ class ToolHost:
             governed,
             permission_patterns=True if governed.supports_probe else None,
             output_schema=_output_schema(tool),
+            # A call still running after task_after seconds becomes a task for a client that
+            # supports them, so its own request timeout (often 60 s) never cuts it.
+            task="optional" if self.config.task_after else None,
+            task_after=self.config.task_after,
         )
 
     def _source(self, provider: CapabilityProvider) -> Any:
@@ -242,6 +250,7 @@ class ToolHost:
     async def close(self) -> None:
         await asyncio.gather(*(p.close() for p in self.providers), return_exceptions=True)
         await self.accounting.close()
+        await self.server.tasks.close()
 
     async def start(self) -> None:
         """Start the providers' background work (a skills root watcher) before serving."""
