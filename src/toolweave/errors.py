@@ -39,6 +39,7 @@ where the class and its children live):
     │       ├── MCPTimeout: no answer in time
     │       ├── MCPConnectionClosed: the peer went away
     │       ├── OAuthError: authorization failed
+    │       ├── SkillVerificationError: a server's skill file differs from its listing
     │       └── JSONRPCError: the peer answered with a JSON-RPC error
     ├── ModelError (llm): a provider refused or failed
     ├── AccountingError (accounting): quotas and the query log

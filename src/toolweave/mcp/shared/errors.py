@@ -70,6 +70,11 @@ class OAuthError(MCPError):
     """Authorization against a protected MCP server failed; the message says at which step."""
 
 
+class SkillVerificationError(MCPError):
+    """A skill file a server served differs from its `skills/list` entry (size, digest or
+    frontmatter, SEP-2640); its content is not used."""
+
+
 class JSONRPCError(MCPError):
     """An error as it travels on the wire: `code`, `message` and optional `data`."""
 
