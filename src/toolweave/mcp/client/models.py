@@ -41,19 +41,24 @@ def _icons(raw: dict[str, Any]) -> list[dict[str, Any]]:
     )
 
 
-_TOOL_KEYS = frozenset(
-    {
-        "name",
-        "description",
-        "inputSchema",
-        "outputSchema",
-        "title",
-        "annotations",
-        "_meta",
-        "icons",
-        "execution",
+def _extra(raw: dict[str, Any], known: frozenset[str]) -> dict[str, Any]:
+    """The keys of `raw` a model does not name, carried as sent."""
+    return {key: value for key, value in raw.items() if key not in known}
+
+
+def _wire(base: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    """`base` plus every field that is set (`None` and empty values are left out)."""
+    return {
+        **base,
+        **{key: value for key, value in fields.items() if value not in (None, "", [], {})},
     }
-)
+
+
+_COMMON_KEYS = frozenset({"name", "title", "description", "_meta", "icons"})
+_TOOL_KEYS = _COMMON_KEYS | {"inputSchema", "outputSchema", "annotations", "execution"}
+_RESOURCE_KEYS = _COMMON_KEYS | {"uri", "mimeType", "size", "annotations"}
+_TEMPLATE_KEYS = _COMMON_KEYS | {"uriTemplate", "mimeType", "annotations"}
+_PROMPT_KEYS = _COMMON_KEYS | {"arguments"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,24 +113,21 @@ class MCPToolInfo:
             icons=_icons(raw),
             execution=_dict(raw, "execution"),
             header_bindings=bindings,
-            extra={k: v for k, v in raw.items() if k not in _TOOL_KEYS},
+            extra=_extra(raw, _TOOL_KEYS),
         )
 
     def to_wire(self) -> dict[str, Any]:
         """The definition as the server sent it (what a gateway republishes)."""
-        wire: dict[str, Any] = {**self.extra, "name": self.name, "inputSchema": self.input_schema}
-        for key, value in (
-            ("description", self.description),
-            ("title", self.title),
-            ("outputSchema", self.output_schema),
-            ("annotations", self.annotations),
-            ("_meta", self.meta),
-            ("icons", self.icons),
-            ("execution", self.execution),
-        ):
-            if value:
-                wire[key] = value
-        return wire
+        return _wire(
+            {**self.extra, "name": self.name, "inputSchema": self.input_schema},
+            title=self.title,
+            description=self.description,
+            outputSchema=self.output_schema,
+            annotations=self.annotations,
+            _meta=self.meta,
+            icons=self.icons,
+            execution=self.execution,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +142,8 @@ class MCPResource:
     size: int | None = None
     annotations: dict[str, Any] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    icons: list[dict[str, Any]] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_wire(cls, raw: dict[str, Any]) -> MCPResource:
@@ -153,6 +157,21 @@ class MCPResource:
             size=size if isinstance(size, int) else None,
             annotations=_dict(raw, "annotations"),
             meta=_dict(raw, "_meta"),
+            icons=_icons(raw),
+            extra=_extra(raw, _RESOURCE_KEYS),
+        )
+
+    def to_wire(self) -> dict[str, Any]:
+        """The entry as the server sent it (what a gateway republishes)."""
+        return _wire(
+            {**self.extra, "uri": self.uri, "name": self.name},
+            title=self.title,
+            description=self.description,
+            mimeType=self.mime_type,
+            size=self.size,
+            annotations=self.annotations,
+            _meta=self.meta,
+            icons=self.icons,
         )
 
 
@@ -166,6 +185,9 @@ class MCPResourceTemplate:
     description: str | None = None
     mime_type: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    annotations: dict[str, Any] = field(default_factory=dict)
+    icons: list[dict[str, Any]] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_wire(cls, raw: dict[str, Any]) -> MCPResourceTemplate:
@@ -176,6 +198,20 @@ class MCPResourceTemplate:
             description=_str(raw, "description"),
             mime_type=_str(raw, "mimeType"),
             meta=_dict(raw, "_meta"),
+            annotations=_dict(raw, "annotations"),
+            icons=_icons(raw),
+            extra=_extra(raw, _TEMPLATE_KEYS),
+        )
+
+    def to_wire(self) -> dict[str, Any]:
+        return _wire(
+            {**self.extra, "uriTemplate": self.uri_template, "name": self.name},
+            title=self.title,
+            description=self.description,
+            mimeType=self.mime_type,
+            annotations=self.annotations,
+            _meta=self.meta,
+            icons=self.icons,
         )
 
 
@@ -188,6 +224,8 @@ class MCPPrompt:
     description: str | None = None
     arguments: list[dict[str, Any]] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    icons: list[dict[str, Any]] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_wire(cls, raw: dict[str, Any]) -> MCPPrompt:
@@ -200,6 +238,18 @@ class MCPPrompt:
             if isinstance(arguments, list)
             else [],
             meta=_dict(raw, "_meta"),
+            icons=_icons(raw),
+            extra=_extra(raw, _PROMPT_KEYS),
+        )
+
+    def to_wire(self) -> dict[str, Any]:
+        return _wire(
+            {**self.extra, "name": self.name},
+            title=self.title,
+            description=self.description,
+            arguments=self.arguments,
+            _meta=self.meta,
+            icons=self.icons,
         )
 
 
