@@ -16,6 +16,10 @@ from typing import Any
 from toolweave.mcp.client.protocol import CLIENT_NAME
 from toolweave.mcp.shared.errors import METHOD_NOT_FOUND, JSONRPCError
 
+#: The tasks extension's identifier (2026-07-28, under `capabilities.extensions`): the client
+#: follows a call the server turns into a task (`_tasks.py`).
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+
 ServerRequestHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
 LOG_LEVELS = {
@@ -46,7 +50,7 @@ class ClientCallbacks:
         self.server_log = server_log
 
     def capabilities(self) -> dict[str, Any]:
-        capabilities: dict[str, Any] = {}
+        capabilities: dict[str, Any] = {"extensions": {TASKS_EXTENSION: {}}}
         if self.roots is not None:
             capabilities["roots"] = {"listChanged": True}
         if self.sampling_handler is not None:
