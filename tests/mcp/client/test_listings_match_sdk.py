@@ -17,6 +17,7 @@ from mcp.client.stdio import StdioServerParameters
 from tests.mcp.client.mcp_peers import EVERYTHING, FILESYSTEM, NODE, requires_node
 from toolweave.mcp import MCPClient
 from toolweave.mcp.client import protocol
+from toolweave.tools import ResourceLink, TextContent
 
 MODERN_SERVER = str(Path(__file__).parent / "modern_server.py")
 #: Seconds the 2026-only server spends starting: longer than the probe bound used here.
@@ -99,12 +100,22 @@ async def test_a_slow_2026_server_connects_and_lists_the_same(
         assert client.protocol_version == "2026-07-28"
         ours = await toolweave_listings(client)
         result = await client.call_tool("research", {"topic": "雨"})
+        contents = await client.read_resource("doc://guide")
     theirs = await sdk_listings(sys.executable, args)
     assert_nothing_dropped(ours, theirs)
     tool = ours["tools"]["research"]
     assert tool["x-future-field"] == {"kept": True}  # a key no client models yet
     assert tool["execution"] == {"taskSupport": "optional"} and tool["icons"]
     assert result.metadata["meta"] == {"example.com/result": "kept"}
+    text, link = result.content
+    assert isinstance(text, TextContent) and text.annotations == {
+        "audience": ["user"],
+        "priority": 1,
+    }
+    assert isinstance(link, ResourceLink)  # a link, not an embedded resource
+    assert (link.title, link.description, link.size) == ("Guide", "The guide.", 42)
+    assert link.annotations == {"priority": 0.2} and link.meta == {"example.com/link": 1}
+    assert contents[0].meta == {"example.com/ui": "x"}  # read_resource keeps the contents' _meta
 
 
 async def test_the_start_budget_is_a_setting() -> None:

@@ -8,6 +8,7 @@ to the agent loop.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +19,7 @@ from toolweave.tools.result import (
     Content,
     ImageContent,
     ResourceContent,
+    ResourceLink,
     TextContent,
     ToolResult,
 )
@@ -268,34 +270,51 @@ class MCPPromptResult:
 
 
 def content_from_wire(raw: Any) -> Content:
-    """One MCP content block as a tool-core content part (unknown kinds become text)."""
+    """One MCP content block as a tool-core content part, its `annotations` and `_meta` kept
+    (unknown kinds become text)."""
     if not isinstance(raw, dict):
         return TextContent(str(raw))
     kind = raw.get("type")
+    extras: dict[str, Any] = {
+        "annotations": _dict(raw, "annotations") or None,
+        "meta": _dict(raw, "_meta") or None,
+    }
     if kind == "text":
-        return TextContent(str(raw.get("text", "")))
+        return TextContent(str(raw.get("text", "")), **extras)
     if kind == "image":
-        return ImageContent(str(raw.get("data", "")), str(raw.get("mimeType", "image/png")))
+        data, mime = str(raw.get("data", "")), str(raw.get("mimeType", "image/png"))
+        return ImageContent(data, mime, **extras)
     if kind == "audio":
-        return AudioContent(str(raw.get("data", "")), str(raw.get("mimeType", "audio/wav")))
+        return AudioContent(
+            str(raw.get("data", "")), str(raw.get("mimeType", "audio/wav")), **extras
+        )
     if kind == "resource":
         inner = raw.get("resource")
-        return resource_from_wire(inner if isinstance(inner, dict) else {})
+        embedded = resource_from_wire(inner if isinstance(inner, dict) else {})
+        return dataclasses.replace(embedded, annotations=extras["annotations"], meta=extras["meta"])
     if kind == "resource_link":
-        return ResourceContent(
-            uri=str(raw.get("uri", "")), mime_type=_str(raw, "mimeType"), name=_str(raw, "name")
+        size = raw.get("size")
+        return ResourceLink(
+            uri=str(raw.get("uri", "")),
+            name=str(raw.get("name", "")),
+            title=_str(raw, "title"),
+            description=_str(raw, "description"),
+            mime_type=_str(raw, "mimeType"),
+            size=size if isinstance(size, int) and not isinstance(size, bool) else None,
+            **extras,
         )
     return TextContent(str(raw))
 
 
 def resource_from_wire(raw: dict[str, Any]) -> ResourceContent:
-    """Embedded resource contents (`text` or base64 `blob`)."""
+    """Embedded resource contents (`text` or base64 `blob`), with their `_meta`."""
     return ResourceContent(
         uri=str(raw.get("uri", "")),
         mime_type=_str(raw, "mimeType"),
         text=_str(raw, "text"),
         blob=_str(raw, "blob"),
         name=_str(raw, "name"),
+        meta=_dict(raw, "_meta") or None,
     )
 
 
