@@ -41,8 +41,8 @@ _APPROVAL_SCHEMA = {
 }
 _HINT = (
     "Connect with an MCP client that supports elicitation to be asked, or allow it in "
-    'toolweave.toml, e.g. [serve.rules] allow = ["bash(git *)"] (or default = "allow" to stop '
-    "asking for shell, delete and destructive tools)."
+    'toolweave.toml with the line: [serve.rules] allow = [{rule}] (or default = "allow" to '
+    "stop asking for shell, delete and destructive calls)."
 )
 
 
@@ -104,7 +104,7 @@ class HostGovernance:
     ) -> dict[str, Any]:
         """The arguments to run with, or raises `CallBlocked` (an isError result)."""
         governance, gate = self._gate(ctx)
-        governance.precheck(name, tool, gate)
+        governance.precheck(name, tool, gate, args)
         return (await governance.clear(name, ctx.call_id, args, tool, gate)).args
 
     async def approve(

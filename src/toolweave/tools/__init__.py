@@ -14,9 +14,11 @@ from toolweave._lazy import lazy_exports
 _EXPORTS: dict[str, str] = {
     "parse_arguments": "arguments",
     "repair_json": "arguments",
+    "PerCallAnnotations": "base",
     "Tool": "base",
     "ToolAnnotations": "base",
     "ToolDef": "base",
+    "call_annotations": "base",
     "tool_def": "base",
     "CancellationSignal": "context",
     "ToolContext": "context",
@@ -51,7 +53,14 @@ _EXPORTS: dict[str, str] = {
 
 if TYPE_CHECKING:
     from toolweave.tools.arguments import parse_arguments, repair_json
-    from toolweave.tools.base import Tool, ToolAnnotations, ToolDef, tool_def
+    from toolweave.tools.base import (
+        PerCallAnnotations,
+        Tool,
+        ToolAnnotations,
+        ToolDef,
+        call_annotations,
+        tool_def,
+    )
     from toolweave.tools.context import CancellationSignal, OutputSink, ToolContext, UserOutput
     from toolweave.tools.errors import (
         ApprovalRequired,
@@ -87,6 +96,7 @@ __all__ = [
     "ImageContent",
     "InvalidArguments",
     "OutputSink",
+    "PerCallAnnotations",
     "Permission",
     "PermissionDenied",
     "PermissionPolicy",
@@ -105,6 +115,7 @@ __all__ = [
     "ToolStats",
     "ToolTimeout",
     "UserOutput",
+    "call_annotations",
     "parse_arguments",
     "repair_json",
     "shape_result",

@@ -128,7 +128,7 @@ async def context_call(run: Run, name: str, args: dict[str, Any]) -> tuple[bool,
     config = run.config
     call = ToolCallPart(f"command-{uuid.uuid4().hex[:12]}", name, args)
     try:
-        config.governance.precheck(name, tool, run.gate_context())
+        config.governance.precheck(name, tool, run.gate_context(), args)
     except (CallBlocked, ToolError) as refused:
         return False, str(getattr(refused, "reason", None) or refused)
     setup = CallSetup(

@@ -36,8 +36,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
+from toolweave.builtins.shell import shell_rules
 from toolweave.builtins.sql import DEFAULT_MAX_CELL_BYTES
 from toolweave.host.config import HostConfig
 from toolweave.host.sections import Section
@@ -68,6 +69,17 @@ class BuiltinsSection(Section):
     network: bool = False
     """Whether sandboxed commands may use the network (all or nothing)."""
 
+    @field_validator("shell_allow", "shell_deny")
+    @classmethod
+    def _rules(cls, patterns: list[str] | None) -> list[str] | None:
+        """Checked when the config is read, not when the shell is first listed: a pattern the
+        rules parser refuses stops `serve` at start (exit 2), naming the key."""
+        from toolweave.governance.rules import Rules
+
+        if patterns is not None:
+            Rules(allow=shell_rules(patterns, "entry"), source="[builtins]")
+        return patterns
+
     def root_path(self, data_dir: Path) -> Path:
         return Path(self.root).expanduser() if self.root else data_dir / "workspace"
 
@@ -85,7 +97,10 @@ class BuiltinsProvider:
 
     def describe(self) -> str:
         s = self.settings
-        parts = [f"files jailed to {self.root}" + ("" if s.writable else " (read-only)")]
+        parts = [
+            f"files jailed to {self.root}"
+            + (" (write_file and edit_file ask unless allowed)" if s.writable else " (read-only)")
+        ]
         parts += [n for n, on in (("time", s.time), ("todo_write", s.todo)) if on]
         parts += [
             n for n, on in (("sql_query", s.sql_dsn), ("fetch", s.fetch or s.allow_domains)) if on
