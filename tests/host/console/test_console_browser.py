@@ -282,3 +282,32 @@ async def test_the_usage_page_draws_every_tool_from_zero_and_says_when_empty(
     assert DESCRIPTION.split("\n")[1] in cell["shown"].split("\n")
     assert cell["lines"] >= 3  # the long second line wraps
     assert cell["tableWidth"] <= cell["pageWidth"]
+
+
+def _sign_in(driver: Any, url: str, token: str) -> dict[str, Any]:
+    """Open the console without its token, as from a bookmark; type the token into the form."""
+    from selenium.webdriver.common.by import By
+
+    driver.get(url)
+    _wait(driver, "return !document.getElementById('token-form').hidden")
+    asked = driver.find_element(By.ID, "status").text
+    empty = driver.execute_script("return document.querySelectorAll('#tools tbody tr').length")
+    driver.find_element(By.ID, "token-input").send_keys(token)
+    driver.find_element(By.CSS_SELECTOR, "#token-form button").click()
+    _wait(driver, "return document.querySelectorAll('#tools tbody tr').length > 0")
+    names = driver.execute_script(
+        "return [...document.querySelectorAll('#tools tbody tr td:first-child')]"
+        ".map((td) => td.textContent)"
+    )
+    hidden = driver.execute_script("return document.getElementById('token-form').hidden")
+    return {"asked": asked, "empty": empty, "names": names, "hidden": hidden}
+
+
+async def test_a_console_opened_without_its_token_asks_for_it(browser: Any) -> None:
+    """It used to show empty tables and "HTTP 401" with no way to give the token."""
+    async with serving() as host:
+        url = host.console_url
+        assert url is not None
+        seen = await asyncio.to_thread(_sign_in, browser, url, host.console.token)
+    assert seen["empty"] == 0 and "console token" in seen["asked"]
+    assert "get_weather" in seen["names"] and seen["hidden"] is True
