@@ -311,3 +311,21 @@ async def test_a_console_opened_without_its_token_asks_for_it(browser: Any) -> N
         seen = await asyncio.to_thread(_sign_in, browser, url, host.console.token)
     assert seen["empty"] == 0 and "console token" in seen["asked"]
     assert "get_weather" in seen["names"] and seen["hidden"] is True
+
+
+async def test_a_stateless_requests_approval_says_it_has_no_session(browser: Any) -> None:
+    """The session column was empty for a client of the stateless (2026) protocol."""
+    from mcp.client import Client
+
+    rules = {"ask": ["get_weather"]}
+    async with serving(console_approvals=True, rules=rules) as host:
+        url = host.console_url
+        assert url is not None
+        async with Client(host.config.url, mode="auto") as client:
+            call = asyncio.ensure_future(client.call_tool("get_weather", {"city": "上海"}))
+            await host.console.approvals.wait_pending()
+            shot = _artifacts() / "console-stateless-approval.png"
+            row = await asyncio.to_thread(_approve_in_page, browser, url, host.console.token, shot)
+            result = await call
+    assert "get_weather" in row and "none (a stateless request)" in row
+    assert not result.is_error

@@ -102,7 +102,7 @@ async function loadApprovals() {
       button("Always", "always", () => decide(p.id, "always")),
       button("Deny", "deny", () => decide(p.id, "deny")),
     );
-    return [cell(p.tool_name), codeCell(p.args), cell(p.reason), cell(p.session_id), cell(p.kind), actions];
+    return [cell(p.tool_name), codeCell(p.args), cell(p.reason), cell(p.session_id || "none (a stateless request)"), cell(p.kind), actions];
   });
 }
 
