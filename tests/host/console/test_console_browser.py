@@ -329,3 +329,52 @@ async def test_a_stateless_requests_approval_says_it_has_no_session(browser: Any
             result = await call
     assert "get_weather" in row and "none (a stateless request)" in row
     assert not result.is_error
+
+
+_SPLIT_WORDS = """
+  const row = document.querySelector('#queries tbody tr');
+  if (!row) return null;
+  const code = row.querySelector('code');
+  const words = [];
+  const text = code.textContent;
+  for (const match of text.matchAll(/[A-Za-z_]{4,}/g)) words.push([match.index, match[0]]);
+  const nodes = [...code.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE);
+  const split = [];
+  for (const [start, word] of words) {  // a word drawn on two lines has two client rects
+    let offset = 0;
+    for (const node of nodes) {
+      const end = offset + node.length;
+      if (start >= offset && start + word.length <= end) {
+        const range = document.createRange();
+        range.setStart(node, start - offset);
+        range.setEnd(node, start - offset + word.length);
+        if (range.getClientRects().length > 1) split.push(word);
+      }
+      offset = end;
+    }
+  }
+  return {text, split, lines: code.getClientRects().length};
+"""
+LONG_INPUT = 'forecast_lookup {"station":"beijing_capital","metric":"temperature","window":' + (
+    '"seventy_two_hours","units":"celsius_degrees","detail":"hourly_breakdown"}'
+)
+
+
+async def test_the_query_log_breaks_json_between_values_not_inside_words(browser: Any) -> None:
+    """`word-break: break-all` cut the input column's JSON mid-word."""
+    async with serving() as host:
+        url = host.console_url
+        log = host.accounting.query_log()
+        assert url is not None and log is not None
+        row = await log.start(LONG_INPUT, "test", kind="tool")
+        await log.finish(row, "success", tools=["forecast_lookup"])
+
+        def look() -> Any:
+            browser.set_window_size(700, 900)
+            browser.get(f"{url}#token={host.console.token}")
+            browser.execute_script("location.hash = '#queries'")
+            return _wait(browser, _SPLIT_WORDS)
+
+        seen = await asyncio.to_thread(look)
+    assert seen["text"] == LONG_INPUT  # copied as logged: the break points add no characters
+    assert seen["lines"] > 1 and seen["split"] == []

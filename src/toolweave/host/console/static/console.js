@@ -45,7 +45,13 @@ function cell(text, cls) {
 function codeCell(value) {
   const td = document.createElement("td");
   const code = document.createElement("code");
-  code.textContent = typeof value === "string" ? value : JSON.stringify(value);
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  // A break opportunity after each JSON separator (<wbr>, which copies as nothing), so a long
+  // line breaks between keys and values, never inside a word (console.css: overflow-wrap).
+  text.split(/(?<=[,:])/).forEach((part, i) => {
+    if (i) code.appendChild(document.createElement("wbr"));
+    code.appendChild(document.createTextNode(part));
+  });
   td.appendChild(code);
   return td;
 }
