@@ -42,8 +42,8 @@ _APPROVAL_SCHEMA = {
 }
 _HINT = (
     "Connect with an MCP client that supports elicitation to be asked, or allow it in "
-    'toolweave.toml, e.g. [serve.rules] allow = ["bash(git *)"] (or default = "allow" to stop '
-    "asking for shell, delete and destructive tools)."
+    'toolweave.toml with the line: [serve.rules] allow = [{rule}] (or default = "allow" to '
+    "stop asking for shell, delete and destructive calls)."
 )
 
 

@@ -14,6 +14,7 @@ from toolweave._lazy import lazy_exports
 _EXPORTS: dict[str, str] = {
     "parse_arguments": "arguments",
     "repair_json": "arguments",
+    "PerCallAnnotations": "base",
     "Tool": "base",
     "CallHandler": "calls",
     "CallMiddleware": "calls",
@@ -21,6 +22,7 @@ _EXPORTS: dict[str, str] = {
     "chain": "calls",
     "ToolAnnotations": "base",
     "ToolDef": "base",
+    "call_annotations": "base",
     "tool_def": "base",
     "CancellationSignal": "context",
     "ToolContext": "context",
@@ -56,7 +58,14 @@ _EXPORTS: dict[str, str] = {
 
 if TYPE_CHECKING:
     from toolweave.tools.arguments import parse_arguments, repair_json
-    from toolweave.tools.base import Tool, ToolAnnotations, ToolDef, tool_def
+    from toolweave.tools.base import (
+        PerCallAnnotations,
+        Tool,
+        ToolAnnotations,
+        ToolDef,
+        call_annotations,
+        tool_def,
+    )
     from toolweave.tools.calls import CallHandler, CallMiddleware, ToolCall, chain
     from toolweave.tools.context import CancellationSignal, OutputSink, ToolContext, UserOutput
     from toolweave.tools.errors import (
@@ -96,6 +105,7 @@ __all__ = [
     "ImageContent",
     "InvalidArguments",
     "OutputSink",
+    "PerCallAnnotations",
     "Permission",
     "PermissionDenied",
     "PermissionPolicy",
@@ -116,6 +126,7 @@ __all__ = [
     "ToolStats",
     "ToolTimeout",
     "UserOutput",
+    "call_annotations",
     "chain",
     "parse_arguments",
     "repair_json",
