@@ -21,7 +21,7 @@ from toolweave.host import parse_config
 from toolweave.kb import NoteStore, NoteTool
 from toolweave.memory import MemoryManager
 from toolweave.memory.tool import MemoryTool
-from toolweave.tools import call_annotations
+from toolweave.tools.base import call_annotations
 
 
 async def _serve_defaults() -> AsyncIterator[str]:

@@ -44,7 +44,8 @@ from toolweave.governance.gates import ToolGate
 from toolweave.governance.hooks import HookOutcome, Hooks
 from toolweave.governance.probes import probed_decision
 from toolweave.governance.rules import Explanation, Rules, call_rules
-from toolweave.tools import ApprovalRequired, PermissionPolicy, Tool, call_annotations
+from toolweave.tools import ApprovalRequired, PermissionPolicy, Tool
+from toolweave.tools.base import call_annotations
 from toolweave.tools.claude_names import claude_code_name, tool_names
 from toolweave.tools.targets import set_target_check
 

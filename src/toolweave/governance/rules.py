@@ -42,7 +42,8 @@ from toolweave.governance._rule_parts import (
 )
 from toolweave.governance._rule_patterns import Decision, Rule, RuleKind, resolve_path
 from toolweave.governance.errors import RuleSyntaxError
-from toolweave.tools import PerCallAnnotations, Permission, Tool
+from toolweave.tools import Permission, Tool
+from toolweave.tools.base import PerCallAnnotations
 from toolweave.tools.claude_names import claude_code_name, rule_names
 from toolweave.tools.permissions import ASK_BY_DEFAULT
 from toolweave.tools.shell_syntax import ShellParseError, parse_commands

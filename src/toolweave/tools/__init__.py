@@ -14,7 +14,6 @@ from toolweave._lazy import lazy_exports
 _EXPORTS: dict[str, str] = {
     "parse_arguments": "arguments",
     "repair_json": "arguments",
-    "PerCallAnnotations": "base",
     "Tool": "base",
     "CallHandler": "calls",
     "CallMiddleware": "calls",
@@ -22,7 +21,6 @@ _EXPORTS: dict[str, str] = {
     "chain": "calls",
     "ToolAnnotations": "base",
     "ToolDef": "base",
-    "call_annotations": "base",
     "tool_def": "base",
     "CancellationSignal": "context",
     "ToolContext": "context",
@@ -58,14 +56,7 @@ _EXPORTS: dict[str, str] = {
 
 if TYPE_CHECKING:
     from toolweave.tools.arguments import parse_arguments, repair_json
-    from toolweave.tools.base import (
-        PerCallAnnotations,
-        Tool,
-        ToolAnnotations,
-        ToolDef,
-        call_annotations,
-        tool_def,
-    )
+    from toolweave.tools.base import Tool, ToolAnnotations, ToolDef, tool_def
     from toolweave.tools.calls import CallHandler, CallMiddleware, ToolCall, chain
     from toolweave.tools.context import CancellationSignal, OutputSink, ToolContext, UserOutput
     from toolweave.tools.errors import (
@@ -105,7 +96,6 @@ __all__ = [
     "ImageContent",
     "InvalidArguments",
     "OutputSink",
-    "PerCallAnnotations",
     "Permission",
     "PermissionDenied",
     "PermissionPolicy",
@@ -126,7 +116,6 @@ __all__ = [
     "ToolStats",
     "ToolTimeout",
     "UserOutput",
-    "call_annotations",
     "chain",
     "parse_arguments",
     "repair_json",
