@@ -173,10 +173,12 @@ async def test_nothing_the_sandbox_writes_is_run_by_the_host(row: int, project: 
 
 
 async def test_absent_folders_cannot_be_created_and_leave_nothing_behind(
-    tmp_path: Path, outside: Path
+    tmp_path: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """No `.git`, `.claude` or `.agents` yet: each gets an empty read-only placeholder for the
-    call, so a new repository with an fsmonitor cannot be made; none is left afterwards."""
+    call, so a new repository with an fsmonitor cannot be made; none is left afterwards (the
+    first call of a process, which proves bwrap works, included)."""
+    monkeypatch.setattr(sandbox_module, "_PROVEN", set())
     sentinel = outside / "pwned"
     bare = tmp_path / "bare"
     bare.mkdir()

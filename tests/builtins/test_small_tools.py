@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from datetime import datetime
 from pathlib import Path
 
@@ -30,6 +31,18 @@ async def test_time_in_utc_and_named_zones() -> None:
     assert datetime.fromisoformat(shanghai["iso"]).strftime("%A") == shanghai["weekday"]
     with pytest.raises(InvalidArguments, match="not an IANA time zone"):
         await tool.execute({"timezone": "Mars/Olympus"}, ToolContext())
+
+
+@pytest.mark.parametrize("zone", ["x" * 300, "America", "Asia/", "../../etc/passwd", "a\x00b"])
+async def test_a_bad_time_zone_names_no_host_path(zone: str) -> None:
+    """Issue 32, item 21: a too long name or a folder of the zone database made an OSError
+    whose text named the interpreter's tzdata path."""
+    with pytest.raises(InvalidArguments) as info:
+        await time_tool().execute({"timezone": zone}, ToolContext())
+    message = str(info.value)
+    assert "not an IANA time zone" in message and len(message) < 300
+    assert sys.prefix not in message and "zoneinfo" not in message
+    assert "site-packages" not in message
 
 
 async def test_todo_write_replaces_per_session_and_validates() -> None:

@@ -11,11 +11,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from mcp import types
 from mcp.client import Client
 
 from toolweave.host import ToolHost, parse_config
+from toolweave.host.config import HostConfig
 from toolweave.host.providers import base as host_providers
 from toolweave.mcp.server.testing import connect
 from toolweave.mcp.shared.errors import JSONRPCError
@@ -78,15 +80,22 @@ async def _serve(
         },
         source=toml,
     )
+    async for url in serve_config(config):
+        yield url
+
+
+async def serve_config(config: HostConfig) -> AsyncIterator[str]:
+    """The URL of a `ToolHost` serving `config` over HTTP, until the caller is done."""
     host = ToolHost(config)
     ready = asyncio.Event()
     task = asyncio.ensure_future(host.serve_http(on_ready=ready.set))
     await ready.wait()
     try:
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{config.port}/mcp"
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+        await host.close()
 
 
 @pytest.fixture(autouse=True)
@@ -153,13 +162,40 @@ async def test_without_elicitation_ask_is_refused_with_the_toml_fix(
         assert not fine.is_error
 
 
-async def test_a_stateless_request_cannot_be_asked_even_with_elicitation(tmp_path: Path) -> None:
+async def test_a_2026_client_is_asked_through_an_input_required_result(tmp_path: Path) -> None:
     async for url in _serve(tmp_path, {}):
-        elicitor = Elicitor("accept", {})
-        async with Client(url, mode="auto", elicitation_callback=elicitor) as client:
+        yes, no = Elicitor("accept", {}), Elicitor("decline")
+        async with Client(url, mode="auto", elicitation_callback=yes) as client:
+            approved = await client.call_tool("run_command", {"command": "make 构建"})
+        async with Client(url, mode="auto", elicitation_callback=no) as client:
             refused = await client.call_tool("run_command", {"command": "make"})
-        assert refused.is_error and "toolweave.toml" in _text(refused)
-        assert elicitor.messages == []
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+        }
+        headers = {
+            "MCP-Protocol-Version": "2026-07-28",
+            "Mcp-Method": "tools/call",
+            "Mcp-Name": "run_command",
+        }
+        params = {"name": "run_command", "arguments": {"command": "make"}, "_meta": meta}
+        async with httpx.AsyncClient() as http:
+            body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+            asked = (await http.post(url, json=body, headers=headers)).json()["result"]
+            retry = {
+                **params,
+                "inputResponses": {
+                    key: {"action": "accept", "content": {}} for key in asked["inputRequests"]
+                },
+                "requestState": asked["requestState"] + "-TAMPERED",
+            }
+            body = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": retry}
+            tampered = (await http.post(url, json=body, headers=headers)).json()
+    assert not approved.is_error and _text(approved) == "ran make 构建"
+    assert "make 构建" in yes.messages[0]
+    assert refused.is_error and "the approver said no" in _text(refused)
+    assert asked["resultType"] == "input_required"
+    assert tampered["error"]["code"] == -32602 and "requestState" in tampered["error"]["message"]
 
 
 async def test_approval_required_from_a_tool_goes_the_same_way(tmp_path: Path) -> None:

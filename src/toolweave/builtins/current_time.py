@@ -9,6 +9,9 @@ from toolweave.tools.base import Tool
 from toolweave.tools.errors import InvalidArguments
 from toolweave.tools.function_tool import tool
 
+MAX_SHOWN_CHARS = 64
+"""Characters of a refused time zone name repeated in the error."""
+
 
 def time_tool() -> Tool:
     """The `time` tool: now, in UTC or an IANA time zone."""
@@ -22,9 +25,11 @@ def time_tool() -> Tool:
         """
         try:
             zone = UTC if timezone.upper() == "UTC" else ZoneInfo(timezone)
-        except (ZoneInfoNotFoundError, ValueError):
+        except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a too long name, a
+            shown = timezone[:MAX_SHOWN_CHARS]  # folder: its text names the host's tzdata path
+            more = "..." if len(timezone) > MAX_SHOWN_CHARS else ""
             raise InvalidArguments(
-                f"timezone {timezone!r} is not an IANA time zone name; use e.g. 'UTC' or "
+                f"timezone {shown!r}{more} is not an IANA time zone name; use e.g. 'UTC' or "
                 "'Asia/Shanghai'",
                 tool="time",
             ) from None

@@ -133,7 +133,8 @@ def ingest(
                 for warning in outcome.report.warnings:
                     progress.console.print(f"          [yellow]warning:[/] {escape(warning)}")
 
-            return await ingest_paths(kb, files, on_file=on_file, on_embed=on_embed)
+            # the paths, not `files`: folders are then read beneath their root, never via a link
+            return await ingest_paths(kb, paths, on_file=on_file, on_embed=on_embed)
 
     summary = _with_kb(config, namespace, run)
     new = sum(1 for r in summary.added if r.status in ("added", "replaced"))

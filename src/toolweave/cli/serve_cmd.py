@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from toolweave.host import ToolHost
 
 MAX_PORT = 65535
+CONFIGURED_CONSOLE_TOKEN = "<your [serve].console_token>"
+"""What the banner shows for a console token the config set (it is never printed)."""
 
 HOW_TO_CONNECT = """\
 toolweave serve: MCP endpoint {url}
@@ -23,6 +25,8 @@ This server again: {command}
 
 Serving (data in {data_dir}):
 {served}
+A call that asks is put to the person through the client (MCP elicitation); a client that cannot
+ask gets a refusal naming the [serve.rules] line that allows it.
 
 Add it to Claude Code:
   claude mcp add --transport http toolweave {url}{auth_flag}
@@ -37,13 +41,12 @@ Ctrl+C stops the server.
 
 
 def _split_address(value: str) -> tuple[str, int]:
+    """HOST:PORT; a bad value is a ValueError, printed as one `error:` line (exit 2)."""
     host, sep, port = value.rpartition(":")
     if not sep or not port.isdigit():
-        raise typer.BadParameter(f"--http expects HOST:PORT such as 127.0.0.1:8765, not {value!r}")
+        raise ValueError(f"--http expects HOST:PORT such as 127.0.0.1:8765, not {value!r}")
     if int(port) > MAX_PORT:
-        raise typer.BadParameter(
-            f"--http port must be 0-{MAX_PORT} (0 picks a free port), not {int(port)}"
-        )
+        raise ValueError(f"--http port must be 0-{MAX_PORT} (0 picks a free port), not {int(port)}")
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
@@ -55,7 +58,7 @@ def _executable() -> str:
 
 
 def _print_banner(host: ToolHost) -> None:
-    shown = host.console.token if host.console.generated else "<console token>"
+    shown = host.console.token if host.console.generated else CONFIGURED_CONSOLE_TOKEN
     typer.echo(_banner(host, shown))
 
 

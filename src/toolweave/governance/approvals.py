@@ -15,6 +15,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from toolweave.mcp.shared.errors import InputRequired
+
 __all__ = [
     "DEFAULT_APPROVAL_TIMEOUT",
     "ApprovalAnswer",
@@ -100,6 +102,8 @@ async def ask_approval(
                     answer = await answer
         except TimeoutError:
             return False, f"no answer within {timeout:g}s (approval_timeout), so it is denied"
+        except InputRequired:
+            raise  # a 2026-07-28 MCP client is asked in the call's result and retries with it
         except Exception as exc:
             return False, f"the approver failed ({type(exc).__name__}: {exc}), so it is denied"
     if answer == "always":

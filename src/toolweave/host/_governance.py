@@ -21,7 +21,6 @@ from toolweave.governance.pipeline import GateContext, Governance
 from toolweave.governance.rules import Explanation, Rules
 from toolweave.host.config import HostConfig
 from toolweave.mcp.server.context import Context
-from toolweave.mcp.shared.constants import META_PROTOCOL_VERSION
 from toolweave.tools.base import Tool
 from toolweave.tools.calls import ToolCall
 from toolweave.tools.context import ToolContext
@@ -43,8 +42,8 @@ _APPROVAL_SCHEMA = {
 }
 _HINT = (
     "Connect with an MCP client that supports elicitation to be asked, or allow it in "
-    'toolweave.toml, e.g. [serve.rules] allow = ["bash(git *)"] (or default = "allow" to stop '
-    "asking for shell, delete and destructive tools)."
+    'toolweave.toml with the line: [serve.rules] allow = [{rule}] (or default = "allow" to '
+    "stop asking for shell, delete and destructive calls)."
 )
 
 
@@ -111,12 +110,11 @@ class HostGovernance:
 
 def elicitation_approver(ctx: ToolContext) -> Approver | None:
     """An approver that asks the person behind this call's MCP client, or None when the client
-    cannot be asked (it did not declare elicitation, its request is stateless, or this is not an
-    MCP call)."""
+    cannot be asked (it did not declare elicitation, or this is not an MCP call). A 2025 session
+    gets an `elicitation/create` request; a 2026-07-28 request an input-required result, and
+    its retry brings the answer."""
     if not isinstance(ctx, Context) or "elicitation" not in ctx.client_capabilities:
         return None
-    if META_PROTOCOL_VERSION in ctx.meta:
-        return None  # a stateless 2026-07-28 request has no server-to-client channel
     elicit = ctx.elicit
 
     async def ask(request: ApprovalRequest) -> ApprovalAnswer:

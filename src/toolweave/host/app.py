@@ -15,6 +15,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from toolweave.accounting.calls import QUERY_LOG_FILE
 from toolweave.governance.errors import CallBlocked, HookStopped
 from toolweave.host._governance import HostGovernance
 from toolweave.host.accounting import accounting_for
@@ -22,10 +23,13 @@ from toolweave.host.config import HostConfig
 from toolweave.host.console.app import CONSOLE_PATH, Console
 from toolweave.host.providers.base import (
     CapabilityProvider,
+    damaged_provider,
     load_provider,
     provider_unavailable,
 )
+from toolweave.host.stores import damaged_line, damaged_store
 from toolweave.mcp.server import MCPServer, is_probe, probe_result
+from toolweave.mcp.server.tasks import SQLiteTaskStore
 from toolweave.mcp.shared.errors import MCPError
 from toolweave.tools.base import Tool, ToolAnnotations
 from toolweave.tools.calls import CallMiddleware, ToolCall, chain
@@ -132,7 +136,15 @@ class ToolHost:
                 if unavailable is not None:
                     names.remove(name)
                     self.notes.append(f"{name} not served: {unavailable}")
-        self.providers: list[CapabilityProvider] = [load_provider(n, config) for n in names]
+        self.providers: list[CapabilityProvider] = []
+        for name in names:
+            damaged = damaged_provider(name, config)
+            if damaged is not None:  # the rest of the host serves; the banner says why
+                logger.warning("%s", damaged)
+                self.notes.append(damaged)
+            else:
+                self.providers.append(load_provider(name, config))
+        self._check_query_log()
         policy = config.policy
         self.policy = PermissionPolicy(policy.allowed, policy.denied, policy.allow_unspecified)
         self.accounting = accounting_for(config)
@@ -145,7 +157,10 @@ class ToolHost:
             self.accounting,
             self.governance.middleware(self.registry),
         )
-        self.server = MCPServer(config.name, __version__, instructions=INSTRUCTIONS)
+        tasks = SQLiteTaskStore(config.data_dir / "tasks.db") if config.task_after else None
+        self.server = MCPServer(
+            config.name, __version__, instructions=INSTRUCTIONS, task_store=tasks
+        )
         self._notify: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
         self._http: Any = None  # the uvicorn server while serve_http runs
@@ -165,6 +180,19 @@ class ToolHost:
             from toolweave.host.prompts import serve_commands
 
             serve_commands(self.server, config.commands)
+
+    def _check_query_log(self) -> None:
+        """A damaged query log is switched off (one line in the banner and the log) rather than
+        failing every call."""
+        config = self.config
+        path = config.data_dir / QUERY_LOG_FILE
+        why = damaged_store(path) if config.query_log else None
+        if why is None:
+            return
+        line = damaged_line("query log off", path, why)
+        config.query_log = False
+        logger.warning("%s", line)
+        self.notes.append(line)
 
     def _catalog_changed(self, kind: str) -> None:
         """A downstream resource or prompt list may have changed: tell the clients."""
@@ -203,6 +231,10 @@ class ToolHost:
             governed,
             permission_patterns=True if governed.supports_probe else None,
             output_schema=_output_schema(tool),
+            # A call still running after task_after seconds becomes a task for a client that
+            # supports them, so its own request timeout (often 60 s) never cuts it.
+            task="optional" if self.config.task_after else None,
+            task_after=self.config.task_after,
         )
 
     def _source(self, provider: CapabilityProvider) -> Any:
@@ -242,6 +274,7 @@ class ToolHost:
     async def close(self) -> None:
         await asyncio.gather(*(p.close() for p in self.providers), return_exceptions=True)
         await self.accounting.close()
+        await self.server.tasks.close()
 
     async def start(self) -> None:
         """Start the providers' background work (a skills root watcher) before serving."""

@@ -23,6 +23,8 @@ allowed_origins = []           # browser origins besides loopback (DNS-rebinding
 providers = ["builtins", "memory", "kb", "notes", "skills"]  # capability providers, in order;
                                # add "demo" (or pass --demo) for the offline demo tools
 tool_timeout = 60.0            # seconds per call
+task_after = 0.0               # seconds after which a call still running becomes an MCP task
+                               # (for clients that support tasks); 0 = never
 connect_deadline = 5.0         # seconds the first tools/list waits for downstream servers
 data_dir = "~/.toolweave"      # embedded SQLite and caches of stateful providers
 max_body_bytes = 4194304       # larger HTTP bodies get 413, larger stdio lines an error
@@ -144,6 +146,7 @@ class ServeSection(Section):
     allowed_origins: list[str] = Field(default_factory=list)
     providers: list[str] = Field(default_factory=lambda: list(DEFAULT_PROVIDERS))
     tool_timeout: float = Field(60.0, gt=0)
+    task_after: float = Field(0.0, ge=0)
     connect_deadline: float = Field(5.0, gt=0)
     data_dir: str = "~/.toolweave"
     max_body_bytes: int = Field(DEFAULT_MAX_BODY_BYTES, gt=0)
@@ -186,6 +189,7 @@ class HostConfig:
     """True when `[serve].providers` was written: a provider whose extra is missing is then an
     error, where a default one is left out with a note."""
     tool_timeout: float = 60.0
+    task_after: float = 0.0
     connect_deadline: float = 5.0
     data_dir: Path = field(default_factory=lambda: Path("~/.toolweave").expanduser())
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
@@ -307,6 +311,7 @@ def parse_config(
         providers=serve.providers,
         providers_chosen="providers" in serve.model_fields_set,
         tool_timeout=serve.tool_timeout,
+        task_after=serve.task_after,
         connect_deadline=serve.connect_deadline,
         data_dir=Path(serve.data_dir).expanduser(),
         max_body_bytes=serve.max_body_bytes,

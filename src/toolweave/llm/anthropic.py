@@ -25,6 +25,7 @@ import httpx
 from toolweave.llm._http import DEFAULT_TIMEOUT, HTTPModel
 from toolweave.llm._wire import foreign_note, system_text
 from toolweave.llm.anthropic_parse import PROVIDER, AnthropicStreamParser, parse_message
+from toolweave.llm.errors import ModelConfigError
 from toolweave.llm.messages import (
     ImagePart,
     Message,
@@ -260,6 +261,14 @@ class AnthropicModel(HTTPModel):
             body["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
         if request.temperature is not None:
             body["temperature"] = request.temperature
+        if request.stop:
+            body["stop_sequences"] = list(request.stop)
+        if request.json_mode and request.output_schema is None:
+            raise ModelConfigError(
+                "Anthropic has no JSON mode: drop ModelSettings(json_mode=True) and give the "
+                "agent an output_type (a pydantic model) for structured answers",
+                setting="json_mode",
+            )
         if stream:
             body["stream"] = True
         if request.prompt_caching:

@@ -241,6 +241,10 @@ class GeminiModel(HTTPModel):
                 )
             else:
                 generation["responseSchema"] = to_gemini_schema(request.output_schema)
+        elif request.json_mode:
+            generation["responseMimeType"] = "application/json"
+        if request.stop:
+            generation["stopSequences"] = list(request.stop)
         if request.max_tokens is not None:
             generation["maxOutputTokens"] = request.max_tokens
         if request.temperature is not None:

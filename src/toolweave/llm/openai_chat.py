@@ -207,6 +207,10 @@ class OpenAIChatModel(HTTPModel):
                 }
             elif self.output_mode == "vllm":
                 body["structured_outputs"] = {"json": request.output_schema}
+        elif request.json_mode:
+            body["response_format"] = {"type": "json_object"}
+        if request.stop:
+            body["stop"] = list(request.stop)
         if request.max_tokens is not None:
             body[self.max_tokens_field] = request.max_tokens
         if request.temperature is not None:

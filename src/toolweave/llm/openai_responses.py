@@ -349,6 +349,14 @@ class OpenAIResponsesModel(HTTPModel):
                     "strict": True,
                 }
             }
+        elif request.json_mode:
+            body["text"] = {"format": {"type": "json_object"}}
+        if request.stop:
+            raise ModelConfigError(
+                "the OpenAI Responses API has no stop sequences: drop ModelSettings(stop=...) or "
+                "use OpenAIChatModel ('openai:...')",
+                setting="stop",
+            )
         if self.reasoning_effort:
             body["reasoning"] = {"effort": self.reasoning_effort, "summary": "auto"}
             body["include"] = ["reasoning.encrypted_content"]

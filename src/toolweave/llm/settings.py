@@ -17,6 +17,8 @@ from toolweave.errors import ConfigError
 
 ProviderToolName = Literal["web_search", "code_execution", "web_fetch", "mcp"]
 PROVIDER_TOOL_NAMES: tuple[str, ...] = get_args(ProviderToolName)
+MAX_STOP_SEQUENCES = 4
+"""Stop sequences per request: the smallest provider limit (OpenAI's)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,14 +63,30 @@ class ModelSettings:
     the provider's default. `prompt_caching` (on by default) marks cache breakpoints where the
     provider wants them marked (Anthropic) and sends a per-session cache key where it takes
     one (OpenAI); turn it off to send neither. `provider_tools` asks for provider-run tools.
+    `stop`: up to `MAX_STOP_SEQUENCES` strings that end the answer where they appear (OpenAI
+    Chat `stop`, Anthropic `stop_sequences`, Gemini `stopSequences`; the Responses API has
+    none and refuses). `json_mode`: the answer must be a JSON object, without a schema (OpenAI
+    `json_object`, Gemini's JSON MIME type; Anthropic has no such mode and refuses: give the
+    agent an `output_type` instead). A structured `output_type` takes precedence over it.
     """
 
     temperature: float | None = None
     max_tokens: int | None = None
     prompt_caching: bool = True
     provider_tools: tuple[ProviderTool, ...] = ()
+    stop: tuple[str, ...] = ()
+    json_mode: bool = False
 
     def __post_init__(self) -> None:
+        if (
+            not isinstance(self.stop, tuple)
+            or len(self.stop) > MAX_STOP_SEQUENCES
+            or not all(isinstance(s, str) and s for s in self.stop)
+        ):
+            raise ConfigError(
+                f"ModelSettings(stop=...) must be a tuple of at most {MAX_STOP_SEQUENCES} "
+                f"non-empty strings, e.g. stop=('Observation:',), got {self.stop!r}"
+            )
         if self.temperature is not None and not self.temperature >= 0:
             raise ConfigError(
                 f"ModelSettings(temperature=...) must be 0 or more, got {self.temperature!r}"

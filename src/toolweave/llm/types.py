@@ -40,6 +40,10 @@ class ModelRequest:
     """Mark cache breakpoints (Anthropic) and send `cache_key` (OpenAI) where supported."""
     cache_key: str | None = None
     """Groups requests that share a prefix (a session id): OpenAI's `prompt_cache_key`."""
+    stop: tuple[str, ...] = ()
+    """Strings that end the answer (`ModelSettings.stop`)."""
+    json_mode: bool = False
+    """The answer must be a JSON object, no schema (`ModelSettings.json_mode`)."""
 
 
 @dataclass(slots=True)

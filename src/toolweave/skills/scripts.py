@@ -80,7 +80,9 @@ async def run_script(
     env = {k: os.environ[k] for k in SCRIPT_ENV_KEYS if k in os.environ}
     cwd = str(skill.dir.resolve())
     base = sandbox or Sandbox()
-    box = dataclasses.replace(base, readable=(*base.readable, cwd))
+    box = dataclasses.replace(  # its own folder read-only, even inside a writable one
+        base, readable=(*base.readable, cwd), protected=(*base.protected, cwd)
+    )
     outcome = await box.run(
         [*command, *args],
         cwd=cwd,

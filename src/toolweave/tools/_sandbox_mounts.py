@@ -56,7 +56,12 @@ def inside(path: str, root: str) -> bool:
 def host_runtime() -> tuple[str, ...]:
     """The host's own Python installation (a virtual environment in the workspace, say): the
     host imports and runs it at its next start, so a writable folder never exposes it."""
-    return tuple(dict.fromkeys(os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix)))
+    return tuple(dict.fromkeys(real_paths((sys.prefix, sys.exec_prefix))))
+
+
+def real_paths(paths: Iterable[str]) -> list[str]:
+    """`paths` with every link resolved, so writable, protected and hidden paths compare."""
+    return [os.path.realpath(p) for p in paths]
 
 
 def absent_placeholders(writable: Sequence[str]) -> list[str]:

@@ -43,7 +43,12 @@ from typing import Literal
 from toolweave.errors import ConfigError
 from toolweave.tools import _seccomp
 from toolweave.tools._sandbox_mounts import PROTECTED_IN_WORKSPACE as PROTECTED_IN_WORKSPACE
-from toolweave.tools._sandbox_mounts import absent_placeholders, inside, protection_args
+from toolweave.tools._sandbox_mounts import (
+    absent_placeholders,
+    inside,
+    protection_args,
+    real_paths,
+)
 from toolweave.tools.context import ToolContext
 from toolweave.tools.errors import SandboxUnavailable
 from toolweave.tools.sandbox_limits import SandboxLimits as SandboxLimits
@@ -132,9 +137,8 @@ class Sandbox:
         args += ["--dev", "/dev", "--proc", "/proc", *self.limits.tmp_args()]
         for path in (*_runtime_under_tmp(), *self.readable):
             args += ["--ro-bind", path, path]
-        protected = (os.path.realpath(p) for p in self.protected)
-        hidden = tuple(os.path.realpath(p) for p in self.hidden)
-        args += protection_args(self.writable, protected, hidden, tool)
+        protected, hidden = real_paths(self.protected), real_paths(self.hidden)
+        args += protection_args(real_paths(self.writable), protected, hidden, tool)
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]
         args += ["--chdir", cwd, "--setenv", "TMPDIR", SANDBOX_TMP, "--", *argv]
@@ -158,8 +162,9 @@ class Sandbox:
                 argv, cwd=cwd, env=env, timeout=timeout, max_bytes=max_bytes, ctx=ctx
             )
         bwrap = await self.check(tool)
-        made = absent_placeholders(self.writable)
-        _IN_USE.update(self.writable)
+        writable = real_paths(self.writable)
+        made = absent_placeholders(writable)
+        _IN_USE.update(writable)
         try:
             with _filter() as fd:
                 return await run_process(
@@ -173,7 +178,7 @@ class Sandbox:
                     preexec_fn=self.limits.apply_in_child(),
                 )
         finally:
-            _IN_USE.subtract(self.writable)
+            _IN_USE.subtract(writable)
             for path in made:  # the empty placeholders, once no sandbox of ours uses them
                 if _IN_USE[os.path.dirname(path)] <= 0:
                     with contextlib.suppress(OSError):
@@ -190,7 +195,8 @@ class Sandbox:
             if "--disable-userns" not in await _output([found, "--help"]):
                 _OLD_BWRAP.add(found)  # before 0.8: nested namespaces stay possible, capless
             with _filter() as fd:
-                argv = self.wrap(_PROBE_COMMAND, "/", found, fd, tool)
+                bare = Sandbox(readable=self.readable, network=self.network, limits=self.limits)
+                argv = bare.wrap(_PROBE_COMMAND, "/", found, fd, tool)  # makes no placeholder
                 problem = await _probe(argv, () if fd is None else (fd,))
             if problem:
                 raise SandboxUnavailable(

@@ -5,10 +5,14 @@ the caller's ownership, the required-task error, composition with input-required
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from pathlib import Path
 from typing import Any
 
+import httpx
+
+from tests.mcp.server.inprocess import serve_in_process
 from tests.mcp.server.modern import Modern, modern_client
 from toolweave.mcp import Context, MCPServer
 from toolweave.mcp.server.tasks import SQLiteTaskStore, TaskRecord
@@ -218,3 +222,52 @@ async def test_the_store_forgets_expired_tasks_and_never_reopens_an_ended_one() 
     assert await store.get("fresh", "someone else") is None
     assert ended is not None and reopened is not None and reopened.status == "completed"
     await store.close()
+
+
+async def test_a_listen_stream_following_a_task_gets_its_status_changes() -> None:
+    server = make_server()
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": TASKS,
+    }
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+    }
+    async with serve_in_process(server) as url, httpx.AsyncClient() as http:
+        created = await http.post(
+            url,
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "long_job", "_meta": meta},
+            },
+            headers={**headers, "Mcp-Method": "tools/call", "Mcp-Name": "long_job"},
+        )
+        task_id = created.json()["result"]["taskId"]
+        follow = {"taskIds": [task_id, "someone-elses"], "toolsListChanged": True}
+        listen = {
+            "jsonrpc": "2.0",
+            "id": "follow",
+            "method": "subscriptions/listen",
+            "params": {"_meta": meta, "notifications": follow},
+        }
+        seen: list[dict[str, Any]] = []
+        async with http.stream(
+            "POST", url, json=listen, headers={**headers, "Mcp-Method": "subscriptions/listen"}
+        ) as stream:
+            async for line in stream.aiter_lines():
+                if not line.startswith("data: {"):
+                    continue
+                seen.append(json.loads(line[6:]))
+                if len(seen) == 1:  # acknowledged: now let the task finish
+                    server.release.set()  # type: ignore[attr-defined]
+                elif seen[-1]["params"]["status"] == "completed":
+                    break
+    ack, *updates = seen
+    assert ack["params"]["notifications"]["taskIds"] == [task_id]  # only the caller's own
+    assert {update["method"] for update in updates} == {"notifications/tasks"}
+    final = updates[-1]["params"]
+    assert final["taskId"] == task_id and final["result"]["content"][0]["text"] == "作业 done"
+    assert final["_meta"] == {"io.modelcontextprotocol/subscriptionId": "follow"}

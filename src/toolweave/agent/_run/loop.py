@@ -279,6 +279,8 @@ class Run:
             provider_tools=config.model_settings.provider_tools,
             prompt_caching=config.model_settings.prompt_caching,
             cache_key=self.session.id,
+            stop=config.model_settings.stop,
+            json_mode=config.model_settings.json_mode,
         )
 
     async def _call_model(self, request: ModelRequest, turn: int) -> ModelResponse:
@@ -314,7 +316,7 @@ class Run:
         for i, call in enumerate(calls):
             tool = registry.get(call.name)
             try:
-                config.governance.precheck(call.name, tool, self.gate_context())
+                config.governance.precheck(call.name, tool, self.gate_context(), call.arguments)
                 if tool is not None:
                     registry.check_permissions(call.name, tool)
             except CallBlocked as blocked:

@@ -40,8 +40,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
+from toolweave.builtins.shell import shell_rules
 from toolweave.builtins.sql import DEFAULT_MAX_CELL_BYTES
 from toolweave.host.config import HostConfig
 from toolweave.host.sandbox_paths import host_files, private_paths
@@ -96,6 +97,17 @@ class BuiltinsSection(Section):
             self.sandbox_file_bytes,
         )
 
+    @field_validator("shell_allow", "shell_deny")
+    @classmethod
+    def _rules(cls, patterns: list[str] | None) -> list[str] | None:
+        """Checked when the config is read, not when the shell is first listed: a pattern the
+        rules parser refuses stops `serve` at start (exit 2), naming the key."""
+        from toolweave.governance.rules import Rules
+
+        if patterns is not None:
+            Rules(allow=shell_rules(patterns, "entry"), source="[builtins]")
+        return patterns
+
     def root_path(self, data_dir: Path) -> Path:
         """The jail: `root`, else `DEFAULT_WORKSPACE` beside (never inside) the data folder,
         whose memory, knowledge base and query log the sandbox must not reach."""
@@ -115,7 +127,10 @@ class BuiltinsProvider:
 
     def describe(self) -> str:
         s = self.settings
-        parts = [f"files jailed to {self.root}" + ("" if s.writable else " (read-only)")]
+        parts = [
+            f"files jailed to {self.root}"
+            + (" (write_file and edit_file ask unless allowed)" if s.writable else " (read-only)")
+        ]
         parts += [n for n, on in (("time", s.time), ("todo_write", s.todo)) if on]
         parts += [
             n for n, on in (("sql_query", s.sql_dsn), ("fetch", s.fetch or s.allow_domains)) if on

@@ -38,7 +38,7 @@ class CatalogSource(Protocol):
 class ResourceEntry:
     """A static resource (`uri`) or a template (`uri` with `{name}` parts)."""
 
-    __slots__ = ("description", "func", "mime_type", "name", "pattern", "title", "uri")
+    __slots__ = ("description", "func", "icons", "mime_type", "name", "pattern", "title", "uri")
 
     def __init__(
         self,
@@ -49,8 +49,10 @@ class ResourceEntry:
         title: str | None,
         description: str | None,
         mime_type: str | None,
+        icons: list[dict[str, Any]] | None = None,
     ) -> None:
         self.uri = uri
+        self.icons = icons
         self.func = func
         self.name = name or func.__name__
         self.title = title
@@ -81,6 +83,8 @@ class ResourceEntry:
             entry["description"] = self.description
         if self.mime_type:
             entry["mimeType"] = self.mime_type
+        if self.icons:
+            entry["icons"] = self.icons
         return entry
 
     def match(self, uri: str) -> dict[str, str] | None:
@@ -123,7 +127,7 @@ def template_pattern(uri: str) -> re.Pattern[str]:
 class PromptEntry:
     """A prompt: a function whose string parameters are the prompt's arguments."""
 
-    __slots__ = ("_definition", "context_param", "description", "func", "name", "title")
+    __slots__ = ("_definition", "context_param", "description", "func", "icons", "name", "title")
 
     def __init__(
         self,
@@ -132,8 +136,10 @@ class PromptEntry:
         name: str,
         title: str | None,
         description: str | None,
+        icons: list[dict[str, Any]] | None = None,
     ) -> None:
         self.func = func
+        self.icons = icons
         self.name = name
         self.title = title
         self.description = description
@@ -160,6 +166,8 @@ class PromptEntry:
         description = self.description if self.description is not None else doc.description
         if description:
             entry["description"] = description
+        if self.icons:
+            entry["icons"] = self.icons
         arguments = []
         for param in inspect.signature(self.func).parameters.values():
             if _is_context_annotation(param.annotation):

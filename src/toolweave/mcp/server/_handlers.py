@@ -19,6 +19,7 @@ from toolweave.mcp.server._input import (
     input_required_result,
     retry_inputs,
 )
+from toolweave.mcp.server._listing import page
 from toolweave.mcp.server._session import ServerSession
 from toolweave.mcp.server._tasks import tasks_declared, tasks_required
 from toolweave.mcp.server._tools import ToolEntry
@@ -87,8 +88,9 @@ async def discover(
 async def tools_list(
     session: ServerSession, params: dict[str, Any], ctx: RequestContext
 ) -> dict[str, Any]:
-    await session.server.load_tool_sources()
-    return {"tools": session.server.tool_definitions()}
+    server = session.server
+    await server.load_tool_sources()
+    return page("tools", "tools", server.tool_definitions(), params, server.page_size)
 
 
 def _bad_params(message: str) -> JSONRPCError:
@@ -212,7 +214,7 @@ async def resources_list(
     resources = [r.definition() for r in server.resources if not r.is_template]
     for source in server.catalog_sources:
         resources.extend(await source.resources())
-    return {"resources": resources}
+    return page("resources", "resources", resources, params, server.page_size)
 
 
 async def resource_templates_list(
@@ -221,7 +223,7 @@ async def resource_templates_list(
     templates = [r.definition() for r in session.server.resources if r.is_template]
     for source in session.server.catalog_sources:
         templates.extend(await source.resource_templates())
-    return {"resourceTemplates": templates}
+    return page("templates", "resourceTemplates", templates, params, session.server.page_size)
 
 
 async def _call(func: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
@@ -276,7 +278,7 @@ async def prompts_list(
     prompts = [p.definition() for p in session.server.prompts.values()]
     for source in session.server.catalog_sources:
         prompts.extend(await source.prompts())
-    return {"prompts": prompts}
+    return page("prompts", "prompts", prompts, params, session.server.page_size)
 
 
 async def prompts_get(

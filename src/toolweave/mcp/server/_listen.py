@@ -28,6 +28,7 @@ from toolweave.mcp.shared.constants import (
     PROMPTS_CHANGED,
     RESOURCE_UPDATED,
     RESOURCES_CHANGED,
+    TASK_STATUS,
     TOOLS_CHANGED,
 )
 from toolweave.mcp.shared.errors import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError
@@ -48,20 +49,28 @@ _LIST_FLAGS = {
 #: Seconds of silence after which an HTTP listen stream gets an SSE comment (`:`), so proxies
 #: and idle timeouts do not cut a quiet stream (the spec encourages it).
 KEEPALIVE_SECONDS = 15.0
+#: Most task ids one listen stream may follow (a bound on what a client makes the server track).
+MAX_LISTEN_TASK_IDS = 100
 
 
 class Subscription:
     """One open `subscriptions/listen` request and the notifications it opted in to."""
 
-    __slots__ = ("ctx", "flags", "pending", "queue", "session", "uris")
+    __slots__ = ("ctx", "flags", "pending", "queue", "session", "task_ids", "uris")
 
     def __init__(
-        self, session: ServerSession, ctx: RequestContext, flags: set[str], uris: list[str]
+        self,
+        session: ServerSession,
+        ctx: RequestContext,
+        flags: set[str],
+        uris: list[str],
+        task_ids: list[str] | None = None,
     ) -> None:
         self.session = session
         self.ctx = ctx
         self.flags = flags
         self.uris = uris
+        self.task_ids = task_ids or []
         self.queue: asyncio.Queue[tuple[str, str | None] | None] = asyncio.Queue()
         self.pending: set[tuple[str, str | None]] = set()
 
@@ -73,6 +82,9 @@ class Subscription:
         """Queue a change this stream asked for (at most once until it is sent)."""
         if method == RESOURCE_UPDATED:
             if uri not in self.uris:
+                return
+        elif method == TASK_STATUS:
+            if uri not in self.task_ids:
                 return
         elif _LIST_FLAGS[method][0] not in self.flags:
             return
@@ -97,7 +109,12 @@ class Subscription:
             self.pending.discard(item)
             method, uri = item
             params: dict[str, Any] = {"_meta": {META_SUBSCRIPTION_ID: self.id}}
-            if uri is not None:
+            if method == TASK_STATUS and uri is not None:  # the task as it is now
+                task = await self.session.server.tasks.snapshot(uri, self.session.principal or "")
+                if task is None:
+                    continue
+                params.update(task)
+            elif uri is not None:
                 params["uri"] = uri
             await self.ctx.notify(method, params)
 
@@ -122,14 +139,18 @@ class ChangeFeed:
                 "_meta['io.modelcontextprotocol/protocolVersion']); a 2025-11-25 session "
                 "receives list changes without it",
             )
-        flags, uris = _honored(params.get("notifications"), session.server.capabilities())
-        subscription = Subscription(session, ctx, flags, uris)
+        requested = params.get("notifications")
+        flags, uris = _honored(requested, session.server.capabilities())
+        task_ids = await session.server.tasks.owned(_task_ids(requested), session.principal or "")
+        subscription = Subscription(session, ctx, flags, uris, task_ids)
         self.open.append(subscription)  # before the ack: a change made meanwhile is queued
         meta = {META_SUBSCRIPTION_ID: ctx.id}
         try:
             acknowledged: dict[str, Any] = {flag: True for flag in sorted(flags)}
             if uris:
                 acknowledged["resourceSubscriptions"] = list(uris)
+            if task_ids:
+                acknowledged["taskIds"] = list(task_ids)
             await ctx.notify(ACKNOWLEDGED, {"_meta": meta, "notifications": acknowledged})
             await subscription.serve()
         finally:
@@ -162,6 +183,23 @@ class ChangeFeed:
                 await peer.notify(method, params)
             except Exception as exc:  # a closed pipe or socket: that client is gone
                 logger.debug("could not send %s to session %s: %s", method, session.session_id, exc)
+
+
+def _task_ids(requested: Any) -> list[str]:
+    """The tasks a listen request follows (SEP-2663 `taskIds`), checked and bounded (`requested`
+    passed `_honored`: it is a dict)."""
+    task_ids = requested.get("taskIds", []) if isinstance(requested, dict) else []
+    if not isinstance(task_ids, list) or not all(isinstance(t, str) for t in task_ids):
+        raise JSONRPCError(
+            INVALID_PARAMS, "params.notifications.taskIds must be a list of task id strings"
+        )
+    if len(task_ids) > MAX_LISTEN_TASK_IDS:
+        raise JSONRPCError(
+            INVALID_PARAMS,
+            f"params.notifications.taskIds lists {len(task_ids)} tasks; follow at most "
+            f"{MAX_LISTEN_TASK_IDS} per subscriptions/listen stream (open another for more)",
+        )
+    return list(dict.fromkeys(task_ids))
 
 
 def _honored(requested: Any, capabilities: dict[str, Any]) -> tuple[set[str], list[str]]:

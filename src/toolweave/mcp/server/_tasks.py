@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolweave.mcp.server._input import RetryInputs
@@ -99,10 +100,12 @@ class TaskManager:
         *,
         ttl_ms: int = DEFAULT_TASK_TTL_MS,
         poll_interval_ms: int = DEFAULT_TASK_POLL_INTERVAL_MS,
+        on_change: Callable[[str], None] = lambda task_id: None,
     ) -> None:
         if ttl_ms < 1 or poll_interval_ms < 1:
             raise ValueError("task_ttl_ms and task_poll_interval_ms must be positive integers")
         self._store = store
+        self._on_change = on_change  # tells the listen streams following the task
         self._recovered = False
         self.ttl_ms = int(ttl_ms)
         self.poll_interval_ms = int(poll_interval_ms)
@@ -164,16 +167,37 @@ class TaskManager:
         if settling is not None:
             await asyncio.shield(settling)
 
-    async def park(self, task_id: str, questions: dict[str, Any]) -> None:
+    async def _change(self, task_id: str, changes: dict[str, Any]) -> None:
         store = await self.store()
-        await store.update(task_id, {"status": "input_required", "input_requests": questions})
+        if await store.update(task_id, changes) is not None:
+            self._on_change(task_id)
+
+    async def snapshot(self, task_id: str, owner: str) -> dict[str, Any] | None:
+        """The task as `tasks/get` shows it to `owner`; None when it is not theirs (or gone)."""
+        task = await (await self.store()).get(task_id, owner)
+        return None if task is None else task.wire()
+
+    async def owned(self, task_ids: list[str], owner: str) -> list[str]:
+        """The ids among `task_ids` of tasks `owner` may follow."""
+        store = await self.store() if task_ids else None
+        return [t for t in task_ids if store is not None and await store.get(t, owner)]
+
+    async def close(self) -> None:
+        """Cancel the tasks this process runs (a restart reads them as failed) and close the
+        store if it was opened."""
+        for run, _ in list(self.runs.values()):
+            run.cancel()
+        if self._recovered and self._store is not None:
+            await self._store.close()
+
+    async def park(self, task_id: str, questions: dict[str, Any]) -> None:
+        await self._change(task_id, {"status": "input_required", "input_requests": questions})
 
     async def _progress(
         self, task: TaskRecord, progress: float, total: float | None, message: str | None
     ) -> None:
         done = f"{progress:g}/{total:g}" if total else f"{progress:g}"
-        store = await self.store()
-        await store.update(task.task_id, {"status_message": f"{done} {message or ''}".strip()})
+        await self._change(task.task_id, {"status_message": f"{done} {message or ''}".strip()})
 
     async def _settle(self, task_id: str, run: asyncio.Task[ToolResult], wrap: bool) -> None:
         """Record how the run ended (a cancelled task was recorded by `cancel`)."""
@@ -196,8 +220,7 @@ class TaskManager:
             changes = {"status": "failed", "error": {"code": INTERNAL_ERROR, "message": str(exc)}}
         finally:
             self.runs.pop(task_id, None)
-        store = await self.store()
-        await store.update(task_id, {**changes, "input_requests": None})
+        await self._change(task_id, {**changes, "input_requests": None})
 
     # -- the tasks/* methods -------------------------------------------------------------------
 
@@ -228,15 +251,13 @@ class TaskManager:
             inputs.deliver(responses)
             left = inputs.questions()
             status = "input_required" if left else "working"
-            store = await self.store()
-            await store.update(task.task_id, {"status": status, "input_requests": left or None})
+            await self._change(task.task_id, {"status": status, "input_requests": left or None})
         return {}
 
     async def cancel(self, params: dict[str, Any], owner: str) -> dict[str, Any]:
         task = await self._owned(params, owner)
         if not task.terminal:
-            store = await self.store()
-            await store.update(task.task_id, {"status": "cancelled", "input_requests": None})
+            await self._change(task.task_id, {"status": "cancelled", "input_requests": None})
             running = self.runs.get(task.task_id)
             if running is not None:
                 running[0].cancel()

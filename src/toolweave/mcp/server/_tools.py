@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from toolweave.mcp.server._headers import annotate_schema
+from toolweave.mcp.server._listing import check_icons
 from toolweave.mcp.shared.constants import PROBE_SUPPORTED
 from toolweave.tools.base import Tool
 from toolweave.tools.result import (
@@ -136,6 +137,7 @@ class ToolEntry:
         "_tool",
         "always",
         "header_params",
+        "icons",
         "meta",
         "name",
         "output_schema",
@@ -162,6 +164,7 @@ class ToolEntry:
         header_params: Mapping[str, str] | None = None,
         task: str | None = None,
         task_after: float = 0.0,
+        icons: Sequence[dict[str, Any]] | None = None,
     ) -> None:
         if task not in TASK_SUPPORT:
             raise ValueError(
@@ -189,6 +192,7 @@ class ToolEntry:
         #: inline before it becomes a task (0: at its first pause).
         self.task_support = task
         self.task_after = task_after
+        self.icons = check_icons(f"tool {name!r}", icons)
 
     @property
     def supports_probe(self) -> bool:
@@ -215,6 +219,8 @@ class ToolEntry:
         title = self.title or tool.annotations.title
         if title:
             entry["title"] = title
+        if self.icons:
+            entry["icons"] = self.icons
         entry["description"] = tool.description
         entry["inputSchema"] = (
             annotate_schema(self.name, tool.parameters, self.header_params)
@@ -264,6 +270,7 @@ _ENTRY_OPTIONS = frozenset(
         "header_params",
         "task",
         "task_after",
+        "icons",
     }
 )
 
@@ -282,6 +289,7 @@ def function_entry(func: Callable[..., Any], options: dict[str, Any]) -> ToolEnt
         "header_params": options.pop("header_params", None),
         "task": options.pop("task", None),
         "task_after": options.pop("task_after", 0.0),
+        "icons": options.pop("icons", None),
     }
     unknown = set(options) - _FUNCTION_TOOL_OPTIONS
     if unknown:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from toolweave.mcp.server._catalog import CatalogSource, PromptEntry, ResourceEntry
 from toolweave.mcp.server._input import DEFAULT_REQUEST_STATE_TTL, RequestStates
 from toolweave.mcp.server._listen import ChangeFeed
+from toolweave.mcp.server._listing import check_icons
 from toolweave.mcp.server._session import ServerSession
 from toolweave.mcp.server._tasks import (
     DEFAULT_TASK_POLL_INTERVAL_MS,
@@ -22,13 +23,12 @@ from toolweave.mcp.server._tasks import (
     TaskManager,
 )
 from toolweave.mcp.server._tools import PatternSource, ToolEntry, check_name, function_entry
+from toolweave.mcp.server._transports import Transports
 from toolweave.mcp.shared.constants import (
-    DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_MAX_SESSIONS,
-    DEFAULT_SESSION_IDLE_TIMEOUT,
     PROMPTS_CHANGED,
     RESOURCE_UPDATED,
     RESOURCES_CHANGED,
+    TASK_STATUS,
     TASKS_EXTENSION,
     TOOLS_CHANGED,
 )
@@ -36,9 +36,6 @@ from toolweave.tools.base import Tool
 from toolweave.tools.permissions import Permission
 
 if TYPE_CHECKING:
-    from starlette.applications import Starlette
-
-    from toolweave.mcp.server.event_store import EventStore
     from toolweave.mcp.server.tasks import TaskStore
 
 logger = logging.getLogger("toolweave.mcp.server")
@@ -46,7 +43,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 ToolSource = Callable[[], Awaitable[Iterable[Tool]]]
 
 
-class MCPServer:
+class MCPServer(Transports):
     """An MCP server: tools, resources, prompts and completions, on any transport.
 
     `deps` is handed to every tool as `ctx.deps` (a database handle, an HTTP client).
@@ -54,7 +51,9 @@ class MCPServer:
     `state_key` (at least 16 bytes; random per process by default) signs the `requestState` of
     input-required results, valid for `request_state_ttl` seconds. Tools declared with
     `task=` run as tasks kept in `task_store` for `task_ttl_ms`; clients are told to poll every
-    `task_poll_interval_ms`.
+    `task_poll_interval_ms`. `page_size` cuts lists into pages with cursors; `icons`
+    (SEP-973: `{"src": "https://...", "mimeType": ..., "sizes": [...], "theme": ...}`) are the
+    server's, published in its `serverInfo`.
     """
 
     def __init__(
@@ -71,6 +70,8 @@ class MCPServer:
         task_store: TaskStore | None = None,
         task_ttl_ms: int = DEFAULT_TASK_TTL_MS,
         task_poll_interval_ms: int = DEFAULT_TASK_POLL_INTERVAL_MS,
+        page_size: int | None = None,
+        icons: Sequence[dict[str, Any]] | None = None,
     ) -> None:
         if cache_ttl_ms < 0 or cache_scope not in ("public", "private"):
             raise ValueError("cache_ttl_ms must be >= 0 and cache_scope 'public' or 'private'")
@@ -82,13 +83,23 @@ class MCPServer:
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
         self.info: dict[str, Any] = {"name": name, "version": version}
+        server_icons = check_icons(f"server {name!r}", icons)
+        if server_icons:
+            self.info["icons"] = server_icons
+        if page_size is not None and page_size < 1:
+            raise ValueError(f"page_size must be a positive number of entries, not {page_size}")
+        #: Entries per page of tools/list, prompts/list, resources/list (None: one page).
+        self.page_size = page_size
         # Seals 2026-07-28 `requestState`s; give every replica the same `state_key` (random per
         # process by default, so a restart voids the states in flight).
         self.request_states = RequestStates(state_key, ttl=request_state_ttl)
         # SEP-2663 tasks, in `task_store` (an in-memory SQLite store, opened on first use, when
         # None; pass `SQLiteTaskStore(path)` to keep them across restarts).
         self.tasks = TaskManager(
-            task_store, ttl_ms=task_ttl_ms, poll_interval_ms=task_poll_interval_ms
+            task_store,
+            ttl_ms=task_ttl_ms,
+            poll_interval_ms=task_poll_interval_ms,
+            on_change=lambda task_id: self.changes.publish(TASK_STATUS, task_id),
         )
         self._tools: dict[str, ToolEntry] = {}
         self._tool_list: list[dict[str, Any]] | None = None
@@ -131,6 +142,7 @@ class MCPServer:
         header_params: Mapping[str, str] | None = None,
         task: str | None = None,
         task_after: float = 0.0,
+        icons: Sequence[dict[str, Any]] | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(  # type: ignore[misc]  # the overload spells the options out
@@ -176,6 +188,7 @@ class MCPServer:
         header_params: Mapping[str, str] | None = None,
         task: str | None = None,
         task_after: float = 0.0,
+        icons: Sequence[dict[str, Any]] | None = None,
     ) -> None:
         """Publish an existing toolweave `Tool` (a `FunctionTool`, a proxied MCP tool, ...);
         the options mean what they mean on `tool()`."""
@@ -193,6 +206,7 @@ class MCPServer:
                 header_params=header_params,
                 task=task,
                 task_after=task_after,
+                icons=icons,
             )
         )
 
@@ -272,6 +286,7 @@ class MCPServer:
         title: str | None = None,
         description: str | None = None,
         mime_type: str | None = None,
+        icons: Sequence[dict[str, Any]] | None = None,
     ) -> Callable[[F], F]:
         """Register a resource (`"docs://readme"`) or a template (`"users://{id}/profile"`).
 
@@ -288,6 +303,7 @@ class MCPServer:
                     title=title,
                     description=description,
                     mime_type=mime_type,
+                    icons=check_icons(f"resource {uri!r}", icons),
                 )
             )
             return func
@@ -299,7 +315,12 @@ class MCPServer:
 
     @overload
     def prompt(
-        self, *, name: str | None = None, title: str | None = None, description: str | None = None
+        self,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: Sequence[dict[str, Any]] | None = None,
     ) -> Callable[[F], F]: ...
 
     def prompt(  # type: ignore[misc]  # options are spelled out in the overload
@@ -316,7 +337,11 @@ class MCPServer:
             if name in self.prompts:
                 raise ValueError(f"a prompt named {name!r} is already registered")
             self.prompts[name] = PromptEntry(
-                f, name=name, title=options.get("title"), description=options.get("description")
+                f,
+                name=name,
+                title=options.get("title"),
+                description=options.get("description"),
+                icons=check_icons(f"prompt {name!r}", options.get("icons")),
             )
             return f
 
@@ -378,92 +403,6 @@ class MCPServer:
     async def _notify_list(self, method: str) -> None:
         self.changes.publish(method)
         await self.changes.broadcast(self.sessions, method, None)
-
-    # -- transports -------------------------------------------------------------------------------
-
-    async def run_stdio(self, *, max_line_bytes: int | None = None) -> None:
-        """Serve one client over stdin/stdout until stdin closes; a message (line) over
-        `max_line_bytes` (default `MAX_LINE_BYTES`, 64 MiB) gets an error and is dropped."""
-        from toolweave.mcp.server._stdio import MAX_LINE_BYTES, serve_stdio
-
-        await serve_stdio(self, max_line_bytes=max_line_bytes or MAX_LINE_BYTES)
-
-    def asgi_app(
-        self,
-        path: str = "/mcp",
-        *,
-        allowed_origins: Sequence[str] = (),
-        allowed_hosts: Sequence[str] | None = None,
-        auth_token: str | None = None,
-        event_store: EventStore | None = None,
-        sse_retry_ms: int = 1000,
-        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-        max_sessions: int = DEFAULT_MAX_SESSIONS,
-        session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT,
-    ) -> Starlette:
-        """A Starlette app serving Streamable HTTP at `path` (mount it in FastAPI if you like).
-
-        A browser `Origin` other than loopback is refused unless listed in `allowed_origins`
-        (DNS-rebinding protection). `allowed_hosts` lists the `Host` header values to accept
-        (`run()` passes the loopback names when bound to loopback); None skips the Host check,
-        for apps behind a proxy that picks the host. With `auth_token`, every request needs
-        `Authorization: Bearer <token>` (compared in constant time).
-
-        Limits (every one a client could otherwise push): a request body over
-        `max_body_bytes` gets 413 (checked while reading, chunked bodies too); at most
-        `max_sessions` sessions live, the least recently seen closed to make room; a session
-        unused for `session_idle_timeout` seconds is closed.
-        """
-        try:
-            from toolweave.mcp.server._asgi import build_app
-        except ImportError as exc:
-            raise ImportError(
-                f"Streamable HTTP needs starlette and uvicorn ({exc.name} is missing): "
-                "pip install 'toolweave[server]'"
-            ) from exc
-
-        return build_app(
-            self,
-            path,
-            allowed_origins=allowed_origins,
-            allowed_hosts=allowed_hosts,
-            auth_token=auth_token,
-            event_store=event_store,
-            sse_retry_ms=sse_retry_ms,
-            max_body_bytes=max_body_bytes,
-            max_sessions=max_sessions,
-            session_idle_timeout=session_idle_timeout,
-        )
-
-    def run(
-        self,
-        transport: str = "stdio",
-        *,
-        host: str = "127.0.0.1",
-        port: int = 8000,
-        path: str = "/mcp",
-        auth_token: str | None = None,
-        log_level: str = "info",
-    ) -> None:
-        """Serve until interrupted: `"stdio"` (logs go to stderr only) or `"http"`.
-
-        Over HTTP, uvicorn logs its startup line (`Uvicorn running on ...`) to stderr at the
-        default `log_level`; per-request access logs are off. Binding beyond loopback without
-        `auth_token` logs a warning: anyone who can reach the port can call every tool.
-        """
-        if transport == "stdio":
-            asyncio.run(self.run_stdio())
-            return
-        if transport != "http":
-            raise ValueError(f"transport must be 'stdio' or 'http', not {transport!r}")
-        from toolweave._extras import require
-
-        require("server", 'MCPServer.run("http")')
-        from toolweave.mcp.server._asgi import serve_http
-
-        serve_http(
-            self, host=host, port=port, path=path, auth_token=auth_token, log_level=log_level
-        )
 
     def __repr__(self) -> str:
         return f"MCPServer(name={self.name!r}, tools={len(self._tools)})"

@@ -58,6 +58,8 @@ TOOLS_CHANGED = "notifications/tools/list_changed"
 PROMPTS_CHANGED = "notifications/prompts/list_changed"
 RESOURCES_CHANGED = "notifications/resources/list_changed"
 RESOURCE_UPDATED = "notifications/resources/updated"
+#: SEP-2663: a followed task changed; its params are the task as `tasks/get` returns it.
+TASK_STATUS = "notifications/tasks"
 
 # Limits on what a peer controls (client and server both read them from here).
 #: Deepest JSON nesting a message may have; deeper ones are parse errors (-32700) on decode.
