@@ -18,6 +18,7 @@ from toolweave.governance.approvals import ApprovalAnswer, ApprovalRequest, Appr
 from toolweave.governance.hooks import Hooks
 from toolweave.governance.pipeline import GateContext, Governance
 from toolweave.governance.rules import Explanation, Rules
+from toolweave.host.accounting import client_key
 from toolweave.host.config import HostConfig
 from toolweave.mcp.server.context import Context
 from toolweave.mcp.shared.constants import META_PROTOCOL_VERSION
@@ -82,7 +83,11 @@ class HostGovernance:
         approver = elicitation_approver(ctx)
         if approver is not None:
             governance = replace(governance, approver=approver)
-        return governance, GateContext(ctx.session_id, state=self._state(ctx.session_id))
+        # The requester is the client (its principal, else its address): the console's queue
+        # caps what one client may have waiting.
+        gate = GateContext(ctx.session_id, state=self._state(ctx.session_id),
+                           requester=client_key(ctx))  # fmt: skip
+        return governance, gate
 
     def _state(self, session_id: str | None) -> ApprovalState:
         if session_id is None:

@@ -18,7 +18,7 @@ from typing import Any
 from toolweave.host._governance import HostGovernance
 from toolweave.host.accounting import Accounting
 from toolweave.host.config import HostConfig
-from toolweave.host.console.app import CONSOLE_PATH, Console
+from toolweave.host.console.app import CONSOLE_PATH, Console, ConsoleApprovals
 from toolweave.host.providers.base import (
     CapabilityProvider,
     load_provider,
@@ -148,7 +148,9 @@ class ToolHost:
         policy = config.policy
         self.policy = PermissionPolicy(policy.allowed, policy.denied, policy.allow_unspecified)
         self.accounting = Accounting(config)
-        self.console = Console(self)
+        self.console = Console(
+            self, approvals=ConsoleApprovals(max_pending_per_client=config.approvals_per_client)
+        )
         approver = self.console.approvals if config.console_approvals else None
         self.governance = HostGovernance(config, approver)
         self.server = MCPServer(config.name, __version__, instructions=INSTRUCTIONS)
@@ -286,6 +288,8 @@ class ToolHost:
             max_body_bytes=config.max_body_bytes,
             max_sessions=config.max_sessions,
             session_idle_timeout=config.session_idle_timeout,
+            body_read_timeout=config.body_read_timeout,
+            tokens=config.tokens,
         )
         if config.console:  # the same app, the same guard as `config.path`
             app.router.routes.extend(self.console.routes(app.state.mcp))
