@@ -116,6 +116,9 @@ from toolweave.mcp.shared.constants import (
 )
 
 DEFAULT_CONFIG_FILE = "toolweave.toml"
+USER_CONFIG_FILE = "~/.toolweave/toolweave.toml"
+"""The user's own config: what `toolweave serve` runs when no `--config` is given and the
+current folder's `toolweave.toml` is absent or not trusted."""
 TOKEN_ENV = "TOOLWEAVE_SERVE_TOKEN"
 CONSOLE_TOKEN_ENV = "TOOLWEAVE_CONSOLE_TOKEN"
 ENV_PREFIX = "TOOLWEAVE_"
@@ -406,3 +409,33 @@ def load_host_config(
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{file} is not valid TOML: {exc}") from None
     return parse_config(raw, source=file, text=text, env=environ)
+
+
+def load_served_config(
+    path: str | Path | None = None, *, env: Mapping[str, str] | None = None
+) -> tuple[HostConfig, str | None]:
+    """The config `toolweave serve` runs, and a note for the person when it passed one over.
+
+    A config starts programs (`[mcpServers]`, hooks), so a `toolweave.toml` that merely sits in
+    the current folder (a cloned repository's) runs only once a person trusted it (`toolweave
+    trust`: its path and content hash, `toolweave.storage.trust`), or when named with
+    `--config` (`path`). Otherwise the user's own `~/.toolweave/toolweave.toml` (or the
+    defaults) is used, and the note says why the local one was not."""
+    from toolweave.storage.trust import is_trusted
+
+    if path is not None:
+        return load_host_config(path, env=env), None
+    local = Path(DEFAULT_CONFIG_FILE)
+    if local.is_file() and is_trusted(local):
+        return load_host_config(local, env=env), None
+    note = None
+    if local.is_file():
+        note = (
+            f"{local.resolve()} is not trusted, so it was not used (it can start programs: "
+            "[mcpServers], hooks); review it, then run `toolweave trust toolweave.toml`, or "
+            "pass --config toolweave.toml"
+        )
+    user = Path(USER_CONFIG_FILE).expanduser()
+    if user.is_file():
+        return load_host_config(user, env=env), note
+    return parse_config({}, env=os.environ if env is None else env), note
