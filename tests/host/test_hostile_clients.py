@@ -30,7 +30,10 @@ INIT = {
 }
 
 
-async def calculate(url: str, *, source: str = "127.0.0.1", token: str | None = None) -> Any:
+async def calculate(
+    url: str, *, source: str = "127.0.0.1", token: str | None = None,
+    name: str = "calculate", arguments: dict[str, Any] | None = None,
+) -> Any:  # fmt: skip
     """One session from `source` (a loopback address of this machine) and one tool call."""
     auth = {"Authorization": f"Bearer {token}"} if token else {}
     transport = httpx.AsyncHTTPTransport(local_address=source)
@@ -40,8 +43,9 @@ async def calculate(url: str, *, source: str = "127.0.0.1", token: str | None = 
         headers = {**ACCEPT, **auth, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
         note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
         await http.post(url, json=note, headers=headers)
+        args = arguments if arguments is not None else {"expression": "6 * 7"}
         call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                "params": {"name": "calculate", "arguments": {"expression": "6 * 7"}}}  # fmt: skip
+                "params": {"name": name, "arguments": args}}  # fmt: skip
         answer = await http.post(url, json=call, headers=headers)
         return answer.json()["result"]
 
@@ -117,6 +121,32 @@ async def test_one_clients_approval_flood_never_refuses_another() -> None:
         task.cancel()
     await asyncio.gather(*flood[:3], return_exceptions=True)
     assert queue.pending() == []
+
+
+async def test_a_served_flood_of_asks_leaves_room_for_another_client() -> None:
+    tokens = {"alice": "alice-" + "a" * 32, "bob": "bob-" + "b" * 32}
+    table = {"tokens": tokens, "console_approvals": True, "approvals_per_client": 2,
+             "rules": {"ask": ["get_weather"]}}  # fmt: skip
+    async with serving(**table) as host:
+        queue = host.console.approvals
+        url = host.config.url
+
+        def weather(who: str, city: str) -> Any:
+            return asyncio.ensure_future(calculate(url, token=tokens[who], name="get_weather",
+                                                   arguments={"city": city}))  # fmt: skip
+
+        flood = [weather("alice", city) for city in ("北京", "上海")]
+        await queue.wait_pending(2)
+        refused = await weather("alice", "广州")  # alice's third: refused at once
+        bob = weather("bob", "London")
+        waiting = await queue.wait_pending(3)
+        (mine,) = [p for p in waiting if p.request.requester == "principal:client:bob"]
+        assert queue.answer(mine.id, "approve")
+        answered = await bob
+        for item in queue.pending():
+            queue.answer(item.id, "deny")
+        await asyncio.gather(*flood)
+    assert refused.get("isError") and not answered.get("isError")
 
 
 def test_the_tokens_table_is_checked() -> None:
