@@ -194,7 +194,7 @@ def data_dir_config(tmp_path: Path) -> None:
 
 async def test_cli_stdio_serves_the_official_client(tmp_path: Path) -> None:
     data_dir_config(tmp_path)
-    args = ["serve", "--stdio", "--demo"]
+    args = ["serve", "--stdio", "--demo", "-c", "toolweave.toml"]
     params = StdioServerParameters(
         command=str(TOOLWEAVE), args=args, cwd=tmp_path, env=dict(os.environ)
     )
@@ -255,7 +255,7 @@ async def test_cli_port_zero_prints_the_bound_port_and_the_exact_command(tmp_pat
 async def test_cli_http_prints_how_to_connect_and_serves(tmp_path: Path) -> None:
     port = free_port()
     data_dir_config(tmp_path)
-    proc = start_serve(port, tmp_path)
+    proc = start_serve(port, tmp_path, "-c", "toolweave.toml")
     try:
         assert proc.stdout is not None
         banner = "".join(iter_until(proc.stdout, "Ctrl+C"))
@@ -325,7 +325,7 @@ async def test_cli_http_with_token_requires_it(tmp_path: Path) -> None:
 
     port = free_port()
     data_dir_config(tmp_path)
-    proc = start_serve(port, tmp_path, "--token", "s3cret-token")
+    proc = start_serve(port, tmp_path, "--token", "s3cret-token", "-c", "toolweave.toml")
     try:
         assert proc.stdout is not None
         banner = "".join(iter_until(proc.stdout, "Ctrl+C"))

@@ -117,7 +117,10 @@ def serve(
     config: Annotated[
         Path | None,
         typer.Option(
-            "--config", "-c", help="toolweave.toml to use (default: ./toolweave.toml if present)."
+            "--config",
+            "-c",
+            help="toolweave.toml to use (default: ./toolweave.toml once `toolweave trust` "
+            "recorded it, else ~/.toolweave/toolweave.toml).",
         ),
     ] = None,
     token: str | None = typer.Option(
@@ -132,13 +135,15 @@ def serve(
 ) -> None:
     """Serve memory, the knowledge base, notes, skills and the safe built-ins (and any proxied
     MCP servers) as one MCP server; --demo adds the demo tools."""
-    from toolweave.host import ToolHost, load_host_config
-    from toolweave.host.config import DEMO_PROVIDER
+    from toolweave.host import ToolHost
+    from toolweave.host.config import DEMO_PROVIDER, load_served_config
 
     if stdio and http:
         raise typer.BadParameter("choose one of --stdio or --http")
     try:
-        host_config = load_host_config(config)
+        host_config, note = load_served_config(config)
+        if note is not None:
+            typer.echo(f"note: {note}", err=True)
         if http is not None:
             host_config.transport = "http"
             host_config.host, host_config.port = _split_address(http)

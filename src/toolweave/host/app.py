@@ -20,7 +20,7 @@ from toolweave.governance.errors import CallBlocked, HookStopped
 from toolweave.host._governance import HostGovernance
 from toolweave.host.accounting import accounting_for
 from toolweave.host.config import HostConfig
-from toolweave.host.console.app import CONSOLE_PATH, Console
+from toolweave.host.console.app import CONSOLE_PATH, Console, ConsoleApprovals
 from toolweave.host.providers.base import (
     CapabilityProvider,
     damaged_provider,
@@ -148,7 +148,9 @@ class ToolHost:
         policy = config.policy
         self.policy = PermissionPolicy(policy.allowed, policy.denied, policy.allow_unspecified)
         self.accounting = accounting_for(config)
-        self.console = Console(self)
+        self.console = Console(
+            self, approvals=ConsoleApprovals(max_pending_per_client=config.approvals_per_client)
+        )
         approver = self.console.approvals if config.console_approvals else None
         self.governance = HostGovernance(config, approver)
         # The published tools, run by the call chain's terminal (`ToolRegistry.invoke`).
@@ -321,6 +323,8 @@ class ToolHost:
             max_body_bytes=config.max_body_bytes,
             max_sessions=config.max_sessions,
             session_idle_timeout=config.session_idle_timeout,
+            body_read_timeout=config.body_read_timeout,
+            tokens=config.tokens,
         )
         if config.console:  # the same app, the same guard as `config.path`
             app.router.routes.extend(self.console.routes(app.state.mcp))
