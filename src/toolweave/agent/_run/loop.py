@@ -34,6 +34,7 @@ from toolweave.agent.events import (
     UserOutputSent,
 )
 from toolweave.agent.orchestration.settings import SCOPE_EXTRA, RunScope
+from toolweave.errors import ToolweaveError
 from toolweave.governance.middleware import GovernanceMiddleware
 from toolweave.governance.pipeline import CallBlocked, GateContext
 from toolweave.llm import (
@@ -340,7 +341,8 @@ class Run:
         for inv in invocations:
             error = inv.error
             if error is not None and not error.recoverable and not isinstance(error, ToolNotFound):
-                return error
+                cause = error.__cause__  # the run ends with the family's own error (MCPError)
+                return cause if isinstance(cause, ToolweaveError) else error
         return None
 
     def gate_context(self) -> GateContext:

@@ -32,7 +32,9 @@ from toolweave.agent.orchestration.settings import (
     SubagentTools,
 )
 from toolweave.governance import GateContext
+from toolweave.governance.errors import GovernanceError
 from toolweave.llm import ModelError, Usage
+from toolweave.mcp.shared.errors import MCPError
 from toolweave.tools import (
     ExecutionFailed,
     Tool,
@@ -205,7 +207,7 @@ async def run_subagent(
             f"The subagent did not finish within {timeout:.0f}s; its partial work is lost. "
             "Narrow the task or continue without it."
         )
-    except (ToolError, AgentError, ModelError) as exc:
+    except (ToolError, GovernanceError, MCPError, AgentError, ModelError) as exc:
         status, output = "error", f"The subagent failed: {exc}"
     await parent.governance.fire(
         "SubagentStop", gate, **who, stop_hook_active=False, last_assistant_message=output
