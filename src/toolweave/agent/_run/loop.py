@@ -34,6 +34,7 @@ from toolweave.agent.events import (
     UserOutputSent,
 )
 from toolweave.agent.orchestration.settings import SCOPE_EXTRA, RunScope
+from toolweave.agent.result import RunResult
 from toolweave.errors import ToolweaveError
 from toolweave.governance.middleware import GovernanceMiddleware
 from toolweave.governance.pipeline import CallBlocked, GateContext
@@ -58,7 +59,6 @@ from toolweave.tools.context import REGISTRY_EXTRA
 
 if TYPE_CHECKING:
     from toolweave.agent._run.config import RunConfig
-    from toolweave.agent.agent import RunResult
     from toolweave.agent.orchestration.slash_commands import Command
     from toolweave.agent.session import Session
 
@@ -349,7 +349,7 @@ class Run:
         """Read per call: the session's mode may be switched while the run goes on, and a
         skill activated during the run grants its `allowed-tools` from then on."""
         gate = GateContext.of(self.session, self.registry.policy)
-        gate.preapproved = lambda: run_grants(self)
+        gate.preapproved = lambda: run_grants(self.config, self.command, self.session)
         return gate
 
     def call_setup(self, turn: int) -> CallSetup:
@@ -473,8 +473,6 @@ class Run:
         self._inflight = None
 
     def _result(self, output: Any, new: list[Message], turns: int) -> RunResult[Any]:
-        from toolweave.agent.agent import RunResult
-
         return RunResult(
             output=output,
             messages=list(self.session.messages),

@@ -26,6 +26,7 @@ from toolweave.agent.errors import AgentError
 from toolweave.agent.orchestration.errors import SubagentBudgetExhausted
 from toolweave.agent.orchestration.settings import (
     MAX_SUBAGENT_DEPTH,
+    ORCHESTRATION_TOOLS,
     SCOPE_EXTRA,
     AgentType,
     RunScope,
@@ -49,18 +50,6 @@ SUBAGENT_RESERVE = 30.0
 """Seconds of the parent's deadline a subagent never gets: the parent's time to finish."""
 MIN_SUBAGENT_TIMEOUT = 1.0
 MAX_SUBAGENT_TIMEOUT = 3600.0
-ORCHESTRATION_TOOLS = frozenset(
-    {
-        "subagent_run",
-        "subagent_list",
-        "subagent_cancel",
-        "team_run",
-        "team_save",
-        "team_list",
-        "team_delete",
-    }
-)
-"""Never offered to a subagent or team member: no recursion."""
 SESSION_TOOL_CATEGORIES = frozenset({"memory", "knowledge", "clock"})
 """Categories a `read_only` subagent keeps even when they write (they write the
 session's own notes, memory and schedules, not the world)."""
