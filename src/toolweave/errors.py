@@ -28,20 +28,21 @@ where the class and its children live):
     │   ├── ToolTimeout: the call ran past its timeout
     │   ├── ToolCancelled: the caller cancelled the call
     │   ├── ShellParseError (also ValueError): a command line that does not parse
-    │   ├── WrapperError (also ValueError): a wrapper command is missing an option's value
-    │   ├── CallBlocked (governance): a gate stage blocked the call
-    │   ├── HookStopped (governance): a hook ended the run
-    │   ├── SkillError (skills): a skill cannot be loaded, installed or read
-    │   ├── KnowledgeBaseError (kb): a knowledge-base or notes call failed
-    │   │   ├── DocumentError: a document cannot be read or converted
-    │   │   └── NoteNotFound: no note with that id
-    │   └── MCPError (mcp): an MCP request or connection failed
-    │       ├── MCPTimeout: no answer in time
-    │       ├── MCPConnectionClosed: the peer went away
-    │       ├── OAuthError: authorization failed
-    │       ├── InputRequired: a 2026 call needs the client's answers first (server-internal)
-    │       ├── SkillVerificationError: a server's skill file differs from its listing
-    │       └── JSONRPCError: the peer answered with a JSON-RPC error
+    │   └── WrapperError (also ValueError): a wrapper command is missing an option's value
+    ├── GovernanceError (governance): governance refused a call or stopped a run
+    │   ├── CallBlocked: a gate stage blocked the call
+    │   └── HookStopped: a hook ended the run
+    ├── SkillError (skills): a skill cannot be loaded, installed or read
+    ├── KnowledgeBaseError (kb): a knowledge-base or notes call failed
+    │   ├── DocumentError: a document cannot be read or converted
+    │   └── NoteNotFound: no note with that id
+    ├── MCPError (mcp): an MCP request or connection failed
+    │   ├── MCPTimeout: no answer in time
+    │   ├── MCPConnectionClosed: the peer went away
+    │   ├── OAuthError: authorization failed
+    │   ├── InputRequired: a 2026 call needs the client's answers first (server-internal)
+    │   ├── SkillVerificationError: a server's skill file differs from its listing
+    │   └── JSONRPCError: the peer answered with a JSON-RPC error
     ├── ModelError (llm): a provider refused or failed
     ├── AccountingError (accounting): quotas and the query log
     │   └── QuotaExceeded: a quota is used up

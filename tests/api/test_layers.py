@@ -117,3 +117,99 @@ def test_type_checking_and_function_local_imports_count() -> None:
         "toolweave.storage.probe", modules()["toolweave.storage"].path, ast.parse(source), False
     )
     assert imported_packages(probe) == {"agent": 3, "host": 5, "cli": 6}
+
+
+# Inside a package, no import cycle either (every import counts, as above). These are the
+# cycles left to break, each a set of modules; the list only shrinks, and `agent`, `governance`
+# and `mcp` must end without one: `agent` and `governance` have none (RunResult has its own
+# module, the `_run` helpers take what they read, orchestration reaches the agent through
+# `ScopedAgent`); `mcp` keeps its cycles until its files move into layers (not while two
+# engineers edit it).
+KNOWN_CYCLES: dict[str, list[frozenset[str]]] = {
+    "builtins": [frozenset({"builtins._sql_postgres", "builtins.sql"})],
+    "host": [frozenset({"host.app", "host.console.app"})],
+    "mcp": [
+        frozenset({"mcp.shared.jsonrpc", "mcp.shared.peer"}),
+        frozenset({"mcp.lazy", "mcp.manager", "mcp.self_tools"}),
+        frozenset(
+            {
+                "mcp.server._asgi",
+                "mcp.server._guards",
+                "mcp.server._handlers",
+                "mcp.server._http",
+                "mcp.server._listen",
+                "mcp.server._session",
+                "mcp.server.app",
+                "mcp.server.context",
+            }
+        ),
+    ],
+    "memory": [
+        frozenset({"memory._overview", "memory._search", "memory.maintenance", "memory.manager"})
+    ],
+    "scheduler": [frozenset({"scheduler.clock_tools", "scheduler.scheduler"})],
+    "skills": [frozenset({"skills.library", "skills.tools"})],
+    "storage": [frozenset({"storage.retrieval.fusion", "storage.retrieval.index"})],
+    "tools": [frozenset({"tools.base", "tools.calls", "tools.context", "tools.registry"})],
+}
+
+
+def imported_modules(module: Module) -> set[str]:
+    """The toolweave modules `module` imports (a name imported from a package counts as its
+    submodule when it is one)."""
+    known = modules()
+    found: set[str] = set()
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.ImportFrom):
+            source = module.resolve(node)
+            for alias in node.names:
+                target = f"{source}.{alias.name}"
+                found.add(target if target in known else source)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {name for name in found if name in known}
+
+
+def package_cycles(package: str) -> list[frozenset[str]]:
+    """The import cycles among `package`'s modules (strongly connected components of two or
+    more), named without the `toolweave.` prefix."""
+    graph = {
+        name: {t for t in imported_modules(m) if _package(t) == package}
+        for name, m in modules().items()
+        if _package(name) == package
+    }
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[frozenset[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's algorithm
+        order[node] = low[node] = len(order)
+        stack.append(node)
+        for target in graph[node]:
+            if target not in order:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], order[target])
+        if low[node] == order[node]:
+            component = set()
+            while True:
+                member = stack.pop()
+                component.add(member.removeprefix("toolweave."))
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(frozenset(component))
+
+    for node in sorted(graph):
+        if node not in order:
+            visit(node)
+    return cycles
+
+
+@pytest.mark.parametrize("package", list(RANK))
+def test_no_import_cycle_inside_a_package_beyond_the_known_ones(package: str) -> None:
+    assert sorted(map(sorted, package_cycles(package))) == sorted(
+        map(sorted, KNOWN_CYCLES.get(package, []))
+    )

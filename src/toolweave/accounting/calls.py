@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolweave.tools import ToolResult, ToolTimeout
-from toolweave.tools.calls import CallHandler, ToolCall
+from toolweave.tools.calls import CallHandler, ToolCall, ToolInvocation
 from toolweave.tools.context import ToolContext
-from toolweave.tools.registry import ToolInvocation
 
 if TYPE_CHECKING:
     from toolweave.accounting.query_log import QueryLog, QueryStatus

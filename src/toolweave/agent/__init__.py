@@ -15,7 +15,7 @@ from toolweave._lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "Agent": "toolweave.agent.agent",
-    "RunResult": "toolweave.agent.agent",
+    "RunResult": "toolweave.agent.result",
     "AgentError": "toolweave.agent.errors",
     "MaxTurnsExceeded": "toolweave.agent.errors",
     "OutputValidationError": "toolweave.agent.errors",
@@ -55,7 +55,7 @@ _EXPORTS.update(
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
-    from toolweave.agent.agent import Agent, RunResult
+    from toolweave.agent.agent import Agent
     from toolweave.agent.errors import (
         AgentError,
         MaxTurnsExceeded,
@@ -80,6 +80,7 @@ if TYPE_CHECKING:
         UserOutputSent,
     )
     from toolweave.agent.output import Output, OutputMode, OutputSpec
+    from toolweave.agent.result import RunResult
     from toolweave.agent.session import Session
     from toolweave.agent.stores import PostgresSessionStore, SessionStore, SQLiteSessionStore
 

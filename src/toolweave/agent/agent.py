@@ -10,59 +10,34 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import AsyncGenerator, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Generic, Literal
 
 from toolweave.agent._run.command_run import command_config
 from toolweave.agent._run.config import RunConfig
 from toolweave.agent._run.loop import Run
 from toolweave.agent.events import AgentEvent
-from toolweave.agent.orchestration.settings import (
-    Orchestration,
-    RunScope,
-    orchestration_registry,
-)
+from toolweave.agent.orchestration.registry import orchestration_registry
+from toolweave.agent.orchestration.settings import Orchestration, RunScope
 from toolweave.agent.output import Output, OutputT
+from toolweave.agent.result import RunResult
 from toolweave.agent.session import Session
 from toolweave.agent.tracing.run_trace import Tracing
 from toolweave.errors import ConfigError
 from toolweave.governance.pipeline import Governance
 from toolweave.governance.rules import Rules
-from toolweave.llm import Message, Model, ModelSettings, Usage
+from toolweave.llm import Message, Model, ModelSettings
 from toolweave.tools import (
     FunctionTool,
     PermissionPolicy,
     Tool,
-    ToolInvocation,
     ToolRegistry,
-    UserOutput,
 )
 from toolweave.tools.context import DepsT
 
 if TYPE_CHECKING:
     from toolweave.memory import MemoryManager, MemorySettings
     from toolweave.skills import SkillLibrary, SkillSettings
-
-
-@dataclass(slots=True)
-class RunResult(Generic[OutputT]):
-    """What a finished run produced.
-
-    `output` is the answer text, or an instance of `output_type`; `messages` is the session's
-    whole history after the run and `new_messages` the part this run added; `invocations`
-    are the tool calls in the order the model made them; `user_outputs` what tools sent to
-    the user (`ctx.send_*`).
-    """
-
-    output: OutputT
-    messages: list[Message]
-    usage: Usage
-    invocations: list[ToolInvocation]
-    new_messages: list[Message] = field(default_factory=list)
-    turns: int = 0
-    run_id: str = ""
-    session_id: str = ""
-    user_outputs: list[UserOutput] = field(default_factory=list)
 
 
 _DONE: Any = object()

@@ -22,7 +22,7 @@ from toolweave.llm import ProviderToolPart, ToolCallPart, ToolResultPart, Usage
 from toolweave.tools import ToolError, UserOutput
 
 if TYPE_CHECKING:
-    from toolweave.agent.agent import RunResult
+    from toolweave.agent.result import RunResult
 
 TurnReason = Literal["tool_calls", "stop", "length", "content_filter", "error", "retry"]
 

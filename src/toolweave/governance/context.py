@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from toolweave.governance.approvals import ApprovalState
 from toolweave.tools import PermissionPolicy
 
 if TYPE_CHECKING:
-    from toolweave.governance.gates import GovernedSession
     from toolweave.governance.rules import Rules
 
 __all__ = [
@@ -21,6 +20,7 @@ __all__ = [
     "AgentIdentity",
     "Clearance",
     "GateContext",
+    "GovernedSession",
     "PermissionMode",
 ]
 
@@ -34,6 +34,19 @@ PERMISSION_MODES: tuple[PermissionMode, ...] = (
     "dontAsk",
     "bypassPermissions",
 )
+
+
+class GovernedSession(Protocol):
+    """What the pipeline reads of a session (`toolweave.agent.Session` is one)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def permission_mode(self) -> PermissionMode: ...
+    @property
+    def approvals(self) -> ApprovalState: ...
+    @property
+    def requester(self) -> str | None: ...
 
 
 @dataclass(frozen=True)

@@ -1,22 +1,33 @@
 """Why governance refused a call or a configuration.
 
-`CallBlocked` and `HookStopped` are `ToolError`s, so a blocked call reaches the model as text
-(or ends the run when it is not recoverable); the configuration errors are `ConfigError`s that
-name the rule, hook or file at fault.
+`CallBlocked` and `HookStopped` are `GovernanceError`s, signals of the call chain's governance
+stage, not failed tool calls: a blocked call reaches the model as text (`recoverable`), a
+stopped one ends the run. The configuration errors are `ConfigError`s that name the rule, hook
+or file at fault.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from toolweave.errors import ConfigError
-from toolweave.tools import ToolError
+from toolweave.errors import ConfigError, ToolweaveError
 
 Stage = Literal["plan", "gate", "rules", "hook", "admin", "approval"]
 """Where a call was blocked ("gate" is a custom `ToolGate`)."""
 
 
-class CallBlocked(ToolError):
+class GovernanceError(ToolweaveError):
+    """Governance refused a call or stopped a run; `message` is written for the model and
+    `tool` names the call's tool."""
+
+    recoverable = False
+
+    def __init__(self, message: str, *, tool: str | None = None) -> None:
+        super().__init__(message)
+        self.message, self.tool = message, tool
+
+
+class CallBlocked(GovernanceError):
     """A gate blocked the call before it ran; the model gets `reason` and may change course."""
 
     recoverable = True
@@ -27,7 +38,7 @@ class CallBlocked(ToolError):
         self.reason = reason
 
 
-class HookStopped(ToolError):
+class HookStopped(GovernanceError):
     """A hook answered `continue: false`: the run ends with its `stopReason`."""
 
     recoverable = False

@@ -10,27 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
+from toolweave.governance.context import GovernedSession
 from toolweave.llm import ToolCallPart
 from toolweave.tools import PermissionDenied, Tool, ToolError, ToolRegistry
-
-if TYPE_CHECKING:
-    from toolweave.governance.approvals import ApprovalState
-    from toolweave.governance.context import PermissionMode
-
-
-class GovernedSession(Protocol):
-    """What the pipeline reads of a session (`toolweave.agent.Session` is one)."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def permission_mode(self) -> PermissionMode: ...
-    @property
-    def approvals(self) -> ApprovalState: ...
-    @property
-    def requester(self) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True)

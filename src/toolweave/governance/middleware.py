@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolweave.governance.approvals import ApprovalState
+from toolweave.governance.context import GovernedSession
 from toolweave.governance.errors import CallBlocked, HookStopped
-from toolweave.governance.gates import GateRequest, GovernedSession, clear_call
+from toolweave.governance.gates import GateRequest, clear_call
 from toolweave.governance.pipeline import GateContext, Governance, PermissionMode
 from toolweave.llm import ToolCallPart
 from toolweave.tools import (

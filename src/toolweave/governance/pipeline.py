@@ -1,6 +1,8 @@
 """`Governance`: the one gate pipeline every run's tool calls pass, cheapest check first.
 
-plan mode -> rules -> PreToolUse hooks -> admin approval -> user approval. A block is the call's
+plan mode -> gates (the agent's circuit breaker, then `gates`) -> rules -> PreToolUse hooks ->
+admin approval -> user approval, run in this order for every call by `GovernanceMiddleware`
+(`toolweave.governance.middleware`), the governance stage of the call chain. A block is the call's
 recoverable error result (`CallBlocked`, with the stage that blocked it) and the run goes on;
 only a hook's `continue: false` ends the run here. The declared-permission policy is not a stage
 of this pipeline: it has one decider, `ToolRegistry.check_permissions`, which the agent loop

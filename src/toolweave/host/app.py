@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from toolweave.accounting.calls import QUERY_LOG_FILE
-from toolweave.governance.errors import CallBlocked, HookStopped
+from toolweave.governance.errors import GovernanceError
 from toolweave.host._governance import HostGovernance
 from toolweave.host.accounting import accounting_for
 from toolweave.host.config import HostConfig
@@ -108,10 +108,11 @@ class GovernedTool:
         call = ToolCall(self.name, ctx.call_id, args, self.inner, ctx, self.timeout)
         try:
             inv = await self._handler(call)
-        except (CallBlocked, HookStopped, ToolError) as refused:
+        except (GovernanceError, ToolError) as refused:
             return ToolResult.error(refused.message)
-        if isinstance(inv.error, MCPError):
-            raise inv.error  # a downstream failure: a JSON-RPC error, as the server maps it
+        failure = inv.error.__cause__ if inv.error is not None else None
+        if isinstance(failure, MCPError):
+            raise failure  # a downstream failure: a JSON-RPC error, as the server maps it
         result = inv.result
         if call.notes:
             content = [*result.content, *(TextContent(n) for n in call.notes)]

@@ -38,7 +38,7 @@ _EXPORTS: dict[str, str] = {
     "tool": "function_tool",
     "Permission": "permissions",
     "PermissionPolicy": "permissions",
-    "ToolInvocation": "registry",
+    "ToolInvocation": "calls",
     "ToolRegistry": "registry",
     "ToolStats": "registry",
     "AudioContent": "result",
@@ -57,7 +57,7 @@ _EXPORTS: dict[str, str] = {
 if TYPE_CHECKING:
     from toolweave.tools.arguments import parse_arguments, repair_json
     from toolweave.tools.base import Tool, ToolAnnotations, ToolDef, tool_def
-    from toolweave.tools.calls import CallHandler, CallMiddleware, ToolCall, chain
+    from toolweave.tools.calls import CallHandler, CallMiddleware, ToolCall, ToolInvocation, chain
     from toolweave.tools.context import CancellationSignal, OutputSink, ToolContext, UserOutput
     from toolweave.tools.errors import (
         ApprovalRequired,
@@ -71,7 +71,7 @@ if TYPE_CHECKING:
     )
     from toolweave.tools.function_tool import FunctionTool, tool
     from toolweave.tools.permissions import Permission, PermissionPolicy
-    from toolweave.tools.registry import ToolInvocation, ToolRegistry, ToolStats
+    from toolweave.tools.registry import ToolRegistry, ToolStats
     from toolweave.tools.result import (
         AudioContent,
         Content,

@@ -19,15 +19,30 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from toolweave.tools.base import Tool
 from toolweave.tools.context import ToolContext
+from toolweave.tools.errors import ToolError
+from toolweave.tools.result import ToolResult
 
-if TYPE_CHECKING:
-    from toolweave.tools.registry import ToolInvocation
+__all__ = ["CallHandler", "CallMiddleware", "ToolCall", "ToolInvocation", "chain"]
 
-__all__ = ["CallHandler", "CallMiddleware", "ToolCall", "chain"]
+
+@dataclass(slots=True)
+class ToolInvocation:
+    """The record of one call: what was asked, what came back, how long it took."""
+
+    name: str
+    call_id: str | None
+    args: dict[str, Any] | str | bytes | None
+    result: ToolResult
+    error: ToolError | None
+    duration: float
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and not self.result.is_error
 
 
 @dataclass(slots=True)
@@ -53,7 +68,7 @@ class ToolCall:
     invocation: ToolInvocation | None = None
 
 
-CallHandler = Callable[[ToolCall], Awaitable["ToolInvocation"]]
+CallHandler = Callable[[ToolCall], Awaitable[ToolInvocation]]
 """Runs a call to its record: the terminal, or the terminal wrapped by middlewares."""
 
 

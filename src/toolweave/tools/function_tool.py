@@ -1,8 +1,10 @@
 """`@tool`: a typed Python function becomes a `Tool` with an exact JSON Schema.
 
 Sync functions run in a worker thread so they never block the event loop; async functions are
-awaited directly. Every exception (SystemExit from an argparse-using helper included) becomes a
-`ToolError`; only the caller's own cancellation propagates, as asyncio requires.
+awaited directly. The library's own errors (`ToolweaveError`) pass through for
+`ToolRegistry.invoke` to make them the call's outcome; every other exception (SystemExit from an
+argparse-using helper included) becomes `ExecutionFailed`; only the caller's own cancellation
+propagates, as asyncio requires.
 """
 
 from __future__ import annotations
@@ -14,10 +16,10 @@ import inspect
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar, overload
 
-from toolweave.errors import ConfigError
+from toolweave.errors import ConfigError, ToolweaveError
 from toolweave.tools.base import ToolAnnotations
 from toolweave.tools.context import ToolContext
-from toolweave.tools.errors import ExecutionFailed, ToolCancelled, ToolError
+from toolweave.tools.errors import ExecutionFailed, ToolCancelled
 from toolweave.tools.permissions import Permission, permission_set
 from toolweave.tools.result import ToolResult, to_tool_result
 from toolweave.tools.schema import FunctionSchema, function_schema
@@ -145,8 +147,8 @@ class FunctionTool:
                 if inspect.isawaitable(value):  # an async function behind a plain decorator
                     value = await value
             return to_tool_result(value)
-        except ToolError:
-            raise
+        except ToolweaveError:
+            raise  # the library's own families: the registry makes them the call's outcome
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None and task.cancelling():

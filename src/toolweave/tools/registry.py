@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from time import perf_counter
 from typing import Any
 
+from toolweave.errors import ToolweaveError
 from toolweave.tools.arguments import parse_arguments
 from toolweave.tools.base import Tool, ToolDef, tool_def
-from toolweave.tools.calls import ToolCall
+from toolweave.tools.calls import ToolCall, ToolInvocation
 from toolweave.tools.context import ToolContext
 from toolweave.tools.errors import (
     ExecutionFailed,
@@ -36,22 +37,6 @@ from toolweave.tools.search import KeywordToolIndex, ToolIndex, ToolMatch
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 DEFAULT_BATCH_TIMEOUT = 60.0
 MAX_LISTED_TOOLS = 50  # in a ToolNotFound message; hundreds of MCP tools would drown the model
-
-
-@dataclass(slots=True)
-class ToolInvocation:
-    """The record of one call: what was asked, what came back, how long it took."""
-
-    name: str
-    call_id: str | None
-    args: dict[str, Any] | str | bytes | None
-    result: ToolResult
-    error: ToolError | None
-    duration: float
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None and not self.result.is_error
 
 
 @dataclass(slots=True)
@@ -291,6 +276,11 @@ class ToolRegistry:
     ) -> ToolInvocation:
         """Run one tool. Errors come back in the invocation; only cancellation propagates.
 
+        The one place where an exception a tool raises becomes its outcome: a `ToolError` as
+        it is; another library error (`MCPError`, `KnowledgeBaseError`, `SkillError`, ...) as
+        `ExecutionFailed` with its message, its recoverability and itself as the cause; anything
+        else as `ExecutionFailed` naming the exception.
+
         Order: lookup, permission policy, argument parsing (repairing broken JSON), then the
         tool (which validates) under the tighter of `timeout` and the tool's own timeout.
         """
@@ -323,6 +313,11 @@ class ToolRegistry:
                 result = to_tool_result(result)  # a hand-written tool returned a plain value
         except ToolError as exc:
             error = exc
+        except ToolweaveError as exc:  # a capability's family (MCP, kb, skills, governance)
+            error = ExecutionFailed(
+                str(exc), tool=name, recoverable=getattr(exc, "recoverable", True)
+            )
+            error.__cause__ = exc
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is None or task.cancelling():

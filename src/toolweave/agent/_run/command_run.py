@@ -24,15 +24,15 @@ import dataclasses
 import logging
 import re
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from toolweave.agent._run.dispatch import dispatch_call
+from toolweave.agent._run.dispatch import CallSetup, dispatch_call
 from toolweave.agent.orchestration.slash_commands import Command, Commands
 from toolweave.llm import Model, ToolCallPart
+from toolweave.tools import ToolContext, ToolInvocation, ToolRegistry
 
 if TYPE_CHECKING:
     from toolweave.agent._run.config import RunConfig
-    from toolweave.agent._run.loop import Run
 
 logger = logging.getLogger("toolweave.agent.commands")
 
@@ -47,6 +47,20 @@ _ANTHROPIC_ALIASES = {
     "sonnet": "claude-sonnet-4-5",
     "opus": "claude-opus-4-1",
 }
+
+
+class CommandRun(Protocol):
+    """What a command's lines read of the run they belong to (the loop's `Run` is one)."""
+
+    prompt: str
+    registry: ToolRegistry
+    ctx: ToolContext
+    invocations: list[ToolInvocation]
+
+    @property
+    def config(self) -> RunConfig: ...
+
+    def call_setup(self, turn: int) -> CallSetup: ...
 
 
 def command_config(config: RunConfig, command: Command, commands: Commands) -> RunConfig:
@@ -84,7 +98,7 @@ def _model(command: Command, commands: Commands, current: Model) -> Model | None
     return None
 
 
-async def expand_context(run: Run, command: Command) -> str:
+async def expand_context(run: CommandRun, command: Command) -> str:
     """The run's prompt with the command's `!` lines run and `@` files read (see above). Both
     are found in the expanded template before anything runs, so a command's output can never
     add a reference of its own."""
@@ -111,12 +125,12 @@ async def expand_context(run: Run, command: Command) -> str:
     return "".join(out)
 
 
-async def _shell(run: Run, line: str) -> str:
+async def _shell(run: CommandRun, line: str) -> str:
     ok, text = await context_call(run, SHELL_TOOL, {"command": line})
     return f"$ {line}\n{text.rstrip()}" if ok else f"[`{line}` was not run: {text}]"
 
 
-async def context_call(run: Run, name: str, args: dict[str, Any]) -> tuple[bool, str]:
+async def context_call(run: CommandRun, name: str, args: dict[str, Any]) -> tuple[bool, str]:
     """Call tool `name` through the run's governance, outside the conversation: `(ok, text)`
     with the tool's output, or the reason it did not run."""
     tool = run.registry.get(name)

@@ -9,7 +9,7 @@ stages, which the loop calls in one place before the first model call.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal
 
 from toolweave.agent.orchestration.settings import Orchestration
 from toolweave.agent.output import OnMaxTurns, OutputSpec, UserOutputKind
@@ -20,17 +20,9 @@ from toolweave.tools import ToolRegistry
 if TYPE_CHECKING:
     from toolweave.agent._run.memory import AgentMemory
     from toolweave.agent._run.skills import AgentSkills
+    from toolweave.agent._run.stages import RunStage
     from toolweave.agent.session import Session
     from toolweave.agent.tracing.run_trace import Tracing
-
-
-class PromptStage(Protocol):
-    """A capability that shapes a run's prompt and system message before the first model call
-    (memory adds what it recalls; skills add the catalog and expand `/name` commands)."""
-
-    async def shape(
-        self, prompt: str, system: Message | None, session: Session, model: Model
-    ) -> tuple[str, Message | None]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,11 +48,11 @@ class RunConfig:
     name: str = "agent"
     tracing: Tracing | None = None
 
-    @property
-    def prompt_stages(self) -> tuple[PromptStage, ...]:
-        """The prompt stages in the order they apply: memory, then skills (the system message
-        reads instructions, memories, then the skill catalog)."""
-        return tuple(stage for stage in (self.memory, self.skills) if stage is not None)
+    def stages(self, steps: RunStage) -> tuple[RunStage, ...]:
+        """A run's stages in the order the loop calls them: memory, skills, then the run's own
+        orchestration `steps` (the system message reads instructions, memories, then the skill
+        catalog)."""
+        return (*(s for s in (self.memory, self.skills) if s is not None), steps)
 
     def session_registry(self, session: Session) -> ToolRegistry:
         """The session's overlay on the agent's tools, with the agent's policy applied."""

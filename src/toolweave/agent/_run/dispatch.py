@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolweave.agent._run.shape import error_part, result_part
-from toolweave.governance.errors import CallBlocked, HookStopped
+from toolweave.governance.errors import CallBlocked, GovernanceError
 from toolweave.governance.middleware import GovernanceMiddleware
 from toolweave.llm import TextPart, ToolCallPart, ToolResultPart
 from toolweave.tools import (
@@ -79,7 +79,7 @@ async def dispatch_call(
         setup.on_blocked(part, blocked)
         text = blocked.reason if blocked.stage == "gate" else blocked.message
         return CallOutcome(error_part(part, text, setup.max_chars), call.invocation)
-    except (HookStopped, ToolError) as stop:
+    except (GovernanceError, ToolError) as stop:
         return CallOutcome(error_part(part, stop.message, setup.max_chars), refusal=stop)
     result = result_part(part, inv, setup.max_chars)
     if call.notes:

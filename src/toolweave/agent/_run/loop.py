@@ -34,6 +34,8 @@ from toolweave.agent.events import (
     UserOutputSent,
 )
 from toolweave.agent.orchestration.settings import SCOPE_EXTRA, RunScope
+from toolweave.agent.result import RunResult
+from toolweave.errors import ToolweaveError
 from toolweave.governance.middleware import GovernanceMiddleware
 from toolweave.governance.pipeline import CallBlocked, GateContext
 from toolweave.llm import (
@@ -56,8 +58,8 @@ from toolweave.tools import (
 from toolweave.tools.context import REGISTRY_EXTRA
 
 if TYPE_CHECKING:
+    from toolweave.accounting.query_log import QueryStatus
     from toolweave.agent._run.config import RunConfig
-    from toolweave.agent.agent import RunResult
     from toolweave.agent.orchestration.slash_commands import Command
     from toolweave.agent.session import Session
 
@@ -101,6 +103,7 @@ class Run:
         )
         self.ctx.extras[SCOPE_EXTRA] = scope
         self.steps = RunOrchestration(config.orchestration, scope, self.run_id)
+        self.stages = config.stages(self.steps)  # memory, skills, orchestration: one seam
         self.output = OutputHandler(
             config.output, config.output_mode, config.output_retries, config.max_tool_result_chars
         )
@@ -141,22 +144,26 @@ class Run:
 
     async def _logged(self) -> RunResult[Any]:
         """The run under its deadline, with its query-log row finished however it ends."""
-        steps, deadline = self.steps, self.scope.deadline
-        await steps.started(self.prompt)
+        for stage in self.stages:
+            await stage.started(self.prompt)
         try:
-            async with asyncio.timeout_at(deadline):
+            async with asyncio.timeout_at(self.scope.deadline):
                 result = await self._execute()
         except TimeoutError as exc:
-            await steps.finished("timeout", exc)
+            await self._finished("timeout", exc)
             raise
         except asyncio.CancelledError:
-            await steps.finished("stopped")
+            await self._finished("stopped")
             raise
         except BaseException as exc:
-            await steps.finished("error", exc)
+            await self._finished("error", exc)
             raise
-        await steps.finished("success")
+        await self._finished("success")
         return result
+
+    async def _finished(self, status: QueryStatus, error: BaseException | None = None) -> None:
+        for stage in self.stages:
+            await stage.finished(status, error)
 
     async def _execute(self) -> RunResult[Any]:
         history = self.session.messages
@@ -165,7 +172,7 @@ class Run:
         mode = self.config.governance.mode
         if mode is not None:
             self.session.adopt_mode(mode)
-        for stage in self.config.prompt_stages:  # memories, then a /skill command and catalog
+        for stage in self.stages:  # memories, then a /skill command and catalog
             self.prompt, self._system = await stage.shape(
                 self.prompt, self._system, self.session, self.config.model
             )
@@ -210,13 +217,15 @@ class Run:
                 await config.governance.fire("PreCompact", self.gate_context(), trigger="auto")
             if await session.compact():
                 self._pending.clear()  # the store rewrote the whole history, these included
-            request = await self.steps.before_model(self._request(final_call), turn)
+            request = self._request(final_call)
+            for stage in self.stages:
+                request = await stage.before_model(request, turn)
             try:
                 response = await self._call_model(request, turn)
             except BaseException:
-                await self.steps.after_model(None)
+                await self._after_model(None)
                 raise
-            await self.steps.after_model(response.usage)
+            await self._after_model(response.usage)
             calls_made += 1
             self.scope.turns_left = config.max_turns - calls_made
             self.usage = self.usage + response.usage
@@ -243,6 +252,10 @@ class Run:
                 await self._end_turn(turn, reason, response.usage)
                 if fatal is not None:
                     raise fatal
+
+    async def _after_model(self, usage: Usage | None) -> None:
+        for stage in self.stages:
+            await stage.after_model(usage)
 
     async def _prompt_message(self) -> Message:
         return await prompt_message(
@@ -345,14 +358,15 @@ class Run:
         for inv in invocations:
             error = inv.error
             if error is not None and not error.recoverable and not isinstance(error, ToolNotFound):
-                return error
+                cause = error.__cause__  # the run ends with the family's own error (MCPError)
+                return cause if isinstance(cause, ToolweaveError) else error
         return None
 
     def gate_context(self) -> GateContext:
         """Read per call: the session's mode may be switched while the run goes on, and a
         skill activated during the run grants its `allowed-tools` from then on."""
         gate = GateContext.of(self.session, self.registry.policy)
-        gate.preapproved = lambda: run_grants(self)
+        gate.preapproved = lambda: run_grants(self.config, self.command, self.session)
         return gate
 
     def call_setup(self, turn: int) -> CallSetup:
@@ -418,9 +432,8 @@ class Run:
         parts[index] = outcome.part
         inv = outcome.invocation
         if inv is not None:
-            self.steps.after_tool(inv)
-            if self.config.skills is not None:
-                self.config.skills.after_call(self.session, inv)
+            for stage in self.stages:
+                stage.after_tool(self.session, inv)
         if self.emit is not None and inv is not None:
             self.emit(ToolExecutionCompleted(call, outcome.part, inv.error, inv.duration, turn))
         return outcome
@@ -476,8 +489,6 @@ class Run:
         self._inflight = None
 
     def _result(self, output: Any, new: list[Message], turns: int) -> RunResult[Any]:
-        from toolweave.agent.agent import RunResult
-
         return RunResult(
             output=output,
             messages=list(self.session.messages),

@@ -1,15 +1,16 @@
 """Memory inside the agent loop: the memories relevant to the prompt, shown in the system message.
 
 `Agent(memory=MemorySettings(manager, context=3))` hands the run an `AgentMemory`, one of the
-run's prompt stages (as skills are): `shape` searches the memories for the prompt and appends
-the block `memory_context` renders to the system message. Subagents and team members get no
-memory stage: their prompt is a task their parent wrote.
+run's stages (`toolweave.agent._run.stages`, as skills are): `shape` searches the memories for
+the prompt and appends the block `memory_context` renders to the system message. Subagents and
+team members get no memory stage: their prompt is a task their parent wrote.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from toolweave.agent._run.stages import RunStage
 from toolweave.llm import Message, Model
 
 if TYPE_CHECKING:
@@ -18,8 +19,9 @@ if TYPE_CHECKING:
     from toolweave.tools import ToolRegistry
 
 
-class AgentMemory:
-    """One agent's memory settings, as a prompt stage (see the module docstring)."""
+class AgentMemory(RunStage):
+    """One agent's memory settings, as a run stage that shapes the prompt (see the module
+    docstring)."""
 
     def __init__(self, settings: MemorySettings) -> None:
         self.manager = settings.manager

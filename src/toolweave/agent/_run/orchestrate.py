@@ -1,4 +1,4 @@
-"""The orchestration steps of one run, called by the loop at fixed points.
+"""The orchestration steps of one run, a `RunStage` the loop calls at its fixed points.
 
 Kept out of `_loop.py` so the loop reads as model-call / tools / history, and each step here is
 a no-op when its setting is off: the query-log row (written when the run starts, finished with
@@ -13,15 +13,17 @@ import asyncio
 import dataclasses
 from typing import TYPE_CHECKING
 
+from toolweave.agent._run.stages import RunStage
 from toolweave.agent.orchestration.settings import Orchestration, RunScope
 from toolweave.llm import ModelRequest, Usage
 from toolweave.tools import ToolInvocation
 
 if TYPE_CHECKING:
     from toolweave.accounting.query_log import QueryStatus
+    from toolweave.agent.session import Session
 
 
-class RunOrchestration:
+class RunOrchestration(RunStage):
     """Per-run state of the orchestration steps (one instance per `Run`)."""
 
     def __init__(self, settings: Orchestration, scope: RunScope, run_id: str) -> None:
@@ -66,7 +68,7 @@ class RunOrchestration:
             tokens = usage.total_tokens if usage is not None else 0
             await asyncio.shield(quota.settle(rid, tokens=tokens))
 
-    def after_tool(self, invocation: ToolInvocation) -> None:
+    def after_tool(self, session: Session, invocation: ToolInvocation) -> None:
         self._tools.append(invocation.name)
         circuit = self.settings.circuit
         if circuit is not None:

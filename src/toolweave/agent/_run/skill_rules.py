@@ -15,22 +15,22 @@ from typing import TYPE_CHECKING
 from toolweave.governance.grants import command_grant, preapproved, skill_grant
 
 if TYPE_CHECKING:
-    from toolweave.agent._run.loop import Run
+    from toolweave.agent._run.config import RunConfig
+    from toolweave.agent.orchestration.slash_commands import Command
+    from toolweave.agent.session import Session
     from toolweave.governance import Rules
 
 
-def run_grants(run: Run) -> Rules | None:
-    """What `run` pre-approves now: its slash command's `allowed-tools`, then those of every
-    skill activated since it began."""
+def run_grants(config: RunConfig, command: Command | None, session: Session) -> Rules | None:
+    """What a run pre-approves now: its slash command's `allowed-tools`, then those of every
+    skill activated in `session` since the run began."""
     grants: list[tuple[str, Sequence[str]]] = []
-    command = run.command
     if command is not None and command.allowed_tools:
         grants.append((command_grant(command.name), command.allowed_tools))
-    skills = run.config.skills
+    skills = config.skills
     if skills is not None:
         grants.extend(
-            (skill_grant(skill.name), skill.allowed_tools)
-            for skill in skills.scope.grants(run.session)
+            (skill_grant(skill.name), skill.allowed_tools) for skill in skills.scope.grants(session)
         )
-    rules = run.config.governance.rules
+    rules = config.governance.rules
     return preapproved(grants, rules.cwd if rules is not None else None)

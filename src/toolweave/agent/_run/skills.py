@@ -1,13 +1,13 @@
 """Skills inside the agent loop: catalog, activation, `allowed-tools`, commands and selection.
 
-`Agent(skills=SkillSettings(library))` hands the run an `AgentSkills`, one of the run's prompt
-stages (as memory is): `shape` turns a prompt `/name args` naming a skill into that skill's
-command, lets the selector pick a skill up front for models that do not choose well on their
-own, and adds the level-1 catalog to the system prompt (recomputed per run, so a reload or a
-query past the budget is reflected, and byte-stable otherwise). The skill tools join the
-registry, and a skill the model has read (a `skill_read` call that ran and succeeded, so one a
-rule, hook or approver refused grants nothing) becomes active: from then until the run ends,
-its `allowed-tools` are pre-approved (allow rules joined to the run's governance,
+`Agent(skills=SkillSettings(library))` hands the run an `AgentSkills`, one of the run's stages
+(`toolweave.agent._run.stages`, as memory is): `shape` turns a prompt `/name args` naming a
+skill into that skill's command, lets the selector pick a skill up front for models that do not
+choose well on their own, and adds the level-1 catalog to the system prompt (recomputed per run,
+so a reload or a query past the budget is reflected, and byte-stable otherwise). The skill tools
+join the registry, and a skill the model has read (a `skill_read` call that ran and succeeded,
+so one a rule, hook or approver refused grants nothing) becomes active: from then until the run
+ends, its `allowed-tools` are pre-approved (allow rules joined to the run's governance,
 `toolweave.governance.grants`). Nothing is hidden or refused for being unlisted, as in Claude
 Code.
 """
@@ -18,6 +18,7 @@ import os
 import weakref
 from typing import TYPE_CHECKING
 
+from toolweave.agent._run.stages import RunStage
 from toolweave.errors import ConfigError
 from toolweave.llm import Message, Model
 from toolweave.skills import SkillScope, parse_command, select_skill
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from toolweave.tools import Tool, ToolInvocation, ToolRegistry
 
 
-class AgentSkills:
+class AgentSkills(RunStage):
     """One agent's view of a `SkillLibrary` (see the module docstring)."""
 
     def __init__(self, settings: SkillSettings, model: Model) -> None:
@@ -67,7 +68,7 @@ class AgentSkills:
             if (where := _writes_under(registry.get(name))) is not None
         )  # fmt: skip
 
-    def after_call(self, session: Session, invocation: ToolInvocation) -> None:
+    def after_tool(self, session: Session, invocation: ToolInvocation) -> None:
         """A skill read successfully becomes active (its grant applies to later calls)."""
         if invocation.name != "skill_read" or not invocation.ok:
             return

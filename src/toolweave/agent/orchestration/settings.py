@@ -14,7 +14,7 @@ import builtins
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from toolweave.accounting.query_log import QueryLog
 from toolweave.accounting.quota import Quota
@@ -31,8 +31,9 @@ from toolweave.llm import Model, Usage
 from toolweave.tools import ToolRegistry
 
 if TYPE_CHECKING:
-    from toolweave.agent.agent import Agent
+    from toolweave.agent.result import RunResult
     from toolweave.agent.session import Session
+    from toolweave.governance.pipeline import Governance
 
 SubagentTools = Literal["inherit", "read_only"] | Sequence[str]
 AgentType = Literal["main", "subagent", "team_member", "scheduled"]
@@ -43,6 +44,20 @@ MAX_SUBAGENT_DEPTH = 1
 """How deep subagents nest: a subagent (depth 1) can start no subagents or teams of its own."""
 SCOPE_EXTRA = "toolweave.run_scope"
 """The `ToolContext.extras` key of the calling run's `RunScope`."""
+
+
+ORCHESTRATION_TOOLS = frozenset(
+    {
+        "subagent_run",
+        "subagent_list",
+        "subagent_cancel",
+        "team_run",
+        "team_save",
+        "team_list",
+        "team_delete",
+    }
+)
+"""Never offered to a subagent or team member: no recursion."""
 
 
 @dataclass(frozen=True, init=False)
@@ -155,8 +170,6 @@ class Orchestration:
         run's deadline), so the per-call `tool_timeout` does not cut them short."""
         if not self.subagents:
             return frozenset()
-        from toolweave.agent.orchestration.subagents import ORCHESTRATION_TOOLS
-
         return ORCHESTRATION_TOOLS
 
     def child(self) -> Orchestration:
@@ -172,25 +185,35 @@ class Orchestration:
         return child
 
 
-def orchestration_registry(registry: ToolRegistry, settings: Orchestration) -> ToolRegistry:
-    """The agent's tools plus `subagent_run` and the team tools when they are switched on, in a
-    layer over the caller's registry (which is never modified)."""
-    if not settings.subagents:
-        return registry
-    from toolweave.agent.orchestration.subagents import subagent_tool
-    from toolweave.agent.orchestration.team_tools import team_tools
+class ScopedAgent(Protocol):
+    """What orchestration reads of the agent a run belongs to, and how it starts a child run
+    (`toolweave.agent.Agent` is one), so orchestration never imports the agent."""
 
-    tools = [subagent_tool(), *(team_tools() if settings.teams is not None else [])]
-    clash = sorted(t.name for t in tools if t.name in registry)
-    if clash:
-        raise ConfigError(
-            f"Agent(tools=...) already has tools named {clash}, which subagents/teams register; "
-            "rename yours or turn subagents/teams off"
-        )
-    layer = registry.overlay()
-    for tool in tools:
-        layer.register(tool)
-    return layer
+    @property
+    def model(self) -> Model: ...
+    @property
+    def registry(self) -> ToolRegistry: ...
+    @property
+    def governance(self) -> Governance: ...
+    @property
+    def max_turns(self) -> int: ...
+    @property
+    def orchestration(self) -> Orchestration: ...
+
+    def child(
+        self,
+        *,
+        model: Model,
+        registry: ToolRegistry,
+        instructions: str,
+        max_turns: int,
+        agent_id: str,
+        agent_type: str,
+    ) -> ScopedAgent: ...
+
+    async def run_scoped(
+        self, prompt: str, scope: RunScope, *, deps: Any = None
+    ) -> RunResult[Any]: ...
 
 
 @dataclass(slots=True)
@@ -201,7 +224,7 @@ class RunScope:
     so a parent's usage includes its subagents' even when one is cut off by its timeout.
     """
 
-    agent: Agent[Any, Any]
+    agent: ScopedAgent
     session: Session
     quota_key: str
     deadline: float | None = None
@@ -240,7 +263,7 @@ class RunScope:
 
     def child(
         self,
-        agent: Agent[Any, Any],
+        agent: ScopedAgent,
         session: Session,
         agent_type: AgentType,
         deadline: float | None,

@@ -26,13 +26,16 @@ from toolweave.agent.errors import AgentError
 from toolweave.agent.orchestration.errors import SubagentBudgetExhausted
 from toolweave.agent.orchestration.settings import (
     MAX_SUBAGENT_DEPTH,
+    ORCHESTRATION_TOOLS,
     SCOPE_EXTRA,
     AgentType,
     RunScope,
     SubagentTools,
 )
 from toolweave.governance import GateContext
+from toolweave.governance.errors import GovernanceError
 from toolweave.llm import ModelError, Usage
+from toolweave.mcp.shared.errors import MCPError
 from toolweave.tools import (
     ExecutionFailed,
     Tool,
@@ -47,18 +50,6 @@ SUBAGENT_RESERVE = 30.0
 """Seconds of the parent's deadline a subagent never gets: the parent's time to finish."""
 MIN_SUBAGENT_TIMEOUT = 1.0
 MAX_SUBAGENT_TIMEOUT = 3600.0
-ORCHESTRATION_TOOLS = frozenset(
-    {
-        "subagent_run",
-        "subagent_list",
-        "subagent_cancel",
-        "team_run",
-        "team_save",
-        "team_list",
-        "team_delete",
-    }
-)
-"""Never offered to a subagent or team member: no recursion."""
 SESSION_TOOL_CATEGORIES = frozenset({"memory", "knowledge", "clock"})
 """Categories a `read_only` subagent keeps even when they write (they write the
 session's own notes, memory and schedules, not the world). A tool is in one by the category it
@@ -206,7 +197,7 @@ async def run_subagent(
             f"The subagent did not finish within {timeout:.0f}s; its partial work is lost. "
             "Narrow the task or continue without it."
         )
-    except (ToolError, AgentError, ModelError) as exc:
+    except (ToolError, GovernanceError, MCPError, AgentError, ModelError) as exc:
         status, output = "error", f"The subagent failed: {exc}"
     await parent.governance.fire(
         "SubagentStop", gate, **who, stop_hook_active=False, last_assistant_message=output

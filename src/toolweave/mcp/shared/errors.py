@@ -1,4 +1,6 @@
-"""Failures of the MCP layer, as members of the `ToolError` family, and the wire error codes.
+"""Failures of the MCP layer, a family of their own under `ToolweaveError` (a connection or
+protocol failure is not a failed tool call; `ToolRegistry.invoke` makes one raised by a tool
+that call's outcome), and the wire error codes.
 
 An MCP failure is a transport or protocol failure, not a domain error the model can fix by
 changing its arguments (a tool's own failure arrives as a result with `isError`), so every class
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolweave.tools.errors import ToolError
+from toolweave.errors import ToolweaveError
 
 # JSON-RPC 2.0 error codes, and MCP's own (-32000 and below).
 PARSE_ERROR = -32700
@@ -28,7 +30,7 @@ MISSING_CLIENT_CAPABILITY = -32021
 URL_ELICITATION_REQUIRED = -32042
 
 
-class MCPError(ToolError):
+class MCPError(ToolweaveError):
     """A request failed: the peer answered with an error, or the connection broke.
 
     `code` is the JSON-RPC error code when the peer sent one (None for local failures) and
@@ -46,7 +48,10 @@ class MCPError(ToolError):
         tool: str | None = None,
         recoverable: bool | None = None,
     ) -> None:
-        super().__init__(message, tool=tool, recoverable=recoverable)
+        super().__init__(message)
+        self.message, self.tool = message, tool
+        if recoverable is not None:
+            self.recoverable = recoverable
         self.code = code
         self.data = data
 

@@ -1,0 +1,53 @@
+"""The run-stage seam: how a capability joins a run, at the few points the loop calls.
+
+A `RunStage` overrides the hooks it needs; every hook is a no-op here. The loop calls each of
+the run's stages (`RunConfig.stages(...)`: memory, skills, then the run's orchestration steps)
+at the same points, in that order:
+
+- `shape`: the prompt and system message, once, before the first model call (memory adds what
+  it recalls; skills expand a `/name` command and add the catalog);
+- `started` / `finished`: the run begins, and ends with a status (the query log's row);
+- `before_model` / `after_model`: around each model call (the quota's reservation and
+  settlement, the todo reminder, usage rolling up to a parent run);
+- `after_tool`: each finished tool call (the circuit breaker's count, skill activation).
+
+Tracing wraps the run's events and model instead (`RunTrace.observe`, `RunTrace.model`), and a
+tool call's own stages are the call chain (`toolweave.tools.calls`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from toolweave.llm import Message, Model, ModelRequest, Usage
+from toolweave.tools import ToolInvocation
+
+if TYPE_CHECKING:
+    from toolweave.accounting.query_log import QueryStatus
+    from toolweave.agent.session import Session
+
+__all__ = ["RunStage"]
+
+
+class RunStage:
+    """One capability's part in a run (see the module docstring); override what it joins."""
+
+    async def shape(
+        self, prompt: str, system: Message | None, session: Session, model: Model
+    ) -> tuple[str, Message | None]:
+        return prompt, system
+
+    async def started(self, prompt: str) -> None:
+        return None
+
+    async def before_model(self, request: ModelRequest, turn: int) -> ModelRequest:
+        return request
+
+    async def after_model(self, usage: Usage | None) -> None:
+        return None
+
+    def after_tool(self, session: Session, invocation: ToolInvocation) -> None:
+        return None
+
+    async def finished(self, status: QueryStatus, error: BaseException | None = None) -> None:
+        return None
