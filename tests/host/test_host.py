@@ -269,8 +269,8 @@ async def test_cli_http_prints_how_to_connect_and_serves(tmp_path: Path) -> None
             "(write_file and edit_file ask unless allowed), time, todo_write",
             f"  memory    the memory tool over {data / 'memory.db'}: one store shared by every "
             "client (no authentication)",
-            f"  kb        kb_add, kb_search and kb over {data / 'kb.db'} (kb clear asks unless "
-            "allowed)",
+            f"  kb        kb_add, kb_search and kb over {data / 'kb.db'} (kb remove and clear ask "
+            "unless allowed)",
             f"  notes     the note tool over Markdown files in {data / 'notes'} (note delete asks "
             "unless allowed)",
         ):

@@ -11,7 +11,7 @@ import pytest
 from tests.kb.formats import make_docx, make_html
 from toolweave.kb import KnowledgeBase, KnowledgeBaseError, knowledge_base_tools
 from toolweave.kb.ingest import ingest_paths, watch_paths
-from toolweave.kb.tools import KB_ADD_CHUNK_CHARS, NO_MODEL_NOTE
+from toolweave.kb.tools import KB_ADD_CHUNK_CHARS, NO_MODEL_NOTE, KBTool
 from toolweave.llm import Message, ScriptedModel
 from toolweave.tools import Tool, ToolContext
 
@@ -66,6 +66,8 @@ async def test_rag_actions(kb: KnowledgeBase) -> None:
         "search",
         "ask",
         "stats",
+        "list",
+        "remove",
         "clear",
     ]
     await call(kb_tool, action="add", content="# Ports\n\nThe default port is 8765.", title="Ports")
@@ -77,6 +79,36 @@ async def test_rag_actions(kb: KnowledgeBase) -> None:
     with pytest.raises(KnowledgeBaseError, match="confirm=true"):
         await kb_tool.execute({"action": "clear"}, ToolContext())
     assert await call(kb_tool, action="clear", confirm=True) == {"cleared_documents": 1}
+
+
+async def test_kb_lists_and_removes_documents(kb: KnowledgeBase) -> None:
+    kb_tool = KBTool(kb, max_result_chars=200)
+    for i in range(4):
+        await call(kb_tool, action="add", content=f"# 文档{i}\n\n第{i}篇的内容。", title=f"文档{i}")
+    first = await call(kb_tool, action="list")
+    assert first["total"] == 4 and 0 < len(first["documents"]) < 4  # paged by max_result_chars
+    pages, offset = [first], first["next_offset"]
+    while offset is not None:
+        pages.append(await call(kb_tool, action="list", offset=offset))
+        offset = pages[-1].get("next_offset")
+    listed = [d for page in pages for d in page["documents"]]
+    assert [d["title"] for d in listed] == [f"文档{i}" for i in range(4)]
+    assert listed[0]["chunks"] == 1 and listed[0]["source"] is None
+    doomed = listed[1]["doc_id"]
+    assert await call(kb_tool, action="remove", doc_id=doomed) == {"removed": doomed}
+    assert [d.title for d in await kb.documents()] == ["文档0", "文档2", "文档3"]
+    with pytest.raises(KnowledgeBaseError, match=r"no such document.*action=list"):
+        await kb_tool.execute({"action": "remove", "doc_id": doomed}, ToolContext())
+    with pytest.raises(KnowledgeBaseError, match="remove needs doc_id"):
+        await kb_tool.execute({"action": "remove"}, ToolContext())
+
+
+def test_kb_actions_declare_what_they_do(kb: KnowledgeBase) -> None:
+    kb_tool = KBTool(kb)
+    listing = kb_tool.annotations_for({"action": "list"})
+    removing = kb_tool.annotations_for({"action": "remove"})
+    assert listing.read_only and not listing.destructive
+    assert removing.destructive and not removing.read_only
 
 
 async def test_rag_ask_answers_with_citations_from_the_model(tmp_path: Path) -> None:

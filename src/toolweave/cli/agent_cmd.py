@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import re
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from toolweave.cli.agent_tools import AgentTools, open_agent_tools
+from toolweave.cli.chat_commands import PlanSwitch, command_help, unknown_command
 from toolweave.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -185,36 +185,6 @@ def escape(text: str) -> str:
     return rich_escape(text)
 
 
-def _custom_command(agent: Agent, line: str) -> bool:
-    commands = agent.orchestration.commands
-    return commands is not None and commands.handles(line)
-
-
-_COMMAND_LINE = re.compile(r"^/([^\s/]+)(?:\s|$)")
-CHAT_COMMANDS = {"/clear": "forget this session's history", "/exit": "end the chat (or /quit)"}
-
-
-def unknown_command(agent: Agent, line: str) -> str | None:
-    """The `/name` of a line that reads as a slash command nobody handles (a path such as
-    `/etc/hosts` is not one); `run` and `chat` refuse it alike instead of sending it on."""
-    match = _COMMAND_LINE.match(line)
-    if match is None or _custom_command(agent, line):
-        return None
-    name = "/" + match.group(1)
-    return None if name in CHAT_COMMANDS or name in ("/quit", "/help") else name
-
-
-def command_help(agent: Agent) -> list[str]:
-    """What `/help` lists: the chat's own commands, then the --commands slash commands."""
-    lines = [f"{name:12} {what}" for name, what in CHAT_COMMANDS.items()]
-    lines.append(f"{'/help':12} this list")
-    commands = agent.orchestration.commands
-    for command in commands.list() if commands is not None else []:
-        hint = f" {command.argument_hint}" if command.argument_hint else ""
-        lines.append(f"{'/' + command.name + hint:12} {command.help_description}".rstrip())
-    return lines
-
-
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}"
@@ -307,8 +277,8 @@ def chat_command(
     ),
     commands: Path | None = _COMMANDS,
 ) -> None:
-    """Chat with an agent: streamed answers, tool calls as they run, /clear, /exit and the
-    --commands slash commands."""
+    """Chat with an agent: streamed answers, tool calls as they run, /clear, /plan on|off, /exit
+    and the --commands slash commands."""
     from toolweave.agent import Session, SQLiteSessionStore
     from toolweave.cli.console import make_console
 
@@ -378,7 +348,8 @@ def chat_loop(
             active.run(session.load())
             console.print(
                 f"[bold]toolweave chat[/] · {escape(agent.model.model_name)} · session "
-                f"{escape(repr(session.id))} ({len(session.messages)} messages) · /clear, /exit"
+                f"{escape(repr(session.id))} ({len(session.messages)} messages) · /clear, /plan, "
+                "/exit"
             )
             _repl(active, agent, session, console, read_line, stream)
             active.run(_end_session(agent, session))
@@ -396,6 +367,7 @@ def _repl(
     read_line: Callable[[], str],
     stream: bool,
 ) -> None:
+    plan = PlanSwitch(session)
     while True:
         try:
             line = read_line().strip()
@@ -409,6 +381,8 @@ def _repl(
         if line == "/clear":
             runner.run(session.clear())
             console.print("[dim]history cleared[/]")
+        elif (reply := plan.handle(line)) is not None:
+            console.print(escape(reply), highlight=False)
         elif line == "/help":
             for entry in command_help(agent):
                 console.print(escape(entry), highlight=False)

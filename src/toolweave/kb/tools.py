@@ -2,15 +2,17 @@
 
 `kb_add` stores text the model has (600-character chunks with 60 of overlap, small enough that a
 passage is about one thing; duplicates skipped, `max_docs`), `kb_search` returns the best passages
-with their document title and heading path, and `kb` bundles add/search/ask/stats/clear, where
-`ask` answers from the passages with numbered citations when a model is configured. Reading files
-from a tool is off unless `file_roots` is given: a path must then resolve inside one of those
-directories. Every result is capped at `max_result_chars` (8000 by default), so one search cannot
-flood the context.
+with their document title and heading path, and `kb` bundles add, search, ask, stats, list,
+remove and clear: `ask` answers from the passages with numbered citations when a model is
+configured, `list` pages through the documents (id, title, source, size) and `remove` deletes one
+by id. Reading files from a tool is off unless `file_roots` is given: a path must then resolve
+inside one of those directories. Every result is capped at `max_result_chars` (8000 by default),
+so one search or listing cannot flood the context.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -21,7 +23,7 @@ from toolweave.errors import ConfigError
 from toolweave.kb.errors import KnowledgeBaseError
 from toolweave.kb.expand import Expansion, answer
 from toolweave.kb.knowledge_base import DEFAULT_SEARCH_K, MAX_SEARCH_K, KnowledgeBase
-from toolweave.kb.results import AddResult, KBHit
+from toolweave.kb.results import AddResult, Document, KBHit
 from toolweave.storage.retrieval.index import SearchMode
 from toolweave.tools.base import ToolAnnotations, action_annotations
 from toolweave.tools.function_tool import FunctionTool
@@ -61,6 +63,29 @@ def _added(result: AddResult) -> dict[str, Any]:
         out["duplicate_of"] = result.duplicate_of
     if result.report.warnings:
         out["warnings"] = result.report.warnings
+    return out
+
+
+def _listed(docs: Sequence[Document], offset: int, max_chars: int) -> dict[str, Any]:
+    """Documents from `offset` on, as many as fit `max_chars` of JSON (at least one), with the
+    offset of the next page when some are left."""
+    page: list[dict[str, Any]] = []
+    used = 0
+    for doc in docs[offset:]:
+        entry = {
+            "doc_id": doc.doc_id,
+            "title": doc.title,
+            "source": doc.source,
+            "chunks": doc.chunks,
+            "characters": doc.characters,
+        }
+        used += len(json.dumps(entry, ensure_ascii=False))
+        if page and used > max_chars:
+            break
+        page.append(entry)
+    out: dict[str, Any] = {"total": len(docs), "documents": page}
+    if offset + len(page) < len(docs):
+        out["next_offset"] = offset + len(page)
     return out
 
 
@@ -185,15 +210,15 @@ def knowledge_base_tools(
     ]
 
 
-KBAction = Literal["add", "search", "ask", "stats", "clear"]
-KB_READ_ACTIONS = frozenset({"search", "ask", "stats"})
+KBAction = Literal["add", "search", "ask", "stats", "list", "remove", "clear"]
+KB_READ_ACTIONS = frozenset({"search", "ask", "stats", "list"})
 KB_WRITE_ACTIONS = frozenset({"add"})
-KB_DELETE_ACTIONS = frozenset({"clear"})
+KB_DELETE_ACTIONS = frozenset({"remove", "clear"})
 
 
 class KBTool(FunctionTool):
-    """The `kb` tool: add / search / ask / stats / clear over one knowledge base, for models that
-    handle one tool with actions better than five tools."""
+    """The `kb` tool: add / search / ask / stats / list / remove / clear over one knowledge base,
+    for models that handle one tool with actions better than seven tools."""
 
     def __init__(
         self,
@@ -223,7 +248,8 @@ class KBTool(FunctionTool):
         return {**schema, "properties": properties}
 
     def annotations_for(self, args: Mapping[str, Any]) -> ToolAnnotations:
-        """Per action: search, ask and stats are read-only, add writes, clear destroys."""
+        """Per action: search, ask, stats and list are read-only, add writes, remove and clear
+        destroy."""
         return action_annotations(
             self.annotations,
             args.get("action"),
@@ -244,10 +270,17 @@ class KBTool(FunctionTool):
         k: K = DEFAULT_SEARCH_K,
         mode: Mode = "hybrid",
         expand: Expand = None,
+        doc_id: Annotated[
+            str | None, Field(description="The document to remove, as list shows it (remove)")
+        ] = None,
+        offset: Annotated[
+            int, Field(ge=0, description="Documents to skip: next_offset of the last page (list)")
+        ] = 0,
         confirm: Annotated[bool, Field(description="Must be true to clear")] = False,
     ) -> dict[str, Any]:
         """Knowledge base: add text or a document, search it, ask a question answered with
-        citations (title > heading path), show stats, or clear the namespace (confirm=true).
+        citations (title > heading path), show stats, list the documents (paged), remove one by
+        doc_id, or clear the namespace (confirm=true).
         """
         shared = self._shared
         if action == "add":
@@ -255,6 +288,11 @@ class KBTool(FunctionTool):
             return result
         if action == "stats":
             return await shared.kb.stats()
+        if action == "list":
+            docs = await shared.kb.documents()
+            return _listed(docs, offset, shared.max_result_chars)
+        if action == "remove":
+            return await self._remove(doc_id)
         if action == "clear":
             if not confirm:
                 raise KnowledgeBaseError("clear removes every document: call it with confirm=true")
@@ -264,3 +302,12 @@ class KBTool(FunctionTool):
         if action == "search":
             return await shared.search(query, k, mode, expand)
         return await shared.ask(query, k, expand)
+
+    async def _remove(self, doc_id: str | None) -> dict[str, Any]:
+        if not doc_id:
+            raise KnowledgeBaseError("remove needs doc_id: call action=list to see the ids")
+        if not await self._shared.kb.remove(doc_id):
+            raise KnowledgeBaseError(
+                f"doc_id {doc_id!r}: no such document in this namespace; action=list shows the ids"
+            )
+        return {"removed": doc_id}

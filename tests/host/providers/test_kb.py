@@ -35,8 +35,8 @@ def write_config(tmp_path: Path, rules: str = "", **kb: object) -> Path:
 
 
 async def test_official_client_over_stdio(tmp_path: Path) -> None:
-    # `note` can delete, so governance asks before it runs; the operator allows it by rule.
-    config = write_config(tmp_path, '[serve.rules]\nallow = ["note"]\n\n', watch=False)
+    # `note` and `kb` can delete, so governance asks before they run; the operator allows them.
+    config = write_config(tmp_path, '[serve.rules]\nallow = ["note", "kb"]\n\n', watch=False)
     params = StdioServerParameters(
         command=str(TOOLWEAVE), args=["serve", "--stdio", "--config", str(config)], cwd=tmp_path
     )
@@ -54,6 +54,10 @@ async def test_official_client_over_stdio(tmp_path: Path) -> None:
             "note", {"action": "create", "title": "待办", "content": "检查端口配置。"}
         )
         searched = await client.call_tool("note", {"action": "search", "query": "端口"})
+        listed = await client.call_tool("kb", {"action": "list"})
+        faq = added.structured_content["doc_id"] if added.structured_content else ""
+        removed = await client.call_tool("kb", {"action": "remove", "doc_id": faq})
+        left = await client.call_tool("kb", {"action": "list"})
     assert sorted(tools) == ["kb", "kb_add", "kb_search", "note"]
     assert (
         tools["kb_search"].annotations is not None and tools["kb_search"].annotations.read_only_hint
@@ -67,6 +71,13 @@ async def test_official_client_over_stdio(tmp_path: Path) -> None:
     assert "## 混合检索" in getattr(text, "text", "")
     assert not note.is_error and searched.structured_content is not None
     assert searched.structured_content["results"][0]["title"] == "待办"
+    assert listed.structured_content is not None and listed.structured_content["total"] == 3
+    assert removed.structured_content == {"removed": faq}
+    assert left.structured_content is not None
+    assert sorted(d["title"] for d in left.structured_content["documents"]) == [
+        "Retrieval Guide 检索指南",
+        "服务",
+    ]
 
 
 async def test_watched_paths_are_reingested_and_resources_republished(tmp_path: Path) -> None:
@@ -105,7 +116,7 @@ async def test_watched_paths_are_reingested_and_resources_republished(tmp_path: 
         await host.close()
 
 
-async def test_note_delete_is_refused_without_a_rule_or_an_approver(tmp_path: Path) -> None:
+async def test_note_delete_and_kb_remove_are_refused_unless_allowed(tmp_path: Path) -> None:
     config = write_config(tmp_path, watch=False)
     params = StdioServerParameters(
         command=str(TOOLWEAVE), args=["serve", "--stdio", "--config", str(config)], cwd=tmp_path
@@ -114,9 +125,14 @@ async def test_note_delete_is_refused_without_a_rule_or_an_approver(tmp_path: Pa
         listed = await client.call_tool("note", {"action": "list"})  # read-only: no asking
         refused = await client.call_tool("note", {"action": "delete", "note_id": "n1"})
         found = await client.call_tool("kb_search", {"query": "端口"})
+        documents = await client.call_tool("kb", {"action": "list"})  # read-only: no asking
+        kept = await client.call_tool("kb", {"action": "remove", "doc_id": "d1"})
     text = getattr(refused.content[0], "text", "")
     assert refused.is_error and '[serve.rules] allow = ["note"]' in text
     assert not listed.is_error and not found.is_error
+    assert not documents.is_error and documents.structured_content is not None
+    assert documents.structured_content["total"] == 2
+    assert kept.is_error and '[serve.rules] allow = ["kb"]' in getattr(kept.content[0], "text", "")
 
 
 def test_kb_settings_errors_name_the_key(tmp_path: Path) -> None:

@@ -214,7 +214,10 @@ class KBProvider:
     def describe(self) -> str:
         where = "the [kb].dsn database" if self.settings.dsn else str(self.kb_path)
         watched = f", ingesting and watching {len(self.paths)} [kb].paths" if self.paths else ""
-        return f"kb_add, kb_search and kb over {where}{watched} (kb clear asks unless allowed)"
+        return (
+            f"kb_add, kb_search and kb over {where}{watched} "
+            "(kb remove and clear ask unless allowed)"
+        )
 
     async def tools(self) -> list[Tool]:
         from toolweave.kb import knowledge_base_tools
