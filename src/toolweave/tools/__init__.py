@@ -41,6 +41,7 @@ _EXPORTS: dict[str, str] = {
     "ToolInvocation": "registry",
     "ToolRegistry": "registry",
     "ToolStats": "registry",
+    "ToolSearch": "search_mode",
     "AudioContent": "result",
     "Content": "result",
     "ImageContent": "result",
@@ -80,6 +81,7 @@ if TYPE_CHECKING:
         ToolResult,
         to_tool_result,
     )
+    from toolweave.tools.search_mode import ToolSearch
     from toolweave.tools.shaping import shape_result, truncate_text, wrap_untrusted
 
 __all__ = [
@@ -110,6 +112,7 @@ __all__ = [
     "ToolNotFound",
     "ToolRegistry",
     "ToolResult",
+    "ToolSearch",
     "ToolStats",
     "ToolTimeout",
     "UserOutput",

@@ -20,6 +20,7 @@ from toolweave.tools import ToolRegistry
 if TYPE_CHECKING:
     from toolweave.agent._run.memory import AgentMemory
     from toolweave.agent._run.skills import AgentSkills
+    from toolweave.agent._run.tool_search import AgentToolSearch
     from toolweave.agent.session import Session
     from toolweave.agent.tracing.run_trace import Tracing
 
@@ -55,6 +56,7 @@ class RunConfig:
     orchestration: Orchestration = field(default_factory=Orchestration)
     name: str = "agent"
     tracing: Tracing | None = None
+    tool_search: AgentToolSearch | None = None
 
     @property
     def prompt_stages(self) -> tuple[PromptStage, ...]:
