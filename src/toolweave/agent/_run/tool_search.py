@@ -83,8 +83,8 @@ class AgentToolSearch:
         governance = self.governance
 
         def allowed(tool: Tool) -> bool:
-            gate = GateContext.of(session, registry.policy)
-            return not denied_outright(governance, tool, gate)
+            rules = governance.rules_for(tool, GateContext.of(session, registry.policy))
+            return denied_outright(rules, tool.name, tool) is None
 
         if self.settings.index is not None:
             registry.search_index = self.settings.index
