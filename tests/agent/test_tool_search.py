@@ -17,7 +17,7 @@ from toolweave.governance import Governance, Rules
 from toolweave.llm import Message, ModelRequest, ScriptedModel, ToolCallPart
 from toolweave.llm.anthropic import AnthropicModel
 from toolweave.llm.openai_chat import OpenAIChatModel
-from toolweave.tools import FunctionTool, Tool, ToolRegistry, ToolSearch
+from toolweave.tools import FunctionTool, InvalidArguments, Tool, ToolRegistry, ToolSearch
 from toolweave.tools.search_mode import TOOL_SEARCH
 
 SERVICES = ("github", "slack", "jira", "drive", "stripe", "notion", "trello", "zoom", "hubspot")
@@ -186,6 +186,9 @@ def test_settings_name_the_bad_field() -> None:
         ToolSearch(always_load="read_notes")
     with pytest.raises(ConfigError, match="threshold"):
         ToolSearch(threshold=-1)
+    assert ToolSearch(k=3, max_k=8).size(None) == 3 and ToolSearch(max_k=8).size(50) == 8
+    with pytest.raises(InvalidArguments, match="positive integer"):
+        ToolSearch().size(0)
     taken = ToolRegistry()
     taken.register(FunctionTool(read_notes, name=TOOL_SEARCH))
     with pytest.raises(ConfigError, match="already has a tool of that name"):

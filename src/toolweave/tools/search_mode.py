@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from toolweave.errors import ConfigError
 from toolweave.tools.base import Tool, ToolDef
+from toolweave.tools.errors import InvalidArguments
 from toolweave.tools.function_tool import FunctionTool
 from toolweave.tools.registry import ToolRegistry
 from toolweave.tools.result import TextContent, ToolResult
@@ -81,6 +82,16 @@ class ToolSearch:
             return value
         raise TypeError(f"tool_search=... must be a ToolSearch or a bool, got {value!r}")
 
+    def size(self, k: object) -> int:
+        """How many tools a search asked for `k` returns: `k` (None: the default), at most
+        `max_k`; anything but a positive integer is an `InvalidArguments` the model can fix."""
+        wanted = self.k if k is None else k
+        if isinstance(wanted, bool) or not isinstance(wanted, int) or wanted < 1:
+            raise InvalidArguments(
+                f"tool_search k must be a positive integer, got {k!r}", tool=TOOL_SEARCH
+            )
+        return min(wanted, self.max_k)
+
     def active(self, count: int) -> bool:
         """Whether search mode is on for `count` offered tools."""
         return count > self.threshold
@@ -134,12 +145,8 @@ def search_tool(
             query: What the tool should do.
             k: How many tools to load (default: a few).
         """
-        wanted = settings.k if k is None else k
-        if isinstance(wanted, bool) or not isinstance(wanted, int) or wanted < 1:
-            return ToolResult.error(f"tool_search k must be a positive integer, got {k!r}")
-        wanted = min(wanted, settings.max_k)
         current = registry()
-        matches = await current.search(query, wanted, allowed=visible)
+        matches = await current.search(query, settings.size(k), allowed=visible)
         names = [m.name for m in matches]
         added = loaded.add(names)
         if added and on_load is not None:
