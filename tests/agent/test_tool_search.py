@@ -17,6 +17,7 @@ from toolweave.governance import Governance, Rules
 from toolweave.llm import Message, ModelRequest, ScriptedModel, ToolCallPart
 from toolweave.llm.anthropic import AnthropicModel
 from toolweave.llm.openai_chat import OpenAIChatModel
+from toolweave.storage.retrieval.tool_index import HybridToolIndex
 from toolweave.tools import FunctionTool, InvalidArguments, Tool, ToolRegistry, ToolSearch
 from toolweave.tools.search_mode import TOOL_SEARCH
 
@@ -193,3 +194,17 @@ def test_settings_name_the_bad_field() -> None:
     taken.register(FunctionTool(read_notes, name=TOOL_SEARCH))
     with pytest.raises(ConfigError, match="already has a tool of that name"):
         Agent(ScriptedModel([]), taken, tool_search=True)
+
+
+async def test_search_mode_ranks_with_the_hybrid_index_it_is_given() -> None:
+    model = ScriptedModel(
+        [call("s", TOOL_SEARCH, query="mail a letter to my colleague"), Message.assistant("found")]
+    )
+    index = HybridToolIndex(mode="vector")  # the keyword index finds nothing for this query
+    try:
+        agent = Agent(model, catalog(), tool_search=ToolSearch(k=1, index=index))
+        result = await agent.run("Email Bob.")
+    finally:
+        await index.close()
+    assert result.invocations[0].result.structured == {"loaded": ["gmail_send_message"]}
+    assert names(model.requests[1]) == [TOOL_SEARCH, "gmail_send_message"]

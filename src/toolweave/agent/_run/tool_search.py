@@ -88,8 +88,9 @@ class AgentToolSearch:
 
         if self.settings.index is not None:
             registry.search_index = self.settings.index
-        if TOOL_SEARCH not in registry:
-            registry.register(search_tool(self.settings, lambda: registry, state.loaded, allowed))
+        if TOOL_SEARCH in registry:  # another agent's, bound to that agent's session state
+            registry.unregister(TOOL_SEARCH)
+        registry.register(search_tool(self.settings, lambda: registry, state.loaded, allowed))
         return state
 
     def _scan(self, state: _SessionSearch, session: Session, registry: ToolRegistry) -> None:
