@@ -40,6 +40,7 @@ where the class and its children live):
     │       ├── MCPConnectionClosed: the peer went away
     │       ├── OAuthError: authorization failed
     │       ├── InputRequired: a 2026 call needs the client's answers first (server-internal)
+    │       ├── SkillVerificationError: a server's skill file differs from its listing
     │       └── JSONRPCError: the peer answered with a JSON-RPC error
     ├── ModelError (llm): a provider refused or failed
     ├── AccountingError (accounting): quotas and the query log

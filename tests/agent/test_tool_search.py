@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from toolweave.agent import Agent, Session, SQLiteSessionStore
+from toolweave.agent import Agent, Session, SQLiteSessionStore, ToolSearch
 from toolweave.errors import ConfigError
 from toolweave.governance import Governance, Rules
 from toolweave.llm import Message, ModelRequest, ScriptedModel, ToolCallPart
 from toolweave.llm.anthropic import AnthropicModel
 from toolweave.llm.openai_chat import OpenAIChatModel
 from toolweave.storage.retrieval.tool_index import HybridToolIndex
-from toolweave.tools import FunctionTool, InvalidArguments, Tool, ToolRegistry, ToolSearch
+from toolweave.tools import FunctionTool, InvalidArguments, Tool, ToolRegistry
 from toolweave.tools.search_mode import TOOL_SEARCH
 
 SERVICES = ("github", "slack", "jira", "drive", "stripe", "notion", "trello", "zoom", "hubspot")

@@ -30,6 +30,8 @@ LOOPBACK_SPELLINGS = [
     "127.0.1",
     "127\u30020\u30020\u30021",
     "127\uff0e0\uff0e0\uff0e1",
+    "x\u2100@127.0.0.1",  # a user name urlsplit refuses (NFKC gives `a/c`), httpx sends
+    "x\uff0f@127.0.0.1",
 ]
 
 
@@ -147,3 +149,13 @@ def test_deep_or_huge_pages_are_read_as_plain_text() -> None:
     assert "底部 bottom" in html_to_markdown(deep) and "max_html_depth" in html_to_markdown(deep)
     small = html_to_markdown(big_table(3))
     assert "名称 2" in small and "plain text" not in small
+
+
+def test_the_html_bounds_are_toolweave_toml_settings() -> None:
+    from toolweave.errors import ConfigError
+    from toolweave.host import parse_config
+
+    with pytest.raises(ConfigError, match="fetch_max_html_nodes"):
+        parse_config({"builtins": {"fetch": True, "fetch_max_html_nodes": 0}}, env={})
+    config = parse_config({"builtins": {"fetch": True, "fetch_max_html_depth": 50}}, env={})
+    assert config.section("builtins").fetch_max_html_depth == 50  # type: ignore[attr-defined]

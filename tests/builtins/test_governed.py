@@ -92,7 +92,9 @@ async def test_serve_asks_through_elicitation(action: str, workdir: Path, tmp_pa
         f'[builtins]\nroot = "{workdir}"\nshell = true\nshell_allow = ["echo *"]\n',
         encoding="utf-8",
     )
-    params = StdioServerParameters(command=str(TOOLWEAVE), args=["serve", "--stdio"], cwd=tmp_path)
+    params = StdioServerParameters(
+        command=str(TOOLWEAVE), args=["serve", "--stdio", "-c", "toolweave.toml"], cwd=tmp_path
+    )
     elicitor = Elicitor(action)
     async with Client(params, mode="legacy", elicitation_callback=elicitor) as client:
         echoed = await client.call_tool("bash", {"command": "echo 好"})

@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -193,6 +194,38 @@ async def test_absent_folders_cannot_be_created_and_leave_nothing_behind(
     assert not sentinel.exists()
 
 
+async def test_a_workspace_without_git_cannot_become_a_bare_repository(
+    tmp_path: Path, outside: Path
+) -> None:
+    """No `.git`: the sandbox copies a bare repository's files (`HEAD`, `objects/`, `refs/`,
+    `config`) into the workspace itself; git then takes the folder for a repository and the
+    host's `git log` at a terminal runs the planted `core.pager`. `HEAD` cannot be made."""
+    sentinel = outside / "pwned"
+    root = tmp_path / "ws"
+    root.mkdir()
+    command = (
+        "git init -q --bare /tmp/b && cp -r /tmp/b/. . ; "
+        f"git config -f config core.pager 'touch {sentinel}; cat' ; echo ok > notes.md"
+    )
+    tool = shell_tool(root, deny=[], allow=["Bash(*)"])
+    await tool.execute({"command": command}, approved())
+    assert "HEAD" not in {p.name for p in root.iterdir()}
+    assert await pager(root) is None
+    await shell_tool(root, deny=[], allow=["Bash(*)"], sandbox="off").execute(
+        {"command": command}, approved()
+    )
+    assert str(sentinel) in (await pager(root) or ""), "unsandboxed, git reads the planted config"
+
+
+async def pager(cwd: Path) -> str | None:
+    """The `core.pager` the host's git reads in `cwd`, or None outside any repository."""
+    process = await asyncio.create_subprocess_exec(
+        "git", "config", "core.pager", cwd=cwd, stdout=asyncio.subprocess.PIPE
+    )
+    out, _ = await process.communicate()
+    return out.decode() if process.returncode == 0 else None
+
+
 @pytest.fixture
 def worktree(tmp_path: Path) -> Path:
     root = tmp_path / "wt"
@@ -250,6 +283,24 @@ async def test_a_bwrap_planted_on_path_is_never_run(
     monkeypatch.setenv("PATH", f"{venv}:{os.environ['PATH']}")
     result = await bash(project).execute({"command": "echo 你好"}, approved())
     assert "你好" in result.text and not project.sentinel.exists()
+
+
+async def test_the_hosts_own_python_in_the_workspace_stays_read_only(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The host runs from `.venv` inside its workspace (`toolweave chat` in an activated
+    project venv): rewriting a module there would run at the host's next start."""
+    venv = project.root / ".venv"
+    module = venv / "lib" / "site-packages" / "toolweave_hook.py"
+    module.parent.mkdir(parents=True)
+    module.write_text("VALUE = 1\n")
+    monkeypatch.setattr(sys, "prefix", str(venv))
+    command = f'echo \'open("{project.sentinel}", "w")\' > .venv/lib/site-packages/{module.name}'
+    result = await bash(project).execute({"command": command}, approved())
+    assert "Read-only file system" in result.text, result.text
+    assert module.read_text() == "VALUE = 1\n"
+    await bash(project, sandbox="off").execute({"command": command}, approved())
+    assert module.read_text() != "VALUE = 1\n", "unsandboxed, the module is rewritten"
 
 
 @pytest.fixture

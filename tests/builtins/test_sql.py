@@ -364,3 +364,20 @@ async def test_postgres_cells_are_cut_on_the_server(pg: tuple[str, str, str]) ->
     )
     assert columns == ["big", "cjk", "n"] and not more
     assert rows == [("x" * (MAX_CELL_CHARS + 1), "北京" * 100 + "北", None)]
+
+
+async def test_database_error_text_is_wrapped_as_data(
+    sqlite_db: Path, pg: tuple[str, str, str]
+) -> None:
+    from tests.builtins.test_http_bounds import INJECTED, only_the_wrapper_closes
+
+    query, _ = sql_tools(f"sqlite:///{sqlite_db}")
+    with pytest.raises(ExecutionFailed) as failed:  # the refusal quotes the table name
+        await query(query=f'SELECT * FROM "{INJECTED}"')
+    assert only_the_wrapper_closes(failed.value.message)
+    _, reader_dsn, schema = pg
+    pg_query, _ = sql_tools(url(reader_dsn))
+    with pytest.raises(ExecutionFailed) as refused:  # Postgres quotes the row's value
+        await pg_query(query=f"SELECT CAST(name AS int) FROM {schema}.accounts")
+    assert 'tool="sql_query"' in refused.value.message and '"alice"' in refused.value.message
+    assert refused.value.message.count("</tool_output>") == 1

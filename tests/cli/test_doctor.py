@@ -57,7 +57,26 @@ async def test_a_healthy_setup_passes(tmp_path: Path) -> None:
         assert by[f"provider {provider}"].status == "ok"
     assert by["embedder"].status == "ok" and "256 dims" in by["embedder"].detail  # WordLlama
     assert by["sandbox"].status == "ok" and "bubblewrap" in by["sandbox"].detail
+    assert by["extra memory"].status == "ok" and by["extra kb"].status == "ok"
+    for kind in ("docx", "html", "pdf"):  # documents the doctor made itself, text intact
+        assert by[f"conversion {kind}"].status == "ok", by[f"conversion {kind}"]
     assert not [f for f in findings if f.status == "fail"]
+    assert not (tmp_path / "data").exists()  # the doctor created nothing in the data dir
+
+
+async def test_a_damaged_store_fails_its_provider_in_one_line(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "kb.db").write_bytes(b"not a database\n" * 100)
+    (data / "query_log.db").write_bytes(b"not a database\n" * 100)
+    path = _config(tmp_path, f'[serve]\ndata_dir = "{data}"\n')
+    by = {f.check: f for f in await diagnose(path)}
+    kb = by["provider kb"]
+    assert kb.status == "fail" and f"{data / 'kb.db'} is damaged" in kb.detail
+    assert "mv " in kb.detail and "\n" not in kb.detail
+    assert by["provider memory"].status == "ok"
+    assert by["query log"].status == "warn" and "query_log.db is damaged" in by["query log"].detail
+    assert sorted(p.name for p in data.iterdir()) == ["kb.db", "query_log.db"]
 
 
 async def test_a_missing_sandbox_fails_when_the_shell_is_on(

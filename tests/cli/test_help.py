@@ -107,3 +107,15 @@ def test_a_prompt_shows_its_brackets(
     monkeypatch.setattr(sys, "stdin", io.StringIO("k-1\n"))
     assert ask_input(InputSpec("key", "API key [required] for 天气 [beta]")) == "k-1"
     assert "API key [required] for 天气 [beta]" in capsys.readouterr().out
+
+
+def test_the_command_list_is_reflowed_not_broken_at_the_docstrings_lines() -> None:
+    """At 80 columns the top-level list used to break `serve`'s line after "proxied" and
+    `chat`'s after "and the": the docstring's own line breaks were kept inside the panel."""
+    result = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "80", "TERM": "dumb"})
+    rows = [BORDERS.sub("", line).strip() for line in result.stdout.splitlines()]
+    for row in rows:
+        words = row.split()
+        if row.startswith(("serve ", "chat ", "memory ")):
+            assert len(row) > 60, rows  # a first row filled to the panel's width
+        assert not (words and words[-1] in ("proxied", "the") and len(row) < 50), row

@@ -54,3 +54,45 @@ def test_a_new_store_reports_the_embedder_it_is_opened_with(tmp_path: Path) -> N
     assert (numbers["embedder"], numbers["dim"], numbers["opened_with"]) == (
         "hash:64", 64, "hash:64",
     )  # fmt: skip
+
+
+def test_adding_stored_text_again_says_so_and_keeps_the_new_importance_and_meta(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "memory.db"
+    code, first, _ = memory(db, "--embedder", "hash", "add", "喜欢绿茶 green tea")
+    assert code == 0
+    code, again, err = memory(
+        db, "--embedder", "hash", "add", "喜欢绿茶 green tea", "--importance", "0.9",
+        "--meta", "source=chat",
+    )  # fmt: skip
+    assert code == 0 and again.strip() == first.strip()
+    assert "already stored" in err and "importance and metadata updated" in err
+    code, out, _ = memory(db, "--embedder", "hash", "search", "绿茶", "--json")
+    (row,) = json.loads(out)
+    assert row["importance"] == 0.9 and row["metadata"]["source"] == "chat"
+
+
+def test_import_names_a_bad_item_by_its_line_like_a_json_error(tmp_path: Path) -> None:
+    source = tmp_path / "memories.jsonl"
+    lines = ['{"content": "第一条"}', "", '{"content": "second", "importance": 7}']
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, _, err = memory(tmp_path / "m.db", "--embedder", "hash", "import", str(source))
+    assert code == 2 and f"{source}:3: " in err and "importance" in err
+    source.write_text('{"content": "ok"}\n{not json\n', encoding="utf-8")
+    code, _, err = memory(tmp_path / "m.db", "--embedder", "hash", "import", str(source))
+    assert code == 2 and f"{source}:2: not JSON" in err
+
+
+def test_options_say_what_they_take() -> None:
+    def help_of(*command: str) -> str:
+        result = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "200"})
+        assert result.exit_code == 0
+        return " ".join(result.stdout.split())
+
+    assert "e5" in help_of("memory") and "openai-compat" in help_of("memory")
+    forget = help_of("memory", "forget")
+    assert "importance_based, time_based, capacity_based" in forget
+    assert "forget memories below this importance" in forget and "older than" in forget
+    assert "Most memories to show" in help_of("memory", "search")
+    assert "working, episodic, semantic, perceptual" in help_of("memory", "add")

@@ -6,6 +6,7 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from toolweave.cli import app
@@ -212,3 +213,30 @@ def test_explain_with_a_skills_or_commands_allowed_tools(tmp_path: Path) -> None
     assert "ask: no rule matched" in result.output  # without the grant
     missing = runner.invoke(app, [*base[:2], "bash(ls)", "-s", str(settings), "-g", "nope.md"])
     assert missing.exit_code == 2 and "--grant nope.md: cannot read it" in missing.output
+
+
+def test_explain_without_config_answers_what_serve_does_by_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No --config and no Claude Code settings: serve's own default config decides, the
+    all-in-one tools per action, and a tool serve does not have is unknown (it used to answer
+    "ask" for all of these)."""
+    monkeypatch.chdir(tmp_path)
+    expected = {
+        "kb_search(backups)": "allow",
+        "note(list)": "allow",
+        "note(delete)": "ask",
+        "Read(./notes/计划.md)": "allow",
+        "frobnicate(x)": "deny",
+    }
+    answers = {}
+    for call in expected:
+        result = runner.invoke(app, ["policy", "explain", call])
+        assert result.exit_code == 0, result.output
+        lines = result.output.splitlines()
+        assert lines[0].startswith("rules from: toolweave serve's config (default)")
+        answers[call] = lines[2].split(":", 1)[0]
+    assert answers == expected
+    assert "matched as: Read" in runner.invoke(app, ["policy", "explain", "Read(x)"]).output
+    unknown = runner.invoke(app, ["policy", "explain", "frobnicate(x)"]).output
+    assert "serve has no tool 'frobnicate'" in unknown

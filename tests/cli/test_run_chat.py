@@ -88,6 +88,24 @@ def test_llm_settings_come_from_one_place_never_mixed(
     assert model_from_env({}, tmp_path / "missing.env") is None
 
 
+def test_a_dotenv_compat_url_never_receives_the_environments_compat_key(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A .env naming an `openai-compat:<url>#<model>` string carries its own URL: the user's
+    OPENAI_COMPAT_API_KEY must not be sent there (the key comes from LLM_API_KEY only)."""
+    from toolweave.llm import OpenAIChatModel
+    from toolweave.llm.env_model import model_from_env
+
+    monkeypatch.setenv("OPENAI_COMPAT_API_KEY", "sk-user")
+    dotenv = tmp_path / ".env"
+    dotenv.write_text("LLM_MODEL_ID=openai-compat:http://127.0.0.1:9/v1#m\n")
+    model = model_from_env({}, dotenv)
+    assert isinstance(model, OpenAIChatModel) and model.api_key in (None, "")
+    dotenv.write_text("LLM_MODEL_ID=openai-compat:http://127.0.0.1:9/v1#m\nLLM_API_KEY=sk-own\n")
+    model = model_from_env({}, dotenv)
+    assert isinstance(model, OpenAIChatModel) and model.api_key == "sk-own"
+
+
 def test_run_json_and_no_tools() -> None:
     with FakeOpenAI([Reply("hello")]) as server:
         model = f"openai-compat:{server.base_url}#fake"

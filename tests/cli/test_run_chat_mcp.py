@@ -143,6 +143,7 @@ def test_chat_against_a_server_that_ignores_streaming(tmp_path: Path, no_stream:
         result = runner.invoke(app, args + (["--no-stream"] if no_stream else []), input="hi\n")
     assert result.exit_code == 0, result.output
     assert "Sunny, 12°C." in result.output and "get_weather" in result.output
+    assert "→ get_weather(city='Beijing')" in result.output  # the call line, in both modes
     assert all(
         request.get("stream") is (not no_stream) or (no_stream and "stream" not in request)
         for request in server.requests

@@ -88,3 +88,13 @@ def test_list_shows_bracketed_text_as_written(tmp_path: Path) -> None:
     write_skill(tmp_path, "notes", "name: notes\ndescription: Keep [bold]notes[/bold] [beta]")
     code, out, _ = run("list", "-r", str(tmp_path))
     assert code == 0 and "Keep [bold]notes[/bold] [beta]" in out
+
+
+def test_validate_of_a_folder_without_skills_says_so_and_fails(tmp_path: Path) -> None:
+    empty = tmp_path / "没有技能"
+    (empty / "notes").mkdir(parents=True)
+    code, out, err = run("validate", str(empty))
+    assert code == 2 and "0 skill(s) checked" not in out
+    assert f"{empty} holds no skill" in err and len(err.strip().splitlines()) == 1
+    code, _, err = run("validate", "-r", str(empty))
+    assert code == 2 and "no skills found to validate" in err

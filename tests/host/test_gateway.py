@@ -128,6 +128,7 @@ async def test_downstream_resources_prompts_and_completions_are_proxied() -> Non
             read = await client.read_resource(first["uri"])
             links = await client.call_tool("everything__get-resource-links", {"count": 2})
             linked = [c for c in links["content"] if c.get("type") == "resource_link"]
+            assert linked and all(c.get("description") for c in linked)  # republished whole
             followed = await client.read_resource(linked[0]["uri"])
             prompts = {p["name"]: p for p in await client.list_prompts()}
             simple = await client.get_prompt("everything__simple-prompt")

@@ -17,6 +17,7 @@ from mcp import types
 from mcp.client import Client
 
 from toolweave.host import ToolHost, parse_config
+from toolweave.host.config import HostConfig
 from toolweave.host.providers import base as host_providers
 from toolweave.mcp.server.testing import connect
 from toolweave.mcp.shared.errors import JSONRPCError
@@ -79,15 +80,22 @@ async def _serve(
         },
         source=toml,
     )
+    async for url in serve_config(config):
+        yield url
+
+
+async def serve_config(config: HostConfig) -> AsyncIterator[str]:
+    """The URL of a `ToolHost` serving `config` over HTTP, until the caller is done."""
     host = ToolHost(config)
     ready = asyncio.Event()
     task = asyncio.ensure_future(host.serve_http(on_ready=ready.set))
     await ready.wait()
     try:
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{config.port}/mcp"
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+        await host.close()
 
 
 @pytest.fixture(autouse=True)

@@ -194,7 +194,7 @@ def data_dir_config(tmp_path: Path) -> None:
 
 async def test_cli_stdio_serves_the_official_client(tmp_path: Path) -> None:
     data_dir_config(tmp_path)
-    args = ["serve", "--stdio", "--demo"]
+    args = ["serve", "--stdio", "--demo", "-c", "toolweave.toml"]
     params = StdioServerParameters(
         command=str(TOOLWEAVE), args=args, cwd=tmp_path, env=dict(os.environ)
     )
@@ -226,8 +226,9 @@ def test_cli_rejects_an_out_of_range_port_in_one_line() -> None:
         timeout=60,
     )
     assert out.returncode == 2
-    assert "--http port must be 0-65535 (0 picks a free port), not 99999" in out.stderr
-    assert "Traceback" not in out.stderr
+    assert out.stderr.strip() == (
+        "error: --http port must be 0-65535 (0 picks a free port), not 99999"
+    )  # one line, as docs/serve.md says (it was a four-line usage box)
 
 
 async def test_cli_port_zero_prints_the_bound_port_and_the_exact_command(tmp_path: Path) -> None:
@@ -254,7 +255,7 @@ async def test_cli_port_zero_prints_the_bound_port_and_the_exact_command(tmp_pat
 async def test_cli_http_prints_how_to_connect_and_serves(tmp_path: Path) -> None:
     port = free_port()
     data_dir_config(tmp_path)
-    proc = start_serve(port, tmp_path)
+    proc = start_serve(port, tmp_path, "-c", "toolweave.toml")
     try:
         assert proc.stdout is not None
         banner = "".join(iter_until(proc.stdout, "Ctrl+C"))
@@ -264,12 +265,14 @@ async def test_cli_http_prints_how_to_connect_and_serves(tmp_path: Path) -> None
         data = tmp_path / "data"
         for line in (
             f"Serving (data in {data}):",
-            f"  builtins  built-in tools: files jailed to {tmp_path / 'toolweave-workspace'}, "
-            "time, todo_write",
+            f"  builtins  built-in tools: files jailed to {tmp_path / 'toolweave-workspace'} "
+            "(write_file and edit_file ask unless allowed), time, todo_write",
             f"  memory    the memory tool over {data / 'memory.db'}: one store shared by every "
             "client (no authentication)",
-            f"  kb        kb_add, kb_search and kb over {data / 'kb.db'}",
-            f"  notes     the note tool over Markdown files in {data / 'notes'}",
+            f"  kb        kb_add, kb_search and kb over {data / 'kb.db'} (kb clear asks unless "
+            "allowed)",
+            f"  notes     the note tool over Markdown files in {data / 'notes'} (note delete asks "
+            "unless allowed)",
         ):
             assert line + "\n" in banner, banner
         async with Client(url, mode="legacy") as client:
@@ -322,7 +325,7 @@ async def test_cli_http_with_token_requires_it(tmp_path: Path) -> None:
 
     port = free_port()
     data_dir_config(tmp_path)
-    proc = start_serve(port, tmp_path, "--token", "s3cret-token")
+    proc = start_serve(port, tmp_path, "--token", "s3cret-token", "-c", "toolweave.toml")
     try:
         assert proc.stdout is not None
         banner = "".join(iter_until(proc.stdout, "Ctrl+C"))

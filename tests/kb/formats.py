@@ -92,10 +92,21 @@ def make_html(path: Path) -> Path:
 def make_paragraph_bomb_docx(path: Path, paragraphs: int) -> Path:
     """A tiny .docx (deflate turns repeated paragraphs into a few KB) that takes markitdown
     seconds to minutes: its time grows faster than linearly with `paragraphs`."""
+    return _docx_with_body(path, "<w:p><w:r><w:t>段落</w:t></w:r></w:p>" * paragraphs)
+
+
+def make_memory_bomb_docx(path: Path, megabytes: int) -> Path:
+    """A .docx of a few hundred KB holding one paragraph of `megabytes` MB of text: parsing
+    and converting it takes several times that in memory (the shape of the 143 KB file that
+    drove the converter to 1.4 GB)."""
+    words = "memory bomb " * (megabytes * 1024 * 1024 // 12)
+    return _docx_with_body(path, f"<w:p><w:r><w:t>{words}</w:t></w:r></w:p>")
+
+
+def _docx_with_body(path: Path, body: str) -> Path:
     import zipfile
 
     main = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
-    body = "<w:p><w:r><w:t>段落</w:t></w:r></w:p>" * paragraphs
     package = "http://schemas.openxmlformats.org/package/2006"
     document_type = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
     office = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument"

@@ -39,7 +39,10 @@ async def test_served_user_id_narrows_the_meta_identity_never_changes_it(tmp_pat
         f'[serve]\nproviders = ["memory"]\ndata_dir = "{data.as_posix()}"\n'
     )
     params = StdioServerParameters(
-        command=str(TOOLWEAVE), args=["serve", "--stdio"], cwd=tmp_path, env=dict(os.environ)
+        command=str(TOOLWEAVE),
+        args=["serve", "--stdio", "-c", "toolweave.toml"],
+        cwd=tmp_path,
+        env=dict(os.environ),
     )
     bob = {"toolweave/user_id": "bob"}
     alice = {"toolweave/user_id": "alice"}
@@ -77,7 +80,16 @@ async def http_serve(tmp_path: Path, token: str) -> AsyncIterator[str]:
         f'[serve]\nproviders = ["memory"]\ndata_dir = "{(tmp_path / "data").as_posix()}"\n'
     )
     proc = await asyncio.create_subprocess_exec(
-        *(str(TOOLWEAVE), "serve", "--http", f"127.0.0.1:{port}", "--token", token),
+        *(
+            str(TOOLWEAVE),
+            "serve",
+            "--http",
+            f"127.0.0.1:{port}",
+            "--token",
+            token,
+            "-c",
+            str(config),
+        ),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
         cwd=tmp_path,

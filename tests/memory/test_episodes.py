@@ -51,6 +51,8 @@ async def test_search_by_session_and_by_time_range(make_manager: ManagerFactory)
     )
     assert _texts(ranged) == {EPISODES[1][2], EPISODES[2][2]}  # both ends included
     assert await manager.search("Postgres", 10, session_id="s-none") == []
+    day = await manager.search("Postgres 决定", 10, ["episodic"], until="2024-03-15")
+    assert _texts(day) == {EPISODES[0][2]}  # a bare date: the whole day is included
     with pytest.raises(MemoryArgumentError, match="since must be a datetime"):
         await manager.search("Postgres", since="last week")
     with pytest.raises(MemoryArgumentError, match="session_id must be a non-empty string"):

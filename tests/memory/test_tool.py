@@ -104,7 +104,10 @@ async def test_served_memory_with_the_official_mcp_client(tmp_path: Path) -> Non
         f'[serve]\nproviders = ["memory"]\ndata_dir = "{data.as_posix()}"\n'
     )
     params = StdioServerParameters(
-        command=str(TOOLWEAVE), args=["serve", "--stdio"], cwd=tmp_path, env=dict(os.environ)
+        command=str(TOOLWEAVE),
+        args=["serve", "--stdio", "-c", "toolweave.toml"],
+        cwd=tmp_path,
+        env=dict(os.environ),
     )
     async with Client(params, mode="auto") as client:
         tools = (await client.list_tools()).tools

@@ -28,6 +28,7 @@ _EXPORTS: dict[str, str] = {
     "PostgresSessionStore": "toolweave.agent.stores",
     "SQLiteSessionStore": "toolweave.agent.stores",
     "SessionStore": "toolweave.agent.stores",
+    "ToolSearch": "toolweave.tools.search_mode",
 }
 _EXPORTS.update(
     {
@@ -82,6 +83,7 @@ if TYPE_CHECKING:
     from toolweave.agent.output import Output, OutputMode, OutputSpec
     from toolweave.agent.session import Session
     from toolweave.agent.stores import PostgresSessionStore, SessionStore, SQLiteSessionStore
+    from toolweave.tools.search_mode import ToolSearch
 
 __all__ = [
     "Agent",
@@ -110,6 +112,7 @@ __all__ = [
     "ToolCallRequested",
     "ToolExecutionCompleted",
     "ToolExecutionStarted",
+    "ToolSearch",
     "TurnCompleted",
     "UserOutputSent",
 ]

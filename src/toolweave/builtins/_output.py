@@ -11,6 +11,10 @@ from toolweave.errors import ConfigError
 from toolweave.tools.result import ToolResult
 from toolweave.tools.shaping import DEFAULT_MAX_CHARS, shape_result
 
+MAX_ERROR_BODY_CHARS = 500
+"""Characters of text a server or database wrote into an error (an HTTP error body, a SQL
+refusal) that the error quotes, wrapped as data like a result."""
+
 
 def untrusted(text: str, tool_name: str, max_chars: int = DEFAULT_MAX_CHARS) -> ToolResult:
     """`text` truncated to `max_chars` and wrapped in the data-not-instructions boundary."""

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import httpx
 
-from toolweave.builtins._output import check_positive, untrusted
+from toolweave.builtins._output import MAX_ERROR_BODY_CHARS, check_positive, untrusted
 from toolweave.builtins.http_body import ACCEPT_ENCODING, read_capped
 from toolweave.errors import ConfigError
 from toolweave.tools.base import Tool
@@ -25,6 +25,7 @@ from toolweave.tools.errors import ExecutionFailed, InvalidArguments, ToolTimeou
 from toolweave.tools.function_tool import tool
 from toolweave.tools.permissions import Permission
 from toolweave.tools.result import ToolResult
+from toolweave.tools.shaping import wrap_untrusted
 
 DEFAULT_TIMEOUT = 10.0
 """Seconds one API call may take, from connecting to the last byte (one deadline, not one per
@@ -87,8 +88,10 @@ async def _get_json(request: httpx.Request, timeout: float, tool_name: str) -> A
             tool=tool_name,
         )
     if response.status_code >= 400:
-        raise ExecutionFailed(
-            f"{tool_name}: the API answered HTTP {response.status_code}: {body[:300]!r}",
+        answer = body[:MAX_ERROR_BODY_CHARS].decode("utf-8", "replace")
+        raise ExecutionFailed(  # the server wrote the body: data, wrapped as results are
+            f"{tool_name}: the API answered HTTP {response.status_code}; its body:\n"
+            f"{wrap_untrusted(answer, tool_name)}",
             tool=tool_name,
         )
     try:

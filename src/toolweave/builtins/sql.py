@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib.util
 from typing import Any, Protocol
 
-from toolweave.builtins._output import check_positive, untrusted
+from toolweave.builtins._output import MAX_ERROR_BODY_CHARS, check_positive, untrusted
 from toolweave.errors import ConfigError
 from toolweave.tools.base import Tool
 from toolweave.tools.errors import (
@@ -22,7 +22,7 @@ from toolweave.tools.errors import (
 from toolweave.tools.function_tool import tool
 from toolweave.tools.permissions import Permission
 from toolweave.tools.result import ToolResult
-from toolweave.tools.shaping import DEFAULT_MAX_CHARS
+from toolweave.tools.shaping import DEFAULT_MAX_CHARS, wrap_untrusted
 
 DEFAULT_TIMEOUT = 5.0
 """Seconds one query may run before the database interrupts it."""
@@ -110,9 +110,11 @@ class SQLReader:
                 timeout=self.timeout,
             ) from None
         except Exception as exc:  # the database's own refusal, worded by the database
+            refusal = str(exc)[:MAX_ERROR_BODY_CHARS]  # may quote row values: data, wrapped
             raise ExecutionFailed(
-                f"the database refused the query: {exc}. sql_query runs exactly one read-only "
-                "statement (SELECT, WITH ... SELECT); use sql_schema to see the tables.",
+                "the database refused the query. sql_query runs exactly one read-only "
+                "statement (SELECT, WITH ... SELECT); use sql_schema to see the tables. "
+                f"The database said:\n{wrap_untrusted(refusal, 'sql_query')}",
                 tool="sql_query",
             ) from exc
         return untrusted(

@@ -439,9 +439,11 @@ async def _stream(agent: Agent, session: Session, console: Console, line: str) -
 async def _whole(agent: Agent, session: Session, console: Console, line: str) -> None:
     """--no-stream: one model answer at a time, printed whole, with the tool calls it made."""
     result = await agent.run(line, session)
-    for invocation in result.invocations:
+    for invocation in result.invocations:  # the same two lines as a streamed call shows
+        args = invocation.args if isinstance(invocation.args, dict) else {}
+        console.print(f"[dim]  → {escape(f'{invocation.name}({_args(args)})')}[/]")
         mark = "[green]✓[/]" if invocation.ok else "[red]✗[/]"
-        console.print(f"  {mark} [dim]{escape(invocation.name)}[/]")
+        console.print(f"  {mark} [dim]{escape(f'{invocation.name} {invocation.duration:.2f}s')}[/]")
     console.print(result.output, markup=False, soft_wrap=True)
 
 

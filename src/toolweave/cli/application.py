@@ -16,6 +16,7 @@ from toolweave.cli.serve_cmd import serve
 from toolweave.cli.skills_cmd import skills_app
 from toolweave.cli.tools_cmd import tools_app
 from toolweave.cli.trace_cmd import trace_app
+from toolweave.cli.trust_cmd import trust_command
 
 app = LiteralHelpTyper(
     name="toolweave",
@@ -52,4 +53,5 @@ app.add_typer(trace_app, name="trace")
 app.command("serve")(serve)
 app.command("log")(log_command)
 app.command("doctor")(doctor)
+app.command("trust")(trust_command)
 agent_cmd.register(app)

@@ -36,6 +36,9 @@ def make_literal(command: Any) -> None:
     """Escape the help of `command` and of its parameters; render its flags as flags."""
     if getattr(command, "rich_markup_mode", None) != "rich":
         return
+    if command.short_help is None and command.help:  # the first paragraph, reflowed: the
+        # docstring's own line breaks would break the command list's lines mid-sentence
+        command.short_help = " ".join(command.help.split("\n\n", 1)[0].split())
     command.help = _literal(command.help)
     command.short_help = _literal(command.short_help)
     command.epilog = _literal(command.epilog)

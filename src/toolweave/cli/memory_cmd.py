@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -18,12 +19,14 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from toolweave.cli.literal_help import LiteralHelpTyper
+from toolweave.memory.types import FORGET_STRATEGIES, MEMORY_TYPES
 
 if TYPE_CHECKING:
     from toolweave.memory import MemoryManager
 
 T = TypeVar("T")
 DEFAULT_DB = "~/.toolweave/memory.db"
+_ITEM_ERROR = re.compile(r"^items\[(\d+)\]:?(.*)$", re.DOTALL)
 DEFAULT_IMPORT_BATCH = 500
 EMBEDDER_FIX = "drop --embedder (auto is WordLlama) or pass the one the store was made with"
 
@@ -37,7 +40,11 @@ def store(
     ctx: typer.Context,
     db: str = typer.Option(DEFAULT_DB, "--db", help="SQLite file of the store."),
     user: str = typer.Option("default", "--user", "-u", help="Whose memories."),
-    embedder: str = typer.Option("auto", "--embedder", help="auto, minilm, hash, openai-compat:…"),
+    embedder: str = typer.Option(
+        "auto",
+        "--embedder",
+        help="auto (WordLlama), wordllama, minilm, e5, hash[:dim] or openai-compat:<url>#<model>.",
+    ),
     dsn: str | None = typer.Option(None, "--dsn", help="Postgres DSN (needs --qdrant-url)."),
     qdrant_url: str | None = typer.Option(None, "--qdrant-url", help="Qdrant URL (with --dsn)."),
 ) -> None:
@@ -93,27 +100,46 @@ def _parse_meta(pairs: list[str]) -> dict[str, Any]:
 def add(
     ctx: typer.Context,
     content: str = typer.Argument(..., help="The memory's text."),
-    memory_type: str = typer.Option("episodic", "--type", "-t", help="Memory type."),
-    importance: float = typer.Option(0.5, "--importance", "-i", help="0 to 1."),
+    memory_type: str = typer.Option(
+        "episodic", "--type", "-t", help=f"One of: {', '.join(MEMORY_TYPES)}."
+    ),
+    importance: float | None = typer.Option(
+        None, "--importance", "-i", help="0 to 1 (default 0.5)."
+    ),
     meta: Annotated[
         list[str] | None, typer.Option("--meta", help="key=value metadata (repeatable).")
     ] = None,
 ) -> None:
     """Add one memory and print its id (default type episodic: working memory would end with
-    this process)."""
+    this process). Text already stored prints the existing id, says so, and takes the
+    --importance and --meta given."""
     metadata = _parse_meta(meta or [])
-    id_ = _run(
-        ctx,
-        lambda m: m.add(content, memory_type, importance, metadata),
-    )
+
+    async def add_or_update(manager: MemoryManager) -> tuple[str, bool]:
+        before = (await manager.stats())["total"]
+        if importance is None:
+            id_ = await manager.add(content, memory_type, metadata=metadata)
+        else:
+            id_ = await manager.add(content, memory_type, importance, metadata)
+        existed = (await manager.stats())["total"] == before  # identical text is stored once
+        if existed and (importance is not None or metadata):
+            await manager.update(id_, importance=importance, metadata=metadata or None)
+        return id_, existed
+
+    id_, existed = _run(ctx, add_or_update)
     typer.echo(id_)
+    if existed:
+        changed = (("importance", importance is not None), ("metadata", bool(metadata)))
+        given = " and ".join(name for name, on in changed if on)
+        note = f"; its {given} updated" if given else ""
+        typer.echo(f"already stored: the existing memory's id{note}", err=True)
 
 
 @memory_app.command("search")
 def search(
     ctx: typer.Context,
     query: str = typer.Argument(..., help="What to recall."),
-    limit: int = typer.Option(5, "--limit", "-n"),
+    limit: int = typer.Option(5, "--limit", "-n", min=1, help="Most memories to show."),
     memory_type: Annotated[
         list[str] | None, typer.Option("--type", "-t", help="Restrict to types.")
     ] = None,
@@ -194,16 +220,23 @@ def stats(
 @memory_app.command("forget")
 def forget(
     ctx: typer.Context,
-    strategy: str = typer.Option("importance_based", "--strategy", "-s"),
-    threshold: float = typer.Option(0.1, "--threshold"),
-    max_age_days: float = typer.Option(30, "--max-age-days"),
+    strategy: str = typer.Option(
+        "importance_based", "--strategy", "-s", help=f"One of: {', '.join(FORGET_STRATEGIES)}."
+    ),
+    threshold: float = typer.Option(
+        0.1, "--threshold", help="importance_based: forget memories below this importance (0-1)."
+    ),
+    max_age_days: float = typer.Option(
+        30, "--max-age-days", help="time_based: forget memories older than this many days."
+    ),
 ) -> None:
     """Delete memories by importance, age or capacity; prints how many."""
     count = _run(ctx, lambda m: m.forget(strategy, threshold, max_age_days))
     typer.echo(f"forgot {count} memories ({strategy})")
 
 
-def _read_items(path: Path, memory_type: str) -> Iterator[dict[str, Any]]:
+def _read_items(path: Path, memory_type: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each item to import with its 1-based line number (what every error names)."""
     with path.open(encoding="utf-8") as lines:
         for number, line in enumerate(lines, start=1):
             if not line.strip():
@@ -212,13 +245,13 @@ def _read_items(path: Path, memory_type: str) -> Iterator[dict[str, Any]]:
                 try:
                     item = json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise typer.BadParameter(f"{path}:{number}: not JSON: {exc}") from None
+                    raise ValueError(f"{path}:{number}: not JSON: {exc}") from None
                 if not isinstance(item, dict):
-                    raise typer.BadParameter(f"{path}:{number}: each line must be a JSON object")
+                    raise ValueError(f"{path}:{number}: each line must be a JSON object")
                 item.setdefault("memory_type", memory_type)
-                yield item
+                yield number, item
             else:
-                yield {"content": line.strip(), "memory_type": memory_type}
+                yield number, {"content": line.strip(), "memory_type": memory_type}
 
 
 @memory_app.command("import")
@@ -236,7 +269,13 @@ def import_(
         TimeRemainingColumn,
     )
 
-    items = list(_read_items(path, memory_type))
+    from toolweave.cli.errors import fail
+
+    try:
+        numbered = list(_read_items(path, memory_type))
+    except ValueError as exc:  # one line, as a bad item's: `file:line: what is wrong`
+        raise fail(str(exc)) from None
+    items = [item for _, item in numbered]
 
     async def work(manager: MemoryManager) -> int:
         added: set[str] = set()
@@ -249,7 +288,14 @@ def import_(
             task = progress.add_task(f"importing {path.name}", total=len(items))
             for start in range(0, len(items), batch_size):
                 batch = items[start : start + batch_size]
-                added.update(await manager.add_many(batch))
+                try:
+                    added.update(await manager.add_many(batch))
+                except ValueError as exc:  # `items[i]: ...` of this batch, as a line number
+                    bad = _ITEM_ERROR.match(str(exc))
+                    if bad is None:
+                        raise
+                    line = numbered[start + int(bad.group(1))][0]
+                    raise ValueError(f"{path}:{line}:{bad.group(2)}") from None
                 progress.advance(task, len(batch))
         return len(added)
 

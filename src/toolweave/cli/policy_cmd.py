@@ -4,7 +4,11 @@ Most "my deny rule does not work" reports are people unable to see why a rule di
 prints the Claude Code tool name the call was matched as (`read_file` is `Read`, `bash` is
 `Bash`), the decision, the deciding rule and its file, and every subcommand that was checked.
 With `--config`, the built-in shell's `[builtins] shell_allow` / `shell_deny` lists join the
-rules, as they do in `toolweave serve`. With `--grant`, a skill's or a slash command's
+rules, as they do in `toolweave serve`. With neither `--config` nor a Claude Code settings file
+(given or found), the answer is what `toolweave serve` does with its own default config
+(`./toolweave.toml` when present): read-only and own-store calls run, a tool it does not serve
+is an unknown tool, and a Claude Code name (`Read`) is matched to the served tool (`read_file`).
+With `--grant`, a skill's or a slash command's
 `allowed-tools` join them as they do while it is active (below every deny and ask rule), and
 the explanation names the grant.
 """
@@ -109,14 +113,15 @@ def explain(
     name, args = call_arguments(call, arg)
     if grant and config is not None:
         raise typer.BadParameter("use --grant with settings files, not --config")
-    if config is not None:
+    files = list(settings) or discovered_settings(Path.cwd())
+    if config is not None or not (files or grant):
         served = _served_decision(config, name, args)
-        typer.echo(f"rules from: {config} [serve.rules] and [builtins] shell_allow / shell_deny")
+        where = str(config) if config is not None else "toolweave serve's config (default)"
+        typer.echo(f"rules from: {where} [serve.rules] and [builtins] shell_allow / shell_deny")
         typer.echo(f"matched as: {served.tool}")
         typer.echo(str(served))
         return
     try:
-        files = list(settings) or discovered_settings(Path.cwd())
         rules = Rules.from_settings(*files, default=default)  # type: ignore[arg-type]
         granted = _granted(grant)
     except ValueError as exc:  # RuleSyntaxError and every configuration error
@@ -152,19 +157,35 @@ def _granted(paths: list[Path]) -> Rules | None:
     return preapproved(grants, None)
 
 
-def _served_decision(config: Path, name: str, args: dict[str, str]) -> Explanation:
-    """What `toolweave serve --config` does with this call: the host's tool of that name
-    judged by the host's own `HostGovernance.explain` (the decision its pipeline acts on)."""
+def _served_decision(config: Path | None, name: str, args: dict[str, str]) -> Explanation:
+    """What `toolweave serve --config` (or serve with its default config) does with this call:
+    the host's tool of that name (or of that Claude Code name) judged by the host's own
+    `HostGovernance.explain` (the decision its pipeline acts on)."""
     import asyncio
 
-    from toolweave.governance.rules import Rules
+    from toolweave.governance.rules import Explanation, Rules
     from toolweave.host import ToolHost, load_host_config
+    from toolweave.tools.claude_names import claude_code_name
 
     async def decide() -> Explanation:
         host = ToolHost(load_host_config(config))
         try:
             await host.server.load_tool_sources()
             entry = host.server.tool_entry(name)
+            if entry is None:  # a Claude Code name (`Read`) for a served tool (`read_file`)
+                for tool_name in host.server.tool_names():
+                    candidate = host.server.tool_entry(tool_name)
+                    inner = getattr(candidate.tool(), "inner", None) if candidate else None
+                    if claude_code_name(tool_name, inner) == name:
+                        entry, name_served = candidate, tool_name
+                        break
+            else:
+                name_served = name
+            if entry is None and config is None:
+                return Explanation(
+                    "deny", f"serve has no tool {name!r}: a client calling it gets an unknown-"
+                    "tool error (see `toolweave tools` for what is served)", tool=name,
+                )  # fmt: skip
             if entry is None:  # e.g. a downstream tool not connected: the rules alone decide
                 typer.echo(f"({config} serves no tool {name!r} now: the rules alone decide)")
                 return (host.governance.governance.rules or Rules()).explain(name, args)
@@ -173,7 +194,7 @@ def _served_decision(config: Path, name: str, args: dict[str, str]) -> Explanati
             key, given = tool.primary_arg, dict(args)
             if key is not None and len(given) == 1 and key not in given:
                 given = {key: next(iter(given.values()))}  # `tool(value)` names the primary arg
-            return host.governance.explain(name, tool, given)
+            return host.governance.explain(name_served, tool, given)
         finally:
             await host.close()
 

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from toolweave.host import ToolHost
 
 MAX_PORT = 65535
+CONFIGURED_CONSOLE_TOKEN = "<your [serve].console_token>"
+"""What the banner shows for a console token the config set (it is never printed)."""
 
 HOW_TO_CONNECT = """\
 toolweave serve: MCP endpoint {url}
@@ -23,6 +25,8 @@ This server again: {command}
 
 Serving (data in {data_dir}):
 {served}
+A call that asks is put to the person through the client (MCP elicitation); a client that cannot
+ask gets a refusal naming the [serve.rules] line that allows it.
 
 Add it to Claude Code:
   claude mcp add --transport http toolweave {url}{auth_flag}
@@ -37,13 +41,12 @@ Ctrl+C stops the server.
 
 
 def _split_address(value: str) -> tuple[str, int]:
+    """HOST:PORT; a bad value is a ValueError, printed as one `error:` line (exit 2)."""
     host, sep, port = value.rpartition(":")
     if not sep or not port.isdigit():
-        raise typer.BadParameter(f"--http expects HOST:PORT such as 127.0.0.1:8765, not {value!r}")
+        raise ValueError(f"--http expects HOST:PORT such as 127.0.0.1:8765, not {value!r}")
     if int(port) > MAX_PORT:
-        raise typer.BadParameter(
-            f"--http port must be 0-{MAX_PORT} (0 picks a free port), not {int(port)}"
-        )
+        raise ValueError(f"--http port must be 0-{MAX_PORT} (0 picks a free port), not {int(port)}")
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
@@ -55,7 +58,7 @@ def _executable() -> str:
 
 
 def _print_banner(host: ToolHost) -> None:
-    shown = host.console.token if host.console.generated else "<console token>"
+    shown = host.console.token if host.console.generated else CONFIGURED_CONSOLE_TOKEN
     typer.echo(_banner(host, shown))
 
 
@@ -114,7 +117,10 @@ def serve(
     config: Annotated[
         Path | None,
         typer.Option(
-            "--config", "-c", help="toolweave.toml to use (default: ./toolweave.toml if present)."
+            "--config",
+            "-c",
+            help="toolweave.toml to use (default: ./toolweave.toml once `toolweave trust` "
+            "recorded it, else ~/.toolweave/toolweave.toml).",
         ),
     ] = None,
     token: str | None = typer.Option(
@@ -129,13 +135,15 @@ def serve(
 ) -> None:
     """Serve memory, the knowledge base, notes, skills and the safe built-ins (and any proxied
     MCP servers) as one MCP server; --demo adds the demo tools."""
-    from toolweave.host import ToolHost, load_host_config
-    from toolweave.host.config import DEMO_PROVIDER
+    from toolweave.host import ToolHost
+    from toolweave.host.config import DEMO_PROVIDER, load_served_config
 
     if stdio and http:
         raise typer.BadParameter("choose one of --stdio or --http")
     try:
-        host_config = load_host_config(config)
+        host_config, note = load_served_config(config)
+        if note is not None:
+            typer.echo(f"note: {note}", err=True)
         if http is not None:
             host_config.transport = "http"
             host_config.host, host_config.port = _split_address(http)

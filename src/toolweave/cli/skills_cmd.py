@@ -137,11 +137,20 @@ def validate(
             folders.append(path)
         elif path.is_dir():
             found = {p.parent for name in ("SKILL.md", "skill.md") for p in path.glob(f"*/{name}")}
+            if not found:
+                raise _fail(
+                    f"{path} holds no skill: no SKILL.md in it or in its subfolders; pass a "
+                    "skill folder or a folder of skills"
+                )
             folders.extend(sorted(found))
         else:
             raise _fail(f"{path} is neither a skill folder nor a folder of skills")
     if not paths:
-        folders = [s.dir for s in _library(roots).skills.values()]
+        library = _library(roots)
+        folders = [s.dir for s in library.skills.values()]
+        if not folders:
+            searched = ", ".join(str(r) for r in library.roots) or "no folder"
+            raise _fail(f"no skills found to validate (searched {searched}); pass a skill folder")
     errors = 0
     for folder in folders:
         issues = validate_skill(folder)

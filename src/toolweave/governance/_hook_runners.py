@@ -79,6 +79,9 @@ async def _run_command(spec: HookSpec, payload: dict[str, Any], cwd: str) -> Raw
     assert spec.command is not None
     env = {**os.environ, "CLAUDE_PROJECT_DIR": cwd, "TOOLWEAVE_PROJECT_DIR": cwd}
     env["PATH"] = sandbox_safe_path(env.get("PATH", os.defpath))  # no sandbox-planted `git`
+    # `python3 -m black` in the project would import a sandbox-written `black.py` from the
+    # working folder first: Python 3.11+ leaves the working folder off sys.path with this.
+    env["PYTHONSAFEPATH"] = "1"
     try:
         process = await asyncio.create_subprocess_shell(
             spec.command,

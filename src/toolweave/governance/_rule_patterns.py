@@ -12,15 +12,19 @@ case-insensitively (and, outside `mcp__` names, ignoring `_`), so `mcp__github__
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Literal
+from typing import Any, Literal
 
 from toolweave.governance._command_match import Shape, ShapePattern, spec_words
 from toolweave.governance.errors import RuleSyntaxError
+from toolweave.tools.base import Tool
 from toolweave.tools.hosts import canonical_host, url_host
+from toolweave.tools.permissions import Permission
 
 Decision = Literal["allow", "deny", "ask"]
 RuleKind = Literal["command", "path", "domain", "value"]
@@ -190,3 +194,19 @@ def resolve_path(value: str, cwd: str) -> str:
     if not os.path.isabs(path):
         path = os.path.join(cwd, path)
     return os.path.realpath(path)
+
+
+def with_suggested_rule(
+    hint: str | None, tool_name: str, tool: Tool | None, args: Mapping[str, Any]
+) -> str | None:
+    """`hint` with `{rule}` replaced by the narrowest allow rule for this call, as a quoted
+    string: a shell tool with its one-line command (`"bash(git status)"`), any other tool by
+    its name (`"note"`)."""
+    if hint is None:
+        return None
+    rule = tool_name
+    command = args.get("command")
+    shell = tool is not None and Permission.SHELL in tool.permissions
+    if shell and isinstance(command, str) and command.strip() and not set(")\n") & set(command):
+        rule = f"{tool_name}({command.strip()})"
+    return hint.replace("{rule}", json.dumps(rule))

@@ -78,7 +78,7 @@ class GovernanceMiddleware:
     async def __call__(self, call: ToolCall, next: CallHandler) -> ToolInvocation:
         governance, gate = self.resolve(call)
         name, tool = call.name, call.tool
-        governance.precheck(name, tool, gate)
+        governance.precheck(name, tool, gate, call.args if isinstance(call.args, dict) else None)
         if governance.gates:
             asked = call.args if isinstance(call.args, dict) else {}
             part = ToolCallPart(call.call_id or "", name, asked)

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from toolweave.errors import ConfigError
 from toolweave.governance._claude_payload import _claude_input, _own_arguments, _response_object
+from toolweave.governance._rule_patterns import with_suggested_rule
 from toolweave.governance._transcript import write_transcript
 from toolweave.governance.approvals import (
     DEFAULT_APPROVAL_TIMEOUT,
@@ -43,11 +44,8 @@ from toolweave.governance.gates import ToolGate
 from toolweave.governance.hooks import HookOutcome, Hooks
 from toolweave.governance.probes import probed_decision
 from toolweave.governance.rules import Explanation, Rules, call_rules
-from toolweave.tools import (
-    ApprovalRequired,
-    PermissionPolicy,
-    Tool,
-)
+from toolweave.tools import ApprovalRequired, PermissionPolicy, Tool
+from toolweave.tools.base import call_annotations
 from toolweave.tools.claude_names import claude_code_name, tool_names
 from toolweave.tools.targets import set_target_check
 
@@ -89,7 +87,7 @@ class Governance:
     approval_timeout: float = DEFAULT_APPROVAL_TIMEOUT
     identity: AgentIdentity = field(default_factory=AgentIdentity)
     approval_hint: str | None = None
-    """How to allow a call when no approver can be asked (the host names toolweave.toml)."""
+    """How to allow a call nobody can be asked about; `{rule}`: the narrowest allow rule, quoted."""
     policy: PermissionPolicy | None = None
     gates: Sequence[ToolGate] = ()
     mode: PermissionMode | None = None
@@ -178,12 +176,18 @@ class Governance:
 
     # -- before the call ----------------------------------------------------------------
 
-    def precheck(self, tool_name: str, tool: Tool | None, gate: GateContext) -> None:
+    def precheck(
+        self,
+        tool_name: str,
+        tool: Tool | None,
+        gate: GateContext,
+        args: Mapping[str, Any] | None = None,
+    ) -> None:
         """The instant stage, run for every call of a turn before any starts: plan mode (raises
-        `CallBlocked`)."""
+        `CallBlocked`), judged by this call's annotations (`tools.call_annotations`)."""
         if tool is None:
             return  # the registry answers unknown names with what exists
-        read_only = tool.annotations.read_only
+        read_only = call_annotations(tool, args).read_only
         if gate.mode == "plan" and not read_only and tool_name not in PLAN_MODE_EXEMPT:
             raise CallBlocked(
                 "plan",
@@ -376,7 +380,8 @@ class Governance:
         if approved:
             return
         if approver is None:
-            why = _no_approver_fix(kind, tool_name, reason, self.approval_hint)
+            hint = with_suggested_rule(self.approval_hint, tool_name, tool, args)
+            why = _no_approver_fix(kind, tool_name, reason, hint)
         else:
             why = f"{reason}; {why}"
         await self._denied(tool_name, call_id, args, tool, gate, why)

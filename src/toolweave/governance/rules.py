@@ -43,6 +43,7 @@ from toolweave.governance._rule_parts import (
 from toolweave.governance._rule_patterns import Decision, Rule, RuleKind, resolve_path
 from toolweave.governance.errors import RuleSyntaxError
 from toolweave.tools import Permission, Tool
+from toolweave.tools.base import PerCallAnnotations
 from toolweave.tools.claude_names import claude_code_name, rule_names
 from toolweave.tools.permissions import ASK_BY_DEFAULT
 from toolweave.tools.shell_syntax import ShellParseError, parse_commands
@@ -66,9 +67,14 @@ _WRITE_TOOLS = ("Edit", "Write", "edit_file", "write_file")
 """The names a rule uses for a file write: a shell redirection is checked against them."""
 
 
-def asks_by_default(tool: Tool) -> bool:
+def asks_by_default(tool: Tool, args: Mapping[str, Any] | None = None) -> bool:
     """True for the tools that need a yes when no rule speaks: they declare SHELL or DELETE, or
-    were explicitly marked `destructive=True`."""
+    were explicitly marked `destructive=True`. A tool that declares its annotations per call
+    (`PerCallAnnotations`: the all-in-one `note`, `kb` and `memory`) asks only for a call
+    those say is destructive, so reading or adding runs and deleting asks."""
+    if args is not None and isinstance(tool, PerCallAnnotations):
+        call = tool.annotations_for(args)
+        return Permission.SHELL in tool.permissions or (not call.read_only and call.destructive)
     if tool.permissions & ASK_BY_DEFAULT:
         return True
     return bool(getattr(tool, "destructive_declared", False))
@@ -296,7 +302,7 @@ class Rules:
             )
         if outcome is not None:
             return outcome
-        if tool is not None and not asks_by_default(tool):
+        if tool is not None and not asks_by_default(tool, args):
             return Explanation("allow", "no rule matched and the tool is not ask-by-default")
         return Explanation(
             self.default,

@@ -14,6 +14,7 @@ from collections import OrderedDict
 from dataclasses import replace
 from typing import Any
 
+from toolweave.accounting.calls import client_key
 from toolweave.governance.approvals import ApprovalAnswer, ApprovalRequest, ApprovalState, Approver
 from toolweave.governance.hooks import Hooks
 from toolweave.governance.middleware import GovernanceMiddleware
@@ -43,8 +44,8 @@ _APPROVAL_SCHEMA = {
 }
 _HINT = (
     "Connect with an MCP client that supports elicitation to be asked, or allow it in "
-    'toolweave.toml, e.g. [serve.rules] allow = ["bash(git *)"] (or default = "allow" to stop '
-    "asking for shell, delete and destructive tools)."
+    'toolweave.toml with the line: [serve.rules] allow = [{rule}] (or default = "allow" to '
+    "stop asking for shell, delete and destructive calls)."
 )
 
 
@@ -84,7 +85,12 @@ class HostGovernance:
         if approver is not None:
             governance = replace(governance, approver=approver)
         mode = governance.mode or "default"  # the mode every MCP session starts in
-        return governance, GateContext(ctx.session_id, mode, self._state(ctx.session_id))
+        # The requester is the client (its principal, else its address): the console's queue
+        # caps what one client may have waiting.
+        gate = GateContext(
+            ctx.session_id, mode, self._state(ctx.session_id), requester=client_key(ctx)
+        )
+        return governance, gate
 
     def _state(self, session_id: str | None) -> ApprovalState:
         if session_id is None:

@@ -15,16 +15,19 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from toolweave.accounting.calls import QUERY_LOG_FILE
 from toolweave.governance.errors import CallBlocked, HookStopped
 from toolweave.host._governance import HostGovernance
 from toolweave.host.accounting import accounting_for
 from toolweave.host.config import HostConfig
-from toolweave.host.console.app import CONSOLE_PATH, Console
+from toolweave.host.console.app import CONSOLE_PATH, Console, ConsoleApprovals
 from toolweave.host.providers.base import (
     CapabilityProvider,
+    damaged_provider,
     load_provider,
     provider_unavailable,
 )
+from toolweave.host.stores import damaged_line, damaged_store
 from toolweave.host.tool_search import search_tools
 from toolweave.mcp.server import MCPServer, is_probe, probe_result
 from toolweave.mcp.server.tasks import SQLiteTaskStore
@@ -135,11 +138,21 @@ class ToolHost:
                 if unavailable is not None:
                     names.remove(name)
                     self.notes.append(f"{name} not served: {unavailable}")
-        self.providers: list[CapabilityProvider] = [load_provider(n, config) for n in names]
+        self.providers: list[CapabilityProvider] = []
+        for name in names:
+            damaged = damaged_provider(name, config)
+            if damaged is not None:  # the rest of the host serves; the banner says why
+                logger.warning("%s", damaged)
+                self.notes.append(damaged)
+            else:
+                self.providers.append(load_provider(name, config))
+        self._check_query_log()
         policy = config.policy
         self.policy = PermissionPolicy(policy.allowed, policy.denied, policy.allow_unspecified)
         self.accounting = accounting_for(config)
-        self.console = Console(self)
+        self.console = Console(
+            self, approvals=ConsoleApprovals(max_pending_per_client=config.approvals_per_client)
+        )
         approver = self.console.approvals if config.console_approvals else None
         self.governance = HostGovernance(config, approver)
         # The published tools, run by the call chain's terminal (`ToolRegistry.invoke`).
@@ -175,6 +188,19 @@ class ToolHost:
             from toolweave.host.prompts import serve_commands
 
             serve_commands(self.server, config.commands)
+
+    def _check_query_log(self) -> None:
+        """A damaged query log is switched off (one line in the banner and the log) rather than
+        failing every call."""
+        config = self.config
+        path = config.data_dir / QUERY_LOG_FILE
+        why = damaged_store(path) if config.query_log else None
+        if why is None:
+            return
+        line = damaged_line("query log off", path, why)
+        config.query_log = False
+        logger.warning("%s", line)
+        self.notes.append(line)
 
     def _catalog_changed(self, kind: str) -> None:
         """A downstream resource or prompt list may have changed: tell the clients."""
@@ -313,6 +339,8 @@ class ToolHost:
             max_body_bytes=config.max_body_bytes,
             max_sessions=config.max_sessions,
             session_idle_timeout=config.session_idle_timeout,
+            body_read_timeout=config.body_read_timeout,
+            tokens=config.tokens,
         )
         if config.console:  # the same app, the same guard as `config.path`
             app.router.routes.extend(self.console.routes(app.state.mcp))

@@ -19,6 +19,8 @@ host = "127.0.0.1"             # HTTP bind address; beyond loopback a token is r
 port = 8765
 path = "/mcp"
 token = ""                     # bearer token; or env TOOLWEAVE_SERVE_TOKEN
+                               # [serve.tokens] alice = "..." : a token per client, each its
+                               # own principal (own quota and memory)
 allowed_origins = []           # browser origins besides loopback (DNS-rebinding guard)
 providers = ["builtins", "memory", "kb", "notes", "skills"]  # capability providers, in order;
                                # add "demo" (or pass --demo) for the offline demo tools
@@ -30,8 +32,9 @@ tool_search = false            # list only tool_search, tool_call and tool_searc
 tool_search_pinned = []        # tools listed as usual in search mode, e.g. ["read_file"]
 data_dir = "~/.toolweave"      # embedded SQLite and caches of stateful providers
 max_body_bytes = 4194304       # larger HTTP bodies get 413, larger stdio lines an error
-max_sessions = 1000            # HTTP: live sessions; the least recently seen is closed first
+max_sessions = 1000            # HTTP: live sessions; past it a new session gets 429
 session_idle_timeout = 600.0   # HTTP: seconds before an unused session is closed
+body_read_timeout = 30.0       # HTTP: seconds a client has to send a request body (408 past)
 query_log = true               # a row per served tool call in data_dir (`toolweave log`)
 daily_calls_per_client = 0     # tool calls one client may make per UTC day; 0 = no limit
 daily_calls = 0                # tool calls all clients together may make per UTC day
@@ -40,6 +43,7 @@ commands = ""                  # slash commands served as MCP prompts: a JSON/YA
 store_dsn = ""                 # Postgres DSN for the query log and quotas, shared by hosts
 console = true                 # the web console at /console over HTTP (its own token)
 console_approvals = false      # calls no client can be asked about wait in the console
+approvals_per_client = 10      # of them, how many one client may have waiting at once
 console_token = ""             # the console's own credential (env TOOLWEAVE_CONSOLE_TOKEN);
                                # empty: a fresh one is made at start and printed once
 
@@ -102,6 +106,7 @@ from pydantic import Field, field_validator
 
 from toolweave.errors import ConfigError
 from toolweave.host._toml_lines import key_lines
+from toolweave.host.console.app import DEFAULT_MAX_PENDING_PER_CLIENT
 from toolweave.host.sections import (
     SECTIONS,
     ConfigSource,
@@ -111,6 +116,7 @@ from toolweave.host.sections import (
     validate_section,
 )
 from toolweave.mcp.shared.constants import (
+    DEFAULT_BODY_READ_TIMEOUT,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_SESSIONS,
     DEFAULT_SESSION_IDLE_TIMEOUT,
@@ -118,6 +124,9 @@ from toolweave.mcp.shared.constants import (
 )
 
 DEFAULT_CONFIG_FILE = "toolweave.toml"
+USER_CONFIG_FILE = "~/.toolweave/toolweave.toml"
+"""The user's own config: what `toolweave serve` runs when no `--config` is given and the
+current folder's `toolweave.toml` is absent or not trusted."""
 TOKEN_ENV = "TOOLWEAVE_SERVE_TOKEN"
 CONSOLE_TOKEN_ENV = "TOOLWEAVE_CONSOLE_TOKEN"
 ENV_PREFIX = "TOOLWEAVE_"
@@ -156,6 +165,9 @@ class ServeSection(Section):
     max_body_bytes: int = Field(DEFAULT_MAX_BODY_BYTES, gt=0)
     max_sessions: int = Field(DEFAULT_MAX_SESSIONS, gt=0)
     session_idle_timeout: float = Field(DEFAULT_SESSION_IDLE_TIMEOUT, gt=0)
+    body_read_timeout: float = Field(DEFAULT_BODY_READ_TIMEOUT, gt=0)
+    tokens: dict[str, str] = Field(default_factory=dict)
+    approvals_per_client: int = Field(DEFAULT_MAX_PENDING_PER_CLIENT, gt=0)
     query_log: bool = True
     daily_calls_per_client: int = Field(0, ge=0)
     daily_calls: int = Field(0, ge=0)
@@ -201,6 +213,10 @@ class HostConfig:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     max_sessions: int = DEFAULT_MAX_SESSIONS
     session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT
+    body_read_timeout: float = DEFAULT_BODY_READ_TIMEOUT
+    tokens: dict[str, str] = field(default_factory=dict)
+    """`[serve.tokens]`: client name -> its own bearer token (its principal `client:<name>`)."""
+    approvals_per_client: int = DEFAULT_MAX_PENDING_PER_CLIENT
     query_log: bool = True
     daily_calls_per_client: int = 0
     daily_calls: int = 0
@@ -244,7 +260,17 @@ class HostConfig:
 
     def check(self) -> None:
         """Cross-field rules: a token is mandatory once the server is reachable off-host."""
-        if self.transport == "http" and not self.loopback and not self.token:
+        empty = sorted(name for name, token in self.tokens.items() if not token.strip())
+        if empty:
+            raise ConfigError(f"[serve.tokens]: {', '.join(empty)} has an empty token; give "
+                              "each client a long random one (or remove it)")  # fmt: skip
+        if len(set(self.tokens.values())) < len(self.tokens) or self.token in self.tokens.values():
+            raise ConfigError("[serve.tokens]: two clients share a token; each client needs its "
+                              "own (and none may equal [serve].token)")  # fmt: skip
+        if self.console_token is not None and self.console_token in self.tokens.values():
+            raise ConfigError("[serve.tokens]: a client's token equals [serve].console_token; "
+                              "the console needs its own credential")  # fmt: skip
+        if self.transport == "http" and not self.loopback and not (self.token or self.tokens):
             raise ConfigError(
                 f"[serve].host = {self.host!r} exposes the server beyond this machine: set "
                 f"[serve].token (or pass --token, or set the {TOKEN_ENV} environment variable) so "
@@ -325,6 +351,9 @@ def parse_config(
         max_body_bytes=serve.max_body_bytes,
         max_sessions=serve.max_sessions,
         session_idle_timeout=serve.session_idle_timeout,
+        body_read_timeout=serve.body_read_timeout,
+        tokens=serve.tokens,
+        approvals_per_client=serve.approvals_per_client,
         query_log=serve.query_log,
         daily_calls_per_client=serve.daily_calls_per_client,
         daily_calls=serve.daily_calls,
@@ -397,3 +426,33 @@ def load_host_config(
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{file} is not valid TOML: {exc}") from None
     return parse_config(raw, source=file, text=text, env=environ)
+
+
+def load_served_config(
+    path: str | Path | None = None, *, env: Mapping[str, str] | None = None
+) -> tuple[HostConfig, str | None]:
+    """The config `toolweave serve` runs, and a note for the person when it passed one over.
+
+    A config starts programs (`[mcpServers]`, hooks), so a `toolweave.toml` that merely sits in
+    the current folder (a cloned repository's) runs only once a person trusted it (`toolweave
+    trust`: its path and content hash, `toolweave.storage.trust`), or when named with
+    `--config` (`path`). Otherwise the user's own `~/.toolweave/toolweave.toml` (or the
+    defaults) is used, and the note says why the local one was not."""
+    from toolweave.storage.trust import is_trusted
+
+    if path is not None:
+        return load_host_config(path, env=env), None
+    local = Path(DEFAULT_CONFIG_FILE)
+    if local.is_file() and is_trusted(local):
+        return load_host_config(local, env=env), None
+    note = None
+    if local.is_file():
+        note = (
+            f"{local.resolve()} is not trusted, so it was not used (it can start programs: "
+            "[mcpServers], hooks); review it, then run `toolweave trust toolweave.toml`, or "
+            "pass --config toolweave.toml"
+        )
+    user = Path(USER_CONFIG_FILE).expanduser()
+    if user.is_file():
+        return load_host_config(user, env=env), note
+    return parse_config({}, env=os.environ if env is None else env), note

@@ -1,25 +1,31 @@
 """`toolweave doctor`: check the environment and the configuration, and say what to fix.
 
 Each check is a small async function returning `Finding`s. `diagnose` runs them in order:
-the Python version, the optional extras, `toolweave.toml` (every key validated by its
-pydantic section), the enabled providers (each one built), the offline embedder (when the
-memory package is installed), the shell sandbox (bubblewrap), every configured MCP server
-(started, initialised, its tools listed) and the model endpoint (when a model is given). A
-failure is anything that stops `toolweave serve` or `toolweave run` from working; a warning is
-something that limits what they can do. New capabilities add a check to `CHECKS`.
+the Python version, the optional extras (memory and kb included), `toolweave.toml` (every key
+validated by its pydantic section), the enabled providers (each store file they would open
+read, each provider built over a temporary data dir, so the doctor creates nothing in the real
+one), the offline embedder (when the memory package is installed), document conversion (a
+DOCX, an HTML page and a PDF it writes itself, converted as the knowledge base does), the
+shell sandbox (bubblewrap), every configured MCP server (started, initialised, its tools
+listed) and the model endpoint (when a model is given). A failure is anything that stops
+`toolweave serve` or `toolweave run` from working; a warning is something that limits what they
+can do. New capabilities add a check to `CHECKS`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib
 import importlib.util
 import sys
+import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from toolweave._extras import EXTRA_MODULES
 from toolweave.errors import ConfigError
 from toolweave.host.config import HostConfig, load_host_config
 
@@ -32,6 +38,8 @@ DEFAULT_CHECK_TIMEOUT = 20.0
 EXTRAS: dict[str, tuple[tuple[str, ...], str]] = {
     "server": (("starlette", "uvicorn"), "toolweave serve --http"),
     "cli": (("typer", "rich"), "the toolweave command line"),
+    "memory": (EXTRA_MODULES["memory"], "the memory tool and the notes provider"),
+    "kb": (EXTRA_MODULES["kb"], "the knowledge base and document conversion"),
     "postgres": (("psycopg", "psycopg_pool"), "the Postgres stores"),
     "otel": (("opentelemetry.sdk",), "tracing (Agent(tracing=...), toolweave run --trace)"),
     "docs": (("mkdocs", "material", "mkdocstrings"), "building the documentation site"),
@@ -109,21 +117,60 @@ async def check_config(ctx: DoctorContext) -> list[Finding]:
 
 
 async def check_providers(ctx: DoctorContext) -> list[Finding]:
-    """Every provider in `[serve].providers` is registered and builds from the config."""
+    """Every provider in `[serve].providers` is registered, its store files are readable, and
+    it builds from the config (over a temporary data dir: the doctor creates nothing)."""
     if ctx.config is None:
         return []
-    from toolweave.host.providers.base import load_provider
+    from toolweave.host.accounting import QUERY_LOG_FILE
+    from toolweave.host.providers.base import damaged_provider, load_provider
+    from toolweave.host.stores import damaged_line, damaged_store
 
     findings = []
-    for name in ctx.config.providers:
-        try:
-            provider = load_provider(name, ctx.config)
-        except (ConfigError, ImportError) as exc:
-            fix = "remove it from [serve].providers, or install the extra it names"
-            findings.append(Finding(f"provider {name}", "fail", str(exc), fix))
-            continue
-        await provider.close()
-        findings.append(Finding(f"provider {name}", "ok", f"loads ({type(provider).__name__})"))
+    with tempfile.TemporaryDirectory(prefix="toolweave-doctor-") as scratch:
+        trial = dataclasses.replace(ctx.config, data_dir=Path(scratch))
+        for name in ctx.config.providers:
+            try:
+                damaged = damaged_provider(name, ctx.config)
+                if damaged is not None:
+                    findings.append(Finding(f"provider {name}", "fail", damaged))
+                    continue
+                provider = load_provider(name, trial)
+            except (ConfigError, ImportError) as exc:
+                fix = "remove it from [serve].providers, or install the extra it names"
+                findings.append(Finding(f"provider {name}", "fail", str(exc), fix))
+                continue
+            await provider.close()
+            built = f"loads ({type(provider).__name__})"
+            findings.append(Finding(f"provider {name}", "ok", built))
+    log = ctx.config.data_dir / QUERY_LOG_FILE
+    why = damaged_store(log) if ctx.config.query_log else None
+    if why is not None:
+        findings.append(Finding("query log", "warn", damaged_line("query log off", log, why)))
+    return findings
+
+
+async def check_conversion(ctx: DoctorContext) -> list[Finding]:
+    """A DOCX, an HTML page and a PDF the doctor writes itself convert, text intact."""
+    if not _importable("markitdown"):
+        return [Finding("conversion", "ok", "skipped: the kb extra is not installed")]
+    from toolweave.host._doctor_documents import SENTENCE, write_samples
+    from toolweave.kb import DocumentError, convert_file
+
+    findings = []
+    with tempfile.TemporaryDirectory(prefix="toolweave-doctor-") as scratch:
+        for sample in write_samples(Path(scratch)):
+            label = f"conversion {sample.suffix.lstrip('.')}"
+            try:
+                converted = await asyncio.to_thread(convert_file, sample)
+            except DocumentError as exc:
+                fix = "reinstall the kb extra from the lock: make install (or pip install -c)"
+                findings.append(Finding(label, "fail", exc.message, fix))
+                continue
+            if SENTENCE not in " ".join(converted.markdown.split()):
+                detail = f"converted, but the text was lost: {converted.markdown[:80]!r}"
+                findings.append(Finding(label, "fail", detail, "report this as a bug"))
+                continue
+            findings.append(Finding(label, "ok", "converts with its text"))
     return findings
 
 
@@ -248,6 +295,7 @@ CHECKS: list[Check] = [
     check_config,
     check_providers,
     check_embedder,
+    check_conversion,
     check_sandbox,
     check_mcp_servers,
     check_model,

@@ -5,7 +5,10 @@ the section it came from. `chunk_markdown` parses Markdown into blocks (paragrap
 tables) under a heading path ("A > B"), splits a block larger than the budget (a paragraph by
 sentences, then by tokens; a table by rows with its header repeated; a code fence never), and
 packs consecutive blocks of one section into chunks of at most `chunk_tokens`, carrying up to
-`overlap_tokens` of trailing blocks into the next chunk. Every position counts code points,
+`overlap_tokens` of trailing blocks into the next chunk. A chunk is bounded in characters as well
+(`max_chars`): a run of text the token estimate counts as one word (a PDF whose spaces were lost,
+a long URL, a base64 blob) or a fenced code block is cut there, so no chunk printed by a search
+is ever longer than that. Every position counts code points,
 never bytes. Unlike the reference chunker, packing always makes progress: the overlap is dropped
 whenever keeping it would not leave room for the next block (the reference loops forever on a
 60-token paragraph followed by a 750-token one at 800/100).
@@ -24,6 +27,8 @@ from toolweave.storage.text import CJK, estimate_tokens
 
 DEFAULT_CHUNK_TOKENS = 800
 DEFAULT_OVERLAP_TOKENS = 100
+DEFAULT_MAX_CHUNK_CHARS = 6000
+"""Characters a chunk may hold whatever its token count (800 English words are ~5,000)."""
 HEADING_SEPARATOR = " > "
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -79,6 +84,15 @@ _UNITS: dict[str, _Measure] = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class _Bound:
+    """A chunk's budget: `tokens` in the chunker's unit and `chars` code points."""
+
+    tokens: int
+    chars: int
+    measure: _Measure
+
+
 @dataclass(slots=True)
 class _Piece:
     text: str
@@ -95,23 +109,26 @@ def chunk_markdown(
     overlap_tokens: int = DEFAULT_OVERLAP_TOKENS,
     *,
     unit: Unit = "tokens",
+    max_chars: int = DEFAULT_MAX_CHUNK_CHARS,
 ) -> list[Chunk]:
-    """Split Markdown `text` into heading-aware chunks of at most `chunk_tokens` tokens.
+    """Split Markdown `text` into heading-aware chunks of at most `chunk_tokens` tokens and
+    `max_chars` characters.
 
     `unit="chars"` reads both sizes as code points instead (the `kb_add` default is 600
-    characters with 60 of overlap). A fenced code block is never split, so it alone may exceed
-    the budget.
+    characters with 60 of overlap). A fenced code block is split only past `max_chars`.
     """
-    check_chunking(chunk_tokens, overlap_tokens, unit)
-    measure = _UNITS[unit]
+    check_chunking(chunk_tokens, overlap_tokens, unit, max_chars)
+    bound = _Bound(chunk_tokens, max_chars, _UNITS[unit])
     chunks: list[Chunk] = []
-    for heading_path, pieces in _sections(text, chunk_tokens, measure):
-        chunks.extend(_pack(text, heading_path, pieces, chunk_tokens, overlap_tokens))
+    for heading_path, pieces in _sections(text, bound):
+        chunks.extend(_pack(text, heading_path, pieces, bound, overlap_tokens))
     return chunks
 
 
-def check_chunking(chunk_tokens: int, overlap_tokens: int, unit: str) -> None:
-    """Raise ValueError naming the bad size (what `chunk_markdown` accepts)."""
+def check_chunking(
+    chunk_tokens: int, overlap_tokens: int, unit: str, max_chars: int = DEFAULT_MAX_CHUNK_CHARS
+) -> None:
+    """Raise ConfigError naming the bad size (what `chunk_markdown` accepts)."""
     if chunk_tokens < 1:
         raise ConfigError(f"chunk_tokens must be at least 1, not {chunk_tokens}")
     if not 0 <= overlap_tokens < chunk_tokens:
@@ -121,6 +138,8 @@ def check_chunking(chunk_tokens: int, overlap_tokens: int, unit: str) -> None:
         )
     if unit not in _UNITS:
         raise ConfigError(f"unit must be 'tokens' or 'chars', not {unit!r}")
+    if max_chars < 1:
+        raise ConfigError(f"max_chunk_chars must be at least 1, not {max_chars}")
 
 
 # -- parsing ---------------------------------------------------------------------------------------
@@ -192,7 +211,7 @@ def outline_counts(markdown: str) -> tuple[int, int]:
     return headings, tables
 
 
-def _sections(text: str, budget: int, measure: _Measure) -> list[tuple[str | None, list[_Piece]]]:
+def _sections(text: str, bound: _Bound) -> list[tuple[str | None, list[_Piece]]]:
     """The document's blocks, split to the budget, grouped by heading path."""
     sections: list[tuple[str | None, list[_Piece]]] = []
     stack: list[tuple[int, str]] = []  # (level, title) of the open headings
@@ -218,7 +237,7 @@ def _sections(text: str, budget: int, measure: _Measure) -> list[tuple[str | Non
             continue
         kind, k = _block_end(lines, i)
         end = lines[k - 1][0] + len(lines[k - 1][1])
-        current.extend(_split_block(text, start, end, kind, block, budget, measure, lines[i:k]))
+        current.extend(_split_block(text, start, end, kind, block, bound, lines[i:k]))
         block += 1
         i = k
     if current:
@@ -239,19 +258,19 @@ def _split_block(
     end: int,
     kind: str,
     block: int,
-    budget: int,
-    measure: _Measure,
+    bound: _Bound,
     lines: list[tuple[int, str]],
 ) -> list[_Piece]:
-    body = text[start:end]
+    body, measure = text[start:end], bound.measure
     size = measure.size(body)
-    if size <= budget or kind == "code":
+    if len(body) <= bound.chars and (size <= bound.tokens or kind == "code"):
         return [_Piece(body, start, end, size, block, kind)]
     if kind == "table":
-        return _split_table(lines, block, budget, measure)
+        return _split_table(lines, block, bound)
     pieces: list[_Piece] = []
-    for s_start, s_end in _sentences(body):
-        for w_start, w_end in _windows(body[s_start:s_end], budget, measure):
+    spans = [(0, len(body))] if kind == "code" else _sentences(body)
+    for s_start, s_end in spans:
+        for w_start, w_end in _windows(body[s_start:s_end], bound):
             a, b = start + s_start + w_start, start + s_start + w_end
             pieces.append(_Piece(text[a:b], a, b, measure.size(text[a:b]), block, kind))
     return pieces
@@ -269,59 +288,89 @@ def _sentences(body: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _windows(sentence: str, budget: int, measure: _Measure) -> list[tuple[int, int]]:
-    """Contiguous spans of `sentence` holding at most `budget` units each, cut just before a
-    unit so that punctuation stays with the text before it."""
-    units = measure.spans(sentence)
-    cuts = [0, *(units[i][0] for i in range(budget, len(units), budget)), len(sentence)]
+def _windows(sentence: str, bound: _Bound) -> list[tuple[int, int]]:
+    """Contiguous spans of `sentence` holding at most `bound.tokens` units and `bound.chars`
+    characters each, cut just before a unit so that punctuation stays with the text before it;
+    a unit (or a run between units) longer than `bound.chars` is cut inside."""
+    cuts = [0]
+    count = 0
+    for u_start, u_end in bound.measure.spans(sentence):
+        if count and (count >= bound.tokens or u_end - cuts[-1] > bound.chars):
+            cuts.append(u_start)
+            count = 0
+        count += 1
+    cuts.append(len(sentence))
     spans = []
     for a, b in itertools.pairwise(cuts):
-        end = a + len(sentence[a:b].rstrip())
-        if end > a:
-            spans.append((a, end))
+        for piece in range(a, b, bound.chars):
+            end = piece + len(sentence[piece : min(b, piece + bound.chars)].rstrip())
+            if end > piece:
+                spans.append((piece, end))
     return spans
 
 
-def _split_table(
-    lines: list[tuple[int, str]], block: int, budget: int, measure: _Measure
-) -> list[_Piece]:
-    """Row groups that fit the budget, each led by the table's header and rule rows."""
+def _split_table(lines: list[tuple[int, str]], block: int, bound: _Bound) -> list[_Piece]:
+    """Row groups that fit the budget, each led by the table's header and rule rows. A row
+    over `bound.chars` with the header (or every row, when the header alone is over half of
+    it) is cut like prose, without the header."""
+    measure = bound.measure
     header = f"{lines[0][1]}\n{lines[1][1]}"
+    if 2 * len(header) > bound.chars:
+        return [p for offset, line in lines for p in _cut(line, offset, block, bound)]
     pieces: list[_Piece] = []
     group: list[tuple[int, str]] = []
 
     def body(rows: list[tuple[int, str]]) -> str:
         return header + "".join("\n" + row for _, row in rows)
 
-    for row in lines[2:]:
-        if group and measure.size(body([*group, row])) > budget:
+    def flush() -> None:
+        if group:
             text = body(group)
             end = group[-1][0] + len(group[-1][1])
             pieces.append(_Piece(text, group[0][0], end, measure.size(text), block, "table"))
-            group = []
+            group.clear()
+
+    for row in lines[2:]:
+        if len(header) + 1 + len(row[1]) > bound.chars:
+            flush()
+            pieces.extend(_cut(row[1], row[0], block, bound))
+            continue
+        grown = body([*group, row])
+        if group and (measure.size(grown) > bound.tokens or len(grown) > bound.chars):
+            flush()
         group.append(row)
-    if group:
-        text = body(group)
-        end = group[-1][0] + len(group[-1][1])
-        pieces.append(_Piece(text, group[0][0], end, measure.size(text), block, "table"))
+    flush()
     return pieces
+
+
+def _cut(line: str, offset: int, block: int, bound: _Bound) -> list[_Piece]:
+    """`line` (at `offset` in the source) in windows of the bound, as prose pieces."""
+    return [
+        _Piece(line[a:b], offset + a, offset + b, bound.measure.size(line[a:b]), block, "paragraph")
+        for a, b in _windows(line, bound)
+    ]
 
 
 # -- packing ---------------------------------------------------------------------------------------
 
 
 def _pack(
-    source: str, heading_path: str | None, pieces: list[_Piece], budget: int, overlap: int
+    source: str, heading_path: str | None, pieces: list[_Piece], bound: _Bound, overlap: int
 ) -> list[Chunk]:
     """Greedy packing that always advances: each chunk holds at least one new piece."""
     chunks: list[Chunk] = []
     current: list[_Piece] = []
     used = 0
+
+    def fits(piece: _Piece) -> bool:
+        chars = len(_joined(source, [*current, piece])) if current else len(piece.text)
+        return used + piece.size <= bound.tokens and chars <= bound.chars
+
     for piece in pieces:
-        if current and used + piece.size > budget:
+        if current and not fits(piece):
             chunks.append(_chunk(source, heading_path, current))
             current, used = _overlap(current, overlap)
-            if used + piece.size > budget:
+            if not fits(piece):
                 current, used = [], 0  # no room for the overlap beside this piece: drop it
         current.append(piece)
         used += piece.size
@@ -342,10 +391,14 @@ def _overlap(emitted: list[_Piece], overlap: int) -> tuple[list[_Piece], int]:
     return kept, used
 
 
-def _chunk(source: str, heading_path: str | None, pieces: list[_Piece]) -> Chunk:
+def _joined(source: str, pieces: list[_Piece]) -> str:
     parts = [pieces[0].text]
     for prev, piece in itertools.pairwise(pieces):
         same_block = prev.block == piece.block and piece.kind != "table"
         parts.append(source[prev.end : piece.start] if same_block else "\n\n")
         parts.append(piece.text)
-    return Chunk("".join(parts), heading_path, pieces[0].start, pieces[-1].end)
+    return "".join(parts)
+
+
+def _chunk(source: str, heading_path: str | None, pieces: list[_Piece]) -> Chunk:
+    return Chunk(_joined(source, pieces), heading_path, pieces[0].start, pieces[-1].end)

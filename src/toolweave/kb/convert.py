@@ -7,13 +7,19 @@ when such a file arrives). The `ConversionReport` says what came out, so a user 
 a PDF produced flat text with no headings, or that a scan produced no text at all.
 
 Conversion is bounded (`ConversionLimits`): a file over `max_file_bytes` is refused before it is
-read, markitdown runs in a worker process killed at `convert_timeout` (`_convert_worker.py`),
-and Markdown over `max_markdown_chars` is refused; each refusal names the file and the setting.
+read; a zip-based document (DOCX, PPTX, XLSX, EPUB, ODF) whose members add up to more than
+`max_unzipped_bytes` uncompressed is refused before conversion (the sizes its directory declares:
+Python's zip reader stops a member at its declared size, so a lying directory cannot inflate
+more); markitdown runs in a worker process killed at `convert_timeout` and limited to
+`max_convert_memory` bytes of heap (`_convert_worker.py`), and Markdown over
+`max_markdown_chars` is refused before it leaves the worker; each refusal names the file and
+the setting.
 """
 
 from __future__ import annotations
 
 import re
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,21 +38,29 @@ _FIRST_H1 = re.compile(r"^ {0,3}#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _SLIDE = re.compile(r"^<!-- Slide number: \d+ -->$", re.MULTILINE)
 # Formats whose documents normally have headings: none found is worth a warning.
 _HAS_HEADINGS = frozenset({"pdf", "docx", "pptx", "html", "htm", "epub"})
+_ZIP_MAGIC = b"PK\x03\x04"
 # How binary formats start; markitdown would read a corrupt one as plain text instead.
 _MAGIC = {
     ".pdf": b"%PDF",
-    ".docx": b"PK\x03\x04",
-    ".pptx": b"PK\x03\x04",
-    ".xlsx": b"PK\x03\x04",
-    ".epub": b"PK\x03\x04",
+    ".docx": _ZIP_MAGIC,
+    ".pptx": _ZIP_MAGIC,
+    ".xlsx": _ZIP_MAGIC,
+    ".epub": _ZIP_MAGIC,
     ".xls": b"\xd0\xcf\x11\xe0",
 }
+CONVERSION_REVISION = 2
+"""Bumped whenever conversion output changes, so an unchanged file is converted again once."""
 DEFAULT_MAX_FILE_BYTES = 32 * 1024 * 1024
 """Bytes of the largest file read or converted (`[kb].max_file_bytes`)."""
 DEFAULT_CONVERT_TIMEOUT = 60.0
 """Seconds one markitdown conversion may run before its process is killed."""
 DEFAULT_MAX_MARKDOWN_CHARS = 16_000_000
 """Characters of Markdown one converted file may produce."""
+DEFAULT_MAX_UNZIPPED_BYTES = 256 * 1024 * 1024
+"""Bytes a zip-based document (DOCX, PPTX, XLSX, EPUB, ODF) may hold uncompressed."""
+DEFAULT_MAX_CONVERT_MEMORY = 1024 * 1024 * 1024
+"""Bytes of heap (`RLIMIT_DATA`) the conversion worker may use beyond none: its whole data
+segment, markitdown's imports included (about 200 MB)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,9 +70,14 @@ class ConversionLimits:
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     convert_timeout: float = DEFAULT_CONVERT_TIMEOUT
     max_markdown_chars: int = DEFAULT_MAX_MARKDOWN_CHARS
+    max_unzipped_bytes: int = DEFAULT_MAX_UNZIPPED_BYTES
+    max_convert_memory: int = DEFAULT_MAX_CONVERT_MEMORY
 
     def __post_init__(self) -> None:
-        for name in ("max_file_bytes", "convert_timeout", "max_markdown_chars"):
+        for name in (
+            "max_file_bytes", "convert_timeout", "max_markdown_chars", "max_unzipped_bytes",
+            "max_convert_memory",
+        ):  # fmt: skip
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, not {getattr(self, name)}")
 
@@ -134,16 +153,37 @@ def describe_text(text: str, source: str) -> ConversionReport:
 
 def _markitdown(file: Path, limits: ConversionLimits) -> tuple[str, str | None]:
     magic = _MAGIC.get(file.suffix.lower())
-    if magic is not None:
-        with file.open("rb") as f:
-            if f.read(len(magic)) != magic:
-                raise DocumentError(
-                    f"{file}: conversion failed: not a valid {file.suffix} file (its first bytes "
-                    "are wrong); check the file opens in its own application"
-                )
+    with file.open("rb") as f:
+        start = f.read(len(_ZIP_MAGIC))
+    if magic is not None and not start.startswith(magic):
+        raise DocumentError(
+            f"{file}: conversion failed: not a valid {file.suffix} file (its first bytes "
+            "are wrong); check the file opens in its own application"
+        )
+    if start == _ZIP_MAGIC:
+        _check_unzipped_size(file, limits.max_unzipped_bytes)
     from toolweave.kb._convert_worker import WORKER
 
-    return WORKER.convert(file, limits.convert_timeout, limits.max_markdown_chars)
+    return WORKER.convert(
+        file, limits.convert_timeout, limits.max_markdown_chars, limits.max_convert_memory
+    )
+
+
+def _check_unzipped_size(file: Path, limit: int) -> None:
+    """Refuse a zip-based document whose members add up to more than `limit` bytes."""
+    try:
+        with zipfile.ZipFile(file) as archive:
+            total = sum(member.file_size for member in archive.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise DocumentError(
+            f"{file}: conversion failed: not a readable {file.suffix} file ({exc}); check the "
+            "file opens in its own application"
+        ) from None
+    if total > limit:
+        raise DocumentError(
+            f"{file}: refused: it holds {total} bytes uncompressed, over max_unzipped_bytes "
+            f"({limit}); split the document or raise max_unzipped_bytes"
+        )
 
 
 def _report(file: Path, kind: str, markdown: str) -> ConversionReport:

@@ -28,12 +28,16 @@ from toolweave.kb._documents import (
     chunk_id,
     digest,
     document_records,
+    file_digest,
+    file_fields,
     first_line,
     normalize_for_dedupe,
+    unchanged_file,
 )
 from toolweave.kb._embedding import BatchedEmbedder
 from toolweave.kb.chunking import (
     DEFAULT_CHUNK_TOKENS,
+    DEFAULT_MAX_CHUNK_CHARS,
     DEFAULT_OVERLAP_TOKENS,
     Unit,
     check_chunking,
@@ -41,7 +45,6 @@ from toolweave.kb.chunking import (
 from toolweave.kb.convert import (
     DEFAULT_LIMITS,
     ConversionLimits,
-    ConvertedDocument,
     convert_file,
     describe_text,
 )
@@ -100,7 +103,7 @@ class KnowledgeBase:
     local mode) select the scale-out backend (Postgres rows and full text, Qdrant vectors); or
     pass any ready `index`. `index_name` names its tables (and Qdrant collection). `model`
     enables query expansion and `ask`. Chunk sizes are `chunk_tokens` / `overlap_tokens` in
-    `unit` ("tokens" or "chars").
+    `unit` ("tokens" or "chars"), and at most `max_chunk_chars` characters whatever the unit.
     """
 
     def __init__(
@@ -119,6 +122,7 @@ class KnowledgeBase:
         chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
         overlap_tokens: int = DEFAULT_OVERLAP_TOKENS,
         unit: Unit = "tokens",
+        max_chunk_chars: int = DEFAULT_MAX_CHUNK_CHARS,
         batch_size: int = DEFAULT_EMBED_BATCH,
         conversion: ConversionLimits = DEFAULT_LIMITS,
     ) -> None:
@@ -126,7 +130,8 @@ class KnowledgeBase:
         self.conversion = conversion
         if max_docs < 1:
             raise ConfigError(f"max_docs must be a positive integer, not {max_docs}")
-        check_chunking(chunk_tokens, overlap_tokens, unit)
+        check_chunking(chunk_tokens, overlap_tokens, unit, max_chunk_chars)
+        self.max_chunk_chars = max_chunk_chars
         self.model = model
         self.max_docs = max_docs
         self.chunk_tokens, self.overlap_tokens, self.unit = chunk_tokens, overlap_tokens, unit
@@ -183,21 +188,32 @@ class KnowledgeBase:
         progress: ProgressCallback | None = None,
         source: str | Path | None = None,
     ) -> AddResult:
-        """Convert and add one file; a changed file replaces its old chunks in one write.
-        `source` is the path recorded (and the document id derived from) when `path` is a copy
-        of it (folder ingest converts private copies); default `path` itself, resolved."""
-        resolved, converted = await asyncio.to_thread(_convert, path, self.conversion)
+        """Convert and add one file; a changed file replaces its old chunks in one write, and a
+        file whose bytes are those it was added from is not converted again. `source` is the
+        path recorded (and the document id derived from) when `path` is a copy of it (folder
+        ingest converts private copies); default `path` itself, resolved."""
+        read, file_hash = await asyncio.to_thread(file_digest, path)
+        resolved = Path(source) if source is not None else read
+        doc_id, docs = "f" + digest(str(resolved))[:20], self.namespace + _DOCS
+        known = await self.index.get([doc_id], docs)
+        if not known and file_hash is not None:  # a copy of a file added before
+            known = await self.index.find(docs, {"file_hash": file_hash}, limit=1)
+        for old in known:
+            unchanged = unchanged_file(old, file_hash, doc_id)
+            if unchanged is not None:
+                return unchanged
+        converted = await asyncio.to_thread(convert_file, read, self.conversion)
         if source is not None:
-            resolved = Path(source)
             converted.report.source = str(resolved)
         spec = Spec(
-            doc_id="f" + digest(str(resolved))[:20],
+            doc_id=doc_id,
             title=converted.title,
             markdown=converted.markdown,
             source=str(resolved),
             metadata={},
             report=converted.report,
-            chunking=(self.chunk_tokens, self.overlap_tokens, self.unit),
+            chunking=(self.chunk_tokens, self.overlap_tokens, self.unit, self.max_chunk_chars),
+            file_hash=file_hash,
         )
         return await self._add(spec, progress)
 
@@ -274,6 +290,7 @@ class KnowledgeBase:
                 size or self.chunk_tokens,
                 self.overlap_tokens if overlap is None else overlap,
                 unit or self.unit,
+                self.max_chunk_chars,
             ),
         )
 
@@ -300,6 +317,9 @@ class KnowledgeBase:
             )
             old = existing.get(spec.doc_id)
             if old is not None and old.payload.get("content_hash") == content_hash:
+                if spec.file_hash and old.payload.get("file_hash") != spec.file_hash:
+                    payload = {**old.payload, **file_fields(spec)}  # known unchanged next time
+                    upsert.append(dataclasses.replace(old, payload=payload))
                 chunks = int(old.payload.get("chunks", 0))
                 results.append(AddResult(spec.doc_id, spec.title, "unchanged", chunks, spec.report))
                 continue
@@ -469,8 +489,3 @@ def check_namespace(namespace: str) -> str:
             "starting with a letter or digit"
         )
     return namespace
-
-
-def _convert(path: str | Path, limits: ConversionLimits) -> tuple[Path, ConvertedDocument]:
-    resolved = Path(path).expanduser().resolve()
-    return resolved, convert_file(resolved, limits)

@@ -16,6 +16,7 @@ import json
 import re
 import secrets
 import threading
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,10 +29,13 @@ from toolweave.kb.errors import KnowledgeBaseError, NoteNotFound
 from toolweave.kb.knowledge_base import KnowledgeBase
 from toolweave.storage.errors import FrontmatterError
 from toolweave.storage.files import atomic_write, split_frontmatter
+from toolweave.tools.base import ToolAnnotations, action_annotations
 from toolweave.tools.function_tool import FunctionTool
 
 INDEX_FILE = "index.json"
 NOTES_NAMESPACE = "notes"
+NOTES_INDEX_FILE = "notes.db"
+"""The search index of a notes folder, inside it."""
 DEFAULT_NOTE_TYPE = "general"
 DEFAULT_LIST_LIMIT = 50
 MAX_NOTE_CHARS = 100_000
@@ -91,7 +95,7 @@ def _tags(tags: list[str] | None) -> list[str]:
 
 
 class NoteStore:
-    """Notes in `directory`, indexed for search in `kb` (namespace "notes" of `kb.db` there)."""
+    """Notes in `directory`, indexed for search in `kb` (namespace "notes" of `notes.db` there)."""
 
     def __init__(
         self,
@@ -109,7 +113,9 @@ class NoteStore:
 
     def _kb(self) -> KnowledgeBase:
         if self.kb is None:
-            self.kb = KnowledgeBase(self.directory / "notes.db", self._embedder, NOTES_NAMESPACE)
+            self.kb = KnowledgeBase(
+                self.directory / NOTES_INDEX_FILE, self._embedder, NOTES_NAMESPACE
+            )
         return self.kb
 
     # -- files (worker thread) ----------------------------------------------------------------
@@ -295,6 +301,9 @@ def _check_note(note: Note) -> None:
 
 
 NoteAction = Literal["create", "read", "update", "delete", "list", "search"]
+NOTE_READ_ACTIONS = frozenset({"read", "list", "search"})
+NOTE_WRITE_ACTIONS = frozenset({"create", "update"})
+NOTE_DELETE_ACTIONS = frozenset({"delete"})
 
 
 class NoteTool(FunctionTool):
@@ -303,7 +312,17 @@ class NoteTool(FunctionTool):
 
     def __init__(self, store: NoteStore) -> None:
         self.store = store
-        super().__init__(self._run, name="note", permissions=["write"], destructive=True)
+        super().__init__(
+            self._run, name="note", permissions=["write"], destructive=True, primary_arg="action"
+        )
+
+    def annotations_for(self, args: Mapping[str, Any]) -> ToolAnnotations:
+        """Per action: list, read and search are read-only, create and update write, delete
+        destroys (what governance asks about by default)."""
+        return action_annotations(
+            self.annotations, args.get("action"), reads=NOTE_READ_ACTIONS,
+            writes=NOTE_WRITE_ACTIONS, deletes=NOTE_DELETE_ACTIONS,
+        )  # fmt: skip
 
     async def _run(
         self,
@@ -334,7 +353,8 @@ class NoteTool(FunctionTool):
             return {"created": note.metadata()}
         if action == "list":
             tag = tags[0] if tags else None
-            return {"notes": await store.list_notes(note_type, tag, limit)}
+            notes = await store.list_notes(note_type, tag, limit)
+            return {"notes": [_without_host_path(entry) for entry in notes]}
         if action == "search":
             if not query:
                 raise KnowledgeBaseError("search needs query")
@@ -351,3 +371,12 @@ class NoteTool(FunctionTool):
             return {"updated": note.metadata()}
         await store.delete(note_id)
         return {"deleted": note_id}
+
+
+def _without_host_path(entry: dict[str, Any]) -> dict[str, Any]:
+    """A listed note as a tool returns it: its file by name inside the notes folder, never the
+    host's absolute path (an MCP client has no use for it, and it names the host's home)."""
+    shown = {k: v for k, v in entry.items() if k != "file_path"}
+    if "file_path" in entry:
+        shown["file"] = Path(str(entry["file_path"])).name
+    return shown

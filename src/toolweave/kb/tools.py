@@ -11,6 +11,7 @@ flood the context.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -22,6 +23,7 @@ from toolweave.kb.expand import Expansion, answer
 from toolweave.kb.knowledge_base import DEFAULT_SEARCH_K, MAX_SEARCH_K, KnowledgeBase
 from toolweave.kb.results import AddResult, KBHit
 from toolweave.storage.retrieval.index import SearchMode
+from toolweave.tools.base import ToolAnnotations, action_annotations
 from toolweave.tools.function_tool import FunctionTool
 from toolweave.tools.shaping import DEFAULT_MAX_CHARS, truncate_text
 
@@ -184,6 +186,9 @@ def knowledge_base_tools(
 
 
 KBAction = Literal["add", "search", "ask", "stats", "clear"]
+KB_READ_ACTIONS = frozenset({"search", "ask", "stats"})
+KB_WRITE_ACTIONS = frozenset({"add"})
+KB_DELETE_ACTIONS = frozenset({"clear"})
 
 
 class KBTool(FunctionTool):
@@ -204,6 +209,27 @@ class KBTool(FunctionTool):
             permissions=["write", "delete"],
             destructive=True,
             category=CATEGORY,
+            primary_arg="action",
+        )
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The schema; without file roots (as `toolweave serve` publishes it) `file_path` is
+        left out, since every use of it would be refused."""
+        schema = super().parameters
+        if self._shared.file_roots:
+            return schema
+        properties = {k: v for k, v in schema["properties"].items() if k != "file_path"}
+        return {**schema, "properties": properties}
+
+    def annotations_for(self, args: Mapping[str, Any]) -> ToolAnnotations:
+        """Per action: search, ask and stats are read-only, add writes, clear destroys."""
+        return action_annotations(
+            self.annotations,
+            args.get("action"),
+            reads=KB_READ_ACTIONS,
+            writes=KB_WRITE_ACTIONS,
+            deletes=KB_DELETE_ACTIONS,
         )
 
     async def _run(

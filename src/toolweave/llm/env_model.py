@@ -100,6 +100,8 @@ def model_from_env(
         )
     if api_key:
         options["api_key"] = api_key
+    if model_id.partition(":")[0].strip().lower() == "openai-compat":
+        options["api_key_env"] = ()  # its URL came with these settings: so must its key
     if known_provider(model_id.partition(":")[0]):
         return model_from_string(model_id, **options)
     return model_from_string(f"openai:{model_id}", **options)

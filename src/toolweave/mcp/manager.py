@@ -20,6 +20,7 @@ from typing import Any
 from toolweave.mcp.bridge import MCPTool, ToolFilter, safe_tool_name, select
 from toolweave.mcp.client import MCPClient
 from toolweave.mcp.client.client import DEFAULT_TIMEOUT
+from toolweave.mcp.client.skills import MCPSkill, list_skills, load_skill
 from toolweave.mcp.config import ServerConfig, load_config
 from toolweave.mcp.config_values import InputAsker
 from toolweave.mcp.shared.constants import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED
@@ -276,6 +277,27 @@ class MCPManager:
         """Every bridged tool of every connected server, sorted by name."""
         found = [t for s in self.servers.values() if s.connected for t in s.tools]
         return sorted(found, key=lambda t: t.name)
+
+    async def skills(self) -> list[MCPSkill]:
+        """The skill catalogs (SEP-2640) of every connected server that offers them: level 1
+        only, nothing fetched; `load_skill` reads and verifies one when it is needed."""
+        found: list[MCPSkill] = []
+        for name, state in sorted(self.servers.items()):
+            if state.client is None or not state.connected:
+                continue
+            try:
+                found.extend(await list_skills(state.client))
+            except MCPError as exc:
+                logger.warning("MCP server %r: skills/list failed: %s", name, exc)
+        return found
+
+    async def load_skill(self, skill: MCPSkill) -> str:
+        """The verified `SKILL.md` of a listed skill (`SkillVerificationError` when its bytes,
+        digest or frontmatter differ from the listing)."""
+        state = self.servers.get(skill.server)
+        if state is None or state.client is None or not state.connected:
+            raise MCPError(f"MCP server {skill.server!r} is not connected")
+        return await load_skill(state.client, skill)
 
     def find(self, name: str) -> MCPTool | None:
         for state in self.servers.values():

@@ -10,8 +10,9 @@ all types are merged on their final score.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from toolweave.memory import _codec
@@ -27,15 +28,31 @@ from toolweave.memory.scoring import (
     recency,
     semantic_score,
 )
-from toolweave.memory.types import MemoryHit, MemoryItem, MemoryType, check_text, utc_now
+from toolweave.memory.types import (
+    MemoryHit,
+    MemoryItem,
+    MemoryType,
+    check_text,
+    to_datetime,
+    utc_now,
+)
 from toolweave.storage.retrieval.index import IndexHit, SearchMode
 from toolweave.storage.text import query_terms
 
 if TYPE_CHECKING:
     from toolweave.memory.manager import MemoryManager
 
+_DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 SEARCH_OVERSAMPLE = 4
 """Candidates fetched from the index per wanted hit, before the type formulas re-rank them."""
+
+
+def period_end(value: datetime | float | str) -> datetime:
+    """`until` as an instant: a bare date (`2026-03-15`) means the end of that day (UTC), so the
+    day itself is included, as both ends of a period are."""
+    if isinstance(value, str) and _DATE_ONLY.match(value.strip()):
+        return to_datetime(value.strip(), field="until") + timedelta(days=1, microseconds=-1)
+    return to_datetime(value, field="until")
 
 
 @dataclass(frozen=True, slots=True)

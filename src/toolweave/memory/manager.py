@@ -19,7 +19,7 @@ from toolweave._extras import RETRIEVAL_MODULES, require
 from toolweave.memory import _codec
 from toolweave.memory._items import new_item
 from toolweave.memory._overview import memory_stats, memory_summary
-from toolweave.memory._search import MemoryPeriod, bounded_query, search_memories
+from toolweave.memory._search import MemoryPeriod, bounded_query, period_end, search_memories
 from toolweave.memory.errors import MemoryArgumentError
 from toolweave.memory.graph import (
     EXCLUSIVE_PREDICATES,
@@ -337,7 +337,7 @@ class MemoryManager:
         period = MemoryPeriod(
             session_id=_codec.check_session_id(session_id),
             since=to_datetime(since, field="since") if since is not None else None,
-            until=to_datetime(until, field="until") if until is not None else None,
+            until=period_end(until) if until is not None else None,
         )
         graph = await self.graph() if "semantic" in types else None
         return await search_memories(

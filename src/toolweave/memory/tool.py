@@ -16,13 +16,13 @@ local caller that sent none) the argument picks the user.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from toolweave.memory.errors import MemoryArgumentError
 from toolweave.memory.manager import MemoryManager
 from toolweave.memory.types import FORGET_STRATEGIES, MEMORY_TYPES, MODALITIES
-from toolweave.tools.base import ToolAnnotations
+from toolweave.tools.base import ToolAnnotations, action_annotations
 from toolweave.tools.context import ToolContext
 from toolweave.tools.permissions import Permission
 from toolweave.tools.result import ToolResult, to_tool_result
@@ -40,6 +40,8 @@ ALL_ACTIONS = (
 )
 DEFAULT_ACTIONS = tuple(a for a in ALL_ACTIONS if a != "clear_all")
 DELETING_ACTIONS = frozenset({"remove", "forget", "clear_all"})
+READING_ACTIONS = frozenset({"search", "summary", "stats"})
+WRITING_ACTIONS = frozenset({"add", "update", "consolidate"})
 NON_DELETING_ACTIONS = tuple(a for a in ALL_ACTIONS if a not in DELETING_ACTIONS)
 """What `Agent(memory=...)` offers: governance asks before delete/destructive tools, so an agent
 remembers and recalls freely and deleting stays an explicit `MemoryTool(actions=...)` choice."""
@@ -188,6 +190,14 @@ class MemoryTool:
         return ToolAnnotations(
             read_only=False, destructive=destructive, idempotent=False, open_world=False
         )
+
+    def annotations_for(self, args: Mapping[str, Any]) -> ToolAnnotations:
+        """Per action: search, summary and stats are read-only, add, update and consolidate
+        write, remove, forget and clear_all destroy."""
+        return action_annotations(
+            self.annotations, args.get("action"), reads=READING_ACTIONS,
+            writes=WRITING_ACTIONS, deletes=DELETING_ACTIONS,
+        )  # fmt: skip
 
     @property
     def primary_arg(self) -> str | None:

@@ -41,11 +41,11 @@ _EXPORTS: dict[str, str] = {
     "ToolInvocation": "registry",
     "ToolRegistry": "registry",
     "ToolStats": "registry",
-    "ToolSearch": "search_mode",
     "AudioContent": "result",
     "Content": "result",
     "ImageContent": "result",
     "ResourceContent": "result",
+    "ResourceLink": "result",
     "TextContent": "result",
     "ToolResult": "result",
     "to_tool_result": "result",
@@ -77,11 +77,11 @@ if TYPE_CHECKING:
         Content,
         ImageContent,
         ResourceContent,
+        ResourceLink,
         TextContent,
         ToolResult,
         to_tool_result,
     )
-    from toolweave.tools.search_mode import ToolSearch
     from toolweave.tools.shaping import shape_result, truncate_text, wrap_untrusted
 
 __all__ = [
@@ -100,6 +100,7 @@ __all__ = [
     "PermissionDenied",
     "PermissionPolicy",
     "ResourceContent",
+    "ResourceLink",
     "TextContent",
     "Tool",
     "ToolAnnotations",
@@ -112,7 +113,6 @@ __all__ = [
     "ToolNotFound",
     "ToolRegistry",
     "ToolResult",
-    "ToolSearch",
     "ToolStats",
     "ToolTimeout",
     "UserOutput",

@@ -6,14 +6,15 @@ another repository), Claude Code and toolweave load `.claude/` settings and hook
 skills, `.mcp.json` servers and `toolweave.toml`, and the host runs its hooks files and the
 scripts their commands name. So inside every writable folder:
 
-- each name of `PROTECTED_IN_WORKSPACE` is bound read-only; `.git`, `.claude` and `.agents`
-  get an empty read-only placeholder where absent, so they cannot be created (the host removes
-  the empty folders after the last call using that folder ends; git would not take an empty
-  `.git` for a repository anyway);
+- each name of `PROTECTED_IN_WORKSPACE` is bound read-only; `.git`, `HEAD`, `.claude` and
+  `.agents` get an empty read-only placeholder where absent, so they cannot be created (the
+  host removes the empty folders after the last call using that folder ends; git would not take
+  an empty `.git` for a repository anyway, nor a folder whose `HEAD` is a folder for a bare
+  one);
 - a `.git` *file* (a worktree or submodule) is bound read-only, and so are the git folder it
   names and that folder's `commondir` where they lie inside a writable folder;
 - every extra protected path the host names (its config, hooks files, hook scripts, skill
-  roots) is bound read-only;
+  roots) and the host's own Python installation (`sys.prefix`) is bound read-only;
 - every folder between a writable root and a protected path is bound onto itself: a mount
   point cannot be renamed, so `mv scripts old && mkdir scripts` cannot swap in a new file;
 - a protected name that is a symbolic link is refused (the link itself could be replaced);
@@ -24,14 +25,25 @@ scripts their commands name. So inside every writable folder:
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Sequence
 
 from toolweave.tools.errors import SandboxUnavailable
 
-PROTECTED_IN_WORKSPACE = (".git", ".claude", ".agents", ".mcp.json", "mcp.json", "toolweave.toml")
-"""Names in every writable folder kept read-only: git runs what `.git` names, and the host
+PROTECTED_IN_WORKSPACE = (
+    ".git",
+    "HEAD",
+    ".claude",
+    ".agents",
+    ".mcp.json",
+    "mcp.json",
+    "toolweave.toml",
+)
+"""Names in every writable folder kept read-only: git runs what `.git` names (and what the
+folder itself names once it holds a `HEAD`: git takes a folder with `HEAD`, `objects/` and
+`refs/` for a bare repository and reads its `config`, `core.pager` included), and the host
 loads settings, hooks, skills, MCP servers and its config from the others."""
-PLACEHOLDER_DIRS = (".git", ".claude", ".agents")
+PLACEHOLDER_DIRS = (".git", "HEAD", ".claude", ".agents")
 """Of those, the folders that get an empty read-only placeholder where absent."""
 _GIT_FILE_MAX_BYTES = 4096
 
@@ -39,6 +51,12 @@ _GIT_FILE_MAX_BYTES = 4096
 def inside(path: str, root: str) -> bool:
     """Whether `path` is `root` or below it (both absolute, real paths)."""
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def host_runtime() -> tuple[str, ...]:
+    """The host's own Python installation (a virtual environment in the workspace, say): the
+    host imports and runs it at its next start, so a writable folder never exposes it."""
+    return tuple(dict.fromkeys(real_paths((sys.prefix, sys.exec_prefix))))
 
 
 def real_paths(paths: Iterable[str]) -> list[str]:
@@ -66,7 +84,7 @@ def protection_args(
     for path in hidden:  # elsewhere on the read-only host
         if not any(inside(path, w) or inside(w, path) for w in writable):
             args += _cover(path)
-    candidates = [*protected, *(p for p in hidden if p not in first)]
+    candidates = [*protected, *(p for p in hidden if p not in first), *host_runtime()]
     for root in writable:
         candidates += [os.path.join(root, name) for name in PROTECTED_IN_WORKSPACE]
         candidates += _git_file_targets(root)

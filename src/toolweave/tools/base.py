@@ -2,11 +2,17 @@
 
 Anything with these attributes and an async `execute` is a tool: function tools, MCP-proxied
 tools, built-ins. The registry and the agent loop depend only on this protocol.
+
+An all-in-one tool whose actions differ (the `note`, `kb` and `memory` tools: `list` reads,
+`add` writes, `delete` destroys) declares the annotations of one call with `annotations_for`
+(`PerCallAnnotations`); `call_annotations` is what governance's read-only, plan-mode and
+ask-by-default checks consult, so a read-only action runs where the whole tool would ask.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 from toolweave.tools.context import ToolContext
@@ -98,3 +104,40 @@ class Tool(Protocol):
 
 def tool_def(tool: Tool) -> ToolDef:
     return ToolDef(name=tool.name, description=tool.description, parameters=tool.parameters)
+
+
+@runtime_checkable
+class PerCallAnnotations(Protocol):
+    """A tool whose annotations depend on its arguments declares those of one call."""
+
+    def annotations_for(self, args: Mapping[str, Any]) -> ToolAnnotations: ...
+
+
+def call_annotations(tool: Tool, args: Mapping[str, Any] | None) -> ToolAnnotations:
+    """The annotations of calling `tool` with `args`: the tool's `annotations_for(args)` where it
+    declares them per call, else its annotations (also when `args` is None)."""
+    if args is not None and isinstance(tool, PerCallAnnotations):
+        return tool.annotations_for(args)
+    return tool.annotations
+
+
+def action_annotations(
+    whole: ToolAnnotations,
+    action: object,
+    *,
+    reads: Collection[str],
+    writes: Collection[str],
+    deletes: Collection[str],
+) -> ToolAnnotations:
+    """One call's annotations of an all-in-one tool chosen by an `action` argument: an action in
+    `reads` is read-only, one in `writes` writes without destroying, one in `deletes` is
+    destructive; any other (or a missing) action keeps the whole tool's `whole`."""
+    if not isinstance(action, str):
+        return whole
+    if action in reads:
+        return replace(whole, read_only=True)
+    if action in writes:
+        return replace(whole, read_only=False, destructive=False)
+    if action in deletes:
+        return replace(whole, read_only=False, destructive=True)
+    return whole

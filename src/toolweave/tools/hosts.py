@@ -13,11 +13,14 @@ HTTP client will connect to it.
 from __future__ import annotations
 
 import ipaddress
+import re
 from urllib.parse import urlsplit
 
 __all__ = ["canonical_host", "url_host"]
 
 _DOTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
+_AUTHORITY = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.-]*:)?//([^/?#]*)")
+"""The authority of a URL as RFC 3986 (and httpx) delimit it."""
 _IPV4_PART_LIMITS = (0xFFFFFFFF, 0xFFFFFF, 0xFFFF, 0xFF)
 """The largest value of the last part of a 1-, 2-, 3- and 4-part inet_aton address."""
 
@@ -41,10 +44,13 @@ def canonical_host(host: str) -> str:
 def url_host(url: str) -> str:
     """The canonical host of `url` (or of a bare `host[:port][/path]`)."""
     text = url.strip().translate(_DOTS)
+    if "//" not in text:
+        text = f"//{text}"
     try:
-        netloc = urlsplit(text if "//" in text else f"//{text}").netloc.rpartition("@")[2]
-    except ValueError:  # an unbalanced `[`: no host any client would connect to
-        return ""
+        netloc = urlsplit(text).netloc.rpartition("@")[2]
+    except ValueError:  # a user name NFKC turns into `/`, `@`... (`x\u2100@host`): httpx
+        found = _AUTHORITY.match(text)  # still connects to host, so read it as httpx does
+        netloc = found.group(1).rpartition("@")[2] if found else ""
     if netloc.startswith("["):
         return canonical_host(netloc[: netloc.find("]") + 1])
     return canonical_host(netloc.partition(":")[0])

@@ -1,7 +1,9 @@
 """What a tool returns: content parts for the model, an optional structured value, an error flag.
 
 Plain return values are converted here so tool authors can return `str`, numbers, dicts, lists,
-pydantic models or dataclasses and get a well-formed `ToolResult`.
+pydantic models or dataclasses and get a well-formed `ToolResult`. Every part may carry MCP
+`annotations` (audience, priority, lastModified) and `meta` (its `_meta`), kept as a server
+sent them, so a gateway republishes them unchanged.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from typing import Any, Literal, TypeAlias
 class TextContent:
     text: str
     type: Literal["text"] = "text"
+    annotations: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +30,8 @@ class ImageContent:
     data: str
     mime_type: str
     type: Literal["image"] = "image"
+    annotations: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +41,8 @@ class AudioContent:
     data: str
     mime_type: str
     type: Literal["audio"] = "audio"
+    annotations: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,10 +55,27 @@ class ResourceContent:
     blob: str | None = None
     name: str | None = None
     type: Literal["resource"] = "resource"
+    annotations: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None
 
 
-Content: TypeAlias = TextContent | ImageContent | AudioContent | ResourceContent
-_PARTS = (TextContent, ImageContent, AudioContent, ResourceContent)
+@dataclass(frozen=True, slots=True)
+class ResourceLink:
+    """A link to a resource the caller may read (`resource_link`): nothing is embedded."""
+
+    uri: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    size: int | None = None
+    type: Literal["resource_link"] = "resource_link"
+    annotations: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None
+
+
+Content: TypeAlias = TextContent | ImageContent | AudioContent | ResourceContent | ResourceLink
+_PARTS = (TextContent, ImageContent, AudioContent, ResourceContent, ResourceLink)
 
 
 @dataclass(slots=True)

@@ -67,7 +67,7 @@ async def test_overview_queries_and_usage_reflect_served_calls() -> None:
     assert [r["tools"] for r in rows] == [["calculate"], ["calculate"], ["get_weather"]]
     assert [r["status"] for r in rows] == ["error", "success", "success"]
     assert rows[2]["input"] == 'get_weather {"city": "北京"}' and rows[0]["kind"] == "tool"
-    assert rows[0]["session_id"] == "address:127.0.0.1 (mcp)"  # the quota key, then the name
+    assert rows[0]["session_id"] == "address:loopback (mcp)"  # the quota key, then the name
     by_tool = {t["tool"]: t for t in usage["tools"]}
     assert (by_tool["calculate"]["calls"], by_tool["calculate"]["errors"]) == (2, 1)
     assert by_tool["get_weather"]["p99_ms"] >= by_tool["get_weather"]["p50_ms"] > 0

@@ -282,3 +282,99 @@ async def test_the_usage_page_draws_every_tool_from_zero_and_says_when_empty(
     assert DESCRIPTION.split("\n")[1] in cell["shown"].split("\n")
     assert cell["lines"] >= 3  # the long second line wraps
     assert cell["tableWidth"] <= cell["pageWidth"]
+
+
+def _sign_in(driver: Any, url: str, token: str) -> dict[str, Any]:
+    """Open the console without its token, as from a bookmark; type the token into the form."""
+    from selenium.webdriver.common.by import By
+
+    driver.get(url)
+    _wait(driver, "return !document.getElementById('token-form').hidden")
+    asked = driver.find_element(By.ID, "status").text
+    empty = driver.execute_script("return document.querySelectorAll('#tools tbody tr').length")
+    driver.find_element(By.ID, "token-input").send_keys(token)
+    driver.find_element(By.CSS_SELECTOR, "#token-form button").click()
+    _wait(driver, "return document.querySelectorAll('#tools tbody tr').length > 0")
+    names = driver.execute_script(
+        "return [...document.querySelectorAll('#tools tbody tr td:first-child')]"
+        ".map((td) => td.textContent)"
+    )
+    hidden = driver.execute_script("return document.getElementById('token-form').hidden")
+    return {"asked": asked, "empty": empty, "names": names, "hidden": hidden}
+
+
+async def test_a_console_opened_without_its_token_asks_for_it(browser: Any) -> None:
+    """It used to show empty tables and "HTTP 401" with no way to give the token."""
+    async with serving() as host:
+        url = host.console_url
+        assert url is not None
+        seen = await asyncio.to_thread(_sign_in, browser, url, host.console.token)
+    assert seen["empty"] == 0 and "console token" in seen["asked"]
+    assert "get_weather" in seen["names"] and seen["hidden"] is True
+
+
+async def test_a_stateless_requests_approval_says_it_has_no_session(browser: Any) -> None:
+    """The session column was empty for a client of the stateless (2026) protocol."""
+    from mcp.client import Client
+
+    rules = {"ask": ["get_weather"]}
+    async with serving(console_approvals=True, rules=rules) as host:
+        url = host.console_url
+        assert url is not None
+        async with Client(host.config.url, mode="auto") as client:
+            call = asyncio.ensure_future(client.call_tool("get_weather", {"city": "上海"}))
+            await host.console.approvals.wait_pending()
+            shot = _artifacts() / "console-stateless-approval.png"
+            row = await asyncio.to_thread(_approve_in_page, browser, url, host.console.token, shot)
+            result = await call
+    assert "get_weather" in row and "none (a stateless request)" in row
+    assert not result.is_error
+
+
+_SPLIT_WORDS = """
+  const row = document.querySelector('#queries tbody tr');
+  if (!row) return null;
+  const code = row.querySelector('code');
+  const words = [];
+  const text = code.textContent;
+  for (const match of text.matchAll(/[A-Za-z_]{4,}/g)) words.push([match.index, match[0]]);
+  const nodes = [...code.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE);
+  const split = [];
+  for (const [start, word] of words) {  // a word drawn on two lines has two client rects
+    let offset = 0;
+    for (const node of nodes) {
+      const end = offset + node.length;
+      if (start >= offset && start + word.length <= end) {
+        const range = document.createRange();
+        range.setStart(node, start - offset);
+        range.setEnd(node, start - offset + word.length);
+        if (range.getClientRects().length > 1) split.push(word);
+      }
+      offset = end;
+    }
+  }
+  return {text, split, lines: code.getClientRects().length};
+"""
+LONG_INPUT = 'forecast_lookup {"station":"beijing_capital","metric":"temperature","window":' + (
+    '"seventy_two_hours","units":"celsius_degrees","detail":"hourly_breakdown"}'
+)
+
+
+async def test_the_query_log_breaks_json_between_values_not_inside_words(browser: Any) -> None:
+    """`word-break: break-all` cut the input column's JSON mid-word."""
+    async with serving() as host:
+        url = host.console_url
+        log = host.accounting.query_log()
+        assert url is not None and log is not None
+        row = await log.start(LONG_INPUT, "test", kind="tool")
+        await log.finish(row, "success", tools=["forecast_lookup"])
+
+        def look() -> Any:
+            browser.set_window_size(700, 900)
+            browser.get(f"{url}#token={host.console.token}")
+            browser.execute_script("location.hash = '#queries'")
+            return _wait(browser, _SPLIT_WORDS)
+
+        seen = await asyncio.to_thread(look)
+    assert seen["text"] == LONG_INPUT  # copied as logged: the break points add no characters
+    assert seen["lines"] > 1 and seen["split"] == []

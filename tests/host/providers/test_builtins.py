@@ -32,7 +32,9 @@ def serve(tmp_path: Path, builtins: str = "", rules: str = "") -> StdioServerPar
         f"[serve.rules]\n{rules}\n[builtins]\n{builtins}",
         encoding="utf-8",
     )
-    return StdioServerParameters(command=str(TOOLWEAVE), args=["serve", "--stdio"], cwd=tmp_path)
+    return StdioServerParameters(
+        command=str(TOOLWEAVE), args=["serve", "--stdio", "-c", "toolweave.toml"], cwd=tmp_path
+    )
 
 
 def text(result: object) -> str:

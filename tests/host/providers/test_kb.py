@@ -105,16 +105,18 @@ async def test_watched_paths_are_reingested_and_resources_republished(tmp_path: 
         await host.close()
 
 
-async def test_note_is_refused_without_a_rule_or_an_approver(tmp_path: Path) -> None:
+async def test_note_delete_is_refused_without_a_rule_or_an_approver(tmp_path: Path) -> None:
     config = write_config(tmp_path, watch=False)
     params = StdioServerParameters(
         command=str(TOOLWEAVE), args=["serve", "--stdio", "--config", str(config)], cwd=tmp_path
     )
     async with Client(params, mode="auto") as client:
-        refused = await client.call_tool("note", {"action": "list"})
-        found = await client.call_tool("kb_search", {"query": "端口"})  # read-only: no asking
-    assert refused.is_error and "[serve.rules]" in getattr(refused.content[0], "text", "")
-    assert not found.is_error
+        listed = await client.call_tool("note", {"action": "list"})  # read-only: no asking
+        refused = await client.call_tool("note", {"action": "delete", "note_id": "n1"})
+        found = await client.call_tool("kb_search", {"query": "端口"})
+    text = getattr(refused.content[0], "text", "")
+    assert refused.is_error and '[serve.rules] allow = ["note"]' in text
+    assert not listed.is_error and not found.is_error
 
 
 def test_kb_settings_errors_name_the_key(tmp_path: Path) -> None:

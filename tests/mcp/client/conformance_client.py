@@ -22,6 +22,8 @@ from toolweave.mcp import (
     elicitation_defaults,
     headless_redirect,
 )
+from toolweave.mcp.client.skills import list_skills, load_skill, read_skill_file
+from toolweave.mcp.shared.errors import SkillVerificationError
 
 CIMD_URL = "https://conformance-test.local/client-metadata.json"
 CALL_TIMEOUT = 120.0
@@ -42,6 +44,20 @@ def sample_arguments(info: MCPToolInfo) -> dict[str, Any]:
     }
 
 
+async def use_skills(client: MCPClient) -> None:
+    """Load every listed skill (its verified SKILL.md) and only then read its other files; a
+    skill that fails verification is not used any further."""
+    for skill in await list_skills(client):
+        try:
+            await load_skill(client, skill)
+        except SkillVerificationError as exc:
+            logging.warning("%s", exc)
+            continue
+        for entry in skill.files:
+            if entry.uri != skill.uri:
+                await read_skill_file(client, skill, entry.uri)
+
+
 async def exercise(scenario: str, client: MCPClient, context: dict[str, Any]) -> None:
     """What each scenario expects of a client once it has listed the tools."""
     tools = await client.list_tools()
@@ -53,6 +69,10 @@ async def exercise(scenario: str, client: MCPClient, context: dict[str, Any]) ->
     elif scenario.startswith("auth/"):
         if any(info.name == "test-tool" for info in tools):
             await client.call_tool("test-tool", {})
+    elif scenario == "sep-2640-client-no-prefetch":  # the catalog only: nothing is loaded yet
+        await list_skills(client)
+    elif scenario.startswith("sep-2640-"):  # a host loads a skill, then its other files
+        await use_skills(client)
     elif scenario == "json-schema-2020-12-preservation":
         focal = next(info for info in tools if info.name != "json_schema_echo")
         await client.call_tool("json_schema_echo", {"schema": focal.input_schema})

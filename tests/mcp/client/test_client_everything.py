@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from toolweave.mcp import MCPClient, MCPError
-from toolweave.tools import ImageContent, ResourceContent, TextContent
+from toolweave.tools import ImageContent, ResourceContent, ResourceLink, TextContent
 
 
 async def test_connect_and_identity(everything: MCPClient) -> None:
@@ -42,8 +42,9 @@ async def test_call_text_image_structured_and_resources(everything: MCPClient) -
     weather = await everything.call_tool("get-structured-content", {"location": "Chicago"})
     assert set(weather.structured) == {"temperature", "conditions", "humidity"}
     links = await everything.call_tool("get-resource-links", {"count": 2})
-    linked = [p for p in links.content if isinstance(p, ResourceContent)]
+    linked = [p for p in links.content if isinstance(p, ResourceLink)]  # links, not embedded
     assert len(linked) == 2 and all(p.uri.startswith("demo://") for p in linked)
+    assert all(p.name and p.description for p in linked)
     ref = await everything.call_tool(
         "get-resource-reference", {"resourceType": "Text", "resourceId": 3}
     )

@@ -20,7 +20,7 @@ from toolweave.mcp.server import Context
 from toolweave.mcp.shared.errors import PARSE_ERROR, MCPError, MCPTimeout
 
 TOOLWEAVE = Path(sys.executable).with_name("toolweave")
-ACCEPT = {"Accept": "application/json, text/event-stream"}
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 INIT = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -175,20 +175,22 @@ async def test_our_http_client_fails_a_too_deep_answer_at_once() -> None:
         assert await client.list_tools()  # and the client still works (2026 has no ping)
 
 
-async def test_live_sessions_are_capped_oldest_idle_evicted() -> None:
+async def test_past_the_session_cap_a_new_session_gets_429_and_nobody_is_evicted() -> None:
     server = make_server()
     async with (
         serve_in_process(server, max_sessions=3) as url,
         httpx.AsyncClient(timeout=30) as http,
     ):
         sessions = [await open_session(http, url) for _ in range(3)]
-        await http.post(url, json=call(2, text="keep"), headers=sessions[0])  # seen last
+        refused = await http.post(url, json=INIT, headers=ACCEPT)
+        answers = [await http.post(url, json=call(3, text="hi"), headers=h) for h in sessions]
+        await http.delete(url, headers=sessions[0])  # a client leaving frees its place
         newest = await open_session(http, url)
-        answers = [
-            await http.post(url, json=call(3, text="hi"), headers=h) for h in (*sessions, newest)
-        ]
-    assert [a.status_code for a in answers] == [200, 404, 200, 200]  # session 1 was oldest
-    assert len(server.sessions) <= 3
+        after = await http.post(url, json=call(4, text="again"), headers=newest)
+    assert refused.status_code == 429 and "max_sessions=3" in refused.json()["error"]["message"]
+    assert int(refused.headers["retry-after"]) >= 1
+    assert [a.status_code for a in answers] == [200, 200, 200]  # every live session kept
+    assert after.status_code == 200 and len(server.sessions) <= 3
 
 
 async def test_official_client_still_works_under_the_limits() -> None:

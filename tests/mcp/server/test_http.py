@@ -277,7 +277,9 @@ async def test_stateless_unknown_method_is_404_and_hangup_cancels() -> None:
 async def test_malformed_posts_batches_and_methods_are_refused() -> None:
     async with client() as http:
         batch = await http.post("/mcp", json=[INIT], headers=ACCEPT)
-        garbage = await http.post("/mcp", content=b"{not json", headers=ACCEPT)
+        garbage = await http.post(
+            "/mcp", content=b"{not json", headers={**ACCEPT, "Content-Type": "application/json"}
+        )
         headers = await open_session(http)
         old_version = await http.post(
             "/mcp",

@@ -165,7 +165,7 @@ def test_a_line_over_the_limit_fails_alone_and_the_server_goes_on(
         f'[serve]\nproviders = ["demo"]\nmax_body_bytes = 4096\ndata_dir = "{tmp_path / "d"}"\n'
     )
     data = oversize_then_valid(4096)
-    command = [str(toolweave), "serve", "--stdio"]
+    command = [str(toolweave), "serve", "--stdio", "-c", "toolweave.toml"]
     if through == "pipe":
         out = subprocess.run(command, input=data, capture_output=True, timeout=60, cwd=tmp_path)
     else:

@@ -318,7 +318,7 @@ class Run:
         for i, call in enumerate(calls):
             tool = registry.get(call.name)
             try:
-                config.governance.precheck(call.name, tool, self.gate_context())
+                config.governance.precheck(call.name, tool, self.gate_context(), call.arguments)
                 if tool is not None:
                     registry.check_permissions(call.name, tool)
             except CallBlocked as blocked:

@@ -15,6 +15,7 @@ from toolweave.tools import (
     Content,
     ImageContent,
     ResourceContent,
+    ResourceLink,
     TextContent,
     ToolInvocation,
     ToolResult,
@@ -62,6 +63,11 @@ def _textual(item: Content) -> Content:
             return TextContent(item.text)
         kind = "binary " if item.blob is not None else ""
         return TextContent(f"[{kind}resource {item.uri} ({item.mime_type or 'unknown type'})]")
+    if isinstance(item, ResourceLink):
+        label = item.title or item.name
+        return TextContent(
+            f"[resource link {item.uri} ({label}, {item.mime_type or 'unknown type'})]"
+        )
     assert isinstance(item, AudioContent)
     return TextContent(f"[audio ({item.mime_type}) omitted: this model reads no audio]")
 

@@ -45,6 +45,10 @@ DEFAULT_APPROVAL_TIMEOUT = 300.0
 """Seconds a request waits in the console for an admin before it is denied."""
 DEFAULT_MAX_PENDING = 100
 """Requests the console queues at once; more are denied immediately."""
+DEFAULT_MAX_PENDING_PER_CLIENT = 10
+"""Requests one client (`ApprovalRequest.requester`, else its session) may have waiting at once;
+its next ones are denied immediately, and nobody else's are: one client's flood never fills the
+queue for the others (`[serve].approvals_per_client`)."""
 DEFAULT_QUERY_ROWS = 200
 """Rows the query page and the usage charts read."""
 MAX_QUERY_ROWS = 5000
@@ -89,18 +93,25 @@ class ConsoleApprovals:
     """An approver whose answers come from the console's approval page."""
 
     def __init__(
-        self, *, timeout: float = DEFAULT_APPROVAL_TIMEOUT, max_pending: int = DEFAULT_MAX_PENDING
-    ) -> None:
-        if timeout <= 0 or max_pending <= 0:
-            raise ConfigError("ConsoleApprovals(timeout=..., max_pending=...) must be positive")
+        self, *, timeout: float = DEFAULT_APPROVAL_TIMEOUT, max_pending: int = DEFAULT_MAX_PENDING,
+        max_pending_per_client: int = DEFAULT_MAX_PENDING_PER_CLIENT,
+    ) -> None:  # fmt: skip
+        if timeout <= 0 or max_pending <= 0 or max_pending_per_client <= 0:
+            raise ConfigError(
+                "ConsoleApprovals(timeout=..., max_pending=..., max_pending_per_client=...) "
+                "must be positive"
+            )
         self.timeout = timeout
         self.max_pending = max_pending
+        self.max_pending_per_client = max_pending_per_client
         self._pending: dict[str, PendingApproval] = {}
         self._ids = itertools.count(1)
         self._changed = asyncio.Event()
 
     async def __call__(self, request: Any) -> bool | Literal["always"]:
-        if len(self._pending) >= self.max_pending:
+        client = _client_of(request)
+        mine = sum(1 for item in self._pending.values() if _client_of(item.request) == client)
+        if len(self._pending) >= self.max_pending or mine >= self.max_pending_per_client:
             return False
         loop = asyncio.get_running_loop()
         future: asyncio.Future[bool | Literal["always"]] = loop.create_future()
@@ -135,6 +146,11 @@ class ConsoleApprovals:
     def _notify(self) -> None:
         self._changed.set()
         self._changed = asyncio.Event()
+
+
+def _client_of(request: Any) -> str:
+    """Whose request this is: the requester (the host's client key), else its session."""
+    return str(getattr(request, "requester", None) or getattr(request, "session_id", None))
 
 
 class Console:
@@ -231,7 +247,6 @@ class Console:
         mcp_guard = endpoint.guard
         page_guard = mcp_guard.without_token()
         expected = f"Bearer {self.token}".encode()
-        client_token = mcp_guard.expected
         max_body = self.host.config.max_body_bytes
 
         def refused(request: Request) -> Response | None:
@@ -242,7 +257,7 @@ class Console:
             given = request.headers.get("authorization", "").encode()
             if hmac.compare_digest(given, expected):
                 return None
-            if client_token is not None and hmac.compare_digest(given, client_token):
+            if mcp_guard.principal_of(request) is not None:
                 message = "an MCP client's token does not open the console: use the console token"
                 return JSONResponse({"error": message}, status_code=403)
             message = "send the console token (printed at start) as a bearer token"

@@ -65,8 +65,8 @@ def provider_unavailable(name: str) -> MissingDependency | None:
     return MissingDependency(f"the {name!r} provider", module, extra)
 
 
-def load_provider(name: str, config: HostConfig) -> CapabilityProvider:
-    """Instantiate the provider registered as `name`."""
+def provider_factory(name: str) -> Any:
+    """The factory (usually the class) registered as `name`, imported."""
     target = PROVIDERS.get(name)
     if target is None:
         available = ", ".join(sorted(PROVIDERS))
@@ -75,8 +75,27 @@ def load_provider(name: str, config: HostConfig) -> CapabilityProvider:
     if unavailable is not None:
         raise unavailable
     module_name, _, attribute = target.partition(":")
-    factory: Any = getattr(importlib.import_module(module_name), attribute)
-    provider = factory(config)
+    return getattr(importlib.import_module(module_name), attribute)
+
+
+def load_provider(name: str, config: HostConfig) -> CapabilityProvider:
+    """Instantiate the provider registered as `name`."""
+    provider = provider_factory(name)(config)
     if not isinstance(provider, CapabilityProvider):
-        raise TypeError(f"provider {name!r} ({target}) does not implement CapabilityProvider")
+        raise TypeError(
+            f"provider {name!r} ({PROVIDERS[name]}) does not implement CapabilityProvider"
+        )
     return provider
+
+
+def damaged_provider(name: str, config: HostConfig) -> str | None:
+    """One line saying why the provider `name` is not served when a store file it declares
+    (`store_files(config)`) is damaged, else None."""
+    from toolweave.host.stores import damaged_line, damaged_store
+
+    store_files = getattr(provider_factory(name), "store_files", None)
+    for path in store_files(config) if store_files is not None else ():
+        why = damaged_store(path)
+        if why is not None:
+            return damaged_line(f"{name} not served", path, why)
+    return None

@@ -19,6 +19,8 @@ sql_max_rows = 50
 sql_max_cell_bytes = 65536     # no SQLite value over this is built (SQLITE_LIMIT_LENGTH)
 fetch = false                  # true, or a non-empty allow_domains, turns fetch on
 allow_domains = []
+fetch_max_html_nodes = 20000   # past it a page is read as plain text, not converted
+fetch_max_html_depth = 200     # the same for nesting deeper than this
 shell = false
 shell_allow = []               # Bash rules that run without asking: "git status", "ls *"
 shell_deny = ["rm *"]          # default: toolweave.builtins.shell.DEFAULT_DENY
@@ -40,8 +42,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
+from toolweave.builtins.fetch import DEFAULT_MAX_HTML_DEPTH, DEFAULT_MAX_HTML_NODES
+from toolweave.builtins.shell import shell_rules
 from toolweave.builtins.sql import DEFAULT_MAX_CELL_BYTES
 from toolweave.host.config import HostConfig
 from toolweave.host.sandbox_paths import host_files, private_paths
@@ -74,6 +78,8 @@ class BuiltinsSection(Section):
     sql_max_cell_bytes: int = Field(DEFAULT_MAX_CELL_BYTES, gt=0)
     fetch: bool = False
     allow_domains: list[str] = Field(default_factory=list)
+    fetch_max_html_nodes: int = Field(DEFAULT_MAX_HTML_NODES, gt=0)
+    fetch_max_html_depth: int = Field(DEFAULT_MAX_HTML_DEPTH, gt=0)
     shell: bool = False
     shell_allow: list[str] = Field(default_factory=list)
     shell_deny: list[str] | None = None
@@ -96,6 +102,17 @@ class BuiltinsSection(Section):
             self.sandbox_file_bytes,
         )
 
+    @field_validator("shell_allow", "shell_deny")
+    @classmethod
+    def _rules(cls, patterns: list[str] | None) -> list[str] | None:
+        """Checked when the config is read, not when the shell is first listed: a pattern the
+        rules parser refuses stops `serve` at start (exit 2), naming the key."""
+        from toolweave.governance.rules import Rules
+
+        if patterns is not None:
+            Rules(allow=shell_rules(patterns, "entry"), source="[builtins]")
+        return patterns
+
     def root_path(self, data_dir: Path) -> Path:
         """The jail: `root`, else `DEFAULT_WORKSPACE` beside (never inside) the data folder,
         whose memory, knowledge base and query log the sandbox must not reach."""
@@ -115,7 +132,10 @@ class BuiltinsProvider:
 
     def describe(self) -> str:
         s = self.settings
-        parts = [f"files jailed to {self.root}" + ("" if s.writable else " (read-only)")]
+        parts = [
+            f"files jailed to {self.root}"
+            + (" (write_file and edit_file ask unless allowed)" if s.writable else " (read-only)")
+        ]
         parts += [n for n, on in (("time", s.time), ("todo_write", s.todo)) if on]
         parts += [
             n for n, on in (("sql_query", s.sql_dsn), ("fetch", s.fetch or s.allow_domains)) if on
@@ -147,7 +167,13 @@ class BuiltinsProvider:
             self._closers.append(reader)
             tools += reader.tools()
         if settings.fetch or settings.allow_domains:
-            tools.append(builtins.fetch_tool(settings.allow_domains or None))
+            tools.append(
+                builtins.fetch_tool(
+                    settings.allow_domains or None,
+                    max_html_nodes=settings.fetch_max_html_nodes,
+                    max_html_depth=settings.fetch_max_html_depth,
+                )
+            )
         if settings.shell:
             tools.append(
                 builtins.shell_tool(

@@ -20,6 +20,9 @@ max_docs = 10000
 max_result_chars = 8000
 max_file_bytes = 33554432 # a bigger file is refused before it is read
 convert_timeout = 60.0    # seconds per markitdown conversion; its process is killed past this
+max_unzipped_bytes = 268435456  # a DOCX/PPTX/XLSX/EPUB holding more uncompressed is refused
+max_convert_memory = 1073741824 # bytes of heap of the conversion worker (RLIMIT_DATA)
+max_chunk_chars = 6000    # characters of a chunk, whatever its token count
 dsn = ""                  # Postgres DSN and Qdrant URL: the scale-out backend
 qdrant_url = ""
 
@@ -41,7 +44,13 @@ from pydantic import Field, model_validator
 
 from toolweave.host.config import HostConfig
 from toolweave.host.sections import Section
-from toolweave.kb.convert import DEFAULT_CONVERT_TIMEOUT, DEFAULT_MAX_FILE_BYTES
+from toolweave.kb.chunking import DEFAULT_MAX_CHUNK_CHARS
+from toolweave.kb.convert import (
+    DEFAULT_CONVERT_TIMEOUT,
+    DEFAULT_MAX_CONVERT_MEMORY,
+    DEFAULT_MAX_FILE_BYTES,
+    DEFAULT_MAX_UNZIPPED_BYTES,
+)
 from toolweave.storage.retrieval.backend import check_backend
 from toolweave.tools.base import Tool
 
@@ -55,6 +64,7 @@ MIME_TYPE = "text/markdown"
 
 
 KB_FILE = "kb.db"
+NOTES_FOLDER = "notes"
 
 
 class KBSection(Section):
@@ -69,6 +79,9 @@ class KBSection(Section):
     max_result_chars: int = Field(8000, gt=0)
     max_file_bytes: int = Field(DEFAULT_MAX_FILE_BYTES, gt=0)
     convert_timeout: float = Field(DEFAULT_CONVERT_TIMEOUT, gt=0)
+    max_unzipped_bytes: int = Field(DEFAULT_MAX_UNZIPPED_BYTES, gt=0)
+    max_convert_memory: int = Field(DEFAULT_MAX_CONVERT_MEMORY, gt=0)
+    max_chunk_chars: int = Field(DEFAULT_MAX_CHUNK_CHARS, gt=0)
     dsn: str = ""
     qdrant_url: str = ""
 
@@ -100,7 +113,12 @@ def open_knowledge_base(config: HostConfig, settings: KBSection | None = None) -
     from toolweave.kb.convert import ConversionLimits
 
     settings = settings or kb_settings(config)
-    limits = ConversionLimits(settings.max_file_bytes, settings.convert_timeout)
+    limits = ConversionLimits(
+        settings.max_file_bytes,
+        settings.convert_timeout,
+        max_unzipped_bytes=settings.max_unzipped_bytes,
+        max_convert_memory=settings.max_convert_memory,
+    )
     model = None
     if settings.model:
         from toolweave.llm import model_from_string
@@ -114,6 +132,7 @@ def open_knowledge_base(config: HostConfig, settings: KBSection | None = None) -
         qdrant_url=settings.qdrant_url or None,
         model=model,
         max_docs=settings.max_docs,
+        max_chunk_chars=settings.max_chunk_chars,
         conversion=limits,
     )
 
@@ -187,10 +206,15 @@ class KBProvider:
         """Set once the start-up ingest, or a watched re-sync, is done."""
         self._unsubscribe = self.kb.subscribe(self._changed)
 
+    @classmethod
+    def store_files(cls, config: HostConfig) -> list[Path]:
+        """The SQLite file this provider opens (checked before it is made)."""
+        return [] if kb_settings(config).dsn else [config.data_dir / KB_FILE]
+
     def describe(self) -> str:
         where = "the [kb].dsn database" if self.settings.dsn else str(self.kb_path)
         watched = f", ingesting and watching {len(self.paths)} [kb].paths" if self.paths else ""
-        return f"kb_add, kb_search and kb over {where}{watched}"
+        return f"kb_add, kb_search and kb over {where}{watched} (kb clear asks unless allowed)"
 
     async def tools(self) -> list[Tool]:
         from toolweave.kb import knowledge_base_tools
@@ -253,11 +277,20 @@ class NotesProvider:
         from toolweave.kb import NoteStore
 
         embedder = config.section("notes", NotesSection).embedder
-        self.folder = config.data_dir / "notes"
+        self.folder = config.data_dir / NOTES_FOLDER
         self.store: NoteStore = NoteStore(self.folder, embedder=embedder)
 
+    @classmethod
+    def store_files(cls, config: HostConfig) -> list[Path]:
+        """The SQLite file of the notes' search index (checked before it is made)."""
+        from toolweave.kb.notes import NOTES_INDEX_FILE
+
+        return [config.data_dir / NOTES_FOLDER / NOTES_INDEX_FILE]
+
     def describe(self) -> str:
-        return f"the note tool over Markdown files in {self.folder}"
+        return (
+            f"the note tool over Markdown files in {self.folder} (note delete asks unless allowed)"
+        )
 
     async def tools(self) -> list[Tool]:
         from toolweave.kb import NoteTool

@@ -10,6 +10,7 @@ the Python API to delete.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolweave.host.config import HostConfig
@@ -40,6 +41,11 @@ class MemoryProvider:
         self.embedder = config.section("memory", MemorySection).embedder
         self.authenticated = bool(config.token)
         self._manager: MemoryManager | None = None
+
+    @classmethod
+    def store_files(cls, config: HostConfig) -> list[Path]:
+        """The SQLite file this provider opens (checked before it is made)."""
+        return [config.data_dir / MEMORY_FILE]
 
     def describe(self) -> str:
         who = (

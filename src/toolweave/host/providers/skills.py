@@ -211,6 +211,8 @@ class SkillsProvider:
         self.library = SkillLibrary(roots, self.settings.allow or None)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._on_added: Callable[[Tool], None] | None = None
+        self._on_removed: Callable[[str], None] | None = None
+        self._published: set[str] = set()
         self._on_catalog: Callable[[str], None] | None = None
         self._fingerprint = self._disk_state()
         self._watcher: asyncio.Task[None] | None = None
@@ -224,7 +226,11 @@ class SkillsProvider:
             script_sandbox=self._sandbox,
             script_max_output_bytes=self.settings.script_max_output_bytes,
         )
-        return [t for t in tools if self.settings.scripts or t.name != "skill_run"]
+        return [
+            t
+            for t in tools
+            if (self.settings.scripts or t.name != "skill_run") and not _no_skill_to_name(t)
+        ]
 
     def describe(self) -> str:
         roots = ", ".join(str(r) for r in self.library.roots) or "no folder"
@@ -232,11 +238,15 @@ class SkillsProvider:
 
     async def tools(self) -> list[Tool]:
         self._loop = asyncio.get_running_loop()
-        return self._tools()
+        tools = self._tools()
+        self._published = {t.name for t in tools}
+        return tools
 
     def watch(self, on_added: Callable[[Tool], None], on_removed: Callable[[str], None]) -> None:
-        """The host's callbacks for republishing tools (the `skill_read` enum changes)."""
+        """The host's callbacks for republishing tools (the `skill_read` enum changes, and a
+        tool whose skill list becomes empty is withdrawn)."""
         self._on_added = on_added
+        self._on_removed = on_removed
 
     def catalog(
         self,
@@ -314,12 +324,24 @@ class SkillsProvider:
             self._pending = asyncio.run_coroutine_threadsafe(self._republish(), loop)
 
     async def _republish(self) -> None:
+        tools = self._tools()
         if self._on_added is not None:
-            for tool in self._tools():  # new objects: the host republishes the skill_read enum
+            for tool in tools:  # new objects: the host republishes the skill_read enum
                 self._on_added(tool)
+        if self._on_removed is not None:
+            for name in sorted(self._published - {t.name for t in tools}):
+                self._on_removed(name)
+        self._published = {t.name for t in tools}
         self._notify_catalog()
 
     def _notify_catalog(self) -> None:
         if self._on_catalog is not None:
             self._on_catalog("prompts")
             self._on_catalog("resources")
+
+
+def _no_skill_to_name(tool: Tool) -> bool:
+    """True for a tool whose `name` argument is an enum with nothing in it (`skill_read` with no
+    skills installed): it could never be called, so it is not published."""
+    name = tool.parameters.get("properties", {}).get("name", {})
+    return isinstance(name, dict) and name.get("enum") == []

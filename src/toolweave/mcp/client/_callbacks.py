@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from toolweave.mcp.client.protocol import CLIENT_NAME
+from toolweave.mcp.shared.constants import TASKS_EXTENSION
 from toolweave.mcp.shared.errors import METHOD_NOT_FOUND, JSONRPCError
 
 ServerRequestHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
@@ -46,7 +47,7 @@ class ClientCallbacks:
         self.server_log = server_log
 
     def capabilities(self) -> dict[str, Any]:
-        capabilities: dict[str, Any] = {}
+        capabilities: dict[str, Any] = {"extensions": {TASKS_EXTENSION: {}}}
         if self.roots is not None:
             capabilities["roots"] = {"listChanged": True}
         if self.sampling_handler is not None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolweave.mcp.client._callbacks import LOG_LEVELS
 from toolweave.mcp.client._schema_check import schema_errors
+from toolweave.mcp.client._tasks import MCPTask, TaskFeatures, is_task_answer
 from toolweave.mcp.client.models import (
     MCPPrompt,
     MCPPromptMessage,
@@ -32,37 +33,25 @@ from toolweave.tools.result import ResourceContent, ToolResult
 logger = logging.getLogger("toolweave.mcp.client")
 
 if TYPE_CHECKING:
-    from toolweave.mcp.client import protocol
     from toolweave.mcp.shared.jsonrpc import ProgressHandler
 
 
-class ServerFeatures:
+class ServerFeatures(TaskFeatures):
     """Tools, listings and the other server features, on top of `request()`."""
 
-    name: str
     tools_version: int
     _log_level: str | None
     _tools: list[MCPToolInfo] | None
     _tools_by_name: dict[str, MCPToolInfo]
-
-    if TYPE_CHECKING:
-
-        async def request(
-            self,
-            method: str,
-            params: dict[str, Any] | None = None,
-            *,
-            timeout: float | None = None,
-            on_progress: ProgressHandler | None = None,
-        ) -> dict[str, Any]: ...
-
-        def _require(self) -> protocol.Negotiated: ...
+    _last_listed: dict[str, MCPToolInfo]
+    """The latest listing even when a change notice made it stale: how to call a tool."""
 
     async def list_tools(self, *, refresh: bool = False) -> list[MCPToolInfo]:
         """Every tool, across all pages; cached until `notifications/tools/list_changed`."""
         if self._tools is None or refresh:
             version = self.tools_version
             tools = self._valid_tools(await self.paginate("tools/list", "tools"))
+            self._last_listed = {tool.name: tool for tool in tools}
             if version == self.tools_version:
                 self._tools = tools
                 self._tools_by_name = {tool.name: tool for tool in tools}
@@ -109,14 +98,21 @@ class ServerFeatures:
             await self._require_probe_support(name)
         if meta:
             params["_meta"] = dict(meta)
-        if self._tools is None and self._require().modern:
-            await self.list_tools()  # its x-mcp-header declarations decide the call's headers
+        modern = self._require().modern
+        info = self._tools_by_name.get(name) or self._last_listed.get(name)
+        if info is None and self._tools is None:  # x-mcp-header, taskSupport decide the call
+            info = next((t for t in await self.list_tools() if t.name == name), None)
+        if not modern and info is not None and info.execution.get("taskSupport") == "required":
+            params["task"] = {}  # 2025: such a tool runs only as a task the client asks for
         try:
             raw = await self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
+            if is_task_answer(raw):  # a call that finishes later: followed to its end
+                result = await self.run_task(MCPTask.from_wire(raw), on_progress)
+            else:
+                result = tool_result_from_wire(raw)
         except MCPError as exc:
             exc.tool = exc.tool or name
             raise
-        result = tool_result_from_wire(raw)
         if not probe and not result.is_error:  # a probe runs nothing, so there is nothing to check
             await self._check_structured(name, result)
         return result

@@ -46,7 +46,14 @@ DEFAULT_RETRY_MS = 1000
 MAX_SESSION_RENEWALS = 2
 #: Most reconnection attempts for one interrupted stream before its request fails.
 MAX_RESUME_ATTEMPTS = 5
-_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_NAME_PARAM = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 
 
 class _Stream:

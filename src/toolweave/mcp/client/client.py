@@ -94,6 +94,7 @@ class MCPClient(ServerFeatures):
         self._negotiated: protocol.Negotiated | None = None
         self._tools: list[MCPToolInfo] | None = None
         self._tools_by_name: dict[str, MCPToolInfo] = {}
+        self._last_listed: dict[str, MCPToolInfo] = {}
         self._log_level: str | None = None
         self._connect_lock = asyncio.Lock()
         self._listener: asyncio.Task[None] | None = None
@@ -418,7 +419,7 @@ class MCPClient(ServerFeatures):
         params = message.get("params")
         if message.get("method") != "tools/call" or not isinstance(params, dict):
             return {}
-        info = self._tools_by_name.get(str(params.get("name")))
+        info = self._last_listed.get(str(params.get("name")))
         arguments = params.get("arguments")
         if info is None or not info.header_bindings or not isinstance(arguments, dict):
             return {}

@@ -8,6 +8,7 @@ to the agent loop.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +19,7 @@ from toolweave.tools.result import (
     Content,
     ImageContent,
     ResourceContent,
+    ResourceLink,
     TextContent,
     ToolResult,
 )
@@ -41,19 +43,24 @@ def _icons(raw: dict[str, Any]) -> list[dict[str, Any]]:
     )
 
 
-_TOOL_KEYS = frozenset(
-    {
-        "name",
-        "description",
-        "inputSchema",
-        "outputSchema",
-        "title",
-        "annotations",
-        "_meta",
-        "icons",
-        "execution",
+def _extra(raw: dict[str, Any], known: frozenset[str]) -> dict[str, Any]:
+    """The keys of `raw` a model does not name, carried as sent."""
+    return {key: value for key, value in raw.items() if key not in known}
+
+
+def _wire(base: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    """`base` plus every field that is set (`None` and empty values are left out)."""
+    return {
+        **base,
+        **{key: value for key, value in fields.items() if value not in (None, "", [], {})},
     }
-)
+
+
+_COMMON_KEYS = frozenset({"name", "title", "description", "_meta", "icons"})
+_TOOL_KEYS = _COMMON_KEYS | {"inputSchema", "outputSchema", "annotations", "execution"}
+_RESOURCE_KEYS = _COMMON_KEYS | {"uri", "mimeType", "size", "annotations"}
+_TEMPLATE_KEYS = _COMMON_KEYS | {"uriTemplate", "mimeType", "annotations"}
+_PROMPT_KEYS = _COMMON_KEYS | {"arguments"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,24 +115,21 @@ class MCPToolInfo:
             icons=_icons(raw),
             execution=_dict(raw, "execution"),
             header_bindings=bindings,
-            extra={k: v for k, v in raw.items() if k not in _TOOL_KEYS},
+            extra=_extra(raw, _TOOL_KEYS),
         )
 
     def to_wire(self) -> dict[str, Any]:
         """The definition as the server sent it (what a gateway republishes)."""
-        wire: dict[str, Any] = {**self.extra, "name": self.name, "inputSchema": self.input_schema}
-        for key, value in (
-            ("description", self.description),
-            ("title", self.title),
-            ("outputSchema", self.output_schema),
-            ("annotations", self.annotations),
-            ("_meta", self.meta),
-            ("icons", self.icons),
-            ("execution", self.execution),
-        ):
-            if value:
-                wire[key] = value
-        return wire
+        return _wire(
+            {**self.extra, "name": self.name, "inputSchema": self.input_schema},
+            title=self.title,
+            description=self.description,
+            outputSchema=self.output_schema,
+            annotations=self.annotations,
+            _meta=self.meta,
+            icons=self.icons,
+            execution=self.execution,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +144,8 @@ class MCPResource:
     size: int | None = None
     annotations: dict[str, Any] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    icons: list[dict[str, Any]] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_wire(cls, raw: dict[str, Any]) -> MCPResource:
@@ -153,6 +159,21 @@ class MCPResource:
             size=size if isinstance(size, int) else None,
             annotations=_dict(raw, "annotations"),
             meta=_dict(raw, "_meta"),
+            icons=_icons(raw),
+            extra=_extra(raw, _RESOURCE_KEYS),
+        )
+
+    def to_wire(self) -> dict[str, Any]:
+        """The entry as the server sent it (what a gateway republishes)."""
+        return _wire(
+            {**self.extra, "uri": self.uri, "name": self.name},
+            title=self.title,
+            description=self.description,
+            mimeType=self.mime_type,
+            size=self.size,
+            annotations=self.annotations,
+            _meta=self.meta,
+            icons=self.icons,
         )
 
 
@@ -166,6 +187,9 @@ class MCPResourceTemplate:
     description: str | None = None
     mime_type: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    annotations: dict[str, Any] = field(default_factory=dict)
+    icons: list[dict[str, Any]] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_wire(cls, raw: dict[str, Any]) -> MCPResourceTemplate:
@@ -176,6 +200,20 @@ class MCPResourceTemplate:
             description=_str(raw, "description"),
             mime_type=_str(raw, "mimeType"),
             meta=_dict(raw, "_meta"),
+            annotations=_dict(raw, "annotations"),
+            icons=_icons(raw),
+            extra=_extra(raw, _TEMPLATE_KEYS),
+        )
+
+    def to_wire(self) -> dict[str, Any]:
+        return _wire(
+            {**self.extra, "uriTemplate": self.uri_template, "name": self.name},
+            title=self.title,
+            description=self.description,
+            mimeType=self.mime_type,
+            annotations=self.annotations,
+            _meta=self.meta,
+            icons=self.icons,
         )
 
 
@@ -188,6 +226,8 @@ class MCPPrompt:
     description: str | None = None
     arguments: list[dict[str, Any]] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    icons: list[dict[str, Any]] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_wire(cls, raw: dict[str, Any]) -> MCPPrompt:
@@ -200,6 +240,18 @@ class MCPPrompt:
             if isinstance(arguments, list)
             else [],
             meta=_dict(raw, "_meta"),
+            icons=_icons(raw),
+            extra=_extra(raw, _PROMPT_KEYS),
+        )
+
+    def to_wire(self) -> dict[str, Any]:
+        return _wire(
+            {**self.extra, "name": self.name},
+            title=self.title,
+            description=self.description,
+            arguments=self.arguments,
+            _meta=self.meta,
+            icons=self.icons,
         )
 
 
@@ -218,34 +270,51 @@ class MCPPromptResult:
 
 
 def content_from_wire(raw: Any) -> Content:
-    """One MCP content block as a tool-core content part (unknown kinds become text)."""
+    """One MCP content block as a tool-core content part, its `annotations` and `_meta` kept
+    (unknown kinds become text)."""
     if not isinstance(raw, dict):
         return TextContent(str(raw))
     kind = raw.get("type")
+    extras: dict[str, Any] = {
+        "annotations": _dict(raw, "annotations") or None,
+        "meta": _dict(raw, "_meta") or None,
+    }
     if kind == "text":
-        return TextContent(str(raw.get("text", "")))
+        return TextContent(str(raw.get("text", "")), **extras)
     if kind == "image":
-        return ImageContent(str(raw.get("data", "")), str(raw.get("mimeType", "image/png")))
+        data, mime = str(raw.get("data", "")), str(raw.get("mimeType", "image/png"))
+        return ImageContent(data, mime, **extras)
     if kind == "audio":
-        return AudioContent(str(raw.get("data", "")), str(raw.get("mimeType", "audio/wav")))
+        return AudioContent(
+            str(raw.get("data", "")), str(raw.get("mimeType", "audio/wav")), **extras
+        )
     if kind == "resource":
         inner = raw.get("resource")
-        return resource_from_wire(inner if isinstance(inner, dict) else {})
+        embedded = resource_from_wire(inner if isinstance(inner, dict) else {})
+        return dataclasses.replace(embedded, annotations=extras["annotations"], meta=extras["meta"])
     if kind == "resource_link":
-        return ResourceContent(
-            uri=str(raw.get("uri", "")), mime_type=_str(raw, "mimeType"), name=_str(raw, "name")
+        size = raw.get("size")
+        return ResourceLink(
+            uri=str(raw.get("uri", "")),
+            name=str(raw.get("name", "")),
+            title=_str(raw, "title"),
+            description=_str(raw, "description"),
+            mime_type=_str(raw, "mimeType"),
+            size=size if isinstance(size, int) and not isinstance(size, bool) else None,
+            **extras,
         )
     return TextContent(str(raw))
 
 
 def resource_from_wire(raw: dict[str, Any]) -> ResourceContent:
-    """Embedded resource contents (`text` or base64 `blob`)."""
+    """Embedded resource contents (`text` or base64 `blob`), with their `_meta`."""
     return ResourceContent(
         uri=str(raw.get("uri", "")),
         mime_type=_str(raw, "mimeType"),
         text=_str(raw, "text"),
         blob=_str(raw, "blob"),
         name=_str(raw, "name"),
+        meta=_dict(raw, "_meta") or None,
     )
 
 

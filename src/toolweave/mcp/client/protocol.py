@@ -12,6 +12,7 @@ probe is kept per connection.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +44,7 @@ DEFAULT_DISCOVER_TIMEOUT = 60.0
 MAX_DISCOVER_ATTEMPTS = 3
 
 CLIENT_NAME = "toolweave"
+logger = logging.getLogger("toolweave.mcp.client")
 
 
 def client_version() -> str:
@@ -173,6 +175,7 @@ async def negotiate(
             mutual = [v for v in MODERN_VERSIONS if v in (supported or ())]
             if not mutual:
                 raise
+            logger.info("the server refused initialize with -32022; asking server/discover again")
             version, bounded = mutual[-1], False  # a 2026 server that started late: ask again
     raise MCPError(
         f"the server did not complete the 2026-07-28 handshake in {MAX_DISCOVER_ATTEMPTS} attempts"

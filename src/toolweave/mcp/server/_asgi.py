@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
@@ -37,6 +37,8 @@ def build_app(
     max_body_bytes: int,
     max_sessions: int,
     session_idle_timeout: float,
+    body_read_timeout: float,
+    tokens: Mapping[str, str] | None,
 ) -> Starlette:
     endpoint = StreamableHTTPApp(
         server,
@@ -48,6 +50,8 @@ def build_app(
         max_body_bytes=max_body_bytes,
         max_sessions=max_sessions,
         session_idle_timeout=session_idle_timeout,
+        body_read_timeout=body_read_timeout,
+        tokens=tokens,
     )
 
     @contextlib.asynccontextmanager

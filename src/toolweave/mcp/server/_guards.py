@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -59,26 +59,48 @@ def token_principal(token: str) -> str:
     return "token:" + hashlib.sha256(token.encode()).hexdigest()[:12]
 
 
+def client_principal(name: str) -> str:
+    """The identity of the holder of the `[serve.tokens]` token named `name`."""
+    return f"client:{name}"
+
+
 class AccessGuard:
-    """Origin, Host and bearer-token checks; `check` returns the refusal or None."""
+    """Origin, Host and bearer-token checks; `check` returns the refusal or None.
+
+    `auth_token` is one token for every client (its holder's principal is the token's
+    fingerprint); `tokens` maps a client's name to its own token, so each client is its own
+    principal (`client:<name>`): its own quota and its own memory. Either kind is accepted."""
 
     def __init__(
         self,
         allowed_origins: Sequence[str],
         allowed_hosts: Sequence[str] | None,
         auth_token: str | None,
+        tokens: Mapping[str, str] | None = None,
     ) -> None:
         self.allowed_origins = set(allowed_origins)
         self.allowed_hosts = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
-        self.expected = None if auth_token is None else f"Bearer {auth_token}".encode()
-        #: The identity a request that passed the token check has (never the token itself).
-        self.principal = None if auth_token is None else token_principal(auth_token)
+        self._tokens = dict(tokens or {})
+        accepted = [(f"Bearer {t}".encode(), client_principal(n)) for n, t in self._tokens.items()]
+        if auth_token is not None:
+            accepted.append((f"Bearer {auth_token}".encode(), token_principal(auth_token)))
+        self._accepted = accepted
 
     def without_token(self) -> AccessGuard:
         """The same Origin and Host checks without the bearer token (for a page a browser opens,
         which cannot send the header)."""
         hosts = None if self.allowed_hosts is None else sorted(self.allowed_hosts)
         return AccessGuard(sorted(self.allowed_origins), hosts, None)
+
+    def principal_of(self, request: Request) -> str | None:
+        """Who sent `request` (the principal of the token it carries), or None without tokens.
+        Every accepted token is compared, in constant time each, whichever matches."""
+        given = request.headers.get("authorization", "").encode()
+        found = None
+        for expected, principal in self._accepted:
+            if hmac.compare_digest(given, expected):
+                found = principal
+        return found
 
     def check(self, request: Request) -> Response | None:
         origin = request.headers.get("origin")
@@ -92,12 +114,10 @@ class AccessGuard:
             if host not in self.allowed_hosts and name not in self.allowed_hosts:
                 message = f"Forbidden: host {host!r} is not allowed"
                 return error_response(403, INVALID_PARAMS, message)
-        if self.expected is not None:
-            given = request.headers.get("authorization", "").encode()
-            if not hmac.compare_digest(given, self.expected):
-                response = error_response(401, INVALID_PARAMS, "Unauthorized: send a bearer token")
-                response.headers["WWW-Authenticate"] = "Bearer"
-                return response
+        if self._accepted and self.principal_of(request) is None:
+            response = error_response(401, INVALID_PARAMS, "Unauthorized: send a bearer token")
+            response.headers["WWW-Authenticate"] = "Bearer"
+            return response
         return None
 
     def _origin_ok(self, origin: str) -> bool:

@@ -8,10 +8,13 @@ comes first, the answer becomes an SSE stream that opens with a priming event (i
 Every SSE event is kept in the event store, so a client whose stream dropped (or was closed on
 purpose, SEP-1699 polling) resumes with GET + `Last-Event-ID` and receives the rest.
 
-Nothing a client controls is unbounded: a body is read only up to `max_body_bytes` (413
-otherwise, chunked bodies included), a bad request id is refused before anything is kept,
-and at most `max_sessions` sessions live (the least recently seen is closed to make room; one
-unused for `session_idle_timeout` seconds is closed when the next session opens).
+Nothing a client controls is unbounded: a POST must say `Content-Type: application/json` (415
+otherwise: a page in a browser can send `text/plain` to a loopback port without asking, never
+JSON), its body is read only up to `max_body_bytes` (413 otherwise, chunked bodies included) and
+within `body_read_timeout` seconds (408 otherwise: a client dripping a byte at a time holds no
+descriptor past it), a bad request id is refused before anything is kept, and at most
+`max_sessions` sessions live: past the cap a new session gets 429 and nobody's session is
+closed for it (one unused for `session_idle_timeout` seconds is closed when the next opens).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
@@ -119,12 +122,15 @@ class StreamableHTTPApp:
         max_body_bytes: int,
         max_sessions: int,
         session_idle_timeout: float,
+        body_read_timeout: float,
+        tokens: Mapping[str, str] | None,
     ) -> None:
         self.server = server
         self.max_body_bytes = max_body_bytes
         self.max_sessions = max_sessions
         self.session_idle_timeout = session_idle_timeout
-        self.guard = AccessGuard(allowed_origins, allowed_hosts, auth_token)
+        self.body_read_timeout = body_read_timeout
+        self.guard = AccessGuard(allowed_origins, allowed_hosts, auth_token, tokens)
         self.store: EventStore = event_store if event_store is not None else InMemoryEventStore()
         self.retry_ms = sse_retry_ms
         self.sessions: dict[str, _HttpSession] = {}
@@ -146,7 +152,21 @@ class StreamableHTTPApp:
         await response(scope, receive, send)
 
     async def _post(self, request: Request) -> Response:
-        body = await self._read_body(request)
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind != "application/json":
+            return _error(
+                415, INVALID_REQUEST,
+                f"POST needs Content-Type: application/json (got {kind or 'none'!r})",
+            )  # fmt: skip
+        try:
+            async with asyncio.timeout(self.body_read_timeout):
+                body = await self._read_body(request)
+        except TimeoutError:
+            return _error(
+                408, INVALID_REQUEST,
+                f"the request body did not arrive within body_read_timeout "
+                f"({self.body_read_timeout:g} s)",
+            )  # fmt: skip
         if body is None:
             return _error(
                 413,
@@ -192,6 +212,14 @@ class StreamableHTTPApp:
         session_id = request.headers.get("mcp-session-id")
         if method == "initialize" and "id" in message:
             created = self._new_session()
+            if created is None:
+                response = _error(
+                    429, INVALID_REQUEST,
+                    f"too many sessions (max_sessions={self.max_sessions}); close one or retry "
+                    "later", message["id"],
+                )  # fmt: skip
+                response.headers["Retry-After"] = str(max(1, int(self.session_idle_timeout)))
+                return response
             self._identify(created.session, request)
             return await self._answer(created, message, json_ok, sse_ok, new=True)
         if session_id is None:
@@ -227,18 +255,19 @@ class StreamableHTTPApp:
 
     def _identify(self, session: ServerSession, request: Request) -> None:
         """Record who sent `request` (it passed the guard): the principal and the address."""
-        session.principal = self.guard.principal
+        session.principal = self.guard.principal_of(request)
         session.remote_address = request.client.host if request.client is not None else None
 
-    def _new_session(self) -> _HttpSession:
+    def _new_session(self) -> _HttpSession | None:
+        """A new session, or None past `max_sessions` (after closing the idle ones): a flood of
+        sessions is refused rather than evicting anyone's live session."""
         now = time.monotonic()
         for sid, old in list(self.sessions.items()):
             if now - old.last_seen > self.session_idle_timeout:
                 self._close(sid)
-        while len(self.sessions) >= self.max_sessions:
-            oldest = min(self.sessions, key=lambda sid: self.sessions[sid].last_seen)
-            logger.info("closing session %s: max_sessions=%d reached", oldest, self.max_sessions)
-            self._close(oldest)
+        if len(self.sessions) >= self.max_sessions:
+            logger.info("refusing a session: max_sessions=%d reached", self.max_sessions)
+            return None
         session = self.server.new_session(session_id=uuid.uuid4().hex)
         holder: list[_HttpSession] = []
 

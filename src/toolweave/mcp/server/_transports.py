@@ -7,10 +7,11 @@ transport is asked for.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
 from toolweave.mcp.shared.constants import (
+    DEFAULT_BODY_READ_TIMEOUT,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_SESSIONS,
     DEFAULT_SESSION_IDLE_TIMEOUT,
@@ -49,6 +50,8 @@ class Transports:
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT,
+        body_read_timeout: float = DEFAULT_BODY_READ_TIMEOUT,
+        tokens: Mapping[str, str] | None = None,
     ) -> Starlette:
         """A Starlette app serving Streamable HTTP at `path` (mount it in FastAPI if you like).
 
@@ -56,12 +59,15 @@ class Transports:
         (DNS-rebinding protection). `allowed_hosts` lists the `Host` header values to accept
         (`run()` passes the loopback names when bound to loopback); None skips the Host check,
         for apps behind a proxy that picks the host. With `auth_token`, every request needs
-        `Authorization: Bearer <token>` (compared in constant time).
+        `Authorization: Bearer <token>` (compared in constant time); `tokens` (client name ->
+        token) gives each client its own token and its own principal (`client:<name>`).
 
-        Limits (every one a client could otherwise push): a request body over
-        `max_body_bytes` gets 413 (checked while reading, chunked bodies too); at most
-        `max_sessions` sessions live, the least recently seen closed to make room; a session
-        unused for `session_idle_timeout` seconds is closed.
+        Limits (every one a client could otherwise push): a POST without `Content-Type:
+        application/json` gets 415; a request body over `max_body_bytes` gets 413 (checked
+        while reading, chunked bodies too), one not received within `body_read_timeout`
+        seconds 408; at most `max_sessions` sessions live, and past that a new one gets 429
+        (nobody's session is closed for it); a session unused for `session_idle_timeout`
+        seconds is closed.
         """
         try:
             from toolweave.mcp.server._asgi import build_app
@@ -82,6 +88,8 @@ class Transports:
             max_body_bytes=max_body_bytes,
             max_sessions=max_sessions,
             session_idle_timeout=session_idle_timeout,
+            body_read_timeout=body_read_timeout,
+            tokens=tokens,
         )
 
     def run(

@@ -17,6 +17,7 @@ from toolweave.tools.result import (
     Content,
     ImageContent,
     ResourceContent,
+    ResourceLink,
     TextContent,
     ToolResult,
 )
@@ -59,21 +60,41 @@ def probe_result(patterns: list[str], always: list[str] | None = None) -> ToolRe
 
 
 def content_to_wire(item: Content) -> dict[str, Any]:
-    """One content part in MCP's wire form."""
+    """One content part in MCP's wire form, with its `annotations` and `_meta`."""
+    wire = _part_to_wire(item)
+    if item.annotations:
+        wire["annotations"] = item.annotations
+    if item.meta:
+        wire["_meta"] = item.meta
+    return wire
+
+
+def _part_to_wire(item: Content) -> dict[str, Any]:
     if isinstance(item, TextContent):
         return {"type": "text", "text": item.text}
     if isinstance(item, ImageContent | AudioContent):
         return {"type": item.type, "data": item.data, "mimeType": item.mime_type}
+    if isinstance(item, ResourceLink):
+        link: dict[str, Any] = {"type": "resource_link", "uri": item.uri, "name": item.name}
+        for key, value in (
+            ("title", item.title),
+            ("description", item.description),
+            ("mimeType", item.mime_type),
+            ("size", item.size),
+        ):
+            if value is not None:
+                link[key] = value
+        return link
     if isinstance(item, ResourceContent):
         if item.text is None and item.blob is None:
-            link: dict[str, Any] = {
+            legacy: dict[str, Any] = {
                 "type": "resource_link",
                 "uri": item.uri,
                 "name": item.name or item.uri,
             }
             if item.mime_type is not None:
-                link["mimeType"] = item.mime_type
-            return link
+                legacy["mimeType"] = item.mime_type
+            return legacy
         resource: dict[str, Any] = {"uri": item.uri}
         if item.mime_type is not None:
             resource["mimeType"] = item.mime_type
@@ -103,9 +124,7 @@ def content_from_wire(item: dict[str, Any]) -> Content:
             blob=res.get("blob"),
         )
     if kind == "resource_link":
-        return ResourceContent(
-            uri=str(item.get("uri", "")), mime_type=item.get("mimeType"), name=item.get("name")
-        )
+        return ResourceLink(uri=str(item.get("uri", "")), name=str(item.get("name", "")))
     raise ValueError(f"unknown MCP content type {kind!r}")
 
 

@@ -66,7 +66,9 @@ TASK_STATUS = "notifications/tasks"
 MAX_JSON_DEPTH = 128
 #: Default largest HTTP request body the server reads (`max_body_bytes`); larger gets 413.
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
-#: Default most live Streamable HTTP sessions (`max_sessions`); the least recently seen goes.
+#: Default most live Streamable HTTP sessions (`max_sessions`); past it a new one gets 429.
 DEFAULT_MAX_SESSIONS = 1000
+#: Default seconds a client has to send a whole HTTP request body (`body_read_timeout`); 408 past.
+DEFAULT_BODY_READ_TIMEOUT = 30.0
 #: Default seconds an HTTP session may sit unused before it is closed (`session_idle_timeout`).
 DEFAULT_SESSION_IDLE_TIMEOUT = 600.0

@@ -83,6 +83,11 @@ class InputRequired(MCPError):
         self.requests = requests
 
 
+class SkillVerificationError(MCPError):
+    """A skill file a server served differs from its `skills/list` entry (size, digest or
+    frontmatter, SEP-2640); its content is not used."""
+
+
 class JSONRPCError(MCPError):
     """An error as it travels on the wire: `code`, `message` and optional `data`."""
 

@@ -1,6 +1,7 @@
 // The toolweave console: reads /console/api/* and renders it; no framework, no CDN.
 // A bearer token (when the server has one) comes from the page's #token=... fragment, is kept in
-// sessionStorage and sent as Authorization; the fragment never reaches the server.
+// sessionStorage and sent as Authorization; the fragment never reaches the server. A page opened
+// without it (or with a wrong one) gets 401 and asks for the token in a form.
 "use strict";
 
 const API = "/console/api";
@@ -26,6 +27,10 @@ async function api(path, options) {
   const response = await fetch(API + path, Object.assign({}, options, {
     headers: headers(options && options.headers),
   }));
+  if (response.status === 401) {
+    document.getElementById("token-form").hidden = false;
+    throw new Error("enter the console token to see this server");
+  }
   if (!response.ok) throw new Error(path + ": HTTP " + response.status);
   return response.json();
 }
@@ -40,7 +45,13 @@ function cell(text, cls) {
 function codeCell(value) {
   const td = document.createElement("td");
   const code = document.createElement("code");
-  code.textContent = typeof value === "string" ? value : JSON.stringify(value);
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  // A break opportunity after each JSON separator (<wbr>, which copies as nothing), so a long
+  // line breaks between keys and values, never inside a word (console.css: overflow-wrap).
+  text.split(/(?<=[,:])/).forEach((part, i) => {
+    if (i) code.appendChild(document.createElement("wbr"));
+    code.appendChild(document.createTextNode(part));
+  });
   td.appendChild(code);
   return td;
 }
@@ -97,7 +108,7 @@ async function loadApprovals() {
       button("Always", "always", () => decide(p.id, "always")),
       button("Deny", "deny", () => decide(p.id, "deny")),
     );
-    return [cell(p.tool_name), codeCell(p.args), cell(p.reason), cell(p.session_id), cell(p.kind), actions];
+    return [cell(p.tool_name), codeCell(p.args), cell(p.reason), cell(p.session_id || "none (a stateless request)"), cell(p.kind), actions];
   });
 }
 
@@ -194,6 +205,14 @@ async function refresh() {
   }
 }
 
+document.getElementById("token-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const input = document.getElementById("token-input");
+  sessionStorage.setItem("toolweave-token", input.value.trim());
+  input.value = "";
+  event.target.hidden = true;
+  refresh();
+});
 window.addEventListener("hashchange", refresh);
 refresh();
 setInterval(refresh, POLL_MS);
