@@ -28,6 +28,7 @@ _EXPORTS: dict[str, str] = {
     "PostgresSessionStore": "toolweave.agent.stores",
     "SQLiteSessionStore": "toolweave.agent.stores",
     "SessionStore": "toolweave.agent.stores",
+    "ToolSearch": "toolweave.tools.search_mode",
 }
 _EXPORTS.update(
     {
@@ -83,6 +84,7 @@ if TYPE_CHECKING:
     from toolweave.agent.result import RunResult
     from toolweave.agent.session import Session
     from toolweave.agent.stores import PostgresSessionStore, SessionStore, SQLiteSessionStore
+    from toolweave.tools.search_mode import ToolSearch
 
 __all__ = [
     "Agent",
@@ -111,6 +113,7 @@ __all__ = [
     "ToolCallRequested",
     "ToolExecutionCompleted",
     "ToolExecutionStarted",
+    "ToolSearch",
     "TurnCompleted",
     "UserOutputSent",
 ]

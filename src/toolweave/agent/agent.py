@@ -34,6 +34,7 @@ from toolweave.tools import (
     ToolRegistry,
 )
 from toolweave.tools.context import DepsT
+from toolweave.tools.search_mode import ToolSearch
 
 if TYPE_CHECKING:
     from toolweave.memory import MemoryManager, MemorySettings
@@ -60,8 +61,10 @@ class Agent(Generic[DepsT, OutputT]):
     checks itself (the table is in docs/agent.md): `governance` (a `Governance`, or a bare
     `Rules` or `PermissionPolicy`), `orchestration` (`Orchestration`), `memory`
     (`MemorySettings`, or a bare `MemoryManager`), `skills` (`SkillSettings`, or a bare
-    `SkillLibrary`) and `tracing` (`Tracing`). Shell, delete and destructive tools ask by
-    default, and with no approver that is a refusal naming the fix.
+    `SkillLibrary`), `tracing` (`Tracing`) and `tool_search` (`ToolSearch`, or True for its
+    defaults: past a threshold of tools the model sees pinned ones and a `tool_search` tool).
+    Shell, delete and destructive tools ask by default, and with no approver that is a refusal
+    naming the fix.
     """
 
     def __init__(
@@ -82,6 +85,7 @@ class Agent(Generic[DepsT, OutputT]):
         memory: MemorySettings | MemoryManager | None = None,
         skills: SkillSettings | SkillLibrary | None = None,
         tracing: Tracing | None = None,
+        tool_search: ToolSearch | bool | None = None,
     ) -> None:
         if isinstance(model, str):
             from toolweave.llm import model_from_string  # adapters load only when asked for
@@ -141,6 +145,14 @@ class Agent(Generic[DepsT, OutputT]):
             agent_skills = AgentSkills(SkillSettings.of(skills), model)
             agent_skills.install(registry)
         registry = orchestration_registry(registry, orchestration)
+        agent_search = None
+        search_settings = ToolSearch.of(tool_search)
+        if search_settings is not None:  # past the threshold: pinned tools plus tool_search
+            from toolweave.agent._run.tool_search import AgentToolSearch
+
+            pinned = (answer.name,) if output is not None else ()
+            agent_search = AgentToolSearch(search_settings, gating, pinned)
+            agent_search.install(registry)
         circuit = orchestration.circuit
         if circuit is not None and circuit not in gating.gates:  # governance runs every gate
             gating = replace(gating, gates=(circuit, *gating.gates))
@@ -165,6 +177,7 @@ class Agent(Generic[DepsT, OutputT]):
             orchestration=orchestration,
             name=name,
             tracing=tracing,
+            tool_search=agent_search,
         )
 
     @classmethod

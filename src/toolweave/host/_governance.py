@@ -20,6 +20,7 @@ from toolweave.governance.hooks import Hooks
 from toolweave.governance.middleware import GovernanceMiddleware
 from toolweave.governance.pipeline import GateContext, Governance
 from toolweave.governance.rules import Explanation, Rules
+from toolweave.governance.visibility import denied_outright
 from toolweave.host.config import HostConfig
 from toolweave.mcp.server.context import Context
 from toolweave.tools.base import Tool
@@ -70,14 +71,7 @@ class HostGovernance:
     def denied_outright(self, name: str, tool: Tool) -> str | None:
         """The deny rule that refuses every call of `name` whatever its arguments (`bash`,
         `mcp__files`), or None: such a tool is not listed at all."""
-        rules = self.governance.rules
-        if rules is None:
-            return None
-        explanation = rules.explain(name, {}, tool=tool)
-        rule = explanation.rule
-        if explanation.decision == "deny" and rule is not None and rule.specifier is None:
-            return rule.text
-        return None
+        return denied_outright(self.governance.rules, name, tool)
 
     def middleware(self, registry: ToolRegistry) -> GovernanceMiddleware:
         """The host's governance stage of the call chain: each call decided with its own

@@ -28,6 +28,7 @@ from toolweave.host.providers.base import (
     provider_unavailable,
 )
 from toolweave.host.stores import damaged_line, damaged_store
+from toolweave.host.tool_search import search_tools
 from toolweave.mcp.server import MCPServer, is_probe, probe_result
 from toolweave.mcp.server.tasks import SQLiteTaskStore
 from toolweave.mcp.shared.errors import MCPError
@@ -38,6 +39,7 @@ from toolweave.tools.errors import PermissionDenied, ToolError
 from toolweave.tools.permissions import Permission, PermissionPolicy
 from toolweave.tools.registry import ToolRegistry
 from toolweave.tools.result import TextContent, ToolResult
+from toolweave.tools.search_mode import ToolSearch
 from toolweave.version import __version__
 
 logger = logging.getLogger("toolweave.host")
@@ -167,6 +169,10 @@ class ToolHost:
         self._notify: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
         self._http: Any = None  # the uvicorn server while serve_http runs
+        self._governed: dict[str, GovernedTool] = {}  # what tool_call may call
+        self._pinned: frozenset[str] | None = None  # search mode: only these are listed
+        if config.tool_search:
+            self._search_mode(ToolSearch(always_load=config.tool_search_pinned))
         for provider in self.providers:
             self.server.add_tool_source(self._source(provider))
             catalog = getattr(provider, "catalog", None)
@@ -230,6 +236,9 @@ class ToolHost:
         except ToolError as exc:
             logger.warning("not publishing %r: %s", governed.name, exc.message)
             return
+        self._governed[governed.name] = governed
+        if self._pinned is not None and governed.name not in self._pinned:
+            return  # search mode: found with tool_search, called through tool_call
         self.server.add_tool(  # no server timeout: the chain times the tool, not the approval
             governed,
             permission_patterns=True if governed.supports_probe else None,
@@ -239,6 +248,12 @@ class ToolHost:
             task="optional" if self.config.task_after else None,
             task_after=self.config.task_after,
         )
+
+    def _search_mode(self, settings: ToolSearch) -> None:
+        """List `tool_search`, `tool_call` and the pinned tools only (`host/tool_search.py`)."""
+        self._pinned = frozenset(settings.always_load)
+        for tool in search_tools(settings, self.registry, self._governed.get):
+            self.server.add_tool(tool)
 
     def _source(self, provider: CapabilityProvider) -> Any:
         async def load() -> list[Tool]:
@@ -261,6 +276,7 @@ class ToolHost:
         self._changed()
 
     def _on_removed(self, name: str) -> None:
+        self._governed.pop(name, None)
         if name in self.registry:
             self.registry.unregister(name)
         if self.server.tool_entry(name) is not None:

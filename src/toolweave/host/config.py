@@ -28,6 +28,8 @@ tool_timeout = 60.0            # seconds per call
 task_after = 0.0               # seconds after which a call still running becomes an MCP task
                                # (for clients that support tasks); 0 = never
 connect_deadline = 5.0         # seconds the first tools/list waits for downstream servers
+tool_search = false            # list only tool_search, tool_call and tool_search_pinned
+tool_search_pinned = []        # tools listed as usual in search mode, e.g. ["read_file"]
 data_dir = "~/.toolweave"      # embedded SQLite and caches of stateful providers
 max_body_bytes = 4194304       # larger HTTP bodies get 413, larger stdio lines an error
 max_sessions = 1000            # HTTP: live sessions; past it a new session gets 429
@@ -157,6 +159,8 @@ class ServeSection(Section):
     tool_timeout: float = Field(60.0, gt=0)
     task_after: float = Field(0.0, ge=0)
     connect_deadline: float = Field(5.0, gt=0)
+    tool_search: bool = False
+    tool_search_pinned: list[str] = Field(default_factory=list)
     data_dir: str = "~/.toolweave"
     max_body_bytes: int = Field(DEFAULT_MAX_BODY_BYTES, gt=0)
     max_sessions: int = Field(DEFAULT_MAX_SESSIONS, gt=0)
@@ -203,6 +207,8 @@ class HostConfig:
     tool_timeout: float = 60.0
     task_after: float = 0.0
     connect_deadline: float = 5.0
+    tool_search: bool = False
+    tool_search_pinned: list[str] = field(default_factory=list)
     data_dir: Path = field(default_factory=lambda: Path("~/.toolweave").expanduser())
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     max_sessions: int = DEFAULT_MAX_SESSIONS
@@ -339,6 +345,8 @@ def parse_config(
         tool_timeout=serve.tool_timeout,
         task_after=serve.task_after,
         connect_deadline=serve.connect_deadline,
+        tool_search=serve.tool_search,
+        tool_search_pinned=serve.tool_search_pinned,
         data_dir=Path(serve.data_dir).expanduser(),
         max_body_bytes=serve.max_body_bytes,
         max_sessions=serve.max_sessions,

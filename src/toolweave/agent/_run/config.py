@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from toolweave.agent._run.memory import AgentMemory
     from toolweave.agent._run.skills import AgentSkills
     from toolweave.agent._run.stages import RunStage
+    from toolweave.agent._run.tool_search import AgentToolSearch
     from toolweave.agent.session import Session
     from toolweave.agent.tracing.run_trace import Tracing
 
@@ -47,6 +48,7 @@ class RunConfig:
     orchestration: Orchestration = field(default_factory=Orchestration)
     name: str = "agent"
     tracing: Tracing | None = None
+    tool_search: AgentToolSearch | None = None
 
     def stages(self, steps: RunStage) -> tuple[RunStage, ...]:
         """A run's stages in the order the loop calls them: memory, skills, then the run's own

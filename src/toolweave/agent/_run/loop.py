@@ -278,12 +278,14 @@ class Run:
         key = tuple(map(id, defs))
         if key != self._defs_key:
             self._defs_key, self._defs = key, output.tools(defs)
+        search = config.tool_search  # search mode narrows them (`_run/tool_search.py`)
+        tools = search.offered(self.session, self.registry, self._defs) if search else self._defs
         history = self.session.messages
         system = self._system
         native = output.native
         return ModelRequest(
             messages=[system, *history] if system is not None else list(history),
-            tools=self._defs,
+            tools=tools,
             tool_choice=output.tool_choice(final_call),
             output_schema=native.schema if native is not None else None,
             output_name=output.name,

@@ -1,0 +1,146 @@
+"""`[serve] tool_search = true` in front of real downstream servers (the weather example over
+stdio, the reference filesystem server): the official MCP SDK client and toolweave's own agent
+see `tool_search`, `tool_call` and the pinned tools; they find a tool, call it through
+`tool_call`, and the call is governed as a listed one (rules, approval by elicitation); a tool a
+rule denies outright is neither found nor callable."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import types
+from mcp.client import Client
+
+from tests.host.serving import serving_http
+from tests.peers.node_platform import SKIP_REASON, find_node
+from toolweave.agent import Agent
+from toolweave.governance import Rules
+from toolweave.host import ToolHost, parse_config
+from toolweave.llm import Message, ScriptedModel, ToolCallPart
+from toolweave.mcp import MCPManager
+
+ROOT = Path(__file__).resolve().parents[2]
+WEATHER = ROOT / "examples" / "weather_server.py"
+PEERS = ROOT / "tests" / "peers" / "node_modules"
+NODE = find_node(PEERS)
+FILESYSTEM = PEERS / ".bin" / "mcp-server-filesystem"
+pytestmark = pytest.mark.skipif(NODE is None, reason=SKIP_REASON)
+
+
+@asynccontextmanager
+async def serving(tmp_path: Path) -> AsyncIterator[ToolHost]:
+    files = tmp_path / "files"
+    files.mkdir()
+    (files / "notes.txt").write_text("launch at 09:00\n", encoding="utf-8")
+    toml = tmp_path / "toolweave.toml"
+    toml.write_text("")
+    config = parse_config(
+        {
+            "serve": {
+                "providers": ["demo"],
+                "transport": "http",
+                "port": 0,
+                "data_dir": str(tmp_path / "data"),
+                "tool_search": True,
+                "tool_search_pinned": ["calculate"],
+                "rules": {
+                    "deny": ["filesystem__write_file"],
+                    "ask": ["weather__get_weather"],
+                },
+            },
+            "mcpServers": {
+                "weather": {"command": sys.executable, "args": [str(WEATHER)]},
+                "filesystem": {"command": str(FILESYSTEM), "args": [str(files)]},
+            },
+        },
+        source=toml,
+    )
+    async with serving_http(ToolHost(config)) as host:
+        yield host
+
+
+def text(result: Any) -> str:
+    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+async def test_the_sdk_client_searches_and_calls_a_found_tool_governed(tmp_path: Path) -> None:
+    asked: list[str] = []
+
+    async def person(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"always": False})
+
+    async with (
+        serving(tmp_path) as host,
+        Client(host.config.url, mode="legacy", elicitation_callback=person) as client,
+    ):
+        listed = sorted(t.name for t in (await client.list_tools()).tools)
+        found = await client.call_tool("tool_search", {"query": "read a text file"})
+        files = (tmp_path / "files" / "notes.txt").resolve()
+        read = await client.call_tool(
+            "tool_call",
+            {"name": "filesystem__read_text_file", "arguments": {"path": str(files)}},
+        )
+        writes = await client.call_tool("tool_search", {"query": "write a file", "k": 20})
+        denied = await client.call_tool(
+            "tool_call",
+            {"name": "filesystem__write_file", "arguments": {"path": "x", "content": "y"}},
+        )
+        weather = await client.call_tool(
+            "tool_call", {"name": "weather__get_weather", "arguments": {"city": "Beijing"}}
+        )
+    assert listed == ["calculate", "tool_call", "tool_search"]
+    found_names = [t["name"] for t in found.structured_content["tools"]]
+    assert "filesystem__read_text_file" in found_names
+    schema = found.structured_content["tools"][found_names.index("filesystem__read_text_file")]
+    assert "path" in schema["inputSchema"]["properties"]
+    assert read.is_error is not True and "launch at 09:00" in text(read)
+    write_names = [t["name"] for t in writes.structured_content["tools"]]
+    assert write_names and "filesystem__write_file" not in write_names
+    assert denied.is_error and "tool_search" in text(denied)
+    assert weather.is_error is not True and "sunny" in text(weather)
+    assert len(asked) == 1 and "weather__get_weather" in asked[0]  # asked as a listed call is
+
+
+async def test_toolweave_s_agent_finds_and_calls_through_the_host(tmp_path: Path) -> None:
+    model = ScriptedModel(
+        [
+            Message.assistant(
+                tool_calls=[ToolCallPart("s", "host__tool_search", {"query": "list a directory"})]
+            ),
+            Message.assistant(
+                tool_calls=[
+                    ToolCallPart(
+                        "c",
+                        "host__tool_call",
+                        {
+                            "name": "filesystem__list_directory",
+                            "arguments": {"path": str((tmp_path / "files").resolve())},
+                        },
+                    )
+                ]
+            ),
+            Message.assistant("notes.txt is there."),
+        ]
+    )
+    async with serving(tmp_path) as host:
+        servers = {"mcpServers": {"host": {"url": host.config.url}}}
+        async with MCPManager.from_config(servers) as manager:
+            # tool_call may reach any served tool, so a client asks before it by default; the
+            # host still governs the tool it calls.
+            allow = Rules(allow=["host__tool_call"])
+            agent = Agent(model, manager.model_tools(lazy=False), governance=allow)
+            result = await agent.run("What is in my files folder?")
+    assert sorted(d.name for d in model.requests[0].tools) == [
+        "host__calculate",
+        "host__tool_call",
+        "host__tool_search",
+    ]
+    searched, called = result.invocations
+    assert "filesystem__list_directory" in searched.result.text
+    assert called.ok and "notes.txt" in called.result.text
