@@ -77,6 +77,18 @@ class ModelSettings:
     stop: tuple[str, ...] = ()
     json_mode: bool = False
 
+    def request_fields(self) -> dict[str, Any]:
+        """The `ModelRequest` fields these settings fill (one place, so a new setting reaches
+        every request the agent builds)."""
+        return {
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "provider_tools": self.provider_tools,
+            "prompt_caching": self.prompt_caching,
+            "stop": self.stop,
+            "json_mode": self.json_mode,
+        }
+
     def __post_init__(self) -> None:
         if (
             not isinstance(self.stop, tuple)

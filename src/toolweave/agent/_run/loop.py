@@ -289,13 +289,8 @@ class Run:
             tool_choice=output.tool_choice(final_call),
             output_schema=native.schema if native is not None else None,
             output_name=output.name,
-            max_tokens=config.model_settings.max_tokens,
-            temperature=config.model_settings.temperature,
-            provider_tools=config.model_settings.provider_tools,
-            prompt_caching=config.model_settings.prompt_caching,
             cache_key=self.session.id,
-            stop=config.model_settings.stop,
-            json_mode=config.model_settings.json_mode,
+            **config.model_settings.request_fields(),
         )
 
     async def _call_model(self, request: ModelRequest, turn: int) -> ModelResponse:
