@@ -118,7 +118,10 @@ def test_skills_research_agent_against_an_openai_compatible_server() -> None:
 def test_gated_shell_agent_offline() -> None:
     out = _run("gated_shell_agent.py")
     assert "ok 'ls': exit code 0" in out
-    assert "ok 'touch notes.md && ls': exit code 0; 9 bytes of output notes.md" in out
+    # The sandbox lists its read-only placeholders (`HEAD`: a workspace without .git cannot be
+    # made a repository the user's git would later trust) beside what the command made.
+    made = next(line for line in out.splitlines() if line.startswith("ok 'touch notes.md && ls'"))
+    assert "exit code 0" in made and "notes.md" in made
     assert "blocked {'command': 'rm -rf .'}: Tool 'bash' was blocked (rules)" in out
     assert "asked the approver about: ['touch notes.md && ls']" in out
     assert "files: ['notes.md']" in out
