@@ -165,6 +165,9 @@ _ALLOWED_CALLS = {
     ("agent/agent.py", "run.execute"),  # a Run (the loop), no tool call
     ("agent/agent.py", "self._new_run(prompt, session, deps, None, timeout).execute"),
     ("agent/agent.py", "self._new_run(prompt, scope.session, deps, None, None, scope).execute"),
+    # `tool_call` in serve's tool-search mode enters a published tool, whose `execute` is the
+    # host's chain (accounting, governance, `ToolRegistry.run_call`): the same entry as MCP's.
+    ("host/tool_search.py", "tool.execute"),
 }
 _GOVERNED_PACKAGES = ("agent", "governance", "host", "accounting", "scheduler", "cli")
 

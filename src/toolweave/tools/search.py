@@ -28,8 +28,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from toolweave.tools.base import Tool
-
 BM25_K1 = 1.2
 BM25_B = 0.75
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -61,6 +59,23 @@ _STOP = frozenset(
 )
 
 
+class Searchable(Protocol):
+    """What search reads of a tool (every `Tool` has it); declared here so this module needs
+    nothing else of the tool core."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def parameters(self) -> dict[str, Any]: ...
+
+    @property
+    def annotations(self) -> Any: ...
+
+
 @dataclass(frozen=True, slots=True)
 class ToolMatch:
     """One found tool: its name, the index's score (higher is better) and, when asked, why."""
@@ -74,7 +89,7 @@ class ToolIndex(Protocol):
     """Ranks `tools` for `query`: at most `k` matches, best first, only tools of `tools`."""
 
     async def search(
-        self, query: str, tools: Sequence[Tool], k: int, *, explain: bool = False
+        self, query: str, tools: Sequence[Searchable], k: int, *, explain: bool = False
     ) -> list[ToolMatch]: ...
 
 
@@ -101,7 +116,7 @@ def _schema_words(schema: Any, depth: int = 0) -> list[str]:
     return words
 
 
-def tool_text(tool: Tool) -> str:
+def tool_text(tool: Searchable) -> str:
     """What search reads of a tool: name words, title, description, parameters."""
     title = getattr(tool.annotations, "title", None)
     parts = [name_words(tool.name), title or "", tool.description or ""]
@@ -139,7 +154,7 @@ class KeywordToolIndex:
     def __init__(self) -> None:
         self._docs: dict[str, tuple[str, Counter[str], int]] = {}
 
-    def _doc(self, tool: Tool) -> tuple[Counter[str], int]:
+    def _doc(self, tool: Searchable) -> tuple[Counter[str], int]:
         text = tool_text(tool)
         digest = text_digest(text)
         cached = self._docs.get(tool.name)
@@ -150,7 +165,7 @@ class KeywordToolIndex:
         return cached[1], cached[2]
 
     async def search(
-        self, query: str, tools: Sequence[Tool], k: int, *, explain: bool = False
+        self, query: str, tools: Sequence[Searchable], k: int, *, explain: bool = False
     ) -> list[ToolMatch]:
         wanted = set(terms(query))
         if not wanted or not tools or k < 1:

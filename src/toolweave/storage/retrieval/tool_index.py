@@ -23,8 +23,7 @@ from toolweave.storage.retrieval.embedders import Embedder
 from toolweave.storage.retrieval.fusion import FusionWeights
 from toolweave.storage.retrieval.index import Record, SearchMode, TextIndex, check_mode
 from toolweave.storage.retrieval.sqlite_index import SQLiteTextIndex
-from toolweave.tools.base import Tool
-from toolweave.tools.search import ToolMatch, text_digest, tool_text
+from toolweave.tools.search import Searchable, ToolMatch, text_digest, tool_text
 
 TOOL_COLLECTION = "tools"
 """The index collection tool records live in."""
@@ -60,7 +59,7 @@ class HybridToolIndex:
         self._digests: dict[str, str] = {}
         self._lock = asyncio.Lock()
 
-    async def sync(self, tools: Sequence[Tool]) -> None:
+    async def sync(self, tools: Sequence[Searchable]) -> None:
         """Write the tools whose text changed since they were indexed (one transaction)."""
         async with self._lock:
             texts = {tool.name: tool_text(tool) for tool in tools}
@@ -74,7 +73,7 @@ class HybridToolIndex:
             self._digests.update({r.id: r.payload["digest"] for r in changed})
 
     async def search(
-        self, query: str, tools: Sequence[Tool], k: int, *, explain: bool = False
+        self, query: str, tools: Sequence[Searchable], k: int, *, explain: bool = False
     ) -> list[ToolMatch]:
         if not tools or k < 1:
             return []
