@@ -26,7 +26,7 @@ from toolweave.host.providers.base import (
     provider_unavailable,
 )
 from toolweave.mcp.server import MCPServer, is_probe, probe_result
-from toolweave.mcp.server.tasks import SQLiteTaskStore
+from toolweave.mcp.server.tasks import PostgresTaskStore, SQLiteTaskStore, TaskStore
 from toolweave.mcp.shared.errors import MCPError
 from toolweave.tools.base import Tool, ToolAnnotations
 from toolweave.tools.calls import CallMiddleware, ToolCall, chain
@@ -146,7 +146,11 @@ class ToolHost:
             self.accounting,
             self.governance.middleware(self.registry),
         )
-        tasks = SQLiteTaskStore(config.data_dir / "tasks.db") if config.task_after else None
+        tasks: TaskStore | None = None
+        if config.task_after and config.store_dsn:  # every replica's tasks on one Postgres
+            tasks = PostgresTaskStore(config.store_dsn, instance=config.instance or "local")
+        elif config.task_after:
+            tasks = SQLiteTaskStore(config.data_dir / "tasks.db")
         self.server = MCPServer(
             config.name, __version__, instructions=INSTRUCTIONS, task_store=tasks
         )
