@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolweave.governance.errors import CallBlocked, HookStopped
 from toolweave.host._governance import HostGovernance
@@ -36,6 +36,9 @@ from toolweave.tools.permissions import Permission, PermissionPolicy
 from toolweave.tools.registry import ToolRegistry
 from toolweave.tools.result import TextContent, ToolResult
 from toolweave.version import __version__
+
+if TYPE_CHECKING:
+    from toolweave.mcp.server.postgres_events import PostgresEventStore
 
 logger = logging.getLogger("toolweave.host")
 
@@ -154,6 +157,12 @@ class ToolHost:
         self.server = MCPServer(
             config.name, __version__, instructions=INSTRUCTIONS, task_store=tasks
         )
+        # Streamable HTTP's SSE events: in this process, or shared so any replica resumes them.
+        self.events: PostgresEventStore | None = None
+        if config.store_dsn:
+            from toolweave.mcp.server.postgres_events import PostgresEventStore
+
+            self.events = PostgresEventStore(config.store_dsn)
         self._notify: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
         self._http: Any = None  # the uvicorn server while serve_http runs
@@ -255,6 +264,8 @@ class ToolHost:
         await asyncio.gather(*(p.close() for p in self.providers), return_exceptions=True)
         await self.accounting.close()
         await self.server.tasks.close()
+        if self.events is not None:
+            await self.events.close()
 
     async def start(self) -> None:
         """Start the providers' background work (a skills root watcher) before serving."""
@@ -298,6 +309,7 @@ class ToolHost:
             allowed_origins=config.allowed_origins,
             allowed_hosts=LOOPBACK_HOSTS if config.loopback else None,
             auth_token=config.token,
+            event_store=self.events,
             max_body_bytes=config.max_body_bytes,
             max_sessions=config.max_sessions,
             session_idle_timeout=config.session_idle_timeout,

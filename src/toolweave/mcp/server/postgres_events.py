@@ -1,0 +1,190 @@
+"""The SSE event store on Postgres: a stream started on one replica resumes on any other.
+
+`InMemoryEventStore` keeps a stream's events in the process that produced them, so a client whose
+connection dropped must come back to that process. `PostgresEventStore` writes every event to
+one table that all replicas share (`[serve].store_dsn`), with the same retention rules: the last
+`max_events` events of each stream, and a fully delivered stream is forgotten. Each event is
+announced with `NOTIFY`, so a replica serving a resumed stream follows the events its producer
+is still sending, without polling, until the stream's final message (a response) arrives.
+
+A stream belongs to the 2025-era session whose request opened it (`bind`): a replica that does
+not hold that session still resumes the stream for a `GET` carrying the same `Mcp-Session-Id`
+and a `Last-Event-ID` of the stream, and for nobody else. A follower that hears nothing for
+`follow_idle` seconds ends the response; the client resumes again from its last event id (the
+SEP-1699 polling rule), so a stream whose producer died never holds a connection forever.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from toolweave.mcp.server.event_store import MAX_EVENTS_PER_STREAM
+from toolweave.mcp.shared.jsonrpc import encode
+
+if TYPE_CHECKING:
+    from toolweave.storage.sql import Dialect, Program
+
+DEFAULT_FOLLOW_IDLE = 30.0
+"""Seconds a resumed stream waits for its producer's next event before ending the response."""
+CHANNEL = "toolweave_mcp_events"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS mcp_events (
+    stream_id TEXT NOT NULL,
+    seq BIGINT NOT NULL,
+    session_id TEXT NOT NULL,
+    final INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (stream_id, seq)
+);
+"""
+Event = tuple[str, bytes]
+
+
+def _split(event_id: str) -> tuple[str, int] | None:
+    stream_id, _, seq_text = event_id.rpartition(".")
+    if not stream_id or not seq_text.isdigit():
+        return None
+    return stream_id, int(seq_text)
+
+
+class PostgresEventStore:
+    """SSE events in Postgres, shared by every replica given the same `dsn` (the `postgres`
+    extra); see the module docstring for retention, ownership and `follow_idle`."""
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        max_events: int = MAX_EVENTS_PER_STREAM,
+        follow_idle: float = DEFAULT_FOLLOW_IDLE,
+    ) -> None:
+        from toolweave.storage.sql import SQLStore
+
+        if max_events < 1 or follow_idle <= 0:
+            raise ValueError("PostgresEventStore: max_events and follow_idle must be positive")
+        self.dsn = dsn
+        self.max_events = max_events
+        self.follow_idle = follow_idle
+        self.db = SQLStore(dsn=dsn, schema=_SCHEMA, owner="PostgresEventStore")
+        self._seq: dict[str, int] = {}  # the streams this process produces
+        self._sessions: dict[str, str] = {}
+        self._pending: set[asyncio.Task[None]] = set()
+
+    def bind(self, stream_id: str, session_id: str) -> None:
+        """The stream answers a request of `session_id`: only that session may resume it."""
+        self._sessions[stream_id] = session_id
+
+    async def store(self, stream_id: str, message: dict[str, Any]) -> str:
+        seq = self._seq.get(stream_id, 0) + 1
+        self._seq[stream_id] = seq
+        row = (
+            stream_id,
+            seq,
+            self._sessions.get(stream_id, ""),
+            int("method" not in message),  # a response: the request's stream ends with it
+            encode(message).decode(),
+            time.time(),
+        )
+        oldest_kept = seq - self.max_events
+
+        def program(dialect: Dialect) -> Program[None]:
+            yield (
+                "INSERT INTO mcp_events (stream_id, seq, session_id, final, data, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                row,
+            )
+            if oldest_kept > 0:
+                yield (
+                    "DELETE FROM mcp_events WHERE stream_id = ? AND seq <= ?",
+                    (
+                        stream_id,
+                        oldest_kept,
+                    ),
+                )
+            yield "SELECT pg_notify(?, ?)", (CHANNEL, stream_id)
+
+        await self.db.transact(program)
+        return f"{stream_id}.{seq}"
+
+    async def replay_after(self, last_event_id: str) -> tuple[str, list[Event]] | None:
+        place = _split(last_event_id)
+        if place is None:
+            return None
+        stream_id, after = place
+        rows = await self._after(stream_id, after, None)
+        return stream_id, [(event_id, data) for event_id, data, _ in rows]
+
+    async def follow(self, last_event_id: str, session_id: str) -> AsyncIterator[Event] | None:
+        """The events of `session_id`'s stream after `last_event_id`, then the ones still to
+        come, until the final one; None when the stream is unknown here or another session's."""
+        place = _split(last_event_id)
+        if place is None:
+            return None
+        stream_id, after = place
+
+        def owner(dialect: Dialect) -> Program[bool]:
+            rows = yield (
+                "SELECT 1 FROM mcp_events WHERE stream_id = ? AND session_id = ? LIMIT 1",
+                (stream_id, session_id),
+            )
+            return bool(rows)
+
+        if not session_id or not await self.db.transact(owner):
+            return None
+        return self._follow(stream_id, after, session_id)
+
+    async def _follow(self, stream_id: str, after: int, session_id: str) -> AsyncIterator[Event]:
+        import psycopg
+
+        async with await psycopg.AsyncConnection.connect(self.dsn, autocommit=True) as listener:
+            await listener.execute(f"LISTEN {CHANNEL}")  # before reading: nothing slips between
+            while True:
+                for event_id, data, final in await self._after(stream_id, after, session_id):
+                    after = int(event_id.rpartition(".")[2])
+                    yield event_id, data
+                    if final:
+                        return
+                heard = False
+                async for note in listener.notifies(timeout=self.follow_idle):
+                    if note.payload == stream_id:
+                        heard = True
+                        break
+                if not heard:
+                    return
+
+    async def _after(
+        self, stream_id: str, after: int, session_id: str | None
+    ) -> list[tuple[str, bytes, bool]]:
+        mine = "" if session_id is None else " AND session_id = ?"
+        params = (stream_id, after) if session_id is None else (stream_id, after, session_id)
+
+        def program(dialect: Dialect) -> Program[list[tuple[str, bytes, bool]]]:
+            rows = yield (
+                f"SELECT seq, data, final FROM mcp_events WHERE stream_id = ? AND seq > ?{mine} "
+                "ORDER BY seq",
+                params,
+            )
+            return [(f"{stream_id}.{seq}", data.encode(), bool(final)) for seq, data, final in rows]
+
+        return await self.db.transact(program)
+
+    def forget(self, stream_id: str) -> None:
+        """The stream was fully delivered: drop its events (in the background)."""
+        self._seq.pop(stream_id, None)
+        self._sessions.pop(stream_id, None)
+
+        def program(dialect: Dialect) -> Program[None]:
+            yield "DELETE FROM mcp_events WHERE stream_id = ?", (stream_id,)
+
+        task = asyncio.ensure_future(self.db.transact(program))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def close(self) -> None:
+        if self._pending:
+            await asyncio.gather(*self._pending, return_exceptions=True)
+        await self.db.close()

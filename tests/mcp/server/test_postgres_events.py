@@ -1,0 +1,128 @@
+"""The SSE event store on Postgres: a stream started on one server app resumes on another app
+sharing the database (two uvicorn servers on loopback, one real Postgres), every event once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+from tests.mcp.server.inprocess import serve_in_process
+from tests.support import postgres_schema_dsn
+from toolweave.mcp import Context, MCPServer
+from toolweave.mcp.server.postgres_events import PostgresEventStore
+
+VERSION = "2025-11-25"
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+
+
+def counting_server(release: asyncio.Event) -> MCPServer:
+    server = MCPServer("replica")
+
+    @server.tool()
+    async def count(ctx: Context) -> str:
+        """Report two steps, wait, report two more."""
+        for step in (1, 2):
+            await ctx.report_progress(step, 4, f"第{step}步")
+        await release.wait()
+        for step in (3, 4):
+            await ctx.report_progress(step, 4, f"第{step}步")
+        return "counted to 4"
+
+    return server
+
+
+async def events(response: httpx.Response) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    """(event id, message) of each SSE event with data; the priming event has none."""
+    event_id = ""
+    async for line in response.aiter_lines():
+        if line.startswith("id: "):
+            event_id = line[4:]
+        elif line.startswith("data: ") and line[6:]:
+            yield event_id, json.loads(line[6:])
+
+
+async def open_session(http: httpx.AsyncClient, url: str) -> dict[str, str]:
+    info = {"name": "fleet-test", "version": "1"}
+    params = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": info}
+    created = await http.post(
+        url,
+        headers=ACCEPT,
+        json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params},
+    )
+    headers = {
+        **ACCEPT,
+        "Mcp-Session-Id": created.headers["mcp-session-id"],
+        "MCP-Protocol-Version": VERSION,
+    }
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert (await http.post(url, headers=headers, json=note)).status_code == 202
+    return headers
+
+
+async def test_a_stream_started_on_one_replica_resumes_on_another_exactly_once(
+    postgres_dsn: str,
+) -> None:
+    dsn = postgres_schema_dsn(postgres_dsn)
+    release = asyncio.Event()
+    store_a, store_b = PostgresEventStore(dsn), PostgresEventStore(dsn)
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "count", "arguments": {}, "_meta": {"progressToken": "p"}},
+    }
+    seen: list[tuple[str, dict[str, Any]]] = []
+    async with (
+        serve_in_process(counting_server(release), event_store=store_a) as url_a,
+        serve_in_process(counting_server(release), event_store=store_b) as url_b,
+        httpx.AsyncClient(timeout=30) as http,
+    ):
+        headers = await open_session(http, url_a)
+        async with http.stream("POST", url_a, headers=headers, json=call) as first:
+            async for event in events(first):
+                seen.append(event)
+                if len(seen) == 2:
+                    break  # the connection drops after two progress events
+        resume = {**headers, "Accept": "text/event-stream", "Last-Event-ID": seen[-1][0]}
+        stranger = {**resume, "Mcp-Session-Id": "someone-else"}
+        refused = await http.get(url_b, headers=stranger)
+
+        async def resumed_on_b() -> None:
+            async with http.stream("GET", url_b, headers=resume) as rest:
+                assert rest.status_code == 200
+                async for event in events(rest):
+                    seen.append(event)
+
+        reader = asyncio.ensure_future(resumed_on_b())
+        release.set()
+        await reader
+    await store_a.close()
+    await store_b.close()
+    ids = [event_id for event_id, _ in seen]
+    stream_id = ids[0].rpartition(".")[0]
+    assert ids == [f"{stream_id}.{seq}" for seq in range(1, 6)]  # every event, once, in order
+    progress = [m["params"]["progress"] for _, m in seen if m.get("method")]
+    assert progress == [1, 2, 3, 4]
+    assert seen[-1][1]["result"]["content"][0]["text"] == "counted to 4"
+    assert refused.status_code == 404  # another session cannot read the stream
+
+
+async def test_retention_keeps_the_last_events_and_forget_drops_a_stream(
+    postgres_dsn: str,
+) -> None:
+    store = PostgresEventStore(postgres_schema_dsn(postgres_dsn), max_events=2)
+    note = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "日志"}}
+    ids = [await store.store("s", note) for _ in range(3)]
+    kept = await store.replay_after("s.0")
+    store.forget("s")
+    await store.close()
+    reopened = PostgresEventStore(store.dsn)
+    gone = await reopened.replay_after("s.0")
+    await reopened.close()
+    assert kept is not None and [event_id for event_id, _ in kept[1]] == ids[1:]
+    assert gone == ("s", [])
+    assert await store.replay_after("not-an-id") is None
