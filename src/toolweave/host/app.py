@@ -38,7 +38,7 @@ from toolweave.tools.result import TextContent, ToolResult
 from toolweave.version import __version__
 
 if TYPE_CHECKING:
-    from toolweave.mcp.server.postgres_events import PostgresEventStore
+    from toolweave.mcp.server.postgres_events import PostgresChangeRelay, PostgresEventStore
 
 logger = logging.getLogger("toolweave.host")
 
@@ -158,11 +158,17 @@ class ToolHost:
             config.name, __version__, instructions=INSTRUCTIONS, task_store=tasks
         )
         # Streamable HTTP's SSE events: in this process, or shared so any replica resumes them.
+        # With a shared Postgres, so do list changes: every replica's listen streams hear them.
         self.events: PostgresEventStore | None = None
+        self.relay: PostgresChangeRelay | None = None
         if config.store_dsn:
-            from toolweave.mcp.server.postgres_events import PostgresEventStore
+            from toolweave.mcp.server.postgres_events import (
+                PostgresChangeRelay,
+                PostgresEventStore,
+            )
 
             self.events = PostgresEventStore(config.store_dsn)
+            self.relay = PostgresChangeRelay(config.store_dsn)
         self._notify: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
         self._http: Any = None  # the uvicorn server while serve_http runs
@@ -266,9 +272,14 @@ class ToolHost:
         await self.server.tasks.close()
         if self.events is not None:
             await self.events.close()
+        if self.relay is not None:
+            await self.relay.close()
 
     async def start(self) -> None:
-        """Start the providers' background work (a skills root watcher) before serving."""
+        """Start the providers' background work (a skills root watcher) and the replicas'
+        change relay before serving."""
+        if self.relay is not None:
+            await self.relay.start(self.server.changes)
         for provider in self.providers:
             start = getattr(provider, "start", None)
             if start is not None:

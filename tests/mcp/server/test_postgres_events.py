@@ -9,11 +9,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
+from mcp.client import Client
+from mcp.shared.subscriptions import ToolsListChanged
 
 from tests.mcp.server.inprocess import serve_in_process
 from tests.support import postgres_schema_dsn
 from toolweave.mcp import Context, MCPServer
-from toolweave.mcp.server.postgres_events import PostgresEventStore
+from toolweave.mcp.server.postgres_events import PostgresChangeRelay, PostgresEventStore
 
 VERSION = "2025-11-25"
 ACCEPT = {"Accept": "application/json, text/event-stream"}
@@ -126,3 +128,28 @@ async def test_retention_keeps_the_last_events_and_forget_drops_a_stream(
     assert kept is not None and [event_id for event_id, _ in kept[1]] == ids[1:]
     assert gone == ("s", [])
     assert await store.replay_after("not-an-id") is None
+
+
+async def test_a_list_change_on_one_replica_reaches_listen_streams_on_the_others(
+    postgres_dsn: str,
+) -> None:
+    replicas = [MCPServer(f"replica-{n}") for n in range(3)]
+    relays = [PostgresChangeRelay(postgres_dsn) for _ in replicas]
+    for server, relay in zip(replicas, relays, strict=True):
+        await relay.start(server.changes)
+    server_a, server_b, server_c = replicas
+    async with (
+        serve_in_process(server_b) as url_b,
+        serve_in_process(server_c) as url_c,
+        Client(url_b) as on_b,
+        Client(url_c) as on_c,
+        on_b.listen(tools_list_changed=True) as heard_on_b,
+        on_c.listen(tools_list_changed=True) as heard_on_c,
+    ):
+        await server_a.notify_tools_changed()
+        changes = [await heard_on_b.__anext__(), await heard_on_c.__anext__()]
+        for server in replicas:
+            server.changes.end()
+    for relay in relays:
+        await relay.close()
+    assert changes == [ToolsListChanged(), ToolsListChanged()]

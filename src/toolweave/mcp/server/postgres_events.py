@@ -12,11 +12,18 @@ not hold that session still resumes the stream for a `GET` carrying the same `Mc
 and a `Last-Event-ID` of the stream, and for nobody else. A follower that hears nothing for
 `follow_idle` seconds ends the response; the client resumes again from its last event id (the
 SEP-1699 polling rule), so a stream whose producer died never holds a connection forever.
+
+`PostgresChangeRelay` fans list changes, resource updates and task status changes out across
+replicas: what one replica's `ChangeFeed` publishes is sent with `NOTIFY`, and every other
+replica delivers it to its own `subscriptions/listen` streams.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
+import secrets
 import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
@@ -25,11 +32,17 @@ from toolweave.mcp.server.event_store import MAX_EVENTS_PER_STREAM
 from toolweave.mcp.shared.jsonrpc import encode
 
 if TYPE_CHECKING:
+    from toolweave.mcp.server._listen import ChangeFeed
     from toolweave.storage.sql import Dialect, Program
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_FOLLOW_IDLE = 30.0
 """Seconds a resumed stream waits for its producer's next event before ending the response."""
 CHANNEL = "toolweave_mcp_events"
+CHANGES_CHANNEL = "toolweave_mcp_changes"
+MAX_NOTIFY_BYTES = 7900
+"""Postgres refuses a NOTIFY payload of 8000 bytes or more; a longer change is not relayed."""
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS mcp_events (
     stream_id TEXT NOT NULL,
@@ -187,4 +200,57 @@ class PostgresEventStore:
     async def close(self) -> None:
         if self._pending:
             await asyncio.gather(*self._pending, return_exceptions=True)
+        await self.db.close()
+
+
+class PostgresChangeRelay:
+    """Passes the changes a `ChangeFeed` publishes to every replica on the same `dsn`, and
+    delivers theirs to it (see the module docstring). `start` before serving, `close` after."""
+
+    def __init__(self, dsn: str) -> None:
+        from toolweave.storage.sql import SQLStore
+
+        self.dsn = dsn
+        self.origin = secrets.token_hex(8)  # this process: its own notes are not delivered twice
+        self.db = SQLStore(dsn=dsn, schema="", owner="PostgresChangeRelay")
+        self._listener: asyncio.Task[None] | None = None
+        self._pending: set[asyncio.Task[None]] = set()
+
+    async def start(self, feed: ChangeFeed) -> None:
+        """Listen for the other replicas' changes (returns once listening), relay this one's."""
+        import psycopg
+
+        connection = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True)
+        await connection.execute(f"LISTEN {CHANGES_CHANNEL}")
+        self._listener = asyncio.ensure_future(self._deliver(connection, feed))
+        feed.relays.append(self.relay)
+
+    def relay(self, method: str, uri: str | None) -> None:
+        payload = json.dumps({"origin": self.origin, "method": method, "uri": uri})
+        if len(payload.encode()) > MAX_NOTIFY_BYTES:
+            logger.warning(
+                "%s for a %d-byte uri not relayed to other replicas", method, len(uri or "")
+            )
+            return
+
+        def program(dialect: Dialect) -> Program[None]:
+            yield "SELECT pg_notify(?, ?)", (CHANGES_CHANNEL, payload)
+
+        task = asyncio.ensure_future(self.db.transact(program))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def _deliver(self, connection: Any, feed: ChangeFeed) -> None:
+        async with connection:
+            async for note in connection.notifies():
+                change = json.loads(note.payload)
+                if change["origin"] != self.origin:
+                    feed.deliver(change["method"], change["uri"])
+
+    async def close(self) -> None:
+        if self._pending:
+            await asyncio.gather(*self._pending, return_exceptions=True)
+        if self._listener is not None:
+            self._listener.cancel()
+            await asyncio.gather(self._listener, return_exceptions=True)
         await self.db.close()
