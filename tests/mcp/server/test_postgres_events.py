@@ -116,18 +116,32 @@ async def test_a_stream_started_on_one_replica_resumes_on_another_exactly_once(
 async def test_retention_keeps_the_last_events_and_forget_drops_a_stream(
     postgres_dsn: str,
 ) -> None:
-    store = PostgresEventStore(postgres_schema_dsn(postgres_dsn), max_events=2)
+    store = PostgresEventStore(postgres_schema_dsn(postgres_dsn), max_events=2, follow_idle=0.05)
     note = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "日志"}}
+    store.bind("s", "session-1")
     ids = [await store.store("s", note) for _ in range(3)]
+    unbound = await store.store("stateless", note)  # no session can resume it: not written
     kept = await store.replay_after("s.0")
+    followed = await store.follow("s.0", "session-1")
+    assert followed is not None
+    # the producer never finishes this stream: the follower ends after follow_idle, quietly
+    after_idle = [event_id async for event_id, _ in followed]
     store.forget("s")
     await store.close()
-    reopened = PostgresEventStore(store.dsn)
-    gone = await reopened.replay_after("s.0")
-    await reopened.close()
+    gone = await reopened_replay(store.dsn, "s.0")
     assert kept is not None and [event_id for event_id, _ in kept[1]] == ids[1:]
-    assert gone == ("s", [])
+    assert after_idle == ids[1:]
+    assert unbound == "stateless.1" and await reopened_replay(store.dsn, unbound) == []
+    assert gone == []
     assert await store.replay_after("not-an-id") is None
+
+
+async def reopened_replay(dsn: str, event_id: str) -> list[tuple[str, bytes]]:
+    store = PostgresEventStore(dsn)
+    replay = await store.replay_after(event_id.rpartition(".")[0] + ".0")
+    await store.close()
+    assert replay is not None
+    return replay[1]
 
 
 async def test_a_list_change_on_one_replica_reaches_listen_streams_on_the_others(

@@ -3,7 +3,9 @@
 `InMemoryEventStore` keeps a stream's events in the process that produced them, so a client whose
 connection dropped must come back to that process. `PostgresEventStore` writes every event to
 one table that all replicas share (`[serve].store_dsn`), with the same retention rules: the last
-`max_events` events of each stream, and a fully delivered stream is forgotten. Each event is
+`max_events` events of each stream, and a fully delivered stream is forgotten; since a replica
+may die before it forgets, events older than `max_age` seconds are also swept. A stream no
+session can resume (a stateless 2026-07-28 request's) is not written at all. Each event is
 announced with `NOTIFY`, so a replica serving a resumed stream follows the events its producer
 is still sending, without polling, until the stream's final message (a response) arrives.
 
@@ -38,6 +40,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 DEFAULT_FOLLOW_IDLE = 30.0
+DEFAULT_EVENT_MAX_AGE = 3600.0
+"""Seconds an event is kept at most (a stream left by a replica that died is swept after it)."""
 """Seconds a resumed stream waits for its producer's next event before ending the response."""
 CHANNEL = "toolweave_mcp_events"
 CHANGES_CHANNEL = "toolweave_mcp_changes"
@@ -53,6 +57,7 @@ CREATE TABLE IF NOT EXISTS mcp_events (
     created_at DOUBLE PRECISION NOT NULL,
     PRIMARY KEY (stream_id, seq)
 );
+CREATE INDEX IF NOT EXISTS mcp_events_age ON mcp_events (created_at);
 """
 Event = tuple[str, bytes]
 
@@ -74,14 +79,19 @@ class PostgresEventStore:
         *,
         max_events: int = MAX_EVENTS_PER_STREAM,
         follow_idle: float = DEFAULT_FOLLOW_IDLE,
+        max_age: float = DEFAULT_EVENT_MAX_AGE,
     ) -> None:
         from toolweave.storage.sql import SQLStore
 
-        if max_events < 1 or follow_idle <= 0:
-            raise ValueError("PostgresEventStore: max_events and follow_idle must be positive")
+        if max_events < 1 or follow_idle <= 0 or max_age <= 0:
+            raise ValueError(
+                "PostgresEventStore: max_events, follow_idle and max_age must be positive"
+            )
         self.dsn = dsn
         self.max_events = max_events
         self.follow_idle = follow_idle
+        self.max_age = max_age
+        self._swept = 0.0  # when this process last deleted events older than max_age
         self.db = SQLStore(dsn=dsn, schema=_SCHEMA, owner="PostgresEventStore")
         self._seq: dict[str, int] = {}  # the streams this process produces
         self._sessions: dict[str, str] = {}
@@ -94,15 +104,16 @@ class PostgresEventStore:
     async def store(self, stream_id: str, message: dict[str, Any]) -> str:
         seq = self._seq.get(stream_id, 0) + 1
         self._seq[stream_id] = seq
-        row = (
-            stream_id,
-            seq,
-            self._sessions.get(stream_id, ""),
-            int("method" not in message),  # a response: the request's stream ends with it
-            encode(message).decode(),
-            time.time(),
-        )
+        session_id = self._sessions.get(stream_id)
+        if session_id is None:  # nobody can resume it: nothing to share
+            return f"{stream_id}.{seq}"
+        now = time.time()
+        final = int("method" not in message)  # a response: the request's stream ends with it
+        row = (stream_id, seq, session_id, final, encode(message).decode(), now)
         oldest_kept = seq - self.max_events
+        sweep = now - self._swept >= self.max_age / 10
+        if sweep:
+            self._swept = now
 
         def program(dialect: Dialect) -> Program[None]:
             yield (
@@ -118,6 +129,8 @@ class PostgresEventStore:
                         oldest_kept,
                     ),
                 )
+            if sweep:
+                yield "DELETE FROM mcp_events WHERE created_at < ?", (now - self.max_age,)
             yield "SELECT pg_notify(?, ?)", (CHANNEL, stream_id)
 
         await self.db.transact(program)
@@ -160,6 +173,7 @@ class PostgresEventStore:
                     after = int(event_id.rpartition(".")[2])
                     yield event_id, data
                     if final:
+                        self._drop(stream_id)  # delivered in full
                         return
                 heard = False
                 async for note in listener.notifies(timeout=self.follow_idle):
@@ -188,8 +202,10 @@ class PostgresEventStore:
     def forget(self, stream_id: str) -> None:
         """The stream was fully delivered: drop its events (in the background)."""
         self._seq.pop(stream_id, None)
-        self._sessions.pop(stream_id, None)
+        if self._sessions.pop(stream_id, None) is not None:
+            self._drop(stream_id)
 
+    def _drop(self, stream_id: str) -> None:
         def program(dialect: Dialect) -> Program[None]:
             yield "DELETE FROM mcp_events WHERE stream_id = ?", (stream_id,)
 
