@@ -279,7 +279,7 @@ class ToolHost:
         """Start the providers' background work (a skills root watcher) and the replicas'
         change relay before serving."""
         if self.relay is not None:
-            await self.relay.start(self.server.changes)
+            await self.relay.start(self.server)
         for provider in self.providers:
             start = getattr(provider, "start", None)
             if start is not None:

@@ -144,13 +144,13 @@ async def reopened_replay(dsn: str, event_id: str) -> list[tuple[str, bytes]]:
     return replay[1]
 
 
-async def test_a_list_change_on_one_replica_reaches_listen_streams_on_the_others(
+async def test_a_list_change_on_one_replica_reaches_listen_streams_and_sessions_on_the_others(
     postgres_dsn: str,
 ) -> None:
     replicas = [MCPServer(f"replica-{n}") for n in range(3)]
     relays = [PostgresChangeRelay(postgres_dsn) for _ in replicas]
     for server, relay in zip(replicas, relays, strict=True):
-        await relay.start(server.changes)
+        await relay.start(server)
     server_a, server_b, server_c = replicas
     async with (
         serve_in_process(server_b) as url_b,
@@ -159,11 +159,16 @@ async def test_a_list_change_on_one_replica_reaches_listen_streams_on_the_others
         Client(url_c) as on_c,
         on_b.listen(tools_list_changed=True) as heard_on_b,
         on_c.listen(tools_list_changed=True) as heard_on_c,
+        httpx.AsyncClient(timeout=30) as http,
     ):
-        await server_a.notify_tools_changed()
-        changes = [await heard_on_b.__anext__(), await heard_on_c.__anext__()]
+        legacy = {**await open_session(http, url_c), "Accept": "text/event-stream"}
+        async with http.stream("GET", url_c, headers=legacy) as session_stream:
+            await server_a.notify_tools_changed()
+            changes = [await heard_on_b.__anext__(), await heard_on_c.__anext__()]
+            _, legacy_note = await anext(events(session_stream))
         for server in replicas:
             server.changes.end()
     for relay in relays:
         await relay.close()
     assert changes == [ToolsListChanged(), ToolsListChanged()]
+    assert legacy_note == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}

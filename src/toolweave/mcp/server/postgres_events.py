@@ -17,7 +17,7 @@ SEP-1699 polling rule), so a stream whose producer died never holds a connection
 
 `PostgresChangeRelay` fans list changes, resource updates and task status changes out across
 replicas: what one replica's `ChangeFeed` publishes is sent with `NOTIFY`, and every other
-replica delivers it to its own `subscriptions/listen` streams.
+replica delivers it to its own `subscriptions/listen` streams and 2025-era sessions.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from toolweave.mcp.server.event_store import MAX_EVENTS_PER_STREAM
 from toolweave.mcp.shared.jsonrpc import encode
 
 if TYPE_CHECKING:
-    from toolweave.mcp.server._listen import ChangeFeed
+    from toolweave.mcp.server.app import MCPServer
     from toolweave.storage.sql import Dialect, Program
 
 logger = logging.getLogger(__name__)
@@ -220,8 +220,8 @@ class PostgresEventStore:
 
 
 class PostgresChangeRelay:
-    """Passes the changes a `ChangeFeed` publishes to every replica on the same `dsn`, and
-    delivers theirs to it (see the module docstring). `start` before serving, `close` after."""
+    """Passes the changes a server publishes to every replica on the same `dsn`, and delivers
+    theirs to it (see the module docstring). `start` before serving, `close` after."""
 
     def __init__(self, dsn: str) -> None:
         from toolweave.storage.sql import SQLStore
@@ -232,14 +232,14 @@ class PostgresChangeRelay:
         self._listener: asyncio.Task[None] | None = None
         self._pending: set[asyncio.Task[None]] = set()
 
-    async def start(self, feed: ChangeFeed) -> None:
+    async def start(self, server: MCPServer) -> None:
         """Listen for the other replicas' changes (returns once listening), relay this one's."""
         import psycopg
 
         connection = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True)
         await connection.execute(f"LISTEN {CHANGES_CHANNEL}")
-        self._listener = asyncio.ensure_future(self._deliver(connection, feed))
-        feed.relays.append(self.relay)
+        self._listener = asyncio.ensure_future(self._deliver(connection, server))
+        server.changes.relays.append(self.relay)
 
     def relay(self, method: str, uri: str | None) -> None:
         payload = json.dumps({"origin": self.origin, "method": method, "uri": uri})
@@ -256,12 +256,12 @@ class PostgresChangeRelay:
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
 
-    async def _deliver(self, connection: Any, feed: ChangeFeed) -> None:
+    async def _deliver(self, connection: Any, server: MCPServer) -> None:
         async with connection:
             async for note in connection.notifies():
                 change = json.loads(note.payload)
                 if change["origin"] != self.origin:
-                    feed.deliver(change["method"], change["uri"])
+                    await server.deliver_change(change["method"], change["uri"])
 
     async def close(self) -> None:
         if self._pending:
