@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.mcp.server.modern import Modern, modern_client
+from tests.support import postgres_schema_dsn
 from toolweave.host import ToolHost, parse_config
 from toolweave.host.providers import base as host_providers
 from toolweave.tools import ToolContext, tool
@@ -83,3 +84,34 @@ async def test_cancelling_a_served_task_stops_the_tool(tmp_path: Path) -> None:
         seen = await modern.result("tasks/get", {"taskId": created["taskId"]})
     await host.close()
     assert seen["status"] == "cancelled"
+
+
+async def test_replicas_on_one_store_dsn_share_their_tasks(
+    tmp_path: Path, postgres_dsn: str
+) -> None:
+    dsn = postgres_schema_dsn(postgres_dsn)
+    replicas = []
+    for name in ("a", "b"):
+        serve = {
+            "providers": ["slow"],
+            "data_dir": str(tmp_path / name),
+            "task_after": 0.05,
+            "store_dsn": dsn,
+            "instance": name,
+        }
+        replicas.append(ToolHost(parse_config({"serve": serve}, source=tmp_path / "t.toml")))
+    host_a, host_b = replicas
+    async with modern_client(host_a.server) as on_a, modern_client(host_b.server) as on_b:
+        created = await Modern(on_a, TASKS).result(
+            "tools/call", {"name": "crunch", "arguments": {"rows": 5}}
+        )
+        working = await Modern(on_b, TASKS).result("tasks/get", {"taskId": created["taskId"]})
+        EVENTS["release"].set()
+        await host_a.server.tasks.wait(created["taskId"])
+        done = await Modern(on_b, TASKS).result("tasks/get", {"taskId": created["taskId"]})
+    for host in replicas:
+        await host.close()
+    assert working["status"] == "working"
+    assert done["status"] == "completed"
+    assert done["result"]["content"][0]["text"] == "crunched 5 rows"
+    assert not (tmp_path / "a" / "tasks.db").exists()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolweave.accounting.calls import QUERY_LOG_FILE
 from toolweave.governance.errors import GovernanceError
@@ -30,7 +30,7 @@ from toolweave.host.providers.base import (
 from toolweave.host.stores import damaged_line, damaged_store
 from toolweave.host.tool_search import search_tools
 from toolweave.mcp.server import MCPServer, is_probe, probe_result
-from toolweave.mcp.server.tasks import SQLiteTaskStore
+from toolweave.mcp.server.tasks import PostgresTaskStore, SQLiteTaskStore, TaskStore
 from toolweave.mcp.shared.errors import MCPError
 from toolweave.tools.base import Tool, ToolAnnotations
 from toolweave.tools.calls import CallMiddleware, ToolCall, chain
@@ -41,6 +41,9 @@ from toolweave.tools.registry import ToolRegistry
 from toolweave.tools.result import TextContent, ToolResult
 from toolweave.tools.search_mode import ToolSearch
 from toolweave.version import __version__
+
+if TYPE_CHECKING:
+    from toolweave.mcp.server.postgres_events import PostgresChangeRelay, PostgresEventStore
 
 logger = logging.getLogger("toolweave.host")
 
@@ -162,10 +165,26 @@ class ToolHost:
             self.accounting,
             self.governance.middleware(self.registry),
         )
-        tasks = SQLiteTaskStore(config.data_dir / "tasks.db") if config.task_after else None
+        tasks: TaskStore | None = None
+        if config.task_after and config.store_dsn:  # every replica's tasks on one Postgres
+            tasks = PostgresTaskStore(config.store_dsn, instance=config.instance or "local")
+        elif config.task_after:
+            tasks = SQLiteTaskStore(config.data_dir / "tasks.db")
         self.server = MCPServer(
             config.name, __version__, instructions=INSTRUCTIONS, task_store=tasks
         )
+        # Streamable HTTP's SSE events: in this process, or shared so any replica resumes them.
+        # With a shared Postgres, so do list changes: every replica's listen streams hear them.
+        self.events: PostgresEventStore | None = None
+        self.relay: PostgresChangeRelay | None = None
+        if config.store_dsn:
+            from toolweave.mcp.server.postgres_events import (
+                PostgresChangeRelay,
+                PostgresEventStore,
+            )
+
+            self.events = PostgresEventStore(config.store_dsn)
+            self.relay = PostgresChangeRelay(config.store_dsn)
         self._notify: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
         self._http: Any = None  # the uvicorn server while serve_http runs
@@ -294,9 +313,16 @@ class ToolHost:
         await asyncio.gather(*(p.close() for p in self.providers), return_exceptions=True)
         await self.accounting.close()
         await self.server.tasks.close()
+        if self.events is not None:
+            await self.events.close()
+        if self.relay is not None:
+            await self.relay.close()
 
     async def start(self) -> None:
-        """Start the providers' background work (a skills root watcher) before serving."""
+        """Start the providers' background work (a skills root watcher) and the replicas'
+        change relay before serving."""
+        if self.relay is not None:
+            await self.relay.start(self.server)
         for provider in self.providers:
             start = getattr(provider, "start", None)
             if start is not None:
@@ -337,6 +363,7 @@ class ToolHost:
             allowed_origins=config.allowed_origins,
             allowed_hosts=LOOPBACK_HOSTS if config.loopback else None,
             auth_token=config.token,
+            event_store=self.events,
             max_body_bytes=config.max_body_bytes,
             max_sessions=config.max_sessions,
             session_idle_timeout=config.session_idle_timeout,

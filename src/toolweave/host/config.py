@@ -40,7 +40,10 @@ daily_calls_per_client = 0     # tool calls one client may make per UTC day; 0 =
 daily_calls = 0                # tool calls all clients together may make per UTC day
 commands = ""                  # slash commands served as MCP prompts: a JSON/YAML file or a
                                # .claude/commands directory of *.md files
-store_dsn = ""                 # Postgres DSN for the query log and quotas, shared by hosts
+store_dsn = ""                 # Postgres DSN shared by replicas: query log, quotas, MCP tasks
+                               # and the HTTP event store (docs/serve.md, several replicas)
+instance = ""                  # this replica's name in the fleet (unique, stable across its
+                               # restarts); "" = "<host name>:<port>"
 console = true                 # the web console at /console over HTTP (its own token)
 console_approvals = false      # calls no client can be asked about wait in the console
 approvals_per_client = 10      # of them, how many one client may have waiting at once
@@ -96,6 +99,7 @@ args = ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]
 from __future__ import annotations
 
 import os
+import socket
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -173,6 +177,7 @@ class ServeSection(Section):
     daily_calls: int = Field(0, ge=0)
     commands: str = ""
     store_dsn: str = ""
+    instance: str = ""
     console: bool = True
     console_approvals: bool = False
     console_token: str = ""
@@ -222,6 +227,7 @@ class HostConfig:
     daily_calls: int = 0
     commands: Path | None = None
     store_dsn: str = ""
+    instance: str = ""
     console: bool = True
     console_approvals: bool = False
     console_token: str | None = None
@@ -359,6 +365,7 @@ def parse_config(
         daily_calls=serve.daily_calls,
         commands=Path(serve.commands).expanduser() if serve.commands else None,
         store_dsn=serve.store_dsn,
+        instance=serve.instance or f"{socket.gethostname()}:{serve.port}",
         console=serve.console,
         console_approvals=serve.console_approvals,
         console_token=serve.console_token or os.environ.get(CONSOLE_TOKEN_ENV) or None,

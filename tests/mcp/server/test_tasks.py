@@ -7,18 +7,27 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 import httpx
 
 from tests.mcp.server.inprocess import serve_in_process
 from tests.mcp.server.modern import Modern, modern_client
+from tests.support import store_args
 from toolweave.mcp import Context, MCPServer
-from toolweave.mcp.server.tasks import SQLiteTaskStore, TaskRecord
+from toolweave.mcp.server.tasks import PostgresTaskStore, SQLiteTaskStore, TaskRecord, TaskStore
+
+__all__ = ["store_args"]
 
 TASKS = {"extensions": {"io.modelcontextprotocol/tasks": {}}, "elicitation": {}}
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+def open_store(args: dict[str, Any], instance: str = "local") -> TaskStore:
+    """The store under test: an SQLite file or a schema of the real Postgres server."""
+    if "dsn" in args:
+        return PostgresTaskStore(args["dsn"], instance=instance)
+    return SQLiteTaskStore(args["path"], instance=instance)
 
 
 def make_server(**options: Any) -> MCPServer:
@@ -197,21 +206,25 @@ async def test_input_required_rounds_come_first_then_the_call_becomes_a_task() -
     assert done["result"]["content"][0]["text"] == "Hello, Ann"
 
 
-async def test_tasks_left_running_by_a_stopped_host_fail_as_host_restarted(tmp_path: Path) -> None:
-    path = tmp_path / "tasks.db"
-    first = make_server(task_store=SQLiteTaskStore(path))
+async def test_tasks_left_running_by_a_stopped_host_fail_as_host_restarted(
+    store_args: dict[str, Any],
+) -> None:
+    first = make_server(task_store=open_store(store_args))
     async with modern_client(first) as http:
         task_id = (await Modern(http, TASKS).result("tools/call", {"name": "long_job"}))["taskId"]
-    await (await first.tasks.store()).close()  # the host stops with the task still working
-    second = make_server(task_store=SQLiteTaskStore(path))
+    await first.tasks.close()  # the host stops with the task still working
+    second = make_server(task_store=open_store(store_args))
     async with modern_client(second) as http:
         seen = await Modern(http, TASKS).result("tasks/get", {"taskId": task_id})
+    await second.tasks.close()
     assert seen["status"] == "failed" and "result" not in seen
     assert seen["error"] == {"code": -32603, "message": "failed: host restarted"}
 
 
-async def test_the_store_forgets_expired_tasks_and_never_reopens_an_ended_one() -> None:
-    store = SQLiteTaskStore()
+async def test_the_store_forgets_expired_tasks_and_never_reopens_an_ended_one(
+    store_args: dict[str, Any],
+) -> None:
+    store = open_store(store_args)
     old = TaskRecord("old", "me", "t", ttl_ms=1_000, created_at=time.time() - 5)
     await store.create(old)
     fresh = TaskRecord("fresh", "me", "t", ttl_ms=60_000)
@@ -222,6 +235,26 @@ async def test_the_store_forgets_expired_tasks_and_never_reopens_an_ended_one() 
     assert await store.get("fresh", "someone else") is None
     assert ended is not None and reopened is not None and reopened.status == "completed"
     await store.close()
+
+
+async def test_replicas_share_tasks_and_a_restart_fails_only_its_own(
+    store_args: dict[str, Any],
+) -> None:
+    replica_a, replica_b = open_store(store_args, "a"), open_store(store_args, "b")
+    await replica_a.create(TaskRecord("on-a", "me", "t", ttl_ms=60_000))
+    await replica_b.create(TaskRecord("on-b", "me", "t", ttl_ms=60_000))
+    seen_on_b = await replica_b.get("on-a", "me")
+    restarted_b = open_store(store_args, "b")
+    failed = await restarted_b.recover()
+    on_a = await replica_a.get("on-a", "me")
+    on_b = await replica_a.get("on-b", "me")
+    for store in (replica_a, replica_b, restarted_b):
+        await store.close()
+    assert seen_on_b is not None and seen_on_b.instance == "a"
+    assert failed == 1
+    assert on_a is not None and on_a.status == "working"
+    assert on_b is not None and on_b.status == "failed" and on_b.error is not None
+    assert on_b.error["message"] == "failed: host restarted"
 
 
 async def test_a_listen_stream_following_a_task_gets_its_status_changes() -> None:

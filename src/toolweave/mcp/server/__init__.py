@@ -14,6 +14,8 @@ _EXPORTS: dict[str, str] = {
     "EventStore": "toolweave.mcp.server.event_store",
     "InMemoryEventStore": "toolweave.mcp.server.event_store",
     "MCPServer": "toolweave.mcp.server.app",
+    "PostgresChangeRelay": "toolweave.mcp.server.postgres_events",
+    "PostgresEventStore": "toolweave.mcp.server.postgres_events",
     "Context": "toolweave.mcp.server.context",
     "is_probe": "toolweave.mcp.server.context",
     "error_result": "toolweave.mcp.server.results",
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
     from toolweave.mcp.server.app import MCPServer
     from toolweave.mcp.server.context import Context, is_probe
     from toolweave.mcp.server.event_store import EventStore, InMemoryEventStore
+    from toolweave.mcp.server.postgres_events import PostgresChangeRelay, PostgresEventStore
     from toolweave.mcp.server.results import error_result, image_result, probe_result, text_result
 
 __all__ = [
@@ -35,6 +38,8 @@ __all__ = [
     "EventStore",
     "InMemoryEventStore",
     "MCPServer",
+    "PostgresChangeRelay",
+    "PostgresEventStore",
     "error_result",
     "image_result",
     "is_probe",

@@ -296,6 +296,9 @@ class StreamableHTTPApp:
     ) -> Response:
         stream = ReplyStream(message["id"], json_ok=json_ok, sse_ok=sse_ok)
         store = self.store
+        bind = getattr(store, "bind", None)  # a shared store: only this session may resume it
+        if bind is not None:
+            bind(stream.id, http_session.session.session_id or "")
 
         async def send(msg: dict[str, Any]) -> None:
             await stream.send(msg, store)
@@ -404,10 +407,17 @@ class StreamableHTTPApp:
         if session_id is None:
             return _error(400, -32600, "Bad Request: Mcp-Session-Id header is required")
         http_session = self.sessions.get(session_id)
-        if http_session is None:
-            return _error(404, -32600, "Session not found: initialize a new session")
-        http_session.last_seen = time.monotonic()
         last_event_id = request.headers.get("last-event-id")
+        if http_session is None:
+            follow = getattr(self.store, "follow", None)  # another replica's stream
+            followed = None
+            if follow is not None and last_event_id is not None:
+                followed = await follow(last_event_id, session_id)
+            if followed is None:
+                return _error(404, -32600, "Session not found: initialize a new session")
+            replayed = (sse_event(event_id, data) async for event_id, data in followed)
+            return StreamingResponse(replayed, media_type="text/event-stream", headers=_SSE_HEADERS)
+        http_session.last_seen = time.monotonic()
         if last_event_id is not None:
             return await self._resume(http_session, last_event_id)
         queue: asyncio.Queue[bytes | None] = asyncio.Queue()

@@ -127,6 +127,9 @@ class ChangeFeed:
 
     def __init__(self) -> None:
         self.open: list[Subscription] = []
+        # Called with each change published here, to pass it to other replicas
+        # (`PostgresChangeRelay`); what they pass back arrives through `deliver`.
+        self.relays: list[Callable[[str, str | None], None]] = []
 
     async def listen(
         self, session: ServerSession, params: dict[str, Any], ctx: RequestContext
@@ -158,6 +161,12 @@ class ChangeFeed:
         return {"_meta": meta}
 
     def publish(self, method: str, uri: str | None = None) -> None:
+        self.deliver(method, uri)
+        for relay in self.relays:
+            relay(method, uri)
+
+    def deliver(self, method: str, uri: str | None = None) -> None:
+        """Queue a change on this process's listen streams only (one a relay received)."""
         for subscription in self.open:
             subscription.offer(method, uri)
 

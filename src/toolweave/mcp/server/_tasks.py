@@ -107,6 +107,7 @@ class TaskManager:
         self._store = store
         self._on_change = on_change  # tells the listen streams following the task
         self._recovered = False
+        self._closed = False  # set by close(): runs cancelled by a stop leave their task active
         self.ttl_ms = int(ttl_ms)
         self.poll_interval_ms = int(poll_interval_ms)
         self.runs: dict[str, tuple[asyncio.Task[ToolResult], TaskInputs]] = {}
@@ -168,6 +169,8 @@ class TaskManager:
             await asyncio.shield(settling)
 
     async def _change(self, task_id: str, changes: dict[str, Any]) -> None:
+        if self._closed:
+            return
         store = await self.store()
         if await store.update(task_id, changes) is not None:
             self._on_change(task_id)
@@ -185,6 +188,7 @@ class TaskManager:
     async def close(self) -> None:
         """Cancel the tasks this process runs (a restart reads them as failed) and close the
         store if it was opened."""
+        self._closed = True
         for run, _ in list(self.runs.values()):
             run.cancel()
         if self._recovered and self._store is not None:

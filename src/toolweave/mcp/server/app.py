@@ -397,12 +397,25 @@ class MCPServer(Transports):
     async def notify_resource_updated(self, uri: str) -> None:
         """Tell the clients subscribed to `uri` that it changed."""
         self.changes.publish(RESOURCE_UPDATED, uri)
-        subscribed = [s for s in self.sessions if uri in s.subscriptions]
-        await self.changes.broadcast(subscribed, RESOURCE_UPDATED, {"uri": uri})
+        await self._broadcast(RESOURCE_UPDATED, uri)
+
+    async def deliver_change(self, method: str, uri: str | None) -> None:
+        """A change another replica published (`PostgresChangeRelay`): tell this process's
+        listen streams and 2025-era sessions, without relaying it again."""
+        self.changes.deliver(method, uri)
+        await self._broadcast(method, uri)
 
     async def _notify_list(self, method: str) -> None:
         self.changes.publish(method)
-        await self.changes.broadcast(self.sessions, method, None)
+        await self._broadcast(method, None)
+
+    async def _broadcast(self, method: str, uri: str | None) -> None:
+        """The 2025-era sessions' notification of a change (task status changes have none)."""
+        if method == RESOURCE_UPDATED and uri is not None:
+            subscribed = [s for s in self.sessions if uri in s.subscriptions]
+            await self.changes.broadcast(subscribed, RESOURCE_UPDATED, {"uri": uri})
+        elif method in (TOOLS_CHANGED, PROMPTS_CHANGED, RESOURCES_CHANGED):
+            await self.changes.broadcast(self.sessions, method, None)
 
     def __repr__(self) -> str:
         return f"MCPServer(name={self.name!r}, tools={len(self._tools)})"

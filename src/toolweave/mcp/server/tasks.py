@@ -1,4 +1,4 @@
-"""Where MCP tasks (SEP-2663) live: a small async store protocol and its SQLite implementation.
+"""Where MCP tasks (SEP-2663) live: a small async store protocol, on SQLite or on Postgres.
 
 A task is a tool call that finishes later. The server answers the call with the task's id, runs
 the tool in the background and records each change here: `working`, `input_required` (the tool
@@ -12,7 +12,12 @@ Each task belongs to the caller that created it (the authenticated principal; ""
 transport checks nobody), and another caller's lookup finds nothing. Each expires `ttl_ms` after
 its creation. A store is opened by one *instance* (a replica's stable name) per *boot*: tasks an
 earlier boot of the same instance left active can no longer finish, so `recover()` marks them
-`failed` with "host restarted". A Postgres store (the fleet's) implements the same protocol.
+`failed` with "host restarted".
+
+`SQLiteTaskStore` (one host; in memory by default) and `PostgresTaskStore` (every replica of a
+fleet on one database) are the same code: each operation is one transaction program run by
+`toolweave.storage.sql.SQLStore` on either database. On Postgres every replica needs its own
+`instance` name, or one replica's boot would fail the tasks another is running.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from toolweave.mcp.shared.errors import INTERNAL_ERROR
 
 if TYPE_CHECKING:
-    import sqlite3
+    from toolweave.storage.sql import Dialect, Program, SQLStore
 
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 #: The error a task still active when its host stopped ends with.
@@ -41,10 +46,10 @@ CREATE TABLE IF NOT EXISTS mcp_tasks (
     tool TEXT NOT NULL,
     status TEXT NOT NULL,
     status_message TEXT,
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL,
-    ttl_ms INTEGER NOT NULL,
-    poll_interval_ms INTEGER NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    updated_at DOUBLE PRECISION NOT NULL,
+    ttl_ms BIGINT NOT NULL,
+    poll_interval_ms BIGINT NOT NULL,
     instance TEXT NOT NULL,
     boot TEXT NOT NULL,
     result TEXT,
@@ -54,6 +59,7 @@ CREATE TABLE IF NOT EXISTS mcp_tasks (
 CREATE INDEX IF NOT EXISTS mcp_tasks_expiry ON mcp_tasks (created_at);
 """
 _JSON_FIELDS = ("result", "error", "input_requests")
+_ACTIVE = "status IN ('working', 'input_required')"
 
 
 def _iso(timestamp: float) -> str:
@@ -134,33 +140,31 @@ def new_task_id() -> str:
     return secrets.token_urlsafe(18)
 
 
-class SQLiteTaskStore:
-    """Tasks in an SQLite file (WAL; `":memory:"` keeps them in this process)."""
+_COLUMNS = tuple(f.name for f in fields(TaskRecord))
 
-    def __init__(self, path: str | Path = ":memory:", *, instance: str = "local") -> None:
-        from toolweave.storage.sqlite import SQLiteDatabase  # sqlite3 loads with the first task
 
-        self.db = SQLiteDatabase(path, schema=_SCHEMA, synchronous="FULL")
+class _SQLTaskStore:
+    """The task store's logic, written once over `SQLStore` (see the module docstring)."""
+
+    def __init__(self, database: SQLStore, instance: str) -> None:
+        self.db = database
         self.instance = instance
         self.boot = secrets.token_hex(8)
 
     async def create(self, task: TaskRecord) -> None:
         task.instance, task.boot = self.instance, self.boot
-        row = {f.name: getattr(task, f.name) for f in fields(TaskRecord)}
-        for name in _JSON_FIELDS:
-            row[name] = None if row[name] is None else json.dumps(row[name])
-        columns = ", ".join(row)
-        marks = ", ".join(f":{name}" for name in row)
+        row = [_column(name, getattr(task, name)) for name in _COLUMNS]
         now = time.time()
 
-        def write(db: sqlite3.Connection) -> None:
-            db.execute("DELETE FROM mcp_tasks WHERE created_at + ttl_ms / 1000.0 < ?", (now,))
-            db.execute(f"INSERT INTO mcp_tasks ({columns}) VALUES ({marks})", row)
+        def program(dialect: Dialect) -> Program[None]:
+            yield "DELETE FROM mcp_tasks WHERE created_at + ttl_ms / 1000.0 < ?", (now,)
+            marks = ", ".join("?" for _ in _COLUMNS)
+            yield f"INSERT INTO mcp_tasks ({', '.join(_COLUMNS)}) VALUES ({marks})", row
 
-        await self.db.transaction(write)
+        await self.db.transact(program)
 
     async def get(self, task_id: str, owner: str) -> TaskRecord | None:
-        task = await self.db.run(lambda db: _read(db, task_id))
+        task = await self.db.transact(lambda dialect: _read(task_id))
         if task is None or task.owner != owner:
             return None
         if task.created_at + task.ttl_ms / 1000 < time.time():
@@ -168,48 +172,71 @@ class SQLiteTaskStore:
         return task
 
     async def update(self, task_id: str, changes: dict[str, Any]) -> TaskRecord | None:
-        values = {
-            name: json.dumps(value) if name in _JSON_FIELDS and value is not None else value
-            for name, value in changes.items()
-        }
+        values = {name: _column(name, value) for name, value in changes.items()}
         values["updated_at"] = time.time()
-        assignments = ", ".join(f"{name} = :{name}" for name in values)
+        assignments = ", ".join(f"{name} = ?" for name in values)
         terminal = ", ".join(f"'{status}'" for status in sorted(TERMINAL_STATUSES))
 
-        def write(db: sqlite3.Connection) -> TaskRecord | None:
-            db.execute(
-                f"UPDATE mcp_tasks SET {assignments} WHERE task_id = :task_id "
+        def program(dialect: Dialect) -> Program[TaskRecord | None]:
+            yield (
+                f"UPDATE mcp_tasks SET {assignments} WHERE task_id = ? "
                 f"AND status NOT IN ({terminal})",
-                {**values, "task_id": task_id},
+                [*values.values(), task_id],
             )
-            return _read(db, task_id)
+            return (yield from _read(task_id))
 
-        return await self.db.transaction(write)
+        return await self.db.transact(program)
 
     async def recover(self) -> int:
         error = json.dumps(HOST_RESTARTED)
+        now = time.time()
 
-        def write(db: sqlite3.Connection) -> int:
-            cursor = db.execute(
+        def program(dialect: Dialect) -> Program[int]:
+            rows = yield (
                 "UPDATE mcp_tasks SET status = 'failed', error = ?, input_requests = NULL, "
                 "status_message = ?, updated_at = ? WHERE instance = ? AND boot != ? "
-                "AND status IN ('working', 'input_required')",
-                (error, HOST_RESTARTED["message"], time.time(), self.instance, self.boot),
+                f"AND {_ACTIVE} RETURNING task_id",
+                (error, HOST_RESTARTED["message"], now, self.instance, self.boot),
             )
-            return cursor.rowcount
+            return len(rows)
 
-        return await self.db.transaction(write)
+        return await self.db.transact(program)
 
     async def close(self) -> None:
         await self.db.close()
 
 
-def _read(db: sqlite3.Connection, task_id: str) -> TaskRecord | None:
-    cursor = db.execute("SELECT * FROM mcp_tasks WHERE task_id = ?", (task_id,))
-    row = cursor.fetchone()
-    if row is None:
+class SQLiteTaskStore(_SQLTaskStore):
+    """Tasks in an SQLite file (WAL, synchronous FULL; `":memory:"` keeps them in this process).
+
+    sqlite3 is imported when the first store is built, not when the server starts."""
+
+    def __init__(self, path: str | Path = ":memory:", *, instance: str = "local") -> None:
+        from toolweave.storage.sql import SQLStore
+
+        database = SQLStore(path, schema=_SCHEMA, owner="SQLiteTaskStore", synchronous="FULL")
+        super().__init__(database, instance)
+
+
+class PostgresTaskStore(_SQLTaskStore):
+    """Tasks in Postgres, shared by every replica given the same `dsn`; `instance` names this
+    replica (unique in the fleet, stable across its restarts). Needs the `postgres` extra."""
+
+    def __init__(self, dsn: str, *, instance: str) -> None:
+        from toolweave.storage.sql import SQLStore
+
+        super().__init__(SQLStore(dsn=dsn, schema=_SCHEMA, owner="PostgresTaskStore"), instance)
+
+
+def _column(name: str, value: Any) -> Any:
+    return json.dumps(value) if name in _JSON_FIELDS and value is not None else value
+
+
+def _read(task_id: str) -> Program[TaskRecord | None]:
+    rows = yield f"SELECT {', '.join(_COLUMNS)} FROM mcp_tasks WHERE task_id = ?", (task_id,)
+    if not rows:
         return None
-    values = dict(zip([column[0] for column in cursor.description], row, strict=True))
+    values = dict(zip(_COLUMNS, rows[0], strict=True))
     for name in _JSON_FIELDS:
         if values[name] is not None:
             values[name] = json.loads(values[name])
