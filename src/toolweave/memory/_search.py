@@ -26,22 +26,14 @@ from toolweave.memory.scoring import (
     recency,
     semantic_score,
 )
-from toolweave.memory.types import MemoryHit, MemoryType, check_text, utc_now
+from toolweave.memory.types import MemoryHit, MemoryType, utc_now
 from toolweave.storage.retrieval.index import IndexHit, SearchMode
-from toolweave.storage.text import query_terms
 
 if TYPE_CHECKING:
     from toolweave.memory.manager import MemoryManager
 
 SEARCH_OVERSAMPLE = 4
 """Candidates fetched from the index per wanted hit, before the type formulas re-rank them."""
-
-
-def bounded_query(query: Any, max_chars: int, max_terms: int) -> str:
-    """`query` within `max_chars`, cut to its first `max_terms` distinct terms when longer."""
-    check_text(query, "query", max_chars, "max_query_chars", "search for the key words only")
-    terms = query_terms(query)
-    return " ".join(terms[:max_terms]) if len(terms) > max_terms else query
 
 
 async def search_memories(

@@ -37,6 +37,11 @@ DEFAULT_OVERSAMPLE = 2
 """Candidates fetched per wanted hit before payload filters are applied (both sides widen the
 fetch when the filters reject more): with the fusion pool of 50, twice is 100 rows a side."""
 
+DEFAULT_MAX_QUERY_TERMS = 64
+"""Distinct words one keyword search scores at most: a longer query keeps its rarest in the
+collection (the highest idf, which carry its bm25), never merely its first words; the vector
+side reads the whole query."""
+
 SUBSTRING_FALLBACK = 10
 """Keyword search looks for substring matches (trigrams, short CJK terms) only while fewer
 records than this matched as words, and up to this many: they are the fallback for a query
