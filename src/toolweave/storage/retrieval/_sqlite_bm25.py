@@ -269,18 +269,17 @@ class Postings:
 
         found = rows.terms.get(key)
         if found is None:
-            docs = np.fromiter(
-                (
-                    r[0]
-                    for r in conn.execute(
-                        f"SELECT doc FROM {self.name}_words_terms WHERE term = ?", [key]
-                    )
-                ),
+            pairs = np.array(
+                conn.execute(
+                    f"SELECT doc, count(*) FROM {self.name}_words_terms WHERE term = ?"
+                    " GROUP BY doc",
+                    [key],
+                ).fetchall(),
                 np.int64,
-            )
-            ids, tf = np.unique(docs, return_counts=True)
-            ids = ids[ids <= rows.top]  # rows of a write not applied yet: the next reload
-            found = (ids, tf[: len(ids)].astype(np.float64))
+            ).reshape(-1, 2)
+            pairs = pairs[pairs[:, 0] <= rows.top]  # rows of a write not applied yet
+            ids, tf = pairs[:, 0], pairs[:, 1].astype(np.float64)
+            found = (ids, tf)
             if rows.held + len(ids) > POSTINGS_KEPT:
                 rows.terms.clear()
                 rows.held = 0
