@@ -109,3 +109,22 @@ async def test_max_query_terms_is_a_checked_setting(tmp_path: Path) -> None:
 
     with pytest.raises(ValueError, match="max_query_terms"):
         SQLiteTextIndex(tmp_path / "zero.db", "hash:64", max_query_terms=0)
+
+
+async def test_a_word_nearly_every_record_holds_is_left_out_beside_rarer_ones(
+    tmp_path: Path,
+) -> None:
+    """Past `EVERYWHERE` records, a word more than half the collection holds (idf at its floor)
+    adds no candidates to a query that has other words; alone, it still finds records."""
+    from toolweave.storage.retrieval._sqlite_bm25 import EVERYWHERE
+
+    index = SQLiteTextIndex(tmp_path / "common.db", "hash:64")
+    filler = [Record(f"n{i}", f"weekly notes number {i}") for i in range(EVERYWHERE + 10)]
+    rare = [Record(f"z{i}", f"zorblax notes {i}") for i in range(3)]
+    await index.write(filler + rare)
+    rare_rowids = set(fresh_scores(index, "default", "zorblax notes"))
+    assert len(rare_rowids) == 3
+    assert len(fresh_scores(index, "default", "notes")) == len(filler) + len(rare)
+    hits = await index.keyword_search("zorblax notes", limit=10)
+    assert {h.record.id for h in hits[:3]} == {"z0", "z1", "z2"}
+    await index.close()

@@ -45,6 +45,15 @@ _KEYS_KEPT = 65_536
 POSTINGS_KEPT = 8_000_000
 """Postings (record, frequency) kept in memory over all terms, about 12 bytes each; past it the
 terms are read again as queries ask for them."""
+EVERYWHERE = 1_000
+"""Records a word more than half a collection holds may match before a query that has other
+words leaves it out: its idf is the floor `MIN_IDF`, so it adds nothing to a score, only every
+record as a candidate (all 100k of a store; about 10 ms a query). A small collection keeps it,
+so its records matching only common words are still found."""
+DENSE_SHARE = 8
+"""Scores are summed in an array over every rowid once a query's postings number at least
+1/`DENSE_SHARE` of the rowids (a linear pass), else by sorting the postings' rowids: a word
+every record holds made the sort cost 10-20 ms a query at 100k records."""
 RECOUNT_ROWS = 2_000
 """Rows one write may add before the postings kept are dropped instead of counted in (reading
 a term's postings again costs less than segmenting and stemming that many records)."""
@@ -160,7 +169,8 @@ class Postings:
         self, conn: sqlite3.Connection, collection: str, terms: list[str], max_terms: int
     ) -> tuple[IDs, Floats]:
         """(rowids, bm25) of every record of `collection` holding any of `terms` (the
-        `max_terms` rarest in the collection, if there are more)."""
+        `max_terms` rarest in the collection, if there are more; a word more than half of a
+        large collection holds only when no other word matched: `EVERYWHERE`)."""
         import numpy as np
 
         rows = self._current(conn)
@@ -172,16 +182,23 @@ class Postings:
         average = max(rows.tokens[owner] / count, 1.0)
         k1 = BM25_K1
         held = []
+        alone = len(rows.names) == 1 and rows.records[owner] == int(np.sum(rows.owner >= 0))
         for key in dict.fromkeys(key for key in self.tokenizer.keys(terms) if key):
             ids, tf = self._postings(conn, rows, key)
-            keep = rows.owner[ids] == owner
-            if keep.any():
-                held.append((ids[keep], tf[keep]))
+            if not alone:  # another collection's records, or removed ones, are in the table
+                keep = rows.owner[ids] == owner
+                ids, tf = ids[keep], tf[keep]
+            if len(ids):
+                held.append((ids, tf))
         held.sort(key=lambda posting: len(posting[0]))
+        weighed = [
+            (ids, tf, max(math.log((count - len(ids) + 0.5) / (len(ids) + 0.5)), MIN_IDF))
+            for ids, tf in held[:max_terms]
+        ]
+        if any(idf > MIN_IDF for *_, idf in weighed):
+            weighed = [p for p in weighed if p[2] > MIN_IDF or len(p[0]) <= EVERYWHERE]
         ids_parts, score_parts = [], []
-        for ids, tf in held[:max_terms]:
-            df = len(ids)
-            idf = max(math.log((count - df + 0.5) / (df + 0.5)), MIN_IDF)
+        for ids, tf, idf in weighed:
             norm = k1 * (1 - BM25_B + BM25_B * rows.length[ids] / average)
             ids_parts.append(ids)
             score_parts.append(idf * tf * (k1 + 1) / (tf + norm))
@@ -189,6 +206,12 @@ class Postings:
             return empty
         if len(ids_parts) == 1:
             return ids_parts[0], score_parts[0]
+        if DENSE_SHARE * sum(map(len, ids_parts)) >= rows.top:
+            dense = np.zeros(rows.top + 1)
+            for ids, part in zip(ids_parts, score_parts, strict=True):
+                dense[ids] += part  # a word's rowids are distinct
+            hit = np.flatnonzero(dense)  # every posting scores above 0 (idf >= MIN_IDF)
+            return hit.astype(np.int64), dense[hit]
         found, at = np.unique(np.concatenate(ids_parts), return_inverse=True)
         summed = np.bincount(at, weights=np.concatenate(score_parts)).astype(np.float64)
         return found.astype(np.int64), summed
