@@ -8,12 +8,17 @@ is unambiguous:
   questions (`data/test-v1.1.json` of github.com/bloomsburyai/question-generation);
 - CMRC 2018 dev: 848 Chinese Wikipedia paragraphs, 3,219 questions
   (`data/cmrc2018_dev.json` of github.com/ymcui/cmrc2018);
+- DRCD dev + test: 2,000 Traditional Chinese Wikipedia paragraphs, 7,017 questions
+  (`DRCD_dev.json`, `DRCD_test.json` of github.com/DRCKnowledgeTeam/DRCD);
+- a BEIR set (SciFact: 5,183 abstracts, 300 test claims): its folder (`corpus.jsonl`,
+  `queries.jsonl`, `qrels/test.tsv`);
 - LoCoMo: 10 long conversations (one collection each, as memory keeps one per user), the
   questions of categories 1-4 with their evidence turns (`data/locomo10.zip` of
   github.com/snap-research/locomo).
 Their text is never committed: fetch the repositories and point the script at the files
-(`--squad`, `--cmrc`, `--locomo`, or one folder in `TOOLWEAVE_RETRIEVAL_DATA` holding
-`squad.json`, `cmrc2018_dev.json` and `locomo/` with the unzipped conversation files).
+(`--squad`, `--cmrc`, `--drcd`, `--beir`, `--locomo`, or one folder in
+`TOOLWEAVE_RETRIEVAL_DATA` holding `squad.json`, `cmrc2018_dev.json`, `DRCD_*.json`, `scifact/`
+and `locomo/` with the unzipped conversation files). The loaders are in `retrieval_sets.py`.
 
 Questions are subsampled with a fixed seed (`--questions`, `--seed`); every system answers the
 same ones. `--half tune` and `--half held-out` split each set's questions in two by a hash of
@@ -21,8 +26,9 @@ the question's text (SHA-1, even or odd): the ranking's constants (vector weight
 stop words) were chosen on the tune half, and the figures in the docs are from the held-out
 half, so they are not fitted to the questions they report.
 
-Metrics: hit@1, hit@5, MRR@10 (first relevant record), recall@5 and recall@10 (share
-of the relevant records found; on LoCoMo a question has one or more evidence turns).
+Metrics: nDCG@10 (binary relevance), hit@1, hit@5, MRR@10 (first relevant record), recall@5 and
+recall@10 (share of the relevant records found; on LoCoMo and BEIR a question has one or more).
+The hybrid's difference from every other system comes with a 95% bootstrap interval.
 `--sweep` also re-fuses toolweave's own keyword and vector candidates (50 each) at several
 vector weights, the measurement behind the weights in `toolweave.storage.retrieval.fusion`,
 and by reciprocal rank fusion (ties by id), the previous default.
@@ -40,10 +46,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import hashlib
-import json
 import logging
+import math
 import os
 import random
 import sys
@@ -53,6 +58,16 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from retrieval_sets import (
+    Dataset,
+    load_beir,
+    load_cmrc,
+    load_drcd,
+    load_locomo,
+    load_squad,
+    load_xquad,
+)
 
 from toolweave.memory import MemoryManager
 from toolweave.storage.retrieval import (
@@ -74,55 +89,6 @@ SWEEP = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
 ENV = "TOOLWEAVE_RETRIEVAL_DATA"
 
 
-@dataclasses.dataclass
-class Dataset:
-    name: str
-    source: str
-    collections: dict[str, list[tuple[str, str]]]  # collection -> (id, text)
-    questions: list[tuple[str, str, set[str]]]  # (collection, question, relevant ids)
-
-
-def load_squad(path: Path) -> Dataset:
-    data = json.loads(path.read_text(encoding="utf-8"))["data"]
-    passages, questions = [], []
-    for a, article in enumerate(data):
-        for p, paragraph in enumerate(article["paragraphs"]):
-            pid = f"{a}-{p}"
-            passages.append((pid, paragraph["context"]))
-            questions += [("squad", qa["question"], {pid}) for qa in paragraph["qas"]]
-    return Dataset("SQuAD v1.1 (Du et al. test split)", str(path), {"squad": passages}, questions)
-
-
-def load_cmrc(path: Path) -> Dataset:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    passages = [(p["context_id"], p["context_text"]) for p in data]
-    questions = [("cmrc", qa["query_text"], {p["context_id"]}) for p in data for qa in p["qas"]]
-    return Dataset("CMRC 2018 dev", str(path), {"cmrc": passages}, questions)
-
-
-def load_locomo(folder: Path) -> Dataset:
-    collections: dict[str, list[tuple[str, str]]] = {}
-    questions = []
-    for file in sorted(folder.glob("*.json")):
-        conversation = json.loads(file.read_text(encoding="utf-8"))
-        name = f"conv_{file.stem}"
-        turns = []
-        for key, session in conversation.items():
-            if key.startswith("session_") and isinstance(session, list):
-                for turn in session:
-                    text = f"{turn['speaker']}: {turn['text']}"
-                    if turn.get("blip_caption"):
-                        text += f" [shares {turn['blip_caption']}]"
-                    turns.append((turn["dia_id"], text))
-        collections[name] = turns
-        known = {t[0] for t in turns}
-        for qa in conversation["qa"]:
-            evidence = {e for e in qa.get("evidence", []) if e in known}
-            if qa.get("category") != 5 and evidence:
-                questions.append((name, str(qa["question"]), evidence))
-    return Dataset("LoCoMo (categories 1-4)", str(folder), collections, questions)
-
-
 HALVES = {"tune": 0, "held-out": 1}
 
 
@@ -135,7 +101,10 @@ def in_half(question: str, half: str) -> bool:
 
 def metrics(ranked: Sequence[str], relevant: set[str]) -> dict[str, float]:
     first = next((i for i, r in enumerate(ranked[:K], start=1) if r in relevant), None)
+    gains = sum(1.0 / math.log2(i + 1) for i, r in enumerate(ranked[:K], start=1) if r in relevant)
+    ideal = sum(1.0 / math.log2(i + 1) for i in range(1, min(len(relevant), K) + 1))
     return {
+        "nDCG@10": gains / ideal,
         "hit@1": float(bool(ranked) and ranked[0] in relevant),
         "hit@5": float(first is not None and first <= 5),
         "MRR@10": 1.0 / first if first else 0.0,
@@ -169,7 +138,7 @@ def _tokens(texts: Sequence[str], chinese: bool) -> list[list[str]]:
 def bm25s_rankings(dataset: Dataset, asked: list[tuple[str, str, set[str]]]) -> list[list[str]]:
     import bm25s
 
-    chinese = dataset.name.startswith("CMRC")
+    chinese = has_cjk("".join(t for p in dataset.collections.values() for _, t in p[:20]))
     engines = {}
     for name, passages in dataset.collections.items():
         engine = bm25s.BM25()
@@ -320,6 +289,12 @@ def run_sets(args: argparse.Namespace, where: dict[str, Any]) -> None:
     sources = {
         "squad": (args.squad or (base and base / "squad.json"), load_squad),
         "cmrc": (args.cmrc or (base and base / "cmrc2018_dev.json"), load_cmrc),
+        "drcd": (
+            args.drcd or (base and sorted(base.glob("DRCD_*.json"))) or None,
+            load_drcd,
+        ),
+        "beir": (args.beir or (base and base / "scifact"), load_beir),
+        "xquad": (args.xquad or (base and base / "xquad"), load_xquad),
         "locomo": (args.locomo or (base and base / "locomo"), load_locomo),
     }
     for noisy in ("jieba", "bm25s"):
@@ -330,61 +305,74 @@ def run_sets(args: argparse.Namespace, where: dict[str, Any]) -> None:
         f" {args.questions} questions per set ({args.half}), seed {args.seed}\n"
     )
     for key, (path, loader) in sources.items():
-        if path is None or not Path(path).exists():
+        paths = path if isinstance(path, list) else [path]
+        if path is None or not all(Path(p).exists() for p in paths):
             print(f"{key}: no data (pass --{key} or set {ENV}); skipped\n")
             continue
-        dataset = loader(Path(path))
-        pool = [q for q in dataset.questions if in_half(q[1], args.half)]
-        asked = random.Random(args.seed).sample(pool, min(args.questions, len(pool)))
-        records = sum(len(p) for p in dataset.collections.values())
-        cjk = sum(has_cjk(q) for _, q, _ in asked)
-        print(f"## {dataset.name}: {records} records, {len(asked)} of {len(pool)} questions")
-        print(f"({args.half} half of {len(dataset.questions)}; {cjk} with CJK); {dataset.source}\n")
-        began = time.perf_counter()
-        args_for = {**where, "name": f"bench_{key}"}
-        modes, swept, ingest = asyncio.run(
-            toolweave_rankings(dataset, asked, embedder, args.sweep, args_for)
-        )
-        searched = time.perf_counter() - began - ingest
-        rankings = {f"toolweave {m}": modes[m] for m in MODES}
-        if len(dataset.collections) > 1:
-            for per_user in (False, True) if args.per_user_stores else (False,):
-                memory = asyncio.run(memory_rankings(dataset, asked, embedder, where, per_user))
-                label = "a store per user" if per_user else "one shared store"
-                rankings[f"toolweave MemoryManager.search, {label}"] = memory
-        rankings["bm25s (stemmer / jieba)"] = bm25s_rankings(dataset, asked)
-        rankings[f"cosine ({embedder.name}, brute force)"] = cosine_rankings(
-            dataset, asked, embedder
-        )
-        print("| system | hit@1 | hit@5 | MRR@10 | R@5 | R@10 |")
-        print("|---|---|---|---|---|---|")
-        scored = {
-            label: [metrics(r, q[2]) for r, q in zip(ranked, asked, strict=True)]
-            for label, ranked in rankings.items()
-        }
-        for label, rows in scored.items():
-            print(_row(label, mean(rows)))
-        if args.sweep:
-            for label, ranked in swept.items():
-                rows = [metrics(r, q[2]) for r, q in zip(ranked, asked, strict=True)]
-                print(_row(f"re-fused, {label}", mean(rows)))
-        print("\nhybrid minus each other system on the same questions (95% bootstrap interval):")
-        for label, rows in scored.items():
-            if label != "toolweave hybrid":
-                parts = [
-                    "{} {:+.3f} ({:+.3f}..{:+.3f})".format(
-                        key, *paired_difference(scored["toolweave hybrid"], rows, key)
-                    )
-                    for key in ("hit@1", "MRR@10", "R@10")
-                ]
-                print(f"- {label}: " + ", ".join(parts))
-        print(f"\ningest {ingest:.1f} s, toolweave searches {searched:.1f} s\n")
+        loaded = loader(path if isinstance(path, list) else Path(path))
+        for dataset in loaded if isinstance(loaded, list) else [loaded]:
+            run_set(args, where, key, dataset, embedder)
+
+
+def run_set(
+    args: argparse.Namespace,
+    where: dict[str, Any],
+    key: str,
+    dataset: Dataset,
+    embedder: Embedder,
+) -> None:
+    pool = [q for q in dataset.questions if in_half(q[1], args.half)]
+    asked = random.Random(args.seed).sample(pool, min(args.questions, len(pool)))
+    records = sum(len(p) for p in dataset.collections.values())
+    cjk = sum(has_cjk(q) for _, q, _ in asked)
+    print(f"## {dataset.name}: {records} records, {len(asked)} of {len(pool)} questions")
+    print(f"({args.half} half of {len(dataset.questions)}; {cjk} with CJK); {dataset.source}\n")
+    began = time.perf_counter()
+    args_for = {**where, "name": f"bench_{key}"}
+    modes, swept, ingest = asyncio.run(
+        toolweave_rankings(dataset, asked, embedder, args.sweep, args_for)
+    )
+    searched = time.perf_counter() - began - ingest
+    rankings = {f"toolweave {m}": modes[m] for m in MODES}
+    if len(dataset.collections) > 1:
+        for per_user in (False, True) if args.per_user_stores else (False,):
+            memory = asyncio.run(memory_rankings(dataset, asked, embedder, where, per_user))
+            label = "a store per user" if per_user else "one shared store"
+            rankings[f"toolweave MemoryManager.search, {label}"] = memory
+    rankings["bm25s (stemmer / jieba)"] = bm25s_rankings(dataset, asked)
+    rankings[f"cosine ({embedder.name}, brute force)"] = cosine_rankings(dataset, asked, embedder)
+    print("| system | nDCG@10 | hit@1 | hit@5 | MRR@10 | R@5 | R@10 |")
+    print("|---|---|---|---|---|---|---|")
+    scored = {
+        label: [metrics(r, q[2]) for r, q in zip(ranked, asked, strict=True)]
+        for label, ranked in rankings.items()
+    }
+    for label, rows in scored.items():
+        print(_row(label, mean(rows)))
+    if args.sweep:
+        for label, ranked in swept.items():
+            rows = [metrics(r, q[2]) for r, q in zip(ranked, asked, strict=True)]
+            print(_row(f"re-fused, {label}", mean(rows)))
+    print("\nhybrid minus each other system on the same questions (95% bootstrap interval):")
+    for label, rows in scored.items():
+        if label != "toolweave hybrid":
+            parts = [
+                "{} {:+.3f} ({:+.3f}..{:+.3f})".format(
+                    key, *paired_difference(scored["toolweave hybrid"], rows, key)
+                )
+                for key in ("nDCG@10", "hit@1", "R@10")
+            ]
+            print(f"- {label}: " + ", ".join(parts))
+    print(f"\ningest {ingest:.1f} s, toolweave searches {searched:.1f} s\n")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--squad", type=Path, help="SQuAD-format JSON (test-v1.1.json)")
     parser.add_argument("--cmrc", type=Path, help="cmrc2018_dev.json")
+    parser.add_argument("--drcd", type=Path, nargs="*", help="DRCD_dev.json, DRCD_test.json")
+    parser.add_argument("--beir", type=Path, help="a BEIR set's folder (scifact)")
+    parser.add_argument("--xquad", type=Path, help="folder with xquad.en.json, xquad.zh.json")
     parser.add_argument("--locomo", type=Path, help="folder of LoCoMo conversation JSON files")
     parser.add_argument("--questions", type=int, default=300, help="questions per set")
     parser.add_argument("--seed", type=int, default=0)

@@ -20,7 +20,6 @@ from mcp.client.stdio import StdioServerParameters
 from toolweave.kb import KnowledgeBaseError
 from toolweave.kb.notes import MAX_NOTE_FIELD_CHARS, NoteStore
 from toolweave.memory import MemoryArgumentError, MemoryManager
-from toolweave.memory._search import bounded_query
 from toolweave.memory.manager import DEFAULT_MAX_QUERY_CHARS
 from toolweave.memory.types import MAX_CONTENT_CHARS
 from toolweave.storage.retrieval import Embedder
@@ -155,15 +154,30 @@ async def test_update_has_the_bound_add_has(manager: MemoryManager, memory_type:
     assert item is not None and item.content == "小明喜欢喝乌龙茶"
 
 
-async def test_search_query_length_and_terms_are_capped(manager: MemoryManager) -> None:
-    await manager.add("word7 appears here", memory_type="episodic")
+async def test_search_query_length_is_capped_and_a_long_query_keeps_its_rarest_words(
+    manager: MemoryManager, tmp_path: Path, embedder: Embedder
+) -> None:
+    """A query over `max_query_chars` is refused; one of more than `max_query_terms` distinct
+    words is scored by its rarest words in the user's memories, not its first: the one word a
+    memory holds, the 250th of 300, still finds it (the vector reads the whole query)."""
+    memories = ["word250 appears here", "word1 word2 word3 are everywhere", "word1 again"]
+    for content in memories:
+        await manager.add(content, memory_type="episodic")
     with pytest.raises(MemoryArgumentError, match="max_query_chars"):
         await manager.search("x" * (DEFAULT_MAX_QUERY_CHARS + 1))
-    long_query = " ".join(f"word{i}" for i in range(300))
-    assert bounded_query(long_query, 10_000, 64) == " ".join(f"word{i}" for i in range(64))
-    assert bounded_query("北京 天气", 100, 64) == "北京 天气"
-    hits = await manager.search(long_query[:DEFAULT_MAX_QUERY_CHARS])
-    assert [h.item.content for h in hits] == ["word7 appears here"]
+    long_query = " ".join(f"w{i}" if i != 250 else "word250" for i in range(1, 301))
+    assert len(long_query) <= DEFAULT_MAX_QUERY_CHARS
+    hits = await manager.search(long_query, mode="keyword")
+    assert "word250 appears here" in [h.item.content for h in hits]
+    narrow = MemoryManager(tmp_path / "narrow.db", embedder=embedder, max_query_terms=1)
+    try:
+        for content in memories:
+            await narrow.add(content, memory_type="episodic")
+        hits = await narrow.search("word1 word250", mode="keyword", explain=True)
+        assert hits[0].item.content == "word250 appears here"  # word1 matches as a substring
+        assert all(h.explanation and h.explanation["keyword_rank"] for h in hits)
+    finally:
+        await narrow.close()
 
 
 async def test_note_titles_tags_and_types_share_one_bound(tmp_path: Path) -> None:

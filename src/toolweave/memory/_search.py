@@ -28,16 +28,8 @@ from toolweave.memory.scoring import (
     recency,
     semantic_score,
 )
-from toolweave.memory.types import (
-    MemoryHit,
-    MemoryItem,
-    MemoryType,
-    check_text,
-    to_datetime,
-    utc_now,
-)
+from toolweave.memory.types import MemoryHit, MemoryItem, MemoryType, to_datetime, utc_now
 from toolweave.storage.retrieval.index import IndexHit, SearchMode
-from toolweave.storage.text import query_terms
 
 if TYPE_CHECKING:
     from toolweave.memory.manager import MemoryManager
@@ -84,13 +76,6 @@ class MemoryPeriod:
         if self.since is not None and item.timestamp < self.since:
             return False
         return self.until is None or item.timestamp <= self.until
-
-
-def bounded_query(query: Any, max_chars: int, max_terms: int) -> str:
-    """`query` within `max_chars`, cut to its first `max_terms` distinct terms when longer."""
-    check_text(query, "query", max_chars, "max_query_chars", "search for the key words only")
-    terms = query_terms(query)
-    return " ".join(terms[:max_terms]) if len(terms) > max_terms else query
 
 
 async def search_memories(

@@ -19,7 +19,7 @@ from toolweave._extras import RETRIEVAL_MODULES, require
 from toolweave.memory import _codec
 from toolweave.memory._items import new_item
 from toolweave.memory._overview import memory_stats, memory_summary
-from toolweave.memory._search import MemoryPeriod, bounded_query, period_end, search_memories
+from toolweave.memory._search import MemoryPeriod, period_end, search_memories
 from toolweave.memory.errors import MemoryArgumentError
 from toolweave.memory.graph import (
     EXCLUSIVE_PREDICATES,
@@ -36,6 +36,7 @@ from toolweave.memory.types import (
     check_content,
     check_importance,
     check_memory_type,
+    check_text,
     to_datetime,
     utc_now,
 )
@@ -46,7 +47,7 @@ from toolweave.memory.working import (
 )
 from toolweave.storage.retrieval import Embedder, TextIndex
 from toolweave.storage.retrieval.hnsw import DEFAULT_HNSW_THRESHOLD
-from toolweave.storage.retrieval.index import SEARCH_MODES, SearchMode
+from toolweave.storage.retrieval.index import DEFAULT_MAX_QUERY_TERMS, SEARCH_MODES, SearchMode
 
 if TYPE_CHECKING:
     from toolweave.llm import Model
@@ -62,9 +63,6 @@ DEFAULT_MAX_SEARCH_LIMIT = 100
 """Most hits one `search` may ask for (a tool caller chooses `limit`)."""
 DEFAULT_MAX_QUERY_CHARS = 2_000
 """Longest `search` query accepted, in characters."""
-DEFAULT_MAX_QUERY_TERMS = 64
-"""Distinct terms of a `search` query used at most (the keyword index costs one lookup per
-term); a longer query is searched by its first this-many terms."""
 
 
 class MemoryManager:
@@ -78,7 +76,8 @@ class MemoryManager:
     `min_similarity` is the cosine a memory found only by its vector needs to be returned;
     `max_search_limit` bounds `limit`. From `hnsw_threshold` stored vectors on (SQLite, with
     usearch installed) vector search uses HNSW graphs instead of the exact scan; None: always
-    exact.
+    exact. A query of more than `max_query_terms` distinct words is searched whole by its vector
+    and by its rarest words in the user's memories (the index it opens; `DEFAULT_MAX_QUERY_TERMS`).
     """
 
     def __init__(
@@ -115,6 +114,7 @@ class MemoryManager:
             qdrant_api_key=qdrant_api_key,
             table=table,
             hnsw_threshold=hnsw_threshold,
+            max_query_terms=max_query_terms,
         )
         self.working = WorkingMemory(working_capacity, working_ttl_minutes)
         self.model = model
@@ -321,7 +321,7 @@ class MemoryManager:
             raise MemoryArgumentError(f"mode must be one of {list(SEARCH_MODES)}, got {mode!r}")
         if not isinstance(query, str) or not query.strip():
             raise MemoryArgumentError("query must be a non-empty string")
-        query = bounded_query(query, self.max_query_chars, self.max_query_terms)
+        check_text(query, "query", self.max_query_chars, "max_query_chars", "use fewer words")
         if (
             not isinstance(limit, int)
             or isinstance(limit, bool)

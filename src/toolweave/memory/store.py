@@ -13,6 +13,7 @@ from toolweave.memory.errors import MemoryArgumentError
 from toolweave.storage.retrieval import Embedder, TextIndex
 from toolweave.storage.retrieval.backend import open_index
 from toolweave.storage.retrieval.hnsw import DEFAULT_HNSW_THRESHOLD
+from toolweave.storage.retrieval.index import DEFAULT_MAX_QUERY_TERMS
 
 MAX_USER_ID_CHARS = 200
 DEFAULT_TABLE = "memories"
@@ -42,6 +43,7 @@ def open_memory_index(
     qdrant_api_key: str | None,
     table: str = DEFAULT_TABLE,
     hnsw_threshold: int | None = DEFAULT_HNSW_THRESHOLD,
+    max_query_terms: int = DEFAULT_MAX_QUERY_TERMS,
 ) -> TextIndex:
     """The memory index (`open_index`) with the payload fields every memory write filters by."""
     return open_index(
@@ -54,4 +56,5 @@ def open_memory_index(
         qdrant_api_key=qdrant_api_key,
         indexed_fields=_codec.INDEXED_FIELDS,
         hnsw_threshold=hnsw_threshold,
+        max_query_terms=max_query_terms,
     )

@@ -24,9 +24,11 @@ from toolweave.storage.retrieval import (
 from toolweave.storage.retrieval._words import WORDS_TOKENIZER
 from toolweave.storage.retrieval.fusion import (
     AGREEMENT_DEPTH,
+    CROSS_SCRIPT_DEPTH,
     DISAGREEMENT_SHARE,
     PHRASE_WEIGHT,
     agreed_weight,
+    crossed_weight,
     weights_for,
 )
 
@@ -125,6 +127,38 @@ def test_the_vector_weight_is_cut_when_the_sides_disagree() -> None:
     # Single-sided searches and empty sides keep their weight.
     assert agreed_weight(1.0, keyword, deep) == 1.0 and agreed_weight(0.0, keyword, deep) == 0.0
     assert agreed_weight(0.1, [], deep) == 0.1 and agreed_weight(0.1, keyword, []) == 0.1
+
+
+def test_a_latin_query_over_chinese_records_is_ranked_by_its_vectors() -> None:
+    """`crossed_weight`: an English query whose nearest records are mostly Chinese, and whose
+    best keyword match is Chinese too (a chance match of a Latin word in it), is ranked by the
+    vectors alone; a Chinese query, an English best keyword match, mostly English neighbours and
+    single-sided searches keep their weight."""
+
+    def hits(*texts: str, vector: bool) -> list[IndexHit]:
+        return [
+            IndexHit(
+                Record(f"r{i}", t),
+                0.5,
+                keyword_rank=None if vector else i + 1,
+                keyword_score=None if vector else 1.0,
+                vector_score=0.5 if vector else None,
+            )
+            for i, t in enumerate(texts)
+        ]
+
+    chinese = [f"第{i}段 讲的是 1998 年的比赛" for i in range(CROSS_SCRIPT_DEPTH)]
+    near = hits(*chinese, vector=True)
+    chance = hits("1998 年的比赛", vector=False)
+    assert crossed_weight(0.1, "What happened in 1998?", chance, near) == 1.0
+    assert crossed_weight(0.1, "What happened in 1998?", [], near) == 1.0
+    assert crossed_weight(0.1, "1998 年发生了什么", chance, near) == 0.1
+    english = hits("In 1998 the final was played", vector=False)
+    assert crossed_weight(0.1, "What happened in 1998?", english, near) == 0.1
+    mixed = hits(*chinese[: CROSS_SCRIPT_DEPTH // 2], *["an English text"] * 5, vector=True)
+    assert crossed_weight(0.1, "What happened in 1998?", chance, mixed) == 0.1
+    for single in (0.0, 1.0):
+        assert crossed_weight(single, "What happened in 1998?", chance, near) == single
 
 
 def test_weights_are_checked_and_depend_on_the_query_script() -> None:

@@ -96,3 +96,20 @@ async def test_common_words_keep_collection_statistics_when_they_are_counted_onc
     scores = [h.keyword_score for h in common]
     assert scores == sorted(scores, reverse=True)  # type: ignore[type-var]
     await index.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_a_long_query_keeps_its_rarest_words_not_its_first(
+    make_index: IndexFactory, lang: str
+) -> None:
+    """Past `max_query_terms` distinct words, keyword search scores the rarest ones in the
+    collection: the one rare word at the end of a long query still finds its record, which
+    the query's first words alone would not."""
+    index = make_index("hash:64", name=f"long_{lang}", max_query_terms=2)
+    w = WORDS[lang]
+    await index.write(records(lang))
+    rare = "zorblax" if lang == "en" else "乌龙茶"
+    await index.write([Record("b-rare", f"{rare} {w['filler']}", collection="b")])
+    query = f"{w['filler']} number {rare}"
+    hits = await index.keyword_search(query, limit=1, collection="b", where=None)
+    assert [h.record.id for h in hits] == ["b-rare"]

@@ -47,13 +47,15 @@ _BUILD_CHUNK = 5_000
 _LOAD_BATCH = 20_000
 
 
-def count_write(conn: sqlite3.Connection, table: str) -> None:
-    """Bump the write counter; call inside every transaction that changes `table`'s rows."""
-    conn.execute(
+def count_write(conn: sqlite3.Connection, table: str) -> int:
+    """Bump the write counter and return its new value; call inside every transaction that
+    changes `table`'s rows."""
+    row = conn.execute(
         f"INSERT INTO {table}_meta (key, value) VALUES (?, '1') ON CONFLICT (key)"
-        " DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+        " DO UPDATE SET value = CAST(value AS INTEGER) + 1 RETURNING value",
         (WRITES_KEY,),
-    )
+    ).fetchone()
+    return int(row[0])
 
 
 class LiveVectors:

@@ -93,8 +93,10 @@ async def bm25_rows(
     clause: str,
     params: Sequence[Any],
     limit: int,
+    max_terms: int,
 ) -> list[tuple[Any, ...]]:
-    """(id, text, payload, bm25) of the best `limit` rows for the segmented query `words`."""
+    """(id, text, payload, bm25) of the best `limit` rows for the segmented query `words`, over
+    its `max_terms` rarest lexemes in the collection if it has more."""
     lexemes = [
         r[0]
         for r in await rows(
@@ -110,10 +112,11 @@ async def bm25_rows(
         AND words @@ quote_literal(l)::tsquery) FROM unnest(%s::text[]) l""",
         [collection, lexemes],
     )
-    idf = {
-        lexeme: max(math.log((count - df + 0.5) / (df + 0.5)), MIN_IDF)
-        for lexeme, df in frequencies
-    }
+    rarest = sorted((df, lexeme) for lexeme, df in frequencies if df)[:max_terms]
+    if not rarest:
+        return []
+    lexemes = [lexeme for _, lexeme in rarest]
+    idf = {lexeme: max(math.log((count - df + 0.5) / (df + 0.5)), MIN_IDF) for df, lexeme in rarest}
     k1, b = BM25_K1, BM25_B
     return await rows(
         f"""WITH terms AS (SELECT * FROM unnest(%s::text[], %s::float8[]) AS q(lexeme, idf)),

@@ -1,72 +1,105 @@
-"""bm25 for `SQLiteTextIndex` over each collection's own statistics, computed for the candidates
-keyword search found, never by FTS5.
+"""bm25 for `SQLiteTextIndex` at index speed: each query term's postings (the records that hold
+it, with its frequency in each) held in memory as numpy arrays, scored over each collection's
+own statistics without reading a candidate's text.
 
 FTS5's `bm25()` weighs a term by the whole table (every user of a shared store, every
-knowledge-base namespace), and to do so it reads every match of every term it weighs: 40 ms a
-query for a word that a 1M store holds everywhere, whatever rowid bound the query has. So FTS5
-only finds candidates (a bounded set, see `KeywordSearch`), and this module scores them, with
-the formula `_pg_bm25` scores the scale-out backend with (k1 1.2, b 0.75, idf
-ln((N - df + 0.5) / (df + 0.5)), at least 1e-6), where N, the average length and each term's
-document frequency are the collection's:
-- the records and their total length are read once per collection (a scan of it), then brought
-  up to date from the rows written since (`rowid` above the last one seen), and read again
-  once more than `STATS_DRIFT` of the collection was written after the scan (deletes shift
-  the figures until then: scores move, matches do not);
-- a term's frequency is counted the first time a query holds it (a walk of its matches), then
-  kept up to date from the rows written since.
-A document's length is the one FTS5 keeps (its tokens, in `<name>_words_docsize`); a term's
-frequency in it is counted from its indexed words (the `words` column): the tokens that begin
-like the term, each matched to it by its Porter stem (PyStemmer's `porter`, the algorithm of
-FTS5's `porter` tokenizer). A term is one unicode61 token (`keyword_terms` splits the query as
-FTS5 splits text: "max_retries" is "max" and "retries"), so the tokens counted are those FTS5
-matched, in whatever spelling ("max-retries", "MAX_RETRIES", "max retries").
+knowledge-base namespace), so it only supplies the postings: a term's are read once from the
+words table's `fts5vocab` instance view (`<name>_words_terms`: one row per occurrence, in C,
+already stemmed and segmented as FTS5 indexed it) and kept. Every record's collection and length
+(its tokens, FTS5's `docsize`) are held in two arrays indexed by rowid, read by one scan of the
+table. A query then costs a few numpy operations per term over its postings (the formula of
+`_pg_bm25`: k1 1.2, b 0.75, idf ln((N - df + 0.5) / (df + 0.5)), at least 1e-6, with N, the
+average length and df the collection's), whatever the number of matches: every match is scored,
+none is cut by age or a cap.
+
+The arrays follow the file: this index's own writes are queued as they commit (`committed`,
+on the database's thread) and applied at the next search (new rows' lengths read, their terms
+counted into the postings kept; removed rows marked as belonging to no collection). A write by
+anyone else (the table's write counter moved further than this index's writes account for)
+drops them, and the next search reads them again.
+
+A query's words are matched to the terms FTS5 indexed by FTS5's own tokenizer (`Tokenizer`),
+so "Technologies" finds "technology" exactly as a MATCH would.
 """
 
 from __future__ import annotations
 
 import math
-import re
 import sqlite3
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from toolweave.storage.retrieval._live_vectors import WRITES_KEY
-from toolweave.storage.retrieval._pg_bm25 import BM25_B, BM25_K1, MIN_IDF, STATS_DRIFT
-from toolweave.storage.text import TOKEN_CHAR, fts5_match
+from toolweave.storage.retrieval._pg_bm25 import BM25_B, BM25_K1, MIN_IDF
+from toolweave.storage.retrieval._words import WORDS_TOKENIZER
 
-_STEM_CACHE = 65_536
-"""Distinct tokens whose stems are kept (a query's terms meet the same few words again)."""
-_TERMS_KEPT = 10_000
-"""Terms whose frequency a collection keeps (past it they are counted again as queries ask)."""
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    IDs = npt.NDArray[np.int64]
+    Floats = npt.NDArray[np.float64]
+
+_KEYS_KEPT = 65_536
+"""Distinct query tokens whose terms are kept (queries meet the same few words again)."""
+POSTINGS_KEPT = 8_000_000
+"""Postings (record, frequency) kept in memory over all terms, about 12 bytes each; past it the
+terms are read again as queries ask for them."""
+EVERYWHERE = 1_000
+"""Records a word more than half a collection holds may match before a query that has other
+words leaves it out: its idf is the floor `MIN_IDF`, so it adds nothing to a score, only every
+record as a candidate (all 100k of a store; about 10 ms a query). A small collection keeps it,
+so its records matching only common words are still found."""
+DENSE_SHARE = 8
+"""Scores are summed in an array over every rowid once a query's postings number at least
+1/`DENSE_SHARE` of the rowids (a linear pass), else by sorting the postings' rowids: a word
+every record holds made the sort cost 10-20 ms a query at 100k records."""
+RECOUNT_ROWS = 2_000
+"""Rows one write may add before the postings kept are dropped instead of counted in (reading
+a term's postings again costs less than segmenting and stemming that many records)."""
 
 
-@dataclass
-class _Collection:
-    records: int
-    tokens: int
-    top: int
-    writes: int
-    alone: bool
-    """Whether the collection held every row of the table when last brought up to date."""
-    grown: int = 0
-    frequencies: dict[str, int] = field(default_factory=dict)
-
-
-class Stemmer:
-    """Lower-case Porter stems of tokens, remembered (PyStemmer, imported on first use)."""
+class Tokenizer:
+    """Terms as the words table indexes them, from FTS5's own tokenizer (`WORDS_TOKENIZER`) run
+    over a private in-memory table: a query token's term is remembered, a text's terms are
+    counted. (A Python Porter stemmer differs from FTS5's on some words: "technology" is
+    "technologi" to PyStemmer, "technolog" to FTS5.)"""
 
     def __init__(self) -> None:
-        import Stemmer as stemmer
-
-        self._stem = stemmer.Stemmer("porter").stemWord
+        self._conn: sqlite3.Connection | None = None
         self._known: dict[str, str] = {}
 
-    def __call__(self, token: str) -> str:
-        stem = self._known.get(token)
-        if stem is None:
-            if len(self._known) >= _STEM_CACHE:
+    def _scratch(self) -> sqlite3.Connection:
+        if self._conn is None:
+            conn = sqlite3.connect(":memory:", check_same_thread=False)
+            conn.execute(f"CREATE VIRTUAL TABLE s USING fts5(words, tokenize='{WORDS_TOKENIZER}')")
+            conn.execute("CREATE VIRTUAL TABLE s_terms USING fts5vocab(s, instance)")
+            self._conn = conn
+        return self._conn
+
+    def _indexed(self, texts: list[str], sql: str) -> list[tuple[Any, ...]]:
+        conn = self._scratch()
+        with conn:
+            conn.executemany("INSERT INTO s (rowid, words) VALUES (?, ?)", enumerate(texts))
+            rows = conn.execute(sql).fetchall()
+            conn.execute("DELETE FROM s")
+        return rows
+
+    def keys(self, tokens: list[str]) -> list[str]:
+        """Each token's term ("" for a token FTS5 would not index)."""
+        new = [token for token in dict.fromkeys(tokens) if token not in self._known]
+        if new:
+            if len(self._known) + len(new) > _KEYS_KEPT:
                 self._known.clear()
-            stem = self._known[token] = self._stem(token)
-        return stem
+            self._known.update(dict.fromkeys(new, ""))
+            for doc, term in self._indexed(new, "SELECT doc, term FROM s_terms"):
+                self._known[new[doc]] = term
+        return [self._known[token] for token in tokens]
+
+    def counts(self, texts: list[str]) -> list[tuple[int, str, int]]:
+        """(text's position, term, frequency) of every term of `texts`."""
+        sql = "SELECT doc, term, count(*) FROM s_terms GROUP BY doc, term"
+        return [(int(d), str(t), int(n)) for d, t, n in self._indexed(texts, sql)]
 
 
 def document_length(size: bytes) -> int:
@@ -82,139 +115,209 @@ def document_length(size: bytes) -> int:
     return value
 
 
-class TermStatistics:
-    """Each collection's records, total length and terms' frequencies for one index
-    table `name`, kept between queries (the index's own; read on the database's thread)."""
+def vocabulary_statement(t: str) -> str:
+    """The `fts5vocab` view of `t`'s words table postings are read from."""
+    return (
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {t}_words_terms USING fts5vocab({t}_words, instance)"
+    )
+
+
+@dataclass
+class _Write:
+    removed: list[int]
+    first: int
+    added: int
+
+
+@dataclass
+class _Rows:
+    """Every record's collection (an index into `names`, -1 for none) and length, by rowid."""
+
+    owner: Any
+    length: Any
+    names: dict[str, int]
+    records: list[int]
+    tokens: list[int]
+    top: int
+    terms: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    held: int = 0
+
+
+class Postings:
+    """The postings and record figures of one index table `name`, kept between queries (the
+    index's own; used only on the database's thread)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self._collections: dict[str, _Collection] = {}
-        self._stemmer: Stemmer | None = None
+        self._rows: _Rows | None = None
+        self._writes: int | None = None
+        self._pending: list[_Write] = []
+        self.tokenizer = Tokenizer()
 
-    @property
-    def stemmer(self) -> Stemmer:
-        if self._stemmer is None:
-            self._stemmer = Stemmer()
-        return self._stemmer
+    def committed(self, removed: list[int], first: int, added: int, writes: int) -> None:
+        """This index's write that just committed (rows `removed`, `added` rows from rowid
+        `first`), which brought the table's write counter to `writes`."""
+        if self._rows is None or self._writes is None:
+            return
+        if writes != self._writes + 1:
+            self._rows = None
+            return
+        self._pending.append(_Write(removed, first, added))
+        self._writes = writes
 
-    def collection(self, conn: sqlite3.Connection, collection: str) -> _Collection:
-        """The collection's figures as of the last commit (within `STATS_DRIFT`)."""
-        t = self.name
-        row = conn.execute(f"SELECT value FROM {t}_meta WHERE key = ?", [WRITES_KEY]).fetchone()
+    def scores(
+        self, conn: sqlite3.Connection, collection: str, terms: list[str], max_terms: int
+    ) -> tuple[IDs, Floats]:
+        """(rowids, bm25) of every record of `collection` holding any of `terms` (the
+        `max_terms` rarest in the collection, if there are more; a word more than half of a
+        large collection holds only when no other word matched: `EVERYWHERE`)."""
+        import numpy as np
+
+        rows = self._current(conn)
+        owner = rows.names.get(collection)
+        empty = (np.empty(0, np.int64), np.empty(0, np.float64))
+        if owner is None or rows.records[owner] == 0:
+            return empty
+        count = rows.records[owner]
+        average = max(rows.tokens[owner] / count, 1.0)
+        k1 = BM25_K1
+        held = []
+        alone = len(rows.names) == 1 and rows.records[owner] == int(np.sum(rows.owner >= 0))
+        for key in dict.fromkeys(key for key in self.tokenizer.keys(terms) if key):
+            ids, tf = self._postings(conn, rows, key)
+            if not alone:  # another collection's records, or removed ones, are in the table
+                keep = rows.owner[ids] == owner
+                ids, tf = ids[keep], tf[keep]
+            if len(ids):
+                held.append((ids, tf))
+        held.sort(key=lambda posting: len(posting[0]))
+        weighed = [
+            (ids, tf, max(math.log((count - len(ids) + 0.5) / (len(ids) + 0.5)), MIN_IDF))
+            for ids, tf in held[:max_terms]
+        ]
+        if any(idf > MIN_IDF for *_, idf in weighed):
+            weighed = [p for p in weighed if p[2] > MIN_IDF or len(p[0]) <= EVERYWHERE]
+        ids_parts, score_parts = [], []
+        for ids, tf, idf in weighed:
+            norm = k1 * (1 - BM25_B + BM25_B * rows.length[ids] / average)
+            ids_parts.append(ids)
+            score_parts.append(idf * tf * (k1 + 1) / (tf + norm))
+        if not ids_parts:
+            return empty
+        if len(ids_parts) == 1:
+            return ids_parts[0], score_parts[0]
+        if DENSE_SHARE * sum(map(len, ids_parts)) >= rows.top:
+            dense = np.zeros(rows.top + 1)
+            for ids, part in zip(ids_parts, score_parts, strict=True):
+                dense[ids] += part  # a word's rowids are distinct
+            hit = np.flatnonzero(dense)  # every posting scores above 0 (idf >= MIN_IDF)
+            return hit.astype(np.int64), dense[hit]
+        found, at = np.unique(np.concatenate(ids_parts), return_inverse=True)
+        summed = np.bincount(at, weights=np.concatenate(score_parts)).astype(np.float64)
+        return found.astype(np.int64), summed
+
+    # -- loading and following writes ------------------------------------------------------
+
+    def _current(self, conn: sqlite3.Connection) -> _Rows:
+        row = conn.execute(
+            f"SELECT value FROM {self.name}_meta WHERE key = ?", [WRITES_KEY]
+        ).fetchone()
         writes = int(row[0]) if row else 0
-        known = self._collections.get(collection)
-        if known is not None and known.writes != writes:
-            self._catch_up(conn, collection, known, writes)
-            if known.grown > max(1.0, STATS_DRIFT * known.records):
-                known = None
-        if known is None:
-            known = self._collections[collection] = self._scan(conn, collection, writes)
-        return known
+        if self._rows is None or writes != self._writes:
+            self._rows, self._writes, self._pending = self._load(conn), writes, []
+        elif self._pending:
+            for write in self._pending:
+                self._apply(conn, self._rows, write)
+            self._pending = []
+        return self._rows
 
-    def _scan(self, conn: sqlite3.Connection, collection: str, writes: int) -> _Collection:
-        t = self.name
-        records = tokens = 0
-        for (size,) in conn.execute(
-            f"SELECT d.sz FROM {t} r CROSS JOIN {t}_words_docsize d ON d.id = r.rowid"
-            " WHERE r.collection = ?",
-            [collection],
-        ):
-            records += 1
-            tokens += document_length(size)
-        total, top = conn.execute(f"SELECT count(*), coalesce(max(rowid), 0) FROM {t}").fetchone()
-        return _Collection(records, tokens, int(top), writes, alone=int(total) == records)
+    def _load(self, conn: sqlite3.Connection) -> _Rows:
+        import numpy as np
 
-    def _catch_up(
-        self, conn: sqlite3.Connection, collection: str, known: _Collection, writes: int
-    ) -> None:
-        """Add the rows written since `known` was read (those with a higher rowid)."""
         t = self.name
-        rows = conn.execute(
-            f"SELECT r.rowid, r.collection, d.sz FROM {t} r CROSS JOIN {t}_words_docsize d"
-            " ON d.id = r.rowid WHERE r.rowid > ?",
-            [known.top],
-        ).fetchall()
-        mine = [(rowid, size) for rowid, owner, size in rows if owner == collection]
-        if len(mine) < len(rows):
-            known.alone = False
-        if mine:
-            low = mine[0][0]
-            known.records += len(mine)
-            known.grown += len(mine)
-            known.tokens += sum(document_length(size) for _, size in mine)
-            for term in list(known.frequencies):
-                known.frequencies[term] += self._matches(conn, term, collection, low, False)
-        known.top = max([known.top, *(rowid for rowid, _, _ in rows)])
-        known.writes = writes
-
-    def _matches(
-        self, conn: sqlite3.Connection, term: str, collection: str, low: int, alone: bool
-    ) -> int:
-        """Records of `collection` from rowid `low` on that match `term`."""
-        t = self.name
-        if alone:
-            sql = f"SELECT count(*) FROM {t}_words WHERE {t}_words MATCH ? AND rowid >= ?"
-            return int(conn.execute(sql, [fts5_match([term]), low]).fetchone()[0])
+        top = int(conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {t}").fetchone()[0])
+        rows = _Rows(np.full(top + 1, -1, np.int32), np.zeros(top + 1, np.float64), {}, [], [], top)
         sql = (
-            f"SELECT count(*) FROM {t}_words w CROSS JOIN {t} r ON r.rowid = w.rowid"
-            f" WHERE {t}_words MATCH ? AND w.rowid >= ? AND r.collection = ?"
+            f"SELECT r.rowid, r.collection, d.sz FROM {t} r"
+            f" JOIN {t}_words_docsize d ON d.id = r.rowid"
         )
-        return int(conn.execute(sql, [fts5_match([term]), low, collection]).fetchone()[0])
+        for rowid, collection, size in conn.execute(sql):
+            _add(rows, rowid, collection, document_length(size))
+        return rows
 
-    def frequency(
-        self, conn: sqlite3.Connection, stats: _Collection, collection: str, term: str
-    ) -> int:
-        """Records of the collection that match `term`: counted once, then kept up to date."""
-        found = stats.frequencies.get(term)
+    def _apply(self, conn: sqlite3.Connection, rows: _Rows, write: _Write) -> None:
+        import numpy as np
+
+        for rowid in write.removed:
+            if rowid <= rows.top and rows.owner[rowid] >= 0:
+                owner = int(rows.owner[rowid])
+                rows.records[owner] -= 1
+                rows.tokens[owner] -= int(rows.length[rowid])
+                rows.owner[rowid] = -1
+        if not write.added:
+            return
+        last = write.first + write.added - 1
+        if write.first <= rows.top or write.added > RECOUNT_ROWS:
+            rows.terms.clear()  # a rowid used again, or too many rows to count in
+            rows.held = 0
+        if last > rows.top:
+            grow = last - rows.top
+            rows.owner = np.concatenate([rows.owner, np.full(grow, -1, np.int32)])
+            rows.length = np.concatenate([rows.length, np.zeros(grow)])
+            rows.top = last
+        t = self.name
+        found = conn.execute(
+            f"SELECT r.rowid, r.collection, d.sz, {'w.words' if rows.terms else 'NULL'}"
+            f" FROM {t} r JOIN {t}_words_docsize d ON d.id = r.rowid"
+            f" JOIN {t}_words w ON w.rowid = r.rowid WHERE r.rowid BETWEEN ? AND ?",
+            [write.first, last],
+        ).fetchall()
+        for rowid, collection, size, _ in found:
+            _add(rows, rowid, collection, document_length(size))
+        if not rows.terms:
+            return
+        counted: dict[str, list[tuple[int, int]]] = {}
+        for at, key, tf in self.tokenizer.counts([words for *_, words in found]):
+            if key in rows.terms:
+                counted.setdefault(key, []).append((found[at][0], tf))
+        for key, pairs in counted.items():
+            ids, tf = rows.terms[key]
+            new = np.array(pairs, np.int64)
+            rows.terms[key] = (np.concatenate([ids, new[:, 0]]), np.concatenate([tf, new[:, 1]]))
+            rows.held += len(pairs)
+
+    def _postings(self, conn: sqlite3.Connection, rows: _Rows, key: str) -> tuple[IDs, Floats]:
+        """(rowids, frequencies) of the records holding `key`, every collection's."""
+        import numpy as np
+
+        found = rows.terms.get(key)
         if found is None:
-            if len(stats.frequencies) >= _TERMS_KEPT:
-                stats.frequencies.clear()
-            found = stats.frequencies[term] = self._matches(conn, term, collection, 0, stats.alone)
+            pairs = np.array(
+                conn.execute(
+                    f"SELECT doc, count(*) FROM {self.name}_words_terms WHERE term = ?"
+                    " GROUP BY doc",
+                    [key],
+                ).fetchall(),
+                np.int64,
+            ).reshape(-1, 2)
+            pairs = pairs[pairs[:, 0] <= rows.top]  # rows of a write not applied yet
+            ids, tf = pairs[:, 0], pairs[:, 1].astype(np.float64)
+            found = (ids, tf)
+            if rows.held + len(ids) > POSTINGS_KEPT:
+                rows.terms.clear()
+                rows.held = 0
+            rows.terms[key] = found
+            rows.held += len(ids)
         return found
 
-    def query(self, conn: sqlite3.Connection, collection: str, terms: list[str]) -> ScoredQuery:
-        """The query `terms` weighed by the collection."""
-        stats = self.collection(conn, collection)
-        frequencies = {term: self.frequency(conn, stats, collection, term) for term in terms}
-        return ScoredQuery(stats, frequencies, self.stemmer)
 
-
-class ScoredQuery:
-    """bm25 of candidate records for one query over one collection's statistics."""
-
-    def __init__(self, stats: _Collection, frequencies: dict[str, int], stem: Stemmer) -> None:
-        self.frequencies = frequencies
-        count = stats.records
-        self._average = max(stats.tokens / max(count, 1), 1.0)
-        self._stem = stem
-        self._weights: dict[str, float] = {}
-        for term, df in frequencies.items():
-            idf = max(math.log((count - df + 0.5) / (df + 0.5)), MIN_IDF)
-            key = stem(term)
-            self._weights[key] = max(self._weights.get(key, 0.0), idf)
-        starts = sorted({_start(term, stem(term)) for term in frequencies}, key=len, reverse=True)
-        alternatives = "|".join(map(re.escape, starts))
-        self._tokens = re.compile(
-            f"(?<!{TOKEN_CHAR})(?:{alternatives}){TOKEN_CHAR}*", re.IGNORECASE
-        )
-
-    def score(self, words: str, size: bytes) -> float:
-        """bm25 of a record from its words column and its FTS5 docsize entry."""
-        weights, stem = self._weights, self._stem
-        held: dict[str, int] = {}
-        for token in self._tokens.findall(words):
-            key = stem(token.lower())
-            if key in weights:
-                held[key] = held.get(key, 0) + 1
-        k1 = BM25_K1
-        norm = k1 * (1 - BM25_B + BM25_B * document_length(size) / self._average)
-        return sum(weights[key] * tf * (k1 + 1) / (tf + norm) for key, tf in held.items())
-
-
-def _start(term: str, stem: str) -> str:
-    """What every token with this stem begins with: the term and its stem's common prefix
-    ("happy" -> "happi": "happ")."""
-    n = 0
-    while n < min(len(term), len(stem)) and term[n] == stem[n]:
-        n += 1
-    return term[: max(n, 1)]
+def _add(rows: _Rows, rowid: int, collection: str, length: int) -> None:
+    owner = rows.names.get(collection)
+    if owner is None:
+        owner = rows.names[collection] = len(rows.records)
+        rows.records.append(0)
+        rows.tokens.append(0)
+    rows.owner[rowid] = owner
+    rows.length[rowid] = length
+    rows.records[owner] += 1
+    rows.tokens[owner] += length

@@ -2,7 +2,7 @@
 
 Ranking is the part of the SQLite index that changes most (levels, caps, widening) and the part
 whose cost depends on how common a term is, so it lives in its own module, as plain SQL over
-one connection: words (`<name>_words`, bm25 over the collection, `_sqlite_bm25`), then
+one connection: words (bm25 over the collection from postings in memory, `_sqlite_bm25`), then
 substrings (`<name>_tri`, trigram, FTS5's bm25), then terms too short for the trigram tokenizer
 (LIKE, newest first).
 """
@@ -14,7 +14,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from toolweave.storage.retrieval._sqlite_bm25 import TermStatistics
+from toolweave.storage.retrieval._sqlite_bm25 import Postings
 from toolweave.storage.retrieval._words import scored_hits
 from toolweave.storage.retrieval.index import (
     RANGE_OPERATORS,
@@ -34,10 +34,6 @@ from toolweave.storage.text import (
 )
 
 CHUNK = 500
-SCORED_PER_HIT = 4
-"""Newest matches a level holding a common term scores per hit asked for (at most `rank_cap`):
-200 for the fusion pool of 50. Scoring costs about a microsecond a match, so a pool drawn from
-the 300,000 matches of a word in a 1M store stays within a few milliseconds."""
 """Ids per `IN (...)` list (SQLite allows 32,766 parameters; smaller lists plan better)."""
 
 
@@ -66,20 +62,18 @@ def sql_where(where: Where | None) -> tuple[str, list[Any]]:
 class KeywordSearch:
     """Keyword search over the index tables named `name`.
 
-    The words table is asked in levels, best matches first: every term (AND), then the rare
-    terms (at most `rank_cap` matches each in the collection, all of them, so an exact name or
-    number is never lost), then any term; a level holding a common term takes its newest
-    matches in the collection (`SCORED_PER_HIT` per hit asked for, at most `rank_cap`). FTS5
-    only finds these candidates: `statistics` scores each with bm25 over the collection's own
-    statistics (`_sqlite_bm25`), the score fusion weighs against the vector side's cosine.
-    Substrings (trigrams, ranked by FTS5) and short CJK terms (LIKE, newest first) follow while
-    too few records matched as words.
+    Words first: every record of the collection that holds any query word, scored with bm25
+    over the collection's own statistics from the postings kept in memory (`postings`,
+    `_sqlite_bm25`), the score fusion weighs against the vector side's cosine. Substrings
+    (trigrams, ranked by FTS5, at most `rank_cap` newest matches of a common substring) and
+    short CJK terms (LIKE, newest first) follow while too few records matched as words.
     """
 
     name: str
     rank_cap: int
     oversample: int
-    statistics: TermStatistics
+    postings: Postings
+    max_terms: int
 
     def hits(
         self,
@@ -142,45 +136,34 @@ class KeywordSearch:
         clause: str,
         params: list[Any],
     ) -> list[tuple[str, str, str, float]]:
-        """(id, text, payload, bm25) of the best `limit` word matches, best first."""
+        """(id, text, payload, bm25) of the best `limit` word matches, best first (equal scores:
+        the newest first). Every match is scored (`Postings`); the best are read from the rows,
+        more of them while the filter rejects too many."""
+        import numpy as np
+
+        rowids, bm25 = self.postings.scores(conn, collection, terms, self.max_terms)
+        want = limit * self.oversample if clause else limit
         t = self.name
-        weighed = self.statistics.query(conn, collection, terms)
-        rare = [term for term in terms if weighed.frequencies[term] <= self.rank_cap]
-        levels: list[tuple[str, bool]] = []
-        if len(terms) > 1:
-            levels.append((fts5_match(terms, "AND"), True))
-        if rare:
-            levels.append((fts5_match(rare), False))
-        if len(rare) < len(terms):
-            levels.append((fts5_match(terms), True))
-        found: dict[int, tuple[str, bytes]] = {}
-        sql = (
-            f"SELECT w.rowid, w.words, d.sz FROM {t}_words w CROSS JOIN {t} r"
-            f" ON r.rowid = w.rowid CROSS JOIN {t}_words_docsize d ON d.id = w.rowid"
-            f" WHERE {t}_words MATCH ? AND r.collection = ?{clause} ORDER BY w.rowid DESC"
-        )
-        bound = [min(self.rank_cap, limit * SCORED_PER_HIT)]
-        for match, bounded in levels:
-            rows = conn.execute(
-                sql + (" LIMIT ?" if bounded else ""),
-                [match, collection, *params, *(bound if bounded else [])],
-            )
-            for rowid, words, size in rows:
-                found.setdefault(rowid, (words, size))
-            if len(found) >= limit:
+        while True:
+            best = np.arange(len(rowids))
+            if want < len(rowids):  # the `want` best, all of those tied with the last
+                best = np.flatnonzero(bm25 >= -np.partition(-bm25, want - 1)[want - 1])
+            best = best[np.lexsort((-rowids[best], -bm25[best]))][:want]
+            picked = [int(k) for k in rowids[best]]
+            scores = dict(zip(picked, bm25[best].tolist(), strict=True))
+            records = {
+                rowid: row
+                for start in range(0, len(picked), CHUNK)
+                for rowid, *row in conn.execute(
+                    f"SELECT rowid, id, text, payload FROM {t} WHERE rowid IN"
+                    f" ({', '.join('?' * len(picked[start : start + CHUNK]))}){clause}",
+                    [*picked[start : start + CHUNK], *params],
+                )
+            }
+            if len(records) >= limit or want >= len(rowids):
                 break
-        bm25 = {rowid: weighed.score(*row) for rowid, row in found.items()}
-        best = sorted(found, key=lambda k: -bm25[k])[:limit]
-        records = {
-            rowid: row
-            for start in range(0, len(best), CHUNK)
-            for rowid, *row in conn.execute(
-                f"SELECT rowid, id, text, payload FROM {t} WHERE rowid IN"
-                f" ({', '.join('?' * len(best[start : start + CHUNK]))})",
-                best[start : start + CHUNK],
-            )
-        }
-        return [(*records[k], bm25[k]) for k in best]
+            want *= 8
+        return [(*records[k], scores[k]) for k in picked if k in records][:limit]
 
     def _rare(self, conn: sqlite3.Connection, table: str, terms: list[str]) -> list[str]:
         """The terms with at most `rank_cap` matches in the whole table."""

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from toolweave.storage.errors import ConfigError
 from toolweave.storage.retrieval.hnsw import DEFAULT_HNSW_THRESHOLD
+from toolweave.storage.retrieval.index import DEFAULT_MAX_QUERY_TERMS
 
 if TYPE_CHECKING:
     from toolweave.storage.retrieval.embedders import Embedder
@@ -55,17 +56,24 @@ def open_index(
     qdrant_api_key: str | None = None,
     indexed_fields: Sequence[str] = (),
     hnsw_threshold: int | None = DEFAULT_HNSW_THRESHOLD,
+    max_query_terms: int = DEFAULT_MAX_QUERY_TERMS,
 ) -> TextIndex:
     """The index under table `name`: SQLite at `path`, or Postgres at `dsn` with Qdrant.
 
     `indexed_fields` get a B-tree index on both backends; `hnsw_threshold` applies to the
-    embedded one (Qdrant always searches its own graph). See `check_backend` for the rule.
+    embedded one (Qdrant always searches its own graph); `max_query_terms` to both. See
+    `check_backend` for the rule.
     """
     if not check_backend(dsn, qdrant_url, qdrant_path):
         from toolweave.storage.retrieval.sqlite_index import SQLiteTextIndex
 
         return SQLiteTextIndex(
-            path, embedder, name=name, indexed_fields=indexed_fields, hnsw_threshold=hnsw_threshold
+            path,
+            embedder,
+            name=name,
+            indexed_fields=indexed_fields,
+            hnsw_threshold=hnsw_threshold,
+            max_query_terms=max_query_terms,
         )
     from toolweave.storage.retrieval.scale_index import PostgresQdrantIndex
 
@@ -78,4 +86,5 @@ def open_index(
         qdrant_api_key=qdrant_api_key,
         name=name,
         indexed_fields=indexed_fields,
+        max_query_terms=max_query_terms,
     )

@@ -24,6 +24,7 @@ from toolweave.storage.retrieval.embedders import Embedder
 from toolweave.storage.retrieval.fusion import (
     FusionWeights,
     agreed_weight,
+    crossed_weight,
     fuse_hits,
     phrase_boost,
     pool_size,
@@ -36,6 +37,11 @@ to merge the rankings of several phrasings of one query (the knowledge base's ex
 DEFAULT_OVERSAMPLE = 2
 """Candidates fetched per wanted hit before payload filters are applied (both sides widen the
 fetch when the filters reject more): with the fusion pool of 50, twice is 100 rows a side."""
+
+DEFAULT_MAX_QUERY_TERMS = 64
+"""Distinct words one keyword search scores at most: a longer query keeps its rarest in the
+collection (the highest idf, which carry its bm25), never merely its first words; the vector
+side reads the whole query."""
 
 SUBSTRING_FALLBACK = 10
 """Keyword search looks for substring matches (trigrams, short CJK terms) only while fewer
@@ -178,7 +184,8 @@ class FusedSearch:
     ) -> list[IndexHit]:
         """Best `limit` records for `query`: keyword scores with the phrase bonus
         (`phrase_boost`) and vector scores fused (`fuse_hits`) at the index's vector weight,
-        halved when the sides disagree (`agreed_weight`); each side asked for the same pool of
+        halved when the sides disagree (`agreed_weight`), the vectors alone for a query
+        without CJK over Chinese records (`crossed_weight`); each side asked for the same pool of
         candidates whatever `limit` is."""
         check_limit(limit)
         check_mode(mode)
@@ -198,7 +205,7 @@ class FusedSearch:
             else _nothing(none),
         )
         keyword = phrase_boost(query, keyword)
-        weight = agreed_weight(weight, keyword, vector)
+        weight = agreed_weight(crossed_weight(weight, query, keyword, vector), keyword, vector)
         return fuse_hits(keyword, vector, limit, weight=weight)
 
 

@@ -32,6 +32,7 @@ from toolweave.storage.retrieval.embedders import Embedder, load_embedder
 from toolweave.storage.retrieval.fusion import SUBSTRING_SHARE, FusionWeights, weights_for
 from toolweave.storage.retrieval.index import (
     DEFAULT_COLLECTION,
+    DEFAULT_MAX_QUERY_TERMS,
     RANGE_OPERATORS,
     SUBSTRING_FALLBACK,
     FusedSearch,
@@ -108,7 +109,7 @@ class PostgresQdrantIndex(FusedSearch):
     directory; tests and single-machine trials). Tables are `<name>`, `<name>_meta` in the
     connection's search path; the Qdrant collection is `<name>`. `indexed_fields` get a B-tree
     index on `(collection, payload->field)` for the equality filters run on every write.
-    `fusion` sets (and stores) the vector weights of hybrid search, as in `SQLiteTextIndex`.
+    `fusion` and `max_query_terms` as in `SQLiteTextIndex`.
     """
 
     def __init__(
@@ -122,7 +123,9 @@ class PostgresQdrantIndex(FusedSearch):
         name: str = "records",
         indexed_fields: Sequence[str] = (),
         fusion: FusionWeights | None = None,
+        max_query_terms: int = DEFAULT_MAX_QUERY_TERMS,
     ) -> None:
+        self.max_query_terms = check_limit(max_query_terms, name="max_query_terms")
         self._fusion_given = fusion
         self.fusion = fusion
         if (qdrant_url is None) == (qdrant_path is None):
@@ -401,6 +404,7 @@ class PostgresQdrantIndex(FusedSearch):
             clause=clause,
             params=params,
             limit=limit,
+            max_terms=self.max_query_terms,
         )
         seen = {r[0]: Record(r[0], r[1], r[2], collection) for r in rows}
         scores = {r[0]: float(r[3]) for r in rows}

@@ -27,7 +27,7 @@ from typing import Any
 
 from toolweave.storage.errors import DimensionMismatch
 from toolweave.storage.retrieval._live_vectors import LiveVectors, count_write
-from toolweave.storage.retrieval._sqlite_bm25 import TermStatistics
+from toolweave.storage.retrieval._sqlite_bm25 import Postings, vocabulary_statement
 from toolweave.storage.retrieval._sqlite_keywords import CHUNK as _CHUNK
 from toolweave.storage.retrieval._sqlite_keywords import KeywordSearch, sql_where
 from toolweave.storage.retrieval._sqlite_rows import (
@@ -44,6 +44,7 @@ from toolweave.storage.retrieval.fusion import FusionWeights, weights_for
 from toolweave.storage.retrieval.hnsw import DEFAULT_HNSW_THRESHOLD
 from toolweave.storage.retrieval.index import (
     DEFAULT_COLLECTION,
+    DEFAULT_MAX_QUERY_TERMS,
     DEFAULT_OVERSAMPLE,
     FusedSearch,
     IndexHit,
@@ -58,10 +59,8 @@ from toolweave.storage.sqlite import SQLiteDatabase
 from toolweave.storage.text import query_terms
 
 DEFAULT_RANK_CAP = 1_000
-"""Matches of a common term (or of all terms) that keyword search scores: the newest ones in the
-collection. Scoring all 300,000 matches of a word in a 1M store would cost a second; a rare term
-(at most this many matches in the table) is always scored whole.
-"""
+"""Matches of a common substring (trigram search, after the words) that keyword search ranks:
+the newest ones. Words are always scored whole (`_sqlite_bm25`)."""
 
 
 def _schema(t: str) -> str:
@@ -78,6 +77,7 @@ CREATE TABLE IF NOT EXISTS {t} (
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS {t}_words USING fts5(words, tokenize='{WORDS_TOKENIZER}');
 {";".join(trigram_statements(t))};
+{vocabulary_statement(t)};
 """
 
 
@@ -88,9 +88,10 @@ class SQLiteTextIndex(FusedSearch):
     filters a store runs on every write (a content hash, a type). From `hnsw_threshold`
     vectors on, and if usearch is installed, vector search uses HNSW graphs (saved beside the
     file) instead of an exact scan; None keeps the exact scan at any size. `rank_cap` bounds
-    how many matches of a common term keyword search ranks (`DEFAULT_RANK_CAP`). `fusion`
+    how many matches of a common substring keyword search ranks (`DEFAULT_RANK_CAP`). `fusion`
     sets the vector weights of hybrid search and stores them in the index; without it the
     stored weights (or, in a new index, the embedder's measured defaults) apply.
+    `max_query_terms` bounds the words one keyword search scores (`DEFAULT_MAX_QUERY_TERMS`).
     """
 
     def __init__(
@@ -104,14 +105,16 @@ class SQLiteTextIndex(FusedSearch):
         hnsw_threshold: int | None = DEFAULT_HNSW_THRESHOLD,
         rank_cap: int = DEFAULT_RANK_CAP,
         fusion: FusionWeights | None = None,
+        max_query_terms: int = DEFAULT_MAX_QUERY_TERMS,
     ) -> None:
         self.name = check_name(name)
+        self.max_query_terms = check_limit(max_query_terms, name="max_query_terms")
         self._fusion_given = fusion
         self.fusion = fusion
         self.embedder = load_embedder(embedder)
         self.oversample = oversample
         self.rank_cap = check_limit(rank_cap, name="rank_cap")
-        self._statistics = TermStatistics(self.name)
+        self._postings = Postings(self.name)
         self._owns_db = not isinstance(db, SQLiteDatabase)
         self.db = db if isinstance(db, SQLiteDatabase) else SQLiteDatabase(db)
         check_where(dict.fromkeys(indexed_fields))
@@ -201,18 +204,25 @@ class SQLiteTextIndex(FusedSearch):
         )
         t = self.name
 
-        def apply(conn: sqlite3.Connection) -> tuple[list[int], list[tuple[int, str, bytes]]]:
+        Done = tuple[list[int], list[tuple[int, str, bytes]], int]
+
+        def apply(conn: sqlite3.Connection) -> Done:
             old = self._rows_by_key(conn, [*delete, *keys], "")
             removed = sorted({row[0] for row in old.values()})
             delete_rows(conn, t, removed)
             top = int(conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {t}").fetchone()[0])
             insert_rows(conn, t, top + 1, rows, blobs)
             rowids = range(top + 1, top + 1 + len(upsert))
-            count_write(conn, t)
+            writes = count_write(conn, t)
             added = [(n, r.collection, b) for n, r, b in zip(rowids, upsert, blobs, strict=True)]
-            return removed, added
+            return removed, added, writes
 
-        await self.db.transaction(apply, after_commit=lambda done: self.vectors.apply(*done))
+        def committed(done: Done) -> None:
+            removed, added, writes = done
+            self.vectors.apply(removed, added)
+            self._postings.committed(removed, added[0][0] if added else 0, len(added), writes)
+
+        await self.db.transaction(apply, after_commit=committed)
 
     def _vector_blobs(
         self, records: Sequence[Record], reuse: dict[tuple[str, str], bytes]
@@ -265,7 +275,7 @@ class SQLiteTextIndex(FusedSearch):
         clause, params = sql_where(where)
         t = self.name
 
-        def apply(conn: sqlite3.Connection) -> list[int]:
+        def apply(conn: sqlite3.Connection) -> tuple[list[int], int]:
             rowids = [
                 int(r[0])
                 for r in conn.execute(
@@ -273,10 +283,13 @@ class SQLiteTextIndex(FusedSearch):
                 )
             ]
             delete_rows(conn, t, rowids)
-            count_write(conn, t)
-            return rowids
+            return rowids, count_write(conn, t)
 
-        rowids = await self.db.transaction(apply, after_commit=lambda r: self.vectors.apply(r, []))
+        def committed(done: tuple[list[int], int]) -> None:
+            self.vectors.apply(done[0], [])
+            self._postings.committed(done[0], 0, 0, done[1])
+
+        rowids, _ = await self.db.transaction(apply, after_commit=committed)
         return len(rowids)
 
     # -- reads -------------------------------------------------------------------------------
@@ -339,7 +352,9 @@ class SQLiteTextIndex(FusedSearch):
         if not query_terms(query):
             return []
         clause, params = sql_where(where)
-        search = KeywordSearch(self.name, self.rank_cap, self.oversample, self._statistics)
+        search = KeywordSearch(
+            self.name, self.rank_cap, self.oversample, self._postings, self.max_query_terms
+        )
         return await self.db.run(
             lambda conn: search.hits(conn, query, limit, collection, clause, params)
         )

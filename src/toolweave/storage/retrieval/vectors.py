@@ -92,7 +92,10 @@ class VectorMatrix:
         if not self._slot:
             return []
         q = np.asarray(query, dtype=np.float32).reshape(self.dim)
-        scores = self._vectors[: self._size] @ q
+        # numpy's own loop, on this thread: a BLAS matrix-vector product wakes the BLAS
+        # threads, whose hand-off cost 68 ms a query at 5k vectors on a busy 2-core machine
+        # (0.3 ms this way; the same CPU time at 100k).
+        scores = np.einsum("ij,j->i", self._vectors[: self._size], q)
         codes = self._codes[: self._size]
         if collection is None:
             mask = codes >= 0

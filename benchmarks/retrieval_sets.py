@@ -1,0 +1,139 @@
+"""The public sets of `retrieval_public.py`, read from the files of their fetched repositories
+(never committed): each becomes collections of (id, text) records and questions with the ids of
+the records that answer them.
+
+- SQuAD v1.1 (`load_squad`): Wikipedia paragraphs, one answering paragraph per question;
+- XQuAD (`load_xquad`): SQuAD paragraphs and questions in English and Chinese, and across;
+- DRCD (`load_drcd`, SQuAD format): Traditional Chinese Wikipedia paragraphs
+  (`DRCD_dev.json` and `DRCD_test.json` of github.com/DRCKnowledgeTeam/DRCD), a Chinese
+  reading-comprehension set besides CMRC;
+- CMRC 2018 dev (`load_cmrc`): Simplified Chinese Wikipedia paragraphs;
+- BEIR (`load_beir`): a corpus.jsonl / queries.jsonl / qrels/test.tsv folder (SciFact and the
+  other BEIR sets), title and text of a document one record, graded relevance kept as a set;
+- LoCoMo (`load_locomo`): long conversations, one collection each, questions with their
+  evidence turns.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+from pathlib import Path
+
+
+@dataclasses.dataclass
+class Dataset:
+    name: str
+    source: str
+    collections: dict[str, list[tuple[str, str]]]  # collection -> (id, text)
+    questions: list[tuple[str, str, set[str]]]  # (collection, question, relevant ids)
+
+
+def _squad_format(path: Path, collection: str) -> Dataset:
+    """Paragraphs (id: article and paragraph position) and questions of a SQuAD-format file."""
+    data = json.loads(path.read_text(encoding="utf-8"))["data"]
+    passages, questions = [], []
+    for a, article in enumerate(data):
+        for p, paragraph in enumerate(article["paragraphs"]):
+            pid = f"{a}-{p}"
+            passages.append((pid, paragraph["context"]))
+            questions += [(collection, qa["question"], {pid}) for qa in paragraph["qas"]]
+    return Dataset("", str(path), {collection: passages}, questions)
+
+
+def load_squad(path: Path) -> Dataset:
+    return dataclasses.replace(
+        _squad_format(path, "squad"), name="SQuAD v1.1 (Du et al. test split)"
+    )
+
+
+def load_xquad(folder: Path) -> list[Dataset]:
+    """XQuAD (github.com/google-deepmind/xquad: 240 paragraphs of SQuAD's dev set, 1,190
+    questions, translated by professionals, aligned across languages): English, Chinese, and
+    the cross-language pairs (English questions over the Chinese paragraphs and the reverse)."""
+    en = _squad_format(folder / "xquad.en.json", "xquad")
+    zh = _squad_format(folder / "xquad.zh.json", "xquad")
+    return [
+        dataclasses.replace(en, name="XQuAD English"),
+        dataclasses.replace(zh, name="XQuAD Chinese"),
+        dataclasses.replace(
+            zh,
+            name="XQuAD en->zh (English questions, Chinese paragraphs)",
+            questions=en.questions,
+            source=str(folder),
+        ),
+        dataclasses.replace(
+            en,
+            name="XQuAD zh->en (Chinese questions, English paragraphs)",
+            questions=zh.questions,
+            source=str(folder),
+        ),
+    ]
+
+
+def load_cmrc(path: Path) -> Dataset:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    passages = [(p["context_id"], p["context_text"]) for p in data]
+    questions = [("cmrc", qa["query_text"], {p["context_id"]}) for p in data for qa in p["qas"]]
+    return Dataset("CMRC 2018 dev", str(path), {"cmrc": passages}, questions)
+
+
+def load_locomo(folder: Path) -> Dataset:
+    collections: dict[str, list[tuple[str, str]]] = {}
+    questions = []
+    for file in sorted(folder.glob("*.json")):
+        conversation = json.loads(file.read_text(encoding="utf-8"))
+        name = f"conv_{file.stem}"
+        turns = []
+        for key, session in conversation.items():
+            if key.startswith("session_") and isinstance(session, list):
+                for turn in session:
+                    text = f"{turn['speaker']}: {turn['text']}"
+                    if turn.get("blip_caption"):
+                        text += f" [shares {turn['blip_caption']}]"
+                    turns.append((turn["dia_id"], text))
+        collections[name] = turns
+        known = {t[0] for t in turns}
+        for qa in conversation["qa"]:
+            evidence = {e for e in qa.get("evidence", []) if e in known}
+            if qa.get("category") != 5 and evidence:
+                questions.append((name, str(qa["question"]), evidence))
+    return Dataset("LoCoMo (categories 1-4)", str(folder), collections, questions)
+
+
+def load_drcd(paths: list[Path]) -> Dataset:
+    """DRCD's files (SQuAD format, Traditional Chinese), their paragraphs one collection."""
+    passages, questions = [], []
+    for path in paths:
+        for article in json.loads(path.read_text(encoding="utf-8"))["data"]:
+            for paragraph in article["paragraphs"]:
+                pid = str(paragraph["id"])
+                passages.append((pid, paragraph["context"]))
+                questions += [("drcd", qa["question"], {pid}) for qa in paragraph["qas"]]
+    source = ", ".join(str(p) for p in paths)
+    return Dataset("DRCD (Traditional Chinese)", source, {"drcd": passages}, questions)
+
+
+def load_beir(folder: Path) -> Dataset:
+    """A BEIR set: its corpus (title and text one record), the test queries that have
+    relevance labels, and the documents labelled relevant (score > 0)."""
+    passages = []
+    with (folder / "corpus.jsonl").open(encoding="utf-8") as corpus:
+        for line in corpus:
+            doc = json.loads(line)
+            text = f"{doc.get('title', '')}\n{doc['text']}".strip()
+            passages.append((str(doc["_id"]), text))
+    queries = {}
+    with (folder / "queries.jsonl").open(encoding="utf-8") as lines:
+        for line in lines:
+            query = json.loads(line)
+            queries[str(query["_id"])] = query["text"]
+    relevant: dict[str, set[str]] = {}
+    with (folder / "qrels" / "test.tsv").open(encoding="utf-8") as qrels:
+        for row in csv.DictReader(qrels, delimiter="\t"):
+            if int(row["score"]) > 0:
+                relevant.setdefault(row["query-id"], set()).add(row["corpus-id"])
+    name = folder.name
+    questions = [(name, queries[q], docs) for q, docs in sorted(relevant.items())]
+    return Dataset(f"BEIR {name} (test)", str(folder), {name: passages}, questions)
