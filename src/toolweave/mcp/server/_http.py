@@ -32,6 +32,7 @@ from starlette.responses import Response, StreamingResponse
 from toolweave.mcp.server._guards import AccessGuard, check_modern_request
 from toolweave.mcp.server._guards import error_response as _error
 from toolweave.mcp.server._headers import check_param_headers
+from toolweave.mcp.server._http_body import disconnected, read_capped_body
 from toolweave.mcp.server._session import ServerSession
 from toolweave.mcp.server.event_store import (
     EventStore,
@@ -59,9 +60,6 @@ from toolweave.mcp.shared.peer import JSONRPCPeer
 if TYPE_CHECKING:
     from toolweave.mcp.server.app import MCPServer
 
-#: An over-limit body is still read (and discarded) up to this many times the limit, so the
-#: client receives its 413 instead of a reset connection; beyond that the connection is cut.
-_DRAIN_FACTOR = 16
 logger = logging.getLogger("toolweave.mcp.server")
 _SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 #: 2026-07-28: the HTTP status of a JSON error answer (an unimplemented method is a 404, which
@@ -99,12 +97,6 @@ def _answering(session: ServerSession) -> Any:
         return result
 
     return handle
-
-
-async def _disconnected(request: Request) -> None:
-    """Return once the client hangs up (the request body has been read already)."""
-    while (await request.receive())["type"] != "http.disconnect":
-        pass
 
 
 class StreamableHTTPApp:
@@ -160,7 +152,7 @@ class StreamableHTTPApp:
             )  # fmt: skip
         try:
             async with asyncio.timeout(self.body_read_timeout):
-                body = await self._read_body(request)
+                body = await read_capped_body(request, self.max_body_bytes)
         except TimeoutError:
             return _error(
                 408, INVALID_REQUEST,
@@ -235,24 +227,6 @@ class StreamableHTTPApp:
             return Response(status_code=202)
         return await self._answer(http_session, message, json_ok, sse_ok)
 
-    async def _read_body(self, request: Request) -> bytes | None:
-        """The body, or None when it exceeds `max_body_bytes` (checked while reading)."""
-        limit = self.max_body_bytes
-        declared = request.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > limit * _DRAIN_FACTOR:
-            return None  # not worth reading: the connection is cut after the 413
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limit:
-                chunks.clear()  # keep nothing; read on so the client gets its 413
-                if size > limit * _DRAIN_FACTOR:
-                    break
-            else:
-                chunks.append(chunk)
-        return b"".join(chunks) if size <= limit else None
-
     def _identify(self, session: ServerSession, request: Request) -> None:
         """Record who sent `request` (it passed the guard): the principal and the address."""
         session.principal = self.guard.principal_of(request)
@@ -319,7 +293,7 @@ class StreamableHTTPApp:
         if stateless is None:
             await stream.decided
         else:  # 2026-07-28: the client hanging up cancels the request
-            hangup = asyncio.ensure_future(_disconnected(stateless[0]))
+            hangup = asyncio.ensure_future(disconnected(stateless[0]))
             try:
                 await asyncio.wait((stream.decided, hangup), return_when=asyncio.FIRST_COMPLETED)
             finally:
