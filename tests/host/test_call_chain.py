@@ -26,6 +26,7 @@ from tests.governance.call_scenarios import (
     Scenario,
     hook_script,
 )
+from tests.host.serving import serving_http
 from toolweave.agent.orchestration.circuit import CircuitBreaker
 from toolweave.host import ToolHost, parse_config
 from toolweave.host.providers import base as host_providers
@@ -65,15 +66,8 @@ async def serving(tmp_path: Path, **serve: Any) -> AsyncIterator[ToolHost]:
         "data_dir": str(tmp_path / "data"),
         **serve,
     }
-    host = ToolHost(parse_config({"serve": table}, source=toml))
-    ready = asyncio.Event()
-    task = asyncio.ensure_future(host.serve_http(on_ready=ready.set))
-    await ready.wait()
-    try:
+    async with serving_http(ToolHost(parse_config({"serve": table}, source=toml))) as host:
         yield host
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
 
 
 class Elicitor:
