@@ -258,3 +258,52 @@ def test_serve_refuses_vscode_inputs_and_expands_variables(tmp_path: Path) -> No
     provider = next(p for p in host.providers if p.name == "mcp")
     server = provider.manager.servers["Obsidian_Rest_MCP"].config  # type: ignore[attr-defined]
     assert server.args == ["笔记"] and server.label == "Obsidian Rest MCP"
+
+
+ICONY_SERVER = """
+from toolweave.mcp import MCPServer
+
+server = MCPServer("icony")
+ICON = {"src": "data:image/png;base64,iVBORw0KGgo=", "mimeType": "image/png", "sizes": ["16x16"]}
+
+
+@server.tool(icons=[ICON], meta={"example.org/ui": {"panel": "chart"}})
+def draw(city: str) -> str:
+    \"\"\"Draw the weather chart of a city.\"\"\"
+    return "drawn " + city
+
+
+server.run()
+"""
+
+
+async def test_a_downstream_tools_icons_and_meta_are_republished_unchanged(
+    tmp_path: Path,
+) -> None:
+    """Issue 34: through the gateway, tool definitions lost their icons and `_meta`."""
+    script = tmp_path / "icony.py"
+    script.write_text(ICONY_SERVER, encoding="utf-8")
+    host = ToolHost(
+        parse_config(
+            {
+                "serve": {
+                    "providers": [],
+                    "data_dir": str(tmp_path / "data"),
+                    "rules": {"allow": ["icony__draw"]},
+                },
+                "mcpServers": {"icony": {"command": sys.executable, "args": [str(script)]}},
+            }
+        )
+    )
+    try:
+        async with connect(host.server) as client:
+            tools = {t["name"]: t for t in await client.list_tools()}
+            drawn = await client.call_tool("icony__draw", {"city": "北京"})
+    finally:
+        await host.close()
+    draw = tools["icony__draw"]
+    assert draw["icons"] == [
+        {"src": "data:image/png;base64,iVBORw0KGgo=", "mimeType": "image/png", "sizes": ["16x16"]}
+    ]
+    assert draw["_meta"]["example.org/ui"] == {"panel": "chart"}
+    assert drawn["content"][0]["text"] == "drawn 北京"

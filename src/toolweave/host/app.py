@@ -29,6 +29,7 @@ from toolweave.host.providers.base import (
 )
 from toolweave.host.stores import damaged_line, damaged_store
 from toolweave.host.tool_search import search_tools
+from toolweave.mcp.bridge import MCPTool
 from toolweave.mcp.server import MCPServer, is_probe, probe_result
 from toolweave.mcp.server.tasks import PostgresTaskStore, SQLiteTaskStore, TaskStore
 from toolweave.mcp.shared.errors import MCPError
@@ -258,10 +259,15 @@ class ToolHost:
         self._governed[governed.name] = governed
         if self._pinned is not None and governed.name not in self._pinned:
             return  # search mode: found with tool_search, called through tool_call
+        # A downstream tool keeps its icons and `_meta` as its server sent them (the gateway
+        # republishes, it does not rewrite); `execution` is not passed on: the host runs the call.
+        downstream = tool.info if isinstance(tool, MCPTool) else None
         self.server.add_tool(  # no server timeout: the chain times the tool, not the approval
             governed,
             permission_patterns=True if governed.supports_probe else None,
             output_schema=_output_schema(tool),
+            icons=downstream.icons or None if downstream is not None else None,
+            meta=dict(downstream.meta) or None if downstream is not None else None,
             # A call still running after task_after seconds becomes a task for a client that
             # supports them, so its own request timeout (often 60 s) never cuts it.
             task="optional" if self.config.task_after else None,
