@@ -20,7 +20,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.builtins.processes import announcing_sleeper, gone, marker, pidfd_of
+from tests.builtins.processes import (
+    announcing_sleeper,
+    gone,
+    marker,
+    pidfd_of,
+    pidfd_unless_ended,
+)
 from toolweave.builtins import shell_tool
 from toolweave.tools import ApprovalRequired, Tool, ToolContext
 from toolweave.tools import sandbox as sandbox_module
@@ -215,10 +221,12 @@ async def test_a_timeout_kills_a_new_session_holding_the_output(places: Places) 
     assert gone(await watcher)
 
 
-def _announced(fifo: Path, duration: str, go: Path | None = None) -> int:
-    """The pidfd of the announced sleeper; then, when `go` is given, let the command go on."""
+def _announced(fifo: Path, duration: str, go: Path | None = None) -> int | None:
+    """The pidfd of the announced sleeper; then, when `go` is given, let the command go on.
+    Without `go` nothing holds the command back, so its timeout may already have killed the
+    sleeper when this looks (None: gone, as `pidfd_unless_ended` says)."""
     assert fifo.read_text().strip() == "ready"
-    fd = pidfd_of(duration)
+    fd = pidfd_of(duration) if go is not None else pidfd_unless_ended(duration)
     if go is not None:
         go.write_text("go\n")
     return fd
