@@ -262,12 +262,14 @@ class ToolHost:
         # A downstream tool keeps its icons and `_meta` as its server sent them (the gateway
         # republishes, it does not rewrite); `execution` is not passed on: the host runs the call.
         downstream = tool.info if isinstance(tool, MCPTool) else None
+        icons = (downstream.icons or None) if downstream is not None else None
+        meta = (dict(downstream.meta) or None) if downstream is not None else None
         self.server.add_tool(  # no server timeout: the chain times the tool, not the approval
             governed,
             permission_patterns=True if governed.supports_probe else None,
             output_schema=_output_schema(tool),
-            icons=downstream.icons or None if downstream is not None else None,
-            meta=dict(downstream.meta) or None if downstream is not None else None,
+            icons=icons,
+            meta=meta,
             # A call still running after task_after seconds becomes a task for a client that
             # supports them, so its own request timeout (often 60 s) never cuts it.
             task="optional" if self.config.task_after else None,

@@ -24,6 +24,7 @@ from toolweave.mcp.client._sse_legacy import LegacySSETransport, is_legacy_sse_u
 from toolweave.mcp.shared.constants import (
     META_PROTOCOL_VERSION,
     MODERN_VERSIONS,
+    NAME_PARAMS,
     PROTOCOL_VERSION_HEADER,
 )
 from toolweave.mcp.shared.errors import (
@@ -46,14 +47,6 @@ DEFAULT_RETRY_MS = 1000
 MAX_SESSION_RENEWALS = 2
 #: Most reconnection attempts for one interrupted stream before its request fails.
 MAX_RESUME_ATTEMPTS = 5
-_NAME_PARAM = {
-    "tools/call": "name",
-    "prompts/get": "name",
-    "resources/read": "uri",
-    "tasks/get": "taskId",
-    "tasks/update": "taskId",
-    "tasks/cancel": "taskId",
-}
 
 
 class _Stream:
@@ -137,7 +130,7 @@ class HTTPTransport:
         method = message.get("method") if message is not None else None
         if version in MODERN_VERSIONS and isinstance(method, str):
             headers["Mcp-Method"] = method
-            key = _NAME_PARAM.get(method)
+            key = NAME_PARAMS.get(method)
             if key and isinstance(params, dict) and isinstance(params.get(key), str):
                 headers["Mcp-Name"] = encode_header_value(params[key])
             headers.update(self.mirrored_headers(message or {}))

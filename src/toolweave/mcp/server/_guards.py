@@ -24,19 +24,10 @@ from toolweave.mcp.shared.constants import (
     META_CLIENT_CAPABILITIES,
     META_PROTOCOL_VERSION,
     MODERN_VERSIONS,
+    NAME_PARAMS,
 )
 from toolweave.mcp.shared.errors import HEADER_MISMATCH, INVALID_PARAMS
 from toolweave.mcp.shared.jsonrpc import encode
-
-#: The body field `Mcp-Name` mirrors, per method (SEP-2243; SEP-2663 adds the task methods).
-_NAME_PARAM = {
-    "tools/call": "name",
-    "prompts/get": "name",
-    "resources/read": "uri",
-    "tasks/get": "taskId",
-    "tasks/update": "taskId",
-    "tasks/cancel": "taskId",
-}
 
 
 def error_response(status: int, code: int, message: str, request_id: Any = None) -> Response:
@@ -158,7 +149,7 @@ def check_modern_request(
             f"Header mismatch: Mcp-Method {headers.get('mcp-method')!r} must equal {method!r}",
             request_id,
         )
-    name_field = _NAME_PARAM.get(method)
+    name_field = NAME_PARAMS.get(method)
     if name_field is not None:
         raw = _header(request, "mcp-name")
         if raw is None or decode_header(raw) != params.get(name_field):

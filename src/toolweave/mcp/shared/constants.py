@@ -33,6 +33,16 @@ META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 #: The tasks extension (SEP-2663): declared under `capabilities.extensions` by both sides.
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+#: The body field the `Mcp-Name` header mirrors, per method (SEP-2243; SEP-2663 adds the task
+#: methods): the client sets the header from it and the server checks the header against it.
+NAME_PARAMS = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 #: Methods of the handshake era that 2026-07-28 removed: a modern request for one is -32601.
 HANDSHAKE_ONLY_METHODS = frozenset(
     {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
