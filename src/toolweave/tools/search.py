@@ -21,18 +21,16 @@ index holds.
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-BM25_K1 = 1.2
-BM25_B = 0.75
+from toolweave.tools.bm25 import CJK_RUN, bm25_scores, cjk_grams
+
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_WORD = re.compile(r"[A-Za-z0-9]+|[\u3400-\u9fff\uf900-\ufaff]+")
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_WORD = re.compile(r"[A-Za-z0-9]+|" + CJK_RUN.pattern)
 _STOP = frozenset(
     [
         "a",
@@ -134,9 +132,8 @@ def terms(text: str) -> list[str]:
     characters and bigrams; common English function words left out."""
     found: list[str] = []
     for run in _WORD.findall(text):
-        if _CJK.match(run):
-            found.extend(run)
-            found.extend(run[i : i + 2] for i in range(len(run) - 1))
+        if CJK_RUN.match(run):
+            found.extend(cjk_grams(run))
             continue
         word = run.lower()
         if word in _STOP:
@@ -148,21 +145,20 @@ def terms(text: str) -> list[str]:
 
 
 class KeywordToolIndex:
-    """BM25 over `tool_text`, with no dependency; each tool's terms are kept until its text
-    changes."""
+    """BM25 over `tool_text` (`toolweave.tools.bm25`), with no dependency; each tool's term
+    counts are kept until its text changes."""
 
     def __init__(self) -> None:
-        self._docs: dict[str, tuple[str, Counter[str], int]] = {}
+        self._docs: dict[str, tuple[str, Counter[str]]] = {}
 
-    def _doc(self, tool: Searchable) -> tuple[Counter[str], int]:
+    def _counts(self, tool: Searchable) -> Counter[str]:
         text = tool_text(tool)
         digest = text_digest(text)
         cached = self._docs.get(tool.name)
         if cached is None or cached[0] != digest:
-            words = terms(text)
-            cached = (digest, Counter(words), len(words))
+            cached = (digest, Counter(terms(text)))
             self._docs[tool.name] = cached
-        return cached[1], cached[2]
+        return cached[1]
 
     async def search(
         self, query: str, tools: Sequence[Searchable], k: int, *, explain: bool = False
@@ -170,22 +166,17 @@ class KeywordToolIndex:
         wanted = set(terms(query))
         if not wanted or not tools or k < 1:
             return []
-        docs = {tool.name: self._doc(tool) for tool in tools}
-        average = sum(length for _, length in docs.values()) / len(docs) or 1.0
-        frequency = Counter(t for counts, _ in docs.values() for t in wanted if t in counts)
-        matches: list[ToolMatch] = []
-        for name, (counts, length) in docs.items():
-            score, matched = 0.0, []
-            for term in wanted:
-                tf = counts.get(term, 0)
-                if not tf:
-                    continue
-                idf = math.log(1 + (len(docs) - frequency[term] + 0.5) / (frequency[term] + 0.5))
-                norm = tf + BM25_K1 * (1 - BM25_B + BM25_B * length / average)
-                score += idf * tf * (BM25_K1 + 1) / norm
-                matched.append(term)
-            if score > 0:
-                why = {"mode": "keyword", "terms": sorted(matched)} if explain else None
-                matches.append(ToolMatch(name, score, why))
+        counted = [self._counts(tool) for tool in tools]
+        matches = [
+            ToolMatch(
+                tool.name,
+                score,
+                {"mode": "keyword", "terms": sorted(wanted & counts.keys())} if explain else None,
+            )
+            for tool, counts, score in zip(
+                tools, counted, bm25_scores(wanted, counted), strict=True
+            )
+            if score > 0
+        ]
         matches.sort(key=lambda m: (-m.score, m.name))
         return matches[:k]
