@@ -142,7 +142,6 @@ KNOWN_CYCLES: dict[str, list[frozenset[str]]] = {
     ],
     "mcp": [
         frozenset({"mcp.shared.jsonrpc", "mcp.shared.peer"}),
-        frozenset({"mcp.lazy", "mcp.manager", "mcp.self_tools"}),
         frozenset(
             {
                 "mcp.server._asgi",
