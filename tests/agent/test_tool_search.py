@@ -106,9 +106,9 @@ async def test_a_load_appends_and_the_serialized_prefix_stays_byte_identical() -
     await agent.run("Hello", session=Session())
 
     before, after, answered, next_run, fresh = model.requests
-    assert names(before) == ["read_notes", TOOL_SEARCH]
-    loaded = names(after)[2:]
-    assert names(after)[:2] == names(before) and "gmail_send_message" in loaded
+    assert names(before) == ["read_notes", "read_result", TOOL_SEARCH]  # read_result: the pager
+    loaded = names(after)[3:]
+    assert names(after)[:3] == names(before) and "gmail_send_message" in loaded
     assert len(loaded) == 3
     assert names(answered) == names(after) == names(next_run)  # loaded for the whole session
     assert names(fresh) == names(before)  # another session starts from the pinned tools
@@ -120,7 +120,7 @@ async def test_a_load_appends_and_the_serialized_prefix_stays_byte_identical() -
         assert whole.startswith(head[:-1] + ",")  # the same bytes, then the loaded tools
         assert len(whole) > len(head)
     anthropic = bodies(after)[0]["tools"]
-    assert [("cache_control" in d) for d in anthropic] == [False] * 4 + [True]
+    assert [("cache_control" in d) for d in anthropic] == [False] * 5 + [True]
 
     eager = len(json.dumps([d.parameters for d in registry.definitions()])) + sum(
         len(d.name) + len(d.description) for d in registry.definitions()
@@ -177,7 +177,7 @@ async def test_a_resumed_session_starts_with_the_tools_its_history_used(tmp_path
         await agent.run("Open a ticket for the outage.", session=first)
         await agent.run("Thanks", session=Session("s1", store=store))
     assert "jira_create_ticket" in names(model.requests[1])
-    assert names(model.requests[3]) == [TOOL_SEARCH, "jira_create_ticket"]
+    assert names(model.requests[3]) == ["read_result", TOOL_SEARCH, "jira_create_ticket"]
 
 
 def test_settings_name_the_bad_field() -> None:
@@ -207,4 +207,4 @@ async def test_search_mode_ranks_with_the_hybrid_index_it_is_given() -> None:
     finally:
         await index.close()
     assert result.invocations[0].result.structured == {"loaded": ["gmail_send_message"]}
-    assert names(model.requests[1]) == [TOOL_SEARCH, "gmail_send_message"]
+    assert names(model.requests[1]) == ["read_result", TOOL_SEARCH, "gmail_send_message"]

@@ -68,9 +68,9 @@ async def test_an_agent_marks_anthropic_breakpoints_and_reports_cache_reads() ->
     first, second = answers.bodies()
     for body in (first, second):
         check_anthropic(body)
-    assert _marked(first) == ["tool get_weather", "system", "message 0 text"]
+    assert _marked(first) == ["tool read_result", "system", "message 0 text"]
     assert _marked(second) == [
-        "tool get_weather",
+        "tool read_result",
         "system",
         "message 0 text",
         "message 2 tool_result",

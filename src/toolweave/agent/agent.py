@@ -149,14 +149,6 @@ class Agent(Generic[DepsT, OutputT]):
             agent_skills = AgentSkills(SkillSettings.of(skills), model)
             agent_skills.install(registry)
         registry = orchestration_registry(registry, orchestration)
-        agent_search = None
-        search_settings = ToolSearch.of(tool_search)
-        if search_settings is not None:  # past the threshold: pinned tools plus tool_search
-            from toolweave.agent._run.tool_search import AgentToolSearch
-
-            pinned = (answer.name,) if output is not None else ()
-            agent_search = AgentToolSearch(search_settings, gating, pinned)
-            agent_search.install(registry)
         economy = ContextEconomy.of(context)
         agent_economy = None
         if economy is not None:  # saved results and `read_result`; model summaries if asked
@@ -164,6 +156,17 @@ class Agent(Generic[DepsT, OutputT]):
 
             agent_economy = AgentEconomy(economy, model, max_tool_result_chars)
             agent_economy.install(registry)
+        agent_search = None
+        search_settings = ToolSearch.of(tool_search)
+        if search_settings is not None:  # past the threshold: pinned tools plus tool_search
+            from toolweave.agent._run.result_pages import READ_RESULT
+            from toolweave.agent._run.tool_search import AgentToolSearch
+
+            pinned = (answer.name,) if output is not None else ()
+            if agent_economy is not None and agent_economy.pages is not None:
+                pinned = (*pinned, READ_RESULT)  # a cut result names its pager
+            agent_search = AgentToolSearch(search_settings, gating, pinned, model)
+            agent_search.install(registry)
         circuit = orchestration.circuit
         if circuit is not None and circuit not in gating.gates:  # governance runs every gate
             gating = replace(gating, gates=(circuit, *gating.gates))

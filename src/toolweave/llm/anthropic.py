@@ -53,6 +53,10 @@ _PROVIDER_TOOLS: dict[str, tuple[dict[str, Any], str | None]] = {
         {"type": "code_execution_20250825", "name": "code_execution"},
         "code-execution-2025-08-25",
     ),
+    "tool_search": (
+        {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"},
+        "advanced-tool-use-2025-11-20",
+    ),
 }
 """Neutral provider tool -> (the tool entry, the `anthropic-beta` flag it needs)."""
 MCP_BETA = "mcp-client-2025-04-04"
@@ -188,6 +192,7 @@ class AnthropicModel(HTTPModel):
 
     provider = "anthropic"
     supports_native_output = False
+    supports_tool_search = True
 
     def __init__(
         self,
@@ -228,8 +233,10 @@ class AnthropicModel(HTTPModel):
         system = system_text(request.messages)
         if system:
             body["system"] = system
+        deferred = request.deferred_tools
         tools = [
             {"name": t.name, "description": t.description, "input_schema": t.parameters}
+            | ({"defer_loading": True} if t.name in deferred else {})
             for t in request.tools
         ]
         choice = request.tool_choice

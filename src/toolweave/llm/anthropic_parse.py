@@ -44,7 +44,12 @@ _FINISH: dict[str, FinishReason] = {
 _CALL_BLOCKS = frozenset({"server_tool_use", "mcp_tool_use"})
 _INPUT_BLOCKS = frozenset({"tool_use", *_CALL_BLOCKS})
 _RESULT_SUFFIX = "_tool_result"
-_NEUTRAL_NAMES = {"web_search": "web_search", "web_fetch": "web_fetch"}
+_NEUTRAL_NAMES = {
+    "web_search": "web_search",
+    "web_fetch": "web_fetch",
+    "tool_search_tool_bm25": "tool_search",
+    "tool_search_tool_regex": "tool_search",
+}
 _STREAM_KEYS = ("emit", "slot")
 """Keys the stream parser adds to a block for itself; never part of the block sent back."""
 

@@ -69,6 +69,7 @@ _TOOL_ITEMS = {
 """Output items of tools OpenAI runs itself -> the neutral tool name."""
 _REQUESTS: dict[str, dict[str, Any]] = {
     "web_search": {"type": "web_search"},
+    "tool_search": {"type": "tool_search"},
     "code_execution": {"type": "code_interpreter", "container": {"type": "auto"}},
 }
 
@@ -92,7 +93,8 @@ def provider_tool_entries(tools: tuple[ProviderTool, ...]) -> list[dict[str, Any
         else:
             raise ModelConfigError(
                 f"OpenAIResponsesModel has no provider-run {tool.name}; remove it from "
-                "ModelSettings.provider_tools (web_search, code_execution and mcp are offered)",
+                "ModelSettings.provider_tools (web_search, code_execution, mcp and tool_search "
+                "are offered)",
                 setting="provider_tools",
             )
     return entries
@@ -281,6 +283,7 @@ class OpenAIResponsesModel(HTTPModel):
 
     provider = "openai-responses"
     supports_native_output = True
+    supports_tool_search = True
 
     def __init__(
         self,
@@ -332,6 +335,7 @@ class OpenAIResponsesModel(HTTPModel):
                     "parameters": to_openai_strict(t.parameters) if strict else t.parameters,
                     "strict": strict,
                 }
+                | ({"defer_loading": True} if t.name in request.deferred_tools else {})
                 for t in request.tools
             ]
             choice = request.tool_choice

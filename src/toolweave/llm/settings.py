@@ -15,7 +15,7 @@ from typing import Any, Literal, get_args
 
 from toolweave.errors import ConfigError
 
-ProviderToolName = Literal["web_search", "code_execution", "web_fetch", "mcp"]
+ProviderToolName = Literal["web_search", "code_execution", "web_fetch", "mcp", "tool_search"]
 PROVIDER_TOOL_NAMES: tuple[str, ...] = get_args(ProviderToolName)
 MAX_STOP_SEQUENCES = 4
 """Stop sequences per request: the smallest provider limit (OpenAI's)."""
@@ -25,9 +25,10 @@ MAX_STOP_SEQUENCES = 4
 class ProviderTool:
     """A tool the provider runs on its side, asked for in neutral terms.
 
-    `name` is one of `web_search`, `code_execution`, `web_fetch` or `mcp` (the MCP connector,
-    which needs `url` and `label`, the server's name). `options` go into the provider's tool
-    entry as given (e.g. Anthropic's `max_uses`, `allowed_domains`; OpenAI's
+    `name` is one of `web_search`, `code_execution`, `web_fetch`, `mcp` (the MCP connector,
+    which needs `url` and `label`, the server's name) or `tool_search` (the provider's own
+    search over the request's deferred tools, `ModelRequest.deferred_tools`). `options` go into
+    the provider's tool entry as given (e.g. Anthropic's `max_uses`, `allowed_domains`; OpenAI's
     `search_context_size`; an MCP server's `authorization_token` or `allowed_tools`).
     Governance never sees these calls: the provider makes them, not toolweave.
     """

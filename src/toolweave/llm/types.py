@@ -36,6 +36,9 @@ class ModelRequest:
     """The name native structured output is declared under."""
     provider_tools: tuple[ProviderTool, ...] = ()
     """Tools the provider runs itself; an adapter without one refuses the request."""
+    deferred_tools: frozenset[str] = frozenset()
+    """Names of `tools` sent with `defer_loading`: the provider's `tool_search` (a provider
+    tool above) loads them when the model finds them (Anthropic, OpenAI Responses)."""
     prompt_caching: bool = True
     """Mark cache breakpoints (Anthropic) and send `cache_key` (OpenAI) where supported."""
     cache_key: str | None = None

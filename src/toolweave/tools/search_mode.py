@@ -35,13 +35,17 @@ class ToolSearch:
     """Search-mode settings: on when more than `threshold` tools are offered; `always_load`
     names the tools always shown; `k` is how many tools a search loads unless the model asks
     for another number, at most `max_k`; `index` ranks (a `ToolIndex` such as
-    `HybridToolIndex`; None: the registry's own, keyword BM25)."""
+    `HybridToolIndex`; None: the registry's own, keyword BM25). `native` hands the search to the
+    provider instead (Anthropic's tool-search tool, OpenAI Responses' `tool_search`): every tool
+    but the pinned ones is sent deferred, the provider loads what its search finds, and the
+    model's adapter must support it (`supports_tool_search`)."""
 
     threshold: int = 30
     always_load: Sequence[str] = ()
     k: int = 5
     max_k: int = 20
     index: ToolIndex | None = None
+    native: bool = False
 
     def __post_init__(self) -> None:
         for field_name in ("threshold", "k", "max_k"):

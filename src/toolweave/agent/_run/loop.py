@@ -278,7 +278,7 @@ class Run:
         tools = search.offered(self.session, self.registry, self._defs) if search else self._defs
         history = self.session.messages
         system = self._system
-        native = output.native
+        native, fields = output.native, config.model_settings.request_fields()
         return ModelRequest(
             messages=[system, *history] if system is not None else list(history),
             tools=tools,
@@ -286,7 +286,7 @@ class Run:
             output_schema=native.schema if native is not None else None,
             output_name=output.name,
             cache_key=self.session.id,
-            **config.model_settings.request_fields(),
+            **(search.request_fields(self.session, fields) if search else fields),
         )
 
     async def _call_model(self, request: ModelRequest, turn: int) -> ModelResponse:

@@ -9,19 +9,26 @@ search loads, appended. The order lives as long as the `Session` object, so late
 with the tools the earlier ones loaded, and a session resumed from a store starts with the
 tools its history used. Search results pass governance: a tool a rule denies outright is never
 returned (`governance.visibility`), nor one the permission policy refuses.
+
+With `ToolSearch(native=True)` the provider searches instead: past the threshold every request
+carries all the definitions (sorted, byte-stable) with every tool but the pinned ones marked
+deferred (`ModelRequest.deferred_tools`) and the provider's `tool_search` among its provider
+tools; a tool a rule denies outright is left out, so no search can find it. The provider's
+search call and result come back as `ProviderToolPart`s and go back with the history.
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from toolweave.errors import ConfigError
 from toolweave.governance.context import GateContext
 from toolweave.governance.pipeline import Governance
 from toolweave.governance.visibility import denied_outright
+from toolweave.llm import Model, ProviderTool
 from toolweave.tools import Tool, ToolDef, ToolRegistry
 from toolweave.tools.base import tool_def
 from toolweave.tools.search_mode import TOOL_SEARCH, LoadedTools, ToolSearch, search_tool
@@ -43,7 +50,11 @@ class AgentToolSearch:
     """One agent's search mode (see the module docstring)."""
 
     def __init__(
-        self, settings: ToolSearch, governance: Governance, pinned: Sequence[str] = ()
+        self,
+        settings: ToolSearch,
+        governance: Governance,
+        pinned: Sequence[str] = (),
+        model: Model | None = None,
     ) -> None:
         self.settings = settings
         self.governance = governance
@@ -51,9 +62,20 @@ class AgentToolSearch:
         self._sessions: weakref.WeakKeyDictionary[Session, _SessionSearch] = (
             weakref.WeakKeyDictionary()
         )
+        self._native: weakref.WeakKeyDictionary[Session, frozenset[str]] = (
+            weakref.WeakKeyDictionary()
+        )
+        if settings.native and not getattr(model, "supports_tool_search", False):
+            raise ConfigError(
+                f"ToolSearch(native=True) needs a model whose provider searches deferred tools "
+                f"(AnthropicModel, OpenAIResponsesModel); {type(model).__name__} has none. Pass "
+                "native=False to use toolweave's own tool_search with any model"
+            )
 
     def install(self, registry: ToolRegistry) -> None:
         """Check that the agent's tools leave the name `tool_search` free."""
+        if self.settings.native:
+            return
         if TOOL_SEARCH in registry:
             raise ConfigError(
                 f"Agent(tool_search=...) adds the tool {TOOL_SEARCH!r}, but the agent already "
@@ -65,6 +87,8 @@ class AgentToolSearch:
     ) -> list[ToolDef]:
         """The definitions this request sends: `defs` below the threshold, else the session's
         pinned and loaded tools in load order."""
+        if self.settings.native:
+            return self._native_offered(session, registry, defs)
         state = self._sessions.get(session)
         if state is None:
             count = sum(1 for d in defs if d.name not in self.pinned)
@@ -77,15 +101,42 @@ class AgentToolSearch:
             defs = [*defs, tool_def(tool)] if tool is not None else list(defs)
         return state.loaded.definitions(defs)
 
-    def _start(self, session: Session, registry: ToolRegistry) -> _SessionSearch:
-        state = _SessionSearch(LoadedTools(self.pinned))
-        self._sessions[session] = state
+    def request_fields(self, session: Session, fields: dict[str, Any]) -> dict[str, Any]:
+        """The request fields of `session`'s next request: in native search mode, which tools
+        are deferred and the provider's `tool_search`; else `fields` unchanged."""
+        deferred = self._native.get(session)
+        if not deferred:
+            return fields
+        searching = (*fields["provider_tools"], ProviderTool("tool_search"))
+        return {**fields, "deferred_tools": deferred, "provider_tools": searching}
+
+    def _native_offered(
+        self, session: Session, registry: ToolRegistry, defs: Sequence[ToolDef]
+    ) -> list[ToolDef]:
+        """Every definition a rule does not deny outright; past the threshold, the ones not
+        pinned are this session's deferred tools."""
+        count = sum(1 for d in defs if d.name not in self.pinned)
+        if not self.settings.active(count):
+            self._native.pop(session, None)
+            return list(defs)
+        allowed = self._allowed(session, registry)
+        kept = [d for d in defs if (tool := registry.get(d.name)) is None or allowed(tool)]
+        self._native[session] = frozenset(d.name for d in kept if d.name not in self.pinned)
+        return kept
+
+    def _allowed(self, session: Session, registry: ToolRegistry) -> Callable[[Tool], bool]:
         governance = self.governance
 
         def allowed(tool: Tool) -> bool:
             rules = governance.rules_for(tool, GateContext.of(session, registry.policy))
             return denied_outright(rules, tool.name, tool) is None
 
+        return allowed
+
+    def _start(self, session: Session, registry: ToolRegistry) -> _SessionSearch:
+        state = _SessionSearch(LoadedTools(self.pinned))
+        self._sessions[session] = state
+        allowed = self._allowed(session, registry)
         if self.settings.index is not None:
             registry.search_index = self.settings.index
         if TOOL_SEARCH in registry:  # another agent's, bound to that agent's session state
