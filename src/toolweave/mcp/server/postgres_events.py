@@ -256,6 +256,14 @@ class PostgresChangeRelay:
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
 
+    async def ping(self) -> None:
+        """Raise unless the shared Postgres answers (the host's readiness check)."""
+
+        def program(dialect: Dialect) -> Program[None]:
+            yield "SELECT 1", ()
+
+        await self.db.transact(program)
+
     async def _deliver(self, connection: Any, server: MCPServer) -> None:
         async with connection:
             async for note in connection.notifies():
