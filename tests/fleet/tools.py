@@ -21,7 +21,14 @@ async def _pool(dsn: str) -> Any:
     from psycopg_pool import AsyncConnectionPool
 
     if dsn not in _pools:
-        pool = AsyncConnectionPool(dsn, min_size=1, max_size=4, open=False, timeout=5)
+        pool = AsyncConnectionPool(
+            dsn,
+            min_size=1,
+            max_size=4,
+            open=False,
+            timeout=5,
+            check=AsyncConnectionPool.check_connection,  # none left over from before a restart
+        )
         await pool.open()
         _pools[dsn] = pool
     return _pools[dsn]
