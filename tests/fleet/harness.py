@@ -155,7 +155,9 @@ class Fleet:
         cluster: Cluster,
         replicas: int = 3,
         serve: dict[str, object] | None = None,
+        tables: str = "",
     ) -> None:
+        """`serve` adds `[serve]` keys; `tables` is more TOML (`[mcpServers.x]`...) for each."""
         self.base = base
         self.cluster = cluster
         self.dsn = dsn = postgres_schema_dsn(cluster.dsn)  # a fresh schema per fleet
@@ -174,7 +176,7 @@ class Fleet:
                 f'instance = "{name}"',
                 *(f"{key} = {_toml(value)}" for key, value in settings.items()),
             ]
-            config.write_text("\n".join(lines) + "\n")
+            config.write_text("\n".join(lines) + "\n" + tables)
             self.replicas.append(Replica(name, config, free_port()))
         self.haproxy: asyncio.subprocess.Process | None = None
         self.stats_socket = base / "haproxy.sock"
