@@ -185,7 +185,7 @@ class ToolHost:
                 PostgresEventStore,
             )
 
-            self.events = PostgresEventStore(config.store_dsn)
+            self.events = PostgresEventStore(config.store_dsn, instance=config.instance or "local")
             self.relay = PostgresChangeRelay(config.store_dsn)
         self.readiness = Readiness(self.relay.ping if self.relay is not None else None)
         self._notify: asyncio.Task[None] | None = None
@@ -333,6 +333,8 @@ class ToolHost:
         change relay before serving."""
         if self.relay is not None:
             await self.relay.start(self.server)
+        if self.events is not None:  # what this replica's last run left unanswered
+            await self.events.recover()
         for provider in self.providers:
             start = getattr(provider, "start", None)
             if start is not None:
