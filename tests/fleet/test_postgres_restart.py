@@ -1,7 +1,8 @@
 """Postgres restarted under load behind HAProxy: while it is down a call fails with a clear,
 retryable error (the replica names the database that does not answer; its `/ready` turns 503 and
 HAProxy takes it out), and once it is back the same replicas serve again, with no restart: their
-pools drop the connections of the old server, and the change relay listens again."""
+pools drop the connections of the old server, and the change relay listens again. Heavy: about
+20 s here, mostly the call that waits out the pool while Postgres is down (marked `heavy`)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from mcp.shared.subscriptions import ToolsListChanged
 from tests.fleet.harness import Fleet, needs_haproxy
 from tests.postgres_server import Cluster
 
-pytestmark = needs_haproxy
+pytestmark = [needs_haproxy, pytest.mark.heavy]
 
 
 async def test_calls_fail_clearly_while_postgres_is_down_and_succeed_after_without_restarts(
