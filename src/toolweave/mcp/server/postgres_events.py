@@ -31,6 +31,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from toolweave.mcp.server.event_store import MAX_EVENTS_PER_STREAM
+from toolweave.mcp.shared.constants import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED
 from toolweave.mcp.shared.jsonrpc import encode
 
 if TYPE_CHECKING:
@@ -40,18 +41,26 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 DEFAULT_FOLLOW_IDLE = 30.0
+"""Seconds a resumed stream waits for its producer's next event before ending the response."""
 DEFAULT_EVENT_MAX_AGE = 3600.0
 """Seconds an event is kept at most (a stream left by a replica that died is swept after it)."""
-"""Seconds a resumed stream waits for its producer's next event before ending the response."""
 CHANNEL = "toolweave_mcp_events"
+STOPPED_CODE = -32603
+"""The JSON-RPC error code (internal error) of a request whose replica died before answering."""
 CHANGES_CHANNEL = "toolweave_mcp_changes"
 MAX_NOTIFY_BYTES = 7900
 """Postgres refuses a NOTIFY payload of 8000 bytes or more; a longer change is not relayed."""
+RECONNECT_FIRST_DELAY = 0.2
+RECONNECT_MAX_DELAY = 5.0
+"""Seconds between the change relay's attempts to listen again after losing Postgres: the
+first wait, doubled each failure up to the last."""
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS mcp_events (
     stream_id TEXT NOT NULL,
     seq BIGINT NOT NULL,
     session_id TEXT NOT NULL,
+    instance TEXT NOT NULL,
+    request_id TEXT NOT NULL,
     final INTEGER NOT NULL,
     data TEXT NOT NULL,
     created_at DOUBLE PRECISION NOT NULL,
@@ -80,6 +89,7 @@ class PostgresEventStore:
         max_events: int = MAX_EVENTS_PER_STREAM,
         follow_idle: float = DEFAULT_FOLLOW_IDLE,
         max_age: float = DEFAULT_EVENT_MAX_AGE,
+        instance: str = "local",
     ) -> None:
         from toolweave.storage.sql import SQLStore
 
@@ -91,15 +101,19 @@ class PostgresEventStore:
         self.max_events = max_events
         self.follow_idle = follow_idle
         self.max_age = max_age
+        self.instance = instance  # the replica: a restart ends the streams its last run left
         self._swept = 0.0  # when this process last deleted events older than max_age
         self.db = SQLStore(dsn=dsn, schema=_SCHEMA, owner="PostgresEventStore")
         self._seq: dict[str, int] = {}  # the streams this process produces
         self._sessions: dict[str, str] = {}
+        self._requests: dict[str, str] = {}  # stream -> its request's id, as JSON
         self._pending: set[asyncio.Task[None]] = set()
 
-    def bind(self, stream_id: str, session_id: str) -> None:
-        """The stream answers a request of `session_id`: only that session may resume it."""
+    def bind(self, stream_id: str, session_id: str, request_id: Any = None) -> None:
+        """The stream answers request `request_id` of `session_id`: only that session may
+        resume it."""
         self._sessions[stream_id] = session_id
+        self._requests[stream_id] = json.dumps(request_id)
 
     async def store(self, stream_id: str, message: dict[str, Any]) -> str:
         seq = self._seq.get(stream_id, 0) + 1
@@ -109,7 +123,9 @@ class PostgresEventStore:
             return f"{stream_id}.{seq}"
         now = time.time()
         final = int("method" not in message)  # a response: the request's stream ends with it
-        row = (stream_id, seq, session_id, final, encode(message).decode(), now)
+        request_id = self._requests.get(stream_id, "null")
+        data = encode(message).decode()
+        row = (stream_id, seq, session_id, self.instance, request_id, final, data, now)
         oldest_kept = seq - self.max_events
         sweep = now - self._swept >= self.max_age / 10
         if sweep:
@@ -117,8 +133,8 @@ class PostgresEventStore:
 
         def program(dialect: Dialect) -> Program[None]:
             yield (
-                "INSERT INTO mcp_events (stream_id, seq, session_id, final, data, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO mcp_events (stream_id, seq, session_id, instance, request_id, "
+                "final, data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 row,
             )
             if oldest_kept > 0:
@@ -199,9 +215,40 @@ class PostgresEventStore:
 
         return await self.db.transact(program)
 
+    async def recover(self) -> int:
+        """End the streams this replica's previous run left open (it died mid-request): each
+        gets a final JSON-RPC error, so a client resuming it on any replica hears that the
+        request stopped, after every event it had missed. Returns how many were ended."""
+        message = (
+            f"the replica {self.instance!r} stopped before answering this request; "
+            "the call did not finish (it may have run in part)"
+        )
+
+        def program(dialect: Dialect) -> Program[int]:
+            rows = yield (
+                "SELECT stream_id, session_id, request_id, MAX(seq) FROM mcp_events "
+                "WHERE instance = ? GROUP BY stream_id, session_id, request_id "
+                "HAVING MAX(final) = 0",
+                (self.instance,),
+            )
+            now = time.time()
+            for stream_id, session_id, request_id, seq in rows:
+                error = {"code": STOPPED_CODE, "message": message}
+                data = encode({"jsonrpc": "2.0", "id": json.loads(request_id), "error": error})
+                yield (
+                    "INSERT INTO mcp_events (stream_id, seq, session_id, instance, request_id, "
+                    "final, data, created_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?)",
+                    (stream_id, seq + 1, session_id, self.instance, request_id, data.decode(), now),
+                )
+                yield "SELECT pg_notify(?, ?)", (CHANNEL, stream_id)
+            return len(rows)
+
+        return await self.db.transact(program)
+
     def forget(self, stream_id: str) -> None:
         """The stream was fully delivered: drop its events (in the background)."""
         self._seq.pop(stream_id, None)
+        self._requests.pop(stream_id, None)
         if self._sessions.pop(stream_id, None) is not None:
             self._drop(stream_id)
 
@@ -234,12 +281,16 @@ class PostgresChangeRelay:
 
     async def start(self, server: MCPServer) -> None:
         """Listen for the other replicas' changes (returns once listening), relay this one's."""
+        connection = await self._listen()
+        self._listener = asyncio.ensure_future(self._deliver(connection, server))
+        server.changes.relays.append(self.relay)
+
+    async def _listen(self) -> Any:
         import psycopg
 
         connection = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True)
         await connection.execute(f"LISTEN {CHANGES_CHANNEL}")
-        self._listener = asyncio.ensure_future(self._deliver(connection, server))
-        server.changes.relays.append(self.relay)
+        return connection
 
     def relay(self, method: str, uri: str | None) -> None:
         payload = json.dumps({"origin": self.origin, "method": method, "uri": uri})
@@ -256,12 +307,40 @@ class PostgresChangeRelay:
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
 
+    async def ping(self) -> None:
+        """Raise unless the shared Postgres answers (the host's readiness check)."""
+
+        def program(dialect: Dialect) -> Program[None]:
+            yield "SELECT 1", ()
+
+        await self.db.transact(program)
+
     async def _deliver(self, connection: Any, server: MCPServer) -> None:
-        async with connection:
-            async for note in connection.notifies():
-                change = json.loads(note.payload)
-                if change["origin"] != self.origin:
-                    await server.deliver_change(change["method"], change["uri"])
+        """Deliver the other replicas' changes; when Postgres goes away (a restart), connect
+        again with backoff, then tell the listeners every list may have changed meanwhile (the
+        notes sent while this replica was not listening are lost)."""
+        import psycopg
+
+        while True:
+            try:
+                async with connection:
+                    async for note in connection.notifies():
+                        change = json.loads(note.payload)
+                        if change["origin"] != self.origin:
+                            await server.deliver_change(change["method"], change["uri"])
+            except psycopg.OperationalError as exc:
+                logger.warning("change relay: lost its Postgres connection (%s); reconnecting", exc)
+            delay = RECONNECT_FIRST_DELAY
+            while True:
+                try:
+                    connection = await self._listen()
+                    break
+                except psycopg.OperationalError:
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, RECONNECT_MAX_DELAY)
+            logger.warning("change relay: listening again")
+            for method in (TOOLS_CHANGED, PROMPTS_CHANGED, RESOURCES_CHANGED):
+                await server.deliver_change(method, None)
 
     async def close(self) -> None:
         if self._pending:
