@@ -140,6 +140,7 @@ async def test_toolweave_s_agent_finds_and_calls_through_the_host(tmp_path: Path
         "host__calculate",
         "host__tool_call",
         "host__tool_search",
+        "read_result",  # the agent's own pager of long results
     ]
     searched, called = result.invocations
     assert "filesystem__list_directory" in searched.result.text
