@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from contextlib import aclosing
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Generic, Literal
 
@@ -21,6 +22,7 @@ from toolweave.agent.orchestration.registry import orchestration_registry
 from toolweave.agent.orchestration.settings import Orchestration, RunScope
 from toolweave.agent.output import Output, OutputT
 from toolweave.agent.result import RunResult
+from toolweave.agent.run_state import RunState
 from toolweave.agent.session import Session
 from toolweave.agent.tracing.run_trace import Tracing
 from toolweave.errors import ConfigError
@@ -37,6 +39,7 @@ from toolweave.tools.context import DepsT
 from toolweave.tools.search_mode import ToolSearch
 
 if TYPE_CHECKING:
+    from toolweave.governance.approvals import ApprovalAnswer
     from toolweave.memory import MemoryManager, MemorySettings
     from toolweave.skills import SkillLibrary, SkillSettings
 
@@ -328,21 +331,23 @@ class Agent(Generic[DepsT, OutputT]):
         deps: DepsT = None,  # type: ignore[assignment]
     ) -> RunResult[OutputT]:
         """`run` for synchronous code; not callable from inside a running event loop."""
+        return self._sync("run", self._new_run(prompt, session, deps, None, None))
+
+    def _sync(self, name: str, run: Run) -> RunResult[OutputT]:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self._run_and_close(prompt, session, deps))
+            return asyncio.run(self._run_and_close(run))
         raise RuntimeError(
-            "Agent.run_sync() was called inside a running event loop; use `await agent.run()`"
+            f"Agent.{name}_sync() was called inside a running event loop; use "
+            f"`await agent.{name}()`"
         )
 
-    async def _run_and_close(
-        self, prompt: str, session: Session | None, deps: DepsT
-    ) -> RunResult[OutputT]:
-        """`run`, then close the HTTP client the model opened on this throwaway event loop
-        (its connections die with the loop; unclosed they leak sockets until collected)."""
+    async def _run_and_close(self, run: Run) -> RunResult[OutputT]:
+        """Execute `run`, then close the HTTP client the model opened on this throwaway event
+        loop (its connections die with the loop; unclosed they leak sockets until collected)."""
         try:
-            return await self.run(prompt, session, deps=deps)
+            return await run.execute()
         finally:
             aclose = getattr(self.model, "aclose", None)
             if aclose is not None:
@@ -363,25 +368,98 @@ class Agent(Generic[DepsT, OutputT]):
         """
         queue: asyncio.Queue[Any] = asyncio.Queue()
         run = self._new_run(prompt, session, deps, queue.put_nowait, timeout)
-        task = asyncio.ensure_future(run.execute())
-        task.add_done_callback(lambda _: queue.put_nowait(_DONE))
-        try:
-            while True:
-                event = await queue.get()
-                if event is _DONE:
-                    break
+        async with aclosing(_events(run, queue)) as events:  # closing this closes the run
+            async for event in events:
                 yield event
-            await task  # re-raises the run's error after RunFailed was yielded
-        finally:
-            if not task.done():
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
+
+    # -- paused runs --------------------------------------------------------------------
+
+    async def resume(
+        self,
+        state: RunState,
+        approvals: Mapping[str, ApprovalAnswer] | None = None,
+        *,
+        session: Session | None = None,
+        deps: DepsT = None,  # type: ignore[assignment]
+        timeout: float | None = None,
+    ) -> RunResult[OutputT]:
+        """Finish a run that paused for approvals (`RunPaused.state`, or `RunState.from_json`
+        in another process): `approvals` answers its pending calls by call id (True, False or
+        "always"). Approved calls go through the same call chain as any call, a refused one
+        gives the model the refusal, and one left unanswered pauses the run again. `state`
+        must come from this agent's configuration (`RunStateError` names what differs)."""
+        run = self._resumed(state, approvals, session, deps, None, timeout)
+        return await run.execute()
+
+    def resume_sync(
+        self,
+        state: RunState,
+        approvals: Mapping[str, ApprovalAnswer] | None = None,
+        *,
+        session: Session | None = None,
+        deps: DepsT = None,  # type: ignore[assignment]
+    ) -> RunResult[OutputT]:
+        """`resume` for synchronous code; not callable from inside a running event loop."""
+        return self._sync("resume", self._resumed(state, approvals, session, deps, None, None))
+
+    async def resume_stream(
+        self,
+        state: RunState,
+        approvals: Mapping[str, ApprovalAnswer] | None = None,
+        *,
+        session: Session | None = None,
+        deps: DepsT = None,  # type: ignore[assignment]
+        timeout: float | None = None,
+    ) -> AsyncGenerator[AgentEvent, None]:
+        """`resume` yielding the run's events, as `run_stream` does."""
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        run = self._resumed(state, approvals, session, deps, queue.put_nowait, timeout)
+        async with aclosing(_events(run, queue)) as events:  # closing this closes the run
+            async for event in events:
+                yield event
+
+    def _resumed(
+        self,
+        state: RunState,
+        approvals: Mapping[str, ApprovalAnswer] | None,
+        session: Session | None,
+        deps: Any,
+        emit: Callable[[AgentEvent], None] | None,
+        timeout: float | None,
+    ) -> Run:
+        if not isinstance(state, RunState):
+            raise TypeError(
+                f"Agent.resume(state=...) takes a RunState (RunPaused.state, or "
+                f"RunState.from_json(text)), got {type(state).__name__}"
+            )
+        session = session if session is not None else Session(state.session_id)
+        run = self._new_run(state.prompt, session, deps, emit, timeout)
+        run.resume_from = (state, dict(approvals or {}))
+        return run
 
     def __repr__(self) -> str:
         return (
             f"Agent(name={self.name!r}, model={self.model.model_name!r}, "
             f"tools={self.registry.names()})"
         )
+
+
+async def _events(run: Run, queue: asyncio.Queue[Any]) -> AsyncGenerator[AgentEvent, None]:
+    """Yield what `run` puts on `queue` (its `emit`) while it executes; a failed run yields
+    `RunFailed`, then raises. Closing the generator early cancels the run."""
+    task = asyncio.ensure_future(run.execute())
+    task.add_done_callback(lambda _: queue.put_nowait(_DONE))
+    try:
+        while True:
+            event = await queue.get()
+            if event is _DONE:
+                break
+            yield event
+        await task  # re-raises the run's error after RunFailed was yielded
+    finally:
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
 
 def _one_policy(tools: object, governance: Governance) -> None:
