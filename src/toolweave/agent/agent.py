@@ -382,13 +382,15 @@ class Agent(Generic[DepsT, OutputT]):
         session: Session | None = None,
         deps: DepsT = None,  # type: ignore[assignment]
         timeout: float | None = None,
+        scope: RunScope | None = None,
     ) -> RunResult[OutputT]:
         """Finish a run that paused for approvals (`RunPaused.state`, or `RunState.from_json`
         in another process): `approvals` answers its pending calls by call id (True, False or
         "always"). Approved calls go through the same call chain as any call, a refused one
         gives the model the refusal, and one left unanswered pauses the run again. `state`
-        must come from this agent's configuration (`RunStateError` names what differs)."""
-        run = self._resumed(state, approvals, session, deps, None, timeout)
+        must come from this agent's configuration (`RunStateError` names what differs).
+        `scope` is for the scheduler, as in `run_scoped` (it brings the session)."""
+        run = self._resumed(state, approvals, session, deps, None, timeout, scope)
         return await run.execute()
 
     def resume_sync(
@@ -426,14 +428,17 @@ class Agent(Generic[DepsT, OutputT]):
         deps: Any,
         emit: Callable[[AgentEvent], None] | None,
         timeout: float | None,
+        scope: RunScope | None = None,
     ) -> Run:
         if not isinstance(state, RunState):
             raise TypeError(
                 f"Agent.resume(state=...) takes a RunState (RunPaused.state, or "
                 f"RunState.from_json(text)), got {type(state).__name__}"
             )
+        if scope is not None:
+            session = scope.session
         session = session if session is not None else Session(state.session_id)
-        run = self._new_run(state.prompt, session, deps, emit, timeout)
+        run = self._new_run(state.prompt, session, deps, emit, timeout, scope)
         run.resume_from = (state, dict(approvals or {}))
         return run
 
