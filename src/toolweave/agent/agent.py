@@ -281,11 +281,14 @@ class Agent(Generic[DepsT, OutputT]):
         *,
         registry: ToolRegistry | None = None,
         governance: Governance | None = None,
+        model: Model | None = None,
     ) -> Agent[DepsT, OutputT]:
-        """This agent with another tool registry or gate pipeline and everything else shared
-        (the scheduler gives a scheduled run its background tools and a child governance this
-        way). The original is unchanged."""
+        """This agent with another tool registry, gate pipeline or model and everything else
+        shared (the scheduler gives a scheduled run its background tools and a child governance
+        this way, `DurableAgent` its model and tools as steps). The original is unchanged."""
         changes: dict[str, Any] = {}
+        if model is not None:
+            changes["model"] = model
         if registry is not None:
             changes["registry"] = registry
         if governance is not None:

@@ -1,0 +1,64 @@
+"""A durable run of four tool calls across a SIGKILL, driven by test_durable.py.
+
+`python -m tests.agent.durable_run first DIR DATABASE ID` starts the run (workflow id ID); after
+the second tool call it prints `two-done` and blocks, for the test to SIGKILL it. `... recover DIR
+DATABASE ID` launches DBOS on the same database, which recovers the run, and prints its outcome
+as JSON. Each tool call appends a line to DIR/work-<n>.log, each model call one to DIR/model.log,
+so the test counts what really ran in either life.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from toolweave.agent import Agent
+from toolweave.agent.durable import DurableAgent, launch_dbos
+from toolweave.llm import FunctionModel, Message, ModelRequest, ToolCallPart
+from toolweave.tools import tool
+
+CALLS = 4
+
+
+def count(folder: Path, name: str) -> int:
+    log = folder / f"{name}.log"
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def durable_agent(folder: Path, first_life: bool) -> DurableAgent[str]:
+    @tool
+    def work(n: int) -> str:
+        """Do step n of the job."""
+        with (folder / f"work-{n}.log").open("a") as log:
+            log.write("ran\n")
+        return f"step {n} done"
+
+    def answer(request: ModelRequest) -> Message:
+        with (folder / "model.log").open("a") as log:
+            log.write("called\n")
+        done = [p for m in request.messages if m.role == "tool" for p in m.tool_results]
+        if len(done) == 2 and first_life:
+            print("two-done", flush=True)
+            sys.stdin.readline()  # blocks until the test kills this process
+        if len(done) < CALLS:
+            n = len(done) + 1
+            return Message.assistant("", [ToolCallPart(f"w{n}", "work", {"n": n})])
+        return Message.assistant(f"all {CALLS} steps done")
+
+    return DurableAgent(Agent(FunctionModel(answer), [work], name="job"))
+
+
+async def main(command: str, folder: Path, database: str, workflow_id: str) -> None:
+    durable = durable_agent(folder, command == "first")
+    launch_dbos(database)
+    if command == "first":
+        await durable.run("do the job", workflow_id=workflow_id)
+        raise SystemExit("the first life was meant to be killed")
+    result = await durable.result(workflow_id)
+    print(json.dumps({"output": result.output, "turns": result.turns}))
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1], Path(sys.argv[2]), sys.argv[3], sys.argv[4]))
