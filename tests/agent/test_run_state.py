@@ -17,6 +17,8 @@ from toolweave.agent import (
     RunPaused,
     RunState,
     RunStateError,
+    Session,
+    SQLiteSessionStore,
     ToolExecutionStarted,
 )
 from toolweave.governance import Governance, defer_approval
@@ -156,3 +158,21 @@ async def test_a_tool_asking_for_approval_pauses_and_reruns_approved() -> None:
     assert [p.reason for p in pending] == ["erasing sdb cannot be undone"]
     result = await agent.resume(info.value.state, {"w1": True})
     assert "sdb erased" in result.output and seen == [False, False, True]
+
+
+async def test_a_stored_session_resumes_where_it_paused(tmp_path: Path) -> None:
+    agent, db = build(tmp_path), tmp_path / "sessions.db"
+    with pytest.raises(RunPaused) as info:
+        await agent.run("ship it", Session("ops", store=SQLiteSessionStore(db)))
+    state = RunState.from_json(info.value.state.to_json())
+    stored = Session("ops", store=SQLiteSessionStore(db))  # as another process opens it
+    result = await agent.resume(state, {"c2": True}, session=stored)
+    assert "deployed to prod" in result.output
+    again = Session("ops", store=SQLiteSessionStore(db))
+    roles = [m.role for m in await again.load()]
+    assert roles == ["user", "assistant", "tool", "tool", "assistant"]
+    with pytest.raises(RunStateError, match="has moved on since the run paused"):
+        await agent.resume(state, {"c2": True}, session=again)
+    with pytest.raises(RunStateError, match="pass that session or none"):
+        await agent.resume(state, {"c2": True}, session=Session("other"))
+    assert count(tmp_path, "deploy") == 1
