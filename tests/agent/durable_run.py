@@ -3,8 +3,11 @@
 `python -m tests.agent.durable_run first DIR DATABASE ID` starts the run (workflow id ID); after
 the second tool call it prints `two-done` and blocks, for the test to SIGKILL it. `... recover DIR
 DATABASE ID` launches DBOS on the same database, which recovers the run, and prints its outcome
-as JSON. Each tool call appends a line to DIR/work-<n>.log, each model call one to DIR/model.log,
-so the test counts what really ran in either life.
+as JSON. `pause DIR DATABASE ID` runs tests.agent.paused_run's agent durably until it pauses for
+an approval; `answer DIR DATABASE ID yes|no` reads that paused run back from DBOS in a new
+process and finishes it with the answer, durably. Each tool call appends a line to
+DIR/<tool or work-n>.log, each model call one to DIR/model.log, so the test counts what really
+ran in either life.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ import json
 import sys
 from pathlib import Path
 
-from toolweave.agent import Agent
+from tests.agent.paused_run import build
+from toolweave.agent import Agent, RunPaused, RunState
 from toolweave.agent.durable import DurableAgent, launch_dbos
 from toolweave.llm import FunctionModel, Message, ModelRequest, ToolCallPart
 from toolweave.tools import tool
@@ -50,7 +54,30 @@ def durable_agent(folder: Path, first_life: bool) -> DurableAgent[str]:
     return DurableAgent(Agent(FunctionModel(answer), [work], name="job"))
 
 
-async def main(command: str, folder: Path, database: str, workflow_id: str) -> None:
+async def approval(command: str, folder: Path, database: str, workflow_id: str, yes: bool) -> None:
+    durable = DurableAgent(build(folder))
+    launch_dbos(database)
+    try:
+        if command == "pause":
+            await durable.run("ship it", workflow_id=workflow_id)
+        else:
+            await durable.result(workflow_id)  # the paused run, as DBOS recorded it
+    except RunPaused as paused:
+        state: RunState = paused.state
+        if command == "pause":
+            print(json.dumps([p.prompt() for p in state.pending]))
+            return
+        answers = {p.call_id: yes for p in state.pending}
+        result = await durable.resume(state, answers, workflow_id=f"{workflow_id}-answer")
+        print(json.dumps({"output": result.output, "turns": result.turns}))
+        return
+    raise SystemExit("the run did not pause")
+
+
+async def main(command: str, folder: Path, database: str, workflow_id: str, *rest: str) -> None:
+    if command in ("pause", "answer"):
+        await approval(command, folder, database, workflow_id, rest[:1] == ("yes",))
+        return
     durable = durable_agent(folder, command == "first")
     launch_dbos(database)
     if command == "first":
@@ -61,4 +88,4 @@ async def main(command: str, folder: Path, database: str, workflow_id: str) -> N
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], Path(sys.argv[2]), sys.argv[3], sys.argv[4]))
+    asyncio.run(main(sys.argv[1], Path(sys.argv[2]), sys.argv[3], sys.argv[4], *sys.argv[5:]))

@@ -104,3 +104,26 @@ def test_without_the_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.delitem(sys.modules, "toolweave.agent.durable", raising=False)
     with pytest.raises(MissingDependency, match=r"pip install 'toolweave\[durable\]'"):
         import toolweave.agent.durable  # noqa: F401
+
+
+def test_a_durable_run_paused_for_approval_is_answered_in_another_process(
+    tmp_path: Path, database: str
+) -> None:
+    workflow_id = f"ship-{uuid.uuid4().hex[:8]}"
+
+    def step(*args: str) -> str:
+        proc = subprocess.run(
+            harness(args[0], tmp_path, database, workflow_id) + list(args[1:]),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=ROOT,
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return proc.stdout.strip().splitlines()[-1]
+
+    assert json.loads(step("pause"))[0].startswith('deploy({"target": "prod"}) needs approval')
+    assert (count(tmp_path, "read_note"), count(tmp_path, "deploy")) == (1, 0)
+    outcome = json.loads(step("answer", "yes"))  # the RunPaused DBOS stored, read back
+    assert "deployed to prod" in outcome["output"] and outcome["turns"] == 2
+    assert (count(tmp_path, "read_note"), count(tmp_path, "deploy")) == (1, 1)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic
 
@@ -31,6 +31,7 @@ require("durable", "DurableAgent")
 from dbos import DBOS, SetWorkflowID, WorkflowHandleAsync  # noqa: E402  (after the check)
 
 from toolweave.agent.output import OutputT  # noqa: E402
+from toolweave.agent.run_state import RunState  # noqa: E402
 from toolweave.agent.session import Session  # noqa: E402
 from toolweave.llm import ModelRequest, ModelResponse, StreamEvent  # noqa: E402
 from toolweave.llm.types import response_events  # noqa: E402
@@ -39,6 +40,7 @@ from toolweave.tools import Tool, ToolContext, ToolResult  # noqa: E402
 if TYPE_CHECKING:
     from toolweave.agent.agent import Agent
     from toolweave.agent.result import RunResult
+    from toolweave.governance.approvals import ApprovalAnswer
     from toolweave.llm import Model
 
 __all__ = ["DEFAULT_DATABASE", "DurableAgent", "StepModel", "StepTool", "launch_dbos"]
@@ -82,20 +84,40 @@ class DurableAgent(Generic[OutputT]):
         async def workflow(prompt: str, session_id: str) -> RunResult[OutputT]:
             return await self.agent.run(prompt, Session(session_id))
 
+        async def resumed(state: str, approvals: dict[str, ApprovalAnswer]) -> RunResult[OutputT]:
+            return await self.agent.resume(RunState.from_json(state), approvals)
+
         self._workflow = DBOS.workflow(name=f"toolweave.{self.name}.run")(workflow)
+        self._resumed = DBOS.workflow(name=f"toolweave.{self.name}.resume")(resumed)
 
     async def run(self, prompt: str, *, workflow_id: str | None = None) -> RunResult[OutputT]:
         """Run `prompt` durably to its answer. With a `workflow_id` DBOS already knows, the
-        recorded run is returned (finished) or awaited (recovered after a crash)."""
+        recorded run is returned (finished) or awaited (recovered after a crash). A run that
+        pauses for a person (`defer_approval`) raises `RunPaused`, here and from `result`."""
+        return await self._start(workflow_id, self._workflow, prompt, uuid.uuid4().hex)
+
+    async def resume(
+        self,
+        state: RunState,
+        approvals: Mapping[str, ApprovalAnswer] | None = None,
+        *,
+        workflow_id: str | None = None,
+    ) -> RunResult[OutputT]:
+        """`Agent.resume` as a durable workflow: finish a paused run with the answers, its
+        remaining model and tool calls as steps."""
+        answers = dict(approvals or {})
+        return await self._start(workflow_id, self._resumed, state.to_json(), answers)
+
+    async def _start(
+        self, workflow_id: str | None, workflow: Any, *args: Any
+    ) -> RunResult[OutputT]:
+        """Start `workflow(*args)` as `workflow_id` (a new id when None), or return the run
+        DBOS already has under that id."""
+        if workflow_id is not None and await DBOS.list_workflows_async(workflow_ids=[workflow_id]):
+            return await self.result(workflow_id)
         handle: WorkflowHandleAsync[RunResult[OutputT]]
-        if workflow_id is None:
-            handle = await DBOS.start_workflow_async(self._workflow, prompt, uuid.uuid4().hex)
-        else:
-            existing = await DBOS.list_workflows_async(workflow_ids=[workflow_id])
-            if existing:
-                return await self.result(workflow_id)
-            with SetWorkflowID(workflow_id):
-                handle = await DBOS.start_workflow_async(self._workflow, prompt, workflow_id)
+        with SetWorkflowID(workflow_id if workflow_id is not None else uuid.uuid4().hex):
+            handle = await DBOS.start_workflow_async(workflow, *args)
         return await handle.get_result()
 
     def run_sync(self, prompt: str, *, workflow_id: str | None = None) -> RunResult[OutputT]:

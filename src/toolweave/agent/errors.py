@@ -60,6 +60,10 @@ class RunPaused(AgentError):
         )
         self.state: Any = state
 
+    def __reduce__(self) -> tuple[type[RunPaused], tuple[Any]]:
+        """Pickled with its state (DBOS stores a durable run's error this way)."""
+        return (RunPaused, (self.state,))
+
 
 class RunStateError(AgentError):
     """A saved `RunState` cannot be resumed here: it was changed after it was saved, or it

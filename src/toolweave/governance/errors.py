@@ -56,6 +56,9 @@ class ApprovalDeferred(GovernanceError):
         )
         self.request: Any = request
 
+    def __reduce__(self) -> tuple[type[ApprovalDeferred], tuple[Any]]:
+        return (ApprovalDeferred, (self.request,))
+
 
 class HookConfigError(ConfigError):
     """A hooks configuration is malformed; the message names the key and the fix."""
