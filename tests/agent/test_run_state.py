@@ -11,6 +11,7 @@ import pytest
 
 from tests.agent.paused_run import SECRET, build, count
 from tests.agent.script import call, calls
+from toolweave.accounting.query_log import QueryLog
 from toolweave.agent import (
     Agent,
     RunCompleted,
@@ -21,6 +22,7 @@ from toolweave.agent import (
     SQLiteSessionStore,
     ToolExecutionStarted,
 )
+from toolweave.agent.orchestration.settings import Orchestration
 from toolweave.governance import Governance, defer_approval
 from toolweave.llm import FunctionModel, Message, ModelRequest, ToolCallPart
 from toolweave.tools import ApprovalRequired, ToolContext, tool
@@ -176,3 +178,23 @@ async def test_a_stored_session_resumes_where_it_paused(tmp_path: Path) -> None:
     with pytest.raises(RunStateError, match="pass that session or none"):
         await agent.resume(state, {"c2": True}, session=Session("other"))
     assert count(tmp_path, "deploy") == 1
+
+
+async def test_the_query_log_records_a_pause_and_then_the_finish(tmp_path: Path) -> None:
+    log = QueryLog(tmp_path / "queries.db")
+    shipper = build(tmp_path)
+    agent = Agent(
+        shipper.model,
+        shipper.registry,
+        instructions="Ship carefully.",
+        governance=shipper.governance,
+        orchestration=Orchestration(query_log=log),
+        name="shipper",
+    )
+    try:
+        state = await paused(agent)
+        assert [r.status for r in await log.recent(5)] == ["paused"]
+        await agent.resume(state, {"c2": False})
+        assert [r.status for r in await log.recent(5)] == ["success", "paused"]
+    finally:
+        await log.close()

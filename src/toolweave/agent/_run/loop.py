@@ -159,8 +159,8 @@ class Run:
         except asyncio.CancelledError:
             await self._finished("stopped")
             raise
-        except BaseException as exc:
-            await self._finished("error", exc)
+        except BaseException as exc:  # a run paused for answers (RunPaused) is not an error
+            await self._finished("paused" if isinstance(exc, RunPaused) else "error", exc)
             raise
         await self._finished("success")
         return result
