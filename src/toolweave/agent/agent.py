@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any, Generic, Literal
 from toolweave.agent._run.command_run import command_config
 from toolweave.agent._run.config import RunConfig
 from toolweave.agent._run.loop import Run
+from toolweave.agent._run.resume import prepare
+from toolweave.agent._run.stream import run_events
 from toolweave.agent.events import AgentEvent
 from toolweave.agent.orchestration.registry import orchestration_registry
 from toolweave.agent.orchestration.settings import Orchestration, RunScope
@@ -42,9 +44,6 @@ if TYPE_CHECKING:
     from toolweave.governance.approvals import ApprovalAnswer
     from toolweave.memory import MemoryManager, MemorySettings
     from toolweave.skills import SkillLibrary, SkillSettings
-
-
-_DONE: Any = object()
 
 
 class Agent(Generic[DepsT, OutputT]):
@@ -371,7 +370,7 @@ class Agent(Generic[DepsT, OutputT]):
         """
         queue: asyncio.Queue[Any] = asyncio.Queue()
         run = self._new_run(prompt, session, deps, queue.put_nowait, timeout)
-        async with aclosing(_events(run, queue)) as events:  # closing this closes the run
+        async with aclosing(run_events(run.execute(), queue)) as events:  # closing closes the run
             async for event in events:
                 yield event
 
@@ -419,7 +418,7 @@ class Agent(Generic[DepsT, OutputT]):
         """`resume` yielding the run's events, as `run_stream` does."""
         queue: asyncio.Queue[Any] = asyncio.Queue()
         run = self._resumed(state, approvals, session, deps, queue.put_nowait, timeout)
-        async with aclosing(_events(run, queue)) as events:  # closing this closes the run
+        async with aclosing(run_events(run.execute(), queue)) as events:  # closing closes the run
             async for event in events:
                 yield event
 
@@ -442,7 +441,7 @@ class Agent(Generic[DepsT, OutputT]):
             session = scope.session
         session = session if session is not None else Session(state.session_id)
         run = self._new_run(state.prompt, session, deps, emit, timeout, scope)
-        run.resume_from = (state, dict(approvals or {}))
+        run.resume_from = (state, prepare(run.config, state, approvals))
         return run
 
     def __repr__(self) -> str:
@@ -450,24 +449,6 @@ class Agent(Generic[DepsT, OutputT]):
             f"Agent(name={self.name!r}, model={self.model.model_name!r}, "
             f"tools={self.registry.names()})"
         )
-
-
-async def _events(run: Run, queue: asyncio.Queue[Any]) -> AsyncGenerator[AgentEvent, None]:
-    """Yield what `run` puts on `queue` (its `emit`) while it executes; a failed run yields
-    `RunFailed`, then raises. Closing the generator early cancels the run."""
-    task = asyncio.ensure_future(run.execute())
-    task.add_done_callback(lambda _: queue.put_nowait(_DONE))
-    try:
-        while True:
-            event = await queue.get()
-            if event is _DONE:
-                break
-            yield event
-        await task  # re-raises the run's error after RunFailed was yielded
-    finally:
-        if not task.done():
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
 
 
 def _one_policy(tools: object, governance: Governance) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolweave.agent._run.answer import Answer, OutputHandler, Retry
@@ -17,7 +17,7 @@ from toolweave.agent._run.command_run import expand_context
 from toolweave.agent._run.dispatch import CallOutcome, CallSetup, dispatch_call, invoke_all
 from toolweave.agent._run.hooks import prompt_message, stop_reason
 from toolweave.agent._run.orchestrate import RunOrchestration
-from toolweave.agent._run.resume import paused_state, restore, resume_turn
+from toolweave.agent._run.resume import Answers, paused_state, restore, resume_turn
 from toolweave.agent._run.shape import error_part, unanswered
 from toolweave.agent._run.skill_rules import run_grants
 from toolweave.agent._run.stream import StreamReader
@@ -64,7 +64,6 @@ if TYPE_CHECKING:
     from toolweave.agent.orchestration.slash_commands import Command
     from toolweave.agent.run_state import RunState
     from toolweave.agent.session import Session
-    from toolweave.governance.approvals import ApprovalAnswer
 
 Emit = Callable[[AgentEvent], None]
 
@@ -123,7 +122,7 @@ class Run:
         self._stop_active = False
         self.system = config.system_message
         self.command: Command | None = None  # a slash command's `!` and `@` lines run first
-        self.resume_from: tuple[RunState, Mapping[str, ApprovalAnswer]] | None = None
+        self.resume_from: tuple[RunState, Answers] | None = None
         # The calls of the turn being executed and the results that are in, for `_settle`.
         self._inflight: tuple[list[ToolCallPart], list[ToolResultPart | None]] | None = None
 

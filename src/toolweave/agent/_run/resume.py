@@ -2,8 +2,9 @@
 
 A run pauses after the turn's calls are all done when an approver deferred some of them
 (`ApprovalDeferred`): `paused_state` records the history up to the model's calls, the results
-of the calls that finished and the questions still open. `Agent.resume` starts a `Run` with
-`resume_from` set: `restore` checks the state against the agent and puts its history in the
+of the calls that finished and the questions still open. `Agent.resume` checks the state
+against the agent and the answers against the pending calls (`prepare`, before anything
+starts) and starts a `Run` with `resume_from` set: `restore` puts the state's history in the
 session, then `resume_turn` sends the open calls through the same call chain as any call
 (`dispatch_call`: rules, hooks, approvals, the tool), with an approver that gives the person's
 answers (`Answers`); a refused call gives the model the refusal, an unanswered one pauses
@@ -85,11 +86,19 @@ def paused_state(
     )
 
 
+def prepare(
+    config: RunConfig, state: RunState, approvals: Mapping[str, ApprovalAnswer] | None
+) -> Answers:
+    """Check `state` against the agent's configuration and `approvals` against its pending
+    calls (`RunStateError` naming what is wrong); returns the resumed turn's approver."""
+    state.check(config)
+    return Answers({p.call_id: p for p in state.pending}, dict(approvals or {}))
+
+
 def restore(run: PausingRun, state: RunState) -> Message | None:
-    """Check `state` against the run's agent and put its history in the session (a session
-    given to `resume` must hold the same history, as a store-backed one does); returns the
-    system message the paused run was shaped with."""
-    state.check(run.config)
+    """Put `state`'s history in the session (a session given to `resume` must hold the same
+    history, as a store-backed one does); returns the system message the paused run was
+    shaped with."""
     session, history = run.session, run.session.messages
     if session.id != state.session_id:
         raise RunStateError(
@@ -116,15 +125,12 @@ def restore(run: PausingRun, state: RunState) -> Message | None:
     return state.system
 
 
-async def resume_turn(
-    run: PausingRun, state: RunState, approvals: Mapping[str, ApprovalAnswer]
-) -> int:
-    """Run the paused turn's open calls with `approvals` and end the turn; returns the number
-    of model calls the run has made."""
+async def resume_turn(run: PausingRun, state: RunState, answers: Answers) -> int:
+    """Run the paused turn's open calls with the `answers` and end the turn; returns the
+    number of model calls the run has made."""
     calls = run.session.messages[-1].tool_calls
     done = {part.call_id: part for part in state.completed}
     parts: list[ToolResultPart | None] = [done.get(call.id) for call in calls]
-    answers = Answers({p.call_id: p for p in state.pending}, approvals)
     governance = replace(run.config.governance, approver=answers, admin_approver=answers)
     turn = state.turns
     runnable = [(i, run.registry.get(c.name)) for i, c in enumerate(calls) if parts[i] is None]
