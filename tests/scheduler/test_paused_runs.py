@@ -10,7 +10,7 @@ import pytest
 
 from tests.scheduler.test_scheduler import Clock, Inbox
 from tests.support import store_args
-from toolweave.agent import Agent
+from toolweave.agent import Agent, RunStateError
 from toolweave.errors import ConfigError
 from toolweave.governance import Governance, Rules, defer_approval
 from toolweave.llm import FunctionModel, Message, ModelRequest, ToolCallPart
@@ -85,11 +85,18 @@ async def test_a_paused_firing_is_stored_and_answered_by_another_scheduler(
 
 async def test_a_refused_firing_reports_the_refusal(tmp_path: Path) -> None:
     clock, log = Clock(), tmp_path / "deploy.log"
-    scheduler = Scheduler(deploying_agent(log), tmp_path / "s.db", clock=clock)
+    db = tmp_path / "s.db"
+    scheduler = Scheduler(deploying_agent(log), db, clock=clock, state_secret="k")
     try:
         task_id = scheduler.create("@every 5s", "deploy tonight", "ops")
         clock.now += 5
         assert [r.status for r in await scheduler.tick()] == ["paused"]
+        unsealed = Scheduler(deploying_agent(log), db, clock=clock)  # no secret: refused
+        try:
+            with pytest.raises(RunStateError, match="another secret"):
+                unsealed.paused()
+        finally:
+            await unsealed.close()
         (waiting,) = await scheduler.apaused("ops")
         done = await scheduler.answer(task_id, waiting.fire_time, {"d1": False})
         assert done.status == "success" and "the approver said no" in done.output

@@ -72,7 +72,11 @@ def check_timeout(timeout: object, where: str = "timeout") -> float:
 
 
 class Scheduler:
-    """Run `agent` on persisted schedules; tasks in SQLite (`path`) or Postgres (`dsn`)."""
+    """Run `agent` on persisted schedules; tasks in SQLite (`path`) or Postgres (`dsn`).
+
+    `state_secret` seals the states of firings paused for approvals (`RunState.to_json`), so
+    one edited in the store is refused when answered; give every scheduler of a store the same.
+    """
 
     def __init__(
         self,
@@ -86,6 +90,7 @@ class Scheduler:
         timezone: str = "UTC",
         poll_interval: float = DEFAULT_POLL_INTERVAL,
         clock: Callable[[], float] = time.time,
+        state_secret: str | None = None,
     ) -> None:
         if poll_interval <= 0:
             raise ConfigError("Scheduler(poll_interval=...) must be a positive number of seconds")
@@ -94,7 +99,7 @@ class Scheduler:
         self.deliver = deliver
         self.deliver_output = deliver_output
         self.poll_interval = poll_interval
-        self.tasks = ScheduleStore(path, dsn=dsn, timezone=timezone)
+        self.tasks = ScheduleStore(path, dsn=dsn, timezone=timezone, state_secret=state_secret)
         self._now = clock
         self._loop_task: asyncio.Task[None] | None = None
         self._firings: set[asyncio.Task[TaskRun]] = set()
@@ -322,7 +327,7 @@ class Scheduler:
                 outcome = await self._execute(task, resume)
             output, tokens, calls = outcome.output, outcome.tokens, outcome.tool_calls
             if outcome.paused is not None:  # kept until answered; the task stays meanwhile
-                status, state = "paused", outcome.paused.to_json()
+                status, state = "paused", outcome.paused
                 await self._async(lambda d: self.tasks.pause(task, fire_time, state))
             for sent in outcome.user_outputs:
                 await self._hand_over(self.deliver_output, task, sent)

@@ -117,10 +117,10 @@ class PausedRun:
     state: RunState
 
 
-def _paused(row: tuple[Any, ...]) -> PausedRun:
+def _paused(row: tuple[Any, ...], secret: str | None) -> PausedRun:
     from toolweave.agent.run_state import RunState
 
-    state = RunState.from_json(row[6])
+    state = RunState.from_json(row[6], secret=secret)
     return PausedRun(
         row[0], float(row[1]), row[2], float(row[3]), bool(row[4]), float(row[5]), state
     )
@@ -158,9 +158,15 @@ class ScheduleStore:
     """The tasks and runs tables; each method is one transaction (`*_sync` twins for sync use)."""
 
     def __init__(
-        self, path: str | Path | None = None, *, dsn: str | None = None, timezone: str = "UTC"
+        self,
+        path: str | Path | None = None,
+        *,
+        dsn: str | None = None,
+        timezone: str = "UTC",
+        state_secret: str | None = None,
     ) -> None:
         self.store = SQLStore(path, dsn=dsn, schema=_SCHEMA, owner="Scheduler")
+        self.state_secret = state_secret  # seals paused runs' states (`RunState.to_json`)
         try:
             self.tz = ZoneInfo(timezone)
         except (KeyError, ValueError):
@@ -328,12 +334,13 @@ class ScheduleStore:
         if delete_task:
             yield ("DELETE FROM toolweave_schedule_tasks WHERE id = ?", (task_id,))
 
-    def pause(self, task: ScheduledTask, fire_time: float, state: str) -> Program[None]:
-        """Keep a paused firing's state (`RunState.to_json`) until it is answered."""
+    def pause(self, task: ScheduledTask, fire_time: float, state: RunState) -> Program[None]:
+        """Keep a paused firing's state, sealed, until it is answered."""
+        text = state.to_json(secret=self.state_secret)
         yield (
             f"INSERT INTO toolweave_schedule_paused ({_PAUSED_COLUMNS}) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (task.id, fire_time, task.target, task.timeout, int(task.run_once), time.time(), state),
+            (task.id, fire_time, task.target, task.timeout, int(task.run_once), time.time(), text),
         )
 
     def paused(self, target: str | None) -> Program[builtins.list[PausedRun]]:
@@ -342,7 +349,7 @@ class ScheduleStore:
             f"SELECT {_PAUSED_COLUMNS} FROM toolweave_schedule_paused {where}ORDER BY paused",
             params,
         )
-        return [_paused(r) for r in rows]
+        return [_paused(r, self.state_secret) for r in rows]
 
     def take_paused(self, task_id: str, fire_time: float) -> Program[PausedRun | None]:
         """Remove a paused firing and return it: of two answers at once, one gets it."""
@@ -351,7 +358,7 @@ class ScheduleStore:
             f"RETURNING {_PAUSED_COLUMNS}",
             (task_id, fire_time),
         )
-        return _paused(rows[0]) if rows else None
+        return _paused(rows[0], self.state_secret) if rows else None
 
     def mark_interrupted(self, owner: str, now: float) -> Program[int]:
         """Runs this scheduler left `running` (it restarted), and runs of anyone long past their
