@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from toolweave.agent import Agent, RunPaused, RunState
 from toolweave.governance import Governance, Rules, defer_approval
@@ -39,7 +40,7 @@ def answer(request: ModelRequest) -> ModelResponse:
     return ModelResponse(Message.assistant(text), usage=TURN_USAGE)
 
 
-def build(folder: Path, *, instructions: str = "Ship carefully.") -> Agent:
+def build(folder: Path, *, instructions: str = "Ship carefully.", **options: Any) -> Agent:
     @tool
     def read_note(name: str) -> str:
         """Read a note."""
@@ -61,6 +62,7 @@ def build(folder: Path, *, instructions: str = "Ship carefully.") -> Agent:
         instructions=instructions,
         governance=governance,
         name="shipper",
+        **options,
     )
 
 

@@ -182,15 +182,7 @@ async def test_a_stored_session_resumes_where_it_paused(tmp_path: Path) -> None:
 
 async def test_the_query_log_records_a_pause_and_then_the_finish(tmp_path: Path) -> None:
     log = QueryLog(tmp_path / "queries.db")
-    shipper = build(tmp_path)
-    agent = Agent(
-        shipper.model,
-        shipper.registry,
-        instructions="Ship carefully.",
-        governance=shipper.governance,
-        orchestration=Orchestration(query_log=log),
-        name="shipper",
-    )
+    agent = build(tmp_path, orchestration=Orchestration(query_log=log))
     try:
         state = await paused(agent)
         assert [r.status for r in await log.recent(5)] == ["paused"]

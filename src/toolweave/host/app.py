@@ -29,10 +29,10 @@ from toolweave.host.providers.base import (
 )
 from toolweave.host.stores import damaged_line, damaged_store
 from toolweave.host.tool_search import search_tools
-from toolweave.mcp.bridge import MCPTool
 from toolweave.mcp.server import MCPServer, is_probe, probe_result
 from toolweave.mcp.server.tasks import PostgresTaskStore, SQLiteTaskStore, TaskStore
 from toolweave.mcp.shared.errors import MCPError
+from toolweave.mcp.toolset.bridge import MCPTool
 from toolweave.tools.base import Tool, ToolAnnotations
 from toolweave.tools.calls import CallMiddleware, ToolCall, chain
 from toolweave.tools.context import ToolContext
