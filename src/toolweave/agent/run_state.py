@@ -21,14 +21,14 @@ import hashlib
 import hmac
 import json
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from toolweave.agent.errors import RunStateError
+from toolweave.governance.approvals import ApprovalRequest
 from toolweave.llm import Message, ToolResultPart, Usage
 
 if TYPE_CHECKING:
     from toolweave.agent._run.config import RunConfig
-    from toolweave.governance.approvals import ApprovalRequest
 
 __all__ = ["PendingCall", "RunState"]
 
@@ -56,9 +56,9 @@ class PendingCall:
 
     def prompt(self) -> str:
         """One line for a person: what will run, and why it needs a yes."""
-        args = json.dumps(self.args, ensure_ascii=False)
-        who = "admin approval" if self.kind == "admin" else "approval"
-        return f"{self.tool_name}({args}) needs {who}: {self.reason}"
+        kind: Literal["user", "admin"] = "admin" if self.kind == "admin" else "user"
+        question = ApprovalRequest(self.tool_name, self.args, self.reason, None, kind=kind)
+        return question.prompt()
 
 
 def agent_reference(config: RunConfig) -> dict[str, Any]:
