@@ -18,6 +18,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "memory": ("numpy", "rjieba", "wordllama", "networkx"),
     "kb": ("numpy", "rjieba", "wordllama", "markitdown", "watchfiles"),
     "server": ("starlette", "uvicorn"),
+    "durable": ("dbos",),
 }
 """The modules each extra installs that toolweave imports (pyproject.toml lists the packages)."""
 RETRIEVAL_MODULES = ("numpy", "rjieba")

@@ -32,7 +32,8 @@ where the class and its children live):
     │   └── WrapperError: a wrapper command is missing an option's value
     ├── GovernanceError (governance): governance refused a call or stopped a run
     │   ├── CallBlocked: a gate stage blocked the call
-    │   └── HookStopped: a hook ended the run
+    │   ├── HookStopped: a hook ended the run
+    │   └── ApprovalDeferred: the approver answers later; the run pauses
     ├── SkillError (skills): a skill cannot be loaded, installed or read
     ├── KnowledgeBaseError (kb): a knowledge-base or notes call failed
     │   ├── DocumentError: a document cannot be read or converted
@@ -51,7 +52,9 @@ where the class and its children live):
         ├── MaxTurnsExceeded: the turn limit was reached
         ├── OutputValidationError: the answer does not fit output_type
         ├── SessionBusy: another run holds the session
-        └── PromptBlocked: a UserPromptSubmit hook blocked the prompt
+        ├── PromptBlocked: a UserPromptSubmit hook blocked the prompt
+        ├── RunPaused: the run waits for approvals; `.state` resumes it
+        └── RunStateError: a saved run state does not fit this agent or was changed
 """
 
 from __future__ import annotations

@@ -168,6 +168,9 @@ _ALLOWED_CALLS = {
     # `tool_call` in serve's tool-search mode enters a published tool, whose `execute` is the
     # host's chain (accounting, governance, `ToolRegistry.run_call`): the same entry as MCP's.
     ("host/tool_search.py", "tool.execute"),
+    # A durable agent's `StepTool.execute` is what the terminal calls; it runs the wrapped tool
+    # inside a DBOS step (after the whole chain), so it is the same execution, checkpointed.
+    ("agent/durable.py", "tool.execute"),
 }
 _GOVERNED_PACKAGES = ("agent", "governance", "host", "accounting", "scheduler", "cli")
 

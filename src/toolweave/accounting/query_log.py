@@ -19,8 +19,15 @@ from typing import Literal
 from toolweave.errors import ConfigError
 from toolweave.storage.sql import Dialect, Program, SQLStore
 
-QueryStatus = Literal["running", "success", "stopped", "timeout", "error"]
-QUERY_STATUSES: tuple[QueryStatus, ...] = ("running", "success", "stopped", "timeout", "error")
+QueryStatus = Literal["running", "success", "stopped", "timeout", "error", "paused"]
+QUERY_STATUSES: tuple[QueryStatus, ...] = (
+    "running",
+    "success",
+    "stopped",
+    "timeout",
+    "error",
+    "paused",
+)
 MAX_LOGGED_TOOLS = 20
 """Tool names kept per row; `tool_calls` still counts them all."""
 MAX_LOGGED_INPUT_CHARS = 4000

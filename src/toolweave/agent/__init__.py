@@ -21,6 +21,10 @@ _EXPORTS: dict[str, str] = {
     "OutputValidationError": "toolweave.agent.errors",
     "PromptBlocked": "toolweave.agent.errors",
     "SessionBusy": "toolweave.agent.errors",
+    "RunPaused": "toolweave.agent.errors",
+    "RunStateError": "toolweave.agent.errors",
+    "PendingCall": "toolweave.agent.run_state",
+    "RunState": "toolweave.agent.run_state",
     "Output": "toolweave.agent.output",
     "OutputMode": "toolweave.agent.output",
     "OutputSpec": "toolweave.agent.output",
@@ -64,6 +68,8 @@ if TYPE_CHECKING:
         MaxTurnsExceeded,
         OutputValidationError,
         PromptBlocked,
+        RunPaused,
+        RunStateError,
         SessionBusy,
     )
     from toolweave.agent.events import (
@@ -84,6 +90,7 @@ if TYPE_CHECKING:
     )
     from toolweave.agent.output import Output, OutputMode, OutputSpec
     from toolweave.agent.result import RunResult
+    from toolweave.agent.run_state import PendingCall, RunState
     from toolweave.agent.session import Session
     from toolweave.agent.stores import PostgresSessionStore, SessionStore, SQLiteSessionStore
     from toolweave.tools.search_mode import ToolSearch
@@ -101,13 +108,17 @@ __all__ = [
     "OutputMode",
     "OutputSpec",
     "OutputValidationError",
+    "PendingCall",
     "PostgresSessionStore",
     "PromptBlocked",
     "ProviderToolActivity",
     "RunCompleted",
     "RunFailed",
+    "RunPaused",
     "RunResult",
     "RunStarted",
+    "RunState",
+    "RunStateError",
     "SQLiteSessionStore",
     "Session",
     "SessionBusy",

@@ -9,19 +9,23 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from contextlib import aclosing
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Generic, Literal
 
 from toolweave.agent._run.command_run import command_config
 from toolweave.agent._run.config import RunConfig
 from toolweave.agent._run.loop import Run
+from toolweave.agent._run.resume import prepare
+from toolweave.agent._run.stream import run_events
 from toolweave.agent.economy import ContextEconomy
 from toolweave.agent.events import AgentEvent
 from toolweave.agent.orchestration.registry import orchestration_registry
 from toolweave.agent.orchestration.settings import Orchestration, RunScope
 from toolweave.agent.output import Output, OutputT
 from toolweave.agent.result import RunResult
+from toolweave.agent.run_state import RunState
 from toolweave.agent.session import Session
 from toolweave.agent.tracing.run_trace import Tracing
 from toolweave.errors import ConfigError
@@ -38,11 +42,9 @@ from toolweave.tools.context import DepsT
 from toolweave.tools.search_mode import ToolSearch
 
 if TYPE_CHECKING:
+    from toolweave.governance.approvals import ApprovalAnswer
     from toolweave.memory import MemoryManager, MemorySettings
     from toolweave.skills import SkillLibrary, SkillSettings
-
-
-_DONE: Any = object()
 
 
 class Agent(Generic[DepsT, OutputT]):
@@ -293,11 +295,14 @@ class Agent(Generic[DepsT, OutputT]):
         *,
         registry: ToolRegistry | None = None,
         governance: Governance | None = None,
+        model: Model | None = None,
     ) -> Agent[DepsT, OutputT]:
-        """This agent with another tool registry or gate pipeline and everything else shared
-        (the scheduler gives a scheduled run its background tools and a child governance this
-        way). The original is unchanged."""
+        """This agent with another tool registry, gate pipeline or model and everything else
+        shared (the scheduler gives a scheduled run its background tools and a child governance
+        this way, `DurableAgent` its model and tools as steps). The original is unchanged."""
         changes: dict[str, Any] = {}
+        if model is not None:
+            changes["model"] = model
         if registry is not None:
             changes["registry"] = registry
         if governance is not None:
@@ -343,21 +348,23 @@ class Agent(Generic[DepsT, OutputT]):
         deps: DepsT = None,  # type: ignore[assignment]
     ) -> RunResult[OutputT]:
         """`run` for synchronous code; not callable from inside a running event loop."""
+        return self._sync("run", self._new_run(prompt, session, deps, None, None))
+
+    def _sync(self, name: str, run: Run) -> RunResult[OutputT]:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self._run_and_close(prompt, session, deps))
+            return asyncio.run(self._run_and_close(run))
         raise RuntimeError(
-            "Agent.run_sync() was called inside a running event loop; use `await agent.run()`"
+            f"Agent.{name}_sync() was called inside a running event loop; use "
+            f"`await agent.{name}()`"
         )
 
-    async def _run_and_close(
-        self, prompt: str, session: Session | None, deps: DepsT
-    ) -> RunResult[OutputT]:
-        """`run`, then close the HTTP client the model opened on this throwaway event loop
-        (its connections die with the loop; unclosed they leak sockets until collected)."""
+    async def _run_and_close(self, run: Run) -> RunResult[OutputT]:
+        """Execute `run`, then close the HTTP client the model opened on this throwaway event
+        loop (its connections die with the loop; unclosed they leak sockets until collected)."""
         try:
-            return await self.run(prompt, session, deps=deps)
+            return await run.execute()
         finally:
             aclose = getattr(self.model, "aclose", None)
             if aclose is not None:
@@ -378,19 +385,79 @@ class Agent(Generic[DepsT, OutputT]):
         """
         queue: asyncio.Queue[Any] = asyncio.Queue()
         run = self._new_run(prompt, session, deps, queue.put_nowait, timeout)
-        task = asyncio.ensure_future(run.execute())
-        task.add_done_callback(lambda _: queue.put_nowait(_DONE))
-        try:
-            while True:
-                event = await queue.get()
-                if event is _DONE:
-                    break
+        async with aclosing(run_events(run.execute(), queue)) as events:  # closing closes the run
+            async for event in events:
                 yield event
-            await task  # re-raises the run's error after RunFailed was yielded
-        finally:
-            if not task.done():
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
+
+    # -- paused runs --------------------------------------------------------------------
+
+    async def resume(
+        self,
+        state: RunState,
+        approvals: Mapping[str, ApprovalAnswer] | None = None,
+        *,
+        session: Session | None = None,
+        deps: DepsT = None,  # type: ignore[assignment]
+        timeout: float | None = None,
+        scope: RunScope | None = None,
+    ) -> RunResult[OutputT]:
+        """Finish a run that paused for approvals (`RunPaused.state`, or `RunState.from_json`
+        in another process): `approvals` answers its pending calls by call id (True, False or
+        "always"). Approved calls go through the same call chain as any call, a refused one
+        gives the model the refusal, and one left unanswered pauses the run again. `state`
+        must come from this agent's configuration (`RunStateError` names what differs).
+        `scope` is for the scheduler, as in `run_scoped` (it brings the session)."""
+        run = self._resumed(state, approvals, session, deps, None, timeout, scope)
+        return await run.execute()
+
+    def resume_sync(
+        self,
+        state: RunState,
+        approvals: Mapping[str, ApprovalAnswer] | None = None,
+        *,
+        session: Session | None = None,
+        deps: DepsT = None,  # type: ignore[assignment]
+    ) -> RunResult[OutputT]:
+        """`resume` for synchronous code; not callable from inside a running event loop."""
+        return self._sync("resume", self._resumed(state, approvals, session, deps, None, None))
+
+    async def resume_stream(
+        self,
+        state: RunState,
+        approvals: Mapping[str, ApprovalAnswer] | None = None,
+        *,
+        session: Session | None = None,
+        deps: DepsT = None,  # type: ignore[assignment]
+        timeout: float | None = None,
+    ) -> AsyncGenerator[AgentEvent, None]:
+        """`resume` yielding the run's events, as `run_stream` does."""
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        run = self._resumed(state, approvals, session, deps, queue.put_nowait, timeout)
+        async with aclosing(run_events(run.execute(), queue)) as events:  # closing closes the run
+            async for event in events:
+                yield event
+
+    def _resumed(
+        self,
+        state: RunState,
+        approvals: Mapping[str, ApprovalAnswer] | None,
+        session: Session | None,
+        deps: Any,
+        emit: Callable[[AgentEvent], None] | None,
+        timeout: float | None,
+        scope: RunScope | None = None,
+    ) -> Run:
+        if not isinstance(state, RunState):
+            raise TypeError(
+                f"Agent.resume(state=...) takes a RunState (RunPaused.state, or "
+                f"RunState.from_json(text)), got {type(state).__name__}"
+            )
+        if scope is not None:
+            session = scope.session
+        session = session if session is not None else Session(state.session_id)
+        run = self._new_run(state.prompt, session, deps, emit, timeout, scope)
+        run.resume_from = (state, prepare(run.config, state, approvals))
+        return run
 
     def __repr__(self) -> str:
         return (

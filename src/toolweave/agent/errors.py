@@ -6,6 +6,8 @@ Tool failures keep their own `ToolError` types (a run ended by a denial raises t
 
 from __future__ import annotations
 
+from typing import Any
+
 from toolweave.errors import ToolweaveError
 
 
@@ -43,3 +45,26 @@ class PromptBlocked(AgentError):
     def __init__(self, reason: str) -> None:
         super().__init__(f"the prompt was blocked by a UserPromptSubmit hook: {reason}")
         self.reason = reason
+
+
+class RunPaused(AgentError):
+    """The run stopped to wait for answers (an approver deferred, `defer_approval`). `state` is
+    the `RunState` to save (`state.to_json()`) and finish later with `Agent.resume` (typed
+    `Any` here only because `toolweave.agent.run_state` imports this module)."""
+
+    def __init__(self, state: Any) -> None:
+        names = ", ".join(p.tool_name for p in state.pending)
+        super().__init__(
+            f"the run paused for {len(state.pending)} approval(s) ({names}); save "
+            "`error.state.to_json()` and finish it with `agent.resume(state, approvals=...)`"
+        )
+        self.state: Any = state
+
+    def __reduce__(self) -> tuple[type[RunPaused], tuple[Any]]:
+        """Pickled with its state (DBOS stores a durable run's error this way)."""
+        return (RunPaused, (self.state,))
+
+
+class RunStateError(AgentError):
+    """A saved `RunState` cannot be resumed here: it was changed after it was saved, or it
+    belongs to another agent configuration; the message names what differs."""

@@ -23,6 +23,8 @@ _EXPORTS: dict[str, str] = {
     "RuleSyntaxError": "toolweave.governance.errors",
     "ApprovalRequest": "toolweave.governance.approvals",
     "ApprovalState": "toolweave.governance.approvals",
+    "ApprovalDeferred": "toolweave.governance.errors",
+    "defer_approval": "toolweave.governance.approvals",
     "Approver": "toolweave.governance.approvals",
     "GateRequest": "toolweave.governance.gates",
     "ToolGate": "toolweave.governance.gates",
@@ -36,8 +38,14 @@ _EXPORTS: dict[str, str] = {
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
-    from toolweave.governance.approvals import ApprovalRequest, ApprovalState, Approver
+    from toolweave.governance.approvals import (
+        ApprovalRequest,
+        ApprovalState,
+        Approver,
+        defer_approval,
+    )
     from toolweave.governance.errors import (
+        ApprovalDeferred,
         CallBlocked,
         HookConfigError,
         HookStopped,
@@ -58,6 +66,7 @@ __all__ = [
     "HOOK_EVENTS",
     "PERMISSION_MODES",
     "AgentIdentity",
+    "ApprovalDeferred",
     "ApprovalRequest",
     "ApprovalState",
     "Approver",
@@ -74,4 +83,5 @@ __all__ = [
     "RuleSyntaxError",
     "Rules",
     "ToolGate",
+    "defer_approval",
 ]

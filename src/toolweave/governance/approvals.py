@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from toolweave.governance.errors import ApprovalDeferred
 from toolweave.mcp.shared.errors import InputRequired
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "ApprovalState",
     "Approver",
     "ask_approval",
+    "defer_approval",
 ]
 
 DEFAULT_APPROVAL_TIMEOUT = 120.0
@@ -76,6 +78,13 @@ class ApprovalState:
         return self._locks[1]
 
 
+def defer_approval(request: ApprovalRequest) -> ApprovalAnswer:
+    """An approver that answers later: the call is not run, and an agent run pauses with a
+    `RunState` to save and finish with `Agent.resume(state, approvals=...)` (hours later, in
+    another process). Any approver may raise `ApprovalDeferred` itself to do the same."""
+    raise ApprovalDeferred(request)
+
+
 async def ask_approval(
     approver: Approver | None,
     request: ApprovalRequest,
@@ -102,8 +111,8 @@ async def ask_approval(
                     answer = await answer
         except TimeoutError:
             return False, f"no answer within {timeout:g}s (approval_timeout), so it is denied"
-        except InputRequired:
-            raise  # a 2026-07-28 MCP client is asked in the call's result and retries with it
+        except (InputRequired, ApprovalDeferred):
+            raise  # asked elsewhere: in a 2026 MCP call's result, or later (a paused run)
         except Exception as exc:
             return False, f"the approver failed ({type(exc).__name__}: {exc}), so it is denied"
     if answer == "always":

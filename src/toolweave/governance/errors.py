@@ -8,7 +8,7 @@ or file at fault.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from toolweave.errors import ConfigError, ToolweaveError
 
@@ -42,6 +42,22 @@ class HookStopped(GovernanceError):
     """A hook answered `continue: false`: the run ends with its `stopReason`."""
 
     recoverable = False
+
+
+class ApprovalDeferred(GovernanceError):
+    """The approver will answer later (`defer_approval`): the call waits, unrun, and an agent run
+    pauses with a saved `RunState` that `Agent.resume` finishes once the answer is in.
+    `request` is the `ApprovalRequest` (typed `Any`: `approvals` imports this module)."""
+
+    def __init__(self, request: Any) -> None:
+        super().__init__(
+            f"the approval of {request.tool_name!r} was deferred: {request.reason}",
+            tool=request.tool_name,
+        )
+        self.request: Any = request
+
+    def __reduce__(self) -> tuple[type[ApprovalDeferred], tuple[Any]]:
+        return (ApprovalDeferred, (self.request,))
 
 
 class HookConfigError(ConfigError):

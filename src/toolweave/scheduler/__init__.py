@@ -15,6 +15,7 @@ from toolweave._lazy import lazy_exports
 _EXPORTS: dict[str, str] = {
     "Scheduler": "toolweave.scheduler.scheduler",
     "ScheduleStore": "toolweave.scheduler.store",
+    "PausedRun": "toolweave.scheduler.store",
     "ScheduledTask": "toolweave.scheduler.store",
     "TaskRun": "toolweave.scheduler.store",
     "TaskToolCall": "toolweave.scheduler.store",
@@ -29,10 +30,17 @@ if TYPE_CHECKING:
     from toolweave.scheduler.background import BackgroundSubagents, background_tools
     from toolweave.scheduler.clock_tools import clock_tools
     from toolweave.scheduler.scheduler import Scheduler
-    from toolweave.scheduler.store import ScheduledTask, ScheduleStore, TaskRun, TaskToolCall
+    from toolweave.scheduler.store import (
+        PausedRun,
+        ScheduledTask,
+        ScheduleStore,
+        TaskRun,
+        TaskToolCall,
+    )
 
 __all__ = [
     "BackgroundSubagents",
+    "PausedRun",
     "ScheduleStore",
     "ScheduledTask",
     "Scheduler",

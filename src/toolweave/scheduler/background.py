@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,8 @@ from toolweave.tools.context import UserOutput
 if TYPE_CHECKING:
     from toolweave.agent.agent import Agent
     from toolweave.agent.orchestration.settings import RunScope
+    from toolweave.agent.run_state import RunState
+    from toolweave.governance.approvals import ApprovalAnswer
 
 MAX_SYNTHESIS_ROUNDS = 5
 MAX_RECORDED_CALLS = 200
@@ -160,13 +163,21 @@ class ScheduledOutcome:
     tokens: int
     tool_calls: tuple[TaskToolCall, ...] = ()
     user_outputs: tuple[UserOutput, ...] = ()
+    paused: RunState | None = None
+    """Set when the run paused for approvals (`defer_approval`): the state to store."""
 
 
 async def run_scheduled(
-    agent: Agent[Any, Any], prompt: str, timeout: float, quota_key: str
+    agent: Agent[Any, Any],
+    prompt: str,
+    timeout: float,
+    quota_key: str,
+    resume: tuple[RunState, Mapping[str, ApprovalAnswer]] | None = None,
 ) -> ScheduledOutcome:
     """One scheduled firing: a disposable run with background subagents, then up to
-    `MAX_SYNTHESIS_ROUNDS` rounds that feed their results back."""
+    `MAX_SYNTHESIS_ROUNDS` rounds that feed their results back. With `resume` (a paused
+    firing's state and the answers), the paused run goes on in a session of its own id."""
+    from toolweave.agent.errors import RunPaused
     from toolweave.agent.orchestration.settings import RunScope
     from toolweave.agent.session import Session
 
@@ -176,7 +187,8 @@ async def run_scheduled(
         registry = registry.overlay()
         for tool in background_tools():
             registry.register(tool)
-    session = Session()  # disposable, and nobody to ask: only an admin approver can approve
+    # Disposable, and nobody to ask: only an admin approver can approve (or defer).
+    session = Session(resume[0].session_id) if resume is not None else Session()
     governance = agent.governance.child(
         agent_id=f"scheduled-{session.id[:8]}", agent_type="scheduled"
     )
@@ -195,7 +207,10 @@ async def run_scheduled(
     calls: list[TaskToolCall] = []
     outputs: list[UserOutput] = []
     try:
-        result = await scheduled.run_scoped(prompt, scope)
+        if resume is not None:
+            result = await scheduled.resume(*resume, scope=scope)
+        else:
+            result = await scheduled.run_scoped(prompt, scope)
         _collect(result, calls, outputs)
         for _ in range(MAX_SYNTHESIS_ROUNDS):
             if not background.pending():
@@ -204,6 +219,11 @@ async def run_scheduled(
             scope.turns_left = agent.max_turns
             result = await scheduled.run_scoped(results, scope)
             _collect(result, calls, outputs)
+    except RunPaused as paused:
+        state: RunState = paused.state
+        waiting = "; ".join(p.prompt() for p in state.pending)
+        used = scope.total_usage.total_tokens
+        return ScheduledOutcome(f"Waiting for approval: {waiting}", used, paused=state)
     finally:
         await background.close()
     return ScheduledOutcome(

@@ -23,12 +23,13 @@ import contextlib
 import inspect
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolweave.errors import ConfigError
 from toolweave.scheduler.store import (
+    PausedRun,
     RunStatus,
     ScheduledTask,
     ScheduleStore,
@@ -39,9 +40,13 @@ from toolweave.storage.sql import ProgramFactory, T
 
 if TYPE_CHECKING:
     from toolweave.agent.agent import Agent
+    from toolweave.agent.run_state import RunState
+    from toolweave.governance.approvals import ApprovalAnswer
     from toolweave.scheduler.background import ScheduledOutcome
     from toolweave.tools import Tool
     from toolweave.tools.context import UserOutput
+
+    Resume = tuple[RunState, Mapping[str, ApprovalAnswer]]
 
 logger = logging.getLogger("toolweave.scheduler.scheduler")
 
@@ -67,7 +72,11 @@ def check_timeout(timeout: object, where: str = "timeout") -> float:
 
 
 class Scheduler:
-    """Run `agent` on persisted schedules; tasks in SQLite (`path`) or Postgres (`dsn`)."""
+    """Run `agent` on persisted schedules; tasks in SQLite (`path`) or Postgres (`dsn`).
+
+    `state_secret` seals the states of firings paused for approvals (`RunState.to_json`), so
+    one edited in the store is refused when answered; give every scheduler of a store the same.
+    """
 
     def __init__(
         self,
@@ -81,6 +90,7 @@ class Scheduler:
         timezone: str = "UTC",
         poll_interval: float = DEFAULT_POLL_INTERVAL,
         clock: Callable[[], float] = time.time,
+        state_secret: str | None = None,
     ) -> None:
         if poll_interval <= 0:
             raise ConfigError("Scheduler(poll_interval=...) must be a positive number of seconds")
@@ -89,7 +99,7 @@ class Scheduler:
         self.deliver = deliver
         self.deliver_output = deliver_output
         self.poll_interval = poll_interval
-        self.tasks = ScheduleStore(path, dsn=dsn, timezone=timezone)
+        self.tasks = ScheduleStore(path, dsn=dsn, timezone=timezone, state_secret=state_secret)
         self._now = clock
         self._loop_task: asyncio.Task[None] | None = None
         self._firings: set[asyncio.Task[TaskRun]] = set()
@@ -160,6 +170,37 @@ class Scheduler:
     async def alog(self, task_id: str, limit: int = 20) -> builtins.list[TaskRun]:
         """`log` for coroutines."""
         return await self._async(lambda d: self.tasks.log(task_id, limit))
+
+    # -- paused firings ------------------------------------------------------------------------
+
+    def paused(self, target: str | None = None) -> builtins.list[PausedRun]:
+        """Firings waiting for approvals (of one `target`, or all), oldest first. A scheduled
+        run asks only the admin approver: `Governance(admin_approver=defer_approval)` makes
+        its questions wait here, however long, instead of being refused."""
+        return self._sync(lambda d: self.tasks.paused(target))
+
+    async def apaused(self, target: str | None = None) -> builtins.list[PausedRun]:
+        """`paused` for coroutines."""
+        return await self._async(lambda d: self.tasks.paused(target))
+
+    async def answer(
+        self, task_id: str, fire_time: float, approvals: Mapping[str, ApprovalAnswer]
+    ) -> TaskRun:
+        """Answer a paused firing (`approvals`: call id to True, False or "always") and run it
+        to its end, in this process or any other on the same store; the firing's run record
+        is updated and its output delivered as on a normal firing. Raises `ConfigError` when
+        no such firing waits (already answered, or never paused)."""
+        waiting = await self._async(lambda d: self.tasks.take_paused(task_id, fire_time))
+        if waiting is None:
+            raise ConfigError(
+                f"no paused firing of task {task_id!r} at {fire_time!r}; list them with "
+                "Scheduler.paused()"
+            )
+        state = waiting.state
+        task = ScheduledTask(
+            task_id, "", state.prompt, waiting.target, waiting.run_once, waiting.timeout, True, 0, 0
+        )
+        return await self._fire(task, fire_time, (state, approvals))
 
     def _updated(self, task_id: str, updated: ScheduledTask | None) -> ScheduledTask:
         if updated is None:
@@ -273,7 +314,9 @@ class Scheduler:
         else:
             loop.call_soon_threadsafe(wake.set)
 
-    async def _fire(self, task: ScheduledTask, fire_time: float) -> TaskRun:
+    async def _fire(
+        self, task: ScheduledTask, fire_time: float, resume: Resume | None = None
+    ) -> TaskRun:
         started = time.time()
         status: RunStatus = "success"
         output = error = ""
@@ -281,8 +324,11 @@ class Scheduler:
         calls: tuple[TaskToolCall, ...] = ()
         try:
             async with asyncio.timeout(task.timeout):
-                outcome = await self._execute(task)
+                outcome = await self._execute(task, resume)
             output, tokens, calls = outcome.output, outcome.tokens, outcome.tool_calls
+            if outcome.paused is not None:  # kept until answered; the task stays meanwhile
+                status, state = "paused", outcome.paused
+                await self._async(lambda d: self.tasks.pause(task, fire_time, state))
             for sent in outcome.user_outputs:
                 await self._hand_over(self.deliver_output, task, sent)
         except TimeoutError:
@@ -302,9 +348,10 @@ class Scheduler:
             status, error = "error", f"{type(exc).__name__}: {exc}"
             logger.warning("scheduled task %s failed: %s", task.id, error)
         output = output[:MAX_OUTPUT_CHARS]
+        remove = task.run_once and status != "paused"
         await self._async(
             lambda d: self.tasks.finish(
-                task.id, fire_time, status, output, error, tokens, task.run_once, calls
+                task.id, fire_time, status, output, error, tokens, remove, calls
             )
         )
         if output:
@@ -335,12 +382,13 @@ class Scheduler:
         except Exception:
             logger.exception("scheduled task %s: delivering to %s failed", task.id, task.target)
 
-    async def _execute(self, task: ScheduledTask) -> ScheduledOutcome:
-        """One disposable run (a fresh session, the agent's full tools, background subagents);
-        only its final answer. Usage counts against the target's quota."""
+    async def _execute(self, task: ScheduledTask, resume: Resume | None) -> ScheduledOutcome:
+        """One disposable run (a fresh session, the agent's full tools, background subagents),
+        or a paused one resumed; only its final answer. Usage counts against the target's
+        quota."""
         from toolweave.scheduler.background import run_scheduled
 
-        return await run_scheduled(self.agent, task.prompt, task.timeout, task.target)
+        return await run_scheduled(self.agent, task.prompt, task.timeout, task.target, resume)
 
     # -- tools --------------------------------------------------------------------------------
 

@@ -16,14 +16,17 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo
 
 from toolweave.errors import ConfigError
 from toolweave.scheduler._cron import parse_spec
 from toolweave.storage.sql import Dialect, Program, SQLStore, for_update, skip_locked
 
-RunStatus = Literal["running", "success", "timeout", "error", "interrupted"]
+if TYPE_CHECKING:
+    from toolweave.agent.run_state import RunState
+
+RunStatus = Literal["running", "success", "timeout", "error", "interrupted", "paused"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS toolweave_schedule_tasks (
@@ -44,8 +47,14 @@ CREATE TABLE IF NOT EXISTS toolweave_schedule_run_calls (
     task_id TEXT NOT NULL, fire_time DOUBLE PRECISION NOT NULL, seq INTEGER NOT NULL,
     name TEXT NOT NULL, ok INTEGER NOT NULL, duration DOUBLE PRECISION NOT NULL,
     error TEXT NOT NULL, PRIMARY KEY (task_id, fire_time, seq)
+);
+CREATE TABLE IF NOT EXISTS toolweave_schedule_paused (
+    task_id TEXT NOT NULL, fire_time DOUBLE PRECISION NOT NULL, target TEXT NOT NULL,
+    timeout DOUBLE PRECISION NOT NULL, run_once INTEGER NOT NULL,
+    paused DOUBLE PRECISION NOT NULL, state TEXT NOT NULL, PRIMARY KEY (task_id, fire_time)
 )
 """
+_PAUSED_COLUMNS = "task_id, fire_time, target, timeout, run_once, paused, state"
 _TASK_COLUMNS = "id, spec, prompt, target, run_once, timeout, enabled, created, anchor, next_fire"
 _RUN_COLUMNS = "task_id, fire_time, status, owner, started, finished, output, error, tokens"
 INTERRUPT_GRACE = 60.0
@@ -93,6 +102,30 @@ class TaskRun:
     tool_calls: tuple[TaskToolCall, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class PausedRun:
+    """A firing waiting for approvals (its run status is "paused"): answer it with
+    `Scheduler.answer(task_id, fire_time, approvals)`; `state` is its `RunState` and
+    `state.pending` the questions, each with the `call_id` to answer by."""
+
+    task_id: str
+    fire_time: float
+    target: str
+    timeout: float
+    run_once: bool
+    paused: float
+    state: RunState
+
+
+def _paused(row: tuple[Any, ...], secret: str | None) -> PausedRun:
+    from toolweave.agent.run_state import RunState
+
+    state = RunState.from_json(row[6], secret=secret)
+    return PausedRun(
+        row[0], float(row[1]), row[2], float(row[3]), bool(row[4]), float(row[5]), state
+    )
+
+
 def _task(row: tuple[Any, ...]) -> ScheduledTask:
     return ScheduledTask(
         id=row[0],
@@ -125,9 +158,15 @@ class ScheduleStore:
     """The tasks and runs tables; each method is one transaction (`*_sync` twins for sync use)."""
 
     def __init__(
-        self, path: str | Path | None = None, *, dsn: str | None = None, timezone: str = "UTC"
+        self,
+        path: str | Path | None = None,
+        *,
+        dsn: str | None = None,
+        timezone: str = "UTC",
+        state_secret: str | None = None,
     ) -> None:
         self.store = SQLStore(path, dsn=dsn, schema=_SCHEMA, owner="Scheduler")
+        self.state_secret = state_secret  # seals paused runs' states (`RunState.to_json`)
         try:
             self.tz = ZoneInfo(timezone)
         except (KeyError, ValueError):
@@ -294,6 +333,32 @@ class ScheduleStore:
             )
         if delete_task:
             yield ("DELETE FROM toolweave_schedule_tasks WHERE id = ?", (task_id,))
+
+    def pause(self, task: ScheduledTask, fire_time: float, state: RunState) -> Program[None]:
+        """Keep a paused firing's state, sealed, until it is answered."""
+        text = state.to_json(secret=self.state_secret)
+        yield (
+            f"INSERT INTO toolweave_schedule_paused ({_PAUSED_COLUMNS}) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (task.id, fire_time, task.target, task.timeout, int(task.run_once), time.time(), text),
+        )
+
+    def paused(self, target: str | None) -> Program[builtins.list[PausedRun]]:
+        where, params = ("WHERE target = ? ", (target,)) if target is not None else ("", ())
+        rows = yield (
+            f"SELECT {_PAUSED_COLUMNS} FROM toolweave_schedule_paused {where}ORDER BY paused",
+            params,
+        )
+        return [_paused(r, self.state_secret) for r in rows]
+
+    def take_paused(self, task_id: str, fire_time: float) -> Program[PausedRun | None]:
+        """Remove a paused firing and return it: of two answers at once, one gets it."""
+        rows = yield (
+            "DELETE FROM toolweave_schedule_paused WHERE task_id = ? AND fire_time = ? "
+            f"RETURNING {_PAUSED_COLUMNS}",
+            (task_id, fire_time),
+        )
+        return _paused(rows[0], self.state_secret) if rows else None
 
     def mark_interrupted(self, owner: str, now: float) -> Program[int]:
         """Runs this scheduler left `running` (it restarted), and runs of anyone long past their

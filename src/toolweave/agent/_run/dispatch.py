@@ -9,13 +9,15 @@ prechecks, ordering results, ending the run on a non-recoverable refusal).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from toolweave.agent._run.result_pages import ResultPages
 from toolweave.agent._run.shape import error_part, result_part
-from toolweave.governance.errors import CallBlocked, GovernanceError
+from toolweave.governance.approvals import ApprovalRequest
+from toolweave.governance.errors import ApprovalDeferred, CallBlocked, GovernanceError
 from toolweave.governance.middleware import GovernanceMiddleware
 from toolweave.llm import TextPart, ToolCallPart, ToolResultPart
 from toolweave.tools import (
@@ -32,11 +34,13 @@ from toolweave.tools.calls import CallHandler, ToolCall, chain
 @dataclass
 class CallOutcome:
     """What one call produced: the result the model reads, the invocation (None when the call
-    never ran) and a `refusal` when the run must end (non-recoverable)."""
+    never ran), a `refusal` when the run must end (non-recoverable), and `deferred`, the
+    question an approver will answer later (the call did not run; the run pauses)."""
 
     part: ToolResultPart
     invocation: ToolInvocation | None = None
     refusal: Exception | None = None
+    deferred: ApprovalRequest | None = None
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,9 @@ async def dispatch_call(
     handler = chain([setup.governance, _Started(setup.on_started, part)], setup.registry.run_call)
     try:
         inv = await handler(call)
+    except ApprovalDeferred as later:
+        text = f"Waiting for approval: {later.request.reason}"
+        return CallOutcome(error_part(part, text, setup.max_chars), deferred=later.request)
     except CallBlocked as blocked:
         setup.on_blocked(part, blocked)
         text = blocked.reason if blocked.stage == "gate" else blocked.message
@@ -87,6 +94,24 @@ async def dispatch_call(
     if call.notes:
         result = _with_notes(result, call.notes, setup.max_chars)
     return CallOutcome(result, inv, refusal=call.stop)
+
+
+async def invoke_all(ctx: ToolContext, tasks: list[asyncio.Task[CallOutcome]]) -> list[CallOutcome]:
+    """Await a turn's calls. If that is interrupted (cancellation, or a call failing outside the
+    registry's error handling), the tools' signal (`ctx`) fires first and they get one loop
+    iteration to notice it (cooperative tools stop cleanly, threads see `ctx.cancelled`);
+    then the rest are cancelled and awaited, so nothing outlives the run."""
+    try:
+        return await asyncio.shield(asyncio.gather(*tasks))
+    except BaseException:
+        ctx.cancel()
+        try:
+            await asyncio.sleep(0)
+        finally:  # a second cancellation must not leave the tools running
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 def _with_notes(part: ToolResultPart, notes: list[str], max_chars: int) -> ToolResultPart:

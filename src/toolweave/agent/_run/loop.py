@@ -14,14 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 from toolweave.agent._run.answer import Answer, OutputHandler, Retry
 from toolweave.agent._run.command_run import expand_context
-from toolweave.agent._run.dispatch import CallOutcome, CallSetup, dispatch_call
+from toolweave.agent._run.dispatch import CallOutcome, CallSetup, dispatch_call, invoke_all
 from toolweave.agent._run.economy import compact_history
 from toolweave.agent._run.hooks import prompt_message, stop_reason
 from toolweave.agent._run.orchestrate import RunOrchestration
-from toolweave.agent._run.shape import error_part
+from toolweave.agent._run.resume import Answers, paused_state, restore, resume_turn
+from toolweave.agent._run.shape import error_part, unanswered
 from toolweave.agent._run.skill_rules import run_grants
 from toolweave.agent._run.stream import StreamReader
-from toolweave.agent.errors import MaxTurnsExceeded
+from toolweave.agent.errors import MaxTurnsExceeded, RunPaused
 from toolweave.agent.events import (
     AgentEvent,
     RunCompleted,
@@ -38,7 +39,7 @@ from toolweave.agent.orchestration.settings import SCOPE_EXTRA, RunScope
 from toolweave.agent.result import RunResult
 from toolweave.errors import ToolweaveError
 from toolweave.governance.middleware import GovernanceMiddleware
-from toolweave.governance.pipeline import CallBlocked, GateContext
+from toolweave.governance.pipeline import CallBlocked, GateContext, Governance
 from toolweave.llm import Message, ModelRequest, ModelResponse, ToolCallPart, ToolResultPart, Usage
 from toolweave.tools import (
     Tool,
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
     from toolweave.accounting.query_log import QueryStatus
     from toolweave.agent._run.config import RunConfig
     from toolweave.agent.orchestration.slash_commands import Command
+    from toolweave.agent.run_state import RunState
     from toolweave.agent.session import Session
 
 Emit = Callable[[AgentEvent], None]
@@ -112,8 +114,9 @@ class Run:
         self._defs_key: tuple[int, ...] | None = None
         self._defs: list[ToolDef] = []
         self._stop_active = False
-        self._system = config.system_message
+        self.system = config.system_message
         self.command: Command | None = None  # a slash command's `!` and `@` lines run first
+        self.resume_from: tuple[RunState, Answers] | None = None
         # The calls of the turn being executed and the results that are in, for `_settle`.
         self._inflight: tuple[list[ToolCallPart], list[ToolResultPart | None]] | None = None
 
@@ -149,8 +152,8 @@ class Run:
         except asyncio.CancelledError:
             await self._finished("stopped")
             raise
-        except BaseException as exc:
-            await self._finished("error", exc)
+        except BaseException as exc:  # a run paused for answers (RunPaused) is not an error
+            await self._finished("paused" if isinstance(exc, RunPaused) else "error", exc)
             raise
         await self._finished("success")
         return result
@@ -161,29 +164,37 @@ class Run:
 
     async def _execute(self) -> RunResult[Any]:
         history = self.session.messages
-        self._settle(_UNANSWERED)  # a history written elsewhere may end in unanswered calls
+        resumed = self.resume_from
+        if resumed is not None:  # the paused run's history, system message and calls
+            self.system = restore(self, resumed[0])
+        else:
+            self._settle(_UNANSWERED)  # a history written elsewhere may end in unanswered calls
         start = len(history) + self.session.dropped  # a summary may shorten the history
         mode = self.config.governance.mode
         if mode is not None:
             self.session.adopt_mode(mode)
-        for stage in self.stages:  # memories, then a /skill command and catalog
-            self.prompt, self._system = await stage.shape(
-                self.prompt, self._system, self.session, self.config.model
+        for stage in self.stages if resumed is None else ():  # memories, /skill, catalog
+            self.prompt, self.system = await stage.shape(
+                self.prompt, self.system, self.session, self.config.model
             )
-        if self.command is not None:
+        if self.command is not None and resumed is None:
             self.prompt = await expand_context(self, self.command)
         if self.emit is not None:
             self.emit(RunStarted(self.run_id, self.session.id, self.prompt))
         try:
-            self._append(await self._prompt_message())
-            output, turns = await self._turns()
+            if resumed is None:
+                self._append(await self._prompt_message())
+                output, turns = await self._turns(0)
+            else:
+                output, turns = await self._turns(await resume_turn(self, *resumed))
         except asyncio.CancelledError:
             self.ctx.cancel()
             self._settle(_CANCELLED)
             await self._commit()
             raise
         except BaseException as exc:
-            self._settle(_ABORTED)
+            if not isinstance(exc, RunPaused):  # a paused turn's calls wait for their answers
+                self._settle(_ABORTED)
             await self._commit()
             if self.emit is not None:
                 self.emit(RunFailed(exc))
@@ -193,11 +204,10 @@ class Run:
             self.emit(RunCompleted(result))
         return result
 
-    async def _turns(self) -> tuple[Any, int]:
+    async def _turns(self, calls_made: int) -> tuple[Any, int]:
         """Model call, then the answer or the tools, until an answer; returns it and the
-        number of model calls."""
+        number of model calls (`calls_made` so far: a resumed run's)."""
         config = self.config
-        calls_made = 0
         final_call = False
         while True:
             if calls_made >= config.max_turns:
@@ -230,12 +240,12 @@ class Run:
             outcome = self.output.check(message, response.finish_reason, final_call)
             if isinstance(outcome, Retry):
                 self._append_all(outcome.replies)
-                await self._end_turn(turn, "retry", response.usage)
+                await self.end_turn(turn, "retry", response.usage)
             elif isinstance(outcome, Answer):
                 self._append_all(outcome.replies)
                 if self.stream is not None:
                     self.stream.final(outcome.output, turn)
-                await self._end_turn(turn, outcome.reason, response.usage)
+                await self.end_turn(turn, outcome.reason, response.usage)
                 more = not final_call and calls_made < config.max_turns
                 if more and await self._stop_blocked(message.text):
                     continue  # a Stop hook sent the model back to work
@@ -245,7 +255,7 @@ class Run:
             else:
                 fatal = await self._run_tools(message.tool_calls, turn)
                 reason = "error" if fatal is not None else "tool_calls"
-                await self._end_turn(turn, reason, response.usage)
+                await self.end_turn(turn, reason, response.usage)
                 if fatal is not None:
                     raise fatal
 
@@ -277,7 +287,7 @@ class Run:
         search = config.tool_search  # search mode narrows them (`_run/tool_search.py`)
         tools = search.offered(self.session, self.registry, self._defs) if search else self._defs
         history = self.session.messages
-        system = self._system
+        system = self.system
         native, fields = output.native, config.model_settings.request_fields()
         return ModelRequest(
             messages=[system, *history] if system is not None else list(history),
@@ -334,14 +344,28 @@ class Run:
                 self._settle(f"Not executed: the call to {call.name!r} was refused.")
                 return denied
             runnable.append((i, tool))
-        setup = self.call_setup(turn)
+        return await self.finish_tools(self.call_setup(turn), calls, parts, runnable, turn)
+
+    async def finish_tools(
+        self,
+        setup: CallSetup,
+        calls: list[ToolCallPart],
+        parts: list[ToolResultPart | None],
+        runnable: list[tuple[int, Tool | None]],
+        turn: int,
+    ) -> Exception | None:
+        """Run a turn's `runnable` calls and add its results (`parts`) to the history; an
+        approval deferred by any of them pauses the run (`RunPaused`) once all are done."""
         tasks = [
             asyncio.ensure_future(self._invoke(setup, i, calls[i], tool, parts, turn))
             for i, tool in runnable
         ]
-        outcomes = await self._invoke_all(tasks)
+        outcomes = await invoke_all(self.ctx, tasks)
         invocations = [o.invocation for o in outcomes if o.invocation is not None]
         self.invocations.extend(invocations)
+        deferred = [o.deferred for o in outcomes if o.deferred is not None]
+        if deferred:
+            raise RunPaused(paused_state(self, calls, parts, deferred, turn))
         for message_part in parts:
             assert message_part is not None
             self._append(Message("tool", [message_part]))
@@ -362,17 +386,19 @@ class Run:
         gate.preapproved = lambda: run_grants(self.config, self.command, self.session)
         return gate
 
-    def call_setup(self, turn: int) -> CallSetup:
-        """The chain this run's calls go through (`dispatch_call`), their events at `turn`."""
+    def call_setup(self, turn: int, governance: Governance | None = None) -> CallSetup:
+        """The chain this run's calls go through (`dispatch_call`), their events at `turn`;
+        `governance` replaces the agent's (a resumed turn's answers)."""
         config = self.config
-        governance = GovernanceMiddleware(
-            lambda call: (config.governance, self.gate_context()),
+        gates = governance if governance is not None else config.governance
+        middleware = GovernanceMiddleware(
+            lambda call: (gates, self.gate_context()),
             self.registry,
             lambda gate: self.session,
         )
         return CallSetup(
             self.registry,
-            governance,
+            middleware,
             config.max_tool_result_chars,
             config.economy.pages if config.economy is not None else None,
             lambda call: self.emit_started(call, turn),
@@ -386,23 +412,6 @@ class Run:
     def emit_blocked(self, call: ToolCallPart, stage: str, reason: str, turn: int) -> None:
         if self.emit is not None:
             self.emit(ToolCallBlocked(call, stage, reason, turn))
-
-    async def _invoke_all(self, tasks: list[asyncio.Task[CallOutcome]]) -> list[CallOutcome]:
-        """Await the calls. If that is interrupted (cancellation, or a call failing outside the
-        registry's error handling), the tools' signal fires first and they get one loop
-        iteration to notice it (cooperative tools stop cleanly, threads see `ctx.cancelled`);
-        then the rest are cancelled and awaited, so nothing outlives the run."""
-        try:
-            return await asyncio.shield(asyncio.gather(*tasks))
-        except BaseException:
-            self.ctx.cancel()
-            try:
-                await asyncio.sleep(0)
-            finally:  # a second cancellation must not leave the tools running
-                for task in tasks:
-                    task.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
-            raise
 
     async def _invoke(
         self,
@@ -456,7 +465,7 @@ class Run:
             # Shielded: a run cancelled mid-write still finishes the transaction it started.
             await asyncio.shield(self.session.commit(pending))
 
-    async def _end_turn(self, turn: int, reason: Any, usage: Usage) -> None:
+    async def end_turn(self, turn: int, reason: Any, usage: Usage) -> None:
         await self._commit()
         self._inflight = None
         if self.emit is not None:
@@ -464,22 +473,10 @@ class Run:
 
     def _settle(self, text: str) -> None:
         """Give every unanswered call of the last assistant message a result."""
-        history = self.session.messages
-        index = next(
-            (i for i in range(len(history) - 1, -1, -1) if history[i].role == "assistant"), None
-        )
-        if index is None:
-            return
-        answered = {p.call_id for m in history[index + 1 :] for p in m.tool_results}
-        finished: dict[str, ToolResultPart] = {}
-        if self._inflight is not None:
-            finished = {p.call_id: p for p in self._inflight[1] if p is not None}
+        finished = [] if self._inflight is None else self._inflight[1]
         limit = self.config.max_tool_result_chars
-        for call in history[index].tool_calls:
-            if call.id not in answered:
-                part = finished.get(call.id) or error_part(call, text, limit)
-                self._append(Message("tool", [part]))
-                answered.add(call.id)
+        for part in unanswered(self.session.messages, finished, text, limit):
+            self._append(Message("tool", [part]))
         self._inflight = None
 
     def _result(self, output: Any, new: list[Message], turns: int) -> RunResult[Any]:

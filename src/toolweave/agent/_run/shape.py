@@ -139,3 +139,23 @@ def rejection(
         )
         for call in calls
     ]
+
+
+def unanswered(
+    history: list[Message], finished: list[ToolResultPart | None], text: str, limit: int
+) -> list[ToolResultPart]:
+    """Results for the calls of the last assistant message that have none: the `finished`
+    one when the call completed, else an error result saying `text`."""
+    index = next(
+        (i for i in range(len(history) - 1, -1, -1) if history[i].role == "assistant"), None
+    )
+    if index is None:
+        return []
+    answered = {p.call_id for m in history[index + 1 :] for p in m.tool_results}
+    done = {p.call_id: p for p in finished if p is not None}
+    parts: list[ToolResultPart] = []
+    for call in history[index].tool_calls:
+        if call.id not in answered:
+            parts.append(done.get(call.id) or error_part(call, text, limit))
+            answered.add(call.id)
+    return parts

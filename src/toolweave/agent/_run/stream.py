@@ -3,12 +3,14 @@
 A streamed turn is where the run meets the consumer in real time: text and thinking deltas, tool
 calls announced as soon as their arguments are complete, and partial structured output parsed
 from the answer's text (native mode) or from the final-output tool's arguments (tool mode).
-Kept apart from the loop, which only needs the finished `ModelResponse`.
+Kept apart from the loop, which only needs the finished `ModelResponse`. `run_events` is the
+consumer's side: the events a run emits, as an async generator (`run_stream`, `resume_stream`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import AsyncGenerator, Callable, Coroutine
 from typing import Any
 
 from toolweave import llm
@@ -96,3 +98,26 @@ class StreamReader:
         value = partial.feed(chunk)
         if value is not PartialOutput.NOTHING:
             self.emit(OutputDelta(value, turn))
+
+
+_DONE: Any = object()
+
+
+async def run_events(
+    execution: Coroutine[Any, Any, Any], queue: asyncio.Queue[Any]
+) -> AsyncGenerator[AgentEvent, None]:
+    """Yield what a run puts on `queue` (its `emit`) while `execution` (its `execute()`) runs;
+    a failed run yields `RunFailed`, then raises. Closing the generator early cancels the run."""
+    task = asyncio.ensure_future(execution)
+    task.add_done_callback(lambda _: queue.put_nowait(_DONE))
+    try:
+        while True:
+            event = await queue.get()
+            if event is _DONE:
+                break
+            yield event
+        await task  # re-raises the run's error after RunFailed was yielded
+    finally:
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
