@@ -21,9 +21,11 @@ _EXPORTS: dict[str, str] = {
     "HookConfigError": "toolweave.governance.errors",
     "HookStopped": "toolweave.governance.errors",
     "RuleSyntaxError": "toolweave.governance.errors",
+    "ApprovalAudit": "toolweave.governance.approvals",
     "ApprovalRequest": "toolweave.governance.approvals",
     "ApprovalState": "toolweave.governance.approvals",
     "Approver": "toolweave.governance.approvals",
+    "audited": "toolweave.governance.approvals",
     "GateRequest": "toolweave.governance.gates",
     "ToolGate": "toolweave.governance.gates",
     "HOOK_EVENTS": "toolweave.governance.hooks",
@@ -36,7 +38,13 @@ _EXPORTS: dict[str, str] = {
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
-    from toolweave.governance.approvals import ApprovalRequest, ApprovalState, Approver
+    from toolweave.governance.approvals import (
+        ApprovalAudit,
+        ApprovalRequest,
+        ApprovalState,
+        Approver,
+        audited,
+    )
     from toolweave.governance.errors import (
         CallBlocked,
         HookConfigError,
@@ -58,6 +66,7 @@ __all__ = [
     "HOOK_EVENTS",
     "PERMISSION_MODES",
     "AgentIdentity",
+    "ApprovalAudit",
     "ApprovalRequest",
     "ApprovalState",
     "Approver",
@@ -74,4 +83,5 @@ __all__ = [
     "RuleSyntaxError",
     "Rules",
     "ToolGate",
+    "audited",
 ]
