@@ -145,7 +145,8 @@ def terminal_approver(console: Console, ask: Callable[[str], str]) -> Approver:
 
 def _resolve_model(model: str | None) -> str | Model:
     """`--model` (or `TOOLWEAVE_MODEL`), else the `LLM_*` settings (the environment's, or those
-    of `./.env`); a missing or malformed model fails here, before any MCP server is spawned."""
+    of a trusted `./.env`); a missing or malformed model fails here, before any MCP server is
+    spawned."""
     from toolweave.llm import ModelConfigError
     from toolweave.llm.env_model import model_from_env
     from toolweave.llm.presets import model_config_problem
