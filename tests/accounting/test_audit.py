@@ -129,3 +129,20 @@ def test_a_query_log_from_before_the_audit_is_upgraded_in_place(tmp_path: Path) 
         assert (old.id, old.client, old.outcome) == ("old", "", "")
     finally:
         log.close_sync()
+
+
+async def test_an_agent_run_is_logged_with_who_asked(tmp_path: Path) -> None:
+    from toolweave.agent import Agent, Session
+    from toolweave.agent.orchestration import Orchestration
+    from toolweave.llm import Message, ScriptedModel
+
+    log = QueryLog(tmp_path / "q.db")
+    agent = Agent(
+        ScriptedModel([Message.assistant("晴")]), orchestration=Orchestration(query_log=log)
+    )
+    try:
+        await agent.run("北京天气", Session("chat-1", requester="alice"))
+        (row,) = await log.search(client="alice", outcome="ran")
+        assert (row.kind, row.session_id, row.input) == ("run", "chat-1", "北京天气")
+    finally:
+        await log.close()

@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from toolweave.cli.agent_tools import AgentTools, open_agent_tools
-from toolweave.cli.chat_commands import ChatExtras, command_help, start_clock, unknown_command
+from toolweave.cli.chat_commands import (
+    ChatExtras,
+    audited_terminal,
+    command_help,
+    start_clock,
+    unknown_command,
+)
 from toolweave.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -90,6 +96,7 @@ def _build_agent(
     from toolweave.llm import ModelConfigError
 
     host = tools.governance
+    approver = audited_terminal(approver, tools.audit)
     governance = Governance(
         rules=host.rules if host is not None else None,
         hooks=host.hooks if host is not None else None,

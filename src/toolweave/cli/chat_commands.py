@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from toolweave.agent import Agent, Session
+    from toolweave.governance.approvals import ApprovalAudit, Approver
     from toolweave.governance.context import PermissionMode
     from toolweave.scheduler import Scheduler
 
@@ -264,3 +265,19 @@ async def read_in_thread(read_line: Callable[[], str]) -> str:
 
     threading.Thread(target=read, name="toolweave-chat-input", daemon=True).start()
     return await future
+
+
+def audited_terminal(approver: Approver | None, audit: ApprovalAudit | None) -> Approver | None:
+    """The terminal's approver, its decisions kept in `audit` (when there is one) as decided by
+    `chat:<login name>`."""
+    if approver is None or audit is None:
+        return approver
+    import getpass
+
+    from toolweave.governance.approvals import audited
+
+    try:
+        who = getpass.getuser()
+    except (KeyError, OSError):  # no login name (a container without a passwd entry)
+        who = "terminal"
+    return audited(approver, audit, f"chat:{who}")
