@@ -150,3 +150,24 @@ async def test_the_cli_installs_inline_text_and_urls(tmp_path: Path, server: Fak
     )
     code, out = await asyncio.to_thread(install, "-", stdin="no frontmatter here")
     assert code == 2 and "not a folder, a .zip file, a URL" in out
+
+
+async def test_skill_install_downloads_only_where_downloads_are_configured(
+    tmp_path: Path, server: FakeServer
+) -> None:
+    from toolweave.tools import ToolContext
+
+    server.route("/pdf.zip", _zip({"pdf/SKILL.md": PDF_SKILL}))
+    library = _library(tmp_path)
+    (tmp_path / "skills").mkdir()
+    offline = {t.name: t for t in library.tools(self_management=True)}["skill_install"]
+    with pytest.raises(SkillError, match=r"downloads are off.*\[skills\]\.install_domains"):
+        await offline.execute({"source": f"{server.url}/pdf.zip"}, ToolContext())
+    assert server.requests == []
+    inline = await offline.execute({"source": NOTE_SKILL}, ToolContext())
+    assert not inline.is_error and inline.structured["name"] == "meeting-minutes-会议纪要"
+    online = library.tools(self_management=True, download=downloader(allow_private=True))
+    tool = {t.name: t for t in online}["skill_install"]
+    done = await tool.execute({"source": f"{server.url}/pdf.zip"}, ToolContext())
+    assert not done.is_error and done.structured["name"] == "pdf-tools"
+    assert read_lock(tmp_path / "skills")["pdf-tools"]["source"] == f"{server.url}/pdf.zip"

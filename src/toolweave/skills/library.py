@@ -197,9 +197,11 @@ class SkillLibrary:
         script_timeout: float | None = None,
         script_sandbox: Sandbox | None = None,
         script_max_output_bytes: int | None = None,
+        download: Download | None = None,
     ) -> list[Tool]:
-        """The skill tools, sorted by name (`self_management` adds list/install/remove);
-        `skill_run`'s scripts run in `script_sandbox` (see `skills.scripts.run_script`)."""
+        """The skill tools, sorted by name (`self_management` adds list/install/remove;
+        `skill_install` reads URLs and GitHub paths only with `download`); `skill_run`'s
+        scripts run in `script_sandbox` (see `skills.scripts.run_script`)."""
         from toolweave.skills.scripts import MAX_SCRIPT_OUTPUT_BYTES, SCRIPT_TIMEOUT
         from toolweave.skills.tools import skill_tools
 
@@ -209,6 +211,7 @@ class SkillLibrary:
             script_timeout=SCRIPT_TIMEOUT if script_timeout is None else script_timeout,
             script_sandbox=script_sandbox,
             script_max_output_bytes=script_max_output_bytes or MAX_SCRIPT_OUTPUT_BYTES,
+            download=download,
         )
 
     def install(self, source: str | Path, into: str | Path | None = None) -> InstallReport:
