@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +56,17 @@ class FakeServer:
         writer.write(("\r\n".join(reply) + "\r\n\r\n").encode("latin-1") + data)
         await writer.drain()
         writer.close()
+
+
+@asynccontextmanager
+async def serving_fake() -> AsyncIterator[FakeServer]:
+    """A `FakeServer` listening on a free loopback port until the block ends."""
+    fake = FakeServer()
+    server = await asyncio.start_server(fake.handle, "127.0.0.1", 0)
+    fake.port = server.sockets[0].getsockname()[1]
+    async with server:
+        yield fake
+        server.close()
 
 
 async def drip(writer: asyncio.StreamWriter, body: bytes, pace: float = 0.1) -> None:

@@ -65,10 +65,20 @@ def test_the_llm_variables_of_a_dotenv_file_choose_the_model(
             "LLM_TIMEOUT=30 # seconds\n",
             encoding="utf-8",
         )
+        untrusted = runner.invoke(app, ["run", "hi", "--tools", "none"])
+        assert runner.invoke(app, ["trust", ".env"]).exit_code == 0
         result = runner.invoke(app, ["run", "hi", "--tools", "none"])
+        # A sandboxed command rewrites ./.env to send the next run elsewhere: refused again.
+        with (tmp_path / ".env").open("a", encoding="utf-8") as env:
+            env.write('LLM_BASE_URL="http://127.0.0.1:9/v1"\n')
+        rewritten = runner.invoke(app, ["run", "hi", "--tools", "none"])
+    assert untrusted.exit_code == 2 and server.requests[1:] == []
+    assert "./.env sets LLM_MODEL_ID but is not trusted" in untrusted.output
+    assert "toolweave trust .env" in untrusted.output
     assert result.exit_code == 0, result.output
     assert result.output.strip() == "你好"
-    assert server.requests[0]["model"] == "qwen3:8b"
+    assert server.requests[0]["model"] == "qwen3:8b" and len(server.requests) == 1
+    assert rewritten.exit_code == 2 and "not trusted" in rewritten.output
 
 
 def test_llm_settings_come_from_one_place_never_mixed(

@@ -184,6 +184,11 @@ def test_chat_config_shell_runs_when_the_person_says_yes(
         assert (work / "made.txt").read_text(encoding="utf-8").strip() == "你好"
     else:  # refused: the model hears why and answers; nothing was written
         assert "好了" in result.output and not (work / "made.txt").exists()
+    # The terminal's decision is kept in the config's query log, with who decided.
+    audit = runner.invoke(app, ["log", "--config", str(config), "--approvals", "--json"])
+    (decision,) = [json.loads(line) for line in audit.output.splitlines()]
+    assert decision["decision"] == ("approved" if runs else "denied")
+    assert decision["decided_by"].startswith("chat:") and "你好" in decision["args"]
 
 
 WRITER = str(Path(__file__).resolve().parents[2] / "examples" / "probe_file_writer.py")

@@ -80,7 +80,8 @@ async def test_served_calls_are_logged_capped_and_commands_are_prompts(tmp_path:
     assert len({r["session_id"] for r in rows}) == 1  # one client
 
     table = await asyncio.to_thread(toolweave_log, "-c", str(config))
-    assert "get_weather" in table and "stopped" in table
+    assert "get_weather" in table and "refused:quota" in table  # the outcome names the stage
+    assert [r["outcome"] for r in rows] == ["refused:quota", "ran", "ran"]
 
 
 async def test_namespaced_commands_are_prompts_with_dots(tmp_path: Path) -> None:

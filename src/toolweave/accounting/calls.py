@@ -2,7 +2,8 @@
 around every call that passes it.
 
 `CallAccounting` sits outside governance, so refused calls are logged and counted too. Each call
-gets a query-log row (the tool, the arguments, the client, how long it took and how it ended);
+gets a query-log row (the tool, the arguments, who asked, how long it took, how it ended and
+its outcome: ran, failed, or refused and by which stage);
 daily call quotas cap one client (`AccountingSettings.daily_calls_per_client`) and all clients
 together (`daily_calls`); a call over a quota runs nothing and gets an error result that says
 when the quota resets and which setting raises it. A quota is kept per authenticated identity
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolweave.mcp.shared.errors import InputRequired
 from toolweave.tools import ToolResult, ToolTimeout
 from toolweave.tools.calls import CallHandler, ToolCall, ToolInvocation
 from toolweave.tools.context import ToolContext
@@ -129,47 +131,67 @@ class CallAccounting:
 
         log, quota = self._stores()
         ctx, name = call.ctx, call.name
-        who = client_label(ctx)
+        who, key = client_label(ctx), client_key(ctx)
         if quota is not None:
             try:
-                await quota.reserve(client_key(ctx), calls=1)
+                await quota.reserve(key, calls=1)
             except QuotaExceeded as exc:
                 setting = "daily_calls" if exc.scope == GLOBAL_SCOPE else "daily_calls_per_client"
                 message = exc.with_fix(self.settings.quota_fix.format(setting=setting))
                 if log is not None:
-                    row = await log.start(_describe(name, call.args), who, kind="tool")
-                    await log.finish(row, "stopped", tools=[name], error=message)
+                    row = await log.start(
+                        _describe(name, call.args), who, kind="tool", client=key, tool=name
+                    )
+                    await log.finish(
+                        row, "stopped", tools=[name], error=message, outcome="refused:quota"
+                    )
                 refused = ToolResult.error(message)
                 return ToolInvocation(name, call.call_id, call.args, refused, None, 0.0)
         if log is None:
             return await next(call)
-        row = await log.start(_describe(name, call.args), who, kind="tool")
+        row = await log.start(_describe(name, call.args), who, kind="tool", client=key, tool=name)
         started = time.perf_counter()
         status: QueryStatus = "success"
-        error = ""
+        error, outcome = "", "ran"
         try:
             inv = await next(call)
             if isinstance(inv.error, ToolTimeout):
-                status, error = "timeout", str(inv.error)
+                status, error, outcome = "timeout", str(inv.error), "failed"
             elif not inv.ok:
-                status, error = "error", inv.result.text[:LOGGED_ERROR_CHARS]
+                status, error, outcome = "error", inv.result.text[:LOGGED_ERROR_CHARS], "failed"
             return inv
+        except InputRequired as exc:  # a 2026-07-28 question: the retry carries the answer
+            status, error, outcome = "stopped", str(exc), "asked"
+            raise
         except Exception as exc:  # a refusal (governance) before the tool ran
-            status, error = "error", str(exc)
+            status, error, outcome = "error", str(exc), refused_outcome(exc)
             raise
         except BaseException as exc:
-            status, error = "stopped", f"{type(exc).__name__}: {exc}"
+            status, error, outcome = "stopped", f"{type(exc).__name__}: {exc}", "stopped"
             raise
         finally:
-            await log.finish(
-                row, status, tools=[name], duration=time.perf_counter() - started, error=error
-            )
+            took = time.perf_counter() - started
+            await log.finish(row, status, tools=[name], duration=took, error=error, outcome=outcome)
+
+    async def record_approval(self, **decision: Any) -> None:
+        """Keep an approval decision in the query log's audit (nothing when the log is off):
+        the host's approvers report here (`toolweave.governance.audited`)."""
+        log = self.query_log()
+        if log is not None:
+            await log.record_approval(**decision)
 
     async def close(self) -> None:
         for store in (self._log, self._quota):
             if store is not None:
                 await store.close()
         self._log = self._quota = None
+
+
+def refused_outcome(exc: BaseException) -> str:
+    """The outcome of a call an error stopped before it ran: "refused:<stage>" for a governance
+    refusal (its `stage`: plan, gate, rules, hook, admin, approval), "failed" otherwise."""
+    stage = getattr(exc, "stage", None)  # governance sits beside accounting: no import
+    return f"refused:{stage}" if isinstance(stage, str) and stage else "failed"
 
 
 def _describe(name: str, args: Any) -> str:

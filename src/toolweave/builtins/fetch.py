@@ -18,6 +18,8 @@ import asyncio
 import html as html_module
 import re
 import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -56,7 +58,19 @@ _TEXT_TYPES = ("text/", "application/json", "application/xml", "application/xhtm
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
-async def fetch_url(
+@dataclass(frozen=True, slots=True)
+class Downloaded:
+    """What `download` read: the final URL (after redirects), its content type and charset,
+    the body (at most `max_bytes`) and whether it was cut there."""
+
+    url: str
+    content_type: str
+    charset: str | None
+    body: bytes
+    cut: bool
+
+
+async def download(
     url: str,
     *,
     allow_domains: frozenset[str] | None = None,
@@ -64,13 +78,13 @@ async def fetch_url(
     timeout: float = DEFAULT_TIMEOUT,
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_redirects: int = DEFAULT_MAX_REDIRECTS,
-    max_html_nodes: int = DEFAULT_MAX_HTML_NODES,
-    max_html_depth: int = DEFAULT_MAX_HTML_DEPTH,
     allowed: TargetCheck | None = None,
-) -> tuple[str, str, str]:
-    """(final URL, content type, text: Markdown for HTML) of a checked GET. `allowed` (the
-    rules of the call) must accept every redirect hop as it accepted `url`."""
-    stop = threading.Event()  # tells the HTML worker the call is over
+    tool: str = "fetch",
+) -> Downloaded:
+    """A checked GET under fetch's rules: public addresses only unless `allow_private`, the
+    `allow_domains` list, every redirect hop checked again (and against `allowed`, the rules
+    of the call), the body read up to `max_bytes`, all within `timeout`. `tool` names the
+    caller in errors (fetch, a skill install)."""
     try:
         async with (
             asyncio.timeout(timeout),
@@ -96,38 +110,106 @@ async def fetch_url(
                         if allowed is not None and not allowed(str(current)):
                             raise redirect_refused(str(current))
                         continue
-                    body, cut = await read_capped(response, max_bytes, "fetch")
+                    body, cut = await read_capped(response, max_bytes, tool)
                 finally:
                     await response.aclose()
-                kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
                 if response.status_code >= 400:
                     raise ExecutionFailed(
-                        f"{current} answered HTTP {response.status_code}", tool="fetch"
+                        f"{current} answered HTTP {response.status_code}", tool=tool
                     )
-                if kind and not kind.startswith(_TEXT_TYPES):
-                    raise ExecutionFailed(
-                        f"{current} is {kind}, not text; fetch reads web pages and text only",
-                        tool="fetch",
-                    )
-                text = await asyncio.to_thread(
-                    _decode, body, kind, response.charset_encoding,
-                    _Bounds(max_html_nodes, max_html_depth, stop),
-                )  # fmt: skip
-                if cut:
-                    text += f"\n\n[... the page was cut at {max_bytes} bytes (max_bytes) ...]"
-                return str(current), kind, text
+                kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+                return Downloaded(str(current), kind, response.charset_encoding, body, cut)
             raise ExecutionFailed(
                 f"more than {max_redirects} redirects (max_redirects) starting at {url}",
-                tool="fetch",
+                tool=tool,
             )
+    except TimeoutError:
+        raise ToolTimeout(
+            f"fetching {url} took longer than {timeout:g} s", tool=tool, timeout=timeout
+        ) from None
+    except httpx.HTTPError as exc:
+        raise ExecutionFailed(f"fetching {url} failed: {exc}", tool=tool) from exc
+
+
+async def fetch_url(
+    url: str,
+    *,
+    allow_domains: frozenset[str] | None = None,
+    allow_private: bool = False,
+    timeout: float = DEFAULT_TIMEOUT,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_redirects: int = DEFAULT_MAX_REDIRECTS,
+    max_html_nodes: int = DEFAULT_MAX_HTML_NODES,
+    max_html_depth: int = DEFAULT_MAX_HTML_DEPTH,
+    allowed: TargetCheck | None = None,
+) -> tuple[str, str, str]:
+    """(final URL, content type, text: Markdown for HTML) of a checked GET (`download`). The
+    text is converted under what is left of `timeout`."""
+    stop = threading.Event()  # tells the HTML worker the call is over
+    try:
+        async with asyncio.timeout(timeout):
+            got = await download(
+                url,
+                allow_domains=allow_domains,
+                allow_private=allow_private,
+                timeout=timeout,
+                max_bytes=max_bytes,
+                max_redirects=max_redirects,
+                allowed=allowed,
+            )
+            kind = got.content_type
+            if kind and not kind.startswith(_TEXT_TYPES):
+                raise ExecutionFailed(
+                    f"{got.url} is {kind}, not text; fetch reads web pages and text only",
+                    tool="fetch",
+                )
+            text = await asyncio.to_thread(
+                _decode, got.body, kind, got.charset, _Bounds(max_html_nodes, max_html_depth, stop)
+            )
+            if got.cut:
+                text += f"\n\n[... the page was cut at {max_bytes} bytes (max_bytes) ...]"
+            return got.url, kind, text
     except TimeoutError:
         raise ToolTimeout(
             f"fetching {url} took longer than {timeout:g} s", tool="fetch", timeout=timeout
         ) from None
-    except httpx.HTTPError as exc:
-        raise ExecutionFailed(f"fetching {url} failed: {exc}", tool="fetch") from exc
     finally:
         stop.set()
+
+
+def downloader(
+    allow_domains: list[str] | None = None,
+    *,
+    allow_private: bool = False,
+    timeout: float = DEFAULT_TIMEOUT,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_redirects: int = DEFAULT_MAX_REDIRECTS,
+    tool: str = "download",
+) -> Callable[[str], Awaitable[tuple[str, bytes]]]:
+    """`async (url) -> (final URL, body)` under fetch's rules (`download`), for files a
+    command installs (skills from a URL): a body over `max_bytes` is refused, never cut."""
+    check_positive("timeout", timeout)
+    check_positive("max_bytes", max_bytes)
+    domains = normalise_domains(allow_domains)
+
+    async def get(url: str) -> tuple[str, bytes]:
+        got = await download(
+            url,
+            allow_domains=domains,
+            allow_private=allow_private,
+            timeout=timeout,
+            max_bytes=max_bytes,
+            max_redirects=max_redirects,
+            tool=tool,
+        )
+        if got.cut:
+            raise ExecutionFailed(
+                f"{got.url} is larger than {max_bytes} bytes (max_bytes); nothing was installed",
+                tool=tool,
+            )
+        return got.url, got.body
+
+    return get
 
 
 def _decode(body: bytes, kind: str, charset: str | None, bounds: _Bounds) -> str:

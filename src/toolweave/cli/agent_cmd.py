@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from toolweave.cli.agent_tools import AgentTools, open_agent_tools
-from toolweave.cli.chat_commands import PlanSwitch, command_help, unknown_command
+from toolweave.cli.chat_commands import (
+    ChatExtras,
+    audited_terminal,
+    command_help,
+    start_clock,
+    unknown_command,
+)
 from toolweave.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -29,6 +35,7 @@ if TYPE_CHECKING:
     from toolweave.governance import ApprovalRequest, Approver
     from toolweave.governance.approvals import ApprovalAnswer
     from toolweave.llm import Model
+    from toolweave.scheduler import Scheduler
 
 MODEL_ENV = "TOOLWEAVE_MODEL"
 SESSIONS_ENV = "TOOLWEAVE_SESSIONS"
@@ -62,6 +69,7 @@ _TRACE = typer.Option(
     None, "--trace", help="Append the run's spans to this JSONL file (the otel extra)."
 )
 _SESSION_ID = typer.Option("chat", "--session", "-s", help="Conversation name in that file.")
+_CLOCK = typer.Option(None, "--clock", help="Scheduled tasks in this file: clock tools, /clock.")
 _COMMANDS = typer.Option(
     None, "--commands", help="Slash commands: a JSON/YAML file or a .claude/commands directory."
 )
@@ -88,6 +96,7 @@ def _build_agent(
     from toolweave.llm import ModelConfigError
 
     host = tools.governance
+    approver = audited_terminal(approver, tools.audit)
     governance = Governance(
         rules=host.rules if host is not None else None,
         hooks=host.hooks if host is not None else None,
@@ -143,7 +152,8 @@ def terminal_approver(console: Console, ask: Callable[[str], str]) -> Approver:
 
 def _resolve_model(model: str | None) -> str | Model:
     """`--model` (or `TOOLWEAVE_MODEL`), else the `LLM_*` settings (the environment's, or those
-    of `./.env`); a missing or malformed model fails here, before any MCP server is spawned."""
+    of a trusted `./.env`); a missing or malformed model fails here, before any MCP server is
+    spawned."""
     from toolweave.llm import ModelConfigError
     from toolweave.llm.env_model import model_from_env
     from toolweave.llm.presets import model_config_problem
@@ -276,9 +286,10 @@ def chat_command(
         False, "--no-stream", help="Wait for each whole answer instead of streaming it."
     ),
     commands: Path | None = _COMMANDS,
+    clock: Path | None = _CLOCK,
 ) -> None:
-    """Chat with an agent: streamed answers, tool calls as they run, /clear, /plan on|off, /exit
-    and the --commands slash commands."""
+    """Chat with an agent: streamed answers, tool calls as they run, /clear, /plan on|off,
+    /clock, /stop, /cmd, /exit and the --commands slash commands."""
     from toolweave.agent import Session, SQLiteSessionStore
     from toolweave.cli.console import make_console
 
@@ -311,7 +322,10 @@ def chat_command(
             ) from None
         cleanup.callback(lambda: runner.run(store.close()))
         reader = lambda: console.input("[bold green]you>[/] ")  # noqa: E731
-        chat_loop(agent, session, console, reader, runner=runner, stream=not no_stream)
+        schedule = start_clock(runner, cleanup, agent, clock, console) if clock else None
+        folder = commands if commands is not None and commands.is_dir() else None
+        chat_loop(agent, session, console, reader, runner=runner, stream=not no_stream,
+                  clock=schedule, command_folder=folder)  # fmt: skip
 
 
 async def _enter(
@@ -333,9 +347,12 @@ def chat_loop(
     *,
     runner: asyncio.Runner | None = None,
     stream: bool = True,
+    clock: Scheduler | None = None,
+    command_folder: Path | None = None,
 ) -> None:
     """The REPL: one line in, one run out (streamed unless `stream=False`), until /exit or end
-    of input.
+    of input. With `clock` (started on `runner`'s loop) lines are read on a thread, so tasks
+    fire while the person types; `command_folder` is where an admin's `/cmd` writes.
 
     Input is read on the main thread between runs and every run shares one event loop (model
     clients keep their connections, closed when the chat ends; pass `runner` to share the loop
@@ -351,7 +368,8 @@ def chat_loop(
                 f"{escape(repr(session.id))} ({len(session.messages)} messages) · /clear, /plan, "
                 "/exit"
             )
-            _repl(active, agent, session, console, read_line, stream)
+            extras = ChatExtras(session, clock, command_folder)
+            _repl(active, agent, session, console, read_line, stream, extras)
             active.run(_end_session(agent, session))
         finally:
             aclose = getattr(agent.model, "aclose", None)
@@ -366,11 +384,11 @@ def _repl(
     console: Console,
     read_line: Callable[[], str],
     stream: bool,
+    extras: ChatExtras,
 ) -> None:
-    plan = PlanSwitch(session)
     while True:
         try:
-            line = read_line().strip()
+            line = extras.read(runner, read_line).strip()
         except (EOFError, KeyboardInterrupt):
             console.print()
             return
@@ -381,7 +399,7 @@ def _repl(
         if line == "/clear":
             runner.run(session.clear())
             console.print("[dim]history cleared[/]")
-        elif (reply := plan.handle(line)) is not None:
+        elif (reply := runner.run(extras.handle(line))) is not None:
             console.print(escape(reply), highlight=False)
         elif line == "/help":
             for entry in command_help(agent):

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from toolweave.tools.base import Tool
 
 if TYPE_CHECKING:
+    from toolweave.governance.approvals import ApprovalAudit
     from toolweave.governance.pipeline import Governance
     from toolweave.mcp.client.config_values import InputSpec
 
@@ -39,6 +40,9 @@ class AgentTools:
     governance: Governance | None = None
     """`--config`'s `[serve.rules]` and hooks: the agent applies them, with its own approver
     (the person at the terminal), to every call."""
+    audit: ApprovalAudit | None = None
+    """`--config`'s query log (with `[serve].query_log` on): the terminal's approval decisions
+    are kept there beside the served ones (`toolweave log --approvals`)."""
 
 
 @asynccontextmanager
@@ -80,6 +84,7 @@ async def _host_tools(config: Path, result: AgentTools, stack: AsyncExitStack) -
     stack.push_async_callback(host.close)
     await host.server.load_tool_sources()
     result.governance = host.governance.governance
+    result.audit = host.accounting if host.config.query_log else None
     for name in host.server.tool_names():
         entry = host.server.tool_entry(name)
         if entry is not None:

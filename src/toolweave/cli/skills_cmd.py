@@ -164,20 +164,63 @@ def validate(
 
 @skills_app.command("install")
 def install(
-    source: Annotated[Path, typer.Argument(help="A skill folder or .zip file.")],
+    source: Annotated[
+        str,
+        typer.Argument(
+            help="A skill folder or .zip, a zip or SKILL.md URL, a GitHub path "
+            "(github.com/OWNER/REPO/tree/REF/PATH), or - for SKILL.md text on stdin."
+        ),
+    ],
     into: Annotated[
         Path | None, typer.Option("--into", help="Root to install into (default: the first root).")
     ] = None,
     roots: RootsOption = None,
+    allow_domain: Annotated[
+        list[str] | None,
+        typer.Option("--allow-domain", help="Download only from this domain (repeatable)."),
+    ] = None,
+    allow_private: Annotated[
+        bool,
+        typer.Option("--allow-private", help="Let downloads reach private and loopback hosts."),
+    ] = False,
+    github_base: Annotated[
+        str | None,
+        typer.Option("--github-base", help="Where GitHub archives come from (github.com)."),
+    ] = None,
+    max_bytes: Annotated[
+        int | None,
+        typer.Option("--max-bytes", min=1, help="Largest download, bytes (MAX_INSTALL_BYTES)."),
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option("--timeout", min=0.001, help="Seconds a download may take (60)."),
+    ] = None,
 ) -> None:
-    """Install a skill (checked before anything is written; recorded in skills.lock)."""
-    from toolweave.skills import SkillError
+    """Install a skill (checked before anything is written; recorded in skills.lock with its
+    source). URLs are downloaded under the fetch tool's rules: public hosts only (unless
+    --allow-private), --allow-domain, every redirect checked, at most --max-bytes."""
+    import asyncio
+    import sys
+
+    from toolweave.builtins.fetch import downloader
+    from toolweave.errors import ToolweaveError
+    from toolweave.skills.install import MAX_INSTALL_BYTES
+    from toolweave.skills.sources import DEFAULT_DOWNLOAD_TIMEOUT, DEFAULT_GITHUB_BASE
 
     library = _library(roots)
+    text = sys.stdin.read() if source == "-" else source
+    get = downloader(
+        allow_domain,
+        allow_private=allow_private,
+        timeout=timeout or DEFAULT_DOWNLOAD_TIMEOUT,
+        max_bytes=max_bytes or MAX_INSTALL_BYTES,
+        tool="skills install",
+    )
+    base = github_base or DEFAULT_GITHUB_BASE
     try:
-        report = library.install(source, into=into)
-    except SkillError as exc:
-        raise _fail(exc.message) from None
+        report = asyncio.run(library.install_from(text, download=get, into=into, github_base=base))
+    except ToolweaveError as exc:
+        raise _fail(str(exc)) from None
     typer.echo(f"installed {report.name} into {report.path} (sha256 {report.sha256[:12]})")
     for script in report.scripts:
         typer.echo(f"bundled script (runs only through skill_run): {script}")

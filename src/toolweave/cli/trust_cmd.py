@@ -1,9 +1,11 @@
 """`toolweave trust PATH`: record a file a person reviewed, by path and content hash.
 
 `toolweave serve` runs a `toolweave.toml` found in the current folder only once it is trusted
-(it can start programs), and a skill in a folder the agent's own tools can write pre-approves
-its `allowed-tools` only once its SKILL.md is. The record (`~/.toolweave/trusted.json`) holds
-the real path and the SHA-256 of the content, so an edit after the trust needs a new one.
+(it can start programs), `toolweave run`/`chat` take a model from `./.env` only once it is
+(it picks where conversations go), and a skill in a folder the agent's own tools can write
+pre-approves its `allowed-tools` only once its SKILL.md is. The record
+(`~/.toolweave/trusted.json`) holds the real path and the SHA-256 of the content, so an edit
+after the trust needs a new one.
 """
 
 from __future__ import annotations

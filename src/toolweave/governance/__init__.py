@@ -21,11 +21,13 @@ _EXPORTS: dict[str, str] = {
     "HookConfigError": "toolweave.governance.errors",
     "HookStopped": "toolweave.governance.errors",
     "RuleSyntaxError": "toolweave.governance.errors",
+    "ApprovalAudit": "toolweave.governance.approvals",
     "ApprovalRequest": "toolweave.governance.approvals",
     "ApprovalState": "toolweave.governance.approvals",
     "ApprovalDeferred": "toolweave.governance.errors",
     "defer_approval": "toolweave.governance.approvals",
     "Approver": "toolweave.governance.approvals",
+    "audited": "toolweave.governance.approvals",
     "GateRequest": "toolweave.governance.gates",
     "ToolGate": "toolweave.governance.gates",
     "HOOK_EVENTS": "toolweave.governance.hooks",
@@ -39,9 +41,11 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
     from toolweave.governance.approvals import (
+        ApprovalAudit,
         ApprovalRequest,
         ApprovalState,
         Approver,
+        audited,
         defer_approval,
     )
     from toolweave.governance.errors import (
@@ -66,6 +70,7 @@ __all__ = [
     "HOOK_EVENTS",
     "PERMISSION_MODES",
     "AgentIdentity",
+    "ApprovalAudit",
     "ApprovalDeferred",
     "ApprovalRequest",
     "ApprovalState",
@@ -83,5 +88,6 @@ __all__ = [
     "RuleSyntaxError",
     "Rules",
     "ToolGate",
+    "audited",
     "defer_approval",
 ]

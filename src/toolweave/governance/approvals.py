@@ -5,15 +5,20 @@ an MCP elicitation. `True` approves this call, `"always"` approves this tool for
 session, `False` (or a timeout, or no approver at all) denies. The parallel calls of one turn
 are asked one at a time per session, so a person never faces two prompts at once; calls that
 need no approval never wait behind them.
+
+`audited(approver, audit, decided_by)` is the same approver with every decision it makes kept
+in an audit (`QueryLog.record_approval`, or anything with that method): the tool, its
+arguments, the session and requester, who decided, the decision and when it was asked and made.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from toolweave.governance.errors import ApprovalDeferred
 from toolweave.mcp.shared.errors import InputRequired
@@ -21,10 +26,12 @@ from toolweave.mcp.shared.errors import InputRequired
 __all__ = [
     "DEFAULT_APPROVAL_TIMEOUT",
     "ApprovalAnswer",
+    "ApprovalAudit",
     "ApprovalRequest",
     "ApprovalState",
     "Approver",
     "ask_approval",
+    "audited",
     "defer_approval",
 ]
 
@@ -122,3 +129,66 @@ async def ask_approval(
     if answer is True:
         return True, "approved"
     return False, "the approver said no"
+
+
+class ApprovalAudit(Protocol):
+    """Where `audited` keeps decisions (`toolweave.accounting.QueryLog` is one)."""
+
+    async def record_approval(
+        self,
+        *,
+        tool: str,
+        args: Any,
+        decided_by: str,
+        decision: str,
+        session_id: str | None = None,
+        requester: str | None = None,
+        kind: str = "user",
+        call_id: str | None = None,
+        reason: str = "",
+        asked: float = 0.0,
+    ) -> None: ...
+
+
+def audited(
+    approver: Approver, audit: ApprovalAudit, decided_by: str | Callable[[ApprovalRequest], str]
+) -> Approver:
+    """`approver`, with each decision it makes recorded in `audit`: "approved", "always",
+    "denied", or "no answer" (it timed out or failed; `reason` says which). `decided_by` names
+    who answers ("console", "admin", a user) or computes it from the request. A decision that
+    cannot be recorded denies the call (the approver's failure is a denial)."""
+
+    async def ask(request: ApprovalRequest) -> ApprovalAnswer:
+        asked = time.time()
+        decision, reason = "no answer", "no answer before the approval timeout"
+        try:
+            answer = approver(request)
+            if inspect.isawaitable(answer):
+                answer = await answer
+            decision = "approved" if answer is True else "always" if answer == "always" else ""
+            decision = decision or "denied"
+            reason = ""
+            return answer
+        except InputRequired:
+            decision = ""  # the question travels in the result; the retry brings the answer
+            raise
+        except Exception as exc:
+            reason = f"the approver failed ({type(exc).__name__}: {exc})"
+            raise
+        finally:
+            if decision:
+                who = decided_by(request) if callable(decided_by) else decided_by
+                await audit.record_approval(
+                    tool=request.tool_name,
+                    args=request.args,
+                    decided_by=who,
+                    decision=decision,
+                    session_id=request.session_id,
+                    requester=request.requester,
+                    kind=request.kind,
+                    call_id=request.call_id,
+                    reason=reason,
+                    asked=asked,
+                )
+
+    return ask

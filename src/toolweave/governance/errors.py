@@ -42,6 +42,7 @@ class HookStopped(GovernanceError):
     """A hook answered `continue: false`: the run ends with its `stopReason`."""
 
     recoverable = False
+    stage: Stage = "hook"
 
 
 class ApprovalDeferred(GovernanceError):

@@ -300,7 +300,7 @@ class Governance:
             raise CallBlocked(
                 "approval", f"{error.reason}; permission mode 'dontAsk' refuses it", tool=tool_name
             )
-        await self._approve("user", tool_name, call_id, args, tool, gate, error.reason)
+        await self._approve(error.kind, tool_name, call_id, args, tool, gate, error.reason)
 
     def rules_for(self, tool: Tool, gate: GateContext) -> Rules:
         """The rule set a call of `tool` meets in this run (`rules.call_rules`)."""

@@ -15,7 +15,14 @@ from dataclasses import replace
 from typing import Any
 
 from toolweave.accounting.calls import client_key
-from toolweave.governance.approvals import ApprovalAnswer, ApprovalRequest, ApprovalState, Approver
+from toolweave.governance.approvals import (
+    ApprovalAnswer,
+    ApprovalAudit,
+    ApprovalRequest,
+    ApprovalState,
+    Approver,
+    audited,
+)
 from toolweave.governance.hooks import Hooks
 from toolweave.governance.middleware import GovernanceMiddleware
 from toolweave.governance.pipeline import GateContext, Governance
@@ -52,9 +59,19 @@ _HINT = (
 class HostGovernance:
     """The host's pipeline: one `Governance` from toolweave.toml, asked per call with that
     call's client as the approver. `approver` (the web console's queue, with
-    `[serve].console_approvals`) answers what no client can be asked, and admin-only calls."""
+    `[serve].console_approvals`) answers what no client can be asked, and admin-only calls.
+    With `audit` (the host's accounting: its query log), every decision of the console or of
+    a client's person is recorded, who decided included ("console", "elicitation:<client>")."""
 
-    def __init__(self, config: HostConfig, approver: Approver | None = None) -> None:
+    def __init__(
+        self,
+        config: HostConfig,
+        approver: Approver | None = None,
+        audit: ApprovalAudit | None = None,
+    ) -> None:
+        self.audit = audit
+        if approver is not None and audit is not None:
+            approver = audited(approver, audit, "console")
         root = str(config.source.parent.resolve()) if config.source is not None else os.getcwd()
         where = f"{config.source or 'toolweave.toml'} [serve.rules]"
         rules = Rules.from_mapping(config.rules, source=where, root=root)
@@ -82,6 +99,8 @@ class HostGovernance:
         governance = self.governance
         ctx = call.ctx
         approver = elicitation_approver(ctx)
+        if approver is not None and self.audit is not None:
+            approver = audited(approver, self.audit, _elicited_by)
         if approver is not None:
             governance = replace(governance, approver=approver)
         mode = governance.mode or "default"  # the mode every MCP session starts in
@@ -106,6 +125,10 @@ class HostGovernance:
         built-in shell's own lists are rules in the same set). `toolweave policy explain
         --config` prints exactly this."""
         return self.governance.decide(name, args, tool, GateContext(None))
+
+
+def _elicited_by(request: ApprovalRequest) -> str:
+    return f"elicitation:{request.requester or 'client'}"
 
 
 def elicitation_approver(ctx: ToolContext) -> Approver | None:

@@ -160,7 +160,7 @@ class ToolHost:
             self, approvals=ConsoleApprovals(max_pending_per_client=config.approvals_per_client)
         )
         approver = self.console.approvals if config.console_approvals else None
-        self.governance = HostGovernance(config, approver)
+        self.governance = HostGovernance(config, approver, self.accounting)
         # The published tools, run by the call chain's terminal (`ToolRegistry.invoke`).
         self.registry = ToolRegistry()
         self._chain: tuple[CallMiddleware, ...] = (

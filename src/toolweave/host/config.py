@@ -70,6 +70,7 @@ allow_unspecified = true
 roots = []                     # skill roots; relative to this file; [] = the usual places
 allow = []                     # whitelist of skill names; [] = every skill found
 self_management = false        # also publish skill_list / skill_install / skill_remove
+install_domains = []           # skill_install may download from these (github.com, ...)
 scripts = false                # publish skill_run (bundled scripts; still asked/ruled as shell)
 script_timeout = 60.0          # seconds a bundled script may run
 script_sandbox = "on"          # bubblewrap under scripts; "off" runs them bare (each asks)

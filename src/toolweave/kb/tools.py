@@ -12,6 +12,7 @@ so one search or listing cannot flood the context.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -24,8 +25,11 @@ from toolweave.kb.errors import KnowledgeBaseError
 from toolweave.kb.expand import Expansion, answer
 from toolweave.kb.knowledge_base import DEFAULT_SEARCH_K, MAX_SEARCH_K, KnowledgeBase
 from toolweave.kb.results import AddResult, Document, KBHit
+from toolweave.kb.scopes import SCOPES, Scope, ScopedHit, ScopedKnowledgeBase
 from toolweave.storage.retrieval.index import SearchMode
 from toolweave.tools.base import ToolAnnotations, action_annotations
+from toolweave.tools.context import ToolContext
+from toolweave.tools.errors import ApprovalRequired
 from toolweave.tools.function_tool import FunctionTool
 from toolweave.tools.shaping import DEFAULT_MAX_CHARS, truncate_text
 
@@ -89,16 +93,18 @@ def _listed(docs: Sequence[Document], offset: int, max_chars: int) -> dict[str, 
     return out
 
 
-def _hits(hits: Sequence[KBHit], max_chars: int) -> list[dict[str, Any]]:
-    """Hits as JSON, their texts cut so that all of them together fit `max_chars`."""
+def _hits(hits: Sequence[KBHit | ScopedHit], max_chars: int) -> list[dict[str, Any]]:
+    """Hits as JSON (with their scope when scoped), their texts cut so that all of them
+    together fit `max_chars`."""
     out: list[dict[str, Any]] = []
     left = max_chars
-    for hit in hits:
+    for item in hits:
+        hit = item.hit if isinstance(item, ScopedHit) else item
         if left <= 0:
             break
         text = truncate_text(hit.text, left) if len(hit.text) > left else hit.text
         left -= len(text)
-        out.append({**hit.as_json(), "text": text})
+        out.append({**item.as_json(), "text": text})
     return out
 
 
@@ -110,12 +116,45 @@ class _KnowledgeBaseTools:
         kb: KnowledgeBase,
         max_result_chars: int = DEFAULT_MAX_CHARS,
         file_roots: Sequence[str | Path] = (),
+        scoped: bool = False,
     ) -> None:
         if max_result_chars < 1:
             raise ConfigError(f"max_result_chars must be positive, not {max_result_chars}")
         self.kb = kb
         self.max_result_chars = max_result_chars
         self.file_roots = [Path(r).expanduser().resolve() for r in file_roots]
+        self.scopes = ScopedKnowledgeBase(kb) if scoped else None
+        self.session_id: str | None = None
+        """The caller's session, for a scoped search of its documents and the shared ones."""
+        self.searched: tuple[Scope, ...] = SCOPES
+
+    def bound(self, ctx: ToolContext, scope: Scope | None, action: str) -> _KnowledgeBaseTools:
+        """These tools for one call: unscoped as they are; scoped, over the scope the call
+        names (its session's by default; search and ask without a scope read both). Changing
+        the shared scope needs an admin's approval."""
+        if self.scopes is None:
+            return self
+        if scope == "global" and action not in KB_READ_ACTIONS and not ctx.tool_call_approved:
+            raise ApprovalRequired(
+                f"{action} on the shared (global) knowledge base, which only an admin changes",
+                kind="admin",
+            )
+        one = copy.copy(self)
+        one.session_id = ctx.session_id
+        if action in ("search", "ask"):
+            one.searched = (scope,) if scope is not None else SCOPES
+        else:
+            one.kb = self.scopes.scope(scope or "session", ctx.session_id)
+            one.scopes = None
+        return one
+
+    async def _find(
+        self, query: str, k: int, mode: SearchMode, expand: Expansion | None
+    ) -> list[KBHit | ScopedHit]:
+        if self.scopes is None:
+            return list(await self.kb.search(query, k=k, mode=mode, expand=expand))
+        found = await self.scopes.search(query, self.session_id, k, mode, expand, self.searched)
+        return list(found)
 
     async def add(self, title: str | None, content: str | None, file_path: str | None) -> Any:
         if file_path:
@@ -146,14 +185,14 @@ class _KnowledgeBaseTools:
     async def search(
         self, query: str, k: int, mode: SearchMode, expand: Expansion | None
     ) -> dict[str, Any]:
-        hits = await self.kb.search(query, k=k, mode=mode, expand=expand)
+        hits = await self._find(query, k, mode, expand)
         out: dict[str, Any] = {"results": _hits(hits, self.max_result_chars)}
         if expand is not None and self.kb.model is None:
             out["note"] = NO_MODEL_NOTE
         return out
 
     async def ask(self, question: str, k: int, expand: Expansion | None) -> dict[str, Any]:
-        hits = await self.kb.search(question, k=k, expand=expand)
+        hits = await self._find(question, k, "hybrid", expand)
         passages = _hits(hits, self.max_result_chars)
         citations = [
             {"n": i, "doc_id": p["doc_id"], "title": p["title"], "heading_path": p["heading_path"]}
@@ -171,7 +210,8 @@ class _KnowledgeBaseTools:
         return {"answer": truncate_text(text, self.max_result_chars), "citations": citations}
 
 
-def _cited(hit: KBHit, text: str) -> str:
+def _cited(item: KBHit | ScopedHit, text: str) -> str:
+    hit = item.hit if isinstance(item, ScopedHit) else item
     return f"({hit.citation})\n{text}"
 
 
@@ -180,11 +220,14 @@ def knowledge_base_tools(
     *,
     max_result_chars: int = DEFAULT_MAX_CHARS,
     file_roots: Sequence[str | Path] = (),
+    scoped: bool = False,
 ) -> list[Tool]:
-    """`kb_add`, `kb_search` and `kb` over `kb`."""
-    shared = _KnowledgeBaseTools(kb, max_result_chars, file_roots)
+    """`kb_add`, `kb_search` and `kb` over `kb`. `scoped=True`: each session adds to its own
+    documents and searches them with `kb`'s own, the shared scope (`toolweave.kb.scopes`)."""
+    shared = _KnowledgeBaseTools(kb, max_result_chars, file_roots, scoped)
 
     async def kb_add(
+        ctx: ToolContext,
         content: Annotated[str, Field(min_length=1, description="The text to store (Markdown)")],
         title: Annotated[str | None, Field(description="Short title; default: first line")] = None,
     ) -> dict[str, Any]:
@@ -192,21 +235,25 @@ def knowledge_base_tools(
 
         Long text is split into passages; the same title and content are stored only once.
         """
-        result: dict[str, Any] = await shared.add(title, content, None)
+        result: dict[str, Any] = await shared.bound(ctx, None, "add").add(title, content, None)
         return result
 
     async def kb_search(
-        query: Query, k: K = DEFAULT_SEARCH_K, mode: Mode = "hybrid", expand: Expand = None
+        ctx: ToolContext,
+        query: Query,
+        k: K = DEFAULT_SEARCH_K,
+        mode: Mode = "hybrid",
+        expand: Expand = None,
     ) -> dict[str, Any]:
         """Search the knowledge base; returns passages with document title and heading path."""
-        return await shared.search(query, k, mode, expand)
+        return await shared.bound(ctx, None, "search").search(query, k, mode, expand)
 
     return [
         FunctionTool(
             kb_add, permissions=["write"], destructive=False, idempotent=True, category=CATEGORY
         ),
         FunctionTool(kb_search, read_only=True, category=CATEGORY),
-        KBTool(kb, max_result_chars=max_result_chars, file_roots=file_roots),
+        KBTool(kb, max_result_chars=max_result_chars, file_roots=file_roots, scoped=scoped),
     ]
 
 
@@ -226,8 +273,9 @@ class KBTool(FunctionTool):
         *,
         max_result_chars: int = DEFAULT_MAX_CHARS,
         file_roots: Sequence[str | Path] = (),
+        scoped: bool = False,
     ) -> None:
-        self._shared = _KnowledgeBaseTools(kb, max_result_chars, file_roots)
+        self._shared = _KnowledgeBaseTools(kb, max_result_chars, file_roots, scoped)
         super().__init__(
             self._run,
             name="kb",
@@ -240,11 +288,11 @@ class KBTool(FunctionTool):
     @property
     def parameters(self) -> dict[str, Any]:
         """The schema; without file roots (as `toolweave serve` publishes it) `file_path` is
-        left out, since every use of it would be refused."""
+        left out, since every use of it would be refused, and `scope` unless scoped."""
         schema = super().parameters
-        if self._shared.file_roots:
-            return schema
-        properties = {k: v for k, v in schema["properties"].items() if k != "file_path"}
+        hidden = {"file_path"} if not self._shared.file_roots else set()
+        hidden |= {"scope"} if self._shared.scopes is None else set()
+        properties = {k: v for k, v in schema["properties"].items() if k not in hidden}
         return {**schema, "properties": properties}
 
     def annotations_for(self, args: Mapping[str, Any]) -> ToolAnnotations:
@@ -260,6 +308,7 @@ class KBTool(FunctionTool):
 
     async def _run(
         self,
+        ctx: ToolContext,
         action: Annotated[KBAction, Field(description="What to do")],
         query: Annotated[str | None, Field(description="Question or search text")] = None,
         content: Annotated[str | None, Field(description="Text to add (add)")] = None,
@@ -277,12 +326,19 @@ class KBTool(FunctionTool):
             int, Field(ge=0, description="Documents to skip: next_offset of the last page (list)")
         ] = 0,
         confirm: Annotated[bool, Field(description="Must be true to clear")] = False,
+        scope: Annotated[
+            Scope | None,
+            Field(
+                description="session (your documents) or global (shared; an admin changes it); "
+                "search and ask read both unless one is named"
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """Knowledge base: add text or a document, search it, ask a question answered with
         citations (title > heading path), show stats, list the documents (paged), remove one by
         doc_id, or clear the namespace (confirm=true).
         """
-        shared = self._shared
+        shared = self._shared.bound(ctx, scope, action)
         if action == "add":
             result: dict[str, Any] = await shared.add(title, content, file_path)
             return result
@@ -292,7 +348,7 @@ class KBTool(FunctionTool):
             docs = await shared.kb.documents()
             return _listed(docs, offset, shared.max_result_chars)
         if action == "remove":
-            return await self._remove(doc_id)
+            return await self._remove(shared.kb, doc_id)
         if action == "clear":
             if not confirm:
                 raise KnowledgeBaseError("clear removes every document: call it with confirm=true")
@@ -303,10 +359,10 @@ class KBTool(FunctionTool):
             return await shared.search(query, k, mode, expand)
         return await shared.ask(query, k, expand)
 
-    async def _remove(self, doc_id: str | None) -> dict[str, Any]:
+    async def _remove(self, kb: KnowledgeBase, doc_id: str | None) -> dict[str, Any]:
         if not doc_id:
             raise KnowledgeBaseError("remove needs doc_id: call action=list to see the ids")
-        if not await self._shared.kb.remove(doc_id):
+        if not await kb.remove(doc_id):
             raise KnowledgeBaseError(
                 f"doc_id {doc_id!r}: no such document in this namespace; action=list shows the ids"
             )

@@ -10,6 +10,13 @@ otherwise the `.env` file. They are never mixed, because a `.env` file comes wit
 cloned repository, say): a base URL from such a file must never receive an API key from the
 user's own environment.
 
+The working folder's `./.env` is read only once a person trusted it (`toolweave trust .env`,
+the same record as a `toolweave.toml`'s: its real path and content hash): a sandboxed command
+can write files in the working folder, and a `.env` it wrote must not choose where the next
+`toolweave run` sends the conversation (and the user's key). An untrusted `./.env` that names a
+model is refused with the fix; an edit after the trust needs a new one. A `.env` path the
+caller passes (`dotenv=`) is the caller's choice and read as it is.
+
 With `LLM_BASE_URL`, the model id is a name at that OpenAI-compatible endpoint (vLLM, Ollama,
 DeepSeek, Qwen/Bailian...), sent as is (`qwen3:8b` included). Without it, an id with a known
 provider prefix (`anthropic:claude-sonnet-4-5`) is a model string, and any other id an OpenAI
@@ -67,9 +74,27 @@ def env_model_settings(
     environ = os.environ if environ is None else environ
     if environ.get(MODEL_ID_ENV):
         source: Mapping[str, str] = environ
+    elif dotenv is not None:
+        source = read_dotenv(dotenv)
     else:
-        source = read_dotenv(Path(DOTENV_NAME) if dotenv is None else dotenv)
+        source = _trusted_dotenv(Path(DOTENV_NAME))
     return {name: source[name] for name in ENV_NAMES if source.get(name)}
+
+
+def _trusted_dotenv(path: Path) -> dict[str, str]:
+    """`./.env`'s values when it names no model or a person trusted it; else refused."""
+    from toolweave.storage.trust import is_trusted
+
+    values = read_dotenv(path)
+    if values.get(MODEL_ID_ENV) and not is_trusted(path):
+        raise ModelConfigError(
+            f"./{DOTENV_NAME} sets {MODEL_ID_ENV} but is not trusted (a file in the working "
+            "folder may come with a cloned repository or be written by a sandboxed command); "
+            f"read it, then run `toolweave trust {DOTENV_NAME}` (an edit needs a new trust), "
+            f"or set the {MODEL_ID_ENV} variables in the environment, or pass --model",
+            setting=MODEL_ID_ENV,
+        )
+    return values
 
 
 def model_from_env(

@@ -102,7 +102,7 @@ class Scheduler:
         self.tasks = ScheduleStore(path, dsn=dsn, timezone=timezone, state_secret=state_secret)
         self._now = clock
         self._loop_task: asyncio.Task[None] | None = None
-        self._firings: set[asyncio.Task[TaskRun]] = set()
+        self._firings: dict[asyncio.Task[TaskRun], str] = {}  # each firing's target
         self._wake: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -264,6 +264,15 @@ class Scheduler:
         await asyncio.gather(*firings, return_exceptions=True)
         self._loop = self._wake = None
 
+    async def cancel_runs(self, target: str) -> int:
+        """Stop the runs of `target`'s tasks still going (each recorded as interrupted; the
+        tasks stay scheduled); returns how many were stopped (`/stop` in a chat)."""
+        firings = [firing for firing, of in self._firings.items() if of == target]
+        for firing in firings:
+            firing.cancel()
+        await asyncio.gather(*firings, return_exceptions=True)
+        return len(firings)
+
     async def close(self) -> None:
         await self.stop()
         await self.tasks.store.close()
@@ -284,8 +293,8 @@ class Scheduler:
             try:
                 for task, fire_time in await self._claim():
                     firing = asyncio.create_task(self._fire(task, fire_time))
-                    self._firings.add(firing)
-                    firing.add_done_callback(self._firings.discard)
+                    self._firings[firing] = task.target
+                    firing.add_done_callback(lambda done: self._firings.pop(done, None))
                 due = await self._async(lambda d: self.tasks.next_due())
             except Exception:  # a database hiccup must not end the schedule
                 logger.exception("scheduler %s: checking due tasks failed", self.name)

@@ -50,16 +50,36 @@ class InstallReport:
     issues: list[SkillIssue] = field(default_factory=list)
 
 
-def install_skill(source: Path, root: Path) -> InstallReport:
-    """Install the skill at `source` (a folder or a .zip) under `root`."""
+def install_skill(
+    source: Path,
+    root: Path,
+    *,
+    label: str | None = None,
+    inside: PurePosixPath | None = None,
+    name_hint: str | None = None,
+) -> InstallReport:
+    """Install the skill at `source` (a folder or a .zip) under `root`. `label` is the source
+    `skills.lock` records (a URL; default: the path); `inside` picks a folder of an archive
+    whose members share one top folder (a GitHub repository archive: `skills/pdf`);
+    `name_hint` names the skill's folder when the source's own name says nothing."""
     if source.is_dir():
         members = _folder_members(source)
     elif source.is_file() and zipfile.is_zipfile(source):
         members = _zip_members(source)
     else:
         raise SkillError(f"source {str(source)!r} is neither a skill folder nor a zip file")
+    if inside is not None:
+        members = [
+            m
+            for m in members
+            if len(m.parts) > 1 and PurePosixPath(*m.parts[1:]).is_relative_to(inside)
+        ]
+        if not members:
+            raise SkillError(f"{label or source}: the archive has nothing under {inside}/")
     prefix = _skill_prefix(members, source)
-    source_name = prefix.name or (source.stem if source.is_file() else source.resolve().name)
+    source_name = (
+        prefix.name or name_hint or (source.stem if source.is_file() else source.resolve().name)
+    )
     root.mkdir(parents=True, exist_ok=True)
     holder = Path(tempfile.mkdtemp(prefix=".install-", dir=root))
     staging = holder / source_name
@@ -85,11 +105,12 @@ def install_skill(source: Path, root: Path) -> InstallReport:
         shutil.rmtree(holder, ignore_errors=True)
     # The name the library calls it by: a display name's skill is called by its folder.
     name = final.name if skill.display_name else skill.name
-    _write_lock(root, name, {"source": str(source), "sha256": digest, "installed": _now()})
+    recorded = label or str(source)
+    _write_lock(root, name, {"source": recorded, "sha256": digest, "installed": _now()})
     return InstallReport(
         name=name,
         path=final,
-        source=str(source),
+        source=recorded,
         sha256=digest,
         files=files,
         scripts=[f for f in files if f.startswith("scripts/")],

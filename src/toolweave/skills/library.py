@@ -26,6 +26,7 @@ from toolweave.skills._loader import scan
 from toolweave.skills.arguments import parse_command
 from toolweave.skills.errors import SkillError
 from toolweave.skills.skill import Skill
+from toolweave.skills.sources import DEFAULT_GITHUB_BASE, Download
 from toolweave.skills.spec import DESCRIPTION_MAX
 
 if TYPE_CHECKING:
@@ -196,9 +197,11 @@ class SkillLibrary:
         script_timeout: float | None = None,
         script_sandbox: Sandbox | None = None,
         script_max_output_bytes: int | None = None,
+        download: Download | None = None,
     ) -> list[Tool]:
-        """The skill tools, sorted by name (`self_management` adds list/install/remove);
-        `skill_run`'s scripts run in `script_sandbox` (see `skills.scripts.run_script`)."""
+        """The skill tools, sorted by name (`self_management` adds list/install/remove;
+        `skill_install` reads URLs and GitHub paths only with `download`); `skill_run`'s
+        scripts run in `script_sandbox` (see `skills.scripts.run_script`)."""
         from toolweave.skills.scripts import MAX_SCRIPT_OUTPUT_BYTES, SCRIPT_TIMEOUT
         from toolweave.skills.tools import skill_tools
 
@@ -208,18 +211,39 @@ class SkillLibrary:
             script_timeout=SCRIPT_TIMEOUT if script_timeout is None else script_timeout,
             script_sandbox=script_sandbox,
             script_max_output_bytes=script_max_output_bytes or MAX_SCRIPT_OUTPUT_BYTES,
+            download=download,
         )
 
     def install(self, source: str | Path, into: str | Path | None = None) -> InstallReport:
         """Install a skill folder or zip into `into` (default: the first root), then reload."""
         from toolweave.skills.install import install_skill
 
-        if into is None and not self.roots:
-            raise SkillError("this library has no roots to install into; pass into=<folder>")
-        target = Path(into).expanduser() if into is not None else self.roots[0]
-        report = install_skill(Path(source).expanduser(), target)
+        report = install_skill(Path(source).expanduser(), self._install_root(into))
         self.reload()
         return report
+
+    async def install_from(
+        self,
+        source: str,
+        *,
+        download: Download | None = None,
+        into: str | Path | None = None,
+        github_base: str = DEFAULT_GITHUB_BASE,
+    ) -> InstallReport:
+        """Install from where skills are found (`toolweave.skills.sources`): a folder or zip, a
+        zip or SKILL.md URL, a GitHub path or SKILL.md text; URLs are read with `download`
+        (`toolweave.builtins.fetch.downloader(...)`: the fetch tool's rules). Then reload."""
+        from toolweave.skills.sources import install_from
+
+        target = self._install_root(into)
+        report = await install_from(source, target, download=download, github_base=github_base)
+        self.reload()
+        return report
+
+    def _install_root(self, into: str | Path | None) -> Path:
+        if into is None and not self.roots:
+            raise SkillError("this library has no roots to install into; pass into=<folder>")
+        return Path(into).expanduser() if into is not None else self.roots[0]
 
     def remove(self, name: str) -> Path:
         """Delete an installed skill's folder (and its lockfile entry), then reload."""

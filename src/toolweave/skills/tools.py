@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Annotated, Any
+from urllib.parse import urlsplit
 
 from pydantic import Field
 
@@ -22,6 +23,7 @@ from toolweave.tools.permissions import Permission
 
 if TYPE_CHECKING:
     from toolweave.skills.library import SkillLibrary
+    from toolweave.skills.sources import Download
     from toolweave.tools.base import Tool
     from toolweave.tools.sandbox import Sandbox
 
@@ -59,10 +61,12 @@ def skill_tools(
     script_timeout: float = SCRIPT_TIMEOUT,
     script_sandbox: Sandbox | None = None,
     script_max_output_bytes: int = MAX_SCRIPT_OUTPUT_BYTES,
+    download: Download | None = None,
 ) -> list[Tool]:
     """The tools over `library`, sorted by name; scripts run in `script_sandbox` (default: the
     host read-only, a private /tmp, no network), are stopped after `script_timeout` s, and at
-    most `script_max_output_bytes` of their output is read."""
+    most `script_max_output_bytes` of their output is read. `skill_install` downloads URLs and
+    GitHub paths through `download` only (none: local sources and SKILL.md text)."""
 
     def skill_read(name: Annotated[str, Field(description="The skill to load.")]) -> str:
         """Load a skill's instructions; follow them, and read its listed files when they say to.
@@ -139,11 +143,11 @@ def skill_tools(
         ),
     ]
     if self_management:
-        tools.extend(_management_tools(library))
+        tools.extend(_management_tools(library, download))
     return sorted(tools, key=lambda t: t.name)
 
 
-def _management_tools(library: SkillLibrary) -> list[Tool]:
+def _management_tools(library: SkillLibrary, download: Download | None) -> list[Tool]:
     def skill_list() -> list[dict[str, Any]]:
         """List installed skills with their folders and allowed tools."""
         return [
@@ -156,11 +160,22 @@ def _management_tools(library: SkillLibrary) -> list[Tool]:
             for s in library.skills.values()
         ]
 
-    def skill_install(
-        source: Annotated[str, Field(description="A local skill folder or .zip file.")],
+    async def skill_install(
+        source: Annotated[
+            str,
+            Field(
+                description="A skill folder or .zip, SKILL.md text, or (where downloads are "
+                "allowed) a zip or SKILL.md URL or github.com/OWNER/REPO/tree/REF/PATH"
+            ),
+        ],
     ) -> dict[str, Any]:
-        """Install a skill from a folder or zip into the first skill root (then reloads)."""
-        report = library.install(source)
+        """Install a skill into the first skill root (checked first; then reloads)."""
+        if download is None and urlsplit(source.strip()).scheme in ("http", "https"):
+            raise SkillError(
+                "skill_install cannot download here: downloads are off (toolweave serve: "
+                "[skills].install_domains; Python: skill_tools(download=...))"
+            )
+        report = await library.install_from(source, download=download)
         return {
             "name": report.name,
             "path": str(report.path),

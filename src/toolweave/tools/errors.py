@@ -7,6 +7,8 @@ every error is written for the model: it names what went wrong and how to recove
 
 from __future__ import annotations
 
+from typing import Literal
+
 from toolweave.errors import ToolweaveError
 
 
@@ -73,9 +75,13 @@ class ApprovalRequired(ToolError):
 
     recoverable = True
 
-    def __init__(self, reason: str, *, tool: str | None = None) -> None:
+    def __init__(
+        self, reason: str, *, tool: str | None = None, kind: Literal["user", "admin"] = "user"
+    ) -> None:
         super().__init__(f"this call needs approval: {reason}", tool=tool)
         self.reason = reason
+        self.kind: Literal["user", "admin"] = kind
+        """"admin": only the admin approver may approve it (the shared knowledge base)."""
 
 
 class ToolTimeout(ToolError):

@@ -185,7 +185,22 @@ async def test_served_calls_that_ask_wait_in_the_console_when_switched_on() -> N
         assert pending.request.tool_name == "get_weather" and not call.done()
         host.console.approvals.answer(pending.id, "approve")
         result = await call
+        console = {"Authorization": f"Bearer {host.console.token}"}
+        async with httpx.AsyncClient(headers=console) as http:
+            api = f"{host.console_url}/api"
+            (decision,) = (await http.get(f"{api}/audit", params={"tool": "get_weather"})).json()
+            (row,) = (await http.get(f"{api}/queries", params={"outcome": "ran"})).json()
+            bad = await http.get(f"{api}/queries", params={"since": "soon"})
+            none = (await http.get(f"{api}/audit", params={"decided_by": "elicitation"})).json()
     assert not result.is_error and result.structured["city"] == "上海"
+    assert (decision["decision"], decision["decided_by"]) == ("approved", "console")
+    assert decision["args"] == '{"city": "上海"}' and none == []
+    assert (row["tool"], row["client"], row["outcome"]) == (
+        "get_weather",
+        "address:loopback",
+        "ran",
+    )
+    assert bad.status_code == 400 and "since='soon'" in bad.json()["error"]
     async with serving(rules=rules) as host, MCPClient.http(host.config.url) as client:
         refused = await client.call_tool("get_weather", {"city": "上海"})  # off by default
     assert refused.is_error and "toolweave.toml" in refused.text

@@ -155,7 +155,9 @@ async def test_an_admin_approves_in_the_browser_and_the_run_continues(browser: A
     assert result.invocations[0].ok and result.invocations[0].result.structured["city"] == "北京"
     assert drawn["labels"] == ["get_weather"] and drawn["calls"] == [1]
     assert drawn["tokens"] == [300]  # 2 model calls x 150 tokens, today
-    assert any("get_weather" in q and "success" in q for q in drawn["queries"])
+    assert any(
+        "get_weather" in q and "ran" in q and "principal:token:" in q for q in drawn["queries"]
+    )
     for name in ("console-approval.png", "console-usage.png"):
         assert (artifacts / name).stat().st_size > 10_000  # a real rendered page
 

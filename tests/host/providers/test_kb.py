@@ -152,3 +152,40 @@ def test_kb_settings_errors_name_the_key(tmp_path: Path) -> None:
     settings = kb_settings(parse_config({"kb": {"paths": ["a"]}}, source=tmp_path / "t.toml"))
     assert settings.resolved_paths(tmp_path / "t.toml") == [(tmp_path / "a").resolve()]
     assert settings.watch and settings.max_docs == 10_000
+
+
+async def test_scoped_kb_over_http_keeps_sessions_apart_and_the_shared_admin_only(
+    tmp_path: Path,
+) -> None:
+    from tests.host.test_governance import _port, serve_config
+    from toolweave.host import load_host_config
+
+    config_file = write_config(
+        tmp_path, '[serve.rules]\nallow = ["kb"]\n\n', watch=False, scopes=True
+    )
+    text = config_file.read_text(encoding="utf-8").replace(
+        "[serve]\n", f'[serve]\ntransport = "http"\nport = {_port()}\n', 1
+    )
+    config_file.write_text(text, encoding="utf-8")
+    async for url in serve_config(load_host_config(config_file)):
+        async with Client(url, mode="legacy") as alice, Client(url, mode="legacy") as bob:
+            await alice.call_tool("kb_add", {"content": "我的端口是 9001。", "title": "alice"})
+            mine = await alice.call_tool("kb_search", {"query": "端口", "k": 5})
+            theirs = await bob.call_tool("kb_search", {"query": "端口", "k": 5})
+            shared = await alice.call_tool(
+                "kb", {"action": "add", "content": "全员通知", "scope": "global"}
+            )
+        async with Client(url, mode="auto") as stateless:
+            listed = await stateless.call_tool("kb", {"action": "list", "scope": "global"})
+    assert mine.structured_content is not None and theirs.structured_content is not None
+    assert {(r["scope"], r["title"]) for r in mine.structured_content["results"]} >= {
+        ("session", "alice"),
+        ("global", "服务"),
+    }
+    assert all(r["scope"] == "global" for r in theirs.structured_content["results"])
+    assert shared.is_error and "admin" in shared.content[0].text  # type: ignore[union-attr]
+    assert listed.structured_content is not None
+    assert sorted(d["title"] for d in listed.structured_content["documents"]) == [
+        "Retrieval Guide 检索指南",
+        "服务",
+    ]

@@ -249,3 +249,26 @@ async def test_display_names_are_called_by_their_folder_and_paths_percent_encode
     assert "skill://agent-development/SKILL.md" in uris and encoded in uris
     assert read[0]["text"] == "指南"
     assert "代理开发" in raw[0]["text"]
+
+
+async def test_served_skill_install_downloads_only_from_install_domains(root: Path) -> None:
+    """`[skills].install_domains` lets `skill_install` download, under the fetch rules (public
+    hosts only: a loopback URL is refused even when listed); none listed, no download."""
+    from toolweave.skills import SkillError
+    from toolweave.tools import PermissionDenied, ToolContext
+
+    for domains, refusal, expected in (
+        ([], SkillError, "downloads are off"),
+        (["127.0.0.1"], PermissionDenied, "private, loopback or reserved"),
+    ):
+        host = host_for(root, self_management=True, install_domains=domains)
+        try:
+            await host.server.load_tool_sources()
+            entry = host.server.tool_entry("skill_install")
+            assert entry is not None
+            inner = getattr(entry.tool(), "inner", None)
+            assert inner is not None
+            with pytest.raises(refusal, match=expected):
+                await inner.execute({"source": "http://127.0.0.1:9/s.zip"}, ToolContext())
+        finally:
+            await host.close()

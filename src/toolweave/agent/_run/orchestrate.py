@@ -37,7 +37,8 @@ class RunOrchestration(RunStage):
     async def started(self, prompt: str) -> None:
         log = self.settings.query_log
         if log is not None and self.scope.depth == 0:
-            self._row = await log.start(prompt, self.scope.session.id)
+            session = self.scope.session
+            self._row = await log.start(prompt, session.id, client=session.requester or "")
 
     async def before_model(self, request: ModelRequest, turn: int) -> ModelRequest:
         """Reserve the call's estimated input against the quota (raises `QuotaExceeded` before

@@ -1,15 +1,16 @@
 """The web console of `toolweave serve --http`: a small page on the same Starlette app.
 
-`/console` shows the published tools and the downstream MCP servers with their status, the
-live MCP sessions, the query log, the pending approvals (an admin approves or denies them in
-the browser) and a usage page with charts drawn by Chart.js, which ships inside the package
-(no CDN). The page itself holds no data; its JSON API under `/console/api/` has the Host and
-Origin checks of `/mcp` and its own credential: the console is the person's, not the clients',
-so it needs the console token (`[serve].console_token`, or a fresh one made at start and printed
-once), always, loopback included, and an MCP client's token never opens it (so a client cannot
-approve its own admin-only call). The browser sends the console token from the page's
-`#token=...` fragment, which never reaches the server. A request body over `max_body_bytes` is
-refused (413) before it is parsed.
+`/console` shows the published tools and the downstream MCP servers with their status, the live
+MCP sessions, the query log (`/console/api/queries?tool=&client=&since=&outcome=`), the approval
+decisions with who decided (`/console/api/audit`), the pending approvals (an admin approves or
+denies them in the browser) and a usage page with charts drawn by Chart.js, which ships inside
+the package (no CDN). The page itself holds no data; its JSON API under `/console/api/` has the
+Host and Origin checks of `/mcp` and its own credential: the console is the person's, not the
+clients', so it needs the console token (`[serve].console_token`, or a fresh one made at start
+and printed once), always, loopback included, and an MCP client's token never opens it (so a
+client cannot approve its own admin-only call). The browser sends the console token from the
+page's `#token=...` fragment, which never reaches the server. A request body over
+`max_body_bytes` is refused (413) before it is parsed.
 
 `ConsoleApprovals` is an approver, `async (request) -> bool | "always"`: give it to whatever
 asks for approvals (`Governance(approver=console.approvals)`, the host's gates) and each request
@@ -20,6 +21,7 @@ full (denied at once: fail closed).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hmac
 import itertools
 import json
@@ -53,6 +55,10 @@ DEFAULT_QUERY_ROWS = 200
 """Rows the query page and the usage charts read."""
 MAX_QUERY_ROWS = 5000
 """The most rows one API call may ask for (`?limit=`)."""
+QUERY_FILTERS = ("tool", "client", "since", "until", "outcome")
+"""What `/console/api/queries` filters by (`QueryLog.search`)."""
+AUDIT_FILTERS = ("tool", "requester", "decided_by", "since", "until")
+"""What `/console/api/audit`, the approval decisions, filters by (`QueryLog.approvals`)."""
 
 Decision = Literal["approve", "deny", "always"]
 _Handler: TypeAlias = "Callable[[Request], Awaitable[Response]]"
@@ -230,8 +236,19 @@ class Console:
             for sid, s in sorted(sessions.items())
         ]
 
-    async def queries(self, limit: int) -> list[dict[str, Any]]:
-        return [row_json(r) for r in await self._rows(limit)]
+    async def queries(self, limit: int, filters: dict[str, str] | None = None) -> list[Any]:
+        """The newest `limit` rows as JSON; `filters` (tool, client, since, outcome) read the
+        host's own query log (`QueryLog.search`)."""
+        if not filters:
+            return [row_json(r) for r in await self._rows(limit)]
+        log = self.host.accounting.query_log()
+        return [row_json(r) for r in await log.search(limit=limit, **filters)] if log else []
+
+    async def audit(self, limit: int, filters: dict[str, str]) -> list[dict[str, Any]]:
+        """The newest `limit` approval decisions of the host's audit (`QueryLog.approvals`)."""
+        log = self.host.accounting.query_log()
+        rows = await log.approvals(limit=limit, **filters) if log is not None else []
+        return [dataclasses.asdict(row) for row in rows]
 
     async def usage(self, limit: int) -> dict[str, Any]:
         return usage_summary(await self._rows(limit))
@@ -282,7 +299,19 @@ class Console:
             return JSONResponse(await self.overview())
 
         async def queries(request: Request) -> Response:
-            return JSONResponse(await self.queries(_limit(request)))
+            filters = _filters(request, QUERY_FILTERS)
+            try:
+                return JSONResponse(await self.queries(_limit(request), filters))
+            except ConfigError as exc:
+                return JSONResponse({"error": str(exc)}, status_code=400)
+
+        async def audit(request: Request) -> Response:
+            try:
+                return JSONResponse(
+                    await self.audit(_limit(request), _filters(request, AUDIT_FILTERS))
+                )
+            except ConfigError as exc:
+                return JSONResponse({"error": str(exc)}, status_code=400)
 
         async def usage(request: Request) -> Response:
             return JSONResponse(await self.usage(_limit(request)))
@@ -318,6 +347,7 @@ class Console:
             Route(f"{api}/overview", guarded(overview)),
             Route(f"{api}/queries", guarded(queries)),
             Route(f"{api}/usage", guarded(usage)),
+            Route(f"{api}/audit", guarded(audit)),
             Route(f"{api}/approvals", guarded(approvals)),
             Route(f"{api}/approvals/{{id}}", guarded(decide), methods=["POST"]),
         ]
@@ -333,6 +363,10 @@ async def _bounded_body(request: Request, limit: int) -> bytes | None:
             return None
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _filters(request: Request, names: tuple[str, ...]) -> dict[str, str]:
+    return {name: request.query_params[name] for name in names if request.query_params.get(name)}
 
 
 def _limit(request: Request) -> int:

@@ -29,6 +29,9 @@ ROW_FIELDS = (
     "duration",
     "error",
     "kind",
+    "client",
+    "tool",
+    "outcome",
 )
 """The fields of a query-log row (`toolweave.agent.QueryRecord`) the console sends."""
 PERCENTILES = (50, 90, 99)

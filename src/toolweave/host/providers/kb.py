@@ -25,6 +25,9 @@ max_convert_memory = 1073741824 # bytes of heap of the conversion worker (RLIMIT
 max_chunk_chars = 6000    # characters of a chunk, whatever its token count
 dsn = ""                  # Postgres DSN and Qdrant URL: the scale-out backend
 qdrant_url = ""
+scopes = false            # true: each MCP session adds to its own documents and searches them
+                          # with the shared ones ([kb].namespace, [kb].paths); changing the
+                          # shared ones needs the admin's approval (the console)
 
 [notes]
 embedder = "auto"
@@ -84,6 +87,7 @@ class KBSection(Section):
     max_chunk_chars: int = Field(DEFAULT_MAX_CHUNK_CHARS, gt=0)
     dsn: str = ""
     qdrant_url: str = ""
+    scopes: bool = False
 
     @model_validator(mode="after")
     def _backend(self) -> KBSection:
@@ -222,7 +226,10 @@ class KBProvider:
     async def tools(self) -> list[Tool]:
         from toolweave.kb import knowledge_base_tools
 
-        return knowledge_base_tools(self.kb, max_result_chars=self.settings.max_result_chars)
+        settings = self.settings
+        return knowledge_base_tools(
+            self.kb, max_result_chars=settings.max_result_chars, scoped=settings.scopes
+        )
 
     def catalog(
         self,

@@ -163,6 +163,7 @@ class SkillsSection(Section):
     roots: list[str] = Field(default_factory=list)
     allow: list[str] = Field(default_factory=list)
     self_management: bool = False
+    install_domains: list[str] = Field(default_factory=list)
     scripts: bool = False
     script_timeout: float = Field(60.0, gt=0)
     script_sandbox: Literal["on", "off"] = "on"
@@ -219,12 +220,29 @@ class SkillsProvider:
         self._pending: asyncio.Task[None] | concurrent.futures.Future[None] | None = None
         self._unsubscribe = self.library.subscribe(self._library_changed)
 
+    def _download(self) -> Callable[[str], Awaitable[tuple[str, bytes]]] | None:
+        """`skill_install`'s downloads: only from `[skills].install_domains` (public hosts, the
+        fetch tool's rules); none listed, none at all."""
+        if not self.settings.install_domains:
+            return None
+        from toolweave.builtins.fetch import downloader
+        from toolweave.skills.install import MAX_INSTALL_BYTES
+        from toolweave.skills.sources import DEFAULT_DOWNLOAD_TIMEOUT
+
+        return downloader(
+            self.settings.install_domains,
+            timeout=DEFAULT_DOWNLOAD_TIMEOUT,
+            max_bytes=MAX_INSTALL_BYTES,
+            tool="skill_install",
+        )
+
     def _tools(self) -> list[Tool]:
         tools = self.library.tools(
             self_management=self.settings.self_management,
             script_timeout=self.settings.script_timeout,
             script_sandbox=self._sandbox,
             script_max_output_bytes=self.settings.script_max_output_bytes,
+            download=self._download(),
         )
         return [
             t

@@ -116,8 +116,9 @@ async function loadQueries() {
   const rows = await api("/queries?limit=200");
   fill("queries", rows, (r) => [
     cell(new Date(r.started * 1000).toLocaleString()), cell(r.kind), cell(r.tools.join(", ")),
-    codeCell(r.input), cell(r.status, r.status === "success" ? "ok" : "error"),
-    cell(Math.round(r.duration * 1000)), cell(r.tokens), cell(r.session_id), cell(r.error, "error"),
+    codeCell(r.input), cell(r.outcome || r.status, r.status === "success" ? "ok" : "error"),
+    cell(Math.round(r.duration * 1000)), cell(r.tokens), cell(r.client), cell(r.session_id),
+    cell(r.error, "error"),
   ]);
 }
 

@@ -1,0 +1,148 @@
+"""The query log as an audit: who asked, each row's outcome, filters, approval decisions, on
+SQLite and the real Postgres server, and an old query-log file upgraded in place."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support import store_args
+from toolweave.accounting import QueryLog
+from toolweave.errors import ConfigError
+from toolweave.governance import ApprovalRequest, audited
+
+__all__ = ["store_args"]
+
+
+async def _row(log: QueryLog, tool: str, client: str, **finish: Any) -> str:
+    row = await log.start(f"{tool} {{}}", client, kind="tool", client=client, tool=tool)
+    await log.finish(row, finish.pop("status", "success"), tools=[tool], **finish)
+    return row
+
+
+async def test_rows_say_who_asked_and_how_they_ended_and_filter(
+    store_args: dict[str, Any],
+) -> None:
+    log = QueryLog(**store_args)
+    try:
+        ran = await _row(log, "kb_search", "principal:alice")
+        failed = await _row(log, "run_command", "principal:bob", status="error", error="exit 1")
+        refused = await _row(
+            log, "run_command", "address:loopback", status="error", outcome="refused:approval"
+        )
+        ruled = await _row(log, "删除", "principal:alice", status="error", outcome="refused:rules")
+        run = await log.start("北京天气", "chat-1")  # an agent run that called kb_search
+        await log.finish(run, "success", tools=["kb_search", "memory"], tokens=10)
+
+        async def ids(**filters: Any) -> list[str]:
+            return [r.id for r in await log.search(limit=50, **filters)]
+
+        assert await ids(tool="run_command") == [refused, failed]
+        assert await ids(tool="kb_search") == [run, ran]  # the run called it too
+        assert await ids(tool="kb") == []  # a tool name, not a prefix
+        assert await ids(tool="删除") == [ruled]
+        assert await ids(client="alice") == [ruled, ran]
+        assert await ids(client="principal:bob") == [failed]
+        assert await ids(client="loopback") == [refused]
+        assert await ids(outcome="refused") == [ruled, refused]
+        assert await ids(outcome="refused:approval") == [refused]
+        assert await ids(outcome="failed") == [failed]
+        assert await ids(outcome="ran") == [run, ran]
+        assert await ids(outcome="ran", client="alice") == [ran]
+        assert len(await ids(since="1h")) == 5 and await ids(until=time.time() - 3600) == []
+        assert len(await ids(since="2000-01-01")) == 5 and await ids(since=time.time() + 60) == []
+        (row,) = await log.search(outcome="refused:rules")
+        assert (row.client, row.tool, row.status, row.kind) == (
+            "principal:alice",
+            "删除",
+            "error",
+            "tool",
+        )
+        with pytest.raises(
+            ConfigError, match=r"outcome='skipped'.*ran, failed, stopped, asked, refused"
+        ):
+            await log.search(outcome="skipped")
+        with pytest.raises(ConfigError, match=r"since='yesterday'.*'2h'"):
+            await log.search(since="yesterday")
+        assert [r.id for r in log.search_sync(limit=1, client="bob")] == [failed]
+    finally:
+        await log.close()
+
+
+async def test_an_audited_approver_records_each_decision(store_args: dict[str, Any]) -> None:
+    log = QueryLog(**store_args)
+    answers: list[Any] = [True, "always", False]
+
+    async def person(request: ApprovalRequest) -> Any:
+        return answers.pop(0)
+
+    def broken(request: ApprovalRequest) -> bool:
+        raise RuntimeError("the chat window was closed")
+
+    try:
+        ask = audited(person, log, lambda r: f"chat:{r.requester}")
+        for command in ("make 构建", "make test", "rm -rf build"):
+            request = ApprovalRequest(
+                "run_command", {"command": command}, "shell asks", "s-1", "alice", call_id="c"
+            )
+            await ask(request)  # type: ignore[misc]
+        admin = audited(broken, log, "admin")
+        with pytest.raises(RuntimeError):
+            await admin(ApprovalRequest("deploy", {"to": "prod"}, "admin only", None, kind="admin"))  # type: ignore[misc]
+        decisions = await log.approvals(limit=10)
+        assert [d.decision for d in decisions] == ["no answer", "denied", "always", "approved"]
+        failed, *_, approved = decisions
+        assert (failed.tool, failed.kind, failed.decided_by) == ("deploy", "admin", "admin")
+        assert "the chat window was closed" in failed.reason and not failed.approved
+        assert approved.args == '{"command": "make 构建"}' and approved.approved
+        assert (approved.requester, approved.session_id, approved.call_id) == ("alice", "s-1", "c")
+        assert approved.decided_by == "chat:alice" and approved.asked <= approved.decided
+        assert [d.decision for d in await log.approvals(approved=False)] == ["no answer", "denied"]
+        assert [d.tool for d in await log.approvals(decided_by="admin")] == ["deploy"]
+        assert len(await log.approvals(requester="alice", tool="run_command", since="1h")) == 3
+        assert len(log.approvals_sync(limit=2)) == 2
+    finally:
+        await log.close()
+
+
+def test_a_query_log_from_before_the_audit_is_upgraded_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "query_log.db"
+    with sqlite3.connect(path) as db:  # the table as the previous release wrote it
+        db.execute(
+            "CREATE TABLE toolweave_query_log (id TEXT PRIMARY KEY, started DOUBLE PRECISION "
+            "NOT NULL, input TEXT NOT NULL, session_id TEXT NOT NULL, tool_calls INTEGER NOT "
+            "NULL, tools TEXT NOT NULL, tokens BIGINT NOT NULL, duration DOUBLE PRECISION NOT "
+            "NULL, status TEXT NOT NULL, error TEXT NOT NULL, kind TEXT NOT NULL)"
+        )
+        db.execute(
+            "INSERT INTO toolweave_query_log VALUES ('old', 1.0, 'hi', 's', 0, '[]', 0, 0.5, "
+            "'success', '', 'run')"
+        )
+    db.close()
+    log = QueryLog(path)
+    try:
+        (old,) = log.recent_sync(5)
+        assert (old.id, old.client, old.outcome) == ("old", "", "")
+    finally:
+        log.close_sync()
+
+
+async def test_an_agent_run_is_logged_with_who_asked(tmp_path: Path) -> None:
+    from toolweave.agent import Agent, Session
+    from toolweave.agent.orchestration import Orchestration
+    from toolweave.llm import Message, ScriptedModel
+
+    log = QueryLog(tmp_path / "q.db")
+    agent = Agent(
+        ScriptedModel([Message.assistant("晴")]), orchestration=Orchestration(query_log=log)
+    )
+    try:
+        await agent.run("北京天气", Session("chat-1", requester="alice"))
+        (row,) = await log.search(client="alice", outcome="ran")
+        assert (row.kind, row.session_id, row.input) == ("run", "chat-1", "北京天气")
+    finally:
+        await log.close()
