@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolweave.tools import ToolResult, ToolTimeout
-from toolweave.tools.calls import CallHandler, ToolCall, ToolInvocation
+from toolweave.tools.calls import CallHandler, ToolCall, ToolInvocation, call_rounds
 from toolweave.tools.context import ToolContext
 
 if TYPE_CHECKING:
@@ -33,6 +33,11 @@ QUERY_LOG_FILE = "query_log.db"
 QUOTA_FILE = "quota.db"
 MAX_LOGGED_ARGUMENT_CHARS = 2000
 LOGGED_ERROR_CHARS = 500
+PAUSED_ERROR = "waiting for the client's answers (input required); its retry goes on with this row"
+"""The query log's error of a call paused for its client's answers, until its retry ends it."""
+_COUNTED_MEMO = "accounting.counted"
+_ROW_MEMO = "accounting.row"
+_SECONDS_MEMO = "accounting.seconds"
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +135,11 @@ class CallAccounting:
         log, quota = self._stores()
         ctx, name = call.ctx, call.name
         who = client_label(ctx)
-        if quota is not None:
+        # A call that paused for its client's answers goes on in a retry: one call, counted and
+        # logged once (its row is finished again when it goes on).
+        rounds = call_rounds(ctx)
+        memo = rounds.memo if rounds is not None else {}
+        if quota is not None and not memo.get(_COUNTED_MEMO):
             try:
                 await quota.reserve(client_key(ctx), calls=1)
             except QuotaExceeded as exc:
@@ -141,9 +150,16 @@ class CallAccounting:
                     await log.finish(row, "stopped", tools=[name], error=message)
                 refused = ToolResult.error(message)
                 return ToolInvocation(name, call.call_id, call.args, refused, None, 0.0)
+            memo[_COUNTED_MEMO] = True
         if log is None:
             return await next(call)
-        row = await log.start(_describe(name, call.args), who, kind="tool")
+        kept = memo.get(_ROW_MEMO)
+        row = (
+            kept
+            if isinstance(kept, str)
+            else await log.start(_describe(name, call.args), who, kind="tool")
+        )
+        memo[_ROW_MEMO] = row
         started = time.perf_counter()
         status: QueryStatus = "success"
         error = ""
@@ -156,14 +172,17 @@ class CallAccounting:
             return inv
         except Exception as exc:  # a refusal (governance) before the tool ran
             status, error = "error", str(exc)
+            if rounds is not None and rounds.paused:
+                status, error = "stopped", PAUSED_ERROR
             raise
         except BaseException as exc:
             status, error = "stopped", f"{type(exc).__name__}: {exc}"
             raise
         finally:
-            await log.finish(
-                row, status, tools=[name], duration=time.perf_counter() - started, error=error
-            )
+            took = float(memo.get(_SECONDS_MEMO, 0.0)) + time.perf_counter() - started
+            if rounds is not None:
+                memo[_SECONDS_MEMO] = took
+            await log.finish(row, status, tools=[name], duration=took, error=error)
 
     async def close(self) -> None:
         for store in (self._log, self._quota):

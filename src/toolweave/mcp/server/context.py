@@ -16,6 +16,7 @@ from toolweave.mcp.server._input import InputChannel, RetryInputs, SessionInputs
 from toolweave.mcp.shared.errors import MISSING_CLIENT_CAPABILITY, JSONRPCError
 from toolweave.mcp.shared.jsonrpc import RequestContext
 from toolweave.mcp.shared.probe import probe_requested
+from toolweave.tools.calls import ROUNDS_EXTRA
 from toolweave.tools.context import ProgressCallback, ToolContext
 
 if TYPE_CHECKING:
@@ -74,6 +75,8 @@ class Context(ToolContext):
         self.inputs: InputChannel = inputs or (
             RetryInputs() if session.is_modern(request.meta) else SessionInputs(request)
         )
+        if isinstance(self.inputs, RetryInputs):  # the call's stages see which round this is
+            self.extras[ROUNDS_EXTRA] = self.inputs.rounds
         self._asked = 0
         self._detached = False
 
