@@ -31,6 +31,7 @@ from toolweave.host.stores import damaged_line, damaged_store
 from toolweave.host.tool_search import search_tools
 from toolweave.mcp.bridge import MCPTool
 from toolweave.mcp.server import MCPServer, is_probe, probe_result
+from toolweave.mcp.server.context import Context
 from toolweave.mcp.server.tasks import PostgresTaskStore, SQLiteTaskStore, TaskStore
 from toolweave.mcp.shared.errors import MCPError
 from toolweave.tools.base import Tool, ToolAnnotations
@@ -57,8 +58,10 @@ INSTRUCTIONS = (
 class GovernedTool:
     """A published tool behind the host's call chain: accounting, then governance (rules,
     hooks, approvals), around `ToolRegistry.invoke` of the host's registry, which runs the tool
-    under `timeout` (running it only: a person's answer may take longer). Adds `mcp:<server>`
-    to proxied tools' permissions (the policy decided at publication, in `ToolHost._publish`).
+    under `timeout` (running it only: a person's answer may take longer), or `task_timeout`
+    when the call may become an MCP task (given, and the client declared tasks). Adds
+    `mcp:<server>` to proxied tools' permissions (the policy decided at publication, in
+    `ToolHost._publish`).
     """
 
     def __init__(
@@ -67,9 +70,11 @@ class GovernedTool:
         registry: ToolRegistry,
         middlewares: Sequence[CallMiddleware] = (),
         timeout: float | None = None,
+        task_timeout: float | None = None,
     ) -> None:
         self.inner = inner
         self.timeout = timeout
+        self.task_timeout = task_timeout
         self._handler = chain(middlewares, registry.run_call)
         server = getattr(inner, "server", None)
         extra = {Permission.custom(f"mcp:{server.lower()}")} if isinstance(server, str) else set()
@@ -111,7 +116,10 @@ class GovernedTool:
             if found is None:
                 raise ToolError(f"tool {self.name!r} does not support permission probes")
             return probe_result(found.patterns, found.always)
-        call = ToolCall(self.name, ctx.call_id, args, self.inner, ctx, self.timeout)
+        timeout = self.timeout
+        if self.task_timeout is not None and isinstance(ctx, Context) and ctx.may_run_as_task:
+            timeout = self.task_timeout  # past task_after it is a task: no request to time out
+        call = ToolCall(self.name, ctx.call_id, args, self.inner, ctx, timeout)
         try:
             inv = await self._handler(call)
         except (GovernanceError, ToolError) as refused:
@@ -239,7 +247,14 @@ class ToolHost:
         return self.policy.is_allowed(Permission.custom(f"mcp:{server.lower()}"))
 
     def _publish(self, tool: Tool) -> None:
-        governed = GovernedTool(tool, self.registry, self._chain, self.config.tool_timeout)
+        config = self.config
+        governed = GovernedTool(
+            tool,
+            self.registry,
+            self._chain,
+            config.tool_timeout,
+            config.task_timeout if config.task_after else None,
+        )
         try:  # the host's one policy check: what it refuses is never listed, so never called
             self.policy.check(governed.name, governed.permissions)
         except PermissionDenied as exc:
@@ -318,9 +333,9 @@ class ToolHost:
             )
 
     async def close(self) -> None:
+        await self.server.tasks.close()  # first: a cancelled task still logs how it ended
         await asyncio.gather(*(p.close() for p in self.providers), return_exceptions=True)
         await self.accounting.close()
-        await self.server.tasks.close()
         if self.events is not None:
             await self.events.close()
         if self.relay is not None:

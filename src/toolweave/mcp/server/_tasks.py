@@ -191,8 +191,10 @@ class TaskManager:
         """Cancel the tasks this process runs (a restart reads them as failed) and close the
         store if it was opened."""
         self._closed = True
-        for run, _ in list(self.runs.values()):
+        runs = [run for run, _ in self.runs.values()]
+        for run in runs:
             run.cancel()
+        await asyncio.gather(*runs, return_exceptions=True)  # their cleanup runs before ours
         if self._recovered and self._store is not None:
             await self._store.close()
 
