@@ -32,7 +32,12 @@ from toolweave.host.tool_search import search_tools
 from toolweave.mcp.bridge import MCPTool
 from toolweave.mcp.server import MCPServer, is_probe, probe_result
 from toolweave.mcp.server.context import Context
-from toolweave.mcp.server.tasks import PostgresTaskStore, SQLiteTaskStore, TaskStore
+from toolweave.mcp.server.tasks import (
+    TASK_SUPPORT,
+    PostgresTaskStore,
+    SQLiteTaskStore,
+    TaskStore,
+)
 from toolweave.mcp.shared.errors import MCPError
 from toolweave.tools.base import Tool, ToolAnnotations
 from toolweave.tools.calls import CallMiddleware, ToolCall, chain
@@ -248,12 +253,20 @@ class ToolHost:
 
     def _publish(self, tool: Tool) -> None:
         config = self.config
+        # A downstream tool's `execution.taskSupport` is republished: its call becomes a task
+        # here at once (its first pause is the downstream call), which follows the downstream
+        # task and cancels it with ours. Host tools are tasks past `task_after`, when set.
+        downstream = tool.info if isinstance(tool, MCPTool) else None
+        support = downstream.execution.get("taskSupport") if downstream is not None else None
+        proxied = support if support is not None and support in TASK_SUPPORT else None
+        task = proxied or ("optional" if config.task_after else None)
+        task_after = 0.0 if proxied else config.task_after
         governed = GovernedTool(
             tool,
             self.registry,
             self._chain,
             config.tool_timeout,
-            config.task_timeout if config.task_after else None,
+            config.task_timeout if task is not None else None,
         )
         try:  # the host's one policy check: what it refuses is never listed, so never called
             self.policy.check(governed.name, governed.permissions)
@@ -275,8 +288,7 @@ class ToolHost:
         if self._pinned is not None and governed.name not in self._pinned:
             return  # search mode: found with tool_search, called through tool_call
         # A downstream tool keeps its icons and `_meta` as its server sent them (the gateway
-        # republishes, it does not rewrite); `execution` is not passed on: the host runs the call.
-        downstream = tool.info if isinstance(tool, MCPTool) else None
+        # republishes, it does not rewrite).
         icons = (downstream.icons or None) if downstream is not None else None
         meta = (dict(downstream.meta) or None) if downstream is not None else None
         self.server.add_tool(  # no server timeout: the chain times the tool, not the approval
@@ -287,8 +299,8 @@ class ToolHost:
             meta=meta,
             # A call still running after task_after seconds becomes a task for a client that
             # supports them, so its own request timeout (often 60 s) never cuts it.
-            task="optional" if self.config.task_after else None,
-            task_after=self.config.task_after,
+            task=task,
+            task_after=task_after,
         )
 
     def _search_mode(self, settings: ToolSearch) -> None:
