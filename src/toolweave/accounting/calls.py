@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolweave.mcp.shared.errors import InputRequired
 from toolweave.tools import ToolResult, ToolTimeout
-from toolweave.tools.calls import CallHandler, ToolCall, ToolInvocation
+from toolweave.tools.calls import CallHandler, ToolCall, ToolInvocation, call_rounds
 from toolweave.tools.context import ToolContext
 
 if TYPE_CHECKING:
@@ -35,6 +35,11 @@ QUERY_LOG_FILE = "query_log.db"
 QUOTA_FILE = "quota.db"
 MAX_LOGGED_ARGUMENT_CHARS = 2000
 LOGGED_ERROR_CHARS = 500
+PAUSED_ERROR = "waiting for the client's answers (input required); its retry goes on with this row"
+"""The query log's error of a call paused for its client's answers, until its retry ends it."""
+_COUNTED_MEMO = "accounting.counted"
+_ROW_MEMO = "accounting.row"
+_SECONDS_MEMO = "accounting.seconds"
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +137,11 @@ class CallAccounting:
         log, quota = self._stores()
         ctx, name = call.ctx, call.name
         who, key = client_label(ctx), client_key(ctx)
-        if quota is not None:
+        # A call that paused for its client's answers goes on in a retry: one call, counted and
+        # logged once (its row is finished again when it goes on).
+        rounds = call_rounds(ctx)
+        memo = rounds.memo if rounds is not None else {}
+        if quota is not None and not memo.get(_COUNTED_MEMO):
             try:
                 await quota.reserve(key, calls=1)
             except QuotaExceeded as exc:
@@ -147,9 +156,18 @@ class CallAccounting:
                     )
                 refused = ToolResult.error(message)
                 return ToolInvocation(name, call.call_id, call.args, refused, None, 0.0)
+            memo[_COUNTED_MEMO] = True
         if log is None:
             return await next(call)
-        row = await log.start(_describe(name, call.args), who, kind="tool", client=key, tool=name)
+        kept = memo.get(_ROW_MEMO)
+        row = (
+            kept
+            if isinstance(kept, str)
+            else await log.start(
+                _describe(name, call.args), who, kind="tool", client=key, tool=name
+            )
+        )
+        memo[_ROW_MEMO] = row
         started = time.perf_counter()
         status: QueryStatus = "success"
         error, outcome = "", "ran"
@@ -161,16 +179,21 @@ class CallAccounting:
                 status, error, outcome = "error", inv.result.text[:LOGGED_ERROR_CHARS], "failed"
             return inv
         except InputRequired as exc:  # a 2026-07-28 question: the retry carries the answer
-            status, error, outcome = "stopped", str(exc), "asked"
+            paused = rounds is not None and rounds.paused
+            status, error, outcome = "stopped", PAUSED_ERROR if paused else str(exc), "asked"
             raise
         except Exception as exc:  # a refusal (governance) before the tool ran
             status, error, outcome = "error", str(exc), refused_outcome(exc)
+            if rounds is not None and rounds.paused:
+                status, error, outcome = "stopped", PAUSED_ERROR, "asked"
             raise
         except BaseException as exc:
             status, error, outcome = "stopped", f"{type(exc).__name__}: {exc}", "stopped"
             raise
         finally:
-            took = time.perf_counter() - started
+            took = float(memo.get(_SECONDS_MEMO, 0.0)) + time.perf_counter() - started
+            if rounds is not None:
+                memo[_SECONDS_MEMO] = took
             await log.finish(row, status, tools=[name], duration=took, error=error, outcome=outcome)
 
     async def record_approval(self, **decision: Any) -> None:

@@ -83,6 +83,9 @@ class GateContext:
     """The allow rules the run grants at this moment (a running slash command's or an active
     skill's `allowed-tools`), read when each call is decided; they join the rules below every
     deny and ask rule."""
+    memo: dict[str, Any] | None = None
+    """What earlier rounds of this very call kept (`toolweave.tools.calls.CallRounds.memo`: a
+    PreToolUse hook's outcome), so a call that goes on in a retry is not decided twice."""
 
     @classmethod
     def of(cls, session: GovernedSession, policy: PermissionPolicy | None = None) -> GateContext:

@@ -27,7 +27,7 @@ import json
 import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +100,27 @@ class HookOutcome:
     stop_reason: str = ""
     system_messages: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+
+
+ONCE_PER_CALL_EVENTS = frozenset({"PreToolUse"})
+"""Events whose hooks run once per call, even when the call goes on over several requests (an
+MCP input-required round, `toolweave.tools.calls.CallRounds`): later rounds reuse the outcome."""
+
+
+async def run_once(
+    memo: dict[str, Any] | None, event: str, run: Callable[[], Awaitable[HookOutcome]]
+) -> HookOutcome:
+    """`run()`'s outcome, or for an event of `ONCE_PER_CALL_EVENTS` the one an earlier round
+    of this call kept in `memo` (the call's `CallRounds.memo`; None: the call has no rounds)."""
+    key = f"hooks.{event}"
+    if memo is None or event not in ONCE_PER_CALL_EVENTS:
+        return await run()
+    kept = memo.get(key)
+    if isinstance(kept, dict):
+        return HookOutcome(**kept)
+    outcome = await run()
+    memo[key] = asdict(outcome)
+    return outcome
 
 
 class Hooks:

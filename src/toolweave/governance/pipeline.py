@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Literal
 
 from toolweave.errors import ConfigError
@@ -43,7 +44,7 @@ from toolweave.governance.context import (
 )
 from toolweave.governance.errors import CallBlocked, HookStopped, Stage
 from toolweave.governance.gates import ToolGate
-from toolweave.governance.hooks import HookOutcome, Hooks
+from toolweave.governance.hooks import HookOutcome, Hooks, run_once
 from toolweave.governance.probes import probed_decision
 from toolweave.governance.rules import Explanation, Rules, call_rules
 from toolweave.tools import ApprovalRequired, PermissionPolicy, Tool
@@ -421,7 +422,8 @@ class Governance:
             tool_use_id=call_id,
             **fields,
         )
-        return await self.hooks.run(event, payload, names=tool_names(tool_name, tool))
+        run = partial(self.hooks.run, event, payload, names=tool_names(tool_name, tool))
+        return await run_once(gate.memo, event, run)
 
     async def _denied(
         self,

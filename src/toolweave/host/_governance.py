@@ -31,7 +31,7 @@ from toolweave.governance.visibility import denied_outright
 from toolweave.host.config import HostConfig
 from toolweave.mcp.server.context import Context
 from toolweave.tools.base import Tool
-from toolweave.tools.calls import ToolCall
+from toolweave.tools.calls import ToolCall, call_rounds
 from toolweave.tools.context import ToolContext
 from toolweave.tools.registry import ToolRegistry
 
@@ -106,8 +106,13 @@ class HostGovernance:
         mode = governance.mode or "default"  # the mode every MCP session starts in
         # The requester is the client (its principal, else its address): the console's queue
         # caps what one client may have waiting.
+        rounds = call_rounds(ctx)  # a retried input-required round goes on with the same call
         gate = GateContext(
-            ctx.session_id, mode, self._state(ctx.session_id), requester=client_key(ctx)
+            ctx.session_id,
+            mode,
+            self._state(ctx.session_id),
+            requester=client_key(ctx),
+            memo=rounds.memo if rounds is not None else None,
         )
         return governance, gate
 

@@ -31,7 +31,13 @@ from toolweave.host.readiness import Readiness
 from toolweave.host.stores import damaged_line, damaged_store
 from toolweave.host.tool_search import search_tools
 from toolweave.mcp.server import MCPServer, is_probe, probe_result
-from toolweave.mcp.server.tasks import PostgresTaskStore, SQLiteTaskStore, TaskStore
+from toolweave.mcp.server.context import Context
+from toolweave.mcp.server.tasks import (
+    TASK_SUPPORT,
+    PostgresTaskStore,
+    SQLiteTaskStore,
+    TaskStore,
+)
 from toolweave.mcp.shared.errors import MCPError
 from toolweave.mcp.toolset.bridge import MCPTool
 from toolweave.tools.base import Tool, ToolAnnotations
@@ -58,8 +64,10 @@ INSTRUCTIONS = (
 class GovernedTool:
     """A published tool behind the host's call chain: accounting, then governance (rules,
     hooks, approvals), around `ToolRegistry.invoke` of the host's registry, which runs the tool
-    under `timeout` (running it only: a person's answer may take longer). Adds `mcp:<server>`
-    to proxied tools' permissions (the policy decided at publication, in `ToolHost._publish`).
+    under `timeout` (running it only: a person's answer may take longer), or `task_timeout`
+    when the call may become an MCP task (given, and the client declared tasks). Adds
+    `mcp:<server>` to proxied tools' permissions (the policy decided at publication, in
+    `ToolHost._publish`).
     """
 
     def __init__(
@@ -68,9 +76,11 @@ class GovernedTool:
         registry: ToolRegistry,
         middlewares: Sequence[CallMiddleware] = (),
         timeout: float | None = None,
+        task_timeout: float | None = None,
     ) -> None:
         self.inner = inner
         self.timeout = timeout
+        self.task_timeout = task_timeout
         self._handler = chain(middlewares, registry.run_call)
         server = getattr(inner, "server", None)
         extra = {Permission.custom(f"mcp:{server.lower()}")} if isinstance(server, str) else set()
@@ -112,7 +122,10 @@ class GovernedTool:
             if found is None:
                 raise ToolError(f"tool {self.name!r} does not support permission probes")
             return probe_result(found.patterns, found.always)
-        call = ToolCall(self.name, ctx.call_id, args, self.inner, ctx, self.timeout)
+        timeout = self.timeout
+        if self.task_timeout is not None and isinstance(ctx, Context) and ctx.may_run_as_task:
+            timeout = self.task_timeout  # past task_after it is a task: no request to time out
+        call = ToolCall(self.name, ctx.call_id, args, self.inner, ctx, timeout)
         try:
             inv = await self._handler(call)
         except (GovernanceError, ToolError) as refused:
@@ -241,7 +254,22 @@ class ToolHost:
         return self.policy.is_allowed(Permission.custom(f"mcp:{server.lower()}"))
 
     def _publish(self, tool: Tool) -> None:
-        governed = GovernedTool(tool, self.registry, self._chain, self.config.tool_timeout)
+        config = self.config
+        # A downstream tool's `execution.taskSupport` is republished: its call becomes a task
+        # here at once (its first pause is the downstream call), which follows the downstream
+        # task and cancels it with ours. Host tools are tasks past `task_after`, when set.
+        downstream = tool.info if isinstance(tool, MCPTool) else None
+        support = downstream.execution.get("taskSupport") if downstream is not None else None
+        proxied = support if support is not None and support in TASK_SUPPORT else None
+        task = proxied or ("optional" if config.task_after else None)
+        task_after = 0.0 if proxied else config.task_after
+        governed = GovernedTool(
+            tool,
+            self.registry,
+            self._chain,
+            config.tool_timeout,
+            config.task_timeout if task is not None else None,
+        )
         try:  # the host's one policy check: what it refuses is never listed, so never called
             self.policy.check(governed.name, governed.permissions)
         except PermissionDenied as exc:
@@ -262,8 +290,7 @@ class ToolHost:
         if self._pinned is not None and governed.name not in self._pinned:
             return  # search mode: found with tool_search, called through tool_call
         # A downstream tool keeps its icons and `_meta` as its server sent them (the gateway
-        # republishes, it does not rewrite); `execution` is not passed on: the host runs the call.
-        downstream = tool.info if isinstance(tool, MCPTool) else None
+        # republishes, it does not rewrite).
         icons = (downstream.icons or None) if downstream is not None else None
         meta = (dict(downstream.meta) or None) if downstream is not None else None
         self.server.add_tool(  # no server timeout: the chain times the tool, not the approval
@@ -274,8 +301,8 @@ class ToolHost:
             meta=meta,
             # A call still running after task_after seconds becomes a task for a client that
             # supports them, so its own request timeout (often 60 s) never cuts it.
-            task="optional" if self.config.task_after else None,
-            task_after=self.config.task_after,
+            task=task,
+            task_after=task_after,
         )
 
     def _search_mode(self, settings: ToolSearch) -> None:
@@ -320,9 +347,9 @@ class ToolHost:
             )
 
     async def close(self) -> None:
+        await self.server.tasks.close()  # first: a cancelled task still logs how it ended
         await asyncio.gather(*(p.close() for p in self.providers), return_exceptions=True)
         await self.accounting.close()
-        await self.server.tasks.close()
         if self.events is not None:
             await self.events.close()
         if self.relay is not None:

@@ -27,6 +27,7 @@ providers = ["builtins", "memory", "kb", "notes", "skills"]  # capability provid
 tool_timeout = 60.0            # seconds per call
 task_after = 0.0               # seconds after which a call still running becomes an MCP task
                                # (for clients that support tasks); 0 = never
+task_timeout = 1800.0          # seconds a call that became a task may run (not tool_timeout)
 connect_deadline = 5.0         # seconds the first tools/list waits for downstream servers
 tool_search = false            # list only tool_search, tool_call and tool_search_pinned
 tool_search_pinned = []        # tools listed as usual in search mode, e.g. ["read_file"]
@@ -146,6 +147,8 @@ ENV_PREFIX = "TOOLWEAVE_"
 ENV_SEPARATOR = "__"
 MCP_SERVERS = "mcpServers"
 DEFAULT_PROVIDERS = ("builtins", "memory", "kb", "notes", "skills")
+DEFAULT_TASK_TIMEOUT = 1800.0
+"""`[serve].task_timeout`: half an hour for a served call that runs as an MCP task."""
 """What `toolweave serve` offers without `[serve].providers`: each loads on first use."""
 DEMO_PROVIDER = "demo"
 
@@ -171,6 +174,7 @@ class ServeSection(Section):
     providers: list[str] = Field(default_factory=lambda: list(DEFAULT_PROVIDERS))
     tool_timeout: float = Field(60.0, gt=0)
     task_after: float = Field(0.0, ge=0)
+    task_timeout: float = Field(DEFAULT_TASK_TIMEOUT, gt=0)
     connect_deadline: float = Field(5.0, gt=0)
     tool_search: bool = False
     tool_search_pinned: list[str] = Field(default_factory=list)
@@ -222,6 +226,9 @@ class HostConfig:
     error, where a default one is left out with a note."""
     tool_timeout: float = 60.0
     task_after: float = 0.0
+    task_timeout: float = DEFAULT_TASK_TIMEOUT
+    """Seconds a served call may run once it can become a task (`task_after` set and the client
+    declared the tasks extension): `tool_timeout` bounds the others."""
     connect_deadline: float = 5.0
     tool_search: bool = False
     tool_search_pinned: list[str] = field(default_factory=list)
@@ -363,6 +370,7 @@ def parse_config(
         providers_chosen="providers" in serve.model_fields_set,
         tool_timeout=serve.tool_timeout,
         task_after=serve.task_after,
+        task_timeout=serve.task_timeout,
         connect_deadline=serve.connect_deadline,
         tool_search=serve.tool_search,
         tool_search_pinned=serve.tool_search_pinned,

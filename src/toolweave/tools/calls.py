@@ -26,7 +26,19 @@ from toolweave.tools.context import ToolContext
 from toolweave.tools.errors import ToolError
 from toolweave.tools.result import ToolResult
 
-__all__ = ["CallHandler", "CallMiddleware", "ToolCall", "ToolInvocation", "chain"]
+__all__ = [
+    "ROUNDS_EXTRA",
+    "CallHandler",
+    "CallMiddleware",
+    "CallRounds",
+    "ToolCall",
+    "ToolInvocation",
+    "call_rounds",
+    "chain",
+]
+
+ROUNDS_EXTRA = "call_rounds"
+"""The `ToolContext.extras` key under which a transport shares the call's `CallRounds`."""
 
 
 @dataclass(slots=True)
@@ -66,6 +78,28 @@ class ToolCall:
     notes: list[str] = field(default_factory=list)
     stop: Exception | None = None
     invocation: ToolInvocation | None = None
+
+
+@dataclass(slots=True)
+class CallRounds:
+    """One call that may pause for its client's answers and go on in a later request (an MCP
+    2026-07-28 input-required round: the client retries the call with the answers).
+
+    `continued` is False in the first round and True in each retry that continues the call;
+    `memo` (JSON values only) travels from round to round, sealed in the request state, so a
+    stage that did its part in an earlier round (counted the call, ran a PreToolUse hook) does
+    not do it again; `paused` is set when this round ends with a question, not an outcome.
+    """
+
+    continued: bool = False
+    memo: dict[str, Any] = field(default_factory=dict)
+    paused: bool = False
+
+
+def call_rounds(ctx: ToolContext) -> CallRounds | None:
+    """The rounds of the call `ctx` belongs to, or None when its transport has no rounds."""
+    rounds = ctx.extras.get(ROUNDS_EXTRA)
+    return rounds if isinstance(rounds, CallRounds) else None
 
 
 CallHandler = Callable[[ToolCall], Awaitable[ToolInvocation]]

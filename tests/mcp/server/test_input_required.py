@@ -195,13 +195,14 @@ async def test_malformed_input_responses_and_missing_capabilities_are_errors() -
         null = Modern.final(
             await modern.post("tools/call", {"name": "greet", "inputResponses": None})
         )
-        unanswered = await modern.result(
-            "tools/call", {"name": "greet", "inputResponses": {"wrong": accept("x")}}
+        stateless = Modern.final(  # answers with no question asked: refused, never taken
+            await modern.post("tools/call", {"name": "greet", "inputResponses": {"q": accept("x")}})
         )
         no_caps = await modern.post("tools/call", {"name": "survey"}, caps={"sampling": {}})
     assert number["error"]["code"] == null["error"]["code"] == -32602
     assert "inputResponses['user_name']" in number["error"]["message"]
-    assert unanswered["resultType"] == "input_required"  # asked again, not an error
+    assert stateless["error"]["code"] == -32602
+    assert "params.inputResponses came without params.requestState" in stateless["error"]["message"]
     assert no_caps.status_code == 400
     error = no_caps.json()["error"]
     assert error["code"] == -32021 and error["data"] == {

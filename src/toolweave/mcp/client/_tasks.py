@@ -136,8 +136,10 @@ class TaskFeatures:
         return MCPTask.from_wire(await self.request("tasks/get", {"taskId": task_id}))
 
     async def cancel_task(self, task_id: str) -> MCPTask:
-        """Ask the server to stop the task; its state after the request."""
-        return MCPTask.from_wire(await self.request("tasks/cancel", {"taskId": task_id}))
+        """Ask the server to stop the task; its state after the request (a 2026 server answers
+        with an empty acknowledgment, so the state is read with `tasks/get`)."""
+        raw = await self.request("tasks/cancel", {"taskId": task_id})
+        return MCPTask.from_wire(raw) if "taskId" in raw else await self.get_task(task_id)
 
     async def watch_task(self, task: MCPTask) -> AsyncIterator[MCPTask]:
         """Every new state of `task` until it ends, polling at the server's interval; a
@@ -174,8 +176,11 @@ class TaskFeatures:
         self, task: MCPTask, on_progress: ProgressHandler | None = None
     ) -> ToolResult:
         """Follow `task` to its end (cancelling it if the caller is cancelled), reporting each
-        status change as progress, and return its outcome."""
-        steps = 0
+        status change as progress (the first: the call became a task), and return its
+        outcome."""
+        steps = 1
+        if on_progress is not None:
+            await _report(on_progress, steps, task)
         try:
             async for state in self.watch_task(task):
                 steps += 1

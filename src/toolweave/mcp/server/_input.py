@@ -27,6 +27,7 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Protocol
 
 from toolweave.mcp.shared.errors import INVALID_PARAMS, InputRequired, JSONRPCError
+from toolweave.tools.calls import CallRounds
 
 if TYPE_CHECKING:
     from toolweave.mcp.shared.jsonrpc import RequestContext
@@ -59,11 +60,15 @@ class SessionInputs:
 
 
 class RetryInputs:
-    """2026-07-28: the answers the retry carried, or an `InputRequired` naming what is missing."""
+    """2026-07-28: the answers the retry carried, or an `InputRequired` naming what is missing.
+    `rounds` is the call's round record: a retry continues the call its state names."""
 
-    def __init__(self, answers: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, answers: dict[str, Any] | None = None, rounds: CallRounds | None = None
+    ) -> None:
         self.answers: dict[str, Any] = dict(answers or {})
         self.pending: dict[str, dict[str, Any]] = {}
+        self.rounds = rounds if rounds is not None else CallRounds()
 
     async def ask(
         self, key: str, method: str, params: dict[str, Any], timeout: float
@@ -72,6 +77,7 @@ class RetryInputs:
             answer: dict[str, Any] = self.answers[key]
             return answer
         self.pending[key] = {"method": method, "params": params}
+        self.rounds.paused = True
         await asyncio.sleep(0)  # let questions asked alongside (asyncio.gather) register too
         raise InputRequired(dict(self.pending))
 
@@ -117,7 +123,14 @@ class RequestStates:
         return _b64(hmac.new(self._key, payload.encode(), hashlib.sha256).digest())
 
     def seal(
-        self, *, caller: str, target: str, digest: str, answers: dict[str, Any], asked: list[str]
+        self,
+        *,
+        caller: str,
+        target: str,
+        digest: str,
+        answers: dict[str, Any],
+        asked: list[str],
+        memo: dict[str, Any] | None = None,
     ) -> str:
         body = {
             "c": caller,
@@ -127,14 +140,16 @@ class RequestStates:
             "n": secrets.token_hex(12),
             "a": answers,
             "q": asked,
+            "m": memo or {},
         }
         payload = _b64(json.dumps(body, separators=(",", ":")).encode())
         return f"{payload}.{self._mac(payload)}"
 
     def open(
         self, token: Any, *, caller: str, target: str, digest: str
-    ) -> tuple[dict[str, Any], list[str]]:
-        """The answers gathered so far and the keys the last round asked; -32602 when refused."""
+    ) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
+        """The answers gathered so far, the keys the last round asked and the call's memo
+        (`CallRounds.memo`); -32602 when refused."""
         if not isinstance(token, str) or token.count(".") != 1:
             raise _refused("it is not a requestState this server issued")
         payload, mac = token.split(".")
@@ -158,7 +173,7 @@ class RequestStates:
         self._spent[body["n"]] = body["x"]
         while len(self._spent) > self.max_spent:
             self._spent.popitem(last=False)
-        return dict(body["a"]), list(body["q"])
+        return dict(body["a"]), list(body["q"]), dict(body.get("m") or {})
 
 
 def _refused(why: str) -> JSONRPCError:
@@ -169,7 +184,8 @@ def retry_inputs(
     states: RequestStates, params: dict[str, Any], *, caller: str, target: str, digest: str
 ) -> RetryInputs:
     """The answers a retried 2026-07-28 call brings: its `inputResponses` (checked) joined to
-    those its `requestState` carries from earlier rounds; keys nobody asked for are ignored."""
+    those its `requestState` carries from earlier rounds; keys nobody asked for are ignored.
+    Answers come only with a state: without one nothing was asked, so they are refused."""
     responses: Any = params.get("inputResponses", {})
     if not isinstance(responses, dict):
         raise JSONRPCError(
@@ -185,12 +201,19 @@ def retry_inputs(
                 f"answers (e.g. {{'action': 'accept', 'content': {{...}}}}), not {value!r}",
             )
     if "requestState" not in params:
-        return RetryInputs(responses)
-    answers, asked = states.open(
+        if "inputResponses" in params:
+            raise JSONRPCError(
+                INVALID_PARAMS,
+                "params.inputResponses came without params.requestState: answers are taken only "
+                "in a retry of an input-required result; send its requestState back with them, "
+                "or call without inputResponses",
+            )
+        return RetryInputs()
+    answers, asked, memo = states.open(
         params["requestState"], caller=caller, target=target, digest=digest
     )
     answers.update({key: responses[key] for key in asked if key in responses})
-    return RetryInputs(answers)
+    return RetryInputs(answers, CallRounds(continued=True, memo=memo))
 
 
 def input_required_result(
@@ -202,6 +225,7 @@ def input_required_result(
         digest=digest,
         answers=inputs.answers,
         asked=list(inputs.pending),
+        memo=inputs.rounds.memo,
     )
     return {
         "resultType": "input_required",

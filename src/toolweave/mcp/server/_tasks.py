@@ -29,6 +29,7 @@ from toolweave.mcp.shared.errors import (
     JSONRPCError,
     MCPError,
 )
+from toolweave.tools.calls import CallRounds
 
 if TYPE_CHECKING:
     from toolweave.mcp.server._tools import ToolEntry
@@ -60,8 +61,8 @@ class TaskInputs(RetryInputs):
     """A task call's questions: answered from the retry until the call becomes a task, then
     parked in the store until `tasks/update` answers them."""
 
-    def __init__(self, answers: dict[str, Any]) -> None:
-        super().__init__(answers)
+    def __init__(self, answers: dict[str, Any], rounds: CallRounds | None = None) -> None:
+        super().__init__(answers, rounds)
         self.manager: TaskManager | None = None
         self.task_id = ""
         self.waiting: dict[str, tuple[dict[str, Any], asyncio.Future[dict[str, Any]]]] = {}
@@ -131,7 +132,8 @@ class TaskManager:
         from toolweave.mcp.server._handlers import run_tool
 
         store = await self.store()  # open now: from the first pause on, nothing may wait here
-        inputs = TaskInputs(answers)
+        before = ctx.inputs
+        inputs = TaskInputs(answers, before.rounds if isinstance(before, RetryInputs) else None)
         ctx.inputs = inputs
         run = asyncio.ensure_future(run_tool(entry, entry.tool(), args, ctx))
         try:
@@ -189,8 +191,10 @@ class TaskManager:
         """Cancel the tasks this process runs (a restart reads them as failed) and close the
         store if it was opened."""
         self._closed = True
-        for run, _ in list(self.runs.values()):
+        runs = [run for run, _ in self.runs.values()]
+        for run in runs:
             run.cancel()
+        await asyncio.gather(*runs, return_exceptions=True)  # their cleanup runs before ours
         if self._recovered and self._store is not None:
             await self._store.close()
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from toolweave.mcp.server._headers import annotate_schema
 from toolweave.mcp.server._listing import check_icons
+from toolweave.mcp.server.tasks import TASK_SUPPORT
 from toolweave.mcp.shared.constants import PROBE_SUPPORTED
 from toolweave.tools.base import Tool
 from toolweave.tools.result import (
@@ -32,8 +33,6 @@ from toolweave.tools.result import (
 logger = logging.getLogger("toolweave.mcp.server")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 PatternSource = Callable[[dict[str, Any]], Sequence[str]]
-#: A tool's `task` option: never a task, a task when the client supports tasks, only a task.
-TASK_SUPPORT = (None, "optional", "required")
 
 # Return types that carry no structure worth an outputSchema (text, results, content parts).
 _UNSTRUCTURED: tuple[type, ...] = (

@@ -10,12 +10,15 @@ stream.
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolweave.mcp.server._input import InputChannel, RetryInputs, SessionInputs, input_key
+from toolweave.mcp.server._tasks import tasks_declared
 from toolweave.mcp.shared.errors import MISSING_CLIENT_CAPABILITY, JSONRPCError
 from toolweave.mcp.shared.jsonrpc import RequestContext
 from toolweave.mcp.shared.probe import probe_requested
+from toolweave.tools.calls import ROUNDS_EXTRA
 from toolweave.tools.context import ProgressCallback, ToolContext
 
 if TYPE_CHECKING:
@@ -27,6 +30,14 @@ DEFAULT_SAMPLING_TIMEOUT = 120.0
 DEFAULT_ELICITATION_TIMEOUT = 600.0
 
 
+@dataclass(slots=True)
+class _Route:
+    """Where a request's progress and logs go: to its client, or (detached) to its task."""
+
+    progress: ProgressCallback | None
+    detached: bool = False
+
+
 class Context(ToolContext):
     """Per-call context of an MCP tool: progress, logging, sampling, elicitation, cancellation.
 
@@ -36,8 +47,8 @@ class Context(ToolContext):
 
     __slots__ = (
         "_asked",
-        "_detached",
         "_request",
+        "_route",
         "_session",
         "inputs",
         "meta",
@@ -74,8 +85,11 @@ class Context(ToolContext):
         self.inputs: InputChannel = inputs or (
             RetryInputs() if session.is_modern(request.meta) else SessionInputs(request)
         )
+        if isinstance(self.inputs, RetryInputs):  # the call's stages see which round this is
+            self.extras[ROUNDS_EXTRA] = self.inputs.rounds
         self._asked = 0
-        self._detached = False
+        # Shared with the copies `for_call` makes: a detach reaches the copy the tool holds.
+        self._route = _Route(self.progress_callback)
 
     @property
     def request_id(self) -> Any:
@@ -100,6 +114,12 @@ class Context(ToolContext):
         return self._session.client_capabilities_for(self.meta)
 
     @property
+    def may_run_as_task(self) -> bool:
+        """True when a call of a task-capable tool becomes a task if it runs long (SEP-2663): a
+        2026-07-28 request from a client that declared the tasks extension."""
+        return self._session.is_modern(self.meta) and tasks_declared(self.client_capabilities)
+
+    @property
     def protocol_version(self) -> str:
         return self._session.protocol_version_for(self.meta)
 
@@ -111,7 +131,7 @@ class Context(ToolContext):
         if rank is None:
             raise ValueError(f"log level {level!r} is not one of {', '.join(LOG_LEVELS)}")
         wanted = self._session.log_level_for(self.meta)
-        if self._detached or wanted is None or rank < _LEVEL_RANK.get(wanted, 0):
+        if self._route.detached or wanted is None or rank < _LEVEL_RANK.get(wanted, 0):
             return
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
@@ -251,8 +271,15 @@ class Context(ToolContext):
     def detach(self, progress: ProgressCallback) -> None:
         """The call became a task: its request is answered, so progress goes to `progress` (the
         task's status message) and log messages are dropped."""
-        self._detached = True
-        self.progress_callback = progress
+        self._route.detached = True
+        self._route.progress = self.progress_callback = progress
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Tell the client how far the tool got (the task's status once the call is a task)."""
+        self.progress_callback = self._route.progress
+        await super().report_progress(progress, total, message)
 
     def close_sse_stream(self) -> None:
         """Close this request's SSE stream now (Streamable HTTP polling, SEP-1699).

@@ -35,6 +35,8 @@ from toolweave.mcp.shared.errors import INTERNAL_ERROR
 if TYPE_CHECKING:
     from toolweave.storage.sql import Dialect, Program, SQLStore
 
+#: A tool's `task` option: never a task, a task when the client supports tasks, only a task.
+TASK_SUPPORT = (None, "optional", "required")
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 #: The error a task still active when its host stopped ends with.
 HOST_RESTARTED = {"code": INTERNAL_ERROR, "message": "failed: host restarted"}
