@@ -25,8 +25,12 @@ labelled tools, had the model loaded exactly those; its discover listing, one li
 comes on top once, as a tool result), and search mode (a `tool_search` tool plus the first 5
 matches it loaded).
 
-Run: .venv/bin/python benchmarks/tool_search.py --metatool PATH/MetaTool/dataset \
+Run: .venv/bin/python benchmarks/tool_search.py --metatool PATH/MetaTool/dataset
     --seal-tools PATH/Seal-Tools/Seal-Tools_Dataset --acebench PATH/ACEBench/data_all
+    --livemcptool PATH/LiveMCPBench/tools/LiveMCPTool/tools.json
+    --mcptoolbench PATH/MCPToolBenchPP/data/file_system/filesystem_0723_single.json
+(the real-server catalog, `--livemcptool` with `--mcptoolbench`, starts the MCP servers the tests
+install: run `make test` once first.)
 """
 
 from __future__ import annotations

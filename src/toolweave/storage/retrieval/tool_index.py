@@ -29,7 +29,8 @@ TOOL_COLLECTION = "tools"
 """The index collection tool records live in."""
 TOOL_SEARCH_FUSION = FusionWeights(latin=0.2, cjk=0.05)
 """The vector weight of the default index's hybrid search, chosen on the tune halves of two
-public sets (benchmarks/tool_search.py) to stay ahead of BM25 on both. Their queries differ:
+public sets (benchmarks/tool_search.py) for the larger smallest lead over BM25 (held-out
+recall@5: +8.1 and +4.0 points, docs/tools.md). Their queries differ:
 MetaTool's name a task in other words than the tool's (WordLlama's vectors alone: recall@5 0.72,
 keywords 0.60), Seal-Tools' repeat the tool's words (keywords 0.88, vectors 0.64). Recall@5 over
 bm25s's, MetaTool / Seal-Tools: w = 0.2 +6.4 / +8.5 points, 0.3 +7.2 / +5.5, 0.4 +9.4 / +2.2,
