@@ -13,6 +13,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -26,8 +27,11 @@ from toolweave.agent import Agent
 from toolweave.errors import ConfigError
 from toolweave.governance import Rules
 from toolweave.host import ToolHost, parse_config
+from toolweave.host.tool_search import ServedSearch
 from toolweave.llm import Message, ScriptedModel, ToolCallPart
 from toolweave.mcp import MCPManager
+from toolweave.tools import ToolContext
+from toolweave.tools.search_mode import ToolSearch
 
 ROOT = Path(__file__).resolve().parents[2]
 WEATHER = ROOT / "examples" / "weather_server.py"
@@ -222,3 +226,20 @@ async def test_a_2026_client_hears_the_change_and_calls_the_found_tool_governed(
 def test_a_bad_threshold_names_the_setting(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="tool_search_threshold"):
         parse_config({"serve": {"tool_search_threshold": -1}}, source=tmp_path / "t.toml")
+
+
+def test_at_most_max_clients_found_lists_are_kept_the_least_recently_used_dropped() -> None:
+    changes: list[int] = []
+    served = ServedSearch(
+        ToolSearch(threshold=0), lambda: 10, lambda: changes.append(1), max_clients=2
+    )
+    for client in ("a", "b", "c"):
+        served.found(ToolContext(session_id=client), [f"{client}_tool"])
+    shown = {
+        client: served.listed(SimpleNamespace(session_id=client, principal=None), f"{client}_tool")
+        for client in ("a", "b", "c")
+    }
+    assert shown == {"a": False, "b": True, "c": True}
+    assert len(changes) == 3  # each client's list grew once, each announced
+    served.found(ToolContext(session_id="c"), ["c_tool"])
+    assert len(changes) == 3  # nothing new found: no announcement
