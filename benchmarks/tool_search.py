@@ -1,81 +1,77 @@
-"""Tool search on a public tool-retrieval set: how often the right tool is found, and what a
+"""Tool search on public tool-retrieval sets: how often the right tool is found, and what a
 model is sent per request.
 
-The set is nobody's here: MetaTool (Huang et al., ICLR 2024; github.com/HowieHwong/MetaTool,
-MIT): 199 tools described in their plugins' own words (`dataset/plugin_des.json`) and 20,615
-user queries each labelled with the one tool that serves it (`dataset/data/all_clean_data.csv`).
-Its text is never committed: fetch the repository and point the script at its `dataset` folder
-(`--metatool DIR`). Queries are subsampled with a fixed seed (`--queries`, `--seed`), every
-system answers the same ones. `--half tune` / `--half held-out` keep the queries whose SHA-1's
-first byte is even / odd: the default index's vector weight (`TOOL_SEARCH_FUSION`) was chosen on
-the tune half, and the docs report the held-out half.
+The sets are nobody's here (`tool_search_sets.py` says where each comes from): MetaTool (199
+plugins, English), Seal-Tools (4,076 API tools, English) and ACEBench (a Chinese half with
+Chinese-described tools, and an English half). Their text is never committed: fetch the
+repositories and point the script at them (`--metatool`, `--seal-tools`, `--acebench`; any
+subset). Queries are subsampled with a fixed seed (`--queries`, `--seed`), every system answers
+the same ones. `--half tune` / `--half held-out` keep the queries whose SHA-1's first byte is
+even / odd: the default index's vector weight (`TOOL_SEARCH_FUSION`) was chosen on MetaTool's
+tune half, and the docs report the held-out halves.
 
-Systems, each over the same tool text (`toolweave.tools.search.tool_text`: name words and
-description): `ToolRegistry.search` with its default `KeywordToolIndex`, with `HybridToolIndex`
-in hybrid, keyword and vector mode (the default embedder, or `--embedder`), bm25s (with
-PyStemmer, the `bench` extra) as the BM25 baseline, and the substring filter `mcp_discover`
-applies today (the query must appear in a name or description; ranked by name). Metrics:
-recall@1, @5, @10 (the gold tool among the first k) and nDCG@10 (one relevant tool), each with a
-95% bootstrap interval over queries.
+Systems, each over the same tool text (`toolweave.tools.search.tool_text`: name words, title,
+description, parameter names and descriptions): `ToolRegistry.search` with its default
+`KeywordToolIndex`, with `HybridToolIndex` in hybrid, keyword and vector mode (`--embedder` for
+the English sets, `--chinese-embedder` for the Chinese one: WordLlama, the default, reads no
+Chinese), bm25s as the BM25 baseline (PyStemmer for English, jieba words for Chinese; the
+`bench` extra), and the substring filter `mcp_discover` applies today (the query must appear in
+a name or description; ranked by name). Metrics: recall@1, @5, @10 (the share of a query's
+labelled tools among the first k) and nDCG@10, each with a 95% bootstrap interval over queries.
 
-Bytes per request: the JSON of the tool definitions a model receives when every tool is offered
-(eager), and in search mode (a `tool_search` tool plus the tools a search loaded: the first 5
-matches), averaged over the queries.
+Bytes per request, the JSON of the tool definitions a model receives, averaged over queries:
+eager (every tool), lazy as `mcp_discover` / `mcp_load` work today (the two loader tools plus the
+labelled tools, had the model loaded exactly those; its discover listing, one line per tool,
+comes on top once, as a tool result), and search mode (a `tool_search` tool plus the first 5
+matches it loaded).
 
 Run: .venv/bin/python benchmarks/tool_search.py --metatool PATH/MetaTool/dataset
+    --seal-tools PATH/Seal-Tools/Seal-Tools_Dataset --acebench PATH/ACEBench/data_all
+    --livemcptool PATH/LiveMCPBench/tools/LiveMCPTool/tools.json
+    --mcptoolbench PATH/MCPToolBenchPP/data/file_system/filesystem_0723_single.json
+(the real-server catalog, `--livemcptool` with `--mcptoolbench`, starts the MCP servers the tests
+install: run `make test` once first.)
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import csv
 import hashlib
 import json
 import math
 import random
-import re
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import Any
 
+from retrieval_public import _tokens as bm25s_tokens  # the same tokens as its baseline
+from tool_search_sets import (
+    ToolSet,
+    load_acebench,
+    load_mcp_catalog,
+    load_metatool,
+    load_seal_tools,
+)
+
+from toolweave.mcp import MCPManager, lazy_tools
 from toolweave.storage.retrieval.tool_index import HybridToolIndex
-from toolweave.tools import FunctionTool, Tool, ToolDef, ToolRegistry, tool_def
+from toolweave.tools import FunctionTool, ToolDef, ToolRegistry, tool_def
 from toolweave.tools.search import KeywordToolIndex, tool_text
 
+PEERS = Path(__file__).resolve().parents[1] / "tests" / "peers" / "node_modules" / ".bin"
+"""The real MCP servers the tests install (`make test`)."""
 K = 10
 SEARCH_LOADS = 5
 """Tools a search mode loads per request in the bytes estimate."""
+DISCOVER_LINE = 100
+"""Characters of a description in an `mcp_discover` line."""
 Ranker = Callable[[str], Awaitable[list[str]]]
-
-
-def load_metatool(folder: Path) -> tuple[dict[str, str], list[tuple[str, str]]]:
-    """(tool name -> description, [(query, gold tool)])."""
-    tools = json.loads((folder / "plugin_des.json").read_text(encoding="utf-8"))
-    with (folder / "data" / "all_clean_data.csv").open(encoding="utf-8") as handle:
-        queries = [(row["Query"], row["Tool"]) for row in csv.DictReader(handle)]
-    known = [(q, t) for q, t in queries if t in tools]
-    return tools, known
-
-
-def _tool(name: str, description: str) -> Tool:
-    async def run(query: str) -> str:
-        return ""
-
-    safe = re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64]
-    return FunctionTool(run, name=safe, description=description)
-
-
-def catalog(tools: dict[str, str]) -> tuple[ToolRegistry, dict[str, str]]:
-    """A registry of the set's tools and the map from registry name to the set's label."""
-    registry = ToolRegistry()
-    names = {}
-    for label, description in sorted(tools.items()):
-        tool = _tool(label, description)
-        registry.register(tool)
-        names[tool.name] = label
-    return registry, names
+Outcome = tuple[list[int], int]
+"""The ranks (0-based, under K) of a query's labelled tools that were found, and how many it has."""
 
 
 def substring_ranker(registry: ToolRegistry) -> Ranker:
@@ -92,23 +88,18 @@ def substring_ranker(registry: ToolRegistry) -> Ranker:
     return rank
 
 
-def bm25s_ranker(registry: ToolRegistry) -> Ranker:
+def bm25s_ranker(registry: ToolRegistry, chinese: bool) -> Ranker:
     import bm25s
-    import Stemmer
 
-    stemmer = Stemmer.Stemmer("english")
     tools = registry.tools()
     retriever = bm25s.BM25()
-    retriever.index(
-        bm25s.tokenize([tool_text(t) for t in tools], stemmer=stemmer, show_progress=False),
-        show_progress=False,
-    )
+    retriever.index(bm25s_tokens([tool_text(t) for t in tools], chinese), show_progress=False)
 
     async def rank(query: str) -> list[str]:
-        tokens = bm25s.tokenize([query], stemmer=stemmer, show_progress=False)
-        if not tokens.vocab:
+        tokens = bm25s_tokens([query], chinese)[0]
+        if not tokens:
             return []
-        ids, _ = retriever.retrieve(tokens, k=min(K, len(tools)), show_progress=False)
+        ids, _ = retriever.retrieve([tokens], k=min(K, len(tools)), show_progress=False)
         return [tools[int(i)].name for i in ids[0]]
 
     return rank
@@ -121,31 +112,36 @@ def registry_ranker(registry: ToolRegistry) -> Ranker:
     return rank
 
 
-def _metrics(ranks: Sequence[int | None]) -> dict[str, float]:
+def _metrics(outcomes: Sequence[Outcome]) -> dict[str, float]:
     def recall(k: int) -> float:
-        return sum(1 for r in ranks if r is not None and r < k) / len(ranks)
+        return sum(sum(1 for r in ranks if r < k) / n for ranks, n in outcomes) / len(outcomes)
 
-    ndcg = sum(1 / math.log2(r + 2) for r in ranks if r is not None and r < K) / len(ranks)
-    return {"R@1": recall(1), "R@5": recall(5), "R@10": recall(10), "nDCG@10": ndcg}
+    def ndcg(ranks: list[int], n: int) -> float:
+        ideal = sum(1 / math.log2(i + 2) for i in range(min(n, K)))
+        return sum(1 / math.log2(r + 2) for r in ranks) / ideal
+
+    mean_ndcg = sum(ndcg(ranks, n) for ranks, n in outcomes) / len(outcomes)
+    return {"R@1": recall(1), "R@5": recall(5), "R@10": recall(10), "nDCG@10": mean_ndcg}
 
 
-def _interval(ranks: Sequence[int | None], key: str, rounds: int = 1000) -> tuple[float, float]:
+def _interval(outcomes: Sequence[Outcome], key: str, rounds: int = 1000) -> tuple[float, float]:
     rng = random.Random(0)
     values = sorted(
-        _metrics([ranks[rng.randrange(len(ranks))] for _ in ranks])[key] for _ in range(rounds)
+        _metrics([outcomes[rng.randrange(len(outcomes))] for _ in outcomes])[key]
+        for _ in range(rounds)
     )
     return values[int(0.025 * rounds)], values[int(0.975 * rounds) - 1]
 
 
 async def evaluate(
-    rank: Ranker, queries: Sequence[tuple[str, str]], names: dict[str, str]
-) -> tuple[list[int | None], float]:
-    ranks: list[int | None] = []
+    rank: Ranker, queries: Sequence[tuple[str, frozenset[str]]], labels: dict[str, str]
+) -> tuple[list[Outcome], float]:
+    outcomes: list[Outcome] = []
     started = time.perf_counter()
     for query, gold in queries:
-        found = [names[n] for n in await rank(query)]
-        ranks.append(found.index(gold) if gold in found else None)
-    return ranks, (time.perf_counter() - started) / len(queries) * 1000
+        found = [labels[n] for n in await rank(query)]
+        outcomes.append(([i for i, label in enumerate(found) if label in gold], len(gold)))
+    return outcomes, (time.perf_counter() - started) / len(queries) * 1000
 
 
 def _bytes(definitions: Sequence[ToolDef]) -> int:
@@ -157,85 +153,149 @@ def _bytes(definitions: Sequence[ToolDef]) -> int:
 
 
 async def request_bytes(
-    registry: ToolRegistry, queries: Sequence[tuple[str, str]]
-) -> tuple[int, float]:
-    """Eager bytes, and the mean bytes of a search-mode request (the search tool and the tools
-    its first search loaded)."""
+    registry: ToolRegistry, queries: Sequence[tuple[str, frozenset[str]]], labels: dict[str, str]
+) -> dict[str, float]:
+    """Eager, lazy and search-mode bytes of tool definitions (see the module docstring)."""
 
     async def tool_search(query: str, k: int = SEARCH_LOADS) -> str:
         """Find tools for a task described in words; the found tools become callable."""
         return ""
 
     searcher = tool_def(FunctionTool(tool_search))
-    eager = _bytes(registry.definitions())
+    loaders = [tool_def(t) for t in lazy_tools(MCPManager({}))]
     by_name = {d.name: d for d in registry.definitions()}
-    total = 0
-    for query, _ in queries:
-        loaded = [by_name[m.name] for m in await registry.search(query, k=SEARCH_LOADS)]
-        total += _bytes([searcher, *loaded])
-    return eager, total / len(queries)
-
-
-async def main(args: argparse.Namespace) -> None:
-    tools, queries = load_metatool(args.metatool)
-    if args.half != "all":
-        parity = 0 if args.half == "tune" else 1
-        queries = [q for q in queries if hashlib.sha1(q[0].encode()).digest()[0] % 2 == parity]
-    sample = random.Random(args.seed).sample(queries, min(args.queries, len(queries)))
-    registry, names = catalog(tools)
-    print(
-        f"MetaTool ({args.metatool}): {len(tools)} tools, {len(queries)} labelled queries "
-        f"({args.half}), {len(sample)} sampled (seed {args.seed})"
+    by_label = {labels[name]: d for name, d in by_name.items()}
+    listing = "\n".join(
+        f"- {d.name}: {' '.join(d.description.split())[:DISCOVER_LINE]}" for d in by_name.values()
     )
-    systems: list[tuple[str, Ranker, HybridToolIndex | None]] = []
+    lazy = searched = 0
+    for query, gold in queries:
+        lazy += _bytes([*loaders, *(by_label[g] for g in sorted(gold))])
+        loaded = [by_name[m.name] for m in await registry.search(query, k=SEARCH_LOADS)]
+        searched += _bytes([searcher, *loaded])
+    return {
+        "eager": _bytes(registry.definitions()),
+        "lazy": lazy / len(queries),
+        "discover listing": len(listing.encode("utf-8")),
+        "search mode": searched / len(queries),
+    }
+
+
+def _half(queries: list[tuple[str, frozenset[str]]], half: str) -> list[tuple[str, frozenset[str]]]:
+    if half == "all":
+        return queries
+    parity = 0 if half == "tune" else 1
+    return [q for q in queries if hashlib.sha1(q[0].encode()).digest()[0] % 2 == parity]
+
+
+async def run_set(toolset: ToolSet, args: argparse.Namespace) -> None:
+    queries = _half(toolset.queries, args.half)
+    sample = random.Random(args.seed).sample(queries, min(args.queries, len(queries)))
+    tools, labels = toolset.catalog()
+    registry = ToolRegistry()
+    registry.register_all(tools)
+    embedder = args.chinese_embedder if toolset.chinese else args.embedder
+    multi = sum(1 for _, gold in sample if len(gold) > 1)
+    print(
+        f"\n## {toolset.name} ({toolset.source})\n\n{len(tools):,} tools, "
+        f"{len(toolset.queries):,} labelled queries, {len(queries):,} in the {args.half} half, "
+        f"{len(sample):,} sampled (seed {args.seed}; {multi} with more than one tool)"
+    )
+    hybrid = HybridToolIndex(embedder=embedder)
+    clone = ToolRegistry()
+    clone.register_all(tools)
+    clone.search_index = hybrid
+    systems: list[tuple[str, Ranker, str | None]] = []
     registry.search_index = KeywordToolIndex()
     systems.append(("toolweave KeywordToolIndex (default)", registry_ranker(registry), None))
     for mode in ("hybrid", "keyword", "vector"):
-        index = HybridToolIndex(embedder=args.embedder, mode=mode)  # type: ignore[arg-type]
-        clone, _ = catalog(tools)
-        clone.search_index = index
-        systems.append(
-            (f"toolweave HybridToolIndex {mode} ({args.embedder})", registry_ranker(clone), index)
-        )
+        label = f"toolweave HybridToolIndex {mode} ({embedder})"
+        systems.append((label, registry_ranker(clone), mode))
     try:
-        systems.append(("bm25s + PyStemmer", bm25s_ranker(registry), None))
+        systems.append(("bm25s (stemmer / jieba)", bm25s_ranker(registry, toolset.chinese), None))
     except ImportError:
-        print(
-            "bm25s or PyStemmer missing: pip install 'toolweave[bench]' for the baseline",
-            file=sys.stderr,
-        )
+        print("bm25s or PyStemmer missing: pip install 'toolweave[bench]'", file=sys.stderr)
     systems.append(("substring filter (mcp_discover today)", substring_ranker(registry), None))
     print(
-        "\n| system | R@1 | R@5 | R@10 | nDCG@10 (95% CI) | ms/query |\n|---|---|---|---|---|---|"
+        "\n| system | R@1 | R@5 (95% CI) | R@10 | nDCG@10 | ms/query |\n|---|---|---|---|---|---|"
     )
-    for label, rank, index in systems:
+    for label, rank, mode in systems:
+        if mode is not None:
+            hybrid.mode = mode  # type: ignore[assignment]
         await rank("warm up")  # index the tools, load the embedder
-        ranks, ms = await evaluate(rank, sample, names)
-        m = _metrics(ranks)
-        low, high = _interval(ranks, "nDCG@10")
+        outcomes, ms = await evaluate(rank, sample, labels)
+        m = _metrics(outcomes)
+        low, high = _interval(outcomes, "R@5")
         print(
-            f"| {label} | {m['R@1']:.3f} | {m['R@5']:.3f} | {m['R@10']:.3f} | "
-            f"{m['nDCG@10']:.3f} ({low:.3f}-{high:.3f}) | {ms:.2f} |"
+            f"| {label} | {m['R@1']:.3f} | {m['R@5']:.3f} ({low:.3f}-{high:.3f}) | "
+            f"{m['R@10']:.3f} | {m['nDCG@10']:.3f} | {ms:.2f} |"
         )
-        if index is not None:
-            await index.close()
-    registry.search_index = HybridToolIndex(embedder=args.embedder)
-    eager, searched = await request_bytes(registry, sample[: args.byte_queries])
+    hybrid.mode = "hybrid"
+    sizes = await request_bytes(clone, sample[: args.byte_queries], labels)
+    await hybrid.close()
+    eager = sizes["eager"]
     print(
-        f"\ntool definitions per request: eager {eager:,} bytes; search mode {searched:,.0f} "
-        f"bytes ({searched / eager:.1%} of eager)"
+        f"\ntool definitions per request: eager {eager:,.0f} bytes; lazy today "
+        f"{sizes['lazy']:,.0f} ({sizes['lazy'] / eager:.1%}; plus a discover listing of "
+        f"{sizes['discover listing']:,.0f} once); search mode {sizes['search mode']:,.0f} "
+        f"({sizes['search mode'] / eager:.1%})"
     )
-    await registry.search_index.close()  # type: ignore[attr-defined]
+
+
+async def installed_servers_tools(root: Path) -> dict[str, tuple[str, dict[str, Any]]]:
+    """The tools of the MCP servers the tests install, as `MCPManager` lists them."""
+    servers = {
+        "everything": {"command": str(PEERS / "mcp-server-everything")},
+        "filesystem": {"command": str(PEERS / "mcp-server-filesystem"), "args": [str(root)]},
+        "memory": {"command": str(PEERS / "mcp-server-memory")},
+    }
+    async with MCPManager.from_config({"mcpServers": servers}) as manager:
+        tools = manager.tools()
+        missing = sorted(set(servers) - {t.name.split("__", 1)[0] for t in tools})
+        if missing:
+            raise SystemExit(f"{', '.join(missing)} did not start: run `make test` once")
+        return {t.name: (t.description, t.parameters) for t in tools}
+
+
+async def main(args: argparse.Namespace) -> None:
+    sets: list[ToolSet] = []
+    if args.metatool:
+        sets.append(load_metatool(args.metatool))
+    if args.seal_tools:
+        sets.append(load_seal_tools(args.seal_tools))
+    if args.acebench:
+        sets += [load_acebench(args.acebench, "zh"), load_acebench(args.acebench, "en")]
+    if args.livemcptool and args.mcptoolbench:
+        with tempfile.TemporaryDirectory() as root:
+            real = await installed_servers_tools(Path(root))
+        sets.append(load_mcp_catalog(real, args.livemcptool, args.mcptoolbench, args.pad_to))
+    if not sets:
+        raise SystemExit(
+            "name at least one set: --metatool, --seal-tools, --acebench, or --livemcptool "
+            "with --mcptoolbench"
+        )
+    for toolset in sets:
+        await run_set(toolset, args)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--metatool", type=Path, required=True, help="MetaTool's dataset folder")
-    parser.add_argument("--queries", type=int, default=2000, help="queries sampled")
+    parser.add_argument("--metatool", type=Path, help="MetaTool's dataset folder")
+    parser.add_argument("--seal-tools", type=Path, help="Seal-Tools' Seal-Tools_Dataset folder")
+    parser.add_argument("--acebench", type=Path, help="ACEBench's data_all folder")
+    parser.add_argument("--livemcptool", type=Path, help="LiveMCPBench's LiveMCPTool tools.json")
+    parser.add_argument(
+        "--mcptoolbench", type=Path, help="MCPToolBench++'s filesystem_0723_single.json"
+    )
+    parser.add_argument(
+        "--pad-to", type=int, default=300, help="tools in the real-server catalog, at least"
+    )
+    parser.add_argument("--queries", type=int, default=2000, help="queries sampled per set")
     parser.add_argument(
         "--byte-queries", type=int, default=200, help="queries for the bytes estimate"
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--half", choices=("all", "tune", "held-out"), default="held-out")
-    parser.add_argument("--embedder", default="auto")
+    parser.add_argument("--embedder", default="auto", help="for the English sets")
+    parser.add_argument("--chinese-embedder", default="e5", help="for the Chinese set")
     asyncio.run(main(parser.parse_args()))

@@ -29,7 +29,7 @@ from toolweave.host.providers.base import (
 )
 from toolweave.host.readiness import Readiness
 from toolweave.host.stores import damaged_line, damaged_store
-from toolweave.host.tool_search import search_tools
+from toolweave.host.tool_search import ServedSearch, search_tools
 from toolweave.mcp.server import MCPServer, is_probe, probe_result
 from toolweave.mcp.server.context import Context
 from toolweave.mcp.server.tasks import (
@@ -205,9 +205,13 @@ class ToolHost:
         self._background: set[asyncio.Task[None]] = set()
         self._http: Any = None  # the uvicorn server while serve_http runs
         self._governed: dict[str, GovernedTool] = {}  # what tool_call may call
-        self._pinned: frozenset[str] | None = None  # search mode: only these are listed
         if config.tool_search:
-            self._search_mode(ToolSearch(always_load=config.tool_search_pinned))
+            self._search_mode(
+                ToolSearch(
+                    threshold=config.tool_search_threshold,
+                    always_load=config.tool_search_pinned,
+                )
+            )
         for provider in self.providers:
             self.server.add_tool_source(self._source(provider))
             catalog = getattr(provider, "catalog", None)
@@ -287,8 +291,6 @@ class ToolHost:
             logger.warning("not publishing %r: %s", governed.name, exc.message)
             return
         self._governed[governed.name] = governed
-        if self._pinned is not None and governed.name not in self._pinned:
-            return  # search mode: found with tool_search, called through tool_call
         # A downstream tool keeps its icons and `_meta` as its server sent them (the gateway
         # republishes, it does not rewrite).
         icons = (downstream.icons or None) if downstream is not None else None
@@ -306,9 +308,16 @@ class ToolHost:
         )
 
     def _search_mode(self, settings: ToolSearch) -> None:
-        """List `tool_search`, `tool_call` and the pinned tools only (`host/tool_search.py`)."""
-        self._pinned = frozenset(settings.always_load)
-        for tool in search_tools(settings, self.registry, self._governed.get):
+        """Past the threshold, list `tool_search`, `tool_call`, the pinned tools and what each
+        client found (`host/tool_search.py`)."""
+        served = ServedSearch(
+            settings,
+            lambda: len(self._governed),
+            self._changed,
+            max_clients=self.config.max_sessions,
+        )
+        self.server.tool_filter = served.listed
+        for tool in search_tools(served, self.registry, self._governed.get):
             self.server.add_tool(tool)
 
     def _source(self, provider: CapabilityProvider) -> Any:

@@ -29,7 +29,9 @@ task_after = 0.0               # seconds after which a call still running become
                                # (for clients that support tasks); 0 = never
 task_timeout = 1800.0          # seconds a call that became a task may run (not tool_timeout)
 connect_deadline = 5.0         # seconds the first tools/list waits for downstream servers
-tool_search = false            # list only tool_search, tool_call and tool_search_pinned
+tool_search = false            # past the threshold, list tool_search, tool_call,
+                               # tool_search_pinned and the tools each client's searches found
+tool_search_threshold = 30     # search mode only when more tools than this are published
 tool_search_pinned = []        # tools listed as usual in search mode, e.g. ["read_file"]
 data_dir = "~/.toolweave"      # embedded SQLite and caches of stateful providers
 max_body_bytes = 4194304       # larger HTTP bodies get 413, larger stdio lines an error
@@ -131,6 +133,7 @@ from toolweave.mcp.shared.constants import (
     DEFAULT_SESSION_IDLE_TIMEOUT,
     LOOPBACK_HOSTS,
 )
+from toolweave.tools.search_mode import DEFAULT_TOOL_SEARCH_THRESHOLD
 
 DEFAULT_CONFIG_FILE = "toolweave.toml"
 DEFAULT_DRAIN_NOTICE = 2.0
@@ -177,6 +180,7 @@ class ServeSection(Section):
     task_timeout: float = Field(DEFAULT_TASK_TIMEOUT, gt=0)
     connect_deadline: float = Field(5.0, gt=0)
     tool_search: bool = False
+    tool_search_threshold: int = Field(DEFAULT_TOOL_SEARCH_THRESHOLD, ge=0)
     tool_search_pinned: list[str] = Field(default_factory=list)
     data_dir: str = "~/.toolweave"
     max_body_bytes: int = Field(DEFAULT_MAX_BODY_BYTES, gt=0)
@@ -231,6 +235,7 @@ class HostConfig:
     declared the tasks extension): `tool_timeout` bounds the others."""
     connect_deadline: float = 5.0
     tool_search: bool = False
+    tool_search_threshold: int = DEFAULT_TOOL_SEARCH_THRESHOLD
     tool_search_pinned: list[str] = field(default_factory=list)
     data_dir: Path = field(default_factory=lambda: Path("~/.toolweave").expanduser())
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
@@ -373,6 +378,7 @@ def parse_config(
         task_timeout=serve.task_timeout,
         connect_deadline=serve.connect_deadline,
         tool_search=serve.tool_search,
+        tool_search_threshold=serve.tool_search_threshold,
         tool_search_pinned=serve.tool_search_pinned,
         data_dir=Path(serve.data_dir).expanduser(),
         max_body_bytes=serve.max_body_bytes,

@@ -27,6 +27,8 @@ from toolweave.tools.search import ToolIndex
 
 TOOL_SEARCH = "tool_search"
 """The search tool's name, in every place search mode shows it."""
+DEFAULT_TOOL_SEARCH_THRESHOLD = 30
+"""Search mode comes on past this many tools (an agent's and `toolweave serve`'s default)."""
 _DESCRIPTION_CHARS = 160
 
 
@@ -40,7 +42,7 @@ class ToolSearch:
     but the pinned ones is sent deferred, the provider loads what its search finds, and the
     model's adapter must support it (`supports_tool_search`)."""
 
-    threshold: int = 30
+    threshold: int = DEFAULT_TOOL_SEARCH_THRESHOLD
     always_load: Sequence[str] = ()
     k: int = 5
     max_k: int = 20

@@ -90,7 +90,7 @@ async def tools_list(
 ) -> dict[str, Any]:
     server = session.server
     await server.load_tool_sources()
-    return page("tools", "tools", server.tool_definitions(), params, server.page_size)
+    return page("tools", "tools", server.tool_definitions_for(session), params, server.page_size)
 
 
 def _bad_params(message: str) -> JSONRPCError:

@@ -103,6 +103,9 @@ class MCPServer(Transports):
         )
         self._tools: dict[str, ToolEntry] = {}
         self._tool_list: list[dict[str, Any]] | None = None
+        #: Which tools a client's tools/list shows, `(session, name) -> bool` (None: all); the
+        #: tool host's search mode lists a few per client. tools/call is not filtered.
+        self.tool_filter: Callable[[ServerSession, str], bool] | None = None
         self.resources: list[ResourceEntry] = []
         self.prompts: dict[str, PromptEntry] = {}
         self.completions: dict[str, Callable[..., Any]] = {}
@@ -235,6 +238,13 @@ class MCPServer(Transports):
         if self._tool_list is None:
             self._tool_list = [self._tools[n].definition() for n in sorted(self._tools)]
         return self._tool_list
+
+    def tool_definitions_for(self, session: ServerSession) -> list[dict[str, Any]]:
+        """The tools/list payload `session` is shown (`tool_filter`)."""
+        definitions = self.tool_definitions()
+        if self.tool_filter is None:
+            return definitions
+        return [d for d in definitions if self.tool_filter(session, d["name"])]
 
     def add_tool_source(self, source: ToolSource) -> None:
         """Register tools discovered on demand (a gateway's downstream servers, say).
