@@ -45,6 +45,7 @@ from toolweave.version import __version__
 
 if TYPE_CHECKING:
     from toolweave.mcp.server.postgres_events import PostgresChangeRelay, PostgresEventStore
+    from toolweave.mcp.server.postgres_sessions import PostgresMCPSessionStore
 
 logger = logging.getLogger("toolweave.host")
 
@@ -178,14 +179,20 @@ class ToolHost:
         # With a shared Postgres, so do list changes: every replica's listen streams hear them.
         self.events: PostgresEventStore | None = None
         self.relay: PostgresChangeRelay | None = None
+        self.sessions: PostgresMCPSessionStore | None = None
         if config.store_dsn:
             from toolweave.mcp.server.postgres_events import (
                 PostgresChangeRelay,
                 PostgresEventStore,
             )
+            from toolweave.mcp.server.postgres_sessions import PostgresMCPSessionStore
 
             self.events = PostgresEventStore(config.store_dsn)
             self.relay = PostgresChangeRelay(config.store_dsn)
+            # 2025-era sessions too: a round-robin balancer may send any message anywhere.
+            self.sessions = PostgresMCPSessionStore(
+                config.store_dsn, idle_timeout=config.session_idle_timeout
+            )
         self._notify: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
         self._http: Any = None  # the uvicorn server while serve_http runs
@@ -325,6 +332,8 @@ class ToolHost:
             await self.events.close()
         if self.relay is not None:
             await self.relay.close()
+        if self.sessions is not None:
+            await self.sessions.close()
 
     async def start(self) -> None:
         """Start the providers' background work (a skills root watcher) and the replicas'
@@ -372,6 +381,7 @@ class ToolHost:
             allowed_hosts=LOOPBACK_HOSTS if config.loopback else None,
             auth_token=config.token,
             event_store=self.events,
+            session_store=self.sessions,
             max_body_bytes=config.max_body_bytes,
             max_sessions=config.max_sessions,
             session_idle_timeout=config.session_idle_timeout,

@@ -31,6 +31,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from toolweave.mcp.server.event_store import MAX_EVENTS_PER_STREAM
+from toolweave.mcp.server.postgres_sessions import close_listening
 from toolweave.mcp.shared.jsonrpc import encode
 
 if TYPE_CHECKING:
@@ -264,9 +265,4 @@ class PostgresChangeRelay:
                     await server.deliver_change(change["method"], change["uri"])
 
     async def close(self) -> None:
-        if self._pending:
-            await asyncio.gather(*self._pending, return_exceptions=True)
-        if self._listener is not None:
-            self._listener.cancel()
-            await asyncio.gather(self._listener, return_exceptions=True)
-        await self.db.close()
+        await close_listening(self._pending, self._listener, self.db)
