@@ -156,9 +156,15 @@ class ToolHost:
         policy = config.policy
         self.policy = PermissionPolicy(policy.allowed, policy.denied, policy.allow_unspecified)
         self.accounting = accounting_for(config)
-        self.console = Console(
-            self, approvals=ConsoleApprovals(max_pending_per_client=config.approvals_per_client)
+        queue = None
+        if config.store_dsn:  # every replica's console lists and answers every approval
+            from toolweave.host.console.approval_queue import PostgresApprovalQueue
+
+            queue = PostgresApprovalQueue(config.store_dsn, instance=config.instance or "local")
+        approvals = ConsoleApprovals(
+            max_pending_per_client=config.approvals_per_client, queue=queue
         )
+        self.console = Console(self, approvals=approvals)
         approver = self.console.approvals if config.console_approvals else None
         self.governance = HostGovernance(config, approver)
         # The published tools, run by the call chain's terminal (`ToolRegistry.invoke`).
@@ -334,12 +340,16 @@ class ToolHost:
             await self.relay.close()
         if self.sessions is not None:
             await self.sessions.close()
+        if self.console.approvals.queue is not None:
+            await self.console.approvals.queue.close()
 
     async def start(self) -> None:
         """Start the providers' background work (a skills root watcher) and the replicas'
         change relay before serving."""
         if self.relay is not None:
             await self.relay.start(self.server)
+        if self.console.approvals.queue is not None:  # marks what a killed run left waiting
+            await self.console.approvals.queue.start()
         for provider in self.providers:
             start = getattr(provider, "start", None)
             if start is not None:
