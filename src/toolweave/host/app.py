@@ -46,8 +46,14 @@ from toolweave.version import __version__
 if TYPE_CHECKING:
     from toolweave.mcp.server.postgres_events import PostgresChangeRelay, PostgresEventStore
     from toolweave.mcp.server.postgres_sessions import PostgresMCPSessionStore
+    from toolweave.mcp.server.postgres_states import PostgresSpentStates
 
 logger = logging.getLogger("toolweave.host")
+SHARED_KEY_NOTE = (
+    "[serve].state_key is not set: each replica seals input-required requestStates with its own "
+    "random key, so a 2026 client's retry must reach the same replica; set the same state_key "
+    "(or TOOLWEAVE_STATE_KEY) on every replica"
+)
 
 INSTRUCTIONS = (
     "toolweave tool host. Tools named <server>__<tool> are proxied from downstream MCP servers; "
@@ -178,8 +184,20 @@ class ToolHost:
             tasks = PostgresTaskStore(config.store_dsn, instance=config.instance or "local")
         elif config.task_after:
             tasks = SQLiteTaskStore(config.data_dir / "tasks.db")
+        self.spent: PostgresSpentStates | None = None
+        if config.store_dsn:  # a requestState is accepted once by the whole fleet
+            from toolweave.mcp.server.postgres_states import PostgresSpentStates
+
+            self.spent = PostgresSpentStates(config.store_dsn)
+            if config.state_key is None:
+                self.notes.append(SHARED_KEY_NOTE)
         self.server = MCPServer(
-            config.name, __version__, instructions=INSTRUCTIONS, task_store=tasks
+            config.name,
+            __version__,
+            instructions=INSTRUCTIONS,
+            task_store=tasks,
+            state_key=config.state_key.encode() if config.state_key else None,
+            spent_states=self.spent,
         )
         # Streamable HTTP's SSE events: in this process, or shared so any replica resumes them.
         # With a shared Postgres, so do list changes: every replica's listen streams hear them.
@@ -340,6 +358,8 @@ class ToolHost:
             await self.relay.close()
         if self.sessions is not None:
             await self.sessions.close()
+        if self.spent is not None:
+            await self.spent.close()
         if self.console.approvals.queue is not None:
             await self.console.approvals.queue.close()
 

@@ -17,6 +17,7 @@ _EXPORTS: dict[str, str] = {
     "PostgresChangeRelay": "toolweave.mcp.server.postgres_events",
     "PostgresEventStore": "toolweave.mcp.server.postgres_events",
     "PostgresMCPSessionStore": "toolweave.mcp.server.postgres_sessions",
+    "PostgresSpentStates": "toolweave.mcp.server.postgres_states",
     "Context": "toolweave.mcp.server.context",
     "is_probe": "toolweave.mcp.server.context",
     "error_result": "toolweave.mcp.server.results",
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from toolweave.mcp.server.event_store import EventStore, InMemoryEventStore
     from toolweave.mcp.server.postgres_events import PostgresChangeRelay, PostgresEventStore
     from toolweave.mcp.server.postgres_sessions import PostgresMCPSessionStore
+    from toolweave.mcp.server.postgres_states import PostgresSpentStates
     from toolweave.mcp.server.results import error_result, image_result, probe_result, text_result
 
 __all__ = [
@@ -43,6 +45,7 @@ __all__ = [
     "PostgresChangeRelay",
     "PostgresEventStore",
     "PostgresMCPSessionStore",
+    "PostgresSpentStates",
     "error_result",
     "image_result",
     "is_probe",
