@@ -50,7 +50,10 @@ typecheck: install
 	$(VENV)/bin/mypy src
 
 # pytest exits 5 when it collects no test; that is not a failure of the build.
+# Without haproxy the fleet tests (tests/fleet) skip, saying why.
 pytest: install peers
+	@command -v haproxy >/dev/null || \
+		echo "haproxy not found: the fleet tests (tests/fleet) will be skipped (apt-get install haproxy)"
 	$(PY) -m pytest || [ $$? -eq 5 ]
 
 test: lint typecheck pytest

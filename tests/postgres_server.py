@@ -35,49 +35,56 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+class Cluster:
+    """A throwaway cluster in a temporary directory on a fixed free loopback port, which can be
+    stopped and started again (the fleet tests restart Postgres under load)."""
+
+    def __init__(self) -> None:
+        bin_dir = _bin_dir()
+        if bin_dir is None:
+            raise FileNotFoundError("pg_ctl not found: apt-get install postgresql")
+        self.bin_dir = bin_dir
+        as_root = os.geteuid() == 0
+        self.prefix = ["runuser", "-u", "postgres", "--"] if as_root else []
+        self.base = tempfile.mkdtemp(prefix="toolweave-pg-")
+        self.data = os.path.join(self.base, "data")
+        if as_root:
+            shutil.chown(self.base, "postgres")
+        self.port = _free_port()
+        user = "postgres" if as_root else os.environ.get("USER", "postgres")
+        self.dsn = f"postgresql://{user}@127.0.0.1:{self.port}/postgres"
+        self._run("initdb", "-D", self.data, "-U", user, "-A", "trust", "--no-sync")
+
+    def _run(self, program: str, *args: str) -> None:
+        subprocess.run(
+            [*self.prefix, f"{self.bin_dir}/{program}", *args], check=True, capture_output=True
+        )
+
+    def start(self) -> None:
+        """Start the server and wait until it accepts connections."""
+        options = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.base} -c fsync=off"
+        log = os.path.join(self.base, "log")
+        self._run("pg_ctl", "-D", self.data, "-o", options, "-w", "-l", log, "start")
+
+    def stop(self) -> None:
+        """Stop the server at once (open connections are cut, as in a crash)."""
+        self._run("pg_ctl", "-D", self.data, "-m", "immediate", "stop")
+
+    def remove(self) -> None:
+        """Stop the server if it runs and delete its files."""
+        subprocess.run(
+            [*self.prefix, f"{self.bin_dir}/pg_ctl", "-D", self.data, "-m", "immediate", "stop"],
+            capture_output=True,
+        )
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
 @contextmanager
 def temporary_cluster() -> Iterator[str]:
     """Start a cluster on a free loopback port; yield its DSN; stop and delete it."""
-    bin_dir = _bin_dir()
-    if bin_dir is None:
-        raise FileNotFoundError("pg_ctl not found: apt-get install postgresql")
-    as_root = os.geteuid() == 0
-    prefix = ["runuser", "-u", "postgres", "--"] if as_root else []
-    base = tempfile.mkdtemp(prefix="toolweave-pg-")
-    data = os.path.join(base, "data")
-    if as_root:
-        shutil.chown(base, "postgres")
-    port = _free_port()
-    user = "postgres" if as_root else os.environ.get("USER", "postgres")
+    cluster = Cluster()
     try:
-        subprocess.run(
-            [*prefix, f"{bin_dir}/initdb", "-D", data, "-U", user, "-A", "trust", "--no-sync"],
-            check=True,
-            capture_output=True,
-        )
-        options = f"-c listen_addresses=127.0.0.1 -p {port} -k {base} -c fsync=off"
-        subprocess.run(
-            [
-                *prefix,
-                f"{bin_dir}/pg_ctl",
-                "-D",
-                data,
-                "-o",
-                options,
-                "-w",
-                "-l",
-                os.path.join(base, "log"),
-                "start",
-            ],
-            check=True,
-            capture_output=True,
-        )
-        try:
-            yield f"postgresql://{user}@127.0.0.1:{port}/postgres"
-        finally:
-            subprocess.run(
-                [*prefix, f"{bin_dir}/pg_ctl", "-D", data, "-m", "immediate", "stop"],
-                capture_output=True,
-            )
+        cluster.start()
+        yield cluster.dsn
     finally:
-        shutil.rmtree(base, ignore_errors=True)
+        cluster.remove()

@@ -15,6 +15,7 @@ where the class and its children live):
     │   ├── DimensionMismatch (also ConfigError): vectors of another embedder
     │   ├── EmbedderUnavailable (also ConfigError): an embedder spec or its package
     │   ├── EmbeddingFailed: an embeddings endpoint refused or failed
+    │   ├── StoreUnavailable: the shared database does not answer (retry)
     │   └── FrontmatterError (also ConfigError): Markdown frontmatter missing or refused
     ├── ToolError (tools): a tool call failed; `recoverable` errors go back to the model
     │   ├── ToolNotFound: no tool of that name

@@ -27,6 +27,7 @@ from toolweave.host.providers.base import (
     load_provider,
     provider_unavailable,
 )
+from toolweave.host.readiness import Readiness
 from toolweave.host.stores import damaged_line, damaged_store
 from toolweave.host.tool_search import search_tools
 from toolweave.mcp.bridge import MCPTool
@@ -217,6 +218,7 @@ class ToolHost:
             self.sessions = PostgresMCPSessionStore(
                 config.store_dsn, idle_timeout=config.session_idle_timeout
             )
+        self.readiness = Readiness(self.relay.ping if self.relay is not None else None)
         self._notify: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
         self._http: Any = None  # the uvicorn server while serve_http runs
@@ -396,10 +398,12 @@ class ToolHost:
 
     async def serve_http(self, on_ready: Callable[[], None] | None = None) -> None:
         """Serve HTTP; `on_ready` runs once the socket is bound (clients may connect)."""
+        import math
         import socket
 
         import uvicorn
 
+        from toolweave.host.readiness import draining_server
         from toolweave.mcp.shared.constants import LOOPBACK_HOSTS
 
         config = self.config
@@ -420,15 +424,17 @@ class ToolHost:
         )
         if config.console:  # the same app, the same guard as `config.path`
             app.router.routes.extend(self.console.routes(app.state.mcp))
-        server = uvicorn.Server(
-            uvicorn.Config(
-                app,
-                host=config.host,
-                port=config.port,
-                log_level="warning",
-                access_log=False,
-                timeout_graceful_shutdown=2,
-            )
+        app.router.routes.extend(self.readiness.routes())  # for the balancer's health checks
+        uvicorn_config = uvicorn.Config(
+            app,
+            host=config.host,
+            port=config.port,
+            log_level="warning",
+            access_log=False,
+            timeout_graceful_shutdown=math.ceil(config.drain_timeout),
+        )
+        server = draining_server(
+            uvicorn_config, self.readiness, config.drain_notice, self.server.changes.end
         )
         self._http = server
         family = socket.AF_INET6 if ":" in config.host.strip("[]") else socket.AF_INET

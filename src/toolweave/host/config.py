@@ -46,6 +46,9 @@ state_key = ""                 # the secret sealing input-required requestStates
                                # TOOLWEAVE_STATE_KEY); the same on every replica; "" = random
 instance = ""                  # this replica's name in the fleet (unique, stable across its
                                # restarts); "" = "<host name>:<port>"
+drain_notice = 2.0             # on SIGTERM: seconds GET /ready answers 503 before the replica
+                               # stops accepting (>= the balancer's fall x inter)
+drain_timeout = 30.0           # then: seconds running calls have to finish before they are cut
 console = true                 # the web console at /console over HTTP (its own token)
 console_approvals = false      # calls no client can be asked about wait in the console
 approvals_per_client = 10      # of them, how many one client may have waiting at once
@@ -130,6 +133,11 @@ from toolweave.mcp.shared.constants import (
 )
 
 DEFAULT_CONFIG_FILE = "toolweave.toml"
+DEFAULT_DRAIN_NOTICE = 2.0
+"""Seconds a SIGTERMed replica keeps serving with GET /ready at 503, so the balancer's health
+checks take it out before it stops accepting (docs/serve.md, several replicas)."""
+DEFAULT_DRAIN_TIMEOUT = 30.0
+"""Seconds a draining replica gives its running calls to finish before it cuts them."""
 USER_CONFIG_FILE = "~/.toolweave/toolweave.toml"
 """The user's own config: what `toolweave serve` runs when no `--config` is given and the
 current folder's `toolweave.toml` is absent or not trusted."""
@@ -184,6 +192,8 @@ class ServeSection(Section):
     store_dsn: str = ""
     state_key: str = ""
     instance: str = ""
+    drain_notice: float = Field(DEFAULT_DRAIN_NOTICE, ge=0)
+    drain_timeout: float = Field(DEFAULT_DRAIN_TIMEOUT, gt=0)
     console: bool = True
     console_approvals: bool = False
     console_token: str = ""
@@ -235,6 +245,8 @@ class HostConfig:
     store_dsn: str = ""
     state_key: str | None = None
     instance: str = ""
+    drain_notice: float = DEFAULT_DRAIN_NOTICE
+    drain_timeout: float = DEFAULT_DRAIN_TIMEOUT
     console: bool = True
     console_approvals: bool = False
     console_token: str | None = None
@@ -380,6 +392,8 @@ def parse_config(
         commands=Path(serve.commands).expanduser() if serve.commands else None,
         store_dsn=serve.store_dsn,
         instance=serve.instance or f"{socket.gethostname()}:{serve.port}",
+        drain_notice=serve.drain_notice,
+        drain_timeout=serve.drain_timeout,
         console=serve.console,
         console_approvals=serve.console_approvals,
         console_token=serve.console_token or os.environ.get(CONSOLE_TOKEN_ENV) or None,

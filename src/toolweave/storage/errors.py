@@ -27,6 +27,11 @@ class EmbeddingFailed(StorageError):
     """An embeddings endpoint refused or failed; the message has its status and reason."""
 
 
+class StoreUnavailable(StorageError):
+    """The shared database (Postgres) does not answer; retry once it is back. Raised before the
+    program's transaction began, nothing was written; a connection lost during it rolls back."""
+
+
 class FrontmatterError(StorageError, ConfigError):
     """A Markdown file's YAML frontmatter is missing, too long or unreadable; `source` names the
     file and `reason` says what to change."""
@@ -44,4 +49,5 @@ __all__ = [
     "EmbeddingFailed",
     "FrontmatterError",
     "StorageError",
+    "StoreUnavailable",
 ]

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias, TypeVar
 
 from toolweave.errors import ConfigError
+from toolweave.storage.errors import StoreUnavailable
 from toolweave.storage.sqlite import DEFAULT_BUSY_TIMEOUT, SQLiteDatabase
 
 T = TypeVar("T")
@@ -39,6 +40,9 @@ ProgramFactory: TypeAlias = Callable[[Dialect], Program[T]]
 POSTGRES_EXTRA = 'pip install "toolweave[postgres]"'
 DEFAULT_POOL_SIZE = 10
 """Postgres connections one store may hold open at most (psycopg_pool)."""
+POOL_WAIT = 5.0
+"""Seconds a Postgres transaction waits for a pooled connection; past it (Postgres is down, or
+every connection is busy that long) the call fails with `StoreUnavailable`."""
 _SCHEMA_LOCK = "SELECT pg_advisory_xact_lock(hashtext('toolweave-schema'))"
 
 
@@ -51,6 +55,10 @@ def skip_locked(dialect: Dialect) -> str:
 def for_update(dialect: Dialect) -> str:
     """Lock the selected rows until commit (Postgres); SQLite serialises whole transactions."""
     return " FOR UPDATE" if dialect == "postgres" else ""
+
+
+class _StaleConnection(Exception):
+    """A pooled connection died before its transaction began (Postgres restarted meanwhile)."""
 
 
 def _drive_sync(program: Program[T], execute: Callable[[str, Sequence[Any]], Rows]) -> T:
@@ -130,17 +138,44 @@ class SQLStore:
             return await self._sqlite.transaction(
                 lambda db: _drive_sync(factory(dialect), lambda s, p: db.execute(s, p).fetchall())
             )
-        pool = await self._postgres_pool()
-        async with pool.connection() as conn, conn.transaction():
-            program = factory(self.dialect)
-            rows: Rows | None = None
-            try:
-                while True:
-                    sql, params = program.send(rows) if rows is not None else next(program)
-                    cursor = await conn.execute(_postgres_sql(sql), params)
-                    rows = await cursor.fetchall() if cursor.description else []
-            except StopIteration as stop:
-                return stop.value  # type: ignore[no-any-return]
+        try:
+            return await self._transact_postgres(factory)
+        except _StaleConnection:  # pooled before a Postgres restart: drop those, try a fresh one
+            await self._pool.check()
+            return await self._transact_postgres(factory)
+
+    async def _transact_postgres(self, factory: ProgramFactory[T]) -> T:
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        used: list[Any] = []
+        begun = False
+        try:
+            pool = await self._postgres_pool()
+            async with pool.connection() as conn:
+                used.append(conn)
+                async with conn.transaction():
+                    begun = True
+                    program = factory(self.dialect)
+                    rows: Rows | None = None
+                    try:
+                        while True:
+                            sql, params = program.send(rows) if rows is not None else next(program)
+                            cursor = await conn.execute(_postgres_sql(sql), params)
+                            rows = await cursor.fetchall() if cursor.description else []
+                    except StopIteration as stop:
+                        return stop.value  # type: ignore[no-any-return]
+        except (PoolTimeout, psycopg.OperationalError) as exc:
+            waited = isinstance(exc, PoolTimeout)  # (a subclass of OperationalError)
+            if not waited and not (used and used[0].closed):
+                raise  # the server answered (a deadlock, a serialization failure): not down
+            if used and not begun:
+                raise _StaleConnection from exc
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise StoreUnavailable(
+                f"{self.owner}: the shared database at {self.location} does not answer "
+                f"({reason}); retry once it is back"
+            ) from exc
 
     def transact_sync(self, factory: ProgramFactory[T]) -> T:
         """`transact` for synchronous callers; never call it from a coroutine on this store's
@@ -189,6 +224,7 @@ class SQLStore:
                     max_size=self.pool_size,
                     kwargs={"autocommit": True},
                     open=False,
+                    timeout=POOL_WAIT,
                 )
                 await pool.open()
                 async with pool.connection() as conn, conn.transaction():

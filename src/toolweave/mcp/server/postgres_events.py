@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolweave.mcp.server.event_store import MAX_EVENTS_PER_STREAM
 from toolweave.mcp.server.postgres_sessions import close_listening
+from toolweave.mcp.shared.constants import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED
 from toolweave.mcp.shared.jsonrpc import encode
 
 if TYPE_CHECKING:
@@ -41,13 +42,17 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 DEFAULT_FOLLOW_IDLE = 30.0
+"""Seconds a resumed stream waits for its producer's next event before ending the response."""
 DEFAULT_EVENT_MAX_AGE = 3600.0
 """Seconds an event is kept at most (a stream left by a replica that died is swept after it)."""
-"""Seconds a resumed stream waits for its producer's next event before ending the response."""
 CHANNEL = "toolweave_mcp_events"
 CHANGES_CHANNEL = "toolweave_mcp_changes"
 MAX_NOTIFY_BYTES = 7900
 """Postgres refuses a NOTIFY payload of 8000 bytes or more; a longer change is not relayed."""
+RECONNECT_FIRST_DELAY = 0.2
+RECONNECT_MAX_DELAY = 5.0
+"""Seconds between the change relay's attempts to listen again after losing Postgres: the
+first wait, doubled each failure up to the last."""
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS mcp_events (
     stream_id TEXT NOT NULL,
@@ -235,12 +240,16 @@ class PostgresChangeRelay:
 
     async def start(self, server: MCPServer) -> None:
         """Listen for the other replicas' changes (returns once listening), relay this one's."""
+        connection = await self._listen()
+        self._listener = asyncio.ensure_future(self._deliver(connection, server))
+        server.changes.relays.append(self.relay)
+
+    async def _listen(self) -> Any:
         import psycopg
 
         connection = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True)
         await connection.execute(f"LISTEN {CHANGES_CHANNEL}")
-        self._listener = asyncio.ensure_future(self._deliver(connection, server))
-        server.changes.relays.append(self.relay)
+        return connection
 
     def relay(self, method: str, uri: str | None) -> None:
         payload = json.dumps({"origin": self.origin, "method": method, "uri": uri})
@@ -257,12 +266,40 @@ class PostgresChangeRelay:
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
 
+    async def ping(self) -> None:
+        """Raise unless the shared Postgres answers (the host's readiness check)."""
+
+        def program(dialect: Dialect) -> Program[None]:
+            yield "SELECT 1", ()
+
+        await self.db.transact(program)
+
     async def _deliver(self, connection: Any, server: MCPServer) -> None:
-        async with connection:
-            async for note in connection.notifies():
-                change = json.loads(note.payload)
-                if change["origin"] != self.origin:
-                    await server.deliver_change(change["method"], change["uri"])
+        """Deliver the other replicas' changes; when Postgres goes away (a restart), connect
+        again with backoff, then tell the listeners every list may have changed meanwhile (the
+        notes sent while this replica was not listening are lost)."""
+        import psycopg
+
+        while True:
+            try:
+                async with connection:
+                    async for note in connection.notifies():
+                        change = json.loads(note.payload)
+                        if change["origin"] != self.origin:
+                            await server.deliver_change(change["method"], change["uri"])
+            except psycopg.OperationalError as exc:
+                logger.warning("change relay: lost its Postgres connection (%s); reconnecting", exc)
+            delay = RECONNECT_FIRST_DELAY
+            while True:
+                try:
+                    connection = await self._listen()
+                    break
+                except psycopg.OperationalError:
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, RECONNECT_MAX_DELAY)
+            logger.warning("change relay: listening again")
+            for method in (TOOLS_CHANGED, PROMPTS_CHANGED, RESOURCES_CHANGED):
+                await server.deliver_change(method, None)
 
     async def close(self) -> None:
         await close_listening(self._pending, self._listener, self.db)

@@ -1,0 +1,1 @@
+"""Fleet tests: HAProxy in front of real `toolweave serve` replicas on one Postgres."""
