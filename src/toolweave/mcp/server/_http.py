@@ -50,6 +50,7 @@ from toolweave.mcp.shared.constants import (
     MODERN_VERSIONS,
 )
 from toolweave.mcp.shared.errors import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -58,6 +59,7 @@ from toolweave.mcp.shared.errors import (
 )
 from toolweave.mcp.shared.jsonrpc import decode, encode, valid_id
 from toolweave.mcp.shared.peer import JSONRPCPeer
+from toolweave.storage.errors import StoreUnavailable
 
 if TYPE_CHECKING:
     from toolweave.mcp.server.app import MCPServer
@@ -122,15 +124,21 @@ class StreamableHTTPApp(SharedSessions):
         request = Request(scope, receive)
         response = self.guard.check(request)
         if response is None:
-            if request.method == "POST":
-                response = await self._post(request)
-            elif request.method == "GET":
-                response = await self._get(request)
-            elif request.method == "DELETE":
-                response = await self._delete(request)
-            else:
-                response = Response(status_code=405, headers={"Allow": "GET, POST, DELETE"})
+            try:
+                response = await self._route(request)
+            except StoreUnavailable as exc:  # the shared Postgres is down: retry (nothing ran)
+                response = _error(503, INTERNAL_ERROR, str(exc))
+                response.headers["Retry-After"] = "1"
         await response(scope, receive, send)
+
+    async def _route(self, request: Request) -> Response:
+        if request.method == "POST":
+            return await self._post(request)
+        if request.method == "GET":
+            return await self._get(request)
+        if request.method == "DELETE":
+            return await self._delete(request)
+        return Response(status_code=405, headers={"Allow": "GET, POST, DELETE"})
 
     async def _post(self, request: Request) -> Response:
         kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -278,16 +286,12 @@ class StreamableHTTPApp(SharedSessions):
         if bind is not None:
             bind(stream.id, http_session.session.session_id or "")
 
-        settle = self.shared.settle if self.shared is not None else None
-        claimed = settle is not None and message.get("method") == "tools/call"
-
         async def send(msg: dict[str, Any]) -> None:
-            if claimed and settle is not None and "method" not in msg:
-                await settle(http_session.session.session_id or "", msg)  # before it is sent
             await stream.send(msg, store)
 
         http_session.streams[stream.id] = stream
-        http_session.peer.feed(message, send=send, transport=stream)
+        reply = self._recording(http_session.session.session_id or "", message, send)
+        http_session.peer.feed(message, send=reply, transport=stream)
         headers = {"Mcp-Session-Id": http_session.session.session_id or ""} if new else {}
         return await self._respond(stream, headers, http_session)
 

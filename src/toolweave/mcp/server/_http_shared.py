@@ -10,6 +10,7 @@ response instead of running the tool a second time (see `postgres_sessions`).
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from starlette.responses import Response
@@ -18,13 +19,16 @@ from toolweave.mcp.server.event_store import ReplyStream
 from toolweave.mcp.server.postgres_sessions import RUNNING, STATE_METHODS
 from toolweave.mcp.shared.errors import INVALID_REQUEST, JSONRPCError
 from toolweave.mcp.shared.jsonrpc import encode
+from toolweave.storage.errors import StoreUnavailable
 
 if TYPE_CHECKING:
     from starlette.requests import Request
 
     from toolweave.mcp.server.postgres_sessions import PostgresMCPSessionStore
-    from toolweave.mcp.shared.jsonrpc import RequestContext
+    from toolweave.mcp.shared.jsonrpc import RequestContext, Send
     from toolweave.mcp.shared.peer import JSONRPCPeer
+
+logger = logging.getLogger("toolweave.mcp.server")
 
 
 class _Session(Protocol):
@@ -142,6 +146,24 @@ class SharedSessions:
             message.get("method") is not None or local.peer.awaits(message.get("id"))
         ):
             local.peer.feed(message)
+
+    def _recording(self, session_id: str, message: dict[str, Any], send: Send) -> Send:
+        """`send` for the request `message`; for a claimed `tools/call` (see `_claim`) it first
+        records the response (unrecorded when the store is down: a retry is then refused, and
+        never runs the tool again)."""
+        shared = self._app.shared
+        if shared is None or message.get("method") != "tools/call":
+            return send
+
+        async def record_then_send(reply: dict[str, Any]) -> None:
+            if "method" not in reply:
+                try:
+                    await shared.settle(session_id, reply)
+                except StoreUnavailable:
+                    logger.warning("the outcome of request %r was not recorded", reply.get("id"))
+            await send(reply)
+
+        return record_then_send
 
     async def _claim(self, http_session: _Held, message: dict[str, Any]) -> Response | None:
         """None when this `tools/call` may run; else the answer of an earlier attempt of the
