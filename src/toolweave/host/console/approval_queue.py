@@ -24,6 +24,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from toolweave.mcp.server.postgres_listen import close_listening, follow, listening
+
 if TYPE_CHECKING:
     from toolweave.storage.sql import Dialect, Program
 
@@ -72,8 +74,6 @@ class PostgresApprovalQueue:
         async with self._starting:
             if self._listener is not None:
                 return
-            import psycopg
-
             instance, boot = self.instance, self.boot
 
             def abandon(dialect: Dialect) -> Program[None]:
@@ -84,20 +84,19 @@ class PostgresApprovalQueue:
                 )
 
             await self.db.transact(abandon)
-            connection = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True)
-            await connection.execute(f"LISTEN {APPROVALS_CHANNEL}")
-            self._listener = asyncio.ensure_future(self._receive(connection))
+            connection = await listening(self.dsn, APPROVALS_CHANNEL)
+            self._listener = asyncio.ensure_future(
+                follow(self.dsn, APPROVALS_CHANNEL, connection, self._receive)
+            )
 
-    async def _receive(self, connection: Any) -> None:
-        async with connection:
-            async for note in connection.notifies():
-                kind, _, rest = note.payload.partition(":")
-                if kind == "new":
-                    self._added.set()
-                    self._added = asyncio.Event()
-                elif kind == "decided" and self._decided is not None:
-                    approval_id, _, decision = rest.partition(":")
-                    self._decided(approval_id, decision)
+    async def _receive(self, payload: str) -> None:
+        kind, _, rest = payload.partition(":")
+        if kind == "new":
+            self._added.set()
+            self._added = asyncio.Event()
+        elif kind == "decided" and self._decided is not None:
+            approval_id, _, decision = rest.partition(":")
+            self._decided(approval_id, decision)
 
     async def full(self, requester: str, max_pending: int, max_per_client: int) -> bool:
         """Whether the fleet already holds `max_pending` requests, or `max_per_client` of
@@ -209,6 +208,4 @@ class PostgresApprovalQueue:
         return await self.db.transact(program)
 
     async def close(self) -> None:
-        from toolweave.mcp.server.postgres_sessions import close_listening
-
         await close_listening(set(), self._listener, self.db)

@@ -34,10 +34,11 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from toolweave.mcp.server.postgres_listen import close_listening, follow, listening
 from toolweave.mcp.shared.jsonrpc import encode
 
 if TYPE_CHECKING:
-    from toolweave.storage.sql import Dialect, Program, SQLStore
+    from toolweave.storage.sql import Dialect, Program
 
 logger = logging.getLogger(__name__)
 
@@ -86,18 +87,6 @@ class StoredSession(Protocol):
     def stored_state(self) -> dict[str, Any]: ...
 
 
-async def close_listening(
-    pending: set[asyncio.Task[None]], listener: asyncio.Task[None] | None, db: SQLStore
-) -> None:
-    """Finish the writes in flight, stop listening, close the store (a relay's `close`)."""
-    if pending:
-        await asyncio.gather(*pending, return_exceptions=True)
-    if listener is not None:
-        listener.cancel()
-        await asyncio.gather(listener, return_exceptions=True)
-    await db.close()
-
-
 class PostgresMCPSessionStore:
     """2025-era sessions, messages between replicas and call outcomes in Postgres, shared by
     every replica given the same `dsn` (the `postgres` extra); see the module docstring."""
@@ -126,19 +115,18 @@ class PostgresMCPSessionStore:
         async with self._listening:
             if self._listener is not None or self._deliver is None:
                 return
-            import psycopg
+            connection = await listening(self.dsn, SESSIONS_CHANNEL)
+            self._listener = asyncio.ensure_future(
+                follow(self.dsn, SESSIONS_CHANNEL, connection, self._receive)
+            )
 
-            connection = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True)
-            await connection.execute(f"LISTEN {SESSIONS_CHANNEL}")
-            self._listener = asyncio.ensure_future(self._receive(connection, self._deliver))
-
-    async def _receive(self, connection: Any, deliver: Deliver) -> None:
-        async with connection:
-            async for note in connection.notifies():
-                session_id, _, row_id = note.payload.rpartition(":")
-                task = asyncio.ensure_future(self._fetch(session_id, int(row_id), deliver))
-                self._pending.add(task)
-                task.add_done_callback(self._pending.discard)
+    async def _receive(self, payload: str) -> None:
+        session_id, _, row_id = payload.rpartition(":")
+        deliver = self._deliver
+        assert deliver is not None
+        task = asyncio.ensure_future(self._fetch(session_id, int(row_id), deliver))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
 
     async def _fetch(self, session_id: str, row_id: int, deliver: Deliver) -> None:
         def program(dialect: Dialect) -> Program[list[Any]]:
