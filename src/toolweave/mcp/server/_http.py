@@ -236,14 +236,18 @@ class StreamableHTTPApp(SharedSessions):
     def _new_session(self) -> _HttpSession | None:
         """A new session, or None past `max_sessions` (after closing the idle ones): a flood of
         sessions is refused rather than evicting anyone's live session."""
-        now = time.monotonic()
-        for sid, old in list(self.sessions.items()):
-            if now - old.last_seen > self.session_idle_timeout:
-                self._close(sid)
+        self._sweep_idle()
         if len(self.sessions) >= self.max_sessions:
             logger.info("refusing a session: max_sessions=%d reached", self.max_sessions)
             return None
         return self._open(uuid.uuid4().hex)
+
+    def _sweep_idle(self) -> None:
+        """Close the sessions (or this replica's copies of stored ones) idle too long."""
+        now = time.monotonic()
+        for sid, old in list(self.sessions.items()):
+            if now - old.last_seen > self.session_idle_timeout:
+                self._close(sid)
 
     def _open(self, session_id: str) -> _HttpSession:
         """This replica's copy of a session (new, or opened by another replica)."""

@@ -64,6 +64,8 @@ class _Endpoint(Protocol):
 
     def _close(self, session_id: str) -> None: ...
 
+    def _sweep_idle(self) -> None: ...
+
     def _identify(self, session: Any, request: Request) -> None: ...
 
 
@@ -113,7 +115,8 @@ class SharedSessions:
         principal, state = stored
         if principal != (app.guard.principal_of(request) or ""):
             return False
-        if local is None:
+        if local is None:  # a copy here; copies unused for session_idle_timeout are dropped
+            app._sweep_idle()
             local = app._open(session_id)
             app._identify(local.session, request)
         local.session.restore(state)
