@@ -159,3 +159,25 @@ async def test_a_retried_request_id_returns_the_recorded_outcome_without_running
     assert fresh.json()["result"]["content"][0]["text"] == "counted once"
     assert ended.status_code == 200
     assert gone.status_code == 404 and "Session not found" in gone.json()["error"]["message"]
+
+
+async def test_a_stored_session_answers_only_the_principal_that_opened_it(
+    tmp_path: Path, postgres_dsn: str
+) -> None:
+    dsn = postgres_schema_dsn(postgres_dsn)
+    tokens = {"alice": "alice-token-0123456789", "bob": "bob-token-0123456789"}
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    async with (
+        replica(tmp_path, dsn, "a", providers=["counting"], tokens=tokens) as (_, url_a),
+        replica(tmp_path, dsn, "b", providers=["counting"], tokens=tokens) as (_, url_b),
+        httpx.AsyncClient(
+            timeout=30, headers={"Authorization": "Bearer alice-token-0123456789"}
+        ) as alice,
+    ):
+        headers = await open_session(alice, url_a)
+        as_alice = await alice.post(url_b, headers=headers, json=call)
+        as_bob = await alice.post(
+            url_b, headers={**headers, "Authorization": "Bearer bob-token-0123456789"}, json=call
+        )
+    assert as_alice.status_code == 200 and len(as_alice.json()["result"]["tools"]) == 2
+    assert as_bob.status_code == 404 and "Session not found" in as_bob.json()["error"]["message"]
