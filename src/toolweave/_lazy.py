@@ -2,7 +2,7 @@
 
 A package lists `name -> module` and its public names import on first use, so `import
 toolweave` and a stdio MCP server's cold start pay only for what they touch. A module is given
-relative to the package (`"bridge"`, `".types"`, `"client.auth"`) or absolute
+relative to the package (`"client"`, `".types"`, `"client.auth"`) or absolute
 (`"toolweave.tools"`). This module imports nothing of toolweave, so any package may use it.
 """
 

@@ -27,9 +27,9 @@ where the class and its children live):
     │   │   └── SandboxUnavailable: no OS sandbox can be made for a command
     │   ├── ApprovalRequired: the tool asks for approval before a side effect
     │   ├── ToolTimeout: the call ran past its timeout
-    │   ├── ToolCancelled: the caller cancelled the call
-    │   ├── ShellParseError (also ValueError): a command line that does not parse
-    │   └── WrapperError (also ValueError): a wrapper command is missing an option's value
+    │   └── ToolCancelled: the caller cancelled the call
+    ├── ShellParseError (tools; also ValueError): a command line that does not parse
+    │   └── WrapperError: a wrapper command is missing an option's value
     ├── GovernanceError (governance): governance refused a call or stopped a run
     │   ├── CallBlocked: a gate stage blocked the call
     │   └── HookStopped: a hook ended the run

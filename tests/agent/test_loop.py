@@ -77,7 +77,8 @@ async def test_every_turn_sends_the_same_sorted_tool_definitions() -> None:
         for r in model.requests
     ]
     assert len(set(dumps)) == 1
-    assert [d.name for d in model.requests[0].tools] == ["alpha", "get_weather", "zeta"]
+    sent = [d.name for d in model.requests[0].tools]
+    assert sent == ["alpha", "get_weather", "read_result", "zeta"]
 
 
 async def test_calls_of_a_turn_run_concurrently_and_answer_in_call_order() -> None:

@@ -41,7 +41,7 @@ async def test_weather_scenario_with_mcp_tools() -> None:
     assert final.result.output == ANSWER  # type: ignore[union-attr]
     sent = server.requests
     names = [t["function"]["name"] for t in sent[0]["tools"]]
-    assert names == ["calculate", "celsius_to_fahrenheit", "get_weather"]
+    assert names == ["calculate", "celsius_to_fahrenheit", "get_weather", "read_result"]
     assert all(r["tools"] == sent[0]["tools"] for r in sent)
     weather, fahrenheit = sent[1]["messages"][-1], sent[2]["messages"][-1]
     assert weather["tool_call_id"] == "call_w" and '"celsius": 12.0' in weather["content"]

@@ -46,10 +46,10 @@ async def test_model_discovers_loads_and_calls_an_mcp_tool_in_its_session() -> N
     assert "Loaded: weather__get_weather" in loaded
     assert '"temperature_c": 30.0' in called and result.invocations[2].ok
 
-    lazy = ["mcp_discover", "mcp_load"]
+    lazy = ["mcp_discover", "mcp_load", "read_result"]
     first, second, third, _, same_session, other_session = model.requests
     assert names(first) == lazy == names(second)
-    assert names(third) == ["mcp_discover", "mcp_load", "weather__get_weather"]
+    assert names(third) == [*lazy, "weather__get_weather"]
     assert names(same_session) == names(third)  # loaded tools stay for the session
     assert names(other_session) == lazy  # the shared registry is untouched
     assert agent.registry.names() == lazy

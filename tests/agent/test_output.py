@@ -90,7 +90,7 @@ async def test_forced_final_tool_when_the_model_has_no_native_format() -> None:
     result = await agent.run("advise")
     assert result.output == Advice(city="Beijing", fahrenheit=53.6, wear=[])
     request = model.requests[0]
-    assert [d.name for d in request.tools] == ["final_output", "get_weather"]
+    assert [d.name for d in request.tools] == ["final_output", "get_weather", "read_result"]
     assert request.tool_choice == "required" and request.output_schema is None
     assert request.tools == model.requests[1].tools
     last = result.messages[-1]

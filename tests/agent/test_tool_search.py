@@ -136,7 +136,7 @@ async def test_below_the_threshold_every_tool_is_sent_and_no_search_tool() -> No
     small = ToolRegistry()
     small.register_all([FunctionTool(gmail_send_message), FunctionTool(read_notes)])
     await Agent(model, small, tool_search=True).run("hi")
-    assert names(model.requests[0]) == ["gmail_send_message", "read_notes"]
+    assert names(model.requests[0]) == ["gmail_send_message", "read_notes", "read_result"]
 
 
 async def test_a_tool_the_rules_deny_outright_is_never_found() -> None:

@@ -25,7 +25,7 @@ from typer.utils import get_params_from_function
 
 from toolweave.cli.agent_tools import ask_input
 from toolweave.cli.application import app
-from toolweave.mcp.config_values import InputSpec
+from toolweave.mcp.client.config_values import InputSpec
 
 BORDERS = re.compile(r"[│╭╮╰╯─]")
 

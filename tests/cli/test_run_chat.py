@@ -45,6 +45,7 @@ def test_run_prints_the_answer() -> None:
         "calculate",
         "celsius_to_fahrenheit",
         "get_weather",
+        "read_result",
     ]
 
 

@@ -45,7 +45,7 @@ def test_run_loads_mcp_servers_lazily_from_either_format(tmp_path: Path, key: st
         result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert result.output.strip() == "北京晴，30°C。"
-    assert offered(server.requests[0]) == ["mcp_discover", "mcp_load"]
+    assert offered(server.requests[0]) == ["mcp_discover", "mcp_load", "read_result"]
     assert "weather__get_weather" in offered(server.requests[2])
     tool_answer = server.requests[3]["messages"][-1]["content"]
     assert "Beijing" in tool_answer

@@ -3,6 +3,7 @@ restarts it; each fleet works in a fresh schema of it."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -15,6 +16,8 @@ def fleet_cluster() -> Iterator[Cluster]:
     try:
         cluster = Cluster()
     except FileNotFoundError as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"Postgres is required in CI: {exc}")
         pytest.skip(f"no Postgres server: {exc}")
     try:
         cluster.start()

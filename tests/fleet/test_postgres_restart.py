@@ -1,7 +1,9 @@
 """Postgres restarted under load behind HAProxy: while it is down a call fails with a clear,
 retryable error (the replica names the database that does not answer; its `/ready` turns 503 and
 HAProxy takes it out), and once it is back the same replicas serve again, with no restart: their
-pools drop the connections of the old server, and the change relay listens again."""
+pools drop the connections of the old server, and the change relay listens again. The fleet test
+is heavy: about 20 s here, mostly the call that waits out the pool while Postgres is down
+(marked `heavy`); the second shows the same on one `SQLStore`, without HAProxy."""
 
 from __future__ import annotations
 
@@ -16,10 +18,13 @@ from mcp.shared.subscriptions import ToolsListChanged
 
 from tests.fleet.harness import Fleet, needs_haproxy
 from tests.postgres_server import Cluster
+from tests.support import postgres_schema_dsn
+from toolweave.storage.errors import StoreUnavailable
+from toolweave.storage.sql import Dialect, Program, SQLStore
 
-pytestmark = needs_haproxy
 
-
+@needs_haproxy
+@pytest.mark.heavy
 async def test_calls_fail_clearly_while_postgres_is_down_and_succeed_after_without_restarts(
     tmp_path: Path, fleet_cluster: Cluster
 ) -> None:
@@ -71,3 +76,36 @@ async def test_calls_fail_clearly_while_postgres_is_down_and_succeed_after_witho
     assert all(runs.get(call_id) == 1 for call_id, ok in outcomes.items() if ok)
     assert all(runs.get(call_id, 0) <= 1 for call_id in outcomes)
     assert any(outcomes.values()) and not all(outcomes.values())
+
+
+async def test_a_store_fails_clearly_while_postgres_is_down_and_reconnects_after(
+    fleet_cluster: Cluster,
+) -> None:
+    store = SQLStore(
+        dsn=postgres_schema_dsn(fleet_cluster.dsn),
+        schema="CREATE TABLE IF NOT EXISTS probes (n INTEGER)",
+        owner="ProbeStore",
+    )
+
+    def insert(dialect: Dialect) -> Program[None]:
+        yield "INSERT INTO probes VALUES (1)", ()
+
+    def count(dialect: Dialect) -> Program[int]:
+        rows = yield "SELECT COUNT(*) FROM probes", ()
+        return int(rows[0][0])
+
+    await store.transact(insert)
+    await asyncio.to_thread(fleet_cluster.stop)
+    try:
+        with pytest.raises(StoreUnavailable) as down:
+            await store.transact(insert)
+    finally:
+        await asyncio.to_thread(fleet_cluster.start)
+    await store.transact(insert)  # its pooled connection died with the old server: not reused
+    written = await store.transact(count)
+    await store.close()
+    assert str(down.value).startswith(
+        f"ProbeStore: the shared database at {store.location} does not answer ("
+    )
+    assert str(down.value).endswith("); retry once it is back")
+    assert written == 2

@@ -8,7 +8,7 @@ import asyncio
 from typing import Any
 
 from toolweave.host.config import HostConfig
-from toolweave.tools import tool
+from toolweave.tools import ToolContext, tool
 from toolweave.tools.base import Tool
 
 RUNS_TABLE = "fleet_runs"
@@ -49,8 +49,11 @@ class FleetProvider:
         dsn, instance = self.dsn, self.instance
 
         @tool(name="count")
-        async def count(call_id: str, seconds: float = 0.0) -> str:
-            """Record one run of `call_id`, work for `seconds`, say which replica ran it."""
+        async def count(
+            call_id: str, ctx: ToolContext, seconds: float = 0.0, steps: int = 0
+        ) -> str:
+            """Record one run of `call_id`, report `steps` steps of progress, work for
+            `seconds`, say which replica ran it."""
             pool = await _pool(dsn)
             async with pool.connection() as conn:
                 await conn.execute(
@@ -59,6 +62,8 @@ class FleetProvider:
                     (call_id,),
                 )
                 await conn.execute("SELECT pg_notify(%s, %s)", (STARTED_CHANNEL, call_id))
+            for step in range(1, steps + 1):
+                await ctx.report_progress(step, steps, f"step {step}")
             await asyncio.sleep(seconds)  # the call's work, running while a test stops us
             return f"{call_id} ran on {instance}"
 

@@ -10,7 +10,7 @@ from toolweave.agent import Agent
 from toolweave.governance import Governance, Rules
 from toolweave.llm import Message, ScriptedModel, ToolCallPart
 from toolweave.mcp import MCPClient, MCPServer
-from toolweave.mcp.bridge import as_tools
+from toolweave.mcp.toolset.bridge import as_tools
 
 
 def writer(writes: list[str]) -> MCPServer:

@@ -94,6 +94,7 @@ async def test_web_research_with_progressive_disclosure(library: SkillLibrary) -
     assert "- web-research: 用于回答需要联网检索" in system and "- code-review:" in system
     assert tool_names(first) == [
         "delete_branch",
+        "read_result",
         "skill_data",
         "skill_read",
         "skill_reload",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from toolweave.errors import ToolweaveError
 from toolweave.tools import ApprovalRequired, ToolContext, ToolError
 from toolweave.tools.errors import ShellParseError
 from toolweave.tools.shell_syntax import parse_commands, split_commands
@@ -94,7 +95,8 @@ def test_substitution_in_a_redirect_target_is_found() -> None:
 def test_what_cannot_be_checked_fails_closed(line: str) -> None:
     with pytest.raises(ShellParseError) as info:
         split_commands(line)
-    assert isinstance(info.value, ToolError)
+    assert not isinstance(info.value, ToolError)  # a parse failure, not a failed call
+    assert isinstance(info.value, ToolweaveError)
     assert isinstance(info.value, ValueError)
 
 

@@ -29,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     "SQLiteSessionStore": "toolweave.agent.stores",
     "SessionStore": "toolweave.agent.stores",
     "ToolSearch": "toolweave.tools.search_mode",
+    "ContextEconomy": "toolweave.agent.economy",
 }
 _EXPORTS.update(
     {
@@ -57,6 +58,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
     from toolweave.agent.agent import Agent
+    from toolweave.agent.economy import ContextEconomy
     from toolweave.agent.errors import (
         AgentError,
         MaxTurnsExceeded,
@@ -90,6 +92,7 @@ __all__ = [
     "Agent",
     "AgentError",
     "AgentEvent",
+    "ContextEconomy",
     "MaxTurnsExceeded",
     "ModelTextDelta",
     "ModelThinkingDelta",

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal
 from toolweave.agent._run.command_run import command_config
 from toolweave.agent._run.config import RunConfig
 from toolweave.agent._run.loop import Run
+from toolweave.agent.economy import ContextEconomy
 from toolweave.agent.events import AgentEvent
 from toolweave.agent.orchestration.registry import orchestration_registry
 from toolweave.agent.orchestration.settings import Orchestration, RunScope
@@ -62,7 +63,9 @@ class Agent(Generic[DepsT, OutputT]):
     `Rules` or `PermissionPolicy`), `orchestration` (`Orchestration`), `memory`
     (`MemorySettings`, or a bare `MemoryManager`), `skills` (`SkillSettings`, or a bare
     `SkillLibrary`), `tracing` (`Tracing`) and `tool_search` (`ToolSearch`, or True for its
-    defaults: past a threshold of tools the model sees pinned ones and a `tool_search` tool).
+    defaults: past a threshold of tools the model sees pinned ones and a `tool_search` tool) and
+    `context` (`ContextEconomy`: a result over `max_tool_result_chars` is saved whole and paged
+    with `read_result`, on by default; old turns summarised by a model, opt-in; False: neither).
     Shell, delete and destructive tools ask by default, and with no approver that is a refusal
     naming the fix.
     """
@@ -86,6 +89,7 @@ class Agent(Generic[DepsT, OutputT]):
         skills: SkillSettings | SkillLibrary | None = None,
         tracing: Tracing | None = None,
         tool_search: ToolSearch | bool | None = None,
+        context: ContextEconomy | bool | None = None,
     ) -> None:
         if isinstance(model, str):
             from toolweave.llm import model_from_string  # adapters load only when asked for
@@ -153,6 +157,13 @@ class Agent(Generic[DepsT, OutputT]):
             pinned = (answer.name,) if output is not None else ()
             agent_search = AgentToolSearch(search_settings, gating, pinned)
             agent_search.install(registry)
+        economy = ContextEconomy.of(context)
+        agent_economy = None
+        if economy is not None:  # saved results and `read_result`; model summaries if asked
+            from toolweave.agent._run.economy import AgentEconomy
+
+            agent_economy = AgentEconomy(economy, model, max_tool_result_chars)
+            agent_economy.install(registry)
         circuit = orchestration.circuit
         if circuit is not None and circuit not in gating.gates:  # governance runs every gate
             gating = replace(gating, gates=(circuit, *gating.gates))
@@ -178,6 +189,7 @@ class Agent(Generic[DepsT, OutputT]):
             name=name,
             tracing=tracing,
             tool_search=agent_search,
+            economy=agent_economy,
         )
 
     @classmethod

@@ -13,6 +13,7 @@ import json
 import uuid
 from collections.abc import Sequence
 
+from toolweave.agent._run.result_pages import SAVED_HANDLE
 from toolweave.agent.errors import SessionBusy
 from toolweave.agent.stores.base import SessionStore
 from toolweave.errors import ConfigError
@@ -94,6 +95,7 @@ class Session:
         self.max_history_tokens = max_history_tokens
         self.keep_recent_results = keep_recent_results
         self.messages: list[Message] = []
+        self.dropped = 0
         self._loaded = store is None
         self._busy = False
         self._overlay: tuple[ToolRegistry, ToolRegistry] | None = None
@@ -171,6 +173,12 @@ class Session:
         if self.store is not None:
             await self.store.clear(self.id)
 
+    def replace_prefix(self, end: int, summary: Message) -> None:
+        """Put `summary` in place of the first `end` messages (a model summary of them);
+        `dropped` counts the messages removed this way, so a run knows where its own begin."""
+        self.messages[:end] = [summary]
+        self.dropped += end - 1
+
     async def compact(self) -> int:
         """Stub old tool results until the history fits the budget; returns how many."""
         total = self.tokens()
@@ -193,9 +201,15 @@ class Session:
             if isinstance(part.content, str) and part.content.startswith(_STUB_PREFIX):
                 continue
             before = message_tokens(message)
+            saved = SAVED_HANDLE.search(part.text)
+            again = (
+                f'read_result(handle="{saved.group(1)}") still reads it whole'
+                if saved is not None
+                else "call the tool again if you need it"
+            )
             stub = (
                 f"{_STUB_PREFIX} this {part.name} result ({len(part.text)} characters) was "
-                "removed to save context; call the tool again if you need it]"
+                f"removed to save context; {again}]"
             )
             parts = list(message.parts)
             parts[p] = dataclasses.replace(part, content=stub)

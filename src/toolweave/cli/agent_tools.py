@@ -22,7 +22,7 @@ from toolweave.tools.base import Tool
 
 if TYPE_CHECKING:
     from toolweave.governance.pipeline import Governance
-    from toolweave.mcp.config_values import InputSpec
+    from toolweave.mcp.client.config_values import InputSpec
 
 logger = logging.getLogger("toolweave.cli")
 
@@ -88,8 +88,8 @@ async def _host_tools(config: Path, result: AgentTools, stack: AsyncExitStack) -
 
 
 async def _mcp_tools(mcp: Path, result: AgentTools, stack: AsyncExitStack, *, eager: bool) -> None:
-    from toolweave.mcp.lazy import lazy_tools
-    from toolweave.mcp.manager import MCPManager
+    from toolweave.mcp.client.manager import MCPManager
+    from toolweave.mcp.toolset.lazy import lazy_tools
 
     manager = MCPManager.from_config(mcp, ask=ask_input)
     stack.push_async_callback(manager.close)

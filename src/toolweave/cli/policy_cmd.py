@@ -139,7 +139,7 @@ def explain(
 
 def _granted(paths: list[Path]) -> Rules | None:
     """The allow rules the `allowed-tools` of these skills or command files grant."""
-    from toolweave.agent.orchestration.command_files import split_frontmatter
+    from toolweave.agent.orchestration.command_files import command_meta
     from toolweave.governance.grants import command_grant, preapproved, skill_grant
 
     grants: list[tuple[str, tuple[str, ...]]] = []
@@ -148,7 +148,7 @@ def _granted(paths: list[Path]) -> Rules | None:
         if path.is_dir():
             file = next((path / n for n in ("SKILL.md", "skill.md") if (path / n).is_file()), path)
         try:
-            meta, _ = split_frontmatter(file.read_text(encoding="utf-8"), str(file))
+            meta, _ = command_meta(file.read_text(encoding="utf-8"), str(file))
         except OSError as exc:
             raise ValueError(f"--grant {path}: cannot read it ({exc})") from None
         skill = file.name.lower() == "skill.md"

@@ -30,10 +30,10 @@ from toolweave.host.providers.base import (
 from toolweave.host.readiness import Readiness
 from toolweave.host.stores import damaged_line, damaged_store
 from toolweave.host.tool_search import search_tools
-from toolweave.mcp.bridge import MCPTool
 from toolweave.mcp.server import MCPServer, is_probe, probe_result
 from toolweave.mcp.server.tasks import PostgresTaskStore, SQLiteTaskStore, TaskStore
 from toolweave.mcp.shared.errors import MCPError
+from toolweave.mcp.toolset.bridge import MCPTool
 from toolweave.tools.base import Tool, ToolAnnotations
 from toolweave.tools.calls import CallMiddleware, ToolCall, chain
 from toolweave.tools.context import ToolContext
@@ -212,7 +212,7 @@ class ToolHost:
             )
             from toolweave.mcp.server.postgres_sessions import PostgresMCPSessionStore
 
-            self.events = PostgresEventStore(config.store_dsn)
+            self.events = PostgresEventStore(config.store_dsn, instance=config.instance or "local")
             self.relay = PostgresChangeRelay(config.store_dsn)
             # 2025-era sessions too: a round-robin balancer may send any message anywhere.
             self.sessions = PostgresMCPSessionStore(
@@ -372,6 +372,8 @@ class ToolHost:
             await self.relay.start(self.server)
         if self.console.approvals.queue is not None:  # marks what a killed run left waiting
             await self.console.approvals.queue.start()
+        if self.events is not None:  # what this replica's last run left unanswered
+            await self.events.recover()
         for provider in self.providers:
             start = getattr(provider, "start", None)
             if start is not None:

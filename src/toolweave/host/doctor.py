@@ -196,7 +196,7 @@ async def check_embedder(ctx: DoctorContext) -> list[Finding]:
 async def check_mcp_servers(ctx: DoctorContext) -> list[Finding]:
     if ctx.config is None or not ctx.config.mcp_servers:
         return []
-    from toolweave.mcp.config import load_config
+    from toolweave.mcp.client.config import load_config
 
     workspace = ctx.config.workspace
 

@@ -1,9 +1,11 @@
-"""MCP for toolweave: one shared core, the client, the agent-facing layer and the server toolkit.
+"""MCP for toolweave: one shared core, the client, the agent-facing toolset and the server toolkit.
 
-Laid out as the official SDK: `shared` (JSON-RPC, errors, protocol versions, `_meta` and probe
-keys), `client` (client, transports, OAuth, models), `server` (the toolkit and its in-memory
-test client) and, on top of the client, the agent-facing layer here (`bridge`, `manager`,
-`lazy`, `self_tools`).
+Laid out in layers, each importing only the ones before it: `shared` (JSON-RPC, errors, protocol
+versions, `_meta` and probe keys, URI templates), `client` (client, transports, OAuth, models,
+and the multi-server `MCPManager` with its `mcpServers` config), `toolset` (the agent-facing
+tools: `bridge` turns a server's tools into `Tool`s, `lazy` loads them on demand, `self_tools`
+lets the model manage servers) and `server` (the toolkit and its in-memory test client). The
+gateway's republishing of downstream servers lives in the host (`host/providers/proxy.py`).
 
 The official SDK is a test oracle only; nothing here imports it. Names load on first use
 (PEP 562) and must stay that way: an MCP stdio server built on `toolweave.mcp.server` imports
@@ -18,16 +20,16 @@ from typing import TYPE_CHECKING
 from toolweave._lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
-    "MCPTool": "bridge",
-    "PermissionPatterns": "bridge",
-    "as_tools": "bridge",
+    "MCPTool": "toolset.bridge",
+    "PermissionPatterns": "toolset.bridge",
+    "as_tools": "toolset.bridge",
     "MCPClient": "client",
     "JSONRPCError": "shared.errors",
     "MCPConnectionClosed": "shared.errors",
     "MCPError": "shared.errors",
     "MCPTimeout": "shared.errors",
-    "lazy_tools": "lazy",
-    "MCPManager": "manager",
+    "lazy_tools": "toolset.lazy",
+    "MCPManager": "client.manager",
     "ClientCredentialsProvider": "client.auth",
     "CrossAppAccessProvider": "client.auth",
     "JWTBearerProvider": "client.auth",
@@ -35,9 +37,9 @@ _EXPORTS: dict[str, str] = {
     "OAuthClientProvider": "client.auth",
     "OAuthError": "shared.errors",
     "headless_redirect": "client.auth",
-    "ServerConfig": "config",
-    "ServerState": "manager",
-    "load_config": "config",
+    "ServerConfig": "client.config",
+    "ServerState": "client.servers",
+    "load_config": "client.config",
     "MCPPrompt": "client.models",
     "MCPPromptMessage": "client.models",
     "MCPPromptResult": "client.models",
@@ -46,7 +48,7 @@ _EXPORTS: dict[str, str] = {
     "MCPToolInfo": "client.models",
     "elicitation_defaults": "client._callbacks",
     "ServerInfo": "client.protocol",
-    "self_management_tools": "self_tools",
+    "self_management_tools": "toolset.self_tools",
     "Context": "server",
     "MCPServer": "server",
     "error_result": "server",
@@ -59,7 +61,6 @@ _EXPORTS: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
-    from toolweave.mcp.bridge import MCPTool, PermissionPatterns, as_tools
     from toolweave.mcp.client import MCPClient
     from toolweave.mcp.client._callbacks import elicitation_defaults
     from toolweave.mcp.client.auth import (
@@ -70,6 +71,8 @@ if TYPE_CHECKING:
         PrivateKeyJWTProvider,
         headless_redirect,
     )
+    from toolweave.mcp.client.config import ServerConfig, load_config
+    from toolweave.mcp.client.manager import MCPManager
     from toolweave.mcp.client.models import (
         MCPPrompt,
         MCPPromptMessage,
@@ -79,10 +82,7 @@ if TYPE_CHECKING:
         MCPToolInfo,
     )
     from toolweave.mcp.client.protocol import ServerInfo
-    from toolweave.mcp.config import ServerConfig, load_config
-    from toolweave.mcp.lazy import lazy_tools
-    from toolweave.mcp.manager import MCPManager, ServerState
-    from toolweave.mcp.self_tools import self_management_tools
+    from toolweave.mcp.client.servers import ServerState
     from toolweave.mcp.server import (
         Context,
         EventStore,
@@ -101,6 +101,9 @@ if TYPE_CHECKING:
         MCPTimeout,
         OAuthError,
     )
+    from toolweave.mcp.toolset.bridge import MCPTool, PermissionPatterns, as_tools
+    from toolweave.mcp.toolset.lazy import lazy_tools
+    from toolweave.mcp.toolset.self_tools import self_management_tools
 
 __all__ = [
     "ClientCredentialsProvider",

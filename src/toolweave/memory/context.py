@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from toolweave.errors import ConfigError
 from toolweave.memory.manager import MemoryManager
 
-DEFAULT_MEMORY_CONTEXT = 3
 MEMORY_CONTEXT_CHARS = 500
 """Characters of one memory shown in the context; longer ones are cut (the tool has them all)."""
 

@@ -80,14 +80,20 @@ def split_frontmatter(text: str, source: str | Path) -> tuple[dict[str, Any] | N
 
     `source` (a path, or a name such as `"command 'review'"`) is what errors name.
     """
+    header, body = split_header(text, source)
+    return (None if header is None else parse_frontmatter(header, source)), body
+
+
+def split_header(text: str, source: str | Path) -> tuple[str | None, str]:
+    """(the frontmatter's YAML text, the body) of Markdown `text`, before any parsing; None when
+    the text has none. For a reader that must adjust the YAML first (slash commands quote their
+    `argument-hint`) and then calls `parse_frontmatter`."""
     header, body = _split(text.removeprefix("\ufeff"))
-    if header is None:
-        return None, body
-    if len(header) > MAX_FRONTMATTER_CHARS:
+    if header is not None and len(header) > MAX_FRONTMATTER_CHARS:
         raise FrontmatterError(
             source, f"the frontmatter is longer than {MAX_FRONTMATTER_CHARS} characters"
         )
-    return parse_frontmatter(header, source), body
+    return header, body
 
 
 def parse_frontmatter(text: str, source: str | Path) -> dict[str, Any]:

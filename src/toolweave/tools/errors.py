@@ -94,13 +94,12 @@ class ToolCancelled(ToolError):
     recoverable = False
 
 
-class ShellParseError(ToolError, ValueError):
-    """The command line could not be parsed into simple commands; treat it as unknown."""
+class ShellParseError(ToolweaveError, ValueError):
+    """The command line could not be parsed into simple commands; treat it as unknown.
 
-    recoverable = True
+    Not a `ToolError`: no tool call failed. The parser raises it to the governance rules, which
+    fail closed (a command that cannot be checked is never allowed)."""
 
 
-class WrapperError(ToolError, ValueError):
+class WrapperError(ShellParseError):
     """A wrapper is missing the value one of its options needs."""
-
-    recoverable = True

@@ -19,27 +19,35 @@ _CLOSE = "</tool_output>"
 _TAG = re.compile(r"<\s*/?\s*tool_output", re.IGNORECASE)
 
 
-def truncate_text(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> str:
+def truncate_text(
+    text: str, max_chars: int = DEFAULT_MAX_CHARS, *, saved_as: str | None = None
+) -> str:
     """Keep the head and a short tail of `text`, with a marker saying how much was cut.
 
     The result, marker included, never exceeds `max_chars`; a budget too small for the marker
-    gets a plain cut.
+    gets a plain cut. `saved_as` names the handle the whole text was saved under (an agent's
+    saved results), and the marker then says which characters it holds.
     """
     if max_chars <= 0:
         raise ConfigError(f"max_chars must be a positive number of characters, got {max_chars}")
     if len(text) <= max_chars:
         return text
-    longest = len(_marker(len(text), len(text)))  # the cut is shorter than the text
+    longest = len(_marker(len(text), len(text), len(text), saved_as))  # the cut is shorter
     room = max_chars - longest
     if room < 2:
         return text[:max_chars]
     tail = min(room // 5, 1000)
     head = room - tail
-    marker = _marker(len(text) - head - tail, len(text))
+    marker = _marker(len(text) - head - tail, len(text), head, saved_as)
     return text[:head] + marker + (text[-tail:] if tail else "")
 
 
-def _marker(cut: int, total: int) -> str:
+def _marker(cut: int, total: int, start: int, saved_as: str | None) -> str:
+    if saved_as is not None:
+        return (
+            f"\n[... {cut} of {total} characters not shown here, from character {start}: "
+            f"they are in the saved result {saved_as} ...]\n"
+        )
     return (
         f"\n[... truncated {cut} of {total} characters; ask for a narrower range or a "
         "more specific query to see the rest ...]\n"

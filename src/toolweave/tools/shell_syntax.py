@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolweave.tools._shell_source import prepare
-from toolweave.tools.errors import ShellParseError, WrapperError
+from toolweave.tools.errors import ShellParseError
 from toolweave.tools.shell_wrappers import is_assignment, peel
 
 __all__ = ["Redirect", "ShellParseError", "SimpleCommand", "parse_commands", "split_commands"]
@@ -191,10 +191,7 @@ class _Walker:
                 still_neutral = False
             if not argv:
                 break
-            try:
-                peeled = peel(argv)
-            except WrapperError as exc:
-                raise ShellParseError(exc.message) from exc
+            peeled = peel(argv)  # a WrapperError is a ShellParseError
             if peeled is None:
                 break
             argv = peeled.inner

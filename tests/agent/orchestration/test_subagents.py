@@ -93,7 +93,7 @@ async def test_only_the_final_answer_returns_with_metadata_truncated() -> None:
     first = child.requests[0]
     assert first.messages[-1].text == "Find the weather in 北京"
     assert "You are a subagent" in first.messages[0].text
-    assert [d.name for d in first.tools] == ["lookup"]
+    assert [d.name for d in first.tools] == ["lookup", "read_result"]  # its own saved results
 
 
 async def test_subagents_cannot_start_subagents_or_teams() -> None:
@@ -109,7 +109,7 @@ async def test_subagents_cannot_start_subagents_or_teams() -> None:
         ),
     )
     await agent.run("go")
-    assert [d.name for d in child.requests[0].tools] == ["lookup"]
+    assert [d.name for d in child.requests[0].tools] == ["lookup", "read_result"]
     (refused,) = results(child.requests[1])
     assert refused.startswith("Unknown tool 'subagent_run'")
     assert "gave up" in results(parent.requests[1])[0]

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from toolweave.errors import ConfigError
-from toolweave.mcp.config import load_config, server_prefix
-from toolweave.mcp.config_values import InputSpec
+from toolweave.mcp.client.config import load_config, server_prefix
+from toolweave.mcp.client.config_values import InputSpec
 
 CORPUS = Path("/work/shared/corpus/mcp-configs")
 
@@ -173,8 +173,8 @@ async def test_self_management_edits_a_jsonc_file_with_a_spaced_name(tmp_path: P
     import sys
 
     from tests.mcp.client.mcp_peers import RAW_SERVER
-    from toolweave.mcp.manager import MCPManager
-    from toolweave.mcp.self_tools import self_management_tools
+    from toolweave.mcp.client.manager import MCPManager
+    from toolweave.mcp.toolset.self_tools import self_management_tools
     from toolweave.tools import ToolContext
 
     path = tmp_path / ".vscode" / "mcp.json"

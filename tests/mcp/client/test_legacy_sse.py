@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from toolweave.mcp import MCPClient
 from toolweave.mcp.client._sse_legacy import LegacySSETransport
-from toolweave.mcp.config import load_config
-from toolweave.mcp.manager import MCPManager
+from toolweave.mcp.client.config import load_config
+from toolweave.mcp.client.manager import MCPManager
 
 
 async def test_sse_client_calls_tools_and_reads_resources(sdk_sse_url: str) -> None:

@@ -27,8 +27,8 @@ from toolweave.mcp import (
     ServerConfig,
     load_config,
     self_management_tools,
-    self_tools,
 )
+from toolweave.mcp.toolset import self_tools
 from toolweave.tools import ToolContext, ToolRegistry, tool_def
 
 

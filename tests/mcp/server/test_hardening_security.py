@@ -16,9 +16,9 @@ from mcp.shared.exceptions import MCPError as SDKError
 from tests.peers.node_platform import SKIP_REASON, find_node
 from toolweave.host import ToolHost, parse_config
 from toolweave.mcp import MCPClient
-from toolweave.mcp.bridge import as_tools
 from toolweave.mcp.server.testing import connect
 from toolweave.mcp.shared.errors import INVALID_PARAMS, JSONRPCError, MCPError
+from toolweave.mcp.toolset.bridge import as_tools
 from toolweave.tools.base import ToolAnnotations
 
 ROOT = Path(__file__).resolve().parents[3]

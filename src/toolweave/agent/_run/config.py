@@ -18,6 +18,7 @@ from toolweave.llm import Message, Model, ModelSettings
 from toolweave.tools import ToolRegistry
 
 if TYPE_CHECKING:
+    from toolweave.agent._run.economy import AgentEconomy
     from toolweave.agent._run.memory import AgentMemory
     from toolweave.agent._run.skills import AgentSkills
     from toolweave.agent._run.stages import RunStage
@@ -49,6 +50,7 @@ class RunConfig:
     name: str = "agent"
     tracing: Tracing | None = None
     tool_search: AgentToolSearch | None = None
+    economy: AgentEconomy | None = None
 
     def stages(self, steps: RunStage) -> tuple[RunStage, ...]:
         """A run's stages in the order the loop calls them: memory, skills, then the run's own

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from toolweave.agent._run.result_pages import ResultPages
 from toolweave.agent._run.shape import error_part, result_part
 from toolweave.governance.errors import CallBlocked, GovernanceError
 from toolweave.governance.middleware import GovernanceMiddleware
@@ -45,6 +46,7 @@ class CallSetup:
     registry: ToolRegistry
     governance: GovernanceMiddleware
     max_chars: int
+    pages: ResultPages | None
     on_started: Callable[[ToolCallPart], None]
     on_blocked: Callable[[ToolCallPart, CallBlocked], None]
 
@@ -81,7 +83,7 @@ async def dispatch_call(
         return CallOutcome(error_part(part, text, setup.max_chars), call.invocation)
     except (GovernanceError, ToolError) as stop:
         return CallOutcome(error_part(part, stop.message, setup.max_chars), refusal=stop)
-    result = result_part(part, inv, setup.max_chars)
+    result = result_part(part, inv, setup.max_chars, setup.pages, ctx.session_id)
     if call.notes:
         result = _with_notes(result, call.notes, setup.max_chars)
     return CallOutcome(result, inv, refusal=call.stop)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from toolweave.agent._run.answer import Answer, OutputHandler, Retry
 from toolweave.agent._run.command_run import expand_context
 from toolweave.agent._run.dispatch import CallOutcome, CallSetup, dispatch_call
+from toolweave.agent._run.economy import compact_history
 from toolweave.agent._run.hooks import prompt_message, stop_reason
 from toolweave.agent._run.orchestrate import RunOrchestration
 from toolweave.agent._run.shape import error_part
@@ -38,14 +39,7 @@ from toolweave.agent.result import RunResult
 from toolweave.errors import ToolweaveError
 from toolweave.governance.middleware import GovernanceMiddleware
 from toolweave.governance.pipeline import CallBlocked, GateContext
-from toolweave.llm import (
-    Message,
-    ModelRequest,
-    ModelResponse,
-    ToolCallPart,
-    ToolResultPart,
-    Usage,
-)
+from toolweave.llm import Message, ModelRequest, ModelResponse, ToolCallPart, ToolResultPart, Usage
 from toolweave.tools import (
     Tool,
     ToolContext,
@@ -168,7 +162,7 @@ class Run:
     async def _execute(self) -> RunResult[Any]:
         history = self.session.messages
         self._settle(_UNANSWERED)  # a history written elsewhere may end in unanswered calls
-        start = len(history)
+        start = len(history) + self.session.dropped  # a summary may shorten the history
         mode = self.config.governance.mode
         if mode is not None:
             self.session.adopt_mode(mode)
@@ -194,7 +188,7 @@ class Run:
             if self.emit is not None:
                 self.emit(RunFailed(exc))
             raise
-        result = self._result(output, history[start:], turns)
+        result = self._result(output, history[max(start - self.session.dropped, 0) :], turns)
         if self.emit is not None:
             self.emit(RunCompleted(result))
         return result
@@ -215,8 +209,10 @@ class Run:
             session = self.session
             if session.tokens() > session.max_history_tokens:
                 await config.governance.fire("PreCompact", self.gate_context(), trigger="auto")
-            if await session.compact():
+            rewritten, cost = await compact_history(session, config.economy)
+            if rewritten:
                 self._pending.clear()  # the store rewrote the whole history, these included
+            self.usage = self.usage + cost
             request = self._request(final_call)
             for stage in self.stages:
                 request = await stage.before_model(request, turn)
@@ -378,6 +374,7 @@ class Run:
             self.registry,
             governance,
             config.max_tool_result_chars,
+            config.economy.pages if config.economy is not None else None,
             lambda call: self.emit_started(call, turn),
             lambda call, blocked: self.emit_blocked(call, blocked.stage, blocked.reason, turn),
         )

@@ -1,6 +1,6 @@
 """The orchestration steps of one run, a `RunStage` the loop calls at its fixed points.
 
-Kept out of `_loop.py` so the loop reads as model-call / tools / history, and each step here is
+Kept out of `loop.py` so the loop reads as model-call / tools / history, and each step here is
 a no-op when its setting is off: the query-log row (written when the run starts, finished with
 its status), the quota reservation before each model call and its settlement after, the todo
 reminder appended to the request, the circuit breaker's count after each tool call, and the

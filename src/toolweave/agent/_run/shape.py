@@ -1,8 +1,10 @@
 """Turn tool invocations (and final-answer calls) into the `ToolResultPart`s the model reads.
 
 Tool output is capped at the run's budget and wrapped as data, not instructions
-(`toolweave.tools.shape_result`); the loop's own error texts (recovery hints, "not executed")
-are capped but not wrapped, since they come from us and must be read as guidance.
+(`toolweave.tools.shape_result`); with saved results on (`ContextEconomy`), a longer text is
+saved whole first (`result_pages.py`) and the model reads its head, tail and handle. The loop's
+own error texts (recovery hints, "not executed") are capped but not wrapped, since they come
+from us and must be read as guidance.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from toolweave.tools import (
 )
 
 if TYPE_CHECKING:
+    from toolweave.agent._run.result_pages import ResultPages
     from toolweave.agent.errors import OutputValidationError
     from toolweave.agent.output import OutputSpec
 
@@ -36,12 +39,25 @@ def error_part(
     return ToolResultPart(call.id, call.name, truncate_text(text, max_chars), is_error=is_error)
 
 
-def result_part(call: ToolCallPart, inv: ToolInvocation, max_chars: int) -> ToolResultPart:
+def result_part(
+    call: ToolCallPart,
+    inv: ToolInvocation,
+    max_chars: int,
+    pages: ResultPages | None = None,
+    session_id: str | None = None,
+) -> ToolResultPart:
+    """What the model reads of a finished call: the result capped at `max_chars`; with `pages`,
+    a longer text is saved whole and the model reads its head, its tail and the handle."""
     if inv.error is not None:
         return error_part(call, inv.error.message, max_chars)
     result = inv.result
     content: list[Content] = [_textual(c) for c in result.content] or [TextContent(_EMPTY)]
+    notice = None
+    if pages is not None:
+        content, notice = pages.spill(session_id, call.name, content, max_chars)
     shaped = shape_result(ToolResult(content=content), call.name, max_chars)
+    if notice is not None:  # ours, so read as guidance: outside the data boundary
+        shaped.content.append(TextContent(notice))
     if all(isinstance(c, TextContent) for c in shaped.content):
         text = "\n".join(c.text for c in shaped.content if isinstance(c, TextContent))
         return ToolResultPart(call.id, call.name, text, is_error=result.is_error)

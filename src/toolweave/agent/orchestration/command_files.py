@@ -25,11 +25,10 @@ from typing import Any
 
 from toolweave.errors import ConfigError
 from toolweave.skills import split_tools
-from toolweave.storage.files import parse_frontmatter
+from toolweave.storage.files import parse_frontmatter, split_header
 
 NAMESPACE_SEPARATOR = ":"
 """Between a command's subfolders and its name (`dev/code-review.md` is `/dev:code-review`)."""
-_FRONTMATTER = re.compile(r"\A\ufeff?---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _HINT_LINE = re.compile(r"^(argument-hint:)[ \t]*(.*?)[ \t]*$", re.MULTILINE)
 
 
@@ -43,13 +42,14 @@ class CommandMeta:
     model: str = ""
 
 
-def split_frontmatter(text: str, where: str) -> tuple[CommandMeta, str]:
-    """`(meta, body)` of a command file; `ConfigError` naming `where` for unreadable YAML."""
-    match = _FRONTMATTER.match(text)
-    if match is None:
-        return CommandMeta(), text.lstrip("\ufeff")
-    raw = parse_frontmatter(_HINT_LINE.sub(_quote_hint, match.group(1)), where)
-    return _meta(raw, where), text[match.end() :]
+def command_meta(text: str, where: str) -> tuple[CommandMeta, str]:
+    """`(meta, body)` of a command file, read with the one frontmatter reader
+    (`storage.files`); `ConfigError` naming `where` for unreadable YAML."""
+    header, body = split_header(text, where)
+    if header is None:
+        return CommandMeta(), body
+    raw = parse_frontmatter(_HINT_LINE.sub(_quote_hint, header), where)
+    return _meta(raw, where), body
 
 
 def _quote_hint(match: re.Match[str]) -> str:

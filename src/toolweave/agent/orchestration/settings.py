@@ -10,7 +10,6 @@ added, so a child's budget is clamped to what its parent has left.
 
 from __future__ import annotations
 
-import builtins
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -282,12 +281,3 @@ class RunScope:
             parent=self,
             turns_left=agent.max_turns,
         )
-
-    def hook_payload(self) -> builtins.dict[str, Any]:
-        """The identity fields hooks receive (`agent_id`, `agent_type`, the parent chain)."""
-        return {
-            "agent_id": self.agent_id,
-            "agent_type": self.agent_type,
-            "parent_chain": builtins.list(self.parent_chain),
-            "depth": self.depth,
-        }

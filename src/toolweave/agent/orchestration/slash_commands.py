@@ -29,9 +29,9 @@ from typing import Any
 
 from toolweave.agent.orchestration.command_files import (
     command_files,
+    command_meta,
     describe,
     reachable_names,
-    split_frontmatter,
 )
 from toolweave.errors import ConfigError
 from toolweave.skills.arguments import expand_arguments
@@ -121,7 +121,7 @@ def parse_markdown_command(name: str, text: str, where: str, namespace: str = ""
     YAML frontmatter, then the template body. Whether a name a built-in has is reachable is the
     folder's decision (`command_files.reachable_names`)."""
     check_command_name(name, where, builtin_ok=True)
-    meta, body = split_frontmatter(text, where)
+    meta, body = command_meta(text, where)
     return Command(
         name,
         _template(name, body.strip(), where),

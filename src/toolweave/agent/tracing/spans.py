@@ -1,6 +1,6 @@
 """Reading a JSON Lines trace back into span trees, with no dependency beyond the stdlib.
 
-`JSONLSpanExporter` (trace_jsonl.py, the `otel` extra) writes the file; this side only reads
+`JSONLSpanExporter` (jsonl.py, the `otel` extra) writes the file; this side only reads
 it, so `toolweave trace show FILE` works on a machine without OpenTelemetry installed.
 """
 

@@ -10,7 +10,6 @@ unless switched on.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 from toolweave._extras import missing
@@ -37,8 +36,6 @@ def describe(provider: CapabilityProvider) -> str:
     method = getattr(provider, "describe", None)
     return str(method()) if method is not None else provider.name
 
-
-ProviderFactory = Callable[[HostConfig], CapabilityProvider]
 
 #: Provider name -> "module:factory". A factory takes the `HostConfig` and returns a provider.
 PROVIDERS: dict[str, str] = {

@@ -23,7 +23,7 @@ from toolweave.tools.base import Tool
 from toolweave.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
-    from toolweave.mcp.proxy import ProxyCatalog
+    from toolweave.host.providers.proxy import ProxyCatalog
 
 logger = logging.getLogger("toolweave.host.providers.gateway")
 
@@ -34,7 +34,7 @@ class GatewayProvider:
     name = "mcp"
 
     def __init__(self, config: HostConfig) -> None:
-        from toolweave.mcp.manager import MCPManager
+        from toolweave.mcp.client.manager import MCPManager
 
         self.config = config
         # Validated now (a config mistake stops `toolweave serve` at once), connected later.
@@ -73,7 +73,7 @@ class GatewayProvider:
         (`allowed(server)`), for the host's server to answer beside its own; `ready` connects
         the servers first (the same lazy start a first tools/list makes); `on_change("resources"
         | "prompts")` is called when a downstream list may have changed."""
-        from toolweave.mcp.proxy import ProxyCatalog
+        from toolweave.host.providers.proxy import ProxyCatalog
 
         self.manager.catalog_listeners.append(on_change)
         return ProxyCatalog(self.manager, allowed, ready=ready)

@@ -6,7 +6,7 @@ requests stream concurrently. HTTP failures are raised from `send` as `JSONRPCEr
 reach the waiting request directly (and the era probe can read them). SSE streams that end
 before their answer are resumed with GET + `Last-Event-ID` after the server's `retry` delay;
 a 404 on a known session means the server forgot us, so the client negotiates again and the
-message is resent. Authentication is any `httpx.Auth` on the client (OAuth: `auth.py`).
+message is resent. Authentication is any `httpx.Auth` on the client (OAuth: the `auth/` package).
 """
 
 from __future__ import annotations

@@ -10,9 +10,10 @@ from __future__ import annotations
 import base64
 import inspect
 import json
-import re
 from collections.abc import Callable
 from typing import Any, Protocol
+
+from toolweave.mcp.shared.uri_templates import template_pattern
 
 
 class CatalogSource(Protocol):
@@ -113,15 +114,6 @@ class ResourceEntry:
         item["mimeType"] = self.mime_type or "application/json"
         item["text"] = json.dumps(to_jsonable(value), ensure_ascii=False)
         return [item]
-
-
-def template_pattern(uri: str) -> re.Pattern[str]:
-    """RFC 6570 level-1 templates: each `{name}` matches one path segment."""
-    parts = re.split(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", uri)
-    regex = "".join(
-        f"(?P<{part}>[^/]+)" if i % 2 else re.escape(part) for i, part in enumerate(parts)
-    )
-    return re.compile(f"^{regex}$")
 
 
 class PromptEntry:

@@ -288,7 +288,7 @@ class StreamableHTTPApp(SharedSessions):
         store = self.store
         bind = getattr(store, "bind", None)  # a shared store: only this session may resume it
         if bind is not None:
-            bind(stream.id, http_session.session.session_id or "")
+            bind(stream.id, http_session.session.session_id or "", message["id"])
 
         async def send(msg: dict[str, Any]) -> None:
             await stream.send(msg, store)

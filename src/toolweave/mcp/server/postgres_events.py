@@ -46,6 +46,8 @@ DEFAULT_FOLLOW_IDLE = 30.0
 DEFAULT_EVENT_MAX_AGE = 3600.0
 """Seconds an event is kept at most (a stream left by a replica that died is swept after it)."""
 CHANNEL = "toolweave_mcp_events"
+STOPPED_CODE = -32603
+"""The JSON-RPC error code (internal error) of a request whose replica died before answering."""
 CHANGES_CHANNEL = "toolweave_mcp_changes"
 MAX_NOTIFY_BYTES = 7900
 """Postgres refuses a NOTIFY payload of 8000 bytes or more; a longer change is not relayed."""
@@ -54,6 +56,8 @@ CREATE TABLE IF NOT EXISTS mcp_events (
     stream_id TEXT NOT NULL,
     seq BIGINT NOT NULL,
     session_id TEXT NOT NULL,
+    instance TEXT NOT NULL,
+    request_id TEXT NOT NULL,
     final INTEGER NOT NULL,
     data TEXT NOT NULL,
     created_at DOUBLE PRECISION NOT NULL,
@@ -82,6 +86,7 @@ class PostgresEventStore:
         max_events: int = MAX_EVENTS_PER_STREAM,
         follow_idle: float = DEFAULT_FOLLOW_IDLE,
         max_age: float = DEFAULT_EVENT_MAX_AGE,
+        instance: str = "local",
     ) -> None:
         from toolweave.storage.sql import SQLStore
 
@@ -93,15 +98,19 @@ class PostgresEventStore:
         self.max_events = max_events
         self.follow_idle = follow_idle
         self.max_age = max_age
+        self.instance = instance  # the replica: a restart ends the streams its last run left
         self._swept = 0.0  # when this process last deleted events older than max_age
         self.db = SQLStore(dsn=dsn, schema=_SCHEMA, owner="PostgresEventStore")
         self._seq: dict[str, int] = {}  # the streams this process produces
         self._sessions: dict[str, str] = {}
+        self._requests: dict[str, str] = {}  # stream -> its request's id, as JSON
         self._pending: set[asyncio.Task[None]] = set()
 
-    def bind(self, stream_id: str, session_id: str) -> None:
-        """The stream answers a request of `session_id`: only that session may resume it."""
+    def bind(self, stream_id: str, session_id: str, request_id: Any = None) -> None:
+        """The stream answers request `request_id` of `session_id`: only that session may
+        resume it."""
         self._sessions[stream_id] = session_id
+        self._requests[stream_id] = json.dumps(request_id)
 
     async def store(self, stream_id: str, message: dict[str, Any]) -> str:
         seq = self._seq.get(stream_id, 0) + 1
@@ -111,7 +120,9 @@ class PostgresEventStore:
             return f"{stream_id}.{seq}"
         now = time.time()
         final = int("method" not in message)  # a response: the request's stream ends with it
-        row = (stream_id, seq, session_id, final, encode(message).decode(), now)
+        request_id = self._requests.get(stream_id, "null")
+        data = encode(message).decode()
+        row = (stream_id, seq, session_id, self.instance, request_id, final, data, now)
         oldest_kept = seq - self.max_events
         sweep = now - self._swept >= self.max_age / 10
         if sweep:
@@ -119,8 +130,8 @@ class PostgresEventStore:
 
         def program(dialect: Dialect) -> Program[None]:
             yield (
-                "INSERT INTO mcp_events (stream_id, seq, session_id, final, data, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO mcp_events (stream_id, seq, session_id, instance, request_id, "
+                "final, data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 row,
             )
             if oldest_kept > 0:
@@ -201,9 +212,40 @@ class PostgresEventStore:
 
         return await self.db.transact(program)
 
+    async def recover(self) -> int:
+        """End the streams this replica's previous run left open (it died mid-request): each
+        gets a final JSON-RPC error, so a client resuming it on any replica hears that the
+        request stopped, after every event it had missed. Returns how many were ended."""
+        message = (
+            f"the replica {self.instance!r} stopped before answering this request; "
+            "the call did not finish (it may have run in part)"
+        )
+
+        def program(dialect: Dialect) -> Program[int]:
+            rows = yield (
+                "SELECT stream_id, session_id, request_id, MAX(seq) FROM mcp_events "
+                "WHERE instance = ? GROUP BY stream_id, session_id, request_id "
+                "HAVING MAX(final) = 0",
+                (self.instance,),
+            )
+            now = time.time()
+            for stream_id, session_id, request_id, seq in rows:
+                error = {"code": STOPPED_CODE, "message": message}
+                data = encode({"jsonrpc": "2.0", "id": json.loads(request_id), "error": error})
+                yield (
+                    "INSERT INTO mcp_events (stream_id, seq, session_id, instance, request_id, "
+                    "final, data, created_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?)",
+                    (stream_id, seq + 1, session_id, self.instance, request_id, data.decode(), now),
+                )
+                yield "SELECT pg_notify(?, ?)", (CHANNEL, stream_id)
+            return len(rows)
+
+        return await self.db.transact(program)
+
     def forget(self, stream_id: str) -> None:
         """The stream was fully delivered: drop its events (in the background)."""
         self._seq.pop(stream_id, None)
+        self._requests.pop(stream_id, None)
         if self._sessions.pop(stream_id, None) is not None:
             self._drop(stream_id)
 

@@ -21,13 +21,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Awaitable, Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from toolweave.mcp.shared.constants import MAX_JSON_DEPTH
 from toolweave.mcp.shared.errors import PARSE_ERROR, JSONRPCError
-
-if TYPE_CHECKING:
-    from toolweave.mcp.shared.peer import JSONRPCPeer
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 ProgressHandler = Callable[[float, float | None, str | None], Awaitable[None] | None]
@@ -87,6 +84,26 @@ def _nesting_exceeds(data: str | bytes, limit: int) -> bool:
     return False
 
 
+class Peer(Protocol):
+    """What a `RequestContext` talks back through: `shared.peer.JSONRPCPeer` is the one (a
+    protocol here so the codec never imports the peer that imports it)."""
+
+    async def notify(
+        self, method: str, params: dict[str, Any] | None = None, *, send: Send | None = None
+    ) -> None: ...
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        max_timeout: float | None = None,
+        on_progress: ProgressHandler | None = None,
+        send: Send | None = None,
+    ) -> dict[str, Any]: ...
+
+
 class RequestContext:
     """What a request handler knows about the request it serves and how it talks back."""
 
@@ -94,7 +111,7 @@ class RequestContext:
 
     def __init__(
         self,
-        peer: JSONRPCPeer,
+        peer: Peer,
         request_id: Any,
         method: str,
         meta: dict[str, Any],

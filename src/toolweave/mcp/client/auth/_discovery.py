@@ -1,6 +1,6 @@
 """OAuth discovery for MCP servers: challenges, resource indicators and metadata documents.
 
-Split from `_oauth.py` (the flows and tokens) because this half only reads public documents and
+Split from `providers.py` (the flows and tokens) because this half only reads public documents and
 decides whom credentials may go to: the protected-resource metadata (RFC 9728) must name a
 resource that covers the server, the authorization server's metadata (RFC 8414, OpenID) comes
 from its well-known paths (else the 2025-03-26 default endpoints), and every endpoint that will

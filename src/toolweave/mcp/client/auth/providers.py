@@ -17,7 +17,7 @@ for any other server, and a challenge from a different server starts over rather
 the first server's authorization server. Authorization-server endpoints must be HTTPS (loopback
 excepted), and the code flow refuses an authorization server whose metadata does not list PKCE
 S256, as the MCP authorization spec requires. Discovery (the public documents, and the
-decision whom credentials may go to) lives in `_oauth_discovery.py`. Requests to the
+decision whom credentials may go to) lives in `_discovery.py`. Requests to the
 authorization server (discovery, registration, tokens) go through a client of their own, made
 by `client_factory` (default `default_client()`, with `AUTH_HTTP_TIMEOUT`).
 """

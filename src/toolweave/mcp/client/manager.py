@@ -12,26 +12,25 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from toolweave.mcp.bridge import MCPTool, ToolFilter, safe_tool_name, select
 from toolweave.mcp.client import MCPClient
 from toolweave.mcp.client.client import DEFAULT_TIMEOUT
+from toolweave.mcp.client.config import ServerConfig, load_config
+from toolweave.mcp.client.config_values import InputAsker
+from toolweave.mcp.client.servers import TOOL_SEPARATOR, ServerState
 from toolweave.mcp.client.skills import MCPSkill, list_skills, load_skill
-from toolweave.mcp.config import ServerConfig, load_config
-from toolweave.mcp.config_values import InputAsker
 from toolweave.mcp.shared.constants import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED
 from toolweave.mcp.shared.errors import MCPError
+from toolweave.mcp.toolset.bridge import MCPTool, ToolFilter, safe_tool_name, select
 from toolweave.tools.base import Tool
 from toolweave.tools.registry import ToolRegistry
 from toolweave.tools.shaping import DEFAULT_MAX_CHARS
 
-logger = logging.getLogger("toolweave.mcp.manager")
+logger = logging.getLogger("toolweave.mcp.client.manager")
 
-TOOL_SEPARATOR = "__"
 _CATALOG_NOTIFICATIONS = {
     RESOURCES_CHANGED: "resources",
     PROMPTS_CHANGED: "prompts",
@@ -40,23 +39,6 @@ RECONNECT_DELAY = 0.5
 """Seconds before the first reconnect of a server that dropped; doubles after each failure."""
 RECONNECT_MAX_DELAY = 30.0
 """Longest wait between reconnect attempts."""
-
-
-@dataclass(slots=True)
-class ServerState:
-    """A configured server at run time: its client once connected, or why it is not."""
-
-    config: ServerConfig
-    client: MCPClient | None = None
-    tools: list[MCPTool] = field(default_factory=list)
-    error: str | None = None
-    connecting: bool = False
-    # Connect and list_changed refreshes bridge one at a time, so unchanged tools keep identity.
-    bridging: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False, compare=False)
-
-    @property
-    def connected(self) -> bool:
-        return self.client is not None and self.client.connected
 
 
 class MCPManager:
@@ -316,8 +298,8 @@ class MCPManager:
         """What to give the model: `mcp_discover` + `mcp_load` (lazy, the default) or every
         bridged tool (eager), plus the self-management tools when `self_management` is on.
         `registry` is the session overlay lazy loading puts tools into."""
-        from toolweave.mcp.lazy import lazy_tools
-        from toolweave.mcp.self_tools import self_management_tools
+        from toolweave.mcp.toolset.lazy import lazy_tools  # the toolset sits above the client
+        from toolweave.mcp.toolset.self_tools import self_management_tools
 
         tools: list[Tool] = lazy_tools(self, registry=registry) if lazy else list(self.tools())
         if self_management:

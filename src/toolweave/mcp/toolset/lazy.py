@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from toolweave.mcp.manager import TOOL_SEPARATOR, MCPManager
+from toolweave.mcp.client.servers import TOOL_SEPARATOR, ManagedServers
 from toolweave.tools.base import Tool
 from toolweave.tools.context import ToolContext
 from toolweave.tools.errors import ExecutionFailed, ToolNotFound
@@ -44,7 +44,7 @@ def _session_registry(bound: ToolRegistry | None, ctx: ToolContext) -> ToolRegis
     return registry
 
 
-def lazy_tools(manager: MCPManager, *, registry: ToolRegistry | None = None) -> list[Tool]:
+def lazy_tools(manager: ManagedServers, *, registry: ToolRegistry | None = None) -> list[Tool]:
     """`mcp_discover` and `mcp_load` for `manager`'s servers."""
 
     async def mcp_discover(server: str | None = None, query: str | None = None) -> str:

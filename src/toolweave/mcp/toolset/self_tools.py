@@ -15,9 +15,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from toolweave.mcp.config import SERVER_NAME, ServerConfig, server_prefix, servers_key
-from toolweave.mcp.config_values import parse_jsonc
-from toolweave.mcp.manager import MCPManager
+from toolweave.mcp.client.config import SERVER_NAME, ServerConfig, server_prefix, servers_key
+from toolweave.mcp.client.config_values import parse_jsonc
+from toolweave.mcp.client.servers import ManagedServers
 from toolweave.storage.files import atomic_write
 from toolweave.tools.base import Tool
 from toolweave.tools.function_tool import FunctionTool
@@ -70,7 +70,9 @@ def _file_servers(path: Path) -> dict[str, Any]:
     return data.get(servers_key(data)) or {}
 
 
-def self_management_tools(manager: MCPManager, config_path: str | Path | None = None) -> list[Tool]:
+def self_management_tools(
+    manager: ManagedServers, config_path: str | Path | None = None
+) -> list[Tool]:
     """The four management tools for `manager`, persisting to `config_path` (default: the
     manager's own config file)."""
     chosen = config_path if config_path is not None else manager.config_path

@@ -24,7 +24,7 @@ from typing import Any
 
 from toolweave.errors import ConfigError
 from toolweave.mcp.client import MCPClient
-from toolweave.mcp.config_values import InputAsker, Variables, parse_inputs, parse_jsonc
+from toolweave.mcp.client.config_values import InputAsker, Variables, parse_inputs, parse_jsonc
 
 SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,48}$")
 """The shape of a tool prefix (and of a server name used as one as written)."""

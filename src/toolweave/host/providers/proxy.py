@@ -17,11 +17,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from toolweave.mcp.client import MCPClient
-from toolweave.mcp.manager import TOOL_SEPARATOR, MCPManager
-from toolweave.mcp.server._catalog import template_pattern
+from toolweave.mcp.client.manager import MCPManager
+from toolweave.mcp.client.servers import TOOL_SEPARATOR
 from toolweave.mcp.shared.errors import MCPError
+from toolweave.mcp.shared.uri_templates import template_pattern
 
-logger = logging.getLogger("toolweave.mcp.proxy")
+logger = logging.getLogger("toolweave.host.providers.proxy")
 
 
 class ProxyCatalog:
