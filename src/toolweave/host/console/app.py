@@ -159,6 +159,11 @@ class ConsoleApprovals:
             return await self.queue.pending()
         return [item.as_json() for item in self.pending()]
 
+    async def history(self, limit: int) -> list[dict[str, Any]]:
+        """The audit, newest first: decided requests with who decided, from where and when
+        (kept by the queue; an in-process console keeps none)."""
+        return await self.queue.history(limit) if self.queue is not None else []
+
     async def decide(self, approval_id: str, decision: Decision, by: str) -> bool:
         """An admin's answer, from the console (`by`: who, from where; kept by the queue's
         audit); False when the request is no longer pending."""
@@ -319,6 +324,9 @@ class Console:
         async def approvals(request: Request) -> Response:
             return JSONResponse(await self.approvals.listing())
 
+        async def history(request: Request) -> Response:
+            return JSONResponse(await self.approvals.history(_limit(request)))
+
         async def decide(request: Request) -> Response:
             if request.headers.get("content-type", "").split(";")[0] != "application/json":
                 return JSONResponse({"error": "send Content-Type: application/json"}, 415)
@@ -350,6 +358,7 @@ class Console:
             Route(f"{api}/queries", guarded(queries)),
             Route(f"{api}/usage", guarded(usage)),
             Route(f"{api}/approvals", guarded(approvals)),
+            Route(f"{api}/approvals/history", guarded(history)),
             Route(f"{api}/approvals/{{id}}", guarded(decide), methods=["POST"]),
         ]
 
