@@ -237,6 +237,15 @@ class Fleet:
                 return
             await asyncio.sleep(0.05)
 
+    async def crash(self, index: int) -> int:
+        """SIGKILL replica `index`, start it again, return its exit code once HAProxy sees it
+        back up."""
+        replica = self.replicas[index]
+        code = await replica.kill()
+        await replica.start()
+        await self.until(replica.name, "UP")
+        return code
+
     async def stop_postgres(self) -> None:
         """Stop Postgres at once, as a crash (open connections are cut)."""
         await asyncio.to_thread(self.cluster.stop)

@@ -50,9 +50,7 @@ async def test_a_stateless_client_completes_1000_calls_while_a_replica_is_killed
         ids = [f"k{i}" for i in range(CALLS)]
         load = asyncio.gather(*(worker(ids[w::WORKERS]) for w in range(WORKERS)))
         await third.wait()
-        killed = await fleet.replicas[1].kill()
-        await fleet.replicas[1].start()
-        await fleet.until("r1", "UP")
+        killed = await fleet.crash(1)
         await load
         runs = await fleet.runs()
     assert killed == -9

@@ -24,7 +24,10 @@ __all__ = ["_provider"]
 
 
 @asynccontextmanager
-async def replica(tmp_path: Path, dsn: str, name: str) -> AsyncIterator[tuple[ToolHost, str]]:
+async def replica(
+    tmp_path: Path, dsn: str, name: str, **options: Any
+) -> AsyncIterator[tuple[ToolHost, str]]:
+    """Replica `name` of a fleet on `dsn` (serving the `slow` provider unless `options` say)."""
     serve = {
         "transport": "http",
         "port": 0,
@@ -33,6 +36,7 @@ async def replica(tmp_path: Path, dsn: str, name: str) -> AsyncIterator[tuple[To
         "store_dsn": dsn,
         "instance": name,
         "console": False,
+        **options,
     }
     host = ToolHost(parse_config({"serve": serve}, source=tmp_path / "toolweave.toml"))
     ready = asyncio.Event()

@@ -52,8 +52,15 @@ from toolweave.version import __version__
 
 if TYPE_CHECKING:
     from toolweave.mcp.server.postgres_events import PostgresChangeRelay, PostgresEventStore
+    from toolweave.mcp.server.postgres_sessions import PostgresMCPSessionStore
+    from toolweave.mcp.server.postgres_states import PostgresSpentStates
 
 logger = logging.getLogger("toolweave.host")
+SHARED_KEY_NOTE = (
+    "[serve].state_key is not set: each replica seals input-required requestStates with its own "
+    "random key, so a 2026 client's retry must reach the same replica; set the same state_key "
+    "(or TOOLWEAVE_STATE_KEY) on every replica"
+)
 
 INSTRUCTIONS = (
     "toolweave tool host. Tools named <server>__<tool> are proxied from downstream MCP servers; "
@@ -169,9 +176,15 @@ class ToolHost:
         policy = config.policy
         self.policy = PermissionPolicy(policy.allowed, policy.denied, policy.allow_unspecified)
         self.accounting = accounting_for(config)
-        self.console = Console(
-            self, approvals=ConsoleApprovals(max_pending_per_client=config.approvals_per_client)
+        queue = None
+        if config.store_dsn:  # every replica's console lists and answers every approval
+            from toolweave.host.console.approval_queue import PostgresApprovalQueue
+
+            queue = PostgresApprovalQueue(config.store_dsn, instance=config.instance or "local")
+        approvals = ConsoleApprovals(
+            max_pending_per_client=config.approvals_per_client, queue=queue
         )
+        self.console = Console(self, approvals=approvals)
         approver = self.console.approvals if config.console_approvals else None
         self.governance = HostGovernance(config, approver, self.accounting)
         # The published tools, run by the call chain's terminal (`ToolRegistry.invoke`).
@@ -185,21 +198,39 @@ class ToolHost:
             tasks = PostgresTaskStore(config.store_dsn, instance=config.instance or "local")
         elif config.task_after:
             tasks = SQLiteTaskStore(config.data_dir / "tasks.db")
+        self.spent: PostgresSpentStates | None = None
+        if config.store_dsn:  # a requestState is accepted once by the whole fleet
+            from toolweave.mcp.server.postgres_states import PostgresSpentStates
+
+            self.spent = PostgresSpentStates(config.store_dsn)
+            if config.state_key is None:
+                self.notes.append(SHARED_KEY_NOTE)
         self.server = MCPServer(
-            config.name, __version__, instructions=INSTRUCTIONS, task_store=tasks
+            config.name,
+            __version__,
+            instructions=INSTRUCTIONS,
+            task_store=tasks,
+            state_key=config.state_key.encode() if config.state_key else None,
+            spent_states=self.spent,
         )
         # Streamable HTTP's SSE events: in this process, or shared so any replica resumes them.
         # With a shared Postgres, so do list changes: every replica's listen streams hear them.
         self.events: PostgresEventStore | None = None
         self.relay: PostgresChangeRelay | None = None
+        self.sessions: PostgresMCPSessionStore | None = None
         if config.store_dsn:
             from toolweave.mcp.server.postgres_events import (
                 PostgresChangeRelay,
                 PostgresEventStore,
             )
+            from toolweave.mcp.server.postgres_sessions import PostgresMCPSessionStore
 
             self.events = PostgresEventStore(config.store_dsn, instance=config.instance or "local")
             self.relay = PostgresChangeRelay(config.store_dsn)
+            # 2025-era sessions too: a round-robin balancer may send any message anywhere.
+            self.sessions = PostgresMCPSessionStore(
+                config.store_dsn, idle_timeout=config.session_idle_timeout
+            )
         self.readiness = Readiness(self.relay.ping if self.relay is not None else None)
         self._notify: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
@@ -363,12 +394,20 @@ class ToolHost:
             await self.events.close()
         if self.relay is not None:
             await self.relay.close()
+        if self.sessions is not None:
+            await self.sessions.close()
+        if self.spent is not None:
+            await self.spent.close()
+        if self.console.approvals.queue is not None:
+            await self.console.approvals.queue.close()
 
     async def start(self) -> None:
         """Start the providers' background work (a skills root watcher) and the replicas'
         change relay before serving."""
         if self.relay is not None:
             await self.relay.start(self.server)
+        if self.console.approvals.queue is not None:  # marks what a killed run left waiting
+            await self.console.approvals.queue.start()
         if self.events is not None:  # what this replica's last run left unanswered
             await self.events.recover()
         for provider in self.providers:
@@ -414,6 +453,7 @@ class ToolHost:
             allowed_hosts=LOOPBACK_HOSTS if config.loopback else None,
             auth_token=config.token,
             event_store=self.events,
+            session_store=self.sessions,
             max_body_bytes=config.max_body_bytes,
             max_sessions=config.max_sessions,
             session_idle_timeout=config.session_idle_timeout,

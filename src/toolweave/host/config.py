@@ -43,8 +43,10 @@ daily_calls_per_client = 0     # tool calls one client may make per UTC day; 0 =
 daily_calls = 0                # tool calls all clients together may make per UTC day
 commands = ""                  # slash commands served as MCP prompts: a JSON/YAML file or a
                                # .claude/commands directory of *.md files
-store_dsn = ""                 # Postgres DSN shared by replicas: query log, quotas, MCP tasks
-                               # and the HTTP event store (docs/serve.md, several replicas)
+store_dsn = ""                 # Postgres DSN shared by replicas: query log, quotas, MCP tasks,
+                               # sessions, approvals, the HTTP event store (docs/serve.md)
+state_key = ""                 # the secret sealing input-required requestStates (env
+                               # TOOLWEAVE_STATE_KEY); the same on every replica; "" = random
 instance = ""                  # this replica's name in the fleet (unique, stable across its
                                # restarts); "" = "<host name>:<port>"
 drain_notice = 2.0             # on SIGTERM: seconds GET /ready answers 503 before the replica
@@ -146,6 +148,9 @@ USER_CONFIG_FILE = "~/.toolweave/toolweave.toml"
 current folder's `toolweave.toml` is absent or not trusted."""
 TOKEN_ENV = "TOOLWEAVE_SERVE_TOKEN"
 CONSOLE_TOKEN_ENV = "TOOLWEAVE_CONSOLE_TOKEN"
+STATE_KEY_ENV = "TOOLWEAVE_STATE_KEY"
+MIN_STATE_KEY_BYTES = 16
+"""The shortest `[serve].state_key` (an HMAC-SHA256 key; 32 random bytes or more is better)."""
 ENV_PREFIX = "TOOLWEAVE_"
 ENV_SEPARATOR = "__"
 MCP_SERVERS = "mcpServers"
@@ -194,6 +199,7 @@ class ServeSection(Section):
     daily_calls: int = Field(0, ge=0)
     commands: str = ""
     store_dsn: str = ""
+    state_key: str = ""
     instance: str = ""
     drain_notice: float = Field(DEFAULT_DRAIN_NOTICE, ge=0)
     drain_timeout: float = Field(DEFAULT_DRAIN_TIMEOUT, gt=0)
@@ -250,6 +256,7 @@ class HostConfig:
     daily_calls: int = 0
     commands: Path | None = None
     store_dsn: str = ""
+    state_key: str | None = None
     instance: str = ""
     drain_notice: float = DEFAULT_DRAIN_NOTICE
     drain_timeout: float = DEFAULT_DRAIN_TIMEOUT
@@ -306,6 +313,13 @@ class HostConfig:
                 f"[serve].host = {self.host!r} exposes the server beyond this machine: set "
                 f"[serve].token (or pass --token, or set the {TOKEN_ENV} environment variable) so "
                 "clients must send a bearer token, or bind to 127.0.0.1"
+            )
+        if self.state_key is not None and len(self.state_key.encode()) < MIN_STATE_KEY_BYTES:
+            raise ConfigError(
+                f"[serve].state_key is {len(self.state_key.encode())} bytes; it seals clients' "
+                f"requestStates, so give it at least {MIN_STATE_KEY_BYTES} (e.g. the output of "
+                "`python -c 'import secrets; print(secrets.token_hex(32))'`, the same on every "
+                "replica)"
             )
         if self.console_token is not None and self.console_token == self.token:
             raise ConfigError(
@@ -398,6 +412,7 @@ def parse_config(
         console=serve.console,
         console_approvals=serve.console_approvals,
         console_token=serve.console_token or os.environ.get(CONSOLE_TOKEN_ENV) or None,
+        state_key=serve.state_key or os.environ.get(STATE_KEY_ENV) or None,
         policy=serve.policy,
         rules=serve.rules,
         hooks=hooks,

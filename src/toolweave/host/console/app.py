@@ -15,7 +15,9 @@ page's `#token=...` fragment, which never reaches the server. A request body ove
 `ConsoleApprovals` is an approver, `async (request) -> bool | "always"`: give it to whatever
 asks for approvals (`Governance(approver=console.approvals)`, the host's gates) and each request
 waits in the console's queue until an admin answers, `timeout` passes (denied) or the queue is
-full (denied at once: fail closed).
+full (denied at once: fail closed). With a `queue` (`PostgresApprovalQueue`, what
+`[serve].store_dsn` gives `toolweave serve`) the requests of every replica are listed, capped
+and answered together, and every decision is kept as the audit (`approval_queue.py`).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
     from starlette.routing import BaseRoute
 
     from toolweave.host.app import ToolHost
+    from toolweave.host.console.approval_queue import PostgresApprovalQueue
 
 CONSOLE_PATH = "/console"
 DEFAULT_APPROVAL_TIMEOUT = 300.0
@@ -101,6 +104,7 @@ class ConsoleApprovals:
     def __init__(
         self, *, timeout: float = DEFAULT_APPROVAL_TIMEOUT, max_pending: int = DEFAULT_MAX_PENDING,
         max_pending_per_client: int = DEFAULT_MAX_PENDING_PER_CLIENT,
+        queue: PostgresApprovalQueue | None = None,
     ) -> None:  # fmt: skip
         if timeout <= 0 or max_pending <= 0 or max_pending_per_client <= 0:
             raise ConfigError(
@@ -113,21 +117,33 @@ class ConsoleApprovals:
         self._pending: dict[str, PendingApproval] = {}
         self._ids = itertools.count(1)
         self._changed = asyncio.Event()
+        self.queue = queue
+        if queue is not None:
+            queue.attach(self.answer)  # an answer given on any replica's console
 
     async def __call__(self, request: Any) -> bool | Literal["always"]:
         client = _client_of(request)
-        mine = sum(1 for item in self._pending.values() if _client_of(item.request) == client)
-        if len(self._pending) >= self.max_pending or mine >= self.max_pending_per_client:
-            return False
+        queue = self.queue
+        if queue is not None:
+            if await queue.full(client, self.max_pending, self.max_pending_per_client):
+                return False
+        else:
+            mine = sum(1 for item in self._pending.values() if _client_of(item.request) == client)
+            if len(self._pending) >= self.max_pending or mine >= self.max_pending_per_client:
+                return False
         loop = asyncio.get_running_loop()
         future: asyncio.Future[bool | Literal["always"]] = loop.create_future()
-        item = PendingApproval(str(next(self._ids)), request, time.time(), future)
+        approval_id = str(next(self._ids)) if queue is None else secrets.token_hex(8)
+        item = PendingApproval(approval_id, request, time.time(), future)
         self._pending[item.id] = item
+        if queue is not None:
+            await queue.add(item.id, client, item.as_json())
         self._notify()
         try:
             return await asyncio.wait_for(asyncio.shield(future), self.timeout)
         except TimeoutError:
-            return False
+            late = await queue.expire(item.id) if queue is not None else None
+            return _ANSWERS.get(late or "", False)  # an answer given as the time ran out
         finally:
             self._pending.pop(item.id, None)
             self._notify()
@@ -135,13 +151,31 @@ class ConsoleApprovals:
     def pending(self) -> list[PendingApproval]:
         return list(self._pending.values())
 
-    def answer(self, approval_id: str, decision: Decision) -> bool:
-        """Resolve a pending request; False when it is no longer pending."""
+    def answer(self, approval_id: str, decision: str) -> bool:
+        """Resolve a request pending in this process; False when it is no longer pending."""
         item = self._pending.get(approval_id)
-        if item is None or item.answer.done():
+        if item is None or item.answer.done() or decision not in _ANSWERS:
             return False
         item.answer.set_result(_ANSWERS[decision])
         return True
+
+    async def listing(self) -> list[dict[str, Any]]:
+        """What the console lists: the pending requests (of every replica, with a queue)."""
+        if self.queue is not None:
+            return await self.queue.pending()
+        return [item.as_json() for item in self.pending()]
+
+    async def history(self, limit: int) -> list[dict[str, Any]]:
+        """The audit, newest first: decided requests with who decided, from where and when
+        (kept by the queue; an in-process console keeps none)."""
+        return await self.queue.history(limit) if self.queue is not None else []
+
+    async def decide(self, approval_id: str, decision: Decision, by: str) -> bool:
+        """An admin's answer, from the console (`by`: who, from where; kept by the queue's
+        audit); False when the request is no longer pending."""
+        if self.queue is not None:
+            return await self.queue.decide(approval_id, decision, by)
+        return self.answer(approval_id, decision)
 
     async def wait_pending(self, count: int = 1) -> list[PendingApproval]:
         """Wait until at least `count` requests are pending (for tests and scripts)."""
@@ -317,7 +351,10 @@ class Console:
             return JSONResponse(await self.usage(_limit(request)))
 
         async def approvals(request: Request) -> Response:
-            return JSONResponse([p.as_json() for p in self.approvals.pending()])
+            return JSONResponse(await self.approvals.listing())
+
+        async def history(request: Request) -> Response:
+            return JSONResponse(await self.approvals.history(_limit(request)))
 
         async def decide(request: Request) -> Response:
             if request.headers.get("content-type", "").split(";")[0] != "application/json":
@@ -335,7 +372,9 @@ class Console:
                 return JSONResponse(
                     {"error": "decision must be 'approve', 'deny' or 'always'"}, status_code=400
                 )
-            if not self.approvals.answer(request.path_params["id"], decision):
+            where = request.client.host if request.client is not None else "?"
+            by = f"console on {self.host.config.instance or 'local'} from {where}"
+            if not await self.approvals.decide(request.path_params["id"], decision, by):
                 return JSONResponse({"error": "no such pending approval"}, status_code=404)
             return JSONResponse({"ok": True, "decision": decision})
 
@@ -349,6 +388,7 @@ class Console:
             Route(f"{api}/usage", guarded(usage)),
             Route(f"{api}/audit", guarded(audit)),
             Route(f"{api}/approvals", guarded(approvals)),
+            Route(f"{api}/approvals/history", guarded(history)),
             Route(f"{api}/approvals/{{id}}", guarded(decide), methods=["POST"]),
         ]
 

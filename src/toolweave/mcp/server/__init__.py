@@ -16,6 +16,8 @@ _EXPORTS: dict[str, str] = {
     "MCPServer": "toolweave.mcp.server.app",
     "PostgresChangeRelay": "toolweave.mcp.server.postgres_events",
     "PostgresEventStore": "toolweave.mcp.server.postgres_events",
+    "PostgresMCPSessionStore": "toolweave.mcp.server.postgres_sessions",
+    "PostgresSpentStates": "toolweave.mcp.server.postgres_states",
     "Context": "toolweave.mcp.server.context",
     "is_probe": "toolweave.mcp.server.context",
     "error_result": "toolweave.mcp.server.results",
@@ -31,6 +33,8 @@ if TYPE_CHECKING:
     from toolweave.mcp.server.context import Context, is_probe
     from toolweave.mcp.server.event_store import EventStore, InMemoryEventStore
     from toolweave.mcp.server.postgres_events import PostgresChangeRelay, PostgresEventStore
+    from toolweave.mcp.server.postgres_sessions import PostgresMCPSessionStore
+    from toolweave.mcp.server.postgres_states import PostgresSpentStates
     from toolweave.mcp.server.results import error_result, image_result, probe_result, text_result
 
 __all__ = [
@@ -40,6 +44,8 @@ __all__ = [
     "MCPServer",
     "PostgresChangeRelay",
     "PostgresEventStore",
+    "PostgresMCPSessionStore",
+    "PostgresSpentStates",
     "error_result",
     "image_result",
     "is_probe",

@@ -21,6 +21,7 @@ from toolweave.mcp.shared.constants import LOOPBACK_HOSTS
 
 if TYPE_CHECKING:
     from toolweave.mcp.server.app import MCPServer
+    from toolweave.mcp.server.postgres_sessions import PostgresMCPSessionStore
 
 logger = logging.getLogger("toolweave.mcp.server")
 
@@ -39,6 +40,7 @@ def build_app(
     session_idle_timeout: float,
     body_read_timeout: float,
     tokens: Mapping[str, str] | None,
+    session_store: PostgresMCPSessionStore | None = None,
 ) -> Starlette:
     endpoint = StreamableHTTPApp(
         server,
@@ -52,6 +54,7 @@ def build_app(
         session_idle_timeout=session_idle_timeout,
         body_read_timeout=body_read_timeout,
         tokens=tokens,
+        session_store=session_store,
     )
 
     @contextlib.asynccontextmanager

@@ -117,7 +117,7 @@ async def tools_call(
     if not isinstance(args, dict):
         return result_to_wire(error_result(f"arguments of tool {name!r} must be a JSON object"))
     binding = _binding(session, ctx, f"tools/call:{name}", args)
-    inputs = _retry_inputs(session, params, binding)
+    inputs = await _retry_inputs(session, params, binding)
     call_ctx = Context(session, ctx, tool_name=name, deps=server.deps, inputs=inputs)
     try:
         if (
@@ -149,12 +149,12 @@ def _binding(
     return {"caller": caller, "target": target, "digest": arguments_digest(arguments)}
 
 
-def _retry_inputs(
+async def _retry_inputs(
     session: ServerSession, params: dict[str, Any], binding: dict[str, str] | None
 ) -> RetryInputs | None:
     if binding is None:
         return None
-    return retry_inputs(session.server.request_states, params, **binding)
+    return await retry_inputs(session.server.request_states, params, **binding)
 
 
 async def run_tool(entry: ToolEntry, tool: Tool, args: dict[str, Any], ctx: Context) -> ToolResult:
@@ -305,7 +305,7 @@ async def prompts_get(
     if unknown:
         raise _bad_params(f"prompt {name!r} has no arguments named {', '.join(sorted(unknown))}")
     binding = _binding(session, ctx, f"prompts/get:{name}", arguments)
-    inputs = _retry_inputs(session, params, binding)
+    inputs = await _retry_inputs(session, params, binding)
     kwargs = dict(arguments)
     if entry.context_param is not None:
         kwargs[entry.context_param] = Context(session, ctx, deps=session.server.deps, inputs=inputs)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 import time
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -33,6 +34,7 @@ from toolweave.mcp.server._guards import AccessGuard, check_modern_request
 from toolweave.mcp.server._guards import error_response as _error
 from toolweave.mcp.server._headers import check_param_headers
 from toolweave.mcp.server._http_body import disconnected, read_capped_body
+from toolweave.mcp.server._http_shared import SharedSessions, answering
 from toolweave.mcp.server._session import ServerSession
 from toolweave.mcp.server.event_store import (
     EventStore,
@@ -48,23 +50,28 @@ from toolweave.mcp.shared.constants import (
     MODERN_VERSIONS,
 )
 from toolweave.mcp.shared.errors import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     MISSING_CLIENT_CAPABILITY,
     JSONRPCError,
 )
-from toolweave.mcp.shared.jsonrpc import RequestContext, decode, encode, valid_id
+from toolweave.mcp.shared.jsonrpc import decode, encode, valid_id
 from toolweave.mcp.shared.peer import JSONRPCPeer
+from toolweave.storage.errors import StoreUnavailable
 
 if TYPE_CHECKING:
     from toolweave.mcp.server.app import MCPServer
+    from toolweave.mcp.server.postgres_sessions import PostgresMCPSessionStore
 
 logger = logging.getLogger("toolweave.mcp.server")
 _SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 #: 2026-07-28: the HTTP status of a JSON error answer (an unimplemented method is a 404, which
 #: tells a modern server apart; a capability the request did not declare is a 400).
 _MODERN_ERROR_STATUS = {METHOD_NOT_FOUND: 404, MISSING_CLIENT_CAPABILITY: 400}
+FIRST_ID_SPAN = 2**48
+"""A stored session's requests start at a random id below this, per replica."""
 
 
 class _HttpSession:
@@ -78,29 +85,9 @@ class _HttpSession:
         self.last_seen = time.monotonic()
 
 
-def _answering(session: ServerSession) -> Any:
-    """`session.handle`, ending the request's reply stream when the request ends unanswered.
-
-    A cancelled request (`notifications/cancelled`, a closed session) gets no JSON-RPC response,
-    yet its POST is still waiting: without this the HTTP exchange would hang forever.
-    """
-
-    async def handle(method: str, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
-        try:
-            result = await session.handle(method, params, ctx)
-        except asyncio.CancelledError:
-            if isinstance(ctx.transport, ReplyStream):
-                ctx.transport.abandon()
-            raise
-        if ctx.cancelled and isinstance(ctx.transport, ReplyStream):
-            ctx.transport.abandon()  # the handler swallowed the cancellation: no answer is sent
-        return result
-
-    return handle
-
-
-class StreamableHTTPApp:
-    """The ASGI endpoint; `build_app` mounts it at the MCP path."""
+class StreamableHTTPApp(SharedSessions):
+    """The ASGI endpoint; `build_app` mounts it at the MCP path. With `session_store`, 2025-era
+    sessions are stored for every replica (`postgres_sessions`)."""
 
     def __init__(
         self,
@@ -116,8 +103,12 @@ class StreamableHTTPApp:
         session_idle_timeout: float,
         body_read_timeout: float,
         tokens: Mapping[str, str] | None,
+        session_store: PostgresMCPSessionStore | None = None,
     ) -> None:
         self.server = server
+        self.shared = session_store
+        if session_store is not None:
+            session_store.attach(self._deliver)
         self.max_body_bytes = max_body_bytes
         self.max_sessions = max_sessions
         self.session_idle_timeout = session_idle_timeout
@@ -133,15 +124,21 @@ class StreamableHTTPApp:
         request = Request(scope, receive)
         response = self.guard.check(request)
         if response is None:
-            if request.method == "POST":
-                response = await self._post(request)
-            elif request.method == "GET":
-                response = await self._get(request)
-            elif request.method == "DELETE":
-                response = self._delete(request)
-            else:
-                response = Response(status_code=405, headers={"Allow": "GET, POST, DELETE"})
+            try:
+                response = await self._route(request)
+            except StoreUnavailable as exc:  # the shared Postgres is down: retry (nothing ran)
+                response = _error(503, INTERNAL_ERROR, str(exc))
+                response.headers["Retry-After"] = "1"
         await response(scope, receive, send)
+
+    async def _route(self, request: Request) -> Response:
+        if request.method == "POST":
+            return await self._post(request)
+        if request.method == "GET":
+            return await self._get(request)
+        if request.method == "DELETE":
+            return await self._delete(request)
+        return Response(status_code=405, headers={"Allow": "GET, POST, DELETE"})
 
     async def _post(self, request: Request) -> Response:
         kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -218,13 +215,17 @@ class StreamableHTTPApp:
             if not is_request:  # a 2026-07-28 notification: nothing is waiting for it here
                 return Response(status_code=202)
             return _error(400, -32600, "Bad Request: Mcp-Session-Id header is required", rid)
-        http_session = self.sessions.get(session_id)
+        found = self.shared is None or await self._load(session_id, request)
+        http_session = self.sessions.get(session_id) if found else None
         if http_session is None:
             return _error(404, -32600, "Session not found: initialize a new session", rid)
         http_session.last_seen = time.monotonic()
-        if not is_request:
-            http_session.peer.feed(message)  # a notification or a response to our request
-            return Response(status_code=202)
+        if not is_request:  # a notification or a response to our request
+            return await self._message(http_session, message)
+        if self.shared is not None and method == "tools/call":
+            earlier = await self._claim(http_session, message)
+            if earlier is not None:
+                return earlier
         return await self._answer(http_session, message, json_ok, sse_ok)
 
     def _identify(self, session: ServerSession, request: Request) -> None:
@@ -235,14 +236,22 @@ class StreamableHTTPApp:
     def _new_session(self) -> _HttpSession | None:
         """A new session, or None past `max_sessions` (after closing the idle ones): a flood of
         sessions is refused rather than evicting anyone's live session."""
+        self._sweep_idle()
+        if len(self.sessions) >= self.max_sessions:
+            logger.info("refusing a session: max_sessions=%d reached", self.max_sessions)
+            return None
+        return self._open(uuid.uuid4().hex)
+
+    def _sweep_idle(self) -> None:
+        """Close the sessions (or this replica's copies of stored ones) idle too long."""
         now = time.monotonic()
         for sid, old in list(self.sessions.items()):
             if now - old.last_seen > self.session_idle_timeout:
                 self._close(sid)
-        if len(self.sessions) >= self.max_sessions:
-            logger.info("refusing a session: max_sessions=%d reached", self.max_sessions)
-            return None
-        session = self.server.new_session(session_id=uuid.uuid4().hex)
+
+    def _open(self, session_id: str) -> _HttpSession:
+        """This replica's copy of a session (new, or opened by another replica)."""
+        session = self.server.new_session(session_id=session_id)
         holder: list[_HttpSession] = []
 
         async def standalone_send(message: dict[str, Any]) -> None:
@@ -250,7 +259,14 @@ class StreamableHTTPApp:
             if queue is not None:
                 queue.put_nowait(sse_event(None, encode(message)))
 
-        peer = JSONRPCPeer(standalone_send, _answering(session), session.on_notification)
+        # Stored sessions: the ids this replica's requests use are its own (a random start).
+        first_id = 0 if self.shared is None else secrets.randbelow(FIRST_ID_SPAN)
+        peer = JSONRPCPeer(
+            standalone_send,
+            answering(session, self.shared),
+            session.on_notification,
+            first_id=first_id,
+        )
         session.peer = peer
         http_session = _HttpSession(session, peer)
         holder.append(http_session)
@@ -278,7 +294,8 @@ class StreamableHTTPApp:
             await stream.send(msg, store)
 
         http_session.streams[stream.id] = stream
-        http_session.peer.feed(message, send=send, transport=stream)
+        reply = self._recording(http_session.session.session_id or "", message, send)
+        http_session.peer.feed(message, send=reply, transport=stream)
         headers = {"Mcp-Session-Id": http_session.session.session_id or ""} if new else {}
         return await self._respond(stream, headers, http_session)
 
@@ -369,7 +386,7 @@ class StreamableHTTPApp:
         session = self.server.new_session(stateless=True)
         self._identify(session, request)
         # 2026-07-28 removed ping: it is a 404 like any unknown method.
-        peer = JSONRPCPeer(send, _answering(session), answer_ping=False)
+        peer = JSONRPCPeer(send, answering(session), answer_ping=False)
         session.peer = peer
         peer.feed(message, transport=stream)
         return await self._respond(stream, {}, None, stateless=(request, peer))
@@ -380,8 +397,10 @@ class StreamableHTTPApp:
         session_id = request.headers.get("mcp-session-id")
         if session_id is None:
             return _error(400, -32600, "Bad Request: Mcp-Session-Id header is required")
-        http_session = self.sessions.get(session_id)
         last_event_id = request.headers.get("last-event-id")
+        found = self.shared is None or last_event_id is not None
+        found = found or await self._load(session_id, request)
+        http_session = self.sessions.get(session_id) if found else None
         if http_session is None:
             follow = getattr(self.store, "follow", None)  # another replica's stream
             followed = None
@@ -444,10 +463,14 @@ class StreamableHTTPApp:
         if forget is not None:
             forget(stream.id)
 
-    def _delete(self, request: Request) -> Response:
+    async def _delete(self, request: Request) -> Response:
         session_id = request.headers.get("mcp-session-id")
         if session_id is None:
             return _error(400, -32600, "Bad Request: Mcp-Session-Id header is required")
+        if self.shared is not None:
+            if not await self._load(session_id, request):
+                return _error(404, -32600, "Session not found")
+            await self.shared.delete(session_id)
         if session_id not in self.sessions:
             return _error(404, -32600, "Session not found")
         self._close(session_id)

@@ -12,6 +12,9 @@ The state is the server's memory held by the client, so it is sealed with an HMA
 only the server knows and bound to who asked (the authenticated principal), what was called (the
 method and the tool or prompt), a digest of the arguments and an expiry; each state is accepted
 once. A tampered, foreign, expired or replayed state is refused with -32602 before the tool runs.
+Replicas behind one balancer share the key (`state_key`) and the record of spent states
+(`spent=`, a `SpentStates` such as `PostgresSpentStates`), so a state is accepted once by the
+whole fleet.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ if TYPE_CHECKING:
 DEFAULT_REQUEST_STATE_TTL = 600.0
 #: Most spent states remembered to refuse replays (`max_spent_states`); the oldest go first.
 DEFAULT_MAX_SPENT_STATES = 10_000
+_REPLAYED = "it was already used; a requestState is accepted once"
 _KEY_PREFIX = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling"}
 
 
@@ -45,6 +49,14 @@ class InputChannel(Protocol):
     async def ask(
         self, key: str, method: str, params: dict[str, Any], timeout: float
     ) -> dict[str, Any]: ...
+
+
+class SpentStates(Protocol):
+    """The once-only record of `requestState` nonces, shared by replicas."""
+
+    async def spend(self, nonce: str, expires: float) -> bool:
+        """Record `nonce` (kept until `expires`); False when it was already spent."""
+        ...
 
 
 class SessionInputs:
@@ -109,6 +121,7 @@ class RequestStates:
         *,
         ttl: float = DEFAULT_REQUEST_STATE_TTL,
         max_spent: int = DEFAULT_MAX_SPENT_STATES,
+        spent: SpentStates | None = None,
     ) -> None:
         if key is not None and len(key) < 16:
             raise ValueError("state_key must be at least 16 bytes (32 random bytes recommended)")
@@ -118,6 +131,8 @@ class RequestStates:
         self.ttl = ttl
         self.max_spent = max_spent
         self._spent: OrderedDict[str, float] = OrderedDict()
+        #: Where spent nonces are recorded across replicas (None: in this process).
+        self.spent = spent
 
     def _mac(self, payload: str) -> str:
         return _b64(hmac.new(self._key, payload.encode(), hashlib.sha256).digest())
@@ -145,7 +160,7 @@ class RequestStates:
         payload = _b64(json.dumps(body, separators=(",", ":")).encode())
         return f"{payload}.{self._mac(payload)}"
 
-    def open(
+    async def open(
         self, token: Any, *, caller: str, target: str, digest: str
     ) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
         """The answers gathered so far, the keys the last round asked and the call's memo
@@ -164,12 +179,16 @@ class RequestStates:
             raise _refused("it belongs to another caller, tool or set of arguments")
         if body["x"] < now:
             raise _refused("it expired; call again without requestState to start over")
+        if self.spent is not None:
+            if not await self.spent.spend(body["n"], body["x"]):
+                raise _refused(_REPLAYED)
+            return dict(body["a"]), list(body["q"]), dict(body.get("m") or {})
         for nonce, expires in list(self._spent.items()):
             if expires >= now:
                 break
             del self._spent[nonce]
         if body["n"] in self._spent:
-            raise _refused("it was already used; a requestState is accepted once")
+            raise _refused(_REPLAYED)
         self._spent[body["n"]] = body["x"]
         while len(self._spent) > self.max_spent:
             self._spent.popitem(last=False)
@@ -180,7 +199,7 @@ def _refused(why: str) -> JSONRPCError:
     return JSONRPCError(INVALID_PARAMS, f"requestState refused: {why}")
 
 
-def retry_inputs(
+async def retry_inputs(
     states: RequestStates, params: dict[str, Any], *, caller: str, target: str, digest: str
 ) -> RetryInputs:
     """The answers a retried 2026-07-28 call brings: its `inputResponses` (checked) joined to
@@ -209,7 +228,7 @@ def retry_inputs(
                 "or call without inputResponses",
             )
         return RetryInputs()
-    answers, asked, memo = states.open(
+    answers, asked, memo = await states.open(
         params["requestState"], caller=caller, target=target, digest=digest
     )
     answers.update({key: responses[key] for key in asked if key in responses})

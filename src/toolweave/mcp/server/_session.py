@@ -133,6 +133,30 @@ class ServerSession:
         result["_meta"] = {**(result.get("_meta") or {}), META_SERVER_INFO: self.server.info}
         return result
 
+    # -- stored sessions (`PostgresMCPSessionStore`) ---------------------------------------------
+
+    def stored_state(self) -> dict[str, Any]:
+        """What another replica needs to serve this 2025-era session, as JSON."""
+        return {
+            "protocol_version": self.protocol_version,
+            "client_info": self.client_info,
+            "client_capabilities": self.client_capabilities,
+            "log_level": self.log_level,
+            "subscriptions": sorted(self.subscriptions),
+            "initialized": self.initialized,
+            "legacy_client": self.legacy_client,
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Take the `stored_state()` a replica wrote."""
+        self.protocol_version = state["protocol_version"]
+        self.client_info = state["client_info"]
+        self.client_capabilities = state["client_capabilities"]
+        self.log_level = state["log_level"]
+        self.subscriptions = set(state["subscriptions"])
+        self.initialized = state["initialized"]
+        self.legacy_client = state["legacy_client"]
+
     def on_notification(self, method: str, params: dict[str, Any]) -> None:
         if method == "notifications/initialized":
             self.initialized = True

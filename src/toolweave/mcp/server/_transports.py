@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from toolweave.mcp.server.app import MCPServer
     from toolweave.mcp.server.event_store import EventStore
+    from toolweave.mcp.server.postgres_sessions import PostgresMCPSessionStore
 
 
 class Transports:
@@ -52,6 +53,7 @@ class Transports:
         session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT,
         body_read_timeout: float = DEFAULT_BODY_READ_TIMEOUT,
         tokens: Mapping[str, str] | None = None,
+        session_store: PostgresMCPSessionStore | None = None,
     ) -> Starlette:
         """A Starlette app serving Streamable HTTP at `path` (mount it in FastAPI if you like).
 
@@ -67,7 +69,9 @@ class Transports:
         while reading, chunked bodies too), one not received within `body_read_timeout`
         seconds 408; at most `max_sessions` sessions live, and past that a new one gets 429
         (nobody's session is closed for it); a session unused for `session_idle_timeout`
-        seconds is closed.
+        seconds is closed. `event_store` keeps SSE events (a shared `PostgresEventStore` lets
+        any replica resume a stream) and `session_store` 2025-era sessions (a
+        `PostgresMCPSessionStore`: any replica serves any session, without sticky routing).
         """
         try:
             from toolweave.mcp.server._asgi import build_app
@@ -90,6 +94,7 @@ class Transports:
             session_idle_timeout=session_idle_timeout,
             body_read_timeout=body_read_timeout,
             tokens=tokens,
+            session_store=session_store,
         )
 
     def run(

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from toolweave.mcp.server._catalog import CatalogSource, PromptEntry, ResourceEntry
-from toolweave.mcp.server._input import DEFAULT_REQUEST_STATE_TTL, RequestStates
+from toolweave.mcp.server._input import DEFAULT_REQUEST_STATE_TTL, RequestStates, SpentStates
 from toolweave.mcp.server._listen import ChangeFeed
 from toolweave.mcp.server._listing import check_icons
 from toolweave.mcp.server._session import ServerSession
@@ -49,8 +49,10 @@ class MCPServer(Transports):
     `deps` is handed to every tool as `ctx.deps` (a database handle, an HTTP client).
     `cache_ttl_ms` / `cache_scope` are the caching hints 2026-07-28 clients receive on lists.
     `state_key` (at least 16 bytes; random per process by default) signs the `requestState` of
-    input-required results, valid for `request_state_ttl` seconds. Tools declared with
-    `task=` run as tasks kept in `task_store` for `task_ttl_ms`; clients are told to poll every
+    input-required results, valid for `request_state_ttl` seconds and accepted once (once in a
+    fleet when its replicas share `spent_states`, e.g. `PostgresSpentStates(dsn)`, and the
+    `state_key`). Tools declared with `task=` run as tasks kept in `task_store` for
+    `task_ttl_ms`; clients are told to poll every
     `task_poll_interval_ms`. `page_size` cuts lists into pages with cursors; `icons`
     (SEP-973: `{"src": "https://...", "mimeType": ..., "sizes": [...], "theme": ...}`) are the
     server's, published in its `serverInfo`.
@@ -67,6 +69,7 @@ class MCPServer(Transports):
         cache_scope: str = "private",
         state_key: bytes | None = None,
         request_state_ttl: float = DEFAULT_REQUEST_STATE_TTL,
+        spent_states: SpentStates | None = None,
         task_store: TaskStore | None = None,
         task_ttl_ms: int = DEFAULT_TASK_TTL_MS,
         task_poll_interval_ms: int = DEFAULT_TASK_POLL_INTERVAL_MS,
@@ -92,7 +95,7 @@ class MCPServer(Transports):
         self.page_size = page_size
         # Seals 2026-07-28 `requestState`s; give every replica the same `state_key` (random per
         # process by default, so a restart voids the states in flight).
-        self.request_states = RequestStates(state_key, ttl=request_state_ttl)
+        self.request_states = RequestStates(state_key, ttl=request_state_ttl, spent=spent_states)
         # SEP-2663 tasks, in `task_store` (an in-memory SQLite store, opened on first use, when
         # None; pass `SQLiteTaskStore(path)` to keep them across restarts).
         self.tasks = TaskManager(

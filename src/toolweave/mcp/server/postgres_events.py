@@ -31,6 +31,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from toolweave.mcp.server.event_store import MAX_EVENTS_PER_STREAM
+from toolweave.mcp.server.postgres_listen import close_listening, follow, listening
 from toolweave.mcp.shared.constants import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED
 from toolweave.mcp.shared.jsonrpc import encode
 
@@ -50,10 +51,6 @@ STOPPED_CODE = -32603
 CHANGES_CHANNEL = "toolweave_mcp_changes"
 MAX_NOTIFY_BYTES = 7900
 """Postgres refuses a NOTIFY payload of 8000 bytes or more; a longer change is not relayed."""
-RECONNECT_FIRST_DELAY = 0.2
-RECONNECT_MAX_DELAY = 5.0
-"""Seconds between the change relay's attempts to listen again after losing Postgres: the
-first wait, doubled each failure up to the last."""
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS mcp_events (
     stream_id TEXT NOT NULL,
@@ -281,16 +278,18 @@ class PostgresChangeRelay:
 
     async def start(self, server: MCPServer) -> None:
         """Listen for the other replicas' changes (returns once listening), relay this one's."""
-        connection = await self._listen()
-        self._listener = asyncio.ensure_future(self._deliver(connection, server))
+        connection = await listening(self.dsn, CHANGES_CHANNEL)
+
+        async def deliver(change_note: str) -> None:
+            await self._deliver(change_note, server)
+
+        async def missed() -> None:
+            await self._missed(server)
+
+        self._listener = asyncio.ensure_future(
+            follow(self.dsn, CHANGES_CHANNEL, connection, deliver, missed)
+        )
         server.changes.relays.append(self.relay)
-
-    async def _listen(self) -> Any:
-        import psycopg
-
-        connection = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True)
-        await connection.execute(f"LISTEN {CHANGES_CHANNEL}")
-        return connection
 
     def relay(self, method: str, uri: str | None) -> None:
         payload = json.dumps({"origin": self.origin, "method": method, "uri": uri})
@@ -315,37 +314,16 @@ class PostgresChangeRelay:
 
         await self.db.transact(program)
 
-    async def _deliver(self, connection: Any, server: MCPServer) -> None:
-        """Deliver the other replicas' changes; when Postgres goes away (a restart), connect
-        again with backoff, then tell the listeners every list may have changed meanwhile (the
-        notes sent while this replica was not listening are lost)."""
-        import psycopg
+    async def _deliver(self, change_note: str, server: MCPServer) -> None:
+        change = json.loads(change_note)
+        if change["origin"] != self.origin:
+            await server.deliver_change(change["method"], change["uri"])
 
-        while True:
-            try:
-                async with connection:
-                    async for note in connection.notifies():
-                        change = json.loads(note.payload)
-                        if change["origin"] != self.origin:
-                            await server.deliver_change(change["method"], change["uri"])
-            except psycopg.OperationalError as exc:
-                logger.warning("change relay: lost its Postgres connection (%s); reconnecting", exc)
-            delay = RECONNECT_FIRST_DELAY
-            while True:
-                try:
-                    connection = await self._listen()
-                    break
-                except psycopg.OperationalError:
-                    await asyncio.sleep(delay)
-                    delay = min(delay * 2, RECONNECT_MAX_DELAY)
-            logger.warning("change relay: listening again")
-            for method in (TOOLS_CHANGED, PROMPTS_CHANGED, RESOURCES_CHANGED):
-                await server.deliver_change(method, None)
+    async def _missed(self, server: MCPServer) -> None:
+        """Listening again after a Postgres restart: every list may have changed meanwhile
+        (the notes sent while this replica was not listening are lost)."""
+        for method in (TOOLS_CHANGED, PROMPTS_CHANGED, RESOURCES_CHANGED):
+            await server.deliver_change(method, None)
 
     async def close(self) -> None:
-        if self._pending:
-            await asyncio.gather(*self._pending, return_exceptions=True)
-        if self._listener is not None:
-            self._listener.cancel()
-            await asyncio.gather(self._listener, return_exceptions=True)
-        await self.db.close()
+        await close_listening(self._pending, self._listener, self.db)

@@ -92,12 +92,13 @@ class JSONRPCPeer:
         on_notification: NotificationHandler | None = None,
         *,
         answer_ping: bool = True,
+        first_id: int = 0,
     ) -> None:
         self._send = send
         self.on_request = on_request
         self.on_notification = on_notification
         self.answer_ping = answer_ping
-        self._next_id = 0
+        self._next_id = first_id  # the first request gets first_id + 1
         self._pending: dict[Any, _Pending] = {}
         self._progress: dict[Any, Any] = {}  # progress token -> request id
         self._running: dict[Any, tuple[asyncio.Task[None], RequestContext]] = {}
@@ -107,6 +108,10 @@ class JSONRPCPeer:
     @property
     def pending(self) -> int:
         return len(self._pending)
+
+    def awaits(self, request_id: Any) -> bool:
+        """Whether a request this peer sent with `request_id` is waiting for its answer."""
+        return type(request_id) is not bool and request_id in self._pending
 
     @property
     def closed(self) -> bool:
