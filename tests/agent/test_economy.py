@@ -43,8 +43,8 @@ async def test_a_long_result_keeps_head_and_tail_and_the_model_pages_to_its_midd
     tmp_path: Path,
 ) -> None:
     text = DOC.read_text("utf-8")
-    middle = text[len(text) // 2 : len(text) // 2 + 40]
-    phrase = " ".join(middle.split()[1:4])  # whole words from the middle of the document
+    lines = text[len(text) // 2 :].splitlines()[1:]
+    phrase = next(line.strip()[:30] for line in lines if len(line.strip()) >= 20)  # verbatim
     seen: dict[str, Any] = {}
 
     def search_middle(request: ModelRequest) -> Message:

@@ -20,4 +20,4 @@ def test_governance_example_runs(
 
 
 def test_the_examples_show_the_decisions() -> None:
-    assert len(BLOCKS) == 4
+    assert len(BLOCKS) == 5
