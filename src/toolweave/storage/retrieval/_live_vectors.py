@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolweave.storage.retrieval.hnsw import HNSWVectors, hnsw_available
+from toolweave.storage.retrieval.hnsw import HNSW_BUILD_THREADS, HNSWVectors, hnsw_available
 from toolweave.storage.retrieval.vectors import VectorMatrix
 
 if TYPE_CHECKING:
@@ -266,6 +266,7 @@ class LiveVectors:
                 rowids[start:end][live].tolist(),
                 [names[int(c)] for c in codes[start:end][live]],
                 vectors[start:end][live],
+                threads=HNSW_BUILD_THREADS,
             )
         return graph
 
