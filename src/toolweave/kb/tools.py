@@ -187,6 +187,8 @@ class _KnowledgeBaseTools:
     ) -> dict[str, Any]:
         hits = await self._find(query, k, mode, expand)
         out: dict[str, Any] = {"results": _hits(hits, self.max_result_chars)}
+        if hits.warning:
+            out["warning"] = hits.warning
         if expand is not None and self.kb.model is None:
             out["note"] = NO_MODEL_NOTE
         return out
@@ -198,8 +200,10 @@ class _KnowledgeBaseTools:
             {"n": i, "doc_id": p["doc_id"], "title": p["title"], "heading_path": p["heading_path"]}
             for i, p in enumerate(passages, start=1)
         ]
+        warning = {"warning": hits.warning} if hits.warning else {}
         if self.kb.model is None:
             return {
+                **warning,
                 "answer": None,
                 "note": "no model is configured, so these are the passages to answer from",
                 "passages": passages,
@@ -207,7 +211,8 @@ class _KnowledgeBaseTools:
             }
         cited = [_cited(h, p["text"]) for h, p in zip(hits, passages, strict=False)]
         text = await answer(self.kb.model, question, cited)
-        return {"answer": truncate_text(text, self.max_result_chars), "citations": citations}
+        answer_text = truncate_text(text, self.max_result_chars)
+        return {**warning, "answer": answer_text, "citations": citations}
 
 
 def _cited(item: KBHit | ScopedHit, text: str) -> str:
