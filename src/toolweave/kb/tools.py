@@ -26,6 +26,7 @@ from toolweave.kb.expand import Expansion, answer
 from toolweave.kb.knowledge_base import DEFAULT_SEARCH_K, MAX_SEARCH_K, KnowledgeBase
 from toolweave.kb.results import AddResult, Document, KBHit
 from toolweave.kb.scopes import SCOPES, Scope, ScopedHit, ScopedKnowledgeBase
+from toolweave.storage.retrieval.embed_guard import Hits
 from toolweave.storage.retrieval.index import SearchMode
 from toolweave.tools.base import ToolAnnotations, action_annotations
 from toolweave.tools.context import ToolContext
@@ -150,11 +151,12 @@ class _KnowledgeBaseTools:
 
     async def _find(
         self, query: str, k: int, mode: SearchMode, expand: Expansion | None
-    ) -> list[KBHit | ScopedHit]:
+    ) -> Hits[KBHit | ScopedHit]:
         if self.scopes is None:
-            return list(await self.kb.search(query, k=k, mode=mode, expand=expand))
+            hits = await self.kb.search(query, k=k, mode=mode, expand=expand)
+            return Hits(hits, hits.warning)
         found = await self.scopes.search(query, self.session_id, k, mode, expand, self.searched)
-        return list(found)
+        return Hits(found, found.warning)
 
     async def add(self, title: str | None, content: str | None, file_path: str | None) -> Any:
         if file_path:
