@@ -43,8 +43,7 @@ async def test_a_long_result_keeps_head_and_tail_and_the_model_pages_to_its_midd
     tmp_path: Path,
 ) -> None:
     text = DOC.read_text("utf-8")
-    middle = text[len(text) // 2 : len(text) // 2 + 40]
-    phrase = " ".join(middle.split()[1:4])  # whole words from the middle of the document
+    phrase = text[len(text) // 2 : len(text) // 2 + 30]  # as written, line breaks and all
     seen: dict[str, Any] = {}
 
     def search_middle(request: ModelRequest) -> Message:
@@ -79,24 +78,35 @@ async def test_a_long_result_keeps_head_and_tail_and_the_model_pages_to_its_midd
     assert stat.S_IMODE(saved[0].parent.stat().st_mode) == 0o700
 
 
-async def test_chinese_results_are_cut_and_searched_by_characters() -> None:
-    filler = "北京今天多云，气温十二度，空气质量良好。" * 300
-    secret = "仓库的门禁密码是七四二一"
+_CHINESE_FILLER = "北京今天多云，气温十二度，空气质量良好。" * 300
+_TURKISH_FILLER = "İstanbul şehir raporu. " * 200  # "İ".lower() is two characters
 
+
+@pytest.mark.parametrize(
+    ("before", "secret", "pattern", "found_at"),
+    [
+        (_CHINESE_FILLER, "仓库的门禁密码是七四二一", "门禁密码", 3),
+        (_TURKISH_FILLER, "The Vault Code is 7421. ", "vault code", 4),
+    ],
+    ids=["chinese", "lowercasing-changes-lengths"],
+)
+async def test_results_are_cut_and_searched_by_the_texts_own_characters(
+    before: str, secret: str, pattern: str, found_at: int
+) -> None:
     @tool
     def report() -> str:
-        """Returns a long Chinese report."""
-        return filler + secret + filler
+        """Returns a long report."""
+        return before + secret + before
 
     def find(request: ModelRequest) -> Message:
         (cut,) = tool_messages(request.messages)
-        return calls(call("read_result", "2", handle=handle_in(cut.text), pattern="门禁密码"))
+        return calls(call("read_result", "2", handle=handle_in(cut.text), pattern=pattern))
 
-    model = ScriptedModel([calls(call("report", "1")), find, Message.assistant("七四二一")])
+    model = ScriptedModel([calls(call("report", "1")), find, Message.assistant("7421")])
     result = await Agent(model, [report], max_tool_result_chars=1500).run("密码是什么？")
     found = result.invocations[-1].result.content[0].text  # type: ignore[union-attr]
-    assert "occurs 1 time(s)" in found and secret in found
-    assert f"offset {len(filler) + 3}:" in found
+    assert "occurs 1 time(s)" in found and secret.strip() in found
+    assert f"offset {len(before) + found_at}:" in found, found[:300]
 
 
 async def test_handles_are_jailed_to_their_session_and_never_paths(tmp_path: Path) -> None:
@@ -217,3 +227,22 @@ async def test_a_failed_summary_loses_nothing_and_stubbing_still_runs() -> None:
     assert result.output == "done" and session.dropped == 0
     texts = [p.text for p in tool_messages(session.messages)]
     assert texts[0].startswith("[compacted:") and "page 4:" in texts[-1]
+
+
+async def test_a_result_with_lone_surrogates_is_saved_and_read_back_as_sent() -> None:
+    text = "header \ud83d broken pair " + "x" * 5000 + " tail \udc00 end"
+
+    @tool
+    def broken() -> str:
+        """Returns text as a JSON-escaped lone surrogate decodes."""
+        return text
+
+    def read_tail(request: ModelRequest) -> Message:
+        (cut,) = tool_messages(request.messages)
+        handle = handle_in(cut.text)
+        return calls(call("read_result", "2", handle=handle, offset=len(text) - 20))
+
+    model = ScriptedModel([calls(call("broken", "1")), read_tail, Message.assistant("ok")])
+    result = await Agent(model, [broken], max_tool_result_chars=1500).run("read")
+    page = result.invocations[-1].result.content[0].text  # type: ignore[union-attr]
+    assert page.endswith(text[-20:]) and "\udc00" in page

@@ -35,6 +35,7 @@ SAVED_HANDLE = re.compile(r'are saved whole as "(r-[0-9a-f]{12})"')
 _NOTICE_ROOM = 320  # the notice after the excerpt, and the marker inside it
 _MAX_MATCHES = 20
 _MATCH_CONTEXT = 80
+_LONE_SURROGATES = "surrogatepass"  # a tool's text may carry them (JSON's "\\ud800"): kept as sent
 
 
 class ResultPages:
@@ -69,7 +70,7 @@ class ResultPages:
 
     def save(self, session_id: str | None, text: str) -> str | None:
         """Save `text` for `session_id`; its handle, or None when it alone passes the bound."""
-        data = text.encode("utf-8")
+        data = text.encode("utf-8", _LONE_SURROGATES)
         if len(data) > self.max_saved_bytes:
             return None
         folder = self._folder(session_id)
@@ -98,7 +99,7 @@ class ResultPages:
         except OSError:
             return None
         with os.fdopen(fd, "rb") as source:
-            return source.read().decode("utf-8")
+            return source.read().decode("utf-8", _LONE_SURROGATES)
 
     def _folder(self, session_id: str | None, *, create: bool = True) -> Path | None:
         root = self._root
@@ -177,20 +178,17 @@ def read_result_tool(pages: ResultPages, page_chars: int) -> Tool:
 
 
 def _matches(text: str, handle: str, pattern: str) -> str:
-    """Each place `pattern` occurs (case-insensitive, Chinese as written), with context."""
-    folded, needle = text.casefold(), pattern.casefold()
-    if len(folded) != len(text):  # casefold changed lengths (ß -> ss): offsets by plain case
-        folded, needle = text.lower(), pattern.lower()
+    """Each place `pattern` occurs (case-insensitive, Chinese as written), with context; the
+    offsets are the text's own (matched in place, never in a case-folded copy whose length
+    can differ: "İ".lower() is two characters)."""
     found: list[str] = []
-    start = folded.find(needle)
     total = 0
-    while start != -1:
+    for match in re.finditer(re.escape(pattern), text, re.IGNORECASE):
         total += 1
         if len(found) < _MAX_MATCHES:
-            left = max(0, start - _MATCH_CONTEXT)
-            snippet = " ".join(text[left : start + len(pattern) + _MATCH_CONTEXT].split())
-            found.append(f"- offset {start}: {snippet}")
-        start = folded.find(needle, start + max(1, len(needle)))
+            left = max(0, match.start() - _MATCH_CONTEXT)
+            snippet = " ".join(text[left : match.end() + _MATCH_CONTEXT].split())
+            found.append(f"- offset {match.start()}: {snippet}")
     if not total:
         return f"{pattern!r} does not occur in {handle} ({len(text)} characters)."
     shown = f", the first {len(found)} shown" if total > len(found) else ""
