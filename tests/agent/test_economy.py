@@ -152,6 +152,29 @@ async def test_a_session_keeps_at_most_its_bound_and_drops_the_oldest(tmp_path: 
     assert len(set(handles)) == 4
 
 
+async def test_all_sessions_together_keep_at_most_the_total_bound(tmp_path: Path) -> None:
+    @tool
+    def dump() -> str:
+        """Returns three thousand characters."""
+        return "y" * 3000
+
+    economy = ContextEconomy(
+        scratch_dir=tmp_path, max_saved_bytes=7000, max_total_saved_bytes=10_000
+    )
+    model = ScriptedModel([calls(call("dump", "1")), Message.assistant("ok")] * 5)
+    agent = Agent(model, [dump], max_tool_result_chars=1000, context=economy)
+    first = await agent.run("go", Session("s0"))
+    for index in range(1, 5):  # one saved result per session: each within its own bound
+        await agent.run("go", Session(f"s{index}"))
+    saved = saved_files(tmp_path)
+    assert len(saved) == 3 and sum(p.stat().st_size for p in saved) <= 10_000
+    reader = agent.registry.get("read_result")
+    assert reader is not None
+    oldest = handle_in(tool_messages(first.messages)[0].text)
+    gone = await reader.execute({"handle": oldest}, ToolContext(session_id="s0"))
+    assert "is not saved in this session" in gone.content[0].text  # type: ignore[union-attr]
+
+
 async def test_saved_results_off_cuts_as_before_and_adds_no_tool() -> None:
     model = ScriptedModel([calls(call("read_doc", "1")), Message.assistant("ok")])
     await Agent(model, [read_doc], max_tool_result_chars=1000, context=False).run("read")

@@ -6,7 +6,8 @@
 space is the jail: a handle is checked against its pattern and opened inside the calling
 session's own folder (named by a digest of the session id, so no id can name a path), files are
 created exclusively, never followed through a link, and readable by the owner only. Each
-session keeps at most `max_saved_bytes`; the oldest saved results go first.
+session keeps at most `max_saved_bytes` and all sessions together at most `max_total_saved_bytes`
+(a long-lived process serves many sessions); the oldest saved results go first.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import secrets
 import shutil
 import stat
 import tempfile
+import time
 from pathlib import Path
 
 from toolweave.tools import Content, TextContent, Tool, ToolContext, truncate_text
@@ -41,10 +43,12 @@ _LONE_SURROGATES = "surrogatepass"  # a tool's text may carry them (JSON's "\\ud
 class ResultPages:
     """The saved results of every session of one agent (see the module docstring)."""
 
-    def __init__(self, scratch_dir: Path | str | None, max_saved_bytes: int) -> None:
+    def __init__(
+        self, scratch_dir: Path | str | None, max_saved_bytes: int, max_total_saved_bytes: int
+    ) -> None:
         self._root = Path(scratch_dir).expanduser() if scratch_dir is not None else None
-        self._temporary = scratch_dir is None
         self.max_saved_bytes = max_saved_bytes
+        self.max_total_saved_bytes = max_total_saved_bytes
 
     def spill(
         self, session_id: str | None, tool_name: str, content: list[Content], max_chars: int
@@ -71,16 +75,19 @@ class ResultPages:
     def save(self, session_id: str | None, text: str) -> str | None:
         """Save `text` for `session_id`; its handle, or None when it alone passes the bound."""
         data = text.encode("utf-8", _LONE_SURROGATES)
-        if len(data) > self.max_saved_bytes:
+        if len(data) > min(self.max_saved_bytes, self.max_total_saved_bytes):
             return None
         folder = self._folder(session_id)
         assert folder is not None  # created
-        self._make_room(folder, len(data))
+        _make_room([folder], len(data), self.max_saved_bytes)
+        _make_room(_session_folders(folder.parent), len(data), self.max_total_saved_bytes)
         handle = "r-" + secrets.token_hex(6)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
         fd = os.open(folder / f"{handle}.txt", flags, 0o600)
         with os.fdopen(fd, "wb") as out:
             out.write(data)
+            stamp = time.time_ns()  # the oldest go first: a finer clock than the file system's
+            os.utime(out.fileno(), ns=(stamp, stamp))
         return handle
 
     def read(self, session_id: str | None, handle: str) -> str | None:
@@ -122,23 +129,29 @@ class ResultPages:
             raise OSError(f"{folder} is not a folder (a link?); saved results are never followed")
         return folder
 
-    def _make_room(self, folder: Path, size: int) -> None:
-        """Drop the session's oldest saved results until `size` more bytes fit."""
-        saved = sorted(
-            (
-                entry.stat(follow_symlinks=False).st_mtime_ns,
-                entry.name,
-                entry.stat(follow_symlinks=False).st_size,
-            )
-            for entry in os.scandir(folder)
-            if entry.is_file(follow_symlinks=False)
-        )
-        total = sum(s for _, _, s in saved)
-        for _, name, entry_size in saved:
-            if total + size <= self.max_saved_bytes:
-                break
-            (folder / name).unlink(missing_ok=True)
-            total -= entry_size
+
+def _session_folders(root: Path) -> list[Path]:
+    """The session folders under the scratch root (links and stray files are not folders)."""
+    return [Path(e.path) for e in os.scandir(root) if e.is_dir(follow_symlinks=False)]
+
+
+def _make_room(folders: list[Path], size: int, bound: int) -> None:
+    """Drop the oldest saved results in `folders` until `size` more bytes fit in `bound`."""
+    saved = []
+    for folder in folders:
+        with contextlib.suppress(FileNotFoundError):  # another process's folder, just dropped
+            for entry in os.scandir(folder):
+                with contextlib.suppress(FileNotFoundError):
+                    if entry.is_file(follow_symlinks=False):
+                        info = entry.stat(follow_symlinks=False)
+                        saved.append((info.st_mtime_ns, entry.path, info.st_size))
+    saved.sort()
+    total = sum(s for _, _, s in saved)
+    for _, path, entry_size in saved:
+        if total + size <= bound:
+            break
+        Path(path).unlink(missing_ok=True)
+        total -= entry_size
 
 
 def read_result_tool(pages: ResultPages, page_chars: int) -> Tool:
