@@ -13,11 +13,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from toolweave.storage.files import atomic_write
 
-__all__ = ["DEFAULT_TRUST_FILE", "content_digest", "is_trusted", "trust"]
+__all__ = ["DEFAULT_TRUST_FILE", "content_digest", "exposed", "is_trusted", "trust"]
 
 DEFAULT_TRUST_FILE = "~/.toolweave/trusted.json"
 """Where trusted files are recorded, unless a caller names another store."""
@@ -68,3 +69,10 @@ def is_trusted(
     real = os.path.realpath(path)
     recorded = _entries(_store(store)).get(real)
     return recorded is not None and recorded == content_digest(real)
+
+
+def exposed(path: str | os.PathLike[str], writable: Iterable[str]) -> bool:
+    """Whether `path` (its real path) lies in one of the `writable` folders (real paths): a file
+    there is one a sandboxed tool may have written, so it counts only once trusted."""
+    where = os.path.realpath(path)
+    return any(where == w or where.startswith(w.rstrip("/") + "/") for w in writable)
