@@ -63,12 +63,18 @@ def trust(path: str | os.PathLike[str], *, store: str | os.PathLike[str] | None 
 
 
 def is_trusted(
-    path: str | os.PathLike[str], *, store: str | os.PathLike[str] | None = None
+    path: str | os.PathLike[str],
+    *,
+    store: str | os.PathLike[str] | None = None,
+    content: bytes | None = None,
 ) -> bool:
-    """Whether a person trusted `path` with exactly the content it has now."""
+    """Whether a person trusted `path` with exactly the content it has now; pass the `content`
+    the caller read and will use, so what is checked is what is used (the file is not read a
+    second time, when it may have changed in between)."""
     real = os.path.realpath(path)
     recorded = _entries(_store(store)).get(real)
-    return recorded is not None and recorded == content_digest(real)
+    digest = hashlib.sha256(content).hexdigest() if content is not None else content_digest(real)
+    return recorded is not None and recorded == digest
 
 
 def exposed(path: str | os.PathLike[str], writable: Iterable[str]) -> bool:
