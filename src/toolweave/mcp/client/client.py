@@ -26,6 +26,7 @@ from toolweave.mcp.shared.constants import PROMPTS_CHANGED, RESOURCES_CHANGED, T
 from toolweave.mcp.shared.errors import MCPConnectionClosed, MCPError
 from toolweave.mcp.shared.jsonrpc import ProgressHandler, RequestContext
 from toolweave.mcp.shared.peer import JSONRPCPeer
+from toolweave.mcp.shared.trace_context import trace_meta
 
 if TYPE_CHECKING:
     import httpx
@@ -382,6 +383,9 @@ class MCPClient(ServerFeatures):
         peer = self._peer
         if peer is None:
             raise MCPConnectionClosed(f"MCP client {self.name!r} is closed")
+        trace = trace_meta()  # the caller's OpenTelemetry span, when tracing is on
+        if trace:
+            params = {**(params or {}), "_meta": {**trace, **((params or {}).get("_meta") or {})}}
         if not negotiated.modern:
             return await peer.request(
                 method,
