@@ -4,10 +4,12 @@ and URL mode, SEP-1036) reaches the upstream client of the call that caused it, 
 default (2026: the question becomes an input-required round, and the retry runs the downstream
 call again) and legacy (2025: a request on the session) modes. Downstream: server-everything
 (npm, a 2025-11-25 server asking on its session) and a toolweave toolkit server (2026-07-28,
-asking through input-required results). A client that cannot be asked gets a clear refusal."""
+asking through input-required results). A client that cannot be asked gets a clear refusal, and
+so does a 2025 question that cannot be tied to one of several calls in flight."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -99,3 +101,26 @@ async def test_a_client_that_cannot_be_asked_gets_a_clear_refusal(
             await client.call_tool(FORM["toolkit"], {"city": "Lyon"})
     assert everything.is_error and refusal in _text(everything), _text(everything)
     assert refused.value.code == MISSING_CLIENT_CAPABILITY and refusal in str(refused.value)
+
+
+async def test_a_2025_question_with_two_calls_in_flight_is_refused(tmp_path: Path) -> None:
+    """A 2025 downstream request does not say which call it belongs to: while the first call's
+    question is open, the second call's question to the same server cannot be routed."""
+    first_asked, second_done = asyncio.Event(), asyncio.Event()
+
+    async def person(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        first_asked.set()
+        await second_done.wait()  # the first call stays in flight, its question open
+        return types.ElicitResult(action="accept", content={"name": "first"})
+
+    async with (
+        gateway(tmp_path) as url,
+        Client(url, mode="legacy", elicitation_callback=person) as client,
+    ):
+        first = asyncio.ensure_future(client.call_tool(FORM["everything"], {}))
+        await first_asked.wait()
+        second = await client.call_tool(FORM["everything"], {})
+        second_done.set()
+        answered = await first
+    assert not answered.is_error and "- Name: first" in _text(answered), _text(answered)
+    assert second.is_error and "2 calls are in flight" in _text(second), _text(second)
