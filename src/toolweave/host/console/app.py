@@ -240,7 +240,7 @@ class Console:
             )
         return {
             "name": host.config.name,
-            "url": host.config.url,
+            "url": host.url,
             "providers": [p.name for p in host.providers],
             "tools": tools,
             "servers": self._servers(),
