@@ -250,6 +250,7 @@ class ToolHost:
             governed,
             permission_patterns=True if governed.supports_probe else None,
             output_schema=_output_schema(tool),
+            func=governed.func,
             icons=icons,
             meta=meta,
             # A call still running after task_after seconds becomes a task for a client that
@@ -421,8 +422,7 @@ class ToolHost:
 
 def _output_schema(tool: Tool) -> dict[str, Any] | bool | None:
     """Local function tools keep their derived outputSchema; proxied ones their declared one."""
-    info = getattr(tool, "info", None)
-    if info is not None:
-        schema = getattr(info, "output_schema", None)
+    if isinstance(tool, MCPTool):
+        schema = tool.info.output_schema
         return schema if isinstance(schema, dict) else None
     return True

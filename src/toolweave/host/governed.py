@@ -15,6 +15,7 @@ from toolweave.tools.base import Tool, ToolAnnotations
 from toolweave.tools.calls import CallMiddleware, ToolCall, chain
 from toolweave.tools.context import ToolContext
 from toolweave.tools.errors import ToolError
+from toolweave.tools.function_tool import FunctionTool
 from toolweave.tools.permissions import Permission
 from toolweave.tools.registry import ToolRegistry
 from toolweave.tools.result import TextContent, ToolResult
@@ -45,7 +46,7 @@ class GovernedTool:
         extra = {Permission.custom(f"mcp:{server.lower()}")} if isinstance(server, str) else set()
         self._permissions = frozenset(inner.permissions | extra)
         # A wrapped function tool keeps the outputSchema derived from its return type.
-        self.func = getattr(inner, "func", None)
+        self.func = inner.func if isinstance(inner, FunctionTool) else None
 
     @property
     def name(self) -> str:
@@ -97,3 +98,9 @@ class GovernedTool:
             content = [*result.content, *(TextContent(n) for n in call.notes)]
             result = ToolResult(content, result.structured, result.is_error, result.metadata)
         return result
+
+
+def unwrapped(tool: Tool) -> Tool:
+    """The tool a served entry runs: the inner tool of a `GovernedTool`, else `tool` itself
+    (what the console, `toolweave policy` and the agent's `--config` tools inspect)."""
+    return tool.inner if isinstance(tool, GovernedTool) else tool
