@@ -29,8 +29,7 @@ def test_the_docs_show_the_real_banner(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.delenv("TOOLWEAVE_SERVE_TOKEN", raising=False)
     monkeypatch.chdir(project)
     monkeypatch.setattr(serve_cmd, "_executable", lambda: EXECUTABLE)
-    config = load_host_config(env={})
-    config.transport = "http"
+    config = load_host_config(env={}).model_copy(update={"transport": "http"})
     host = ToolHost(config)
     real = serve_cmd._banner(host).replace(str(project), PROJECT)
     assert documented_banner() == real
@@ -63,7 +62,6 @@ def test_a_configured_console_token_is_named_not_shown(
     monkeypatch.chdir(tmp_path)
     config = load_host_config(env={"TOOLWEAVE_SERVE__CONSOLE_TOKEN": "s3cret-console"})
     assert config.console_token == "s3cret-console"
-    config.transport = "http"
-    serve_cmd._print_banner(ToolHost(config))
+    serve_cmd._print_banner(ToolHost(config.model_copy(update={"transport": "http"})))
     out = capsys.readouterr().out
     assert "/console#token=<your [serve].console_token>" in out and "s3cret-console" not in out

@@ -16,7 +16,7 @@ from toolweave.host import ToolHost, parse_config
 async def serving_http(host: ToolHost) -> AsyncIterator[ToolHost]:
     """`host` serving HTTP (its `config.url`) until the block ends; then stopped and closed."""
     ready = asyncio.Event()
-    task = asyncio.ensure_future(host.serve_http(on_ready=ready.set))
+    task = asyncio.ensure_future(host.serve_http(on_ready=lambda _port: ready.set()))
     await ready.wait()
     try:
         yield host

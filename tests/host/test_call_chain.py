@@ -104,7 +104,7 @@ async def test_the_scenario_table_through_serve(row: Scenario, tmp_path: Path) -
         host.governance.governance = governance
         elicitor = Elicitor(row.answer, row.delay) if row.answer is not None else None
         mode = "legacy" if elicitor is not None else "auto"
-        async with Client(host.config.url, mode=mode, elicitation_callback=elicitor) as client:
+        async with Client(host.url, mode=mode, elicitation_callback=elicitor) as client:
             result = await client.call_tool(row.tool, row.args)
     assert ([row.ran] if row.ran is not None else []) == RAN
     assert result.is_error is row.error and row.text in _text(result)
@@ -119,7 +119,7 @@ async def test_an_approval_after_the_tool_timeout_runs_the_tool_in_2026_mode(
     RAN.clear()
     async with (
         serving(tmp_path, console_approvals=True) as host,
-        Client(host.config.url) as client,
+        Client(host.url) as client,
     ):
         call = asyncio.ensure_future(client.call_tool("act", {"command": "make 构建"}))
         (pending,) = await host.console.approvals.wait_pending()
@@ -136,13 +136,13 @@ async def test_an_approval_after_the_tool_timeout_runs_the_tool_in_legacy_mode(
     RAN.clear()
     async with serving(tmp_path) as host:
         elicitor = Elicitor(True, SLOW_ANSWER)
-        async with Client(host.config.url, mode="legacy", elicitation_callback=elicitor) as client:
+        async with Client(host.url, mode="legacy", elicitation_callback=elicitor) as client:
             result = await client.call_tool("act", {"command": "make 构建"})
     assert not result.is_error and _text(result) == "ran make 构建"
     assert RAN == ["make 构建"] and len(elicitor.messages) == 1
 
 
 async def test_the_tool_timeout_still_bounds_running_a_served_tool(tmp_path: Path) -> None:
-    async with serving(tmp_path) as host, Client(host.config.url) as client:
+    async with serving(tmp_path) as host, Client(host.url) as client:
         result = await client.call_tool("stall", {})
     assert result.is_error and f"timed out after {TOOL_TIMEOUT:g}s" in _text(result)

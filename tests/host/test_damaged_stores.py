@@ -44,7 +44,7 @@ async def test_damaged_stores_are_left_out_and_the_rest_serves(
     )
     assert {r.getMessage() for r in caplog.records} >= set(host.notes)
     ready = asyncio.Event()
-    task = asyncio.ensure_future(host.serve_http(on_ready=ready.set))
+    task = asyncio.ensure_future(host.serve_http(on_ready=lambda _port: ready.set()))
     await ready.wait()
     try:
         async with Client(f"http://127.0.0.1:{port}/mcp") as client:

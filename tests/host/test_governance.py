@@ -88,10 +88,10 @@ async def serve_config(config: HostConfig) -> AsyncIterator[str]:
     """The URL of a `ToolHost` serving `config` over HTTP, until the caller is done."""
     host = ToolHost(config)
     ready = asyncio.Event()
-    task = asyncio.ensure_future(host.serve_http(on_ready=ready.set))
+    task = asyncio.ensure_future(host.serve_http(on_ready=lambda _port: ready.set()))
     await ready.wait()
     try:
-        yield f"http://127.0.0.1:{config.port}/mcp"
+        yield host.url
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)

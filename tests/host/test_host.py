@@ -32,7 +32,7 @@ def test_defaults_work_without_a_file(tmp_path: Path, monkeypatch: pytest.Monkey
         8765,
         "/mcp",
     )
-    assert config.providers == ["builtins", "memory", "kb", "notes", "skills"]
+    assert config.providers == ("builtins", "memory", "kb", "notes", "skills")
     assert config.mcp_servers == {} and not config.providers_chosen
     assert config.url == "http://127.0.0.1:8765/mcp"
 

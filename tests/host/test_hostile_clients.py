@@ -56,7 +56,7 @@ async def calculate(
 async def test_the_whole_loopback_range_is_one_client_for_the_quota() -> None:
     async with serving(daily_calls_per_client=2) as host:
         results = [
-            await calculate(host.config.url, source=source)
+            await calculate(host.url, source=source)
             for source in ("127.0.0.1", "127.0.0.2", "127.9.8.7", "127.0.0.3")
         ]
     assert [r.get("isError", False) for r in results] == [False, False, True, True]
@@ -66,7 +66,7 @@ async def test_the_whole_loopback_range_is_one_client_for_the_quota() -> None:
 async def test_each_client_token_is_its_own_principal_and_quota() -> None:
     tokens = {"alice": "alice-" + "a" * 32, "bob": "bob-" + "b" * 32}
     async with serving(tokens=tokens, daily_calls_per_client=1) as host:
-        url = host.config.url
+        url = host.url
         alice = [await calculate(url, token=tokens["alice"]) for _ in range(2)]
         bob = await calculate(url, token=tokens["bob"])
         async with httpx.AsyncClient() as http:
@@ -79,7 +79,7 @@ async def test_each_client_token_is_its_own_principal_and_quota() -> None:
 
 async def test_a_post_must_be_json() -> None:
     async with serving() as host, httpx.AsyncClient() as http:
-        url = host.config.url
+        url = host.url
         for kind in ("text/plain", "application/x-www-form-urlencoded", None):
             headers = {"Accept": ACCEPT["Accept"], **({"Content-Type": kind} if kind else {})}
             page = await http.post(url, content=httpx.Request("POST", url, json=INIT).content,
@@ -91,7 +91,7 @@ async def test_a_post_must_be_json() -> None:
 
 async def test_a_body_dripped_slowly_is_cut_at_body_read_timeout() -> None:
     async with serving(body_read_timeout=0.5) as host:
-        reader, writer = await asyncio.open_connection("127.0.0.1", host.config.port)
+        reader, writer = await asyncio.open_connection("127.0.0.1", host.port)
         head = (
             f"POST {host.config.path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
             'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"jsonrpc"'
@@ -132,7 +132,7 @@ async def test_a_served_flood_of_asks_leaves_room_for_another_client() -> None:
              "rules": {"ask": ["get_weather"]}}  # fmt: skip
     async with serving(**table) as host:
         queue = host.console.approvals
-        url = host.config.url
+        url = host.url
 
         def weather(who: str, city: str) -> Any:
             return asyncio.ensure_future(calculate(url, token=tokens[who], name="get_weather",

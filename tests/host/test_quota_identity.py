@@ -15,9 +15,9 @@ async def test_rotating_client_names_share_one_address_quota() -> None:
         results = []
         for name in ("alpha", "beta", "gamma"):
             info = types.Implementation(name=name, version="1")
-            async with Client(host.config.url, mode="legacy", client_info=info) as client:
+            async with Client(host.url, mode="legacy", client_info=info) as client:
                 results.append(await client.call_tool("calculate", {"expression": "1 + 1"}))
-        async with Client(host.config.url, mode="legacy") as client:
+        async with Client(host.url, mode="legacy") as client:
             spoofed = await client.call_tool(
                 "calculate",
                 {"expression": "2 + 2"},
@@ -40,7 +40,7 @@ async def test_stateless_requests_count_against_the_token_holder() -> None:
             transport = streamable_http_client
             async with (
                 httpx2.AsyncClient(headers=headers) as http,
-                Client(transport(host.config.url, http_client=http), client_info=info) as client,
+                Client(transport(host.url, http_client=http), client_info=info) as client,
             ):
                 outcomes.append(await client.call_tool("calculate", {"expression": "3 * 3"}))
     assert [o.is_error for o in outcomes] == [False, True]

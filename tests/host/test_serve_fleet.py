@@ -40,10 +40,10 @@ async def replica(
     }
     host = ToolHost(parse_config({"serve": serve}, source=tmp_path / "toolweave.toml"))
     ready = asyncio.Event()
-    task = asyncio.ensure_future(host.serve_http(on_ready=ready.set))
+    task = asyncio.ensure_future(host.serve_http(on_ready=lambda _port: ready.set()))
     await ready.wait()
     try:
-        yield host, f"http://127.0.0.1:{host.config.port}/mcp"
+        yield host, f"http://127.0.0.1:{host.port}/mcp"
     finally:
         host._http.should_exit = True  # a graceful stop, as on SIGTERM
         await task

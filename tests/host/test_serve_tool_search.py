@@ -93,7 +93,7 @@ async def test_the_sdk_client_searches_and_calls_a_found_tool_governed(tmp_path:
     person = accepting(asked)
     async with (
         serving(tmp_path) as host,
-        Client(host.config.url, mode="legacy", elicitation_callback=person) as client,
+        Client(host.url, mode="legacy", elicitation_callback=person) as client,
     ):
         listed = sorted(t.name for t in (await client.list_tools()).tools)
         found = await client.call_tool("tool_search", {"query": "read a text file"})
@@ -145,7 +145,7 @@ async def test_toolweave_s_agent_finds_and_calls_through_the_host(tmp_path: Path
         ]
     )
     async with serving(tmp_path) as host:
-        servers = {"mcpServers": {"host": {"url": host.config.url}}}
+        servers = {"mcpServers": {"host": {"url": host.url}}}
         async with MCPManager.from_config(servers) as manager:
             # tool_call may reach any served tool, so a client asks before it by default; the
             # host still governs the tool it calls.
@@ -166,7 +166,7 @@ async def test_toolweave_s_agent_finds_and_calls_through_the_host(tmp_path: Path
 async def test_under_the_threshold_every_tool_is_listed_and_no_search_tool(
     tmp_path: Path,
 ) -> None:
-    async with serving(tmp_path, threshold=1000) as host, Client(host.config.url) as client:
+    async with serving(tmp_path, threshold=1000) as host, Client(host.url) as client:
         listed = {t.name for t in (await client.list_tools()).tools}
     assert {"calculate", "filesystem__read_text_file", "weather__get_weather"} <= listed
     assert not listed & {"tool_search", "tool_call"}
@@ -184,8 +184,8 @@ async def test_a_found_tool_joins_the_2025_session_s_list_announced(tmp_path: Pa
     files = (tmp_path / "files").resolve()
     async with (
         serving(tmp_path) as host,
-        Client(host.config.url, mode="legacy", message_handler=messages) as client,
-        Client(host.config.url, mode="legacy") as other,
+        Client(host.url, mode="legacy", message_handler=messages) as client,
+        Client(host.url, mode="legacy") as other,
     ):
         before = {t.name for t in (await client.list_tools()).tools}
         await client.call_tool("tool_search", {"query": "read a text file"})
@@ -207,7 +207,7 @@ async def test_a_2026_client_hears_the_change_and_calls_the_found_tool_governed(
     asked: list[str] = []
     async with (
         serving(tmp_path) as host,
-        Client(host.config.url, elicitation_callback=accepting(asked)) as client,
+        Client(host.url, elicitation_callback=accepting(asked)) as client,
         client.listen(tools_list_changed=True) as heard,
     ):
         before = {t.name for t in (await client.list_tools()).tools}

@@ -79,6 +79,7 @@ async def _host_tools(config: Path, result: AgentTools, stack: AsyncExitStack) -
     elicitation: the agent's governance applies the same `[serve.rules]` and hooks and asks
     the person running the agent, so a `y` at its prompt lets the call run."""
     from toolweave.host import ToolHost, load_host_config
+    from toolweave.host.governed import unwrapped
 
     host = ToolHost(load_host_config(config))
     stack.push_async_callback(host.close)
@@ -89,7 +90,7 @@ async def _host_tools(config: Path, result: AgentTools, stack: AsyncExitStack) -
         entry = host.server.tool_entry(name)
         if entry is not None:
             published = entry.tool()
-            result.tools.append(getattr(published, "inner", published))
+            result.tools.append(unwrapped(published))
 
 
 async def _mcp_tools(mcp: Path, result: AgentTools, stack: AsyncExitStack, *, eager: bool) -> None:

@@ -165,6 +165,7 @@ def _served_decision(config: Path | None, name: str, args: dict[str, str]) -> Ex
 
     from toolweave.governance.rules import Explanation, Rules
     from toolweave.host import ToolHost, load_host_config
+    from toolweave.host.governed import unwrapped
     from toolweave.tools.claude_names import claude_code_name
 
     async def decide() -> Explanation:
@@ -190,7 +191,7 @@ def _served_decision(config: Path | None, name: str, args: dict[str, str]) -> Ex
                 typer.echo(f"({config} serves no tool {name!r} now: the rules alone decide)")
                 return (host.governance.governance.rules or Rules()).explain(name, args)
             served = entry.tool()
-            tool = getattr(served, "inner", served)
+            tool = unwrapped(served)
             key, given = tool.primary_arg, dict(args)
             if key is not None and len(given) == 1 and key not in given:
                 given = {key: next(iter(given.values()))}  # `tool(value)` names the primary arg

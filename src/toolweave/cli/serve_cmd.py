@@ -80,7 +80,9 @@ def _banner(host: ToolHost, console_token: str = "<console token>") -> str:
     executable = _executable()
     config_args = ["--config", str(config.source.absolute())] if config.source else []
     address = f"[{config.host}]" if ":" in config.host else config.host
-    command = shlex.join([executable, "serve", "--http", f"{address}:{config.port}", *config_args])
+    command = shlex.join(
+        [executable, "serve", "--http", f"{address}:{host.port or config.port}", *config_args]
+    )
     if config.token:
         command = f"{TOKEN_ENV}=<token> {command}"
     desktop = json.dumps(
@@ -98,7 +100,7 @@ def _banner(host: ToolHost, console_token: str = "<console token>") -> str:
     served = [f"  {p.name:9} {describe(p)}" for p in host.providers]
     served += [f"  {note}" for note in host.notes]
     return HOW_TO_CONNECT.format(
-        url=config.url,
+        url=host.url,
         command=command,
         data_dir=_home(str(config.data_dir)),
         served=_home("\n".join(served) or "  nothing: [serve].providers is empty"),
@@ -144,15 +146,17 @@ def serve(
         host_config, note = load_served_config(config)
         if note is not None:
             typer.echo(f"note: {note}", err=True)
+        update: dict[str, object] = {}
         if http is not None:
-            host_config.transport = "http"
-            host_config.host, host_config.port = _split_address(http)
+            update["transport"] = "http"
+            update["host"], update["port"] = _split_address(http)
         elif stdio:
-            host_config.transport = "stdio"
+            update["transport"] = "stdio"
         if token:
-            host_config.token = token
+            update["token"] = token
         if demo and DEMO_PROVIDER not in host_config.providers:
-            host_config.providers = [*host_config.providers, DEMO_PROVIDER]
+            update["providers"] = (*host_config.providers, DEMO_PROVIDER)
+        host_config = host_config.model_copy(update=update)
         host = ToolHost(host_config)
     except (ValueError, TypeError) as exc:
         typer.echo(f"error: {exc}", err=True)
@@ -161,7 +165,7 @@ def serve(
         asyncio.run(host.serve_stdio())
         return
     try:
-        asyncio.run(host.serve_http(on_ready=lambda: _print_banner(host)))
+        asyncio.run(host.serve_http(on_ready=lambda _port: _print_banner(host)))
     except KeyboardInterrupt:
         pass
     except OSError as exc:  # the port is taken or the address is not ours

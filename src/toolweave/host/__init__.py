@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from toolweave._lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
-    "GovernedTool": "toolweave.host.app",
+    "GovernedTool": "toolweave.host.governed",
     "ToolHost": "toolweave.host.app",
     "HostConfig": "toolweave.host.config",
     "PolicySection": "toolweave.host.config",
@@ -30,7 +30,7 @@ _EXPORTS: dict[str, str] = {
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
-    from toolweave.host.app import GovernedTool, ToolHost
+    from toolweave.host.app import ToolHost
     from toolweave.host.config import (
         HostConfig,
         PolicySection,
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         load_host_config,
         parse_config,
     )
+    from toolweave.host.governed import GovernedTool
     from toolweave.host.providers.base import PROVIDERS, CapabilityProvider, load_provider
     from toolweave.host.providers.demo import DemoProvider
     from toolweave.host.sections import SECTIONS, Section

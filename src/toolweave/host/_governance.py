@@ -9,7 +9,6 @@ that says how to allow the call in toolweave.toml.
 
 from __future__ import annotations
 
-import os
 from collections import OrderedDict
 from dataclasses import replace
 from typing import Any
@@ -26,7 +25,7 @@ from toolweave.governance.approvals import (
 from toolweave.governance.hooks import Hooks
 from toolweave.governance.middleware import GovernanceMiddleware
 from toolweave.governance.pipeline import GateContext, Governance
-from toolweave.governance.rules import Explanation, Rules
+from toolweave.governance.rules import Explanation
 from toolweave.governance.visibility import denied_outright
 from toolweave.host.config import HostConfig
 from toolweave.mcp.server.context import Context
@@ -72,12 +71,9 @@ class HostGovernance:
         self.audit = audit
         if approver is not None and audit is not None:
             approver = audited(approver, audit, "console")
-        root = str(config.source.parent.resolve()) if config.source is not None else os.getcwd()
-        where = f"{config.source or 'toolweave.toml'} [serve.rules]"
-        rules = Rules.from_mapping(config.rules, source=where, root=root)
-        hooks = Hooks.from_file(config.hooks, cwd=root) if config.hooks is not None else None
+        hooks = Hooks.from_file(config.hooks, cwd=config.root) if config.hooks is not None else None
         self.governance = Governance(
-            rules=rules,
+            rules=config.rule_set(),
             hooks=hooks,
             approver=approver,
             admin_approver=approver,

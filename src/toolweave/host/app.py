@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolweave.accounting.calls import QUERY_LOG_FILE
-from toolweave.governance.errors import GovernanceError
 from toolweave.host._governance import HostGovernance
 from toolweave.host.accounting import accounting_for
 from toolweave.host.config import HostConfig
 from toolweave.host.console.app import CONSOLE_PATH, Console, ConsoleApprovals
+from toolweave.host.governed import GovernedTool
 from toolweave.host.icon import SERVER_ICONS
 from toolweave.host.providers.base import (
     CapabilityProvider,
@@ -31,23 +31,19 @@ from toolweave.host.providers.base import (
 from toolweave.host.readiness import Readiness
 from toolweave.host.stores import damaged_line, damaged_store
 from toolweave.host.tool_search import ServedSearch, search_tools
-from toolweave.mcp.server import MCPServer, is_probe, probe_result
-from toolweave.mcp.server.context import Context
+from toolweave.mcp.server import MCPServer
 from toolweave.mcp.server.tasks import (
     TASK_SUPPORT,
     PostgresTaskStore,
     SQLiteTaskStore,
     TaskStore,
 )
-from toolweave.mcp.shared.errors import MCPError
 from toolweave.mcp.toolset.bridge import MCPTool
-from toolweave.tools.base import Tool, ToolAnnotations
-from toolweave.tools.calls import CallMiddleware, ToolCall, chain
-from toolweave.tools.context import ToolContext
+from toolweave.tools.base import Tool
+from toolweave.tools.calls import CallMiddleware
 from toolweave.tools.errors import PermissionDenied, ToolError
 from toolweave.tools.permissions import Permission, PermissionPolicy
 from toolweave.tools.registry import ToolRegistry
-from toolweave.tools.result import TextContent, ToolResult
 from toolweave.tools.search_mode import ToolSearch
 from toolweave.version import __version__
 
@@ -68,91 +64,14 @@ INSTRUCTIONS = (
 )
 
 
-class GovernedTool:
-    """A published tool behind the host's call chain: accounting, then governance (rules,
-    hooks, approvals), around `ToolRegistry.invoke` of the host's registry, which runs the tool
-    under `timeout` (running it only: a person's answer may take longer), or `task_timeout`
-    when the call may become an MCP task (given, and the client declared tasks). Adds
-    `mcp:<server>` to proxied tools' permissions (the policy decided at publication, in
-    `ToolHost._publish`).
-    """
-
-    def __init__(
-        self,
-        inner: Tool,
-        registry: ToolRegistry,
-        middlewares: Sequence[CallMiddleware] = (),
-        timeout: float | None = None,
-        task_timeout: float | None = None,
-    ) -> None:
-        self.inner = inner
-        self.timeout = timeout
-        self.task_timeout = task_timeout
-        self._handler = chain(middlewares, registry.run_call)
-        server = getattr(inner, "server", None)
-        extra = {Permission.custom(f"mcp:{server.lower()}")} if isinstance(server, str) else set()
-        self._permissions = frozenset(inner.permissions | extra)
-        # A wrapped function tool keeps the outputSchema derived from its return type.
-        self.func = getattr(inner, "func", None)
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def description(self) -> str:
-        return self.inner.description
-
-    @property
-    def parameters(self) -> dict[str, Any]:
-        return self.inner.parameters
-
-    @property
-    def permissions(self) -> frozenset[Permission]:
-        return self._permissions
-
-    @property
-    def annotations(self) -> ToolAnnotations:
-        return self.inner.annotations
-
-    @property
-    def primary_arg(self) -> str | None:
-        return self.inner.primary_arg
-
-    @property
-    def supports_probe(self) -> bool:
-        return getattr(self.inner, "supports_permission_probe", False) is True
-
-    async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        if is_probe(ctx):  # only published tools are called: the policy let this one through
-            found = await self.inner.permission_patterns(args)  # type: ignore[attr-defined]
-            if found is None:
-                raise ToolError(f"tool {self.name!r} does not support permission probes")
-            return probe_result(found.patterns, found.always)
-        timeout = self.timeout
-        if self.task_timeout is not None and isinstance(ctx, Context) and ctx.may_run_as_task:
-            timeout = self.task_timeout  # past task_after it is a task: no request to time out
-        call = ToolCall(self.name, ctx.call_id, args, self.inner, ctx, timeout)
-        try:
-            inv = await self._handler(call)
-        except (GovernanceError, ToolError) as refused:
-            return ToolResult.error(refused.message)
-        failure = inv.error.__cause__ if inv.error is not None else None
-        if isinstance(failure, MCPError):
-            raise failure  # a downstream failure: a JSON-RPC error, as the server maps it
-        result = inv.result
-        if call.notes:
-            content = [*result.content, *(TextContent(n) for n in call.notes)]
-            result = ToolResult(content, result.structured, result.is_error, result.metadata)
-        return result
-
-
 class ToolHost:
     """The configured server plus the providers whose resources it must release."""
 
     def __init__(self, config: HostConfig) -> None:
         config.check()
         self.config = config
+        self.port: int | None = None
+        """The port `serve_http` bound (None until it has)."""
         names = list(config.providers)
         if config.mcp_servers and "mcp" not in names:
             names.append("mcp")
@@ -173,6 +92,7 @@ class ToolHost:
             else:
                 self.providers.append(load_provider(name, config))
         self._check_query_log()
+        config = self.config  # a copy with the query log off when its store is damaged
         policy = config.policy
         self.policy = PermissionPolicy(policy.allowed, policy.denied, policy.allow_unspecified)
         self.accounting = accounting_for(config)
@@ -269,7 +189,7 @@ class ToolHost:
         if why is None:
             return
         line = damaged_line("query log off", path, why)
-        config.query_log = False
+        self.config = config.model_copy(update={"query_log": False})
         logger.warning("%s", line)
         self.notes.append(line)
 
@@ -330,6 +250,7 @@ class ToolHost:
             governed,
             permission_patterns=True if governed.supports_probe else None,
             output_schema=_output_schema(tool),
+            func=governed.func,
             icons=icons,
             meta=meta,
             # A call still running after task_after seconds becomes a task for a client that
@@ -428,14 +349,21 @@ class ToolHost:
             self._http.should_exit = True
 
     @property
+    def url(self) -> str:
+        """The MCP endpoint: on the port bound once serving (`[serve].port = 0` asks for a free
+        one), the configured one before."""
+        return self.config.url_at(self.port if self.port is not None else self.config.port)
+
+    @property
     def console_url(self) -> str | None:
         """Where the web console is served over HTTP (None when `[serve].console` is off)."""
         if not self.config.console:
             return None
-        return self.config.url.removesuffix(self.config.path) + CONSOLE_PATH
+        return self.url.removesuffix(self.config.path) + CONSOLE_PATH
 
-    async def serve_http(self, on_ready: Callable[[], None] | None = None) -> None:
-        """Serve HTTP; `on_ready` runs once the socket is bound (clients may connect)."""
+    async def serve_http(self, on_ready: Callable[[int], object] | None = None) -> int:
+        """Serve HTTP until stopped, and return the port it bound. `on_ready(port)` runs once the
+        socket is bound (clients may connect); `self.port` holds it from then on."""
         import math
         import socket
 
@@ -444,8 +372,7 @@ class ToolHost:
         from toolweave.host.readiness import draining_server
         from toolweave.mcp.shared.constants import LOOPBACK_HOSTS
 
-        config = self.config
-        config.transport = "http"
+        config = self.config = self.config.model_copy(update={"transport": "http"})
         config.check()  # fail closed: never serve beyond loopback without a token
         app = self.server.asgi_app(
             config.path,
@@ -482,19 +409,20 @@ class ToolHost:
             await self.start()
             sock.bind((config.host.strip("[]"), config.port))
             sock.listen(2048)
-            config.port = sock.getsockname()[1]  # the bound port, when 0 asked for a free one
+            port: int = sock.getsockname()[1]  # the bound port, when 0 asked for a free one
+            self.port = port
             if on_ready is not None:
-                on_ready()
+                on_ready(port)
             await server.serve(sockets=[sock])
         finally:
             sock.close()
             await self.close()
+        return port
 
 
 def _output_schema(tool: Tool) -> dict[str, Any] | bool | None:
     """Local function tools keep their derived outputSchema; proxied ones their declared one."""
-    info = getattr(tool, "info", None)
-    if info is not None:
-        schema = getattr(info, "output_schema", None)
+    if isinstance(tool, MCPTool):
+        schema = tool.info.output_schema
         return schema if isinstance(schema, dict) else None
     return True

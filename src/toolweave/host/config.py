@@ -111,13 +111,13 @@ import os
 import socket
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from toolweave.errors import ConfigError
+from toolweave.governance.rules import Rules
 from toolweave.host._config_env import MCP_SERVERS, merge_env
 from toolweave.host._toml_lines import key_lines
 from toolweave.host.console.app import DEFAULT_MAX_PENDING_PER_CLIENT
@@ -168,43 +168,50 @@ class PolicySection(Section):
 
 
 class ServeSection(Section):
-    """`[serve]`, as written in the file (see the module docstring for every key)."""
+    """`[serve]`: every key as written in the file (see the module docstring), validated once
+    and frozen. Values the host reads in another shape are normalised here: an empty token,
+    `console_token`, `state_key`, `commands` or `hooks` is None, and paths are expanded."""
+
+    model_config = ConfigDict(frozen=True)
 
     name: str = "toolweave"
     transport: Literal["stdio", "http"] = "stdio"
     host: str = "127.0.0.1"
     port: int = Field(8765, ge=0, le=65535)  # 0 picks a free port
     path: str = "/mcp"
-    token: str = ""
-    allowed_origins: list[str] = Field(default_factory=list)
-    providers: list[str] = Field(default_factory=lambda: list(DEFAULT_PROVIDERS))
+    token: str | None = None
+    allowed_origins: tuple[str, ...] = ()
+    providers: tuple[str, ...] = DEFAULT_PROVIDERS
     tool_timeout: float = Field(60.0, gt=0)
     task_after: float = Field(0.0, ge=0)
     task_timeout: float = Field(DEFAULT_TASK_TIMEOUT, gt=0)
+    """Seconds a served call may run once it can become a task (`task_after` set and the client
+    declared the tasks extension): `tool_timeout` bounds the others."""
     connect_deadline: float = Field(5.0, gt=0)
     tool_search: bool = False
     tool_search_threshold: int = Field(DEFAULT_TOOL_SEARCH_THRESHOLD, ge=0)
-    tool_search_pinned: list[str] = Field(default_factory=list)
-    data_dir: str = "~/.toolweave"
+    tool_search_pinned: tuple[str, ...] = ()
+    data_dir: Path = Field(Path("~/.toolweave"), strict=False)
     max_body_bytes: int = Field(DEFAULT_MAX_BODY_BYTES, gt=0)
     max_sessions: int = Field(DEFAULT_MAX_SESSIONS, gt=0)
     session_idle_timeout: float = Field(DEFAULT_SESSION_IDLE_TIMEOUT, gt=0)
     body_read_timeout: float = Field(DEFAULT_BODY_READ_TIMEOUT, gt=0)
     tokens: dict[str, str] = Field(default_factory=dict)
+    """`[serve.tokens]`: client name -> its own bearer token (its principal `client:<name>`)."""
     approvals_per_client: int = Field(DEFAULT_MAX_PENDING_PER_CLIENT, gt=0)
     query_log: bool = True
     daily_calls_per_client: int = Field(0, ge=0)
     daily_calls: int = Field(0, ge=0)
-    commands: str = ""
+    commands: Path | None = Field(None, strict=False)
     store_dsn: str = ""
-    state_key: str = ""
+    state_key: str | None = None
     instance: str = ""
     drain_notice: float = Field(DEFAULT_DRAIN_NOTICE, ge=0)
     drain_timeout: float = Field(DEFAULT_DRAIN_TIMEOUT, gt=0)
     console: bool = True
     console_approvals: bool = False
-    console_token: str = ""
-    hooks: str = ""
+    console_token: str | None = None
+    hooks: Path | None = Field(None, strict=False)
     policy: PolicySection = Field(default_factory=PolicySection)
     rules: dict[str, Any] = Field(default_factory=dict)
     """Checked by `toolweave.governance.rules.Rules.from_mapping` (docs/governance.md)."""
@@ -216,58 +223,44 @@ class ServeSection(Section):
             raise ValueError("must start with '/', e.g. '/mcp'")
         return value
 
+    @field_validator("allowed_origins", "providers", "tool_search_pinned", mode="before")
+    @classmethod
+    def _list(cls, value: Any) -> Any:
+        return tuple(value) if isinstance(value, list) else value
 
-@dataclass(slots=True)
-class HostConfig:
-    """The parsed `toolweave.toml` (see the module docstring for every key and default)."""
+    @field_validator("token", "state_key", "console_token", "commands", "hooks", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: Any) -> Any:
+        return None if value == "" else value
 
-    name: str = "toolweave"
-    transport: str = "stdio"
-    host: str = "127.0.0.1"
-    port: int = 8765
-    path: str = "/mcp"
-    token: str | None = None
-    allowed_origins: list[str] = field(default_factory=list)
-    providers: list[str] = field(default_factory=lambda: list(DEFAULT_PROVIDERS))
+    @field_validator("data_dir", "commands", "hooks")
+    @classmethod
+    def _expanded(cls, value: Path | None) -> Path | None:
+        return value.expanduser() if value is not None else None
+
+
+class HostConfig(ServeSection):
+    """The parsed `toolweave.toml`: `[serve]` (inherited, every key declared once, in
+    `ServeSection`) plus what the rest of the file holds. Frozen: a changed setting is a copy
+    (`model_copy(update=...)`), and the port a server actually bound is `ToolHost.port`."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
     providers_chosen: bool = False
     """True when `[serve].providers` was written: a provider whose extra is missing is then an
     error, where a default one is left out with a note."""
-    tool_timeout: float = 60.0
-    task_after: float = 0.0
-    task_timeout: float = DEFAULT_TASK_TIMEOUT
-    """Seconds a served call may run once it can become a task (`task_after` set and the client
-    declared the tasks extension): `tool_timeout` bounds the others."""
-    connect_deadline: float = 5.0
-    tool_search: bool = False
-    tool_search_threshold: int = DEFAULT_TOOL_SEARCH_THRESHOLD
-    tool_search_pinned: list[str] = field(default_factory=list)
-    data_dir: Path = field(default_factory=lambda: Path("~/.toolweave").expanduser())
-    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
-    max_sessions: int = DEFAULT_MAX_SESSIONS
-    session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT
-    body_read_timeout: float = DEFAULT_BODY_READ_TIMEOUT
-    tokens: dict[str, str] = field(default_factory=dict)
-    """`[serve.tokens]`: client name -> its own bearer token (its principal `client:<name>`)."""
-    approvals_per_client: int = DEFAULT_MAX_PENDING_PER_CLIENT
-    query_log: bool = True
-    daily_calls_per_client: int = 0
-    daily_calls: int = 0
-    commands: Path | None = None
-    store_dsn: str = ""
-    state_key: str | None = None
-    instance: str = ""
-    drain_notice: float = DEFAULT_DRAIN_NOTICE
-    drain_timeout: float = DEFAULT_DRAIN_TIMEOUT
-    console: bool = True
-    console_approvals: bool = False
-    console_token: str | None = None
-    policy: PolicySection = field(default_factory=PolicySection)
-    rules: dict[str, Any] = field(default_factory=dict)
-    hooks: Path | None = None
-    mcp_servers: dict[str, Any] = field(default_factory=dict)
-    sections: dict[str, Section] = field(default_factory=dict)
+    mcp_servers: dict[str, Any] = Field(default_factory=dict)
+    sections: dict[str, Section] = Field(default_factory=dict)
     """The validated tables registered in `SECTIONS`, by name (absent tables are not here)."""
     source: Path | None = None
+    permission_rules: Rules | None = None
+    """`[serve.rules]`, parsed once by `parse_config` (None when built without it)."""
+
+    @property
+    def root(self) -> str:
+        """The folder rules and hooks resolve paths against: the config file's, else the
+        current directory."""
+        return str(self.source.parent.resolve()) if self.source is not None else os.getcwd()
 
     @property
     def workspace(self) -> Path:
@@ -282,17 +275,30 @@ class HostConfig:
 
     @property
     def url(self) -> str:
+        """The configured address (`ToolHost.url` is the bound one, when port 0 was asked)."""
+        return self.url_at(self.port)
+
+    def url_at(self, port: int) -> str:
+        """The MCP endpoint on `port` (the one a server actually bound)."""
         host = f"[{self.host}]" if ":" in self.host and not self.host.startswith("[") else self.host
-        return f"http://{host}:{self.port}{self.path}"
+        return f"http://{host}:{port}{self.path}"
 
     def section(self, name: str, model: type[SectionT] | None = None) -> SectionT:
         """The `[name]` table as its registered model (its defaults when the file has none)."""
         found = self.sections.get(name)
         if found is None:
-            found = self.sections[name] = section_model(name)()
+            found = section_model(name)()
         if model is not None and not isinstance(found, model):
             raise TypeError(f"[{name}] is a {type(found).__name__}, not a {model.__name__}")
         return found  # type: ignore[return-value]
+
+    def rule_set(self) -> Rules:
+        """`[serve.rules]` as governance rules: the parsed ones, or parsed now for a config
+        built in code."""
+        if self.permission_rules is not None:
+            return self.permission_rules
+        where = f"{self.source or DEFAULT_CONFIG_FILE} [serve.rules]"
+        return Rules.from_mapping(self.rules, source=where, root=self.root)
 
     def check(self) -> None:
         """Cross-field rules: a token is mandatory once the server is reachable off-host."""
@@ -362,61 +368,28 @@ def parse_config(
         raise ConfigError("\n".join(problems))
     serve = checked.pop("serve")
     assert isinstance(serve, ServeSection)
-    sections = checked
-    base = source.parent if source is not None else None
-    if serve.rules:
-        from toolweave.governance.rules import Rules
-
-        root = str(base.resolve()) if base is not None else os.getcwd()
-        try:
-            Rules.from_mapping(serve.rules, source=f"{origin.label} [serve.rules]", root=root)
-        except ValueError as exc:
-            raise ConfigError(f"{origin.where(('serve', 'rules'))}: {exc}") from None
-    hooks = Path(serve.hooks).expanduser() if serve.hooks else None
-    if hooks is not None and not hooks.is_absolute() and base is not None:
-        hooks = base / hooks
-    return HostConfig(
-        name=serve.name,
-        transport=serve.transport,
-        host=serve.host,
-        port=serve.port,
-        path=serve.path,
-        token=serve.token or os.environ.get(TOKEN_ENV) or None,
-        allowed_origins=serve.allowed_origins,
-        providers=serve.providers,
-        providers_chosen="providers" in serve.model_fields_set,
-        tool_timeout=serve.tool_timeout,
-        task_after=serve.task_after,
-        task_timeout=serve.task_timeout,
-        connect_deadline=serve.connect_deadline,
-        tool_search=serve.tool_search,
-        tool_search_threshold=serve.tool_search_threshold,
-        tool_search_pinned=serve.tool_search_pinned,
-        data_dir=Path(serve.data_dir).expanduser(),
-        max_body_bytes=serve.max_body_bytes,
-        max_sessions=serve.max_sessions,
-        session_idle_timeout=serve.session_idle_timeout,
-        body_read_timeout=serve.body_read_timeout,
-        tokens=serve.tokens,
-        approvals_per_client=serve.approvals_per_client,
-        query_log=serve.query_log,
-        daily_calls_per_client=serve.daily_calls_per_client,
-        daily_calls=serve.daily_calls,
-        commands=Path(serve.commands).expanduser() if serve.commands else None,
-        store_dsn=serve.store_dsn,
-        instance=serve.instance or f"{socket.gethostname()}:{serve.port}",
-        drain_notice=serve.drain_notice,
-        drain_timeout=serve.drain_timeout,
-        console=serve.console,
-        console_approvals=serve.console_approvals,
-        console_token=serve.console_token or os.environ.get(CONSOLE_TOKEN_ENV) or None,
-        state_key=serve.state_key or os.environ.get(STATE_KEY_ENV) or None,
-        policy=serve.policy,
-        rules=serve.rules,
-        hooks=hooks,
-        mcp_servers=servers,
-        sections=sections,
-        source=source,
+    root = str(source.parent.resolve()) if source is not None else os.getcwd()
+    try:
+        rules = Rules.from_mapping(serve.rules, source=f"{origin.label} [serve.rules]", root=root)
+    except ValueError as exc:
+        raise ConfigError(f"{origin.where(('serve', 'rules'))}: {exc}") from None
+    hooks = serve.hooks
+    if hooks is not None and not hooks.is_absolute() and source is not None:
+        hooks = source.parent / hooks
+    return HostConfig.model_validate(
+        {
+            **dict(serve),
+            "token": serve.token or os.environ.get(TOKEN_ENV) or None,
+            "console_token": serve.console_token or os.environ.get(CONSOLE_TOKEN_ENV) or None,
+            "state_key": serve.state_key or os.environ.get(STATE_KEY_ENV) or None,
+            "instance": serve.instance or f"{socket.gethostname()}:{serve.port}",
+            "hooks": hooks,
+            "providers_chosen": "providers" in serve.model_fields_set,
+            "mcp_servers": servers,
+            "sections": checked,
+            "source": source,
+            "permission_rules": rules,
+        }
     )
 
 

@@ -15,7 +15,6 @@ can do. New capabilities add a check to `CHECKS`.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import importlib
 import importlib.util
 import sys
@@ -127,7 +126,7 @@ async def check_providers(ctx: DoctorContext) -> list[Finding]:
 
     findings = []
     with tempfile.TemporaryDirectory(prefix="toolweave-doctor-") as scratch:
-        trial = dataclasses.replace(ctx.config, data_dir=Path(scratch))
+        trial = ctx.config.model_copy(update={"data_dir": Path(scratch)})
         for name in ctx.config.providers:
             try:
                 damaged = damaged_provider(name, ctx.config)

@@ -39,7 +39,7 @@ async def serving(token: str | None = None, **serve: Any) -> AsyncIterator[ToolH
         table["token"] = token
     host = ToolHost(parse_config({"serve": table}, env={}))
     ready = asyncio.Event()
-    task = asyncio.ensure_future(host.serve_http(on_ready=ready.set))
+    task = asyncio.ensure_future(host.serve_http(on_ready=lambda _port: ready.set()))
     waiter = asyncio.ensure_future(ready.wait())
     await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
     if task.done():

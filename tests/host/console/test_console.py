@@ -48,7 +48,7 @@ async def test_overview_queries_and_usage_reflect_served_calls() -> None:
         base = host.console_url
         console = {"Authorization": f"Bearer {host.console.token}"}
         # The official SDK client (a 2025-era session, so it is listed under sessions).
-        async with Client(host.config.url, mode="legacy") as client:
+        async with Client(host.url, mode="legacy") as client:
             await client.call_tool("get_weather", {"city": "北京"})
             await client.call_tool("calculate", {"expression": "2 ** 8"})
             await client.call_tool("calculate", {"expression": "1 / 0"})
@@ -92,7 +92,7 @@ async def test_an_approval_answered_over_http_lets_the_run_continue() -> None:
     async with serving(token=TOKEN.encode().hex()) as host:
         token = TOKEN.encode().hex()
         auth = {"Authorization": f"Bearer {token}"}
-        async with MCPClient.http(host.config.url, auth) as client:
+        async with MCPClient.http(host.url, auth) as client:
             tools = await as_tools(client)
             agent = gated_weather_agent(host, tools, "上海", "上海小雨，带伞。")
             run = asyncio.ensure_future(agent.run("上海天气?"))
@@ -158,7 +158,7 @@ def test_usage_summary_percentiles_and_tokens_per_day() -> None:
 
 
 async def test_a_denial_in_the_console_refuses_the_call_and_the_model_reads_why() -> None:
-    async with serving() as host, MCPClient.http(host.config.url) as client:
+    async with serving() as host, MCPClient.http(host.url) as client:
         agent = gated_weather_agent(host, await as_tools(client), "北京", "好的，不查了。")
         run = asyncio.ensure_future(agent.run("北京天气?"))
         (pending,) = await host.console.approvals.wait_pending()
@@ -178,7 +178,7 @@ async def test_served_calls_that_ask_wait_in_the_console_when_switched_on() -> N
     rules = {"ask": ["get_weather"]}
     async with (
         serving(rules=rules, console_approvals=True) as host,
-        MCPClient.http(host.config.url) as client,  # stateless: it cannot be asked itself
+        MCPClient.http(host.url) as client,  # stateless: it cannot be asked itself
     ):
         call = asyncio.ensure_future(client.call_tool("get_weather", {"city": "上海"}))
         (pending,) = await host.console.approvals.wait_pending()
@@ -201,7 +201,7 @@ async def test_served_calls_that_ask_wait_in_the_console_when_switched_on() -> N
         "ran",
     )
     assert bad.status_code == 400 and "since='soon'" in bad.json()["error"]
-    async with serving(rules=rules) as host, MCPClient.http(host.config.url) as client:
+    async with serving(rules=rules) as host, MCPClient.http(host.url) as client:
         refused = await client.call_tool("get_weather", {"city": "上海"})  # off by default
     assert refused.is_error and "toolweave.toml" in refused.text
     assert host.console.approvals.pending() == []
@@ -211,7 +211,7 @@ async def test_a_client_cannot_approve_its_own_admin_only_call() -> None:
     rules = {"ask": ["get_weather"]}
     async with (
         serving(token="mcp-token", rules=rules, console_approvals=True) as host,
-        MCPClient.http(host.config.url, {"Authorization": "Bearer mcp-token"}) as client,
+        MCPClient.http(host.url, {"Authorization": "Bearer mcp-token"}) as client,
     ):
         call = asyncio.ensure_future(client.call_tool("get_weather", {"city": "上海"}))
         (pending,) = await host.console.approvals.wait_pending()

@@ -133,7 +133,7 @@ async def test_an_admin_approves_in_the_browser_and_the_run_continues(browser: A
         url = host.console_url
         assert url is not None
         auth = {"Authorization": f"Bearer {TOKEN}"}
-        async with MCPClient.http(host.config.url, auth) as client:
+        async with MCPClient.http(host.url, auth) as client:
             tools = await as_tools(client)
             agent = gated_weather_agent(host, tools, "北京", "北京晴，适合出门。", log_run=True)
             run = asyncio.ensure_future(agent.run("北京天气怎么样?"))
@@ -323,7 +323,7 @@ async def test_a_stateless_requests_approval_says_it_has_no_session(browser: Any
     async with serving(console_approvals=True, rules=rules) as host:
         url = host.console_url
         assert url is not None
-        async with Client(host.config.url, mode="auto") as client:
+        async with Client(host.url, mode="auto") as client:
             call = asyncio.ensure_future(client.call_tool("get_weather", {"city": "上海"}))
             await host.console.approvals.wait_pending()
             shot = _artifacts() / "console-stateless-approval.png"

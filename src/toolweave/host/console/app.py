@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from toolweave.errors import ConfigError
 from toolweave.host.console.log import QuerySource, row_json, usage_summary
+from toolweave.host.governed import unwrapped
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -225,8 +226,7 @@ class Console:
         tools = []
         for name in server.tool_names():
             entry = server.tool_entry(name)
-            tool = entry.tool() if entry is not None else None
-            inner = getattr(tool, "inner", tool)
+            inner = unwrapped(entry.tool()) if entry is not None else None
             annotations = getattr(inner, "annotations", None)
             tools.append(
                 {
@@ -240,7 +240,7 @@ class Console:
             )
         return {
             "name": host.config.name,
-            "url": host.config.url,
+            "url": host.url,
             "providers": [p.name for p in host.providers],
             "tools": tools,
             "servers": self._servers(),

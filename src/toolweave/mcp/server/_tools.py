@@ -202,7 +202,7 @@ class ToolEntry:
         if built is None:
             built = self._tool = self._factory()
             if self.output_schema is True:
-                func = self._func if self._func is not None else getattr(built, "func", None)
+                func = self._func
                 schema, wrapped = output_schema_for(func) if func is not None else (None, False)
                 self.output_schema, self.wrap_structured = schema, wrapped
             elif self.output_schema is False:

@@ -33,6 +33,7 @@ from toolweave.mcp.shared.constants import (
     TOOLS_CHANGED,
 )
 from toolweave.tools.base import Tool
+from toolweave.tools.function_tool import FunctionTool
 from toolweave.tools.permissions import Permission
 
 if TYPE_CHECKING:
@@ -195,14 +196,20 @@ class MCPServer(Transports):
         task: str | None = None,
         task_after: float = 0.0,
         icons: Sequence[dict[str, Any]] | None = None,
+        func: Callable[..., Any] | None = None,
     ) -> None:
         """Publish an existing toolweave `Tool` (a `FunctionTool`, a proxied MCP tool, ...);
-        the options mean what they mean on `tool()`."""
+        the options mean what they mean on `tool()`. `func` is the function whose return type
+        gives the derived outputSchema (default: a `FunctionTool`'s own; a wrapper passes the
+        function of the tool it wraps)."""
         tool_name = check_name("tool", name or tool.name)
+        if func is None and isinstance(tool, FunctionTool):
+            func = tool.func
         self._add_entry(
             ToolEntry(
                 tool_name,
                 lambda: tool,
+                func=func,
                 title=title,
                 probe=permission_patterns,
                 always=always_patterns,
