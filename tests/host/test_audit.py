@@ -50,8 +50,9 @@ async def test_served_calls_and_approvals_are_an_audit(tmp_path: Path, mode: str
             assert (await client.call_tool("run_command", {"command": "rm -rf /"})).is_error
         async with Client(url, mode=mode, elicitation_callback=no) as client:
             assert (await client.call_tool("run_command", {"command": "make"})).is_error
-    rows = [r for r in _log(toml) if r["outcome"] != "asked"]  # a 2026 question's first leg
-    assert len(_log(toml, "--outcome", "asked")) == (2 if mode == "auto" else 0)
+    rows = _log(toml)
+    # A 2026 client's approval round continues the same call: one row, finished by the retry.
+    assert _log(toml, "--outcome", "asked") == []
     assert [(r["tool"], r["outcome"]) for r in rows] == [
         ("run_command", "refused:approval"),
         ("run_command", "refused:rules"),
