@@ -410,6 +410,7 @@ class Run:
             self.emit(ToolExecutionStarted(call, turn))
 
     def emit_blocked(self, call: ToolCallPart, stage: str, reason: str, turn: int) -> None:
+        self.steps.blocked(call, stage, reason)  # the query log's row of the refused call
         if self.emit is not None:
             self.emit(ToolCallBlocked(call, stage, reason, turn))
 
