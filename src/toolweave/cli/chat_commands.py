@@ -52,7 +52,7 @@ CHAT_COMMANDS = {
     "/clear": "forget this session's history",
     PLAN_COMMAND: "plan mode on|off: only read-only tools run (/plan alone shows the mode)",
     CLOCK_COMMAND: "this session's scheduled tasks: list, pause|resume|remove ID",
-    STOP_COMMAND: "stop the running turn (type it while it runs) and this session's scheduled runs",
+    STOP_COMMAND: "typed during a turn: stop it; at the prompt: this session's scheduled runs",
     CMD_COMMAND: "admin: add NAME TEMPLATE | del NAME, a slash command in --commands",
     "/exit": "end the chat (or /quit)",
 }
