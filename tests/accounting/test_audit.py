@@ -213,3 +213,35 @@ async def test_an_agent_runs_tool_calls_are_rows_linked_to_the_run(
         assert out.exit_code == 0, out.output
         (line,) = out.output.splitlines()
         assert '"parent": "' + run.id in line and '"outcome": "refused:rules"' in line
+
+
+async def test_a_call_a_hook_stops_is_a_refused_row_of_the_run(tmp_path: Path) -> None:
+    from toolweave.agent import Agent, Session
+    from toolweave.agent.orchestration import Orchestration
+    from toolweave.governance import Governance, Hooks, HookStopped
+    from toolweave.llm import Message, ScriptedModel, ToolCallPart
+    from toolweave.tools import tool
+
+    @tool
+    def weather(city: str) -> str:
+        """Look the weather up."""
+        return f"{city}: 晴"
+
+    stop = '{"continue": false, "stopReason": "预算用完"}'
+    hooks = Hooks({"PreToolUse": [{"hooks": [{"command": f"echo '{stop}'"}]}]})
+    call = ToolCallPart("1", "weather", {"city": "北京"})
+    log = QueryLog(tmp_path / "q.db")
+    agent = Agent(
+        ScriptedModel([Message.assistant("", [call])]),
+        [weather],
+        governance=Governance(hooks=hooks),
+        orchestration=Orchestration(query_log=log),
+    )
+    try:
+        with pytest.raises(HookStopped, match="预算用完"):
+            await agent.run("北京天气", Session("chat-3"))
+        (run,) = await log.search(kind="run")
+        (row,) = await log.search(tool="weather", outcome="refused:hook")
+        assert (row.parent, row.kind, run.status) == (run.id, "call", "error")
+    finally:
+        await log.close()

@@ -435,6 +435,8 @@ class Run:
             ctx.cancellation.release(child.cancellation)
         parts[index] = outcome.part
         inv = outcome.invocation
+        if inv is None and outcome.refusal is not None:  # e.g. a hook's `continue: false`
+            self.steps.stopped(call, outcome.refusal)
         if inv is not None:
             for stage in self.stages:
                 stage.after_tool(self.session, inv)

@@ -121,6 +121,24 @@ class RunOrchestration(RunStage):
             )
             self._calls.append(row)
 
+    def stopped(self, call: ToolCallPart, error: Exception) -> None:
+        """An error ended the run before `call` ran: its row says "refused:<stage>" for a
+        governance stop (a hook's `continue: false`), else "failed"."""
+        if self._row is not None:
+            from toolweave.accounting.calls import refused_outcome
+
+            message = getattr(error, "message", str(error))
+            row = _CallRow(
+                call.name,
+                call.arguments,
+                time.time(),
+                0.0,
+                "error",
+                message,
+                refused_outcome(error),
+            )
+            self._calls.append(row)
+
     async def _log_calls(self) -> None:
         log, row = self.settings.query_log, self._row
         calls, self._calls = self._calls, []
