@@ -146,3 +146,102 @@ async def test_an_agent_run_is_logged_with_who_asked(tmp_path: Path) -> None:
         assert (row.kind, row.session_id, row.input) == ("run", "chat-1", "北京天气")
     finally:
         await log.close()
+
+
+async def test_an_agent_runs_tool_calls_are_rows_linked_to_the_run(
+    store_args: dict[str, Any],
+) -> None:
+    from toolweave.agent import Agent, Session
+    from toolweave.agent.orchestration import Orchestration
+    from toolweave.governance import Governance, Rules
+    from toolweave.llm import Message, ScriptedModel, ToolCallPart
+    from toolweave.tools import tool
+
+    @tool
+    def weather(city: str) -> str:
+        """Look the weather up."""
+        return f"{city}: 晴"
+
+    @tool
+    def broken(city: str) -> str:
+        """Always fails."""
+        raise RuntimeError(f"no station in {city}")
+
+    @tool
+    def delete_all(city: str) -> str:
+        """Deletes everything."""
+        return "deleted"
+
+    calls = [
+        ToolCallPart("1", "weather", {"city": "北京"}),
+        ToolCallPart("2", "broken", {"city": "上海"}),
+        ToolCallPart("3", "delete_all", {"city": "广州"}),
+    ]
+    model = ScriptedModel([Message.assistant("", calls), Message.assistant("done")])
+    log = QueryLog(**store_args)
+    agent = Agent(
+        model,
+        [weather, broken, delete_all],
+        governance=Governance(rules=Rules(default="allow", deny=["delete_all"])),
+        orchestration=Orchestration(query_log=log),
+    )
+    try:
+        await agent.run("三个城市", Session("chat-2", requester="alice"))
+        (run,) = await log.search(kind="run")
+        rows = {row.tool: row for row in await log.search(parent=run.id)}
+        assert {name: row.outcome for name, row in rows.items()} == {
+            "weather": "ran",
+            "broken": "failed",
+            "delete_all": "refused:rules",
+        }
+        for row in rows.values():
+            assert (row.kind, row.client, row.session_id) == ("call", "alice", "chat-2")
+        assert "no station in 上海" in rows["broken"].error
+        assert rows["weather"].input == 'weather {"city": "北京"}'
+        (refused,) = await log.search(tool="delete_all", outcome="refused")
+        assert refused.id == rows["delete_all"].id
+        assert (await log.search(outcome="ran", kind="run"))[0].id == run.id
+    finally:
+        await log.close()
+    if "path" in store_args:  # `toolweave log` reads an agent's file the same way
+        from typer.testing import CliRunner
+
+        from toolweave.cli import app
+
+        argv = ["log", "--path", str(store_args["path"]), "--json"]
+        out = CliRunner().invoke(app, [*argv, "--tool", "delete_all", "--outcome", "refused"])
+        assert out.exit_code == 0, out.output
+        (line,) = out.output.splitlines()
+        assert '"parent": "' + run.id in line and '"outcome": "refused:rules"' in line
+
+
+async def test_a_call_a_hook_stops_is_a_refused_row_of_the_run(tmp_path: Path) -> None:
+    from toolweave.agent import Agent, Session
+    from toolweave.agent.orchestration import Orchestration
+    from toolweave.governance import Governance, Hooks, HookStopped
+    from toolweave.llm import Message, ScriptedModel, ToolCallPart
+    from toolweave.tools import tool
+
+    @tool
+    def weather(city: str) -> str:
+        """Look the weather up."""
+        return f"{city}: 晴"
+
+    stop = '{"continue": false, "stopReason": "预算用完"}'
+    hooks = Hooks({"PreToolUse": [{"hooks": [{"command": f"echo '{stop}'"}]}]})
+    call = ToolCallPart("1", "weather", {"city": "北京"})
+    log = QueryLog(tmp_path / "q.db")
+    agent = Agent(
+        ScriptedModel([Message.assistant("", [call])]),
+        [weather],
+        governance=Governance(hooks=hooks),
+        orchestration=Orchestration(query_log=log),
+    )
+    try:
+        with pytest.raises(HookStopped, match="预算用完"):
+            await agent.run("北京天气", Session("chat-3"))
+        (run,) = await log.search(kind="run")
+        (row,) = await log.search(tool="weather", outcome="refused:hook")
+        assert (row.parent, row.kind, run.status) == (run.id, "call", "error")
+    finally:
+        await log.close()

@@ -212,6 +212,23 @@ def test_an_mcp_tool_that_declares_destructive_asks(
     assert result.exit_code == 0, result.output
     assert "needs approval" in result.output, result.output
     assert (tmp_path / "笔记.md").exists() is writes, result.output
+    # Plain chat keeps the decision, the run and its call in ~/.toolweave/query_log.db (the
+    # temporary HOME), the file a plain `toolweave log` reads.
+    assert (Path.home() / ".toolweave" / "query_log.db").is_file()
+    audit = runner.invoke(app, ["log", "--approvals", "--json"])
+    (decision,) = [json.loads(line) for line in audit.output.splitlines()]
+    assert decision["decision"] == ("approved" if writes else "denied")
+    assert decision["decided_by"].startswith("chat:") and "你好" in decision["args"]
+    outcome = "ran" if writes else "refused"
+    calls = runner.invoke(
+        app, ["log", "--tool", "files__write_file", "--outcome", outcome, "--json"]
+    )
+    rows = {row["kind"]: row for row in map(json.loads, calls.output.splitlines())}
+    assert (
+        rows["call"]["outcome"].startswith(outcome) and rows["call"]["tool"] == "files__write_file"
+    )
+    if writes:  # the run that called it matches too ("ran"), and is the call's parent
+        assert rows["call"]["parent"] == rows["run"]["id"]
 
 
 def test_run_and_chat_refuse_an_unknown_command_alike_and_help_lists_them(

@@ -149,7 +149,7 @@ class CallAccounting:
                 message = exc.with_fix(self.settings.quota_fix.format(setting=setting))
                 if log is not None:
                     row = await log.start(
-                        _describe(name, call.args), who, kind="tool", client=key, tool=name
+                        describe_call(name, call.args), who, kind="tool", client=key, tool=name
                     )
                     await log.finish(
                         row, "stopped", tools=[name], error=message, outcome="refused:quota"
@@ -164,7 +164,7 @@ class CallAccounting:
             kept
             if isinstance(kept, str)
             else await log.start(
-                _describe(name, call.args), who, kind="tool", client=key, tool=name
+                describe_call(name, call.args), who, kind="tool", client=key, tool=name
             )
         )
         memo[_ROW_MEMO] = row
@@ -173,10 +173,7 @@ class CallAccounting:
         error, outcome = "", "ran"
         try:
             inv = await next(call)
-            if isinstance(inv.error, ToolTimeout):
-                status, error, outcome = "timeout", str(inv.error), "failed"
-            elif not inv.ok:
-                status, error, outcome = "error", inv.result.text[:LOGGED_ERROR_CHARS], "failed"
+            status, error, outcome = invocation_outcome(inv)
             return inv
         except InputRequired as exc:  # a 2026-07-28 question: the retry carries the answer
             paused = rounds is not None and rounds.paused
@@ -217,7 +214,18 @@ def refused_outcome(exc: BaseException) -> str:
     return f"refused:{stage}" if isinstance(stage, str) and stage else "failed"
 
 
-def _describe(name: str, args: Any) -> str:
+def invocation_outcome(inv: ToolInvocation) -> tuple[QueryStatus, str, str]:
+    """A finished call's row: its status, error text and outcome ("ran" or "failed")."""
+    if isinstance(inv.error, ToolTimeout):
+        return "timeout", str(inv.error), "failed"
+    if not inv.ok:
+        return "error", inv.result.text[:LOGGED_ERROR_CHARS], "failed"
+    return "success", "", "ran"
+
+
+def describe_call(name: str, args: Any) -> str:
+    """A call's row input: the tool's name and its arguments as JSON (cut at
+    `MAX_LOGGED_ARGUMENT_CHARS`)."""
     text = json.dumps(args, ensure_ascii=False, sort_keys=True, default=str)
     if len(text) > MAX_LOGGED_ARGUMENT_CHARS:
         text = text[:MAX_LOGGED_ARGUMENT_CHARS] + "…"

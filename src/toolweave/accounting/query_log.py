@@ -9,7 +9,8 @@ client's answer). A row is written as `running` when the
 work starts and finished in place, so a crash leaves a visible `running` row rather than
 nothing. `search` filters rows by tool, client, time and outcome; the same store keeps the
 approval decisions (`toolweave.accounting.audit`), so one file answers "who ran what, and who
-allowed it".
+allowed it". An agent run's tool calls are rows of their own (`kind` "call", `parent` the
+run's row), so a filter by tool or outcome finds them as it finds served calls.
 """
 
 from __future__ import annotations
@@ -59,26 +60,28 @@ CREATE TABLE IF NOT EXISTS toolweave_query_log (
     session_id TEXT NOT NULL, tool_calls INTEGER NOT NULL, tools TEXT NOT NULL,
     tokens BIGINT NOT NULL, duration DOUBLE PRECISION NOT NULL, status TEXT NOT NULL,
     error TEXT NOT NULL, kind TEXT NOT NULL, client TEXT NOT NULL DEFAULT '',
-    tool TEXT NOT NULL DEFAULT '', outcome TEXT NOT NULL DEFAULT ''
+    tool TEXT NOT NULL DEFAULT '', outcome TEXT NOT NULL DEFAULT '',
+    parent TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS toolweave_query_log_started ON toolweave_query_log (started);
 """
     + APPROVAL_SCHEMA
 )
-_ADDED_COLUMNS = ("client", "tool", "outcome")
+_ADDED_COLUMNS = ("client", "tool", "outcome", "parent")
 """Columns a query log written before the audit lacks; added on open."""
 _COLUMNS = (
     "id, started, input, session_id, tool_calls, tools, tokens, duration, status, error, kind, "
-    "client, tool, outcome"
+    "client, tool, outcome, parent"
 )
 
 
 @dataclass(frozen=True, slots=True)
 class QueryRecord:
     """One logged run. `tools` holds at most `MAX_LOGGED_TOOLS` names; `kind` is "run" for an
-    agent run and "tool" for a tool call served by `toolweave serve`; `client` is who asked
-    (the caller's identity) and `tool` the served call's tool; `outcome` is "ran", "failed",
-    "stopped" or "refused:<stage>" ("" while running)."""
+    agent run, "call" for one tool call of an agent run (`parent` is the run's row id) and
+    "tool" for a tool call served by `toolweave serve`; `client` is who asked (the caller's
+    identity) and `tool` the call's tool; `outcome` is "ran", "failed", "stopped" or
+    "refused:<stage>" ("" while running)."""
 
     id: str
     input: str
@@ -94,6 +97,7 @@ class QueryRecord:
     client: str = ""
     tool: str = ""
     outcome: str = ""
+    parent: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +105,8 @@ class QueryFilter:
     """Which rows `QueryLog.search` returns: `tool` (a served call's tool, or a run that called
     it), `client` (an identity such as "principal:alice", or just "alice"), `since`/`until`
     (epoch seconds, a datetime, an ISO 8601 time or a span back from now such as "2h", "7d"),
-    `outcome` ("ran", "failed", "stopped", "refused" or "refused:approval") and `kind`."""
+    `outcome` ("ran", "failed", "stopped", "refused" or "refused:approval"), `kind` and
+    `parent` (the calls of one agent run: its row id)."""
 
     tool: str | None = None
     client: str | None = None
@@ -109,6 +114,7 @@ class QueryFilter:
     until: Since = None
     outcome: str | None = None
     kind: str | None = None
+    parent: str | None = None
 
     def where(self) -> tuple[str, list[Any]]:
         """The SQL condition and its parameters (portable: both databases run it)."""
@@ -136,9 +142,10 @@ class QueryFilter:
             else:
                 clauses.append("outcome = ?")
                 params.append(self.outcome)
-        if self.kind:
-            clauses.append("kind = ?")
-            params.append(self.kind)
+        for name, value in (("kind", self.kind), ("parent", self.parent)):
+            if value:
+                clauses.append(f"{name} = ?")
+                params.append(value)
         return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
 
 
@@ -154,17 +161,27 @@ class QueryLog:
         self._upgraded = False
 
     async def start(
-        self, input: str, session_id: str, *, kind: str = "run", client: str = "", tool: str = ""
+        self,
+        input: str,
+        session_id: str,
+        *,
+        kind: str = "run",
+        client: str = "",
+        tool: str = "",
+        parent: str = "",
+        started: float | None = None,
     ) -> str:
-        """Write a `running` row and return its id; `client` is who asked."""
+        """Write a `running` row and return its id; `client` is who asked, `parent` the row of
+        the run a call belongs to, `started` when it began (epoch seconds; default now)."""
         row_id = uuid.uuid4().hex
         text = input[:MAX_LOGGED_INPUT_CHARS]
+        began = time.time() if started is None else started
 
         def program(dialect: Dialect) -> Program[None]:
             yield (
                 f"INSERT INTO toolweave_query_log ({_COLUMNS}) "
-                "VALUES (?, ?, ?, ?, 0, '[]', 0, 0, 'running', '', ?, ?, ?, '')",
-                (row_id, time.time(), text, session_id, kind, client, tool),
+                "VALUES (?, ?, ?, ?, 0, '[]', 0, 0, 'running', '', ?, ?, ?, '', ?)",
+                (row_id, began, text, session_id, kind, client, tool, parent),
             )
 
         await self._transact(program)
@@ -338,6 +355,7 @@ def _select(where: tuple[str, list[Any]], n: int) -> Program[list[QueryRecord]]:
             client=row[11],
             tool=row[12],
             outcome=row[13],
+            parent=row[14],
         )
         for row in rows
     ]

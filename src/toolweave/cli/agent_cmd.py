@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from toolweave.cli.agent_tools import AgentTools, open_agent_tools
+from toolweave.cli.agent_tools import DATA_DIR, AgentTools, chat_log_file, open_agent_tools
 from toolweave.cli.chat_commands import (
     ChatExtras,
     audited_terminal,
@@ -26,20 +26,21 @@ from toolweave.cli.chat_commands import (
     start_clock,
     unknown_command,
 )
+from toolweave.cli.chat_input import ChatInput, terminal_approver
 from toolweave.errors import ConfigError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from toolweave.agent import Agent, AgentEvent, RunResult, Session
-    from toolweave.governance import ApprovalRequest, Approver
-    from toolweave.governance.approvals import ApprovalAnswer
+    from toolweave.governance import Approver
     from toolweave.llm import Model
     from toolweave.scheduler import Scheduler
 
 MODEL_ENV = "TOOLWEAVE_MODEL"
 SESSIONS_ENV = "TOOLWEAVE_SESSIONS"
-DEFAULT_SESSIONS = "~/.toolweave/sessions.db"
+DEFAULT_SESSIONS = f"{DATA_DIR}/sessions.db"
+QUERY_LOG_ENV = "TOOLWEAVE_QUERY_LOG"
 
 _MODEL = typer.Option(
     None, "--model", "-m", envvar=MODEL_ENV, help="Model string, e.g. openai:gpt-4o."
@@ -69,6 +70,10 @@ _TRACE = typer.Option(
     None, "--trace", help="Append the run's spans to this JSONL file (the otel extra)."
 )
 _SESSION_ID = typer.Option("chat", "--session", "-s", help="Conversation name in that file.")
+_QUERY_LOG = typer.Option(
+    None, "--query-log", envvar=QUERY_LOG_ENV, help="Without --config: SQLite log of runs, "
+    "tool calls and approvals (default ~/.toolweave/query_log.db, what `toolweave log` reads).",
+)  # fmt: skip
 _CLOCK = typer.Option(None, "--clock", help="Scheduled tasks in this file: clock tools, /clock.")
 _COMMANDS = typer.Option(
     None, "--commands", help="Slash commands: a JSON/YAML file or a .claude/commands directory."
@@ -112,42 +117,13 @@ def _build_agent(
             max_turns=max_turns,
             governance=governance,
             orchestration=Orchestration(
-                commands=Commands.load(commands) if commands is not None else None
+                commands=Commands.load(commands) if commands is not None else None,
+                query_log=tools.query_log,
             ),
             tracing=Tracing.to_jsonl(trace) if trace is not None else None,
         )
     except (ModelConfigError, ConfigError) as exc:
         raise _fail(str(exc)) from None
-
-
-APPROVAL_PROMPT = "[bold yellow]  allow? \\[y/n/a][/] "
-"""Rich markup: the brackets of the answers are escaped, or Rich would take them for a tag."""
-
-_ANSWERS: dict[str, ApprovalAnswer] = {
-    "y": True, "yes": True, "n": False, "no": False, "a": "always", "always": "always",
-}  # fmt: skip
-
-
-def terminal_approver(console: Console, ask: Callable[[str], str]) -> Approver:
-    """An approver that asks in the terminal: y (this call), n, or a (always, this session).
-
-    `ask` (blocking, like `console.input`) runs in a worker thread, so the run's other calls
-    keep going while the person decides; end of input or Ctrl-C answers no.
-    """
-
-    async def approve(request: ApprovalRequest) -> ApprovalAnswer:
-        console.print(f"[yellow]  ? {escape(request.prompt())}[/]")
-        while True:
-            try:
-                line = await asyncio.to_thread(ask, APPROVAL_PROMPT)
-            except (EOFError, KeyboardInterrupt):
-                return False
-            answer = _ANSWERS.get(line.strip().lower())
-            if answer is not None:
-                return answer
-            console.print("[yellow]  answer y (yes, this call), n (no) or a (always)[/]")
-
-    return approve
 
 
 def _resolve_model(model: str | None) -> str | Model:
@@ -287,6 +263,7 @@ def chat_command(
     ),
     commands: Path | None = _COMMANDS,
     clock: Path | None = _CLOCK,
+    query_log: Path | None = _QUERY_LOG,
 ) -> None:
     """Chat with an agent: streamed answers, tool calls as they run, /clear, /plan on|off,
     /clock, /stop, /cmd, /exit and the --commands slash commands."""
@@ -304,13 +281,21 @@ def chat_command(
     with asyncio.Runner() as runner, contextlib.ExitStack() as cleanup:
         try:
             assembled = runner.run(
-                _enter(cleanup, runner, open_agent_tools(tools, mcp, config, eager=eager))
+                _enter(
+                    cleanup,
+                    runner,
+                    open_agent_tools(
+                        tools, mcp, config, eager=eager, chat_log=chat_log_file(query_log)
+                    ),
+                )
             )
         except ConfigError as exc:
             raise _fail(str(exc)) from None
         for note in assembled.notes:
             console.print(f"[yellow]warning:[/] {escape(note)}")
-        approver = terminal_approver(console, console.input)
+        reader = lambda: console.input("[bold green]you>[/] ")  # noqa: E731
+        typed = ChatInput(reader, lambda: console.input(""), console)  # /stop stops a turn
+        approver = terminal_approver(console, typed.ask)
         agent = _build_agent(chosen, instructions, assembled, max_turns, approver, commands)
         try:
             store = SQLiteSessionStore(path)
@@ -321,10 +306,9 @@ def chat_command(
                 f"--session-file or set {SESSIONS_ENV} to a writable path"
             ) from None
         cleanup.callback(lambda: runner.run(store.close()))
-        reader = lambda: console.input("[bold green]you>[/] ")  # noqa: E731
         schedule = start_clock(runner, cleanup, agent, clock, console) if clock else None
         folder = commands if commands is not None and commands.is_dir() else None
-        chat_loop(agent, session, console, reader, runner=runner, stream=not no_stream,
+        chat_loop(agent, session, console, typed, runner=runner, stream=not no_stream,
                   clock=schedule, command_folder=folder)  # fmt: skip
 
 
@@ -343,7 +327,7 @@ def chat_loop(
     agent: Agent,
     session: Session,
     console: Console,
-    read_line: Callable[[], str],
+    read_line: Callable[[], str] | ChatInput,
     *,
     runner: asyncio.Runner | None = None,
     stream: bool = True,
@@ -351,13 +335,14 @@ def chat_loop(
     command_folder: Path | None = None,
 ) -> None:
     """The REPL: one line in, one run out (streamed unless `stream=False`), until /exit or end
-    of input. With `clock` (started on `runner`'s loop) lines are read on a thread, so tasks
-    fire while the person types; `command_folder` is where an admin's `/cmd` writes.
+    of input. Lines are read on a thread (`ChatInput`), so `clock`'s tasks (started on
+    `runner`'s loop) fire while the person types and a `/stop` typed during a turn stops it;
+    `command_folder` is where an admin's `/cmd` writes.
 
-    Input is read on the main thread between runs and every run shares one event loop (model
-    clients keep their connections, closed when the chat ends; pass `runner` to share the loop
-    that opened the agent's MCP connections); Ctrl-C during a run cancels just that run, leaving
-    the session consistent, and Ctrl-C at the prompt leaves.
+    Every run shares one event loop (model clients keep their connections, closed when the chat
+    ends; pass `runner` to share the loop that opened the agent's MCP connections); `/stop` or
+    Ctrl-C during a run cancels just that run, leaving the session consistent, and Ctrl-C at the
+    prompt leaves.
     """
     with contextlib.ExitStack() as own:
         active = runner if runner is not None else own.enter_context(asyncio.Runner())
@@ -369,7 +354,8 @@ def chat_loop(
                 "/exit"
             )
             extras = ChatExtras(session, clock, command_folder)
-            _repl(active, agent, session, console, read_line, stream, extras)
+            typed = read_line if isinstance(read_line, ChatInput) else ChatInput(read_line)
+            _repl(active, agent, session, console, typed, stream, extras)
             active.run(_end_session(agent, session))
         finally:
             aclose = getattr(agent.model, "aclose", None)
@@ -382,13 +368,13 @@ def _repl(
     agent: Agent,
     session: Session,
     console: Console,
-    read_line: Callable[[], str],
+    chat_input: ChatInput,
     stream: bool,
     extras: ChatExtras,
 ) -> None:
     while True:
         try:
-            line = extras.read(runner, read_line).strip()
+            line = runner.run(chat_input.line()).strip()
         except (EOFError, KeyboardInterrupt):
             console.print()
             return
@@ -409,7 +395,8 @@ def _repl(
         else:
             answer = _stream if stream else _whole
             try:
-                runner.run(answer(agent, session, console, line))
+                if runner.run(chat_input.run_turn(answer(agent, session, console, line))):
+                    console.print("[yellow](stopped: /stop)[/]")
             except KeyboardInterrupt:
                 console.print("\n[yellow](interrupted)[/]")
             except Exception as exc:

@@ -7,6 +7,10 @@ the same `[serve.policy]`), and MCP servers from an `mcp.json` (`--mcp`, Claude 
 a password input hidden). MCP tools load lazily by default: the agent gets
 `mcp_discover` and `mcp_load` and pulls in only the tools it needs, which keeps the prompt small;
 `--eager` offers every tool from the start.
+
+Runs, tool calls and approval decisions go to a query log: `--config`'s (with `[serve].query_log`
+on), else, for plain `toolweave chat`, `chat_log` (default `~/.toolweave/query_log.db`, the file
+a plain `toolweave log` reads), so the terminal's decisions are kept either way.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from toolweave.tools.base import Tool
 
 if TYPE_CHECKING:
+    from toolweave.accounting.query_log import QueryLog
     from toolweave.governance.approvals import ApprovalAudit
     from toolweave.governance.pipeline import Governance
     from toolweave.mcp.client.config_values import InputSpec
@@ -28,6 +33,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger("toolweave.cli")
 
 TOOL_SETS = ("demo", "none")
+DATA_DIR = "~/.toolweave"
+"""The user's data dir: chat sessions and plain chat's query log (`toolweave serve`'s default)."""
 
 
 @dataclass(slots=True)
@@ -42,14 +49,22 @@ class AgentTools:
     (the person at the terminal), to every call."""
     audit: ApprovalAudit | None = None
     """`--config`'s query log (with `[serve].query_log` on): the terminal's approval decisions
-    are kept there beside the served ones (`toolweave log --approvals`)."""
+    are kept there beside the served ones (`toolweave log --approvals`); plain chat's own log."""
+    query_log: QueryLog | None = None
+    """Where the agent's runs and tool calls are logged (`Orchestration(query_log=...)`)."""
 
 
 @asynccontextmanager
 async def open_agent_tools(
-    tools: str | None, mcp: Path | None, config: Path | None, *, eager: bool
+    tools: str | None,
+    mcp: Path | None,
+    config: Path | None,
+    *,
+    eager: bool,
+    chat_log: Path | None = None,
 ) -> AsyncIterator[AgentTools]:
-    """Assemble the tools; every provider and MCP connection is closed on exit.
+    """Assemble the tools; every provider and MCP connection is closed on exit. Without
+    `config`, `chat_log` (a SQLite file) keeps the runs, tool calls and approval decisions.
 
     Raises `ConfigError` (with the file and the key) for a bad `--config` or `--mcp`.
     """
@@ -66,9 +81,25 @@ async def open_agent_tools(
     async with AsyncExitStack() as stack:
         if config is not None:
             await _host_tools(config, result, stack)
+        elif chat_log is not None:
+            from toolweave.accounting.query_log import QueryLog
+
+            result.query_log = result.audit = QueryLog(chat_log)
+            stack.push_async_callback(result.query_log.close)
         if mcp is not None:
             await _mcp_tools(mcp, result, stack, eager=eager)
         yield result
+
+
+def chat_log_file(chosen: Path | None) -> Path:
+    """Plain chat's query log: `chosen`, else `query_log.db` in the user's data dir (made)."""
+    from toolweave.accounting.calls import QUERY_LOG_FILE
+
+    if chosen is not None:
+        return chosen.expanduser()
+    file = Path(DATA_DIR).expanduser() / QUERY_LOG_FILE
+    file.parent.mkdir(parents=True, exist_ok=True)
+    return file
 
 
 async def _host_tools(config: Path, result: AgentTools, stack: AsyncExitStack) -> None:
@@ -86,6 +117,7 @@ async def _host_tools(config: Path, result: AgentTools, stack: AsyncExitStack) -
     await host.server.load_tool_sources()
     result.governance = host.governance.governance
     result.audit = host.accounting if host.config.query_log else None
+    result.query_log = host.accounting.query_log()
     for name in host.server.tool_names():
         entry = host.server.tool_entry(name)
         if entry is not None:

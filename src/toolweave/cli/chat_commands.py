@@ -8,7 +8,8 @@ before, and `/plan` alone shows the current mode. The mode is the session's own
 
 `/clock` lists the session's scheduled tasks (the ones its `clock_*` tools made), `/clock pause
 ID`, `/clock resume ID` and `/clock remove ID` change one of them (only this session's);
-`/stop` stops the session's scheduled runs still going (a turn in progress stops with Ctrl-C).
+`/stop` stops the session's scheduled runs still going (a turn in progress is stopped by a
+`/stop` typed while it runs: `toolweave.cli.chat_input`).
 `/cmd add NAME TEMPLATE` and `/cmd del NAME` write or delete `NAME.md` in the `--commands`
 folder, for an admin only and only where that folder is writable; the command works at once
 (the folder is re-read when it changes).
@@ -51,7 +52,7 @@ CHAT_COMMANDS = {
     "/clear": "forget this session's history",
     PLAN_COMMAND: "plan mode on|off: only read-only tools run (/plan alone shows the mode)",
     CLOCK_COMMAND: "this session's scheduled tasks: list, pause|resume|remove ID",
-    STOP_COMMAND: "stop this session's scheduled runs still going (Ctrl-C stops a turn)",
+    STOP_COMMAND: "typed during a turn: stop it; at the prompt: this session's scheduled runs",
     CMD_COMMAND: "admin: add NAME TEMPLATE | del NAME, a slash command in --commands",
     "/exit": "end the chat (or /quit)",
 }
@@ -211,12 +212,6 @@ class ChatExtras:
     async def handle(self, line: str) -> str | None:
         """What to print for `line`, or None when none of these commands is it."""
         return self.plan.handle(line) or self.editor.handle(line) or await self.clock.handle(line)
-
-    def read(self, runner: asyncio.Runner, read_line: Callable[[], str]) -> str:
-        """The next line: on a thread while the schedule fires on `runner`'s loop, else here."""
-        if self.clock.scheduler is None:
-            return read_line()
-        return runner.run(read_in_thread(read_line))
 
 
 def start_clock(

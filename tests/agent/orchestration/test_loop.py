@@ -257,9 +257,11 @@ async def test_query_log_rows_for_each_ending(tmp_path: Path) -> None:
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        stopped, timed_out, failed, success = await log.recent(4)
+        stopped, timed_out, failed, success = await log.search(kind="run", limit=4)
         assert (success.input, success.session_id, success.status) == ("北京天气", "s1", "success")
         assert (success.tool_calls, success.tools, success.tokens) == (2, ["ping", "ping"], 30)
+        calls = await log.search(parent=success.id)  # each call is a row of its own
+        assert [(c.tool, c.outcome, c.kind) for c in calls] == [("ping", "ran", "call")] * 2
         assert failed.status == "error" and "provider down" in failed.error
         assert timed_out.status == "timeout" and stopped.status == "stopped"
         assert stopped.input == "stop me"

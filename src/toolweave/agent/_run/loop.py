@@ -410,6 +410,7 @@ class Run:
             self.emit(ToolExecutionStarted(call, turn))
 
     def emit_blocked(self, call: ToolCallPart, stage: str, reason: str, turn: int) -> None:
+        self.steps.blocked(call, stage, reason)  # the query log's row of the refused call
         if self.emit is not None:
             self.emit(ToolCallBlocked(call, stage, reason, turn))
 
@@ -434,6 +435,8 @@ class Run:
             ctx.cancellation.release(child.cancellation)
         parts[index] = outcome.part
         inv = outcome.invocation
+        if inv is None and outcome.refusal is not None:  # e.g. a hook's `continue: false`
+            self.steps.stopped(call, outcome.refusal)
         if inv is not None:
             for stage in self.stages:
                 stage.after_tool(self.session, inv)

@@ -2,25 +2,41 @@
 
 Kept out of `loop.py` so the loop reads as model-call / tools / history, and each step here is
 a no-op when its setting is off: the query-log row (written when the run starts, finished with
-its status), the quota reservation before each model call and its settlement after, the todo
-reminder appended to the request, the circuit breaker's count after each tool call, and the
-usage record that rolls a subagent's model calls up into its parent's.
+its status) and a row per tool call linked to it (its outcome: ran, failed, refused:<stage>;
+written before the next model call and when the run ends), the quota reservation before each
+model call and its settlement after, the todo reminder appended to the request, the circuit
+breaker's count after each tool call, and the usage record that rolls a subagent's model calls
+up into its parent's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-from typing import TYPE_CHECKING
+import time
+from typing import TYPE_CHECKING, Any
 
 from toolweave.agent._run.stages import RunStage
 from toolweave.agent.orchestration.settings import Orchestration, RunScope
-from toolweave.llm import ModelRequest, Usage
+from toolweave.llm import ModelRequest, ToolCallPart, Usage
 from toolweave.tools import ToolInvocation
 
 if TYPE_CHECKING:
     from toolweave.accounting.query_log import QueryStatus
     from toolweave.agent.session import Session
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _CallRow:
+    """One tool call waiting to be written to the query log."""
+
+    name: str
+    args: Any
+    started: float
+    duration: float
+    status: QueryStatus
+    error: str
+    outcome: str
 
 
 class RunOrchestration(RunStage):
@@ -33,6 +49,8 @@ class RunOrchestration(RunStage):
         self._row: str | None = None
         self._reservation: str | None = None
         self._tools: list[str] = []
+        self._calls: list[_CallRow] = []
+        self._refused: set[str | None] = set()
 
     async def started(self, prompt: str) -> None:
         log = self.settings.query_log
@@ -41,8 +59,9 @@ class RunOrchestration(RunStage):
             self._row = await log.start(prompt, session.id, client=session.requester or "")
 
     async def before_model(self, request: ModelRequest, turn: int) -> ModelRequest:
-        """Reserve the call's estimated input against the quota (raises `QuotaExceeded` before
-        anything is sent) and append the todo reminder, if one is due."""
+        """Log the last turn's tool calls, reserve the call's estimated input against the quota
+        (raises `QuotaExceeded` before anything is sent) and append the todo reminder, if due."""
+        await self._log_calls()
         settings = self.settings
         if settings.quota is not None:
             from toolweave.agent.session import message_tokens
@@ -71,15 +90,87 @@ class RunOrchestration(RunStage):
 
     def after_tool(self, session: Session, invocation: ToolInvocation) -> None:
         self._tools.append(invocation.name)
+        if self._row is not None and invocation.call_id not in self._refused:
+            from toolweave.accounting.calls import invocation_outcome
+
+            status, error, outcome = invocation_outcome(invocation)
+            began = time.time() - invocation.duration
+            self._calls.append(
+                _CallRow(
+                    invocation.name,
+                    invocation.args,
+                    began,
+                    invocation.duration,
+                    status,
+                    error,
+                    outcome,
+                )
+            )
         circuit = self.settings.circuit
         if circuit is not None:
             failed = invocation.error is not None or invocation.result.is_error
             circuit.record(self.scope.session.id, invocation.name, failed)
 
+    def blocked(self, call: ToolCallPart, stage: str, reason: str) -> None:
+        """A governance stage refused `call` (the loop's `ToolCallBlocked`): its row says
+        "refused:<stage>" (one row, also when the refusal came after the tool ran)."""
+        if self._row is not None:
+            self._refused.add(call.id)
+            row = _CallRow(
+                call.name, call.arguments, time.time(), 0.0, "stopped", reason, f"refused:{stage}"
+            )
+            self._calls.append(row)
+
+    def stopped(self, call: ToolCallPart, error: Exception) -> None:
+        """An error ended the run before `call` ran: its row says "refused:<stage>" for a
+        governance stop (a hook's `continue: false`), else "failed"."""
+        if self._row is not None:
+            from toolweave.accounting.calls import refused_outcome
+
+            message = getattr(error, "message", str(error))
+            row = _CallRow(
+                call.name,
+                call.arguments,
+                time.time(),
+                0.0,
+                "error",
+                message,
+                refused_outcome(error),
+            )
+            self._calls.append(row)
+
+    async def _log_calls(self) -> None:
+        log, row = self.settings.query_log, self._row
+        calls, self._calls = self._calls, []
+        if log is None or row is None:
+            return
+        from toolweave.accounting.calls import describe_call
+
+        session = self.scope.session
+        for call in calls:
+            child = await log.start(
+                describe_call(call.name, call.args),
+                session.id,
+                kind="call",
+                client=session.requester or "",
+                tool=call.name,
+                parent=row,
+                started=call.started,
+            )
+            await log.finish(
+                child,
+                call.status,
+                tools=[call.name],
+                duration=call.duration,
+                error=call.error,
+                outcome=call.outcome,
+            )
+
     async def finished(self, status: QueryStatus, error: BaseException | None = None) -> None:
         log, row = self.settings.query_log, self._row
         if log is None or row is None:
             return
+        await asyncio.shield(self._log_calls())
         message = "" if error is None else f"{type(error).__name__}: {error}"
         await asyncio.shield(
             log.finish(
