@@ -37,6 +37,7 @@ data_dir = "~/.toolweave"      # embedded SQLite and caches of stateful provider
 max_body_bytes = 4194304       # larger HTTP bodies get 413, larger stdio lines an error
 max_sessions = 1000            # HTTP: live sessions; past it a new session gets 429
 session_idle_timeout = 600.0   # HTTP: seconds before an unused session is closed
+idempotency_ttl = 86400.0      # seconds a 2026 call's idempotency key and answer are kept
 body_read_timeout = 30.0       # HTTP: seconds a client has to send a request body (408 past)
 query_log = true               # a row per served tool call in data_dir (`toolweave log`)
 daily_calls_per_client = 0     # tool calls one client may make per UTC day; 0 = no limit
@@ -130,6 +131,7 @@ from toolweave.host.sections import (
 )
 from toolweave.mcp.shared.constants import (
     DEFAULT_BODY_READ_TIMEOUT,
+    DEFAULT_IDEMPOTENCY_TTL,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_SESSIONS,
     DEFAULT_SESSION_IDLE_TIMEOUT,
@@ -191,6 +193,7 @@ class ServeSection(Section):
     max_body_bytes: int = Field(DEFAULT_MAX_BODY_BYTES, gt=0)
     max_sessions: int = Field(DEFAULT_MAX_SESSIONS, gt=0)
     session_idle_timeout: float = Field(DEFAULT_SESSION_IDLE_TIMEOUT, gt=0)
+    idempotency_ttl: float = Field(DEFAULT_IDEMPOTENCY_TTL, gt=0)
     body_read_timeout: float = Field(DEFAULT_BODY_READ_TIMEOUT, gt=0)
     tokens: dict[str, str] = Field(default_factory=dict)
     approvals_per_client: int = Field(DEFAULT_MAX_PENDING_PER_CLIENT, gt=0)
@@ -247,6 +250,7 @@ class HostConfig:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     max_sessions: int = DEFAULT_MAX_SESSIONS
     session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT
+    idempotency_ttl: float = DEFAULT_IDEMPOTENCY_TTL  # seconds a 2026 call's key is kept
     body_read_timeout: float = DEFAULT_BODY_READ_TIMEOUT
     tokens: dict[str, str] = field(default_factory=dict)
     """`[serve.tokens]`: client name -> its own bearer token (its principal `client:<name>`)."""
@@ -398,6 +402,7 @@ def parse_config(
         max_body_bytes=serve.max_body_bytes,
         max_sessions=serve.max_sessions,
         session_idle_timeout=serve.session_idle_timeout,
+        idempotency_ttl=serve.idempotency_ttl,
         body_read_timeout=serve.body_read_timeout,
         tokens=serve.tokens,
         approvals_per_client=serve.approvals_per_client,
