@@ -1,5 +1,6 @@
 """Search latency of the embedded index (`SQLiteTextIndex`) at 5k documents and 100k chunks, in
-keyword, hybrid and vector mode, beside bm25s over the same texts in the same run.
+keyword, hybrid and vector mode, beside bm25s over the same texts in the same run; with `--dsn`
+the scale-out index instead (`PostgresQdrantIndex`: that Postgres, Qdrant's local mode).
 
 The texts are those of the public sets `retrieval_public.py` reads (fetched, never committed):
 SQuAD-format files (SQuAD, DRCD) and CMRC 2018. A size of documents takes whole paragraphs
@@ -21,6 +22,7 @@ To compare with an older toolweave in one sitting, run the script twice, once wi
 Run: .venv/bin/python benchmarks/retrieval_latency.py --squad F --cmrc F --drcd F [F ...]
      (or one folder in TOOLWEAVE_RETRIEVAL_DATA holding squad.json, cmrc2018_dev.json and
      DRCD_dev.json / DRCD_test.json)
+     ... --dsn postgresql://...   (the same on Postgres; tables in a fresh schema)
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from toolweave.storage.retrieval import Record, SQLiteTextIndex
+from toolweave.storage.retrieval import PostgresQdrantIndex, Record, SQLiteTextIndex, TextIndex
 from toolweave.storage.retrieval.index import SearchMode
 from toolweave.storage.text import has_cjk
 
@@ -107,17 +109,26 @@ class Clock:
         self.times[1].append(time.process_time() - self._began[1])
 
 
+def open_bench_index(tmp: Path, embedder: str, dsn: str | None) -> TextIndex:
+    """SQLite in `tmp`, or Postgres at `dsn` (a table of its own) with Qdrant's local mode."""
+    if dsn is None:
+        return SQLiteTextIndex(tmp / "latency.db", embedder)
+    name = f"latency_{os.getpid()}_{int(time.time())}"
+    return PostgresQdrantIndex(dsn, embedder, qdrant_path=str(tmp / "qdrant"), name=name)
+
+
 async def toolweave_latency(
-    texts: list[str], queries: list[str], embedder: str
+    texts: list[str], queries: list[str], embedder: str, dsn: str | None = None
 ) -> dict[str, Timings]:
     with tempfile.TemporaryDirectory() as tmp:
-        index = SQLiteTextIndex(Path(tmp) / "latency.db", embedder)
+        index = open_bench_index(Path(tmp), embedder, dsn)
         began = time.perf_counter()
         for start in range(0, len(texts), 1_000):
             part = texts[start : start + 1_000]
             await index.write([Record(f"c{start + i}", t) for i, t in enumerate(part)])
         print(f"  ingest: {len(texts) / (time.perf_counter() - began):,.0f} chunks/s")
-        await index.build_graph()  # past `hnsw_threshold`: wait for the graph, not time it
+        if isinstance(index, SQLiteTextIndex):  # past `hnsw_threshold`: wait for the graph
+            await index.build_graph()
         times: dict[str, Timings] = {}
         for mode in MODES:
             await index.search(queries[0], limit=10, mode=mode)  # the first search loads
@@ -163,6 +174,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--embedder", default="auto")
     parser.add_argument("--no-peer", action="store_true", help="skip bm25s")
+    parser.add_argument("--dsn", default=None, help="measure PostgresQdrantIndex on this server")
     args = parser.parse_args()
     folder = Path(os.environ[ENV]) if os.environ.get(ENV) else None
     squad_like = [*args.squad, *args.drcd]
@@ -178,11 +190,13 @@ def main() -> None:
     for size in args.sizes:
         texts = chunks(paragraphs, size)
         print(f"\n{size:,} texts ({sum(map(len, texts)) / len(texts):.0f} characters on average)")
-        results: dict[str, Any] = asyncio.run(toolweave_latency(texts, queries, args.embedder))
+        results: dict[str, Any] = asyncio.run(
+            toolweave_latency(texts, queries, args.embedder, args.dsn)
+        )
         if not args.no_peer:
             results["bm25s"] = bm25s_latency(texts, queries)
         for name, times in results.items():
-            print(f"  {name:8} {percentiles(times)}")
+            print(f"  {name:8} {percentiles(times)}", flush=True)
 
 
 if __name__ == "__main__":

@@ -79,24 +79,35 @@ async def test_a_long_result_keeps_head_and_tail_and_the_model_pages_to_its_midd
     assert stat.S_IMODE(saved[0].parent.stat().st_mode) == 0o700
 
 
-async def test_chinese_results_are_cut_and_searched_by_characters() -> None:
-    filler = "北京今天多云，气温十二度，空气质量良好。" * 300
-    secret = "仓库的门禁密码是七四二一"
+_CHINESE_FILLER = "北京今天多云，气温十二度，空气质量良好。" * 300
+_TURKISH_FILLER = "İstanbul şehir raporu. " * 200  # "İ".lower() is two characters
 
+
+@pytest.mark.parametrize(
+    ("before", "secret", "pattern", "found_at"),
+    [
+        (_CHINESE_FILLER, "仓库的门禁密码是七四二一", "门禁密码", 3),
+        (_TURKISH_FILLER, "The Vault Code is 7421. ", "vault code", 4),
+    ],
+    ids=["chinese", "lowercasing-changes-lengths"],
+)
+async def test_results_are_cut_and_searched_by_the_texts_own_characters(
+    before: str, secret: str, pattern: str, found_at: int
+) -> None:
     @tool
     def report() -> str:
-        """Returns a long Chinese report."""
-        return filler + secret + filler
+        """Returns a long report."""
+        return before + secret + before
 
     def find(request: ModelRequest) -> Message:
         (cut,) = tool_messages(request.messages)
-        return calls(call("read_result", "2", handle=handle_in(cut.text), pattern="门禁密码"))
+        return calls(call("read_result", "2", handle=handle_in(cut.text), pattern=pattern))
 
-    model = ScriptedModel([calls(call("report", "1")), find, Message.assistant("七四二一")])
+    model = ScriptedModel([calls(call("report", "1")), find, Message.assistant("7421")])
     result = await Agent(model, [report], max_tool_result_chars=1500).run("密码是什么？")
     found = result.invocations[-1].result.content[0].text  # type: ignore[union-attr]
-    assert "occurs 1 time(s)" in found and secret in found
-    assert f"offset {len(filler) + 3}:" in found
+    assert "occurs 1 time(s)" in found and secret.strip() in found
+    assert f"offset {len(before) + found_at}:" in found, found[:300]
 
 
 async def test_handles_are_jailed_to_their_session_and_never_paths(tmp_path: Path) -> None:
@@ -140,6 +151,29 @@ async def test_a_session_keeps_at_most_its_bound_and_drops_the_oldest(tmp_path: 
     assert len(saved_files(tmp_path)) == 2  # 3 kB each, 7 kB kept
     handles = [handle_in(p.text) for p in tool_messages(result.messages)]
     assert len(set(handles)) == 4
+
+
+async def test_all_sessions_together_keep_at_most_the_total_bound(tmp_path: Path) -> None:
+    @tool
+    def dump() -> str:
+        """Returns three thousand characters."""
+        return "y" * 3000
+
+    economy = ContextEconomy(
+        scratch_dir=tmp_path, max_saved_bytes=7000, max_total_saved_bytes=10_000
+    )
+    model = ScriptedModel([calls(call("dump", "1")), Message.assistant("ok")] * 5)
+    agent = Agent(model, [dump], max_tool_result_chars=1000, context=economy)
+    first = await agent.run("go", Session("s0"))
+    for index in range(1, 5):  # one saved result per session: each within its own bound
+        await agent.run("go", Session(f"s{index}"))
+    saved = saved_files(tmp_path)
+    assert len(saved) == 3 and sum(p.stat().st_size for p in saved) <= 10_000
+    reader = agent.registry.get("read_result")
+    assert reader is not None
+    oldest = handle_in(tool_messages(first.messages)[0].text)
+    gone = await reader.execute({"handle": oldest}, ToolContext(session_id="s0"))
+    assert "is not saved in this session" in gone.content[0].text  # type: ignore[union-attr]
 
 
 async def test_saved_results_off_cuts_as_before_and_adds_no_tool() -> None:
@@ -217,3 +251,22 @@ async def test_a_failed_summary_loses_nothing_and_stubbing_still_runs() -> None:
     assert result.output == "done" and session.dropped == 0
     texts = [p.text for p in tool_messages(session.messages)]
     assert texts[0].startswith("[compacted:") and "page 4:" in texts[-1]
+
+
+async def test_a_result_with_lone_surrogates_is_saved_and_read_back_as_sent() -> None:
+    text = "header \ud83d broken pair " + "x" * 5000 + " tail \udc00 end"
+
+    @tool
+    def broken() -> str:
+        """Returns text as a JSON-escaped lone surrogate decodes."""
+        return text
+
+    def read_tail(request: ModelRequest) -> Message:
+        (cut,) = tool_messages(request.messages)
+        handle = handle_in(cut.text)
+        return calls(call("read_result", "2", handle=handle, offset=len(text) - 20))
+
+    model = ScriptedModel([calls(call("broken", "1")), read_tail, Message.assistant("ok")])
+    result = await Agent(model, [broken], max_tool_result_chars=1500).run("read")
+    page = result.invocations[-1].result.content[0].text  # type: ignore[union-attr]
+    assert page.endswith(text[-20:]) and "\udc00" in page

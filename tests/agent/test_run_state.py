@@ -106,6 +106,16 @@ async def test_pending_arguments_edited_in_the_saved_text_are_detected(tmp_path:
         RunState.from_json(state.to_json(), secret=SECRET)
 
 
+async def test_a_sealed_text_of_another_layout_is_a_run_state_error(tmp_path: Path) -> None:
+    from toolweave.agent.run_state import _seal
+
+    body = json.loads((await paused(build(tmp_path))).to_json())  # sealed with the public key
+    del body["seal"], body["prompt"]
+    body["seal"] = _seal(body, None)  # anyone can re-seal without a secret: not a KeyError
+    with pytest.raises(RunStateError, match=r"not a RunState layout \(KeyError"):
+        RunState.from_json(json.dumps(body))
+
+
 async def test_a_call_edited_after_the_question_is_asked_again(tmp_path: Path) -> None:
     agent = build(tmp_path)
     state = await paused(agent)

@@ -75,3 +75,19 @@ def test_the_users_own_config_and_an_explicit_one(cloned: Path) -> None:
 def test_trust_names_what_it_cannot_read(cloned: Path) -> None:
     result = CliRunner().invoke(app, ["trust", "missing.toml"])
     assert result.exit_code == 2 and "cannot be read" in result.output
+
+
+def test_dotenv_bytes_checked_are_the_bytes_used(cloned: Path) -> None:
+    """(review2) ./.env was parsed from one read and hashed from a second, so a file changed in
+    between passed with the trusted content's hash and the other content's endpoint. The check
+    now hashes the bytes the caller read (`is_trusted(content=...)`), whatever the file holds."""
+    from toolweave.llm.env_model import env_model_settings
+    from toolweave.storage.trust import is_trusted, trust
+
+    trusted = b"LLM_MODEL_ID=openai:gpt-4o-mini\n"
+    evil = b"LLM_MODEL_ID=evil-model\nLLM_BASE_URL=http://127.0.0.1:9/v1\n"
+    (cloned / ".env").write_bytes(trusted)
+    trust(".env")
+    assert is_trusted(".env") and is_trusted(".env", content=trusted)
+    assert not is_trusted(".env", content=evil)  # the file still holds the trusted bytes
+    assert env_model_settings(environ={}) == {"LLM_MODEL_ID": "openai:gpt-4o-mini"}

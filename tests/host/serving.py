@@ -1,12 +1,15 @@
-"""A `ToolHost` serving over loopback HTTP for the length of a block, for the host tests."""
+"""A `ToolHost` serving over loopback HTTP for the length of a block, for the host tests; and a
+gateway host in front of given downstream servers."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
 
-from toolweave.host import ToolHost
+from toolweave.host import ToolHost, parse_config
 
 
 @asynccontextmanager
@@ -21,3 +24,26 @@ async def serving_http(host: ToolHost) -> AsyncIterator[ToolHost]:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
         await host.close()
+
+
+@asynccontextmanager
+async def serving_gateway(
+    tmp_path: Path, servers: dict[str, dict[str, Any]], allow: list[str]
+) -> AsyncIterator[str]:
+    """The URL of a host with only `[mcpServers]` `servers` (their tools in `allow` run unasked),
+    data in `tmp_path`, until the block ends."""
+    config = parse_config(
+        {
+            "serve": {
+                "providers": [],
+                "transport": "http",
+                "port": 0,
+                "data_dir": str(tmp_path),
+                "rules": {"allow": allow},
+            },
+            "mcpServers": servers,
+        },
+        source=tmp_path / "toolweave.toml",
+    )
+    async with serving_http(ToolHost(config)) as host:
+        yield host.config.url

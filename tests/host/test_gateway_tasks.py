@@ -6,8 +6,7 @@ SDK client (2026 mode, examples/long_task.py's tasks extension)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import httpx
@@ -16,9 +15,8 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from examples.long_task import SDKTasks
+from tests.host.serving import serving_gateway
 from tests.host.test_gateway import EVERYTHING, NODE, needs_node
-from tests.host.test_governance import serve_config
-from toolweave.host import parse_config
 from toolweave.mcp.client import MCPClient
 from toolweave.mcp.shared.errors import MCPError
 
@@ -26,23 +24,9 @@ pytestmark = needs_node
 RESEARCH = "everything__simulate-research-query"
 
 
-@asynccontextmanager
-async def gateway(tmp_path: Path) -> AsyncIterator[str]:
-    config = parse_config(
-        {
-            "serve": {
-                "providers": [],
-                "transport": "http",
-                "port": 0,
-                "data_dir": str(tmp_path),
-                "rules": {"allow": [RESEARCH]},
-            },
-            "mcpServers": {"everything": {"command": str(NODE), "args": [str(EVERYTHING)]}},
-        },
-        source=tmp_path / "toolweave.toml",
-    )
-    async for url in serve_config(config):
-        yield url
+def gateway(tmp_path: Path) -> AbstractAsyncContextManager[str]:
+    servers = {"everything": {"command": str(NODE), "args": [str(EVERYTHING)]}}
+    return serving_gateway(tmp_path, servers, [RESEARCH])
 
 
 async def test_a_downstream_task_only_tool_is_republished_and_runs_as_a_task(

@@ -5,7 +5,9 @@ refused. 15: request bodies sent a byte at a time held connections forever. 16: 
 on another local port opened sessions with `text/plain` bodies until the cap evicted everyone
 else's (see also tests/mcp/server/test_hardening_limits.py: past the cap, 429). 17: without a
 token the daily quota was keyed on the source address, so other `127.x.y.z` addresses got fresh
-quotas; with one token every client shared one bucket.
+quotas; with one token every client shared one bucket. 18 (review2): `GET /ready` needs no
+token, and each request ran its own store check: a flood of them took a shared-store
+connection each.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import pytest
 from tests.host.console.console_host import serving
 from toolweave.governance import ApprovalRequest
 from toolweave.host.console.app import ConsoleApprovals
+from toolweave.host.readiness import READY_PATH, Readiness
 
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 INIT = {
@@ -163,3 +166,32 @@ def test_the_tokens_table_is_checked() -> None:
     with pytest.raises(ConfigError, match="console_token"):
         config(tokens={"a": "x" * 20}, console_token="x" * 20)
     config(host="0.0.0.0", tokens={"a": "y" * 20})  # per-client tokens alone protect it
+
+
+async def test_concurrent_ready_probes_share_one_store_check() -> None:
+    from starlette.applications import Starlette
+
+    checks: list[int] = []
+    answer = asyncio.Event()
+    down = False
+
+    async def ping() -> None:
+        checks.append(1)
+        await answer.wait()
+        if down:
+            raise ConnectionError("the shared Postgres does not answer")
+
+    readiness = Readiness(ping)
+    probes = [asyncio.ensure_future(readiness.reason()) for _ in range(50)]
+    await asyncio.sleep(0)  # one turn of the loop: each probe runs until it waits for the store
+    answer.set()
+    assert await asyncio.gather(*probes) == [None] * 50 and len(checks) == 1
+    down = True  # a later probe asks the store again, through the route a balancer calls
+    transport = httpx.ASGITransport(app=Starlette(routes=readiness.routes()))
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+        later = await http.get(READY_PATH)
+    assert (later.status_code, later.json()) == (
+        503,
+        {"ready": False, "reason": "store unreachable"},
+    )
+    assert len(checks) == 2

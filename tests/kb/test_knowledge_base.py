@@ -84,6 +84,8 @@ async def test_add_and_search_each_mode(make_kb: KBFactory) -> None:
         "chunks": 5,
         "embedder": kb.embedder.name,
         "opened_with": kb.embedder.name,
+        "embedding_warning": None,
+        "missing_vectors": 0,
     }
 
 

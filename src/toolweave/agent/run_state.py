@@ -119,6 +119,16 @@ class RunState:
                 "the run state was changed after it was saved (its seal does not match), or "
                 "was sealed with another secret; pending calls are not resumed from it"
             )
+        try:
+            return cls._of(body)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:  # sealed, yet not ours
+            raise RunStateError(
+                f"the run state's seal matches but its content is not a RunState layout "
+                f"({type(exc).__name__}: {exc}); pending calls are not resumed from it"
+            ) from None
+
+    @classmethod
+    def _of(cls, body: dict[str, Any]) -> RunState:
         return cls(
             run_id=body["run_id"],
             session_id=body["session_id"],

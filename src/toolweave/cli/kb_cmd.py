@@ -161,6 +161,8 @@ def search(
         namespace,
         lambda kb: kb.search(query, k=k, mode=mode),  # type: ignore[arg-type]
     )
+    if hits.warning:
+        typer.echo(f"warning: {hits.warning}", err=True)
     if as_json:
         rows = [h.as_json() for h in hits]
         typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))

@@ -168,6 +168,8 @@ def search(
             until=until,
         ),
     )
+    if hits.warning:
+        typer.echo(f"warning: {hits.warning}", err=True)
     if as_json:
         rows = [{**h.item.to_dict(), "score": h.score, "explanation": h.explanation} for h in hits]
         typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))

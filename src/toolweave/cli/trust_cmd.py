@@ -2,8 +2,9 @@
 
 `toolweave serve` runs a `toolweave.toml` found in the current folder only once it is trusted
 (it can start programs), `toolweave run`/`chat` take a model from `./.env` only once it is
-(it picks where conversations go), and a skill in a folder the agent's own tools can write
-pre-approves its `allowed-tools` only once its SKILL.md is. The record
+(it picks where conversations go), and a skill or a slash command file in a folder the agent's
+own tools can write pre-approves its `allowed-tools` only once its SKILL.md or the command file
+is. The record
 (`~/.toolweave/trusted.json`) holds the real path and the SHA-256 of the content, so an edit
 after the trust needs a new one.
 """
@@ -20,7 +21,8 @@ def trust_command(
     path: Annotated[
         Path | None,
         typer.Argument(
-            help="A toolweave.toml (default: the one here), or a skill folder or its SKILL.md."
+            help="A toolweave.toml (default: the one here), ./.env, a command file, or a skill "
+            "folder or its SKILL.md."
         ),
     ] = None,
 ) -> None:

@@ -119,6 +119,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from toolweave.errors import ConfigError
+from toolweave.host._config_env import MCP_SERVERS, merge_env
 from toolweave.host._toml_lines import key_lines
 from toolweave.host.console.app import DEFAULT_MAX_PENDING_PER_CLIENT
 from toolweave.host.sections import (
@@ -153,9 +154,6 @@ CONSOLE_TOKEN_ENV = "TOOLWEAVE_CONSOLE_TOKEN"
 STATE_KEY_ENV = "TOOLWEAVE_STATE_KEY"
 MIN_STATE_KEY_BYTES = 16
 """The shortest `[serve].state_key` (an HMAC-SHA256 key; 32 random bytes or more is better)."""
-ENV_PREFIX = "TOOLWEAVE_"
-ENV_SEPARATOR = "__"
-MCP_SERVERS = "mcpServers"
 DEFAULT_PROVIDERS = ("builtins", "memory", "kb", "notes", "skills")
 DEFAULT_TASK_TIMEOUT = 1800.0
 """`[serve].task_timeout`: half an hour for a served call that runs as an MCP task."""
@@ -345,7 +343,7 @@ def parse_config(
     `TOOLWEAVE_<TABLE>__<KEY>` overrides on top of `raw`.
     """
     origin = ConfigSource(str(source or DEFAULT_CONFIG_FILE), key_lines(text or ""))
-    data = _merge_env(raw, env or {}, origin)
+    data = merge_env(raw, env or {}, origin)
     known = ["serve", MCP_SERVERS, *sorted(SECTIONS)]
     problems = [
         f"{origin.where((name,))}: [{name}] is not a known table; toolweave.toml has "
@@ -425,38 +423,6 @@ def parse_config(
         sections=sections,
         source=source,
     )
-
-
-def _merge_env(raw: dict[str, Any], env: Mapping[str, str], origin: ConfigSource) -> dict[str, Any]:
-    """`raw` with every `TOOLWEAVE_<TABLE>__<KEY>` variable applied (a deep copy of the
-    tables it touches); records each variable in `origin.env` for error messages."""
-    data = dict(raw)
-    for variable in sorted(env):
-        if not variable.startswith(ENV_PREFIX) or ENV_SEPARATOR not in variable:
-            continue
-        path = tuple(p.lower() for p in variable[len(ENV_PREFIX) :].split(ENV_SEPARATOR))
-        if not all(path) or path[0] == MCP_SERVERS.lower():
-            raise ConfigError(
-                f"environment variable {variable}: expected TOOLWEAVE_<TABLE>__<KEY> such as "
-                "TOOLWEAVE_SERVE__PORT ([mcpServers] is set in the file only)"
-            )
-        table = data
-        for part in path[:-1]:
-            child = table.get(part, {})
-            table[part] = dict(child) if isinstance(child, dict) else child
-            table = table[part]
-            if not isinstance(table, dict):
-                raise ConfigError(f"environment variable {variable}: {part} is not a table")
-        table[path[-1]] = _env_value(env[variable])
-        origin.env[path] = variable
-    return data
-
-
-def _env_value(text: str) -> Any:
-    try:
-        return tomllib.loads(f"value = {text}")["value"]
-    except tomllib.TOMLDecodeError:
-        return text
 
 
 def load_host_config(

@@ -12,6 +12,8 @@
   A second SIGTERM or SIGINT stops at once.
 
 Neither route needs a token (a balancer sends none) and neither says more than ready or not.
+Since anyone may ask, concurrent `/ready` requests share one store check in flight: a flood of
+them costs the shared store one query at a time, never a connection each.
 starlette and uvicorn load only when a host serves HTTP.
 """
 
@@ -39,17 +41,26 @@ class Readiness:
     def __init__(self, check: Callable[[], Awaitable[None]] | None = None) -> None:
         self.check = check
         self.draining = False
+        self._checking: asyncio.Future[str | None] | None = None
 
     async def reason(self) -> str | None:
         """Why the replica is not ready, or None when it is."""
         if self.draining:
             return "draining"
-        if self.check is not None:
-            try:
-                await asyncio.wait_for(self.check(), STORE_CHECK_TIMEOUT)
-            except Exception as exc:  # any failure of the store means: send calls elsewhere
-                logger.warning("not ready: the shared store does not answer: %s", exc)
-                return "store unreachable"
+        if self.check is None:
+            return None
+        checking = self._checking
+        if checking is None or checking.done():
+            checking = self._checking = asyncio.ensure_future(self._store_reason(self.check))
+        return await asyncio.shield(checking)  # one asker leaving does not cancel the others'
+
+    @staticmethod
+    async def _store_reason(check: Callable[[], Awaitable[None]]) -> str | None:
+        try:
+            await asyncio.wait_for(check(), STORE_CHECK_TIMEOUT)
+        except Exception as exc:  # any failure of the store means: send calls elsewhere
+            logger.warning("not ready: the shared store does not answer: %s", exc)
+            return "store unreachable"
         return None
 
     def routes(self) -> list[Any]:

@@ -57,17 +57,18 @@ from toolweave.kb.results import (
     KBHit,
     ProgressCallback,
     document_from_record,
+    fused_hits,
     hit_from_index,
-    hit_from_record,
 )
 from toolweave.storage.retrieval.backend import open_index
+from toolweave.storage.retrieval.embed_guard import DEFAULT_EMBED_RETRY, EmbedRetry, Hits
 from toolweave.storage.retrieval.embedders import DEFAULT_EMBED_BATCH, Embedder, load_embedder
 from toolweave.storage.retrieval.index import (
     Record,
     SearchMode,
     TextIndex,
+    embedding_health,
     holds_nul,
-    reciprocal_rank_fusion,
 )
 
 if TYPE_CHECKING:
@@ -104,6 +105,7 @@ class KnowledgeBase:
     pass any ready `index`. `index_name` names its tables (and Qdrant collection). `model`
     enables query expansion and `ask`. Chunk sizes are `chunk_tokens` / `overlap_tokens` in
     `unit` ("tokens" or "chars"), and at most `max_chunk_chars` characters whatever the unit.
+    `embed_retry`: a failing embedder's retries, then keyword-only search (hits' `warning`).
     """
 
     def __init__(
@@ -125,6 +127,7 @@ class KnowledgeBase:
         max_chunk_chars: int = DEFAULT_MAX_CHUNK_CHARS,
         batch_size: int = DEFAULT_EMBED_BATCH,
         conversion: ConversionLimits = DEFAULT_LIMITS,
+        embed_retry: EmbedRetry = DEFAULT_EMBED_RETRY,
     ) -> None:
         self.namespace = check_namespace(namespace)
         self.conversion = conversion
@@ -147,6 +150,7 @@ class KnowledgeBase:
                 qdrant_url=qdrant_url,
                 qdrant_path=qdrant_path,
                 indexed_fields=INDEXED_FIELDS,
+                embed_retry=embed_retry,
             )
         )
         self._owns_index = index is None
@@ -376,11 +380,12 @@ class KnowledgeBase:
         expand: Expansion | None = None,
         *,
         explain: bool = False,
-    ) -> list[KBHit]:
+    ) -> Hits[KBHit]:
         """The best `k` chunks for `query`. `expand` ("mqe" or "hyde") also searches the
         configured model's rewordings or hypothetical answer; without a model it is skipped
         (logged) and the plain query is searched. Each hit carries its keyword rank and bm25
-        score and its cosine; `explain=True` adds them with the fusion formula and weight."""
+        score and its cosine; `explain=True` adds them with the fusion formula and weight.
+        While the embedder fails, the hits are found by keywords and carry a `warning`."""
         if not isinstance(query, str) or not query.strip():
             raise KnowledgeBaseError("query: give the text to search for (it is empty)")
         if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_SEARCH_K:
@@ -397,21 +402,18 @@ class KnowledgeBase:
             # A hypothetical answer is a document, not a query: match it by meaning only.
             extra_mode: SearchMode = "vector" if expand == "hyde" else mode
             searches.extend((q, extra_mode) for q in extra)
-        rankings: list[list[str]] = []
-        found: dict[str, Record] = {}
         if len(searches) == 1:
             hits = await self.index.search(query, limit=k, collection=self.namespace, mode=mode)
             weight = await self._vector_weight(query, mode) if explain else None
-            return [hit_from_index(h, weight=weight, explain=explain) for h in hits]
-        for text, search_mode in searches:  # each query's candidates, then one fused ranking
-            hits = await self.index.search(
+            found = (hit_from_index(h, weight=weight, explain=explain) for h in hits)
+            return Hits(found, hits.warning)
+        searched = [  # each query's candidates, then one fused ranking
+            await self.index.search(
                 text, limit=max(k, FUSION_CANDIDATES), collection=self.namespace, mode=search_mode
             )
-            rankings.append([h.record.id for h in hits])
-            found.update((h.record.id, h.record) for h in hits)
-        fused = reciprocal_rank_fusion(rankings)
-        best = sorted(fused, key=lambda key: (-fused[key], key))[:k]
-        return [hit_from_record(found[key], fused[key]) for key in best]
+            for text, search_mode in searches
+        ]
+        return fused_hits(searched, k)
 
     async def _vector_weight(self, query: str, mode: SearchMode) -> float:
         """The vector weight the index fuses `query` with in `mode`."""
@@ -435,7 +437,8 @@ class KnowledgeBase:
     async def stats(self) -> dict[str, Any]:
         """Documents and chunks in this namespace; `embedder` is the one the store's vectors
         were made with (a store is read with the embedder it records), `opened_with` the one
-        this instance was given."""
+        this instance was given; `embedding_warning` and `missing_vectors` while the embedder
+        fails."""
         recorded = await self.index.recorded_embedder()
         return {
             "namespace": self.namespace,
@@ -443,6 +446,7 @@ class KnowledgeBase:
             "chunks": await self.index.count(self.namespace),
             "embedder": recorded[0] if recorded is not None else self.embedder.name,
             "opened_with": self.embedder.name,
+            **await embedding_health(self.index, self.namespace),
         }
 
     # -- removing -------------------------------------------------------------------------------

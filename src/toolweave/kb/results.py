@@ -7,14 +7,15 @@ store, and so the mapping from index records to them lives in one place.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from toolweave.kb.chunking import HEADING_SEPARATOR
 from toolweave.kb.convert import ConversionReport
+from toolweave.storage.retrieval.embed_guard import Hits
 from toolweave.storage.retrieval.fusion import FUSION_FORMULA
-from toolweave.storage.retrieval.index import IndexHit, Record
+from toolweave.storage.retrieval.index import IndexHit, Record, reciprocal_rank_fusion
 
 AddStatus = Literal["added", "replaced", "unchanged", "duplicate"]
 ProgressCallback = Callable[[int, int], None]
@@ -107,6 +108,17 @@ def hit_from_record(record: Record, score: float) -> KBHit:
             text = text[len(prefix) + 1 :]
             break
     return KBHit(text, str(p["doc_id"]), title, heading_path, score, int(p["start"]), int(p["end"]))
+
+
+def fused_hits(searched: Sequence[Hits[IndexHit]], k: int) -> Hits[KBHit]:
+    """The best `k` of several searches' hits in one ranking (reciprocal rank fusion), with the
+    first search's warning (the embedder failed) if any carries one."""
+    rankings = [[h.record.id for h in hits] for hits in searched]
+    found = {h.record.id: h.record for hits in searched for h in hits}
+    fused = reciprocal_rank_fusion(rankings)
+    best = sorted(fused, key=lambda key: (-fused[key], key))[:k]
+    warning = next((hits.warning for hits in searched if hits.warning), None)
+    return Hits((hit_from_record(found[key], fused[key]) for key in best), warning)
 
 
 def hit_from_index(hit: IndexHit, *, weight: float | None, explain: bool) -> KBHit:

@@ -21,6 +21,7 @@ from typing import Literal
 from toolweave.kb.expand import Expansion
 from toolweave.kb.knowledge_base import DEFAULT_SEARCH_K, KnowledgeBase
 from toolweave.kb.results import KBHit
+from toolweave.storage.retrieval.embed_guard import Hits
 from toolweave.storage.retrieval.index import SearchMode
 
 Scope = Literal["session", "global"]
@@ -72,13 +73,15 @@ class ScopedKnowledgeBase:
         mode: SearchMode = "hybrid",
         expand: Expansion | None = None,
         scopes: Sequence[Scope] = SCOPES,
-    ) -> list[ScopedHit]:
+    ) -> Hits[ScopedHit]:
         """The best `k` chunks of the session's documents and the shared ones, together: both
         are one index scored the same way, so hits are merged by score (the session's first on
-        a tie)."""
+        a tie). A scope searched by keywords only (its embedder failing) passes its warning."""
         found: list[tuple[float, int, ScopedHit]] = []
+        warning = None
         for order, scope in enumerate(scopes):
             hits = await self.scope(scope, session_id).search(query, k=k, mode=mode, expand=expand)
             found.extend((hit.score, order, ScopedHit(scope, hit)) for hit in hits)
+            warning = warning or hits.warning
         found.sort(key=lambda item: (-item[0], item[1]))
-        return [item[2] for item in found[:k]]
+        return Hits((item[2] for item in found[:k]), warning)

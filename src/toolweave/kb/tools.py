@@ -26,6 +26,7 @@ from toolweave.kb.expand import Expansion, answer
 from toolweave.kb.knowledge_base import DEFAULT_SEARCH_K, MAX_SEARCH_K, KnowledgeBase
 from toolweave.kb.results import AddResult, Document, KBHit
 from toolweave.kb.scopes import SCOPES, Scope, ScopedHit, ScopedKnowledgeBase
+from toolweave.storage.retrieval.embed_guard import Hits
 from toolweave.storage.retrieval.index import SearchMode
 from toolweave.tools.base import ToolAnnotations, action_annotations
 from toolweave.tools.context import ToolContext
@@ -150,11 +151,12 @@ class _KnowledgeBaseTools:
 
     async def _find(
         self, query: str, k: int, mode: SearchMode, expand: Expansion | None
-    ) -> list[KBHit | ScopedHit]:
+    ) -> Hits[KBHit | ScopedHit]:
         if self.scopes is None:
-            return list(await self.kb.search(query, k=k, mode=mode, expand=expand))
+            hits = await self.kb.search(query, k=k, mode=mode, expand=expand)
+            return Hits(hits, hits.warning)
         found = await self.scopes.search(query, self.session_id, k, mode, expand, self.searched)
-        return list(found)
+        return Hits(found, found.warning)
 
     async def add(self, title: str | None, content: str | None, file_path: str | None) -> Any:
         if file_path:
@@ -187,6 +189,8 @@ class _KnowledgeBaseTools:
     ) -> dict[str, Any]:
         hits = await self._find(query, k, mode, expand)
         out: dict[str, Any] = {"results": _hits(hits, self.max_result_chars)}
+        if hits.warning:
+            out["warning"] = hits.warning
         if expand is not None and self.kb.model is None:
             out["note"] = NO_MODEL_NOTE
         return out
@@ -198,8 +202,10 @@ class _KnowledgeBaseTools:
             {"n": i, "doc_id": p["doc_id"], "title": p["title"], "heading_path": p["heading_path"]}
             for i, p in enumerate(passages, start=1)
         ]
+        warning = {"warning": hits.warning} if hits.warning else {}
         if self.kb.model is None:
             return {
+                **warning,
                 "answer": None,
                 "note": "no model is configured, so these are the passages to answer from",
                 "passages": passages,
@@ -207,7 +213,8 @@ class _KnowledgeBaseTools:
             }
         cited = [_cited(h, p["text"]) for h, p in zip(hits, passages, strict=False)]
         text = await answer(self.kb.model, question, cited)
-        return {"answer": truncate_text(text, self.max_result_chars), "citations": citations}
+        answer_text = truncate_text(text, self.max_result_chars)
+        return {**warning, "answer": answer_text, "citations": citations}
 
 
 def _cited(item: KBHit | ScopedHit, text: str) -> str:

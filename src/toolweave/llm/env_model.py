@@ -48,12 +48,19 @@ _LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$"
 def read_dotenv(path: Path) -> dict[str, str]:
     """`KEY=value` lines of a `.env` file (`export`, quotes and `#` comments as shells write
     them); a missing file is empty."""
+    return _parse(_content(path))
+
+
+def _content(path: Path) -> bytes:
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_bytes()
     except FileNotFoundError:
-        return {}
+        return b""
+
+
+def _parse(data: bytes) -> dict[str, str]:
     values: dict[str, str] = {}
-    for line in text.splitlines():
+    for line in data.decode("utf-8").splitlines():
         match = _LINE.match(line)
         if match is None or line.lstrip().startswith("#"):
             continue
@@ -85,8 +92,9 @@ def _trusted_dotenv(path: Path) -> dict[str, str]:
     """`./.env`'s values when it names no model or a person trusted it; else refused."""
     from toolweave.storage.trust import is_trusted
 
-    values = read_dotenv(path)
-    if values.get(MODEL_ID_ENV) and not is_trusted(path):
+    data = _content(path)  # read once: the bytes checked are the bytes used
+    values = _parse(data)
+    if values.get(MODEL_ID_ENV) and not is_trusted(path, content=data):
         raise ModelConfigError(
             f"./{DOTENV_NAME} sets {MODEL_ID_ENV} but is not trusted (a file in the working "
             "folder may come with a cloned repository or be written by a sandboxed command); "

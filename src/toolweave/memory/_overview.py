@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolweave.memory import _codec
 from toolweave.memory.types import MEMORY_TYPES, PERSISTENT_TYPES
+from toolweave.storage.retrieval.index import embedding_health
 
 if TYPE_CHECKING:
     from toolweave.memory.manager import MemoryManager
@@ -13,7 +14,8 @@ if TYPE_CHECKING:
 
 async def memory_stats(m: MemoryManager) -> dict[str, Any]:
     """Counts per type (current and superseded), the store and the embedder: `embedder` and
-    `dim` are the ones the store's vectors were made with, `opened_with` the one given now."""
+    `dim` are the ones the store's vectors were made with, `opened_with` the one given now;
+    `embedding_warning` and `missing_vectors` while the embedder fails (`embedding_health`)."""
     types: dict[str, Any] = {
         "working": {
             "count": len(m.working),
@@ -26,7 +28,7 @@ async def memory_stats(m: MemoryManager) -> dict[str, Any]:
         current = await m.index.count(m.user_id, {"memory_type": kind, **_codec.validity(None)})
         types[kind] = {"count": total, "current": current, "superseded": total - current}
     recorded = await m.index.recorded_embedder()
-    embedder, dim = recorded or (m.embedder.name, m.embedder.dim)
+    embedder, dim = recorded or (m.embedder.name, m.index.guard.dim(None))
     return {
         "user_id": m.user_id,
         "total": sum(t["count"] for t in types.values()),
@@ -35,6 +37,7 @@ async def memory_stats(m: MemoryManager) -> dict[str, Any]:
         "embedder": embedder,
         "dim": dim,
         "opened_with": m.embedder.name,
+        **await embedding_health(m.index, m.user_id),
         "entities": len(await m.graph()),
     }
 

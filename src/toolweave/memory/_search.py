@@ -29,6 +29,7 @@ from toolweave.memory.scoring import (
     semantic_score,
 )
 from toolweave.memory.types import MemoryHit, MemoryItem, MemoryType, to_datetime, utc_now
+from toolweave.storage.retrieval.embed_guard import Hits
 from toolweave.storage.retrieval.index import IndexHit, SearchMode
 
 if TYPE_CHECKING:
@@ -91,10 +92,11 @@ async def search_memories(
     graph: KnowledgeGraph | None,
     mode: SearchMode = "hybrid",
     period: MemoryPeriod | None = None,
-) -> list[MemoryHit]:
+) -> Hits[MemoryHit]:
     now = utc_now()
     period = period or MemoryPeriod()
     hits: list[MemoryHit] = []
+    warning = None
     if "working" in types and as_of is None and modality is None:
         for item, factors in manager.working.search(query, min_importance=min_importance):
             if not period.admits(item):
@@ -121,6 +123,7 @@ async def search_memories(
             where=where,
             mode=mode,
         )
+        warning = found.warning
         cap = limit * SEARCH_OVERSAMPLE
         graph_scores = graph.memory_scores(graph.entities_in(query), cap) if graph else {}
         if graph_scores and as_of is None:
@@ -140,7 +143,7 @@ async def search_memories(
             if related or (hit.vector_score or 0.0) >= manager.min_similarity:
                 hits.append(_score(hit, now, graph_scores, explain))
     hits.sort(key=lambda h: (-h.score, h.item.id))
-    return hits[:limit]
+    return Hits(hits[:limit], warning)
 
 
 def _score(

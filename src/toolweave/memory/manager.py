@@ -46,6 +46,7 @@ from toolweave.memory.working import (
     WorkingMemory,
 )
 from toolweave.storage.retrieval import Embedder, TextIndex
+from toolweave.storage.retrieval.embed_guard import DEFAULT_EMBED_RETRY, EmbedRetry, Hits
 from toolweave.storage.retrieval.hnsw import DEFAULT_HNSW_THRESHOLD
 from toolweave.storage.retrieval.index import DEFAULT_MAX_QUERY_TERMS, SEARCH_MODES, SearchMode
 
@@ -78,6 +79,8 @@ class MemoryManager:
     usearch installed) vector search uses HNSW graphs instead of the exact scan; None: always
     exact. A query of more than `max_query_terms` distinct words is searched whole by its vector
     and by its rarest words in the user's memories (the index it opens; `DEFAULT_MAX_QUERY_TERMS`).
+    `embed_retry` retries a failing embedder, then stores and searches by keywords only (the
+    hits' and `stats()`'s warning) until it answers and what it missed is embedded.
     """
 
     def __init__(
@@ -102,6 +105,7 @@ class MemoryManager:
         hnsw_threshold: int | None = DEFAULT_HNSW_THRESHOLD,
         max_query_chars: int = DEFAULT_MAX_QUERY_CHARS,
         max_query_terms: int = DEFAULT_MAX_QUERY_TERMS,
+        embed_retry: EmbedRetry = DEFAULT_EMBED_RETRY,
     ) -> None:
         self.user_id = check_user_id(user_id)
         self._owns_index = index is None
@@ -115,6 +119,7 @@ class MemoryManager:
             table=table,
             hnsw_threshold=hnsw_threshold,
             max_query_terms=max_query_terms,
+            embed_retry=embed_retry,
         )
         self.working = WorkingMemory(working_capacity, working_ttl_minutes)
         self.model = model
@@ -305,7 +310,7 @@ class MemoryManager:
         session_id: str | None = None,
         since: datetime | float | str | None = None,
         until: datetime | float | str | None = None,
-    ) -> list[MemoryHit]:
+    ) -> Hits[MemoryHit]:
         """The best `limit` memories for `query` across `memory_types` (all by default).
 
         Current facts only unless `as_of` asks what was valid then; `modality` restricts

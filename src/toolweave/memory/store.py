@@ -12,6 +12,7 @@ from toolweave.memory import _codec
 from toolweave.memory.errors import MemoryArgumentError
 from toolweave.storage.retrieval import Embedder, TextIndex
 from toolweave.storage.retrieval.backend import open_index
+from toolweave.storage.retrieval.embed_guard import DEFAULT_EMBED_RETRY, EmbedRetry
 from toolweave.storage.retrieval.hnsw import DEFAULT_HNSW_THRESHOLD
 from toolweave.storage.retrieval.index import DEFAULT_MAX_QUERY_TERMS
 
@@ -44,6 +45,7 @@ def open_memory_index(
     table: str = DEFAULT_TABLE,
     hnsw_threshold: int | None = DEFAULT_HNSW_THRESHOLD,
     max_query_terms: int = DEFAULT_MAX_QUERY_TERMS,
+    embed_retry: EmbedRetry = DEFAULT_EMBED_RETRY,
 ) -> TextIndex:
     """The memory index (`open_index`) with the payload fields every memory write filters by."""
     return open_index(
@@ -57,4 +59,5 @@ def open_memory_index(
         indexed_fields=_codec.INDEXED_FIELDS,
         hnsw_threshold=hnsw_threshold,
         max_query_terms=max_query_terms,
+        embed_retry=embed_retry,
     )

@@ -266,6 +266,7 @@ class MemoryTool:
                 args["memory_types"] = [args.pop("memory_type")]
             hits = await m.search(**args)
             return {
+                **({"warning": hits.warning} if hits.warning else {}),
                 "count": len(hits),
                 "memories": [
                     {

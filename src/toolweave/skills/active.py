@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from toolweave.storage.trust import content_digest, is_trusted
+from toolweave.storage.trust import content_digest, exposed, is_trusted
 
 if TYPE_CHECKING:
     from toolweave.skills.library import SkillLibrary
@@ -70,9 +70,7 @@ class SkillScope:
 
     def grants_tools(self, skill: Skill) -> bool:
         """False for a skill under a sandbox-writable folder that no person has trusted."""
-        where = os.path.realpath(skill.dir)
-        exposed = any(where == w or where.startswith(w.rstrip("/") + "/") for w in self.writable)
-        return not exposed or is_trusted(skill.path)
+        return not exposed(skill.dir, self.writable) or is_trusted(skill.path)
 
     def deactivate(self, key: object) -> None:
         """No active skill and no grant for `key` any more."""

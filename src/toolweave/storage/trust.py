@@ -13,11 +13,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from toolweave.storage.files import atomic_write
 
-__all__ = ["DEFAULT_TRUST_FILE", "content_digest", "is_trusted", "trust"]
+__all__ = ["DEFAULT_TRUST_FILE", "content_digest", "exposed", "is_trusted", "trust"]
 
 DEFAULT_TRUST_FILE = "~/.toolweave/trusted.json"
 """Where trusted files are recorded, unless a caller names another store."""
@@ -62,9 +63,22 @@ def trust(path: str | os.PathLike[str], *, store: str | os.PathLike[str] | None 
 
 
 def is_trusted(
-    path: str | os.PathLike[str], *, store: str | os.PathLike[str] | None = None
+    path: str | os.PathLike[str],
+    *,
+    store: str | os.PathLike[str] | None = None,
+    content: bytes | None = None,
 ) -> bool:
-    """Whether a person trusted `path` with exactly the content it has now."""
+    """Whether a person trusted `path` with exactly the content it has now; pass the `content`
+    the caller read and will use, so what is checked is what is used (the file is not read a
+    second time, when it may have changed in between)."""
     real = os.path.realpath(path)
     recorded = _entries(_store(store)).get(real)
-    return recorded is not None and recorded == content_digest(real)
+    digest = hashlib.sha256(content).hexdigest() if content is not None else content_digest(real)
+    return recorded is not None and recorded == digest
+
+
+def exposed(path: str | os.PathLike[str], writable: Iterable[str]) -> bool:
+    """Whether `path` (its real path) lies in one of the `writable` folders (real paths): a file
+    there is one a sandboxed tool may have written, so it counts only once trusted."""
+    where = os.path.realpath(path)
+    return any(where == w or where.startswith(w.rstrip("/") + "/") for w in writable)

@@ -71,6 +71,8 @@ class ToolRegistry:
         self._version = 0
         self._definitions_key: tuple[int, ...] = (-1,)
         self._definitions: list[ToolDef] = []
+        self._tools_key: tuple[int, ...] = (-1,)
+        self._tools: list[Tool] = []
         self._search_index: ToolIndex | None = None
 
     @property
@@ -176,7 +178,12 @@ class ToolRegistry:
         return sorted(self._all_entries())
 
     def tools(self) -> list[Tool]:
-        return [e.tool for _, e in sorted(self._all_entries().items())]
+        """Tools sorted by name; sorted again only when the contents change."""
+        key = self._key()
+        if key != self._tools_key:
+            self._tools = [e.tool for _, e in sorted(self._all_entries().items())]
+            self._tools_key = key
+        return list(self._tools)
 
     def _key(self) -> tuple[int, ...]:
         own = (id(self), self._version)
@@ -232,16 +239,19 @@ class ToolRegistry:
         Only tools the caller may use are ranked: those this registry's permission policy
         allows and, when given, those `allowed` accepts (governance passes its rules here), so a
         refused tool is never returned. The index follows tools being added, removed and
-        changed: it reads each tool's current text."""
+        changed: it is handed the current tools and re-reads those it holds another object
+        (or, for `HybridToolIndex`, another text) for."""
         if not isinstance(query, str) or not query.strip():
             raise ToolError("search needs a query: say what the tool should do")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ToolError(f"search k must be a positive integer, got {k!r}")
-        candidates = [
-            tool
-            for tool in self.tools()
-            if self._policy_allows(tool) and (allowed is None or allowed(tool))
-        ]
+        candidates = self.tools()
+        if self.policy is not None or allowed is not None:
+            candidates = [
+                tool
+                for tool in candidates
+                if self._policy_allows(tool) and (allowed is None or allowed(tool))
+            ]
         return await self.search_index.search(query, candidates, k, explain=explain)
 
     def _policy_allows(self, tool: Tool) -> bool:

@@ -21,13 +21,14 @@ index holds.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from toolweave.tools.bm25 import CJK_RUN, bm25_scores, cjk_grams
+from toolweave.tools.bm25 import CJK_RUN, Postings, cjk_grams
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORD = re.compile(r"[A-Za-z0-9]+|" + CJK_RUN.pattern)
@@ -145,20 +146,33 @@ def terms(text: str) -> list[str]:
 
 
 class KeywordToolIndex:
-    """BM25 over `tool_text` (`toolweave.tools.bm25`), with no dependency; each tool's term
-    counts are kept until its text changes."""
+    """BM25 over `tool_text` (`toolweave.tools.bm25`), with no dependency.
+
+    Each tool's terms are read once, into postings (`bm25.Postings`), and read again only when
+    the registry holds another tool object under that name (registered after an unregister, an
+    MCP server's tools refreshed on `list_changed`): a tool object changed in place is not
+    re-read. A query then reads only the postings of its terms, restricted to the tools it was
+    handed, so the ranking is BM25 over exactly those tools, as if counted afresh. Names no
+    longer handed in keep their postings (a few hundred bytes each): the tools differ per
+    caller, so absence from one search says nothing about the registry."""
 
     def __init__(self) -> None:
-        self._docs: dict[str, tuple[str, Counter[str]]] = {}
+        self._tools: dict[str, Searchable] = {}
+        self._counts: dict[str, Counter[str]] = {}
+        self._postings = Postings()
 
-    def _counts(self, tool: Searchable) -> Counter[str]:
-        text = tool_text(tool)
-        digest = text_digest(text)
-        cached = self._docs.get(tool.name)
-        if cached is None or cached[0] != digest:
-            cached = (digest, Counter(terms(text)))
-            self._docs[tool.name] = cached
-        return cached[1]
+    def _follow(self, tools: Sequence[Searchable]) -> set[str]:
+        """Index the tools not yet read as they are; the names of `tools`."""
+        names: set[str] = set()
+        for tool in tools:
+            name = tool.name
+            names.add(name)
+            if self._tools.get(name) is not tool:
+                counts = Counter(terms(tool_text(tool)))
+                self._postings.add(name, counts)
+                self._tools[name] = tool
+                self._counts[name] = counts
+        return names
 
     async def search(
         self, query: str, tools: Sequence[Searchable], k: int, *, explain: bool = False
@@ -166,17 +180,17 @@ class KeywordToolIndex:
         wanted = set(terms(query))
         if not wanted or not tools or k < 1:
             return []
-        counted = [self._counts(tool) for tool in tools]
-        matches = [
+        scores = self._postings.scores(wanted, self._follow(tools))
+        best = heapq.nsmallest(
+            k, ((name, s) for name, s in scores.items() if s > 0), key=lambda m: (-m[1], m[0])
+        )
+        return [
             ToolMatch(
-                tool.name,
+                name,
                 score,
-                {"mode": "keyword", "terms": sorted(wanted & counts.keys())} if explain else None,
+                {"mode": "keyword", "terms": sorted(wanted & self._counts[name].keys())}
+                if explain
+                else None,
             )
-            for tool, counts, score in zip(
-                tools, counted, bm25_scores(wanted, counted), strict=True
-            )
-            if score > 0
+            for name, score in best
         ]
-        matches.sort(key=lambda m: (-m.score, m.name))
-        return matches[:k]

@@ -16,6 +16,7 @@ from toolweave.builtins.filesystem import filesystem_tools
 from toolweave.builtins.shell import shell_tool
 from toolweave.governance import ApprovalRequest, Governance
 from toolweave.llm import Message, ScriptedModel, ToolCallPart
+from toolweave.storage.trust import trust
 
 REVIEW = """---
 description: Review the working tree
@@ -128,3 +129,34 @@ def test_at_references_are_files_not_mentions() -> None:
         "See @src/app.py and @README.md, mail a@b.com, ping @alice, `@decorator`, @./x/y.txt."
     )]  # fmt: skip
     assert found == ["src/app.py", "README.md", "./x/y.txt"]
+
+
+async def test_a_command_file_the_agents_shell_can_write_grants_only_once_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # the trust store lives there
+    work = tmp_path / "work"
+    folder = work / ".claude" / "commands"
+    folder.mkdir(parents=True)
+    file = folder / "deploy.md"  # where a sandboxed `bash` call could have written it
+    file.write_text("---\nallowed-tools: Bash(echo:*)\n---\nDeploy the site.\n", "utf-8")
+
+    async def run_once() -> list[str]:
+        asked: list[str] = []
+
+        async def deny(request: ApprovalRequest) -> bool:
+            asked.append(request.args.get("command", request.tool_name))
+            return False
+
+        model = ScriptedModel([call("bash", "1", command="echo 你好"), Message.assistant("ok")])
+        commands = Orchestration(commands=Commands.from_directory(folder))
+        agent = Agent(model, [shell_tool(work)], governance=Governance(approver=deny),
+                      orchestration=commands)  # fmt: skip
+        await agent.run("/deploy")
+        return asked
+
+    assert await run_once() == ["echo 你好"]  # untrusted: its grant did not apply
+    trust(file)
+    assert await run_once() == []  # a person reviewed it: pre-approved
+    file.write_text("---\nallowed-tools: Bash(*)\n---\nDeploy the site.\n", "utf-8")
+    assert await run_once() == ["echo 你好"]  # edited after the trust

@@ -10,6 +10,7 @@ import asyncio
 from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
 
 import pytest
 from mcp.client import Client
@@ -21,6 +22,8 @@ from toolweave.mcp import Context, MCPClient, MCPServer
 from toolweave.mcp.server.idempotency import MemoryCallRecords
 from toolweave.mcp.server.postgres_sessions import PostgresMCPSessionStore
 from toolweave.mcp.shared.constants import MAX_IDEMPOTENCY_KEY_CHARS, META_IDEMPOTENCY_KEY
+
+NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 
 
 class Counted:
@@ -38,6 +41,13 @@ class Counted:
             self.runs[call_id] += 1
             self.keys.append(str(ctx.meta.get(META_IDEMPOTENCY_KEY)))
             return f"counted {call_id} ({self.runs[call_id]})"
+
+        @self.server.tool
+        async def two_rounds(ctx: Context) -> str:
+            self.runs["rounds"] += 1
+            first = await ctx.elicit("First?", NAME_SCHEMA)
+            second = await ctx.elicit("Second?", NAME_SCHEMA)
+            return f"{first['content']['name']}+{second['content']['name']}"
 
         @self.server.tool
         async def held(call_id: str) -> str:
@@ -131,6 +141,23 @@ async def test_mcp_client_sends_a_fresh_key_on_every_call() -> None:
     assert named.text == "counted c (3)"
     assert len(set(counted.keys)) == 3 and counted.keys[2] == "n"
     assert all(len(key) == 32 for key in counted.keys[:2])  # uuid4 hex, one per call
+
+
+async def test_each_input_required_round_under_one_key_runs_and_completes() -> None:
+    counted = Counted()
+    asked: list[str] = []
+
+    async def answer(params: dict[str, Any]) -> dict[str, Any]:
+        asked.append(params["message"])
+        return {"action": "accept", "content": {"name": f"n{len(asked)}"}}
+
+    async with (
+        serve_in_process(counted.server) as url,
+        MCPClient.http(url, elicitation_handler=answer) as client,
+    ):
+        result = await client.call_tool("two_rounds", {}, meta={META_IDEMPOTENCY_KEY: "r"})
+    assert result.text == "n1+n2" and asked == ["First?", "Second?"]
+    assert counted.runs["rounds"] == 3  # the tool re-runs each round: 3 rounds, one key
 
 
 async def test_memory_records_keep_at_most_max_keys_each_for_its_ttl() -> None:

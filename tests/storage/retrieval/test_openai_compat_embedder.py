@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.outage_embedder import answer_json
 from toolweave.storage import EmbeddingFailed
 from toolweave.storage.retrieval import load_embedder
 from toolweave.storage.retrieval.embedders import OpenAICompatEmbedder
@@ -32,12 +33,7 @@ class Embeddings(BaseHTTPRequestHandler):
             {"index": i, "embedding": [float(len(text)), float(i + 1), 1.0], "object": "embedding"}
             for i, text in enumerate(body["input"])
         ]
-        payload = json.dumps({"data": list(reversed(data)), "model": body["model"]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
+        answer_json(self, {"data": list(reversed(data)), "model": body["model"]})
 
     def log_message(self, *args: Any) -> None:
         return None

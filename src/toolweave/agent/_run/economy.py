@@ -49,7 +49,9 @@ class AgentEconomy:
     def __init__(self, settings: ContextEconomy, model: Model, max_result_chars: int) -> None:
         self.settings = settings
         self.pages = (
-            ResultPages(settings.scratch_dir, settings.max_saved_bytes)
+            ResultPages(
+                settings.scratch_dir, settings.max_saved_bytes, settings.max_total_saved_bytes
+            )
             if settings.save_results
             else None
         )

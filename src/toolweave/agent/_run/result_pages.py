@@ -6,7 +6,8 @@
 space is the jail: a handle is checked against its pattern and opened inside the calling
 session's own folder (named by a digest of the session id, so no id can name a path), files are
 created exclusively, never followed through a link, and readable by the owner only. Each
-session keeps at most `max_saved_bytes`; the oldest saved results go first.
+session keeps at most `max_saved_bytes` and all sessions together at most `max_total_saved_bytes`
+(a long-lived process serves many sessions); the oldest saved results go first.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import secrets
 import shutil
 import stat
 import tempfile
+import time
 from pathlib import Path
 
 from toolweave.tools import Content, TextContent, Tool, ToolContext, truncate_text
@@ -35,15 +37,18 @@ SAVED_HANDLE = re.compile(r'are saved whole as "(r-[0-9a-f]{12})"')
 _NOTICE_ROOM = 320  # the notice after the excerpt, and the marker inside it
 _MAX_MATCHES = 20
 _MATCH_CONTEXT = 80
+_LONE_SURROGATES = "surrogatepass"  # a tool's text may carry them (JSON's "\\ud800"): kept as sent
 
 
 class ResultPages:
     """The saved results of every session of one agent (see the module docstring)."""
 
-    def __init__(self, scratch_dir: Path | str | None, max_saved_bytes: int) -> None:
+    def __init__(
+        self, scratch_dir: Path | str | None, max_saved_bytes: int, max_total_saved_bytes: int
+    ) -> None:
         self._root = Path(scratch_dir).expanduser() if scratch_dir is not None else None
-        self._temporary = scratch_dir is None
         self.max_saved_bytes = max_saved_bytes
+        self.max_total_saved_bytes = max_total_saved_bytes
 
     def spill(
         self, session_id: str | None, tool_name: str, content: list[Content], max_chars: int
@@ -69,17 +74,20 @@ class ResultPages:
 
     def save(self, session_id: str | None, text: str) -> str | None:
         """Save `text` for `session_id`; its handle, or None when it alone passes the bound."""
-        data = text.encode("utf-8")
-        if len(data) > self.max_saved_bytes:
+        data = text.encode("utf-8", _LONE_SURROGATES)
+        if len(data) > min(self.max_saved_bytes, self.max_total_saved_bytes):
             return None
         folder = self._folder(session_id)
         assert folder is not None  # created
-        self._make_room(folder, len(data))
+        _make_room([folder], len(data), self.max_saved_bytes)
+        _make_room(_session_folders(folder.parent), len(data), self.max_total_saved_bytes)
         handle = "r-" + secrets.token_hex(6)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
         fd = os.open(folder / f"{handle}.txt", flags, 0o600)
         with os.fdopen(fd, "wb") as out:
             out.write(data)
+            stamp = time.time_ns()  # the oldest go first: a finer clock than the file system's
+            os.utime(out.fileno(), ns=(stamp, stamp))
         return handle
 
     def read(self, session_id: str | None, handle: str) -> str | None:
@@ -98,7 +106,7 @@ class ResultPages:
         except OSError:
             return None
         with os.fdopen(fd, "rb") as source:
-            return source.read().decode("utf-8")
+            return source.read().decode("utf-8", _LONE_SURROGATES)
 
     def _folder(self, session_id: str | None, *, create: bool = True) -> Path | None:
         root = self._root
@@ -121,23 +129,29 @@ class ResultPages:
             raise OSError(f"{folder} is not a folder (a link?); saved results are never followed")
         return folder
 
-    def _make_room(self, folder: Path, size: int) -> None:
-        """Drop the session's oldest saved results until `size` more bytes fit."""
-        saved = sorted(
-            (
-                entry.stat(follow_symlinks=False).st_mtime_ns,
-                entry.name,
-                entry.stat(follow_symlinks=False).st_size,
-            )
-            for entry in os.scandir(folder)
-            if entry.is_file(follow_symlinks=False)
-        )
-        total = sum(s for _, _, s in saved)
-        for _, name, entry_size in saved:
-            if total + size <= self.max_saved_bytes:
-                break
-            (folder / name).unlink(missing_ok=True)
-            total -= entry_size
+
+def _session_folders(root: Path) -> list[Path]:
+    """The session folders under the scratch root (links and stray files are not folders)."""
+    return [Path(e.path) for e in os.scandir(root) if e.is_dir(follow_symlinks=False)]
+
+
+def _make_room(folders: list[Path], size: int, bound: int) -> None:
+    """Drop the oldest saved results in `folders` until `size` more bytes fit in `bound`."""
+    saved = []
+    for folder in folders:
+        with contextlib.suppress(FileNotFoundError):  # another process's folder, just dropped
+            for entry in os.scandir(folder):
+                with contextlib.suppress(FileNotFoundError):
+                    if entry.is_file(follow_symlinks=False):
+                        info = entry.stat(follow_symlinks=False)
+                        saved.append((info.st_mtime_ns, entry.path, info.st_size))
+    saved.sort()
+    total = sum(s for _, _, s in saved)
+    for _, path, entry_size in saved:
+        if total + size <= bound:
+            break
+        Path(path).unlink(missing_ok=True)
+        total -= entry_size
 
 
 def read_result_tool(pages: ResultPages, page_chars: int) -> Tool:
@@ -177,20 +191,17 @@ def read_result_tool(pages: ResultPages, page_chars: int) -> Tool:
 
 
 def _matches(text: str, handle: str, pattern: str) -> str:
-    """Each place `pattern` occurs (case-insensitive, Chinese as written), with context."""
-    folded, needle = text.casefold(), pattern.casefold()
-    if len(folded) != len(text):  # casefold changed lengths (ß -> ss): offsets by plain case
-        folded, needle = text.lower(), pattern.lower()
+    """Each place `pattern` occurs (case-insensitive, Chinese as written), with context; the
+    offsets are the text's own (matched in place, never in a case-folded copy whose length
+    can differ: "İ".lower() is two characters)."""
     found: list[str] = []
-    start = folded.find(needle)
     total = 0
-    while start != -1:
+    for match in re.finditer(re.escape(pattern), text, re.IGNORECASE):
         total += 1
         if len(found) < _MAX_MATCHES:
-            left = max(0, start - _MATCH_CONTEXT)
-            snippet = " ".join(text[left : start + len(pattern) + _MATCH_CONTEXT].split())
-            found.append(f"- offset {start}: {snippet}")
-        start = folded.find(needle, start + max(1, len(needle)))
+            left = max(0, match.start() - _MATCH_CONTEXT)
+            snippet = " ".join(text[left : match.end() + _MATCH_CONTEXT].split())
+            found.append(f"- offset {match.start()}: {snippet}")
     if not total:
         return f"{pattern!r} does not occur in {handle} ({len(text)} characters)."
     shown = f", the first {len(found)} shown" if total > len(found) else ""

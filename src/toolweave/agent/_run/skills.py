@@ -63,10 +63,7 @@ class AgentSkills(RunStage):
             registry.register(tool)
         self._registry = registry
         # A skill in a folder the agent's own tools can write grants nothing until trusted.
-        self.scope.writable = tuple(
-            os.path.realpath(where) for name in registry.names()
-            if (where := _writes_under(registry.get(name))) is not None
-        )  # fmt: skip
+        self.scope.writable = writable_folders(registry)
 
     def after_tool(self, session: Session, invocation: ToolInvocation) -> None:
         """A skill read successfully becomes active (its grant applies to later calls)."""
@@ -113,6 +110,17 @@ class AgentSkills(RunStage):
             return prompt
         self.scope.activate(session, chosen.name)
         return f'<skill name="{chosen.name}">\n{chosen.body()}\n</skill>\n\n{prompt}'
+
+
+def writable_folders(registry: ToolRegistry) -> tuple[str, ...]:
+    """The real paths of the folders the agent's own shell and file-writing tools can write:
+    a skill or command file there may come from a sandboxed call, so it grants only once
+    trusted."""
+    return tuple(
+        os.path.realpath(where)
+        for name in registry.names()
+        if (where := _writes_under(registry.get(name))) is not None
+    )
 
 
 def _writes_under(tool: Tool | None) -> str | None:

@@ -60,6 +60,9 @@ class Command:
     allowed_tools: tuple[str, ...] = ()
     model: str = ""
     namespace: str = ""
+    path: str = ""
+    """The command file it was read from ("" for a mapping): under a folder the agent's own
+    tools can write, its `allowed-tools` count only once the file is trusted."""
 
     @property
     def help_description(self) -> str:
@@ -279,7 +282,7 @@ class Commands:
         commands: dict[str, Command] = {}
         aliases: dict[str, str] = {}
         for path, spellings in names.items():
-            command = dataclasses.replace(parsed[path], name=spellings[0])
+            command = dataclasses.replace(parsed[path], name=spellings[0], path=path)
             commands[command.name] = command
             aliases.update((spelling, command.name) for spelling in spellings[1:])
         self.skipped = skipped

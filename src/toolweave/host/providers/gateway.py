@@ -9,7 +9,9 @@ withdrawn and is reconnected with backoff, then republished. Tools are published
 `[serve.policy]` can allow or deny a whole server before any call is forwarded. Its resources,
 resource templates, prompts and completions are proxied too (`catalog`), under the same names
 and the same policy. Later changes downstream (a `tools/list_changed`, a reconnect) reach the
-host through `watch`, which mirrors the manager's registry updates.
+host through `watch`, which mirrors the manager's registry updates. Elicitations a downstream
+server asks during a call are put to the upstream client of that call
+(`toolweave.mcp.client.upstream`).
 """
 
 from __future__ import annotations
@@ -38,8 +40,11 @@ class GatewayProvider:
 
         self.config = config
         # Validated now (a config mistake stops `toolweave serve` at once), connected later.
+        # A downstream server's elicitations go to the client whose call caused them.
         self.manager: MCPManager = MCPManager.from_config(
-            {"mcpServers": config.mcp_servers}, workspace=config.workspace
+            {"mcpServers": config.mcp_servers},
+            workspace=config.workspace,
+            client_options={"forward_questions": True},
         )
 
     def describe(self) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from toolweave.mcp.client.protocol import CLIENT_NAME
+from toolweave.mcp.client.upstream import FORWARDED_METHODS, CallerRoutes
 from toolweave.mcp.shared.constants import TASKS_EXTENSION
 from toolweave.mcp.shared.errors import METHOD_NOT_FOUND, JSONRPCError
 
@@ -40,11 +41,14 @@ class ClientCallbacks:
         elicitation_handler: ServerRequestHandler | None,
         roots: list[dict[str, Any]] | None,
         server_log: logging.Logger,
+        routes: CallerRoutes | None = None,
     ) -> None:
         self.sampling_handler = sampling_handler
         self.elicitation_handler = elicitation_handler
         self.roots = roots
         self.server_log = server_log
+        self.routes = routes
+        """Set when questions go to the caller of the call they belong to (a gateway)."""
 
     def capabilities(self) -> dict[str, Any]:
         capabilities: dict[str, Any] = {"extensions": {TASKS_EXTENSION: {}}}
@@ -52,13 +56,15 @@ class ClientCallbacks:
             capabilities["roots"] = {"listChanged": True}
         if self.sampling_handler is not None:
             capabilities["sampling"] = {}
-        if self.elicitation_handler is not None:
+        if self.elicitation_handler is not None or self.routes is not None:
             capabilities["elicitation"] = {"form": {}, "url": {}}
         return capabilities
 
     async def dispatch(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Answer one server request; unknown or unsupported ones get METHOD_NOT_FOUND."""
         handler: ServerRequestHandler | None = None
+        if self.routes is not None and method in FORWARDED_METHODS:
+            return await self.routes.ask(method, params)
         if method == "roots/list" and self.roots is not None:
             return {"roots": list(self.roots)}
         if method == "sampling/createMessage":

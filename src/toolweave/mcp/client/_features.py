@@ -9,6 +9,7 @@ connection and era logic in `client.py`; `MCPClient` inherits them. They rely on
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -46,10 +47,21 @@ class ServerFeatures(TaskFeatures):
     _tools_by_name: dict[str, MCPToolInfo]
     _last_listed: dict[str, MCPToolInfo]
     """The latest listing even when a change notice made it stale: how to call a tool."""
+    _list_expiry: dict[str, float]
+    """Per list method, when the server's `ttlMs` hint lets the last listing go (monotonic)."""
+    _lists: dict[str, list[dict[str, Any]]]
+    """Resources, templates and prompts listed with a `ttlMs` hint, reused until it expires."""
+
+    def _stale(self, method: str) -> bool:
+        """Whether the server's `ttlMs` on the last `method` listing has run out (a 2025 server
+        sends none: its tools stay cached until `list_changed`)."""
+        expiry = self._list_expiry.get(method)
+        return expiry is not None and time.monotonic() >= expiry
 
     async def list_tools(self, *, refresh: bool = False) -> list[MCPToolInfo]:
-        """Every tool, across all pages; cached until `notifications/tools/list_changed`."""
-        if self._tools is None or refresh:
+        """Every tool, across all pages; reused until `notifications/tools/list_changed` or
+        until the `ttlMs` a 2026-07-28 server put on the listing runs out (0: never reused)."""
+        if self._tools is None or refresh or self._stale("tools/list"):
             version = self.tools_version
             tools = self._valid_tools(await self.paginate("tools/list", "tools"))
             self._last_listed = {tool.name: tool for tool in tools}
@@ -109,7 +121,9 @@ class ServerFeatures(TaskFeatures):
         if not modern and info is not None and info.execution.get("taskSupport") == "required":
             params["task"] = {}  # 2025: such a tool runs only as a task the client asks for
         try:
-            raw = await self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
+            call = self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
+            routes = self.callbacks.routes  # a gateway's: questions go to the call's caller
+            raw = await (call if routes is None else routes.run(call))
             if is_task_answer(raw):  # a call that finishes later: followed to its end
                 result = await self.run_task(MCPTask.from_wire(raw), on_progress)
             else:
@@ -155,12 +169,20 @@ class ServerFeatures(TaskFeatures):
             )
 
     async def paginate(self, method: str, key: str) -> list[dict[str, Any]]:
-        """Every item of a paginated list (`resources/list` under `resources`, ...), as sent."""
+        """Every item of a paginated list (`resources/list` under `resources`, ...), as sent.
+
+        The first page's caching hint is kept: `ttlMs` (milliseconds the listing may be reused;
+        `cacheScope` "private" or "public" needs nothing more, as a cache never outlives this
+        client and its credentials)."""
         items: list[dict[str, Any]] = []
         cursor: str | None = None
         seen: set[str] = set()
+        self._list_expiry.pop(method, None)
         while True:
             result = await self.request(method, {"cursor": cursor} if cursor else None)
+            ttl_ms = result.get("ttlMs")
+            if not cursor and type(ttl_ms) is int and ttl_ms >= 0:
+                self._list_expiry[method] = time.monotonic() + ttl_ms / 1000
             page = result.get(key)
             if isinstance(page, list):
                 items.extend(item for item in page if isinstance(item, dict))
@@ -170,13 +192,25 @@ class ServerFeatures(TaskFeatures):
             seen.add(next_cursor)
             cursor = next_cursor
 
-    async def list_resources(self) -> list[MCPResource]:
-        return [
-            MCPResource.from_wire(r) for r in await self.paginate("resources/list", "resources")
-        ]
+    async def _listing(self, method: str, key: str, refresh: bool) -> list[dict[str, Any]]:
+        """A list reused while its `ttlMs` lasts (and its `list_changed` was not heard); without
+        the hint (2025 servers) it is asked for every time."""
+        cached = self._lists.get(method)
+        if cached is not None and not refresh and not self._stale(method):
+            return cached
+        items = await self.paginate(method, key)
+        if method in self._list_expiry:
+            self._lists[method] = items
+        else:
+            self._lists.pop(method, None)
+        return items
 
-    async def list_resource_templates(self) -> list[MCPResourceTemplate]:
-        raw = await self.paginate("resources/templates/list", "resourceTemplates")
+    async def list_resources(self, *, refresh: bool = False) -> list[MCPResource]:
+        raw = await self._listing("resources/list", "resources", refresh)
+        return [MCPResource.from_wire(r) for r in raw]
+
+    async def list_resource_templates(self, *, refresh: bool = False) -> list[MCPResourceTemplate]:
+        raw = await self._listing("resources/templates/list", "resourceTemplates", refresh)
         return [MCPResourceTemplate.from_wire(r) for r in raw]
 
     async def read_resource(self, uri: str) -> list[ResourceContent]:
@@ -194,8 +228,9 @@ class ServerFeatures(TaskFeatures):
     async def unsubscribe_resource(self, uri: str) -> None:
         await self.request("resources/unsubscribe", {"uri": uri})
 
-    async def list_prompts(self) -> list[MCPPrompt]:
-        return [MCPPrompt.from_wire(p) for p in await self.paginate("prompts/list", "prompts")]
+    async def list_prompts(self, *, refresh: bool = False) -> list[MCPPrompt]:
+        raw = await self._listing("prompts/list", "prompts", refresh)
+        return [MCPPrompt.from_wire(p) for p in raw]
 
     async def get_prompt(self, name: str, args: dict[str, str] | None = None) -> MCPPromptResult:
         params: dict[str, Any] = {"name": name}

@@ -21,10 +21,12 @@ from toolweave.mcp.client._callbacks import ClientCallbacks, ServerRequestHandle
 from toolweave.mcp.client._features import ServerFeatures
 from toolweave.mcp.client._param_headers import param_headers
 from toolweave.mcp.client.models import MCPToolInfo
-from toolweave.mcp.shared.constants import TOOLS_CHANGED
+from toolweave.mcp.client.upstream import CallerRoutes
+from toolweave.mcp.shared.constants import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED
 from toolweave.mcp.shared.errors import MCPConnectionClosed, MCPError
 from toolweave.mcp.shared.jsonrpc import ProgressHandler, RequestContext
 from toolweave.mcp.shared.peer import JSONRPCPeer
+from toolweave.mcp.shared.trace_context import trace_meta
 
 if TYPE_CHECKING:
     import httpx
@@ -57,6 +59,8 @@ class MCPClient(ServerFeatures):
 
     `async with client:` connects and negotiates; every request method raises `MCPError` on
     protocol or transport failure and `MCPTimeout` when the server does not answer in time.
+    `forward_questions=True` (a gateway's downstream clients) sends the elicitations a call's
+    server asks to the caller the call runs for (`toolweave.mcp.client.upstream`).
     """
 
     def __init__(
@@ -73,6 +77,7 @@ class MCPClient(ServerFeatures):
         roots: list[dict[str, Any]] | None = None,
         on_notification: NotificationListener | None = None,
         on_disconnect: Callable[[MCPError], None] | None = None,
+        forward_questions: bool = False,
     ) -> None:
         if protocol_mode not in ("auto", "modern", "legacy"):
             raise ValueError(
@@ -95,6 +100,8 @@ class MCPClient(ServerFeatures):
         self._tools: list[MCPToolInfo] | None = None
         self._tools_by_name: dict[str, MCPToolInfo] = {}
         self._last_listed: dict[str, MCPToolInfo] = {}
+        self._list_expiry: dict[str, float] = {}
+        self._lists: dict[str, list[dict[str, Any]]] = {}
         self._log_level: str | None = None
         self._connect_lock = asyncio.Lock()
         self._listener: asyncio.Task[None] | None = None
@@ -103,6 +110,7 @@ class MCPClient(ServerFeatures):
             elicitation_handler,
             roots,
             logging.getLogger(f"toolweave.mcp.server.{self.name}"),
+            CallerRoutes() if forward_questions else None,
         )
         self.tools_version = 0
 
@@ -375,6 +383,9 @@ class MCPClient(ServerFeatures):
         peer = self._peer
         if peer is None:
             raise MCPConnectionClosed(f"MCP client {self.name!r} is closed")
+        trace = trace_meta()  # the caller's OpenTelemetry span, when tracing is on
+        if trace:
+            params = {**(params or {}), "_meta": {**trace, **((params or {}).get("_meta") or {})}}
         if not negotiated.modern:
             return await peer.request(
                 method,
@@ -435,6 +446,11 @@ class MCPClient(ServerFeatures):
     def _notified(self, method: str, params: dict[str, Any]) -> Awaitable[None] | None:
         if method == TOOLS_CHANGED:
             self._invalidate()
+        elif method == RESOURCES_CHANGED:
+            self._lists.pop("resources/list", None)
+            self._lists.pop("resources/templates/list", None)
+        elif method == PROMPTS_CHANGED:
+            self._lists.pop("prompts/list", None)
         elif method == "notifications/message":
             self.callbacks.log_message(params)
         if self.on_notification is not None:
@@ -442,6 +458,8 @@ class MCPClient(ServerFeatures):
         return None
 
     def _invalidate(self) -> None:
+        """Forget the listings (tools, and the `ttlMs`-cached resources and prompts)."""
+        self._lists.clear()
         self._tools = None
         self._tools_by_name = {}
         self.tools_version += 1

@@ -15,7 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from toolweave.mcp.server._input import InputChannel, RetryInputs, SessionInputs, input_key
 from toolweave.mcp.server._tasks import tasks_declared
-from toolweave.mcp.shared.errors import MISSING_CLIENT_CAPABILITY, JSONRPCError
+from toolweave.mcp.shared.constants import CALLER_EXTRA
+from toolweave.mcp.shared.errors import (
+    METHOD_NOT_FOUND,
+    MISSING_CLIENT_CAPABILITY,
+    JSONRPCError,
+)
 from toolweave.mcp.shared.jsonrpc import RequestContext
 from toolweave.mcp.shared.probe import probe_requested
 from toolweave.tools.calls import ROUNDS_EXTRA
@@ -87,6 +92,7 @@ class Context(ToolContext):
         )
         if isinstance(self.inputs, RetryInputs):  # the call's stages see which round this is
             self.extras[ROUNDS_EXTRA] = self.inputs.rounds
+        self.extras[CALLER_EXTRA] = self.ask_caller  # a proxied tool's downstream questions
         self._asked = 0
         # Shared with the copies `for_call` makes: a detach reaches the copy the tool holds.
         self._route = _Route(self.progress_callback)
@@ -258,6 +264,17 @@ class Context(ToolContext):
             "elicitationId": elicitation_id or uuid.uuid4().hex,
         }
         return await self._ask("elicitation/create", params, key, timeout)
+
+    async def ask_caller(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Put a question a downstream server asked during this call (a gateway's proxied tool)
+        to this call's client, as sent: an `elicitation/create` in form or URL mode. Refused
+        (-32021) when the client did not declare that kind of elicitation."""
+        if method != "elicitation/create":
+            raise JSONRPCError(METHOD_NOT_FOUND, f"{method} is not forwarded to the caller")
+        url = params.get("mode") == "url"
+        what = "a downstream server's " + ("URL-mode elicitation" if url else "elicitation")
+        self._require("elicitation", what, "url" if url else None)
+        return await self._ask(method, params, None, DEFAULT_ELICITATION_TIMEOUT)
 
     async def list_roots(
         self, *, key: str | None = None, timeout: float = DEFAULT_SAMPLING_TIMEOUT

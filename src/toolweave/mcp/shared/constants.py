@@ -64,6 +64,10 @@ PROBE_ALWAYS = "forge.always"
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]", "::1")
 
 # List-change notifications, sent by servers and acted on by clients and the gateway.
+CALLER_EXTRA = "mcp_ask_caller"
+"""The `ToolContext.extras` key of a served call's `ask_caller(method, params)`: what a proxied
+tool forwards its downstream server's questions to (`toolweave.mcp.client.upstream`)."""
+
 TOOLS_CHANGED = "notifications/tools/list_changed"
 PROMPTS_CHANGED = "notifications/prompts/list_changed"
 RESOURCES_CHANGED = "notifications/resources/list_changed"

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolweave.mcp.client.models import MCPToolInfo
+from toolweave.mcp.client.upstream import asking_caller
 from toolweave.mcp.shared.constants import (
+    CALLER_EXTRA,
     PROBE_ALWAYS,
     PROBE_PATTERNS,
     PROBE_REQUEST,
@@ -141,9 +143,10 @@ class MCPTool:
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         on_progress = ctx.report_progress if ctx.progress_callback is not None else None
-        call = asyncio.ensure_future(
-            self.client.call_tool(self.remote_name, args, on_progress=on_progress)
-        )
+        with asking_caller(ctx.extras.get(CALLER_EXTRA)):  # its server's questions go there
+            call = asyncio.ensure_future(
+                self.client.call_tool(self.remote_name, args, on_progress=on_progress)
+            )
         waiter = asyncio.ensure_future(ctx.wait_cancelled())
         try:
             await asyncio.wait({call, waiter}, return_when=asyncio.FIRST_COMPLETED)

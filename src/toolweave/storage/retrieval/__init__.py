@@ -20,6 +20,8 @@ _EXPORTS: dict[str, str] = {
     "OpenAICompatEmbedder": "toolweave.storage.retrieval.embedders",
     "WordLlamaEmbedder": "toolweave.storage.retrieval.embedders",
     "load_embedder": "toolweave.storage.retrieval.embedders",
+    "EmbedRetry": "toolweave.storage.retrieval.embed_guard",
+    "Hits": "toolweave.storage.retrieval.embed_guard",
     "HNSWVectors": "toolweave.storage.retrieval.hnsw",
     "check_backend": "toolweave.storage.retrieval.backend",
     "open_index": "toolweave.storage.retrieval.backend",
@@ -43,6 +45,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
     from toolweave.storage.retrieval.backend import check_backend, open_index
+    from toolweave.storage.retrieval.embed_guard import EmbedRetry, Hits
     from toolweave.storage.retrieval.embedders import (
         DEFAULT_EMBEDDER,
         Embedder,
@@ -76,10 +79,12 @@ __all__ = [
     "DEFAULT_COLLECTION",
     "DEFAULT_EMBEDDER",
     "FUSION_POOL",
+    "EmbedRetry",
     "Embedder",
     "FusionWeights",
     "HNSWVectors",
     "HashEmbedder",
+    "Hits",
     "IndexHit",
     "MiniLMEmbedder",
     "OpenAICompatEmbedder",

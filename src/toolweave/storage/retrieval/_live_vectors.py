@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolweave.storage.retrieval.hnsw import HNSWVectors, hnsw_available
+from toolweave.storage.retrieval.hnsw import HNSW_BUILD_THREADS, HNSWVectors, hnsw_available
 from toolweave.storage.retrieval.vectors import VectorMatrix
 
 if TYPE_CHECKING:
@@ -92,6 +92,11 @@ class LiveVectors:
         _INSTANCES.add(self)
 
     @property
+    def building(self) -> bool:
+        """Whether a graph is being built in the background (the exact matrix answers)."""
+        return self._builder is not None
+
+    @property
     def graph_path(self) -> Path:
         return Path(f"{self.db.path}.{self.table}.hnsw")
 
@@ -137,7 +142,9 @@ class LiveVectors:
             matrix = HNSWVectors.load(self.graph_path, self.dim, fingerprint)
         if matrix is None:
             matrix = VectorMatrix(self.dim)
-            cursor = conn.execute(f"SELECT rowid, collection, vector FROM {self.table}")
+            cursor = conn.execute(
+                f"SELECT rowid, collection, vector FROM {self.table} WHERE length(vector) > 0"
+            )
             while batch := cursor.fetchmany(_LOAD_BATCH):
                 _add_rows(matrix, batch)
         with self._lock:
@@ -259,6 +266,7 @@ class LiveVectors:
                 rowids[start:end][live].tolist(),
                 [names[int(c)] for c in codes[start:end][live]],
                 vectors[start:end][live],
+                threads=HNSW_BUILD_THREADS,
             )
         return graph
 
@@ -315,9 +323,13 @@ class LiveVectors:
 
 
 def _add_rows(vectors: VectorMatrix | HNSWVectors, rows: Sequence[tuple[int, str, bytes]]) -> None:
-    """Add (row id, collection, float32 BLOB) rows, as read from the table or just written."""
+    """Add (row id, collection, float32 BLOB) rows, as read from the table or just written; a
+    row without a vector (an empty BLOB: the embedder failed) is left out."""
     import numpy as np
 
+    rows = [r for r in rows if r[2]]
+    if not rows:
+        return
     vectors.add(
         [r[0] for r in rows],
         [r[1] for r in rows],

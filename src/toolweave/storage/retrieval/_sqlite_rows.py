@@ -21,6 +21,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
+from toolweave.storage.retrieval.embed_guard import REEMBED_BATCH
 from toolweave.storage.retrieval.index import Record, payload_json
 from toolweave.storage.text import fts_texts
 
@@ -33,6 +34,10 @@ limit, and is held in memory twice while it is written."""
 
 Row = tuple[str, str, str, str, str]
 """(collection, id, text, payload JSON, words column) of one record."""
+Blobs = dict[int, tuple[str, bytes]]
+"""Vectors to store, by rowid: (collection, float32 BLOB)."""
+Added = list[tuple[int, str, bytes]]
+"""(rowid, collection, float32 BLOB) of vectors just stored."""
 
 _ROWS_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
 
@@ -59,7 +64,7 @@ def insert_rows(
             f"INSERT INTO {t} (rowid, collection, id, text, payload, vector)"
             " SELECT ?1 + key, json_extract(value, '$[0]'), json_extract(value, '$[1]'),"
             " json_extract(value, '$[2]'), json_extract(value, '$[3]'),"
-            " substr(?2, key * ?3 + 1, ?3) FROM json_each(?4)",
+            " coalesce(substr(?2, key * ?3 + 1, ?3), x'') FROM json_each(?4)",
             (base, b"".join(blobs), width, encoded),
         )
         conn.execute(
@@ -135,3 +140,35 @@ def read_trigrams_from_rows(conn: sqlite3.Connection, t: str) -> None:
     for statement in trigram_statements(t):
         conn.execute(statement)
     conn.execute(f"INSERT INTO {t}_tri ({t}_tri) VALUES ('rebuild')")
+
+
+def rows_without_vectors(
+    conn: sqlite3.Connection, t: str, after: int
+) -> list[tuple[int, str, str]]:
+    """(rowid, collection, text) of the next `REEMBED_BATCH` rows past rowid `after` stored
+    without a vector (an empty BLOB: written while the embedder failed)."""
+    sql = (
+        f"SELECT rowid, collection, text FROM {t} WHERE length(vector) = 0 AND rowid > ?"
+        f" ORDER BY rowid LIMIT {REEMBED_BATCH}"
+    )
+    return [(int(r[0]), r[1], r[2]) for r in conn.execute(sql, [after])]
+
+
+def count_without_vectors(conn: sqlite3.Connection, t: str, collection: str | None) -> int:
+    """Rows (of `collection`, or of all) stored without a vector."""
+    sql = f"SELECT count(*) FROM {t} WHERE length(vector) = 0"
+    if collection is None:
+        return int(conn.execute(sql).fetchone()[0])
+    return int(conn.execute(f"{sql} AND collection = ?", [collection]).fetchone()[0])
+
+
+def fill_vectors(conn: sqlite3.Connection, t: str, blobs: Blobs) -> Added:
+    """Store these vectors in the rows that still have none (a row replaced or removed since
+    it was read is left alone); what was stored."""
+    listed = ", ".join("?" * len(blobs))
+    still = conn.execute(
+        f"SELECT rowid FROM {t} WHERE rowid IN ({listed}) AND length(vector) = 0", list(blobs)
+    ).fetchall()
+    added = [(int(r[0]), *blobs[int(r[0])]) for r in still]
+    conn.executemany(f"UPDATE {t} SET vector = ? WHERE rowid = ?", [(a[2], a[0]) for a in added])
+    return added

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolweave.storage.errors import ConfigError
+from toolweave.storage.retrieval.embed_guard import DEFAULT_EMBED_RETRY, EmbedRetry
 from toolweave.storage.retrieval.hnsw import DEFAULT_HNSW_THRESHOLD
 from toolweave.storage.retrieval.index import DEFAULT_MAX_QUERY_TERMS
 
@@ -57,11 +58,13 @@ def open_index(
     indexed_fields: Sequence[str] = (),
     hnsw_threshold: int | None = DEFAULT_HNSW_THRESHOLD,
     max_query_terms: int = DEFAULT_MAX_QUERY_TERMS,
+    embed_retry: EmbedRetry = DEFAULT_EMBED_RETRY,
 ) -> TextIndex:
     """The index under table `name`: SQLite at `path`, or Postgres at `dsn` with Qdrant.
 
     `indexed_fields` get a B-tree index on both backends; `hnsw_threshold` applies to the
-    embedded one (Qdrant always searches its own graph); `max_query_terms` to both. See
+    embedded one (Qdrant always searches its own graph); `max_query_terms` and `embed_retry`
+    (how a failing embedder is retried before search falls back to keywords) to both. See
     `check_backend` for the rule.
     """
     if not check_backend(dsn, qdrant_url, qdrant_path):
@@ -74,6 +77,7 @@ def open_index(
             indexed_fields=indexed_fields,
             hnsw_threshold=hnsw_threshold,
             max_query_terms=max_query_terms,
+            embed_retry=embed_retry,
         )
     from toolweave.storage.retrieval.scale_index import PostgresQdrantIndex
 
@@ -87,4 +91,5 @@ def open_index(
         name=name,
         indexed_fields=indexed_fields,
         max_query_terms=max_query_terms,
+        embed_retry=embed_retry,
     )

@@ -29,6 +29,11 @@ installed) instead of scanning a matrix."""
 HNSW_CONNECTIVITY = 16
 HNSW_EXPANSION_ADD = 32
 HNSW_EXPANSION_SEARCH = 64
+HNSW_ADD_THREADS = 2
+"""Threads usearch adds a write's vectors with (the caller waits for them)."""
+HNSW_BUILD_THREADS = 1
+"""Threads a background graph build adds with: one core stays free for the searches the exact
+matrix answers meanwhile."""
 
 
 def hnsw_available() -> bool:
@@ -66,7 +71,14 @@ class HNSWVectors:
             self._graphs[collection] = graph
         return graph
 
-    def add(self, rowids: Sequence[int], collections: Sequence[str], vectors: Any) -> None:
+    def add(
+        self,
+        rowids: Sequence[int],
+        collections: Sequence[str],
+        vectors: Any,
+        *,
+        threads: int = HNSW_ADD_THREADS,
+    ) -> None:
         import numpy as np
 
         vectors = np.asarray(vectors, dtype=np.float32).reshape(len(rowids), self.dim)
@@ -76,7 +88,7 @@ class HNSWVectors:
             groups.setdefault(collection, []).append(position)
         for collection, positions in groups.items():
             keys = np.asarray([rowids[p] for p in positions], dtype=np.uint64)
-            self._graph(collection).add(keys, vectors[positions], threads=2)
+            self._graph(collection).add(keys, vectors[positions], threads=threads)
             for key in keys:
                 self._collection_of[int(key)] = collection
 

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from toolweave.storage.errors import ConfigError
+from toolweave.storage.retrieval.embed_guard import EmbedderGuard, Hits
 from toolweave.storage.retrieval.embedders import Embedder
 from toolweave.storage.retrieval.fusion import (
     FusionWeights,
@@ -85,6 +86,8 @@ class TextIndex(Protocol):
     """Records with full-text and vector search; every write is one transaction."""
 
     embedder: Embedder
+    guard: EmbedderGuard
+    """The embedder behind retries; `guard.warning` says why search runs by keywords only."""
 
     async def write(
         self, upsert: Sequence[Record] = (), delete: Sequence[tuple[str, str]] = ()
@@ -126,8 +129,18 @@ class TextIndex(Protocol):
         collection: str = DEFAULT_COLLECTION,
         where: Where | None = None,
         mode: SearchMode = "hybrid",
-    ) -> list[IndexHit]:
-        """Best `limit` records for `query`, keyword and vector scores fused (`fuse_hits`)."""
+    ) -> Hits[IndexHit]:
+        """Best `limit` records for `query`, keyword and vector scores fused (`fuse_hits`);
+        by keywords only, with `warning` set, while the embedder fails."""
+        ...
+
+    async def reembed(self) -> int:
+        """Embed the records stored without a vector (written while the embedder failed);
+        returns how many got one. Runs by itself once the embedder answers again."""
+        ...
+
+    async def missing_vectors(self, collection: str | None = None) -> int:
+        """Records (of `collection`, or of all) stored without a vector."""
         ...
 
     async def collections(self) -> list[str]: ...
@@ -158,6 +171,7 @@ class FusedSearch:
     """
 
     fusion: FusionWeights | None = None
+    guard: EmbedderGuard
 
     async def stored_fusion(self) -> FusionWeights:
         """The fusion weights this index ranks with (read from the store on first use)."""
@@ -173,6 +187,19 @@ class FusedSearch:
     ) -> list[IndexHit]:
         raise NotImplementedError
 
+    async def reembed(self) -> int:
+        raise NotImplementedError
+
+    async def query_vector(self, query: str) -> Any | None:
+        """The query's vector, or None while the embedder fails; the first vector after an
+        outage also re-embeds the records stored without one (`reembed`)."""
+        vectors = await asyncio.to_thread(self.guard.embed, [query])
+        if vectors is None:
+            return None
+        if self.guard.missing:
+            await self.reembed()
+        return vectors[0]
+
     async def search(
         self,
         query: str,
@@ -181,12 +208,13 @@ class FusedSearch:
         collection: str = DEFAULT_COLLECTION,
         where: Where | None = None,
         mode: SearchMode = "hybrid",
-    ) -> list[IndexHit]:
+    ) -> Hits[IndexHit]:
         """Best `limit` records for `query`: keyword scores with the phrase bonus
         (`phrase_boost`) and vector scores fused (`fuse_hits`) at the index's vector weight,
         halved when the sides disagree (`agreed_weight`), the vectors alone for a query
         without CJK over Chinese records (`crossed_weight`); each side asked for the same pool of
-        candidates whatever `limit` is."""
+        candidates whatever `limit` is. While the embedder fails (`guard`), by keywords only,
+        the hits carrying the guard's warning."""
         check_limit(limit)
         check_mode(mode)
         none: list[IndexHit] = []
@@ -205,8 +233,20 @@ class FusedSearch:
             else _nothing(none),
         )
         keyword = phrase_boost(query, keyword)
+        warning = self.guard.warning if weight > 0.0 else None
+        if warning is not None:
+            weight = 0.0 if weight < 1.0 else weight
         weight = agreed_weight(crossed_weight(weight, query, keyword, vector), keyword, vector)
-        return fuse_hits(keyword, vector, limit, weight=weight)
+        return Hits(fuse_hits(keyword, vector, limit, weight=weight), warning)
+
+
+async def embedding_health(index: TextIndex, collection: str) -> dict[str, Any]:
+    """What `stats()` says of the embedder: `embedding_warning` (None while it answers) and
+    `missing_vectors`, the records of `collection` stored without a vector until re-embedded."""
+    return {
+        "embedding_warning": index.guard.warning,
+        "missing_vectors": await index.missing_vectors(collection),
+    }
 
 
 def check_where(where: Where | None) -> list[tuple[str, str, Any]]:

@@ -9,14 +9,13 @@ local mode in tests, a cluster URL in production) holds the vectors with a copy 
 payload, so payload filters run inside the vector search. A write goes into one Postgres
 transaction and into Qdrant before that transaction commits: a Qdrant failure rolls the rows
 back, and vector hits are always joined back to the rows, so a point whose rows never committed
-is never returned.
+is never returned. A row written while the embedder failed (`embed_guard`) has no point and
+`vectored` false until `reembed` gives it one.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,12 +27,24 @@ from toolweave.storage.retrieval._pg_bm25 import (
     bm25_rows,
     tsvector_words,
 )
+from toolweave.storage.retrieval._pg_rows import (
+    point_id,
+    qdrant_filter,
+    qdrant_point,
+    reindex_words,
+    sql_where,
+)
+from toolweave.storage.retrieval.embed_guard import (
+    DEFAULT_EMBED_RETRY,
+    REEMBED_BATCH,
+    EmbedderGuard,
+    EmbedRetry,
+)
 from toolweave.storage.retrieval.embedders import Embedder, load_embedder
 from toolweave.storage.retrieval.fusion import SUBSTRING_SHARE, FusionWeights, weights_for
 from toolweave.storage.retrieval.index import (
     DEFAULT_COLLECTION,
     DEFAULT_MAX_QUERY_TERMS,
-    RANGE_OPERATORS,
     SUBSTRING_FALLBACK,
     FusedSearch,
     IndexHit,
@@ -47,60 +58,6 @@ from toolweave.storage.retrieval.index import (
 )
 from toolweave.storage.text import TRIGRAM_MIN_CHARS, has_cjk, keyword_terms, query_terms
 
-_POINT_NAMESPACE = uuid.UUID("5b0e7f1c-8a52-4a59-9d0b-2f6f1c0f7a11")
-_REINDEX_BATCH = 500
-
-
-def point_id(collection: str, id_: str) -> str:
-    """The Qdrant point id of a record (Qdrant accepts only UUIDs and integers)."""
-    return str(uuid.uuid5(_POINT_NAMESPACE, f"{collection}\x00{id_}"))
-
-
-def _sql_where(where: Where | None) -> tuple[str, list[Any]]:
-    parts: list[str] = []
-    params: list[Any] = []
-    for field, op, value in check_where(where):
-        if op == "in":
-            if not value:
-                parts.append("false")
-                continue
-            parts.append(f"payload->'{field}' IN ({', '.join(['%s::jsonb'] * len(value))})")
-            params.extend(json.dumps(v) for v in value)
-        elif op == "=":
-            if value is None:
-                parts.append(f"coalesce(payload->'{field}', 'null'::jsonb) = 'null'::jsonb")
-            else:
-                parts.append(f"payload->'{field}' = %s::jsonb")
-                params.append(json.dumps(value))
-        else:
-            parts.append(f"(payload->>'{field}')::float8 {RANGE_OPERATORS[op]} %s")
-            params.append(float(value))
-    return "".join(f" AND {p}" for p in parts), params
-
-
-def _qdrant_filter(collection: str, where: Where | None) -> Any:
-    from qdrant_client import models
-
-    must: list[Any] = [
-        models.FieldCondition(key="collection", match=models.MatchValue(value=collection))
-    ]
-    for field, op, value in check_where(where):
-        key = f"payload.{field}"
-        if op == "in":
-            must.append(models.FieldCondition(key=key, match=models.MatchAny(any=value)))
-        elif op == "=":
-            if value is None:
-                must.append(models.IsNullCondition(is_null=models.PayloadField(key=key)))
-            elif isinstance(value, float):
-                must.append(
-                    models.FieldCondition(key=key, range=models.Range(gte=value, lte=value))
-                )
-            else:
-                must.append(models.FieldCondition(key=key, match=models.MatchValue(value=value)))
-        else:
-            must.append(models.FieldCondition(key=key, range=models.Range(**{op: float(value)})))
-    return models.Filter(must=must)
-
 
 class PostgresQdrantIndex(FusedSearch):
     """A `TextIndex` over Postgres (rows, words) and Qdrant (vectors, payload filters).
@@ -109,7 +66,7 @@ class PostgresQdrantIndex(FusedSearch):
     directory; tests and single-machine trials). Tables are `<name>`, `<name>_meta` in the
     connection's search path; the Qdrant collection is `<name>`. `indexed_fields` get a B-tree
     index on `(collection, payload->field)` for the equality filters run on every write.
-    `fusion` and `max_query_terms` as in `SQLiteTextIndex`.
+    `fusion`, `max_query_terms` and `embed_retry` as in `SQLiteTextIndex`.
     """
 
     def __init__(
@@ -124,6 +81,7 @@ class PostgresQdrantIndex(FusedSearch):
         indexed_fields: Sequence[str] = (),
         fusion: FusionWeights | None = None,
         max_query_terms: int = DEFAULT_MAX_QUERY_TERMS,
+        embed_retry: EmbedRetry = DEFAULT_EMBED_RETRY,
     ) -> None:
         self.max_query_terms = check_limit(max_query_terms, name="max_query_terms")
         self._fusion_given = fusion
@@ -135,6 +93,8 @@ class PostgresQdrantIndex(FusedSearch):
         self.dsn = dsn
         self.name = check_name(name)
         self.embedder = load_embedder(embedder)
+        self.guard = EmbedderGuard(self.embedder, embed_retry)
+        self._dim: int | None = None  # known when the embedder answers or the store records it
         self._qdrant_args: dict[str, Any] = (
             {"url": qdrant_url, "api_key": qdrant_api_key} if qdrant_url else {"path": qdrant_path}
         )
@@ -149,7 +109,7 @@ class PostgresQdrantIndex(FusedSearch):
         if self._conn is not None:
             return self._conn, self._qdrant
         import psycopg
-        from qdrant_client import AsyncQdrantClient, models
+        from qdrant_client import AsyncQdrantClient
 
         conn = await psycopg.AsyncConnection.connect(self.dsn, autocommit=True)
         t = self.name
@@ -164,6 +124,9 @@ class PostgresQdrantIndex(FusedSearch):
                     payload jsonb NOT NULL, words tsvector NOT NULL,
                     PRIMARY KEY (collection, id))"""
             )
+            await conn.execute(
+                f"ALTER TABLE {t} ADD COLUMN IF NOT EXISTS vectored boolean NOT NULL DEFAULT true"
+            )
             await conn.execute(f"CREATE INDEX IF NOT EXISTS {t}_words_idx ON {t} USING gin (words)")
             await conn.execute(TEXT_CONFIG_SQL)
             for f in self.indexed_fields:
@@ -172,14 +135,12 @@ class PostgresQdrantIndex(FusedSearch):
                 )
             cursor = await conn.execute(f"SELECT key, value FROM {t}_meta")
             meta: dict[str, str] = dict(await cursor.fetchall())
-            dim, embedder_name = self.embedder.dim, self.embedder.name
+            embedder_name = self.embedder.name
+            dim = self.guard.dim(int(meta["dim"]) if "dim" in meta else None)
             if not meta:
-                await conn.execute(
-                    f"INSERT INTO {t}_meta VALUES ('dim', %s), ('embedder', %s), ('text', %s)",
-                    (str(dim), embedder_name, TEXT_CONFIG),
-                )
+                await conn.execute(f"INSERT INTO {t}_meta VALUES ('text', %s)", (TEXT_CONFIG,))
             elif meta.get("text") != TEXT_CONFIG:
-                await _reindex_words(conn, t)
+                await reindex_words(conn, t)
             stored = meta.get("fusion")
             fusion = self._fusion_given or (
                 FusionWeights.from_json(stored) if stored else weights_for(embedder_name)
@@ -191,30 +152,53 @@ class PostgresQdrantIndex(FusedSearch):
                     (fusion.to_json(),),
                 )
             self.fusion = fusion
-        if meta and (int(meta["dim"]) != dim or meta["embedder"] != embedder_name):
+            cursor = await conn.execute(f"SELECT 1 FROM {t} WHERE NOT vectored LIMIT 1")
+            self.guard.missing = self.guard.missing or bool(await cursor.fetchall())
+        if "dim" in meta and (int(meta["dim"]) != dim or meta["embedder"] != embedder_name):
             await conn.close()
             raise DimensionMismatch(
                 f"Postgres index {t!r} was built with embedder {meta['embedder']!r}"
                 f" (dim {meta['dim']}); it was opened with {embedder_name!r} (dim {dim})."
                 f" Open it with embedder={meta['embedder']!r}, or rebuild the index."
             )
-        qdrant = AsyncQdrantClient(**self._qdrant_args)
+        self._conn, self._qdrant = conn, AsyncQdrantClient(**self._qdrant_args)
+        try:
+            await self._vectors_ready(dim)
+        except DimensionMismatch:
+            await self._conn.close()
+            await self._qdrant.close()
+            self._conn = self._qdrant = None
+            raise
+        return self._conn, self._qdrant
+
+    async def _vectors_ready(self, dim: int | None) -> bool:
+        """Record the dimension and make the Qdrant collection once it is known (an index
+        opened while the embedder fails, on a store that records none, learns it later);
+        whether vectors can be stored and searched."""
+        from qdrant_client import models
+
+        if self._dim is not None or dim is None:
+            return self._dim is not None
+        t, qdrant = self.name, self._qdrant
+        await self._conn.execute(
+            f"INSERT INTO {t}_meta VALUES ('dim', %s), ('embedder', %s) ON CONFLICT DO NOTHING",
+            (str(dim), self.embedder.name),
+        )
         if not await qdrant.collection_exists(t):
             await qdrant.create_collection(
                 t, vectors_config=models.VectorParams(size=dim, distance=models.Distance.COSINE)
             )
         else:
             info = await qdrant.get_collection(t)
-            size = info.config.params.vectors.size  # type: ignore[union-attr]
+            size = info.config.params.vectors.size
             if size != dim:
-                await conn.close()
-                await qdrant.close()
                 raise DimensionMismatch(
                     f"Qdrant collection {t!r} holds {size}-dim vectors; the embedder"
-                    f" {embedder_name!r} makes {dim}-dim ones. Use the embedder it was built with."
+                    f" {self.embedder.name!r} makes {dim}-dim ones. Use the embedder it was"
+                    " built with."
                 )
-        self._conn, self._qdrant = conn, qdrant
-        return conn, qdrant
+        self._dim = dim
+        return True
 
     # -- writes ------------------------------------------------------------------------------
 
@@ -241,18 +225,23 @@ class PostgresQdrantIndex(FusedSearch):
                     if texts[(collection, id_)] == text:
                         unchanged.add(point_id(collection, id_))
             reused: dict[str, Any] = {}
-            if unchanged:
+            if unchanged and self._dim is not None:
                 points = await qdrant.retrieve(t, ids=list(unchanged), with_vectors=True)
                 reused = {str(p.id): p.vector for p in points}
             todo = [r for r in upsert if point_id(r.collection, r.id) not in reused]
             # Segmenting (jieba) and embedding both run off the loop, side by side.
             words, fresh = await asyncio.gather(
                 asyncio.to_thread(tsvector_words, [r.text for r in upsert]),
-                asyncio.to_thread(self.embedder.embed, [r.text for r in todo]),
+                self._embedded([r.text for r in todo]),
             )
             vectors = dict(reused)
-            for record, row in zip(todo, fresh, strict=True):
-                vectors[point_id(record.collection, record.id)] = [float(x) for x in row]
+            if todo and (fresh is None or not await self._vectors_ready(self.embedder.dim)):
+                self.guard.missing = True
+            elif fresh is not None:
+                for record, row in zip(todo, fresh, strict=True):
+                    vectors[point_id(record.collection, record.id)] = [float(x) for x in row]
+            # A record whose vector is not made now loses its old point (and is re-embedded).
+            stale = [p for r in upsert if (p := point_id(r.collection, r.id)) not in vectors]
             async with conn.transaction():
                 for collection, id_ in delete:
                     await conn.execute(
@@ -261,10 +250,11 @@ class PostgresQdrantIndex(FusedSearch):
                 if upsert:
                     async with conn.cursor() as cursor:
                         await cursor.executemany(
-                            f"""INSERT INTO {t} (collection, id, text, payload, words)
-                            VALUES (%s, %s, %s, %s::jsonb, to_tsvector('{TEXT_CONFIG}', %s))
+                            f"""INSERT INTO {t} (collection, id, text, payload, words, vectored)
+                            VALUES (%s, %s, %s, %s::jsonb, to_tsvector('{TEXT_CONFIG}', %s), %s)
                             ON CONFLICT (collection, id) DO UPDATE SET text = EXCLUDED.text,
-                            payload = EXCLUDED.payload, words = EXCLUDED.words""",
+                            payload = EXCLUDED.payload, words = EXCLUDED.words,
+                            vectored = EXCLUDED.vectored""",
                             [
                                 (
                                     r.collection,
@@ -272,40 +262,32 @@ class PostgresQdrantIndex(FusedSearch):
                                     r.text,
                                     payload_json(r),
                                     segmented_words,
+                                    point_id(r.collection, r.id) in vectors,
                                 )
                                 for r, segmented_words in zip(upsert, words, strict=True)
                             ],
                         )
-                if delete:
-                    await qdrant.delete(
-                        t,
-                        points_selector=models.PointIdsList(
-                            points=[point_id(c, i) for c, i in delete]
-                        ),
-                    )
-                if upsert:
-                    await qdrant.upsert(
-                        t,
-                        points=[
-                            models.PointStruct(
-                                id=point_id(r.collection, r.id),
-                                vector=vectors[point_id(r.collection, r.id)],
-                                payload={
-                                    "collection": r.collection,
-                                    "id": r.id,
-                                    "payload": r.payload,
-                                },
-                            )
-                            for r in upsert
-                        ],
-                    )
+                gone: list[Any] = [*(point_id(c, i) for c, i in delete), *stale]
+                if gone and self._dim is not None:
+                    await qdrant.delete(t, points_selector=models.PointIdsList(points=gone))
+                if vectors:
+                    points = [
+                        qdrant_point(r.collection, r.id, r.payload, vectors[key])
+                        for r in upsert
+                        if (key := point_id(r.collection, r.id)) in vectors
+                    ]
+                    await qdrant.upsert(t, points=points)
+
+    async def _embedded(self, texts: list[str]) -> Any | None:
+        """The texts' vectors (None when there are none or the embedder failed)."""
+        return await asyncio.to_thread(self.guard.embed, texts) if texts else None
 
     async def delete_where(
         self, collection: str = DEFAULT_COLLECTION, where: Where | None = None
     ) -> int:
         from qdrant_client import models
 
-        clause, params = _sql_where(where)
+        clause, params = sql_where(where)
         async with self._lock:
             conn, qdrant = await self._open()
             async with conn.transaction():
@@ -315,7 +297,7 @@ class PostgresQdrantIndex(FusedSearch):
                 )
                 ids = [row[0] for row in await cursor.fetchall()]
                 self._stats.wrote(collection, len(ids))
-                if ids:
+                if ids and self._dim is not None:
                     await qdrant.delete(
                         self.name,
                         points_selector=models.PointIdsList(
@@ -351,7 +333,7 @@ class PostgresQdrantIndex(FusedSearch):
         order_by: str | None = None,
         descending: bool = False,
     ) -> list[Record]:
-        clause, params = _sql_where(where)
+        clause, params = sql_where(where)
         order = "ctid"
         if order_by is not None:
             check_where({order_by: None})
@@ -366,7 +348,7 @@ class PostgresQdrantIndex(FusedSearch):
         return [Record(r[0], r[1], r[2], collection) for r in rows]
 
     async def count(self, collection: str = DEFAULT_COLLECTION, where: Where | None = None) -> int:
-        clause, params = _sql_where(where)
+        clause, params = sql_where(where)
         rows = await self._rows(
             f"SELECT count(*) FROM {self.name} WHERE collection = %s{clause}", [collection, *params]
         )
@@ -391,7 +373,7 @@ class PostgresQdrantIndex(FusedSearch):
         terms = query_terms(query)
         if not terms:
             return []
-        clause, params = _sql_where(where)
+        clause, params = sql_where(where)
         t = self.name
         stats = await self._stats.get(self._rows, t, collection)
         rows = await bm25_rows(
@@ -437,19 +419,64 @@ class PostgresQdrantIndex(FusedSearch):
         collection: str = DEFAULT_COLLECTION,
         where: Where | None = None,
     ) -> list[IndexHit]:
-        vector = (await asyncio.to_thread(self.embedder.embed, [query]))[0]
+        vector = await self.query_vector(query)
+        if vector is None:
+            return []
         async with self._lock:
             _, qdrant = await self._open()
+            if not await self._vectors_ready(self.embedder.dim):
+                return []
             response = await qdrant.query_points(
                 self.name,
                 query=[float(x) for x in vector],
-                query_filter=_qdrant_filter(collection, where),
+                query_filter=qdrant_filter(collection, where),
                 limit=limit,
                 with_payload=["id"],
             )
         scores = {str(p.payload["id"]): float(p.score) for p in response.points}
         records = await self.get(list(scores), collection)
         return [IndexHit(r, scores[r.id], vector_score=scores[r.id]) for r in records]
+
+    async def missing_vectors(self, collection: str | None = None) -> int:
+        sql = f"SELECT count(*) FROM {self.name} WHERE NOT vectored AND %s IN (collection, '*')"
+        return int((await self._rows(sql, [collection or "*"]))[0][0])
+
+    async def reembed(self) -> int:
+        done, after = 0, ("", "")
+        sql = (
+            f"SELECT collection, id, text, payload FROM {self.name} WHERE NOT vectored"
+            f" AND (collection, id) > (%s, %s) ORDER BY collection, id LIMIT {REEMBED_BATCH}"
+        )
+        while rows := await self._rows(sql, after):
+            vectors = await asyncio.to_thread(self.guard.embed, [r[2] for r in rows])
+            if vectors is None:
+                return done
+            done += await self._fill_vectors(rows, vectors)
+            after = (rows[-1][0], rows[-1][1])
+        self.guard.missing = False
+        return done
+
+    async def _fill_vectors(self, rows: list[tuple[Any, ...]], vectors: Any) -> int:
+        """Store these rows' vectors, unless a row was replaced or removed since it was read."""
+        t = self.name
+        async with self._lock:
+            conn, qdrant = await self._open()
+            await self._vectors_ready(self.embedder.dim)
+            async with conn.transaction():
+                cursor = await conn.execute(
+                    f"UPDATE {t} SET vectored = true WHERE NOT vectored AND (collection, id, text)"
+                    f" IN ({', '.join(['(%s, %s, %s)'] * len(rows))}) RETURNING collection, id",
+                    [part for r in rows for part in r[:3]],
+                )
+                filled = {tuple(key) for key in await cursor.fetchall()}
+                points = [
+                    qdrant_point(r[0], r[1], r[3], v)
+                    for r, v in zip(rows, vectors, strict=True)
+                    if (r[0], r[1]) in filled
+                ]
+                if points:
+                    await qdrant.upsert(t, points=points)
+        return len(points)
 
     async def recorded_embedder(self) -> tuple[str, int] | None:
         """Opening checks the stored embedder against `embedder`, so once open they agree."""
@@ -471,23 +498,3 @@ class PostgresQdrantIndex(FusedSearch):
                 await self._conn.close()
                 await self._qdrant.close()
                 self._conn = self._qdrant = None
-
-
-async def _reindex_words(conn: Any, t: str) -> None:
-    """Rebuild every row's tsvector with `TEXT_CONFIG` (inside the caller's transaction)."""
-    cursor = await conn.execute(f"SELECT collection, id, text FROM {t}")
-    rows = await cursor.fetchall()
-    for start in range(0, len(rows), _REINDEX_BATCH):
-        batch = rows[start : start + _REINDEX_BATCH]
-        words = await asyncio.to_thread(tsvector_words, [r[2] for r in batch])
-        async with conn.cursor() as update:
-            await update.executemany(
-                f"UPDATE {t} SET words = to_tsvector('{TEXT_CONFIG}', %s)"
-                " WHERE collection = %s AND id = %s",
-                [(w, r[0], r[1]) for w, r in zip(words, batch, strict=True)],
-            )
-    await conn.execute(
-        f"INSERT INTO {t}_meta VALUES ('text', %s)"
-        " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-        (TEXT_CONFIG,),
-    )

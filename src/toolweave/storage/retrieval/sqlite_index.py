@@ -12,6 +12,8 @@ Four structures per index, written in one transaction so they never disagree:
 - `<name>_meta`: the embedder name and dimension the vectors were made with (opening the file
   with another embedder is a `DimensionMismatch`, never silently wrong vectors) and the fusion
   weights hybrid search ranks with.
+A record written while the embedder failed (`embed_guard`) has an empty vector BLOB until
+`reembed` gives it one.
 Vectors are searched in memory (`LiveVectors`: an exact matrix, an HNSW graph past
 `hnsw_threshold`), loaded on the first vector search and reloaded after another process's commit.
 """
@@ -22,6 +24,7 @@ import asyncio
 import json
 import sqlite3
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -31,14 +34,24 @@ from toolweave.storage.retrieval._sqlite_bm25 import Postings, vocabulary_statem
 from toolweave.storage.retrieval._sqlite_keywords import CHUNK as _CHUNK
 from toolweave.storage.retrieval._sqlite_keywords import KeywordSearch, sql_where
 from toolweave.storage.retrieval._sqlite_rows import (
+    Added,
+    Blobs,
+    count_without_vectors,
     delete_rows,
+    fill_vectors,
     insert_rows,
     prepared,
     read_trigrams_from_rows,
+    rows_without_vectors,
     trigram_statements,
     trigrams_hold_text,
 )
 from toolweave.storage.retrieval._words import WORDS_TOKENIZER, stem_words, unstemmed
+from toolweave.storage.retrieval.embed_guard import (
+    DEFAULT_EMBED_RETRY,
+    EmbedderGuard,
+    EmbedRetry,
+)
 from toolweave.storage.retrieval.embedders import Embedder, load_embedder
 from toolweave.storage.retrieval.fusion import FusionWeights, weights_for
 from toolweave.storage.retrieval.hnsw import DEFAULT_HNSW_THRESHOLD
@@ -92,6 +105,8 @@ class SQLiteTextIndex(FusedSearch):
     sets the vector weights of hybrid search and stores them in the index; without it the
     stored weights (or, in a new index, the embedder's measured defaults) apply.
     `max_query_terms` bounds the words one keyword search scores (`DEFAULT_MAX_QUERY_TERMS`).
+    `embed_retry` sets how a failing embedder is retried before the index stores records
+    without vectors and searches by keywords only (`EmbedRetry`).
     """
 
     def __init__(
@@ -106,12 +121,15 @@ class SQLiteTextIndex(FusedSearch):
         rank_cap: int = DEFAULT_RANK_CAP,
         fusion: FusionWeights | None = None,
         max_query_terms: int = DEFAULT_MAX_QUERY_TERMS,
+        embed_retry: EmbedRetry = DEFAULT_EMBED_RETRY,
     ) -> None:
         self.name = check_name(name)
         self.max_query_terms = check_limit(max_query_terms, name="max_query_terms")
         self._fusion_given = fusion
         self.fusion = fusion
         self.embedder = load_embedder(embedder)
+        self.guard = EmbedderGuard(self.embedder, embed_retry)
+        self._reembedding = asyncio.Lock()
         self.oversample = oversample
         self.rank_cap = check_limit(rank_cap, name="rank_cap")
         self._postings = Postings(self.name)
@@ -129,8 +147,9 @@ class SQLiteTextIndex(FusedSearch):
         if self.db.run_sync(lambda conn: unstemmed(conn, name)):
             self.db.transaction_sync(lambda conn: stem_words(conn, name, _CHUNK))
         self._checked = False
+        recorded = self.db.run_sync(lambda conn: self._recorded_dim(conn))
         self.vectors = LiveVectors(
-            self.db, name, self.embedder.dim, self.embedder.name, hnsw_threshold
+            self.db, name, self.guard.dim(recorded) or 0, self.embedder.name, hnsw_threshold
         )
 
     @property
@@ -139,10 +158,18 @@ class SQLiteTextIndex(FusedSearch):
 
     # -- dimension bookkeeping ---------------------------------------------------------------
 
-    def _check_meta(self, conn: sqlite3.Connection) -> None:
+    def _recorded_dim(self, conn: sqlite3.Connection) -> int | None:
+        row = conn.execute(f"SELECT value FROM {self.name}_meta WHERE key = 'dim'").fetchone()
+        return int(row[0]) if row else None
+
+    def _check_meta(self, conn: sqlite3.Connection) -> bool:
+        """Check the store's embedder against ours (recording it in a new store) and read the
+        fusion weights; False while the embedder's dimension cannot be known yet (it failed and
+        the store records none)."""
         t = self.name
         rows = dict(conn.execute(f"SELECT key, value FROM {t}_meta").fetchall())
-        dim, name = self.embedder.dim, self.embedder.name
+        name = self.embedder.name
+        dim = self.guard.dim(int(rows["dim"]) if "dim" in rows else None)
         stored = rows.get("fusion")
         fusion = self._fusion_given or (
             FusionWeights.from_json(stored) if stored else weights_for(name)
@@ -153,23 +180,28 @@ class SQLiteTextIndex(FusedSearch):
                 [fusion.to_json()],
             )
         self.fusion = fusion
+        if conn.execute(f"SELECT 1 FROM {t} WHERE length(vector) = 0 LIMIT 1").fetchone():
+            self.guard.missing = True
+        if dim is None:
+            return False
+        self.vectors.dim = self.vectors.dim or dim
         if "dim" not in rows:
             conn.executemany(
                 f"INSERT OR IGNORE INTO {t}_meta (key, value) VALUES (?, ?)",
                 [("dim", str(dim)), ("embedder", name)],
             )
-            return
+            return True
         if int(rows["dim"]) != dim or rows["embedder"] != name:
             raise DimensionMismatch(
                 f"{self.db.path} (index {t!r}) was built with embedder {rows['embedder']!r}"
                 f" (dim {rows['dim']}); it was opened with {name!r} (dim {dim}). Open it with"
                 f" embedder={rows['embedder']!r}, or rebuild the index with the new embedder."
             )
+        return True
 
     async def _ready(self) -> None:
         if not self._checked:
-            await self.db.transaction(self._check_meta)
-            self._checked = True
+            self._checked = await self.db.transaction(self._check_meta)
 
     async def recorded_embedder(self) -> tuple[str, int] | None:
         sql = f"SELECT key, value FROM {self.name}_meta WHERE key IN ('embedder', 'dim')"
@@ -191,17 +223,19 @@ class SQLiteTextIndex(FusedSearch):
         The embedder and the preparation of the rows (segmentation, JSON) run side by side in
         worker threads before the transaction, which then only inserts: it never waits for an
         embedder (a remote one could hold the write lock for seconds). A record whose text is
-        unchanged keeps its stored vector. Any failure rolls the whole write back.
+        unchanged keeps its stored vector. Any failure rolls the whole write back, except the
+        embedder's: after its retries (`EmbedRetry`) the records are stored without vectors.
         """
         await self._ready()
         keys = check_unique(upsert)
         texts = {(r.collection, r.id): r.text for r in upsert}
         known = await self.db.run(lambda c: self._rows_by_key(c, keys, ", text, vector"))
-        reuse = {k: row[2] for k, row in known.items() if row[1] == texts[k]}
+        reuse = {k: row[2] for k, row in known.items() if row[1] == texts[k] and row[2]}
         rows, blobs = await asyncio.gather(
             asyncio.to_thread(prepared, upsert),
             asyncio.to_thread(self._vector_blobs, upsert, reuse),
         )
+        await self._ready()  # a store made while the embedder failed learns its dimension
         t = self.name
 
         Done = tuple[list[int], list[tuple[int, str, bytes]], int]
@@ -227,11 +261,18 @@ class SQLiteTextIndex(FusedSearch):
     def _vector_blobs(
         self, records: Sequence[Record], reuse: dict[tuple[str, str], bytes]
     ) -> list[bytes]:
-        """float32 BLOBs for the records: stored ones reused, the rest embedded (checked)."""
+        """float32 BLOBs for the records: stored ones reused, the rest embedded (checked); all
+        empty when the embedder fails (a statement's BLOBs share one width)."""
         import numpy as np
 
         todo = [r.text for r in records if (r.collection, r.id) not in reuse]
-        fresh = np.asarray(self.embedder.embed(todo), np.float32) if todo else None
+        fresh = None
+        if todo:
+            embedded = self.guard.embed(todo)
+            if embedded is None:
+                self.guard.missing = True
+                return [b""] * len(records)
+            fresh = np.asarray(embedded, np.float32)
         dim = self.embedder.dim
         if fresh is not None and fresh.shape != (len(todo), dim):
             raise DimensionMismatch(
@@ -367,10 +408,12 @@ class SQLiteTextIndex(FusedSearch):
         collection: str = DEFAULT_COLLECTION,
         where: Where | None = None,
     ) -> list[IndexHit]:
+        vector = await self.query_vector(query)
+        if vector is None:
+            return []
         await self._ready()
         await self.vectors.loaded()
         clause, params = sql_where(where)
-        vector = (await asyncio.to_thread(self.embedder.embed, [query]))[0]
         want = limit * self.oversample if clause else limit
         t = self.name
 
@@ -403,6 +446,33 @@ class SQLiteTextIndex(FusedSearch):
         return [
             IndexHit(r, scores[rowid], vector_score=scores[rowid]) for rowid, r in found[:limit]
         ]
+
+    # -- vectors missing after an embedder failure -------------------------------------------
+
+    async def missing_vectors(self, collection: str | None = None) -> int:
+        return await self.db.run(lambda conn: count_without_vectors(conn, self.name, collection))
+
+    async def reembed(self) -> int:
+        t, done, after = self.name, 0, 0
+        async with self._reembedding:
+            while rows := await self.db.run(partial(rows_without_vectors, t=t, after=after)):
+                vectors = await asyncio.to_thread(self.guard.embed, [r[2] for r in rows])
+                if vectors is None:
+                    return done
+                await self._ready()
+                blobs = {r[0]: (r[1], v.tobytes()) for r, v in zip(rows, vectors, strict=True)}
+
+                def apply(conn: sqlite3.Connection, blobs: Blobs = blobs) -> tuple[Added, int]:
+                    return fill_vectors(conn, t, blobs), count_write(conn, t)
+
+                def committed(done: tuple[Added, int]) -> None:
+                    self.vectors.apply([], done[0])
+                    self._postings.committed([], 0, 0, done[1])
+
+                done += len((await self.db.transaction(apply, after_commit=committed))[0])
+                after = rows[-1][0]
+            self.guard.missing = False
+            return done
 
     async def build_graph(self) -> bool:
         """Build the HNSW graph now (or wait for the background build) instead of searching

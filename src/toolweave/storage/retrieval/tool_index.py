@@ -8,10 +8,11 @@ on embedded SQLite (in memory by default) or on Postgres + Qdrant (pass that ind
 index fuses with `TOOL_SEARCH_FUSION`, measured on a public tool-retrieval set.
 
 The index follows the registry it serves: every search first writes the tools whose text changed
-since they were indexed (a digest per tool), then searches only among the names it was handed,
-so a removed tool, or one this caller may not use that another caller's search indexed, is never
-returned. Records of removed tools stay until `close` (a few hundred bytes each): the candidates
-differ per caller, so absence from one search says nothing about the registry.
+since they were indexed (a digest per tool; only tool objects it has not read yet are read),
+then searches only among the names it was handed, so a removed tool, or one this caller may not
+use that another caller's search indexed, is never returned. Records of removed tools stay until
+`close` (a few hundred bytes each): the candidates differ per caller, so absence from one search
+says nothing about the registry.
 """
 
 from __future__ import annotations
@@ -60,12 +61,16 @@ class HybridToolIndex:
         )
         self.mode: SearchMode = mode
         self._digests: dict[str, str] = {}
+        self._read: dict[str, Searchable] = {}
         self._lock = asyncio.Lock()
 
     async def sync(self, tools: Sequence[Searchable]) -> None:
-        """Write the tools whose text changed since they were indexed (one transaction)."""
+        """Write the tools whose text changed since they were indexed (one transaction). A
+        tool object already read is not read again (the registry replaces a changed tool with
+        another object; one changed in place is not re-read)."""
         async with self._lock:
-            texts = {tool.name: tool_text(tool) for tool in tools}
+            fresh = [tool for tool in tools if self._read.get(tool.name) is not tool]
+            texts = {tool.name: tool_text(tool) for tool in fresh}
             changed = [
                 Record(name, text, {"name": name, "digest": digest}, TOOL_COLLECTION)
                 for name, text in texts.items()
@@ -74,6 +79,7 @@ class HybridToolIndex:
             if changed:
                 await self.index.write(changed)
             self._digests.update({r.id: r.payload["digest"] for r in changed})
+            self._read.update({tool.name: tool for tool in fresh})
 
     async def search(
         self, query: str, tools: Sequence[Searchable], k: int, *, explain: bool = False
