@@ -147,7 +147,6 @@ class ToolHost:
 
             self.events = PostgresEventStore(config.store_dsn, instance=config.instance or "local")
             self.relay = PostgresChangeRelay(config.store_dsn)
-            # 2025-era sessions too: a round-robin balancer may send any message anywhere.
             self.sessions = PostgresMCPSessionStore(
                 config.store_dsn, idle_timeout=config.session_idle_timeout
             )
@@ -384,6 +383,7 @@ class ToolHost:
             max_body_bytes=config.max_body_bytes,
             max_sessions=config.max_sessions,
             session_idle_timeout=config.session_idle_timeout,
+            idempotency_ttl=config.idempotency_ttl,
             body_read_timeout=config.body_read_timeout,
             tokens=config.tokens,
         )

@@ -37,6 +37,7 @@ data_dir = "~/.toolweave"      # embedded SQLite and caches of stateful provider
 max_body_bytes = 4194304       # larger HTTP bodies get 413, larger stdio lines an error
 max_sessions = 1000            # HTTP: live sessions; past it a new session gets 429
 session_idle_timeout = 600.0   # HTTP: seconds before an unused session is closed
+idempotency_ttl = 86400.0      # seconds a 2026 call's idempotency key and answer are kept
 body_read_timeout = 30.0       # HTTP: seconds a client has to send a request body (408 past)
 query_log = true               # a row per served tool call in data_dir (`toolweave log`)
 daily_calls_per_client = 0     # tool calls one client may make per UTC day; 0 = no limit
@@ -131,6 +132,7 @@ from toolweave.host.sections import (
 )
 from toolweave.mcp.shared.constants import (
     DEFAULT_BODY_READ_TIMEOUT,
+    DEFAULT_IDEMPOTENCY_TTL,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_SESSIONS,
     DEFAULT_SESSION_IDLE_TIMEOUT,
@@ -195,6 +197,7 @@ class ServeSection(Section):
     max_body_bytes: int = Field(DEFAULT_MAX_BODY_BYTES, gt=0)
     max_sessions: int = Field(DEFAULT_MAX_SESSIONS, gt=0)
     session_idle_timeout: float = Field(DEFAULT_SESSION_IDLE_TIMEOUT, gt=0)
+    idempotency_ttl: float = Field(DEFAULT_IDEMPOTENCY_TTL, gt=0)
     body_read_timeout: float = Field(DEFAULT_BODY_READ_TIMEOUT, gt=0)
     tokens: dict[str, str] = Field(default_factory=dict)
     """`[serve.tokens]`: client name -> its own bearer token (its principal `client:<name>`)."""

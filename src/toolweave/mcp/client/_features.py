@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+import uuid
 from typing import TYPE_CHECKING, Any
 
 from toolweave.mcp.client._callbacks import LOG_LEVELS
@@ -26,7 +27,7 @@ from toolweave.mcp.client.models import (
     resource_from_wire,
     tool_result_from_wire,
 )
-from toolweave.mcp.shared.constants import PROBE_SUPPORTED
+from toolweave.mcp.shared.constants import META_IDEMPOTENCY_KEY, PROBE_SUPPORTED
 from toolweave.mcp.shared.errors import MCPError
 from toolweave.mcp.shared.probe import probe_requested
 from toolweave.tools.result import ResourceContent, ToolResult
@@ -103,13 +104,16 @@ class ServerFeatures(TaskFeatures):
         `MCPError`, sending nothing, unless the tool advertises
         `forge.supports_permission_patterns`: an unaware server would run the tool for real.
         A probe key that is not exactly `true` raises `JSONRPCError` (invalid params), sending
-        nothing (`toolweave.mcp.shared.probe`)."""
+        nothing (`toolweave.mcp.shared.probe`). Every call carries a fresh idempotency key
+        (`_meta[META_IDEMPOTENCY_KEY]`, unless `meta` names one), so a server that records keys
+        answers a resend of it without running the tool twice."""
         params: dict[str, Any] = {"name": name, "arguments": args or {}}
         probe = probe_requested(meta)  # a malformed probe key is refused, sending nothing
         if probe:
             await self._require_probe_support(name)
-        if meta:
-            params["_meta"] = dict(meta)
+        # Named once, kept by every resend of `params`: a server that records it runs the call
+        # at most once however often it is retried (`toolweave.mcp.server.idempotency`).
+        params["_meta"] = {META_IDEMPOTENCY_KEY: uuid.uuid4().hex, **(meta or {})}
         modern = self._require().modern
         info = self._tools_by_name.get(name) or self._last_listed.get(name)
         if info is None and self._tools is None:  # x-mcp-header, taskSupport decide the call

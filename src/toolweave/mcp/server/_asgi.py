@@ -17,7 +17,7 @@ from starlette.routing import Route
 
 from toolweave.mcp.server._http import StreamableHTTPApp
 from toolweave.mcp.server.event_store import EventStore
-from toolweave.mcp.shared.constants import LOOPBACK_HOSTS
+from toolweave.mcp.shared.constants import DEFAULT_IDEMPOTENCY_TTL, LOOPBACK_HOSTS
 
 if TYPE_CHECKING:
     from toolweave.mcp.server.app import MCPServer
@@ -41,6 +41,7 @@ def build_app(
     body_read_timeout: float,
     tokens: Mapping[str, str] | None,
     session_store: PostgresMCPSessionStore | None = None,
+    idempotency_ttl: float = DEFAULT_IDEMPOTENCY_TTL,
 ) -> Starlette:
     endpoint = StreamableHTTPApp(
         server,
@@ -55,6 +56,7 @@ def build_app(
         body_read_timeout=body_read_timeout,
         tokens=tokens,
         session_store=session_store,
+        idempotency_ttl=idempotency_ttl,
     )
 
     @contextlib.asynccontextmanager

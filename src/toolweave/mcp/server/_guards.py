@@ -26,8 +26,17 @@ from toolweave.mcp.shared.constants import (
     MODERN_VERSIONS,
     NAME_PARAMS,
 )
-from toolweave.mcp.shared.errors import HEADER_MISMATCH, INVALID_PARAMS
+from toolweave.mcp.shared.errors import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    MISSING_CLIENT_CAPABILITY,
+)
 from toolweave.mcp.shared.jsonrpc import encode
+
+#: 2026-07-28: the HTTP status of a JSON error answer (an unimplemented method is a 404, which
+#: tells a modern server apart; a capability the request did not declare is a 400).
+MODERN_ERROR_STATUS = {METHOD_NOT_FOUND: 404, MISSING_CLIENT_CAPABILITY: 400}
 
 
 def error_response(status: int, code: int, message: str, request_id: Any = None) -> Response:

@@ -30,11 +30,11 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from toolweave.mcp.server._guards import AccessGuard, check_modern_request
+from toolweave.mcp.server._guards import MODERN_ERROR_STATUS, AccessGuard, check_modern_request
 from toolweave.mcp.server._guards import error_response as _error
 from toolweave.mcp.server._headers import check_param_headers
 from toolweave.mcp.server._http_body import disconnected, read_capped_body
-from toolweave.mcp.server._http_shared import SharedSessions, answering
+from toolweave.mcp.server._http_shared import FIRST_ID_SPAN, SharedSessions, answering
 from toolweave.mcp.server._session import ServerSession
 from toolweave.mcp.server.event_store import (
     EventStore,
@@ -43,6 +43,7 @@ from toolweave.mcp.server.event_store import (
     drain,
     sse_event,
 )
+from toolweave.mcp.server.idempotency import CallRecords, MemoryCallRecords
 from toolweave.mcp.shared.constants import (
     HANDSHAKE_VERSIONS,
     META_CLIENT_CAPABILITIES,
@@ -53,8 +54,6 @@ from toolweave.mcp.shared.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    MISSING_CLIENT_CAPABILITY,
     JSONRPCError,
 )
 from toolweave.mcp.shared.jsonrpc import decode, encode, valid_id
@@ -67,11 +66,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("toolweave.mcp.server")
 _SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-#: 2026-07-28: the HTTP status of a JSON error answer (an unimplemented method is a 404, which
-#: tells a modern server apart; a capability the request did not declare is a 400).
-_MODERN_ERROR_STATUS = {METHOD_NOT_FOUND: 404, MISSING_CLIENT_CAPABILITY: 400}
-FIRST_ID_SPAN = 2**48
-"""A stored session's requests start at a random id below this, per replica."""
 
 
 class _HttpSession:
@@ -104,9 +98,12 @@ class StreamableHTTPApp(SharedSessions):
         body_read_timeout: float,
         tokens: Mapping[str, str] | None,
         session_store: PostgresMCPSessionStore | None = None,
+        idempotency_ttl: float,
     ) -> None:
         self.server = server
         self.shared = session_store
+        self.records: CallRecords = session_store or MemoryCallRecords()
+        self.idempotency_ttl = idempotency_ttl
         if session_store is not None:
             session_store.attach(self._deliver)
         self.max_body_bytes = max_body_bytes
@@ -329,7 +326,7 @@ class StreamableHTTPApp(SharedSessions):
             code = error.get("code") if stateless is not None and isinstance(error, dict) else 0
             return Response(
                 encode(final),
-                status_code=_MODERN_ERROR_STATUS.get(code, 200) if type(code) is int else 200,
+                status_code=MODERN_ERROR_STATUS.get(code, 200) if type(code) is int else 200,
                 media_type="application/json",
                 headers=headers,
             )
@@ -383,10 +380,13 @@ class StreamableHTTPApp(SharedSessions):
         async def send(msg: dict[str, Any]) -> None:
             await stream.send(msg, store)
 
+        keyed = await self._keyed(request, message, meta, send)  # run at most once per key
+        if isinstance(keyed, Response):
+            return keyed
         session = self.server.new_session(stateless=True)
         self._identify(session, request)
         # 2026-07-28 removed ping: it is a 404 like any unknown method.
-        peer = JSONRPCPeer(send, answering(session), answer_ping=False)
+        peer = JSONRPCPeer(keyed, answering(session), answer_ping=False)
         session.peer = peer
         peer.feed(message, transport=stream)
         return await self._respond(stream, {}, None, stateless=(request, peer))

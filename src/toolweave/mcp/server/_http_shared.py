@@ -4,7 +4,9 @@ With a session store every message of a session reloads the session's stored row
 may have changed it, or ended it), a session another replica opened is loaded here on first
 use, a client's answer to a request another replica sent is passed on to it, and a `tools/call`
 is claimed under its request id before it runs, so a retried request id returns the recorded
-response instead of running the tool a second time (see `postgres_sessions`).
+response instead of running the tool a second time (see `postgres_sessions`). A 2026-era
+`tools/call` with an idempotency key is claimed the same way under the caller's principal and
+its key, in the session store or, without one, in this process (see `idempotency`).
 """
 
 from __future__ import annotations
@@ -16,8 +18,16 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from starlette.responses import Response
 
 from toolweave.mcp.server.event_store import ReplyStream
-from toolweave.mcp.server.postgres_sessions import RUNNING, STATE_METHODS
-from toolweave.mcp.shared.errors import INVALID_REQUEST, JSONRPCError
+from toolweave.mcp.server.idempotency import (
+    KEY_SCOPE,
+    RUNNING,
+    CallRecords,
+    idempotency_key,
+    ran_once_message,
+    round_key,
+)
+from toolweave.mcp.server.postgres_sessions import STATE_METHODS
+from toolweave.mcp.shared.errors import INVALID_PARAMS, INVALID_REQUEST, JSONRPCError
 from toolweave.mcp.shared.jsonrpc import encode
 from toolweave.storage.errors import StoreUnavailable
 
@@ -29,6 +39,8 @@ if TYPE_CHECKING:
     from toolweave.mcp.shared.peer import JSONRPCPeer
 
 logger = logging.getLogger("toolweave.mcp.server")
+FIRST_ID_SPAN = 2**48
+"""A stored session's requests start at a random id below this, per replica."""
 
 
 class _Session(Protocol):
@@ -57,6 +69,8 @@ class _Endpoint(Protocol):
     """The `StreamableHTTPApp` this class is mixed into."""
 
     shared: PostgresMCPSessionStore | None
+    records: CallRecords  # `shared`, or this process's
+    idempotency_ttl: float
     sessions: dict[str, Any]  # session id -> _Held
     guard: Any  # its AccessGuard
 
@@ -152,21 +166,54 @@ class SharedSessions:
 
     def _recording(self, session_id: str, message: dict[str, Any], send: Send) -> Send:
         """`send` for the request `message`; for a claimed `tools/call` (see `_claim`) it first
-        records the response (unrecorded when the store is down: a retry is then refused, and
-        never runs the tool again)."""
-        shared = self._app.shared
-        if shared is None or message.get("method") != "tools/call":
+        records the response."""
+        if self._app.shared is None or message.get("method") != "tools/call":
             return send
+        return self._recorded(session_id, message["id"], send)
+
+    def _recorded(self, scope: str, call_id: Any, send: Send) -> Send:
+        """`send` that first records the response of the call claimed under (scope, call_id)
+        (unrecorded when the store is down: a retry is then refused, and never runs the tool
+        again)."""
+        records = self._app.records
 
         async def record_then_send(reply: dict[str, Any]) -> None:
             if "method" not in reply:
                 try:
-                    await shared.settle(session_id, reply)
+                    await records.settle(scope, call_id, reply)
                 except StoreUnavailable:
-                    logger.warning("the outcome of request %r was not recorded", reply.get("id"))
+                    logger.warning("the outcome of call %r was not recorded", call_id)
             await send(reply)
 
         return record_then_send
+
+    async def _keyed(
+        self, request: Request, message: dict[str, Any], meta: dict[str, Any], send: Send
+    ) -> Response | Send:
+        """A 2026-era request's `send` (recording the response of a `tools/call` claimed under
+        its idempotency key), or the answer of an earlier attempt with the same key (its
+        recorded response, or a refusal while it has none)."""
+        request_id = message["id"]
+        if message.get("method") != "tools/call":
+            return send
+        try:
+            key = idempotency_key(meta)
+        except ValueError as exc:
+            bad = {"jsonrpc": "2.0", "id": request_id}
+            bad["error"] = JSONRPCError(INVALID_PARAMS, str(exc)).to_dict()
+            return Response(encode(bad), status_code=400, media_type="application/json")
+        if key is None:
+            return send
+        scope = KEY_SCOPE + (self._app.guard.principal_of(request) or "")
+        call_id = round_key(key, message.get("params"))
+        earlier = await self._app.records.claim(scope, call_id, self._app.idempotency_ttl)
+        if earlier is None:
+            return self._recorded(scope, call_id, send)
+        if earlier == RUNNING:
+            error = JSONRPCError(INVALID_REQUEST, ran_once_message(key))
+            earlier = {"jsonrpc": "2.0", "error": error.to_dict()}
+        assert isinstance(earlier, dict)
+        return Response(encode({**earlier, "id": request_id}), media_type="application/json")
 
     async def _claim(self, http_session: _Held, message: dict[str, Any]) -> Response | None:
         """None when this `tools/call` may run; else the answer of an earlier attempt of the

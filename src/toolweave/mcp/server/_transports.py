@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, cast
 
 from toolweave.mcp.shared.constants import (
     DEFAULT_BODY_READ_TIMEOUT,
+    DEFAULT_IDEMPOTENCY_TTL,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_SESSIONS,
     DEFAULT_SESSION_IDLE_TIMEOUT,
@@ -54,6 +55,7 @@ class Transports:
         body_read_timeout: float = DEFAULT_BODY_READ_TIMEOUT,
         tokens: Mapping[str, str] | None = None,
         session_store: PostgresMCPSessionStore | None = None,
+        idempotency_ttl: float = DEFAULT_IDEMPOTENCY_TTL,
     ) -> Starlette:
         """A Starlette app serving Streamable HTTP at `path` (mount it in FastAPI if you like).
 
@@ -71,7 +73,10 @@ class Transports:
         (nobody's session is closed for it); a session unused for `session_idle_timeout`
         seconds is closed. `event_store` keeps SSE events (a shared `PostgresEventStore` lets
         any replica resume a stream) and `session_store` 2025-era sessions (a
-        `PostgresMCPSessionStore`: any replica serves any session, without sticky routing).
+        `PostgresMCPSessionStore`: any replica serves any session, without sticky routing). A
+        2026-era `tools/call` with an idempotency key runs at most once per key (see
+        `toolweave.mcp.server.idempotency`), the keys kept `idempotency_ttl` seconds (in
+        `session_store` when given, else in this process).
         """
         try:
             from toolweave.mcp.server._asgi import build_app
@@ -95,6 +100,7 @@ class Transports:
             body_read_timeout=body_read_timeout,
             tokens=tokens,
             session_store=session_store,
+            idempotency_ttl=idempotency_ttl,
         )
 
     def run(

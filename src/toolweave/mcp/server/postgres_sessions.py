@@ -22,7 +22,9 @@ of a stored session is recorded under its session and request id before it runs,
 response is recorded before it is sent. A retry of the same request id (a client whose
 connection dropped, a balancer's retry) returns the recorded response instead of running the
 tool again, or, while the first attempt has no outcome (still running, or its replica died
-mid-call), is refused with an error saying so; the tool is never started twice.
+mid-call), is refused with an error saying so; the tool is never started twice. The same
+table keeps the idempotency keys of 2026-era calls (scope `key:<principal>`, see
+`idempotency`), each for the endpoint's `idempotency_ttl` seconds.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from toolweave.mcp.server.idempotency import KEY_SCOPE, RUNNING
 from toolweave.mcp.server.postgres_listen import close_listening, follow, listening
 from toolweave.mcp.shared.jsonrpc import encode
 
@@ -47,8 +50,6 @@ DEFAULT_STORED_SESSION_IDLE = 600.0
 """Seconds a stored session (and its recorded call outcomes) lives unused."""
 INBOX_MAX_AGE = 600.0
 """Seconds a message passed between replicas is kept (its receiver reads it at once)."""
-RUNNING = "running"
-"""`claim`'s answer for a call recorded without an outcome yet."""
 STATE_METHODS = frozenset(
     {"initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
 )
@@ -156,7 +157,10 @@ class PostgresMCPSessionStore:
                 row,
             )
             yield "DELETE FROM mcp_sessions WHERE seen_at < ?", (stale,)
-            yield "DELETE FROM mcp_calls WHERE created_at < ?", (stale,)
+            yield (
+                "DELETE FROM mcp_calls WHERE created_at < ? AND session_id NOT LIKE ?",
+                (stale, f"{KEY_SCOPE}%"),
+            )
             yield "DELETE FROM mcp_session_inbox WHERE created_at < ?", (now - INBOX_MAX_AGE,)
 
         await self.db.transact(program)
@@ -198,17 +202,26 @@ class PostgresMCPSessionStore:
 
         await self.db.transact(program)
 
-    async def claim(self, session_id: str, request_id: Any) -> dict[str, Any] | str | None:
+    async def claim(
+        self, session_id: str, request_id: Any, ttl: float | None = None
+    ) -> dict[str, Any] | str | None:
         """Record a call before it runs: None when this attempt may run it, else the response
-        recorded for the same request id, or `RUNNING` when it has none yet."""
+        recorded for the same request id (or idempotency key, `session_id` being its scope,
+        keys older than `ttl` seconds forgotten), or `RUNNING` when it has none yet."""
         key = json.dumps(request_id)
+        now = time.time()
 
         def program(dialect: Dialect) -> Program[dict[str, Any] | str | None]:
+            if ttl is not None:
+                yield (
+                    "DELETE FROM mcp_calls WHERE created_at < ? AND session_id LIKE ?",
+                    (now - ttl, f"{KEY_SCOPE}%"),
+                )
             rows = yield (
                 "INSERT INTO mcp_calls (session_id, request_id, response, created_at) "
                 "VALUES (?, ?, NULL, ?) ON CONFLICT (session_id, request_id) DO NOTHING "
                 "RETURNING 1",
-                (session_id, key, time.time()),
+                (session_id, key, now),
             )
             if rows:
                 return None
@@ -223,9 +236,9 @@ class PostgresMCPSessionStore:
 
         return await self.db.transact(program)
 
-    async def settle(self, session_id: str, response: dict[str, Any]) -> None:
+    async def settle(self, session_id: str, request_id: Any, response: dict[str, Any]) -> None:
         """Record a claimed call's response (before it is sent)."""
-        row = (encode(response).decode(), session_id, json.dumps(response.get("id")))
+        row = (encode(response).decode(), session_id, json.dumps(request_id))
 
         def program(dialect: Dialect) -> Program[None]:
             yield (

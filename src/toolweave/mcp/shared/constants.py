@@ -86,3 +86,12 @@ DEFAULT_MAX_SESSIONS = 1000
 DEFAULT_BODY_READ_TIMEOUT = 30.0
 #: Default seconds an HTTP session may sit unused before it is closed (`session_idle_timeout`).
 DEFAULT_SESSION_IDLE_TIMEOUT = 600.0
+#: `_meta` key of a 2026-era `tools/call` naming the call, so a retry with the same key runs it
+#: at most once (the server answers the recorded response, or refuses).
+META_IDEMPOTENCY_KEY = "io.toolweave/idempotency-key"
+#: Default seconds a server keeps an idempotency key and its response (`idempotency_ttl`).
+DEFAULT_IDEMPOTENCY_TTL = 86400.0
+#: Default most keys one process keeps without a shared store (`max_idempotency_keys`).
+DEFAULT_MAX_IDEMPOTENCY_KEYS = 100_000
+#: Longest idempotency key a server accepts (characters); longer ones are refused.
+MAX_IDEMPOTENCY_KEY_CHARS = 200
