@@ -14,7 +14,7 @@ from toolweave.host import ToolHost, parse_config
 
 @asynccontextmanager
 async def serving_http(host: ToolHost) -> AsyncIterator[ToolHost]:
-    """`host` serving HTTP (its `config.url`) until the block ends; then stopped and closed."""
+    """`host` serving HTTP (its `url`) until the block ends; then stopped and closed."""
     ready = asyncio.Event()
     task = asyncio.ensure_future(host.serve_http(on_ready=lambda _port: ready.set()))
     await ready.wait()
@@ -46,4 +46,4 @@ async def serving_gateway(
         source=tmp_path / "toolweave.toml",
     )
     async with serving_http(ToolHost(config)) as host:
-        yield host.config.url
+        yield host.url
