@@ -116,7 +116,7 @@ async def test_a_word_nearly_every_record_holds_is_left_out_beside_rarer_ones(
 ) -> None:
     """Past `EVERYWHERE` records, a word more than half the collection holds (idf at its floor)
     adds no candidates to a query that has other words; alone, it still finds records."""
-    from toolweave.storage.retrieval._sqlite_bm25 import EVERYWHERE
+    from toolweave.storage.retrieval._pg_bm25 import EVERYWHERE
 
     index = SQLiteTextIndex(tmp_path / "common.db", "hash:64")
     filler = [Record(f"n{i}", f"weekly notes number {i}") for i in range(EVERYWHERE + 10)]

@@ -24,13 +24,12 @@ so "Technologies" finds "technology" exactly as a MATCH would.
 
 from __future__ import annotations
 
-import math
 import sqlite3
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toolweave.storage.retrieval._live_vectors import WRITES_KEY
-from toolweave.storage.retrieval._pg_bm25 import BM25_B, BM25_K1, MIN_IDF
+from toolweave.storage.retrieval._pg_bm25 import bm25_scores
 from toolweave.storage.retrieval._words import WORDS_TOKENIZER
 
 if TYPE_CHECKING:
@@ -45,15 +44,6 @@ _KEYS_KEPT = 65_536
 POSTINGS_KEPT = 8_000_000
 """Postings (record, frequency) kept in memory over all terms, about 12 bytes each; past it the
 terms are read again as queries ask for them."""
-EVERYWHERE = 1_000
-"""Records a word more than half a collection holds may match before a query that has other
-words leaves it out: its idf is the floor `MIN_IDF`, so it adds nothing to a score, only every
-record as a candidate (all 100k of a store; about 10 ms a query). A small collection keeps it,
-so its records matching only common words are still found."""
-DENSE_SHARE = 8
-"""Scores are summed in an array over every rowid once a query's postings number at least
-1/`DENSE_SHARE` of the rowids (a linear pass), else by sorting the postings' rowids: a word
-every record holds made the sort cost 10-20 ms a query at 100k records."""
 RECOUNT_ROWS = 2_000
 """Rows one write may add before the postings kept are dropped instead of counted in (reading
 a term's postings again costs less than segmenting and stemming that many records)."""
@@ -178,9 +168,6 @@ class Postings:
         empty = (np.empty(0, np.int64), np.empty(0, np.float64))
         if owner is None or rows.records[owner] == 0:
             return empty
-        count = rows.records[owner]
-        average = max(rows.tokens[owner] / count, 1.0)
-        k1 = BM25_K1
         held = []
         alone = len(rows.names) == 1 and rows.records[owner] == int(np.sum(rows.owner >= 0))
         for key in dict.fromkeys(key for key in self.tokenizer.keys(terms) if key):
@@ -190,31 +177,11 @@ class Postings:
                 ids, tf = ids[keep], tf[keep]
             if len(ids):
                 held.append((ids, tf))
-        held.sort(key=lambda posting: len(posting[0]))
-        weighed = [
-            (ids, tf, max(math.log((count - len(ids) + 0.5) / (len(ids) + 0.5)), MIN_IDF))
-            for ids, tf in held[:max_terms]
-        ]
-        if any(idf > MIN_IDF for *_, idf in weighed):
-            weighed = [p for p in weighed if p[2] > MIN_IDF or len(p[0]) <= EVERYWHERE]
-        ids_parts, score_parts = [], []
-        for ids, tf, idf in weighed:
-            norm = k1 * (1 - BM25_B + BM25_B * rows.length[ids] / average)
-            ids_parts.append(ids)
-            score_parts.append(idf * tf * (k1 + 1) / (tf + norm))
-        if not ids_parts:
-            return empty
-        if len(ids_parts) == 1:
-            return ids_parts[0], score_parts[0]
-        if DENSE_SHARE * sum(map(len, ids_parts)) >= rows.top:
-            dense = np.zeros(rows.top + 1)
-            for ids, part in zip(ids_parts, score_parts, strict=True):
-                dense[ids] += part  # a word's rowids are distinct
-            hit = np.flatnonzero(dense)  # every posting scores above 0 (idf >= MIN_IDF)
-            return hit.astype(np.int64), dense[hit]
-        found, at = np.unique(np.concatenate(ids_parts), return_inverse=True)
-        summed = np.bincount(at, weights=np.concatenate(score_parts)).astype(np.float64)
-        return found.astype(np.int64), summed
+        count = rows.records[owner]
+        average = rows.tokens[owner] / count
+        return bm25_scores(
+            held, count=count, average=average, length=rows.length, max_terms=max_terms
+        )
 
     # -- loading and following writes ------------------------------------------------------
 

@@ -20,13 +20,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolweave.storage.errors import ConfigError, DimensionMismatch
-from toolweave.storage.retrieval._pg_bm25 import (
-    TEXT_CONFIG,
-    TEXT_CONFIG_SQL,
-    CollectionStats,
-    bm25_rows,
-    tsvector_words,
-)
+from toolweave.storage.retrieval._pg_bm25 import TEXT_CONFIG, TEXT_CONFIG_SQL, tsvector_words
+from toolweave.storage.retrieval._pg_postings import PgPostings, best_rows, count_writes_sql
 from toolweave.storage.retrieval._pg_rows import (
     point_id,
     qdrant_filter,
@@ -101,7 +96,7 @@ class PostgresQdrantIndex(FusedSearch):
         self._conn: Any = None
         self._qdrant: Any = None
         self._lock = asyncio.Lock()
-        self._stats = CollectionStats()
+        self._postings = PgPostings(self.name)
 
     # -- connection and schema ----------------------------------------------------------------
 
@@ -129,6 +124,8 @@ class PostgresQdrantIndex(FusedSearch):
             )
             await conn.execute(f"CREATE INDEX IF NOT EXISTS {t}_words_idx ON {t} USING gin (words)")
             await conn.execute(TEXT_CONFIG_SQL)
+            for statement in count_writes_sql(t):
+                await conn.execute(statement)
             for f in self.indexed_fields:
                 await conn.execute(
                     f"CREATE INDEX IF NOT EXISTS {t}_by_{f} ON {t} (collection, (payload->'{f}'))"
@@ -208,8 +205,6 @@ class PostgresQdrantIndex(FusedSearch):
         from qdrant_client import models
 
         keys = check_unique(upsert)
-        for collection, _ in [*keys, *delete]:
-            self._stats.wrote(collection, 1)
         async with self._lock:
             conn, qdrant = await self._open()
             t = self.name
@@ -296,7 +291,6 @@ class PostgresQdrantIndex(FusedSearch):
                     [collection, *params],
                 )
                 ids = [row[0] for row in await cursor.fetchall()]
-                self._stats.wrote(collection, len(ids))
                 if ids and self._dim is not None:
                     await qdrant.delete(
                         self.name,
@@ -375,21 +369,16 @@ class PostgresQdrantIndex(FusedSearch):
             return []
         clause, params = sql_where(where)
         t = self.name
-        stats = await self._stats.get(self._rows, t, collection)
-        rows = await bm25_rows(
-            self._rows,
-            t,
-            config=TEXT_CONFIG,
-            words=" ".join(keyword_terms(query)),
-            collection=collection,
-            stats=stats,
-            clause=clause,
-            params=params,
-            limit=limit,
-            max_terms=self.max_query_terms,
+        async with self._lock:
+            conn, _ = await self._open()
+            ids, found, scored = await self._postings.scores(
+                conn, collection, " ".join(keyword_terms(query)), self.max_query_terms
+            )
+        found_rows = await best_rows(
+            self._rows, t, collection, (ids, found, scored), clause, params, limit
         )
-        seen = {r[0]: Record(r[0], r[1], r[2], collection) for r in rows}
-        scores = {r[0]: float(r[3]) for r in rows}
+        seen = {r[0]: Record(r[0], r[1], r[2], collection) for r in found_rows}
+        scores = {r[0]: float(r[3]) for r in found_rows}
         floor = min(scores.values(), default=1.0) * SUBSTRING_SHARE
         pieces = [p for p in query.split() if len(p) >= TRIGRAM_MIN_CHARS]
         pieces += [p for p in terms if has_cjk(p)]
