@@ -12,14 +12,15 @@ LOCK_MINILM := locks/minilm.txt
 .PHONY: run test test-minilm install peers lint typecheck pytest bench docs dist lock lock-minilm
 
 # pip itself and the build backend (hatchling, and editables for `-e`) come from the lock too; the project is then installed without
-# build isolation, so no unlocked hatchling is fetched to build it.
+# build isolation, so no unlocked hatchling is fetched to build it. `wheel` (locked) lets the venv's setuptools build the
+# dependencies that ship only as sources (jieba) when no pip cache holds a built wheel.
 $(PY):
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q -c $(LOCK) pip hatchling editables
+	$(PY) -m pip install -q -c $(LOCK) pip hatchling editables wheel
 
 # Re-install whenever pyproject.toml or the lock changes.
 $(VENV)/.installed: pyproject.toml $(LOCK) | $(PY)
-	$(PY) -m pip install -q -c $(LOCK) pip hatchling editables
+	$(PY) -m pip install -q -c $(LOCK) pip hatchling editables wheel
 	$(PY) -m pip install -q -c $(LOCK) --no-build-isolation -e '.[dev]'
 	touch $@
 
@@ -70,7 +71,7 @@ test-minilm: install
 lock:
 	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip hatchling editables
+	$(PY) -m pip install -q --upgrade pip hatchling editables wheel
 	$(PY) -m pip install -q --no-build-isolation -e '.[dev]'
 	mkdir -p $(dir $(LOCK))
 	$(PY) -m pip freeze --all --exclude-editable | grep -v '^setuptools==' > $(LOCK).candidate
