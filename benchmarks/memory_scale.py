@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import shutil
 import statistics
@@ -133,24 +134,38 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+CPU_MS: list[float] = []
+"""The process's CPU time of each timed search, in ms (with a build running, the builder's
+share of it too); wall time alone misleads on a machine shared with other work."""
+
+
 async def timed_searches(
     manager: MemoryManager, count: int, queries: list[str] = QUERIES
 ) -> list[float]:
     times = []
     for i in range(count):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         await manager.search(
             queries[i % len(queries)], limit=5, memory_types=["episodic", "semantic"]
         )
         times.append((time.perf_counter() - start) * 1000)
+        CPU_MS.append((time.process_time() - cpu) * 1000)
     return times
+
+
+def load_and_cpu(count: int) -> str:
+    """The CPU p50 of the last `count` searches and the machine's load average now."""
+    return f"CPU p50 {statistics.median(CPU_MS[-count:]):6.2f} ms  load {os.getloadavg()[0]:.1f}"
 
 
 async def print_searches(manager: MemoryManager, args: argparse.Namespace, how: str) -> None:
     goal = 10 if args.size <= 100_000 else 50
     for label, queries in (("plain", QUERIES), ("common words", COMMON_QUERIES)):
         times = await timed_searches(manager, args.queries, queries)
-        print(f"search, {how:10} {spread(times)}  goal p50 <= {goal} ms  ({label})")
+        print(
+            f"search, {how:10} {spread(times)}  {load_and_cpu(len(times))}"
+            f"  goal p50 <= {goal} ms  ({label})"
+        )
 
 
 def open_manager(path: Path, embedder: Embedder, hnsw_threshold: int | None) -> MemoryManager:
@@ -203,15 +218,22 @@ async def searches_during_build(path: Path, embedder: Embedder, args: argparse.N
     first = (time.perf_counter() - start) * 1000
     print(f"first search        {first:8.0f} ms  (loads the vectors, starts the graph build)")
     times: list[float] = []
+    phases: dict[str, list[float]] = {}  # by what answered: the segments' share of the rows
     while live.building:
+        share = live._covered / max(1, len(live.current or ()))
         times.extend(await timed_searches(manager, 1, QUERIES[len(times) % len(QUERIES) :]))
+        phase = f"segments cover {min(9, int(share * 10))}0%+" if share else "no segment yet"
+        phases.setdefault(phase, []).append(times[-1])
     built = time.perf_counter() - start
     goal = 10 if args.size <= 100_000 else 50
     if times:
         print(
-            f"search, during build {spread(times)}  goal p50 <= {goal} ms  ({len(times)} searches"
+            f"search, during build {spread(times)}  {load_and_cpu(len(times))}"
+            f"  goal p50 <= {goal} ms  ({len(times)} searches"
             f" in the {built:.1f} s until the graph took over)"
         )
+        for phase, spent in sorted(phases.items()):
+            print(f"  {phase:22} {spread(spent)}  ({len(spent)} searches)")
     await print_searches(manager, args, "just built")
     await manager.close()
 

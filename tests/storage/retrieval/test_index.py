@@ -441,11 +441,11 @@ async def test_hnsw_graph_builds_in_the_background_and_replays_writes_made_meanw
     started, release = threading.Event(), threading.Event()
     original_add = HNSWVectors.add
 
-    def gated_add(self: HNSWVectors, *args: Any) -> None:
+    def gated_add(self: HNSWVectors, *args: Any, **kwargs: Any) -> None:
         if threading.current_thread().name == "toolweave-hnsw":
             started.set()
             release.wait()
-        original_add(self, *args)
+        original_add(self, *args, **kwargs)
 
     monkeypatch.setattr(HNSWVectors, "add", gated_add)
     index = SQLiteTextIndex(tmp_path / "bg.db", "hash:64", hnsw_threshold=len(DOCS))

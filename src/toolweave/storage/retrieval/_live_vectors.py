@@ -8,7 +8,12 @@ commit order and no write can fall between reading the rows and installing what 
 From `hnsw_threshold` vectors on, an HNSW graph takes over from the exact scan, which reads
 every vector per query (10 ms at 100k, 100 ms at 1M). Building the graph takes seconds to a
 minute or two on 2 cores, so it happens in a background thread while the exact matrix keeps
-answering; the writes made meanwhile are replayed onto the graph before it takes over. The
+answering; the writes made meanwhile are replayed onto the graph before it takes over. A store
+past `HNSW_SEGMENT` vectors is first built as fixed segments of that many slots: each one,
+once finished, is never written again, so searches use it while the next is built, and scan
+exactly only the slots no segment covers (the rows added later and the unbuilt rest). Then
+the one graph is built from the whole snapshot (one search instead of one per segment) while
+the segments answer. The
 graph is saved beside the file on close, with a fingerprint of the rows it holds (including a
 counter every write transaction bumps, so a replaced row cannot pass for the old one), and
 loaded instead of rebuilt next time if the fingerprint still matches.
@@ -32,7 +37,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolweave.storage.retrieval.hnsw import HNSW_BUILD_THREADS, HNSWVectors, hnsw_available
+from toolweave.storage.retrieval.hnsw import (
+    HNSW_BUILD_THREADS,
+    HNSW_SEGMENT,
+    HNSWVectors,
+    hnsw_available,
+)
 from toolweave.storage.retrieval.vectors import VectorMatrix
 
 if TYPE_CHECKING:
@@ -89,6 +99,9 @@ class LiveVectors:
         self._suspended = False
         self._stop = threading.Event()  # the running build's own stop flag
         self._touched: set[int] = set()
+        # The running build's finished segments, and the matrix slots they cover (0 to this).
+        self._segments: list[HNSWVectors] = []
+        self._covered = 0
         _INSTANCES.add(self)
 
     @property
@@ -160,9 +173,28 @@ class LiveVectors:
     def search(self, query: Any, k: int, collection: str) -> tuple[list[tuple[int, float]], int]:
         """The `k` nearest (row id, cosine) pairs in `collection`, and how many it holds."""
         with self._lock:
-            if self.current is None:  # closed meanwhile
+            vectors = self.current
+            if vectors is None:  # closed meanwhile
                 return [], 0
-            return self.current.search(query, k, collection), self.current.count(collection)
+            if isinstance(vectors, VectorMatrix) and self._segments:
+                return self._segmented_search(vectors, query, k, collection)
+            return vectors.search(query, k, collection), vectors.count(collection)
+
+    def _segmented_search(
+        self, matrix: VectorMatrix, query: Any, k: int, collection: str
+    ) -> tuple[list[tuple[int, float]], int]:
+        """During a build: the finished segments, and an exact scan of the slots they do not
+        cover. A segment's hit counts only while its row is still in a covered slot (a
+        replaced row moves to a new slot, which the scan reads; a deleted one has none)."""
+        covered = self._covered
+        found = matrix.search(query, k, collection, start=covered)
+        for segment in self._segments:
+            for rowid, score in segment.search(query, k, collection):
+                slot = matrix.slot(rowid)
+                if slot is not None and slot < covered:
+                    found.append((rowid, score))
+        found.sort(key=lambda pair: -pair[1])
+        return found[:k], matrix.count(collection)
 
     def apply(self, removed: list[int], added: list[tuple[int, str, bytes]]) -> None:
         """A write that just committed: rows removed, rows (row id, collection, BLOB) added.
@@ -188,6 +220,7 @@ class LiveVectors:
                 self.current, self._data_version = None, None
                 self._stop.set()
                 self._builder = None
+                self._drop_segments()
 
     # -- the graph (a background thread) --------------------------------------------------------
 
@@ -238,6 +271,7 @@ class LiveVectors:
             if self._builder is not threading.current_thread():
                 return  # stopped: `_stop_builder` released the snapshot
             self._builder = None
+            self._drop_segments()
             self._build_failed = self._build_failed or failed
             matrix = self.current
             if not isinstance(matrix, VectorMatrix):
@@ -256,19 +290,25 @@ class LiveVectors:
     def _built_graph(
         self, stop: threading.Event, rowids: Any, codes: Any, vectors: Any, names: dict[int, str]
     ) -> HNSWVectors | None:
-        graph = HNSWVectors(self.dim)
-        for start in range(0, len(rowids), _BUILD_CHUNK):
-            if stop.is_set():
-                return None
-            end = start + _BUILD_CHUNK
-            live = codes[start:end] >= 0
-            graph.add(
-                rowids[start:end][live].tolist(),
-                [names[int(c)] for c in codes[start:end][live]],
-                vectors[start:end][live],
-                threads=HNSW_BUILD_THREADS,
+        if len(rowids) <= HNSW_SEGMENT:
+            return _graph_of(stop, rowids, codes, vectors, names, self.dim)
+        for start in range(0, len(rowids), HNSW_SEGMENT):
+            end = start + HNSW_SEGMENT
+            segment = _graph_of(
+                stop, rowids[start:end], codes[start:end], vectors[start:end], names, self.dim
             )
-        return graph
+            if segment is None:
+                return None
+            with self._lock:
+                if self._builder is not threading.current_thread():
+                    return None
+                self._segments.append(segment)
+                self._covered = min(end, len(rowids))
+        return _graph_of(stop, rowids, codes, vectors, names, self.dim)
+
+    def _drop_segments(self) -> None:
+        """Forget the build's segments (holding `_lock`, with the snapshot they index)."""
+        self._segments, self._covered = [], 0
 
     async def build_graph(self) -> bool:
         """Wait for the HNSW graph (starting its build if the store is large enough); False if
@@ -291,6 +331,7 @@ class LiveVectors:
         with self._lock:
             self._suspended = True
             builder, self._builder = self._builder, None
+            self._drop_segments()
             if builder is None:
                 return None
             self._stop.set()
@@ -335,6 +376,31 @@ def _add_rows(vectors: VectorMatrix | HNSWVectors, rows: Sequence[tuple[int, str
         [r[1] for r in rows],
         np.frombuffer(b"".join(r[2] for r in rows), np.float32),
     )
+
+
+def _graph_of(
+    stop: threading.Event,
+    rowids: Any,
+    codes: Any,
+    vectors: Any,
+    names: dict[int, str],
+    dim: int,
+) -> HNSWVectors | None:
+    """A graph of the live rows of a snapshot's slots, added in chunks of `_BUILD_CHUNK`
+    (usearch lets go of the GIL while it adds); None once `stop` is set."""
+    graph = HNSWVectors(dim)
+    for start in range(0, len(rowids), _BUILD_CHUNK):
+        if stop.is_set():
+            return None
+        end = start + _BUILD_CHUNK
+        live = codes[start:end] >= 0
+        graph.add(
+            rowids[start:end][live].tolist(),
+            [names[int(c)] for c in codes[start:end][live]],
+            vectors[start:end][live],
+            threads=HNSW_BUILD_THREADS,
+        )
+    return graph
 
 
 _INSTANCES: weakref.WeakSet[LiveVectors] = weakref.WeakSet()

@@ -34,6 +34,9 @@ HNSW_ADD_THREADS = 2
 HNSW_BUILD_THREADS = 1
 """Threads a background graph build adds with: one core stays free for the searches the exact
 matrix answers meanwhile."""
+HNSW_SEGMENT = 10_000
+"""Vectors per graph segment a background build finishes first: searches during the build use
+the finished segments and scan exactly only the rows no segment covers yet."""
 
 
 def hnsw_available() -> bool:
