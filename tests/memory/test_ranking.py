@@ -84,8 +84,8 @@ async def test_min_similarity_never_drops_what_hybrid_search_keeps(
 ) -> None:
     """A memory only the vectors found, below `min_similarity`, stays when the index's hybrid
     ranking puts it at or above a keyword match (a long conversational query weighs the
-    vectors 0.7); below every keyword match the floor still drops it. Oracle: the index's own
-    hybrid ranking, cut after its last keyword match."""
+    vectors 0.7), in hybrid and in vector mode; below every keyword match the floor still drops
+    it. Oracle: the index's own hybrid ranking, cut after its last keyword match."""
     m = make_manager()
     for day in DAYS:
         await m.add(day, "episodic")
@@ -98,3 +98,6 @@ async def test_min_similarity_never_drops_what_hybrid_search_keeps(
     below = {text for text, cosine in vector_only.items() if cosine < m.min_similarity}
     assert below & kept, "a vector-only memory below the floor that hybrid keeps"
     assert below - kept, "a vector-only memory below every keyword match is still dropped"
+    # Vector mode keeps what hybrid keeps too, and drops the rest under the floor.
+    by_vector = {h.item.content for h in await m.search(CONVERSATION, limit=50, mode="vector")}
+    assert below & kept <= by_vector and not (below - kept) & by_vector
