@@ -127,22 +127,10 @@ def test_type_checking_and_function_local_imports_count() -> None:
 # through `client.servers.ManagedServers`) and `shared.jsonrpc` reaches the peer through its
 # `Peer` protocol; in `mcp.server` nothing below the app imports it: sessions reach their server
 # through `SessionHost` (the handler table the server binds), handlers and transports through
-# `ServerView`, and the task runner calls `_run_tool`, below it.
+# `ServerView`, and the task runner calls `_run_tool`, below it. `host` has none either: the
+# console reads its host through `ConsoleHost`, and the sandbox paths are handed the skill roots.
 KNOWN_CYCLES: dict[str, list[frozenset[str]]] = {
     "builtins": [frozenset({"builtins._sql_postgres", "builtins.sql"})],
-    "host": [
-        frozenset(
-            {
-                "host._governance",
-                "host.accounting",
-                "host.app",
-                "host.config",
-                "host.console.app",
-                "host.providers.base",
-            }
-        ),
-        frozenset({"host.providers.skills", "host.sandbox_paths"}),
-    ],
     "memory": [
         frozenset({"memory._overview", "memory._search", "memory.maintenance", "memory.manager"})
     ],
