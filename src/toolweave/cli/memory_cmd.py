@@ -56,19 +56,22 @@ def store(
         DEFAULT_EMBED_ATTEMPTS,
         "--embed-attempts",
         min=1,
+        metavar="<int>",
         help="Tries of one embedding call before search falls back to keywords.",
     ),
     embed_backoff: float = typer.Option(
         DEFAULT_EMBED_BACKOFF,
         "--embed-backoff",
         min=0.0,
+        metavar="<float>",
         help="Seconds before the second try, doubled before each further one.",
     ),
     embed_recheck: float = typer.Option(
         DEFAULT_EMBED_RECHECK,
         "--embed-recheck",
         min=0.0,
-        help="Seconds searches stay keyword-only before a failed embedder is tried again.",
+        metavar="<float>",
+        help="Seconds of keyword-only search before a failed embedder is tried again.",
     ),
 ) -> None:
     """Long-term memory: add, search, stats, forget, import. Store options go before the
