@@ -46,8 +46,16 @@ def _fail(message: str) -> typer.Exit:
 def list_skills(
     roots: RootsOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    mcp: Annotated[
+        Path | None,
+        typer.Option(
+            "--mcp",
+            help="An mcp.json: also list the skills its servers serve (MCP skills extension), "
+            "named <server>__<skill>; nothing but the catalog is read.",
+        ),
+    ] = None,
 ) -> None:
-    """List the skills found under the roots, sorted by name."""
+    """List the skills found under the roots (and, with --mcp, its servers'), sorted by name."""
     library = _library(roots)
     rows = [
         {
@@ -60,6 +68,9 @@ def list_skills(
         }
         for s in library.skills.values()
     ]
+    if mcp is not None:
+        rows.extend(_remote_rows(library, mcp))
+        rows.sort(key=lambda row: str(row["name"]))
     if as_json:
         typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
@@ -80,6 +91,39 @@ def list_skills(
         tools = ", ".join(row["allowed_tools"]) or "-"  # type: ignore[arg-type]
         table.add_row(*(escape(cell) for cell in (str(row["name"]), description, tools)))
     make_console().print(table)
+
+
+def _remote_rows(library: SkillLibrary, mcp: Path) -> list[dict[str, object]]:
+    """The remote skills of `mcp`'s servers, as `list` rows (`uri` in place of `dir`)."""
+    import asyncio
+
+    from toolweave.cli.agent_tools import ask_input
+    from toolweave.errors import ConfigError
+    from toolweave.mcp.client.manager import MCPManager
+
+    async def listed() -> list[dict[str, object]]:
+        async with MCPManager.from_config(mcp, ask=ask_input) as manager:
+            for name, error in manager.errors.items():
+                typer.echo(f"warning: MCP server {name!r} is unavailable: {error}", err=True)
+            library.add_remote(manager)
+            await library.refresh_remote()
+        return [
+            {
+                "name": s.name,
+                "description": s.description,
+                "allowed_tools": s.allowed_tools,
+                "uri": s.info.uri,
+                "server": s.server,
+                "model_invocable": not s.disable_model_invocation,
+                "user_invocable": False,
+            }
+            for s in library.remote.values()
+        ]
+
+    try:
+        return asyncio.run(listed())
+    except ConfigError as exc:
+        raise _fail(str(exc)) from None
 
 
 def _none_found(roots: list[Path]) -> str:

@@ -9,7 +9,8 @@ join the registry, and a skill the model has read (a `skill_read` call that ran 
 so one a rule, hook or approver refused grants nothing) becomes active: from then until the run
 ends, its `allowed-tools` are pre-approved (allow rules joined to the run's governance,
 `toolweave.governance.grants`). Nothing is hidden or refused for being unlisted, as in Claude
-Code.
+Code. Remote skills (`library.add_remote(manager)`) are listed before the first run's catalog
+and read like local ones, but never activated: their `allowed-tools` grant nothing.
 """
 
 from __future__ import annotations
@@ -89,6 +90,7 @@ class AgentSkills(RunStage):
     ) -> tuple[str, Message | None]:
         """The prompt as a skill command or with the selector's pick, and the system message
         with the catalog of model-invocable skills after it."""
+        await self.library.refresh_remote(force=False)  # remote skills: listed once, lazily
         prompt = await self._prepare(prompt, session)
         catalog = self.library.catalog(self.catalog_budget_chars, query=prompt)
         instructions = system.text if system is not None else ""
