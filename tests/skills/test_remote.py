@@ -104,7 +104,10 @@ async def test_agent_reads_remote_skills_lazily_and_verified(
     outputs = [inv.result.content[0].text for inv in result.invocations]  # type: ignore[union-attr]
     assert outputs[0].startswith("# Skill: docs__web-research (from MCP server 'docs', verified)")
     assert "# Web Research Skill" in outputs[0] and "- advanced.md" in outputs[0]
-    assert "Not pre-approved (a remote skill grants nothing): tavily_search" in outputs[0]
+    assert (
+        "Not pre-approved (a remote skill no person trusted grants nothing): tavily_search"
+        in outputs[0]
+    )
     assert "来源优先级" in outputs[1] and '"trust_level": "high"' in outputs[2]
     refused = model.requests[4].messages[-1].parts[0]  # remote text is data: never run
     assert refused.is_error and "docs__release-notes" in refused.content  # type: ignore[union-attr]
@@ -116,7 +119,9 @@ async def test_agent_reads_remote_skills_lazily_and_verified(
     ]
 
 
-async def test_a_remote_skill_grants_nothing(tmp_path: Path, manager: MCPManager) -> None:
+async def test_a_remote_skill_grants_only_while_trusted_as_listed(
+    tmp_path: Path, manager: MCPManager
+) -> None:
     asked: list[str] = []
 
     async def approver(request: ApprovalRequest) -> bool:
@@ -125,22 +130,31 @@ async def test_a_remote_skill_grants_nothing(tmp_path: Path, manager: MCPManager
 
     library = SkillLibrary([tmp_path / "none"])
     library.add_remote(manager)
-    model = ScriptedModel(
-        [
-            call("skill_read", "1", name="docs__code-review"),
-            call("create_pr_comment", "2", pr_number=7, body="参数化查询"),
-            Message.assistant("done"),
-        ]
-    )
+    steps = [
+        call("skill_read", "1", name="docs__code-review"),
+        call("create_pr_comment", "2", pr_number=7, body="参数化查询"),
+        Message.assistant("done"),
+    ]
+    model = ScriptedModel(steps * 3)
     agent = Agent(
         model,
         [list_pr_files, create_pr_comment],
         governance=Governance(approver=approver),
         skills=library,
     )
-    result = await agent.run("Review PR 7")
-    assert not result.invocations[0].result.is_error
+    untrusted = await agent.run("Review PR 7")
     assert asked == ["create_pr_comment"]  # listed in its allowed-tools, still asked
+    assert "Not pre-approved" in untrusted.invocations[0].result.content[0].text  # type: ignore[union-attr]
+    library.remote["docs__code-review"].trust()  # as `toolweave skills trust` records it
+    trusted = await agent.run("Review PR 7")
+    assert asked == ["create_pr_comment"]  # trusted as listed: its allowed-tools pre-approve
+    assert "Not pre-approved" not in trusted.invocations[0].result.content[0].text  # type: ignore[union-attr]
+    served = tmp_path / "skills" / "code-review" / "SKILL.md"
+    served.write_text(served.read_text().replace("代码审查工作流", "代码审查工作流 v2"))
+    assert await library.refresh_remote()  # the server lists another digest now
+    assert not library.remote["docs__code-review"].trusted()
+    await agent.run("Review PR 7 again")
+    assert asked == ["create_pr_comment", "create_pr_comment"]  # the trust ended with the change
 
 
 async def test_a_local_skill_of_the_same_name_wins(tmp_path: Path, manager: MCPManager) -> None:

@@ -12,12 +12,15 @@ contain `__`, so the two never meet; a local skill that does carry the very name
 remote one is left out with a warning, so a server can never shadow a skill on disk.
 
 Remote text is data: it is read and shown, never run (`skill_run` refuses remote skills, and
-they are not slash commands), and its `allowed-tools` pre-approve nothing.
+they are not slash commands), and its `allowed-tools` pre-approve nothing until a person trusts
+the skill as listed (`skill.trust()`, `toolweave skills trust NAME --mcp FILE`: the trust store
+of `toolweave trust`, keyed by server and URI, holding the listed digest of its `SKILL.md`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -27,6 +30,7 @@ from toolweave.skills.errors import SkillError
 from toolweave.skills.skill import SKILL_FILE, check_data_query, query_records, split_tools
 from toolweave.storage.errors import FrontmatterError
 from toolweave.storage.files import split_frontmatter
+from toolweave.storage.trust import is_trusted_digest, trust_digest
 
 REMOTE_SEPARATOR = "__"
 """Between the server's name and the skill's in a remote skill's name."""
@@ -37,6 +41,8 @@ class RemoteFileInfo(Protocol):
 
     @property
     def uri(self) -> str: ...
+    @property
+    def digest(self) -> str | None: ...
 
 
 class RemoteSkillInfo(Protocol):
@@ -76,7 +82,7 @@ class RemoteSkill:
     name: str
     description: str
     server: str
-    info: RemoteSkillInfo = field(compare=False)
+    info: RemoteSkillInfo  # compared: a new listing (another digest) is a change
     source: RemoteSkillSource = field(compare=False, repr=False)
     allowed_tools: list[str] = field(default_factory=list)
     disable_model_invocation: bool = False
@@ -103,6 +109,32 @@ class RemoteSkill:
     @property
     def where(self) -> str:
         return f"skill {self.info.name!r} of MCP server {self.server!r}"
+
+    @property
+    def listed_digest(self) -> str | None:
+        """The hex SHA-256 its listing gives for `SKILL.md` (what a read is verified against)."""
+        entry = next((f for f in self.info.files if f.uri == self.info.uri), None)
+        algorithm, _, digest = (entry.digest or "").partition(":") if entry else ("", "", "")
+        return digest.lower() if algorithm == "sha256" and digest else None
+
+    @property
+    def trust_key(self) -> str:
+        """How the trust store names it: `mcp-skill:<server>:<uri of its SKILL.md>`."""
+        return f"mcp-skill:{self.server}:{self.info.uri}"
+
+    def trust(self, *, store: str | os.PathLike[str] | None = None) -> None:
+        """Record that a person reviewed this skill as listed now: its `allowed-tools` then
+        pre-approve like a local skill's while the server lists the same `SKILL.md` (any
+        change of its digest ends the trust). `toolweave skills trust NAME --mcp FILE`."""
+        digest = self.listed_digest
+        if digest is None:
+            raise SkillError(f"{self.where} is listed without a sha256 digest; cannot trust it")
+        trust_digest(self.trust_key, digest, store=store)
+
+    def trusted(self, *, store: str | os.PathLike[str] | None = None) -> bool:
+        """Whether a person trusted this skill exactly as it is listed now."""
+        digest = self.listed_digest
+        return digest is not None and is_trusted_digest(self.trust_key, digest, store=store)
 
     def _base(self) -> str:
         return self.info.uri[: -len(SKILL_FILE)] if self.info.uri.endswith(SKILL_FILE) else ""

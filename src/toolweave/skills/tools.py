@@ -104,9 +104,9 @@ def skill_tools(
                 "Files of this skill (read with skill_resource, query data with skill_data):\n"
                 + "\n".join(f"- {r}" for r in resources)
             )
-        if isinstance(skill, RemoteSkill) and skill.allowed_tools:
+        if isinstance(skill, RemoteSkill) and skill.allowed_tools and not skill.trusted():
             parts.append(
-                "Not pre-approved (a remote skill grants nothing): "
+                "Not pre-approved (a remote skill no person trusted grants nothing): "
                 + ", ".join(skill.allowed_tools)
             )
         elif skill.allowed_tools:

@@ -106,27 +106,29 @@ async def test_the_extension_can_be_switched_off(tmp_path: Path) -> None:
     assert any(str(r.uri) == "skill://web-research/SKILL.md" for r in resources)
 
 
-async def test_cli_skills_list_shows_remote_skills(served: str, tmp_path: Path) -> None:
-    (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": {"docs": {"url": served}}}))
-    (tmp_path / "home").mkdir()
-    env = {**os.environ, "HOME": str(tmp_path / "home")}
+async def toolweave(tmp_path: Path, *args: str) -> str:
+    """Run the `toolweave` CLI (HOME in `tmp_path`) while this loop keeps serving; its stdout."""
+    (tmp_path / "home").mkdir(exist_ok=True)
     proc = await asyncio.create_subprocess_exec(
         str(TOOLWEAVE),
-        "skills",
-        "list",
-        "--root",
-        str(tmp_path / "none"),
-        "--mcp",
-        str(tmp_path / "mcp.json"),
-        "--json",
+        *args,
         cwd=tmp_path,
-        env=env,
+        env={**os.environ, "HOME": str(tmp_path / "home")},
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
     out, err = await asyncio.wait_for(proc.communicate(), 120)
     assert proc.returncode == 0, err.decode()
-    rows = json.loads(out)
+    return out.decode()
+
+
+async def test_cli_lists_and_trusts_remote_skills(served: str, tmp_path: Path) -> None:
+    mcp = tmp_path / "mcp.json"
+    mcp.write_text(json.dumps({"mcpServers": {"docs": {"url": served}}}))
+    listing = ["skills", "list", "--root", str(tmp_path / "none"), "--mcp", str(mcp), "--json"]
+    rows = json.loads(await toolweave(tmp_path, *listing))
+    said = await toolweave(tmp_path, "skills", "trust", "docs__code-review", "--mcp", str(mcp))
+    after = {r["name"]: r["trusted"] for r in json.loads(await toolweave(tmp_path, *listing))}
     assert [r["name"] for r in rows] == [
         "docs__code-review",
         "docs__release-notes",
@@ -134,3 +136,10 @@ async def test_cli_skills_list_shows_remote_skills(served: str, tmp_path: Path) 
     ]
     assert rows[2]["uri"] == "skill://web-research/SKILL.md" and rows[2]["server"] == "docs"
     assert rows[2]["allowed_tools"] == ["tavily_search", "skill_resource", "skill_data"]
+    assert not any(r["trusted"] for r in rows)
+    assert said.startswith("trusted docs__code-review (skill://code-review/SKILL.md on MCP")
+    assert after == {
+        "docs__code-review": True,
+        "docs__release-notes": False,
+        "docs__web-research": False,
+    }

@@ -10,7 +10,8 @@ so one a rule, hook or approver refused grants nothing) becomes active: from the
 ends, its `allowed-tools` are pre-approved (allow rules joined to the run's governance,
 `toolweave.governance.grants`). Nothing is hidden or refused for being unlisted, as in Claude
 Code. Remote skills (`library.add_remote(manager)`) are listed before the first run's catalog
-and read like local ones, but never activated: their `allowed-tools` grant nothing.
+and read like local ones; their `allowed-tools` grant nothing unless a person trusted the skill
+as listed (`RemoteSkill.trust`).
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ class AgentSkills(RunStage):
         name = args.get("name") if isinstance(args, dict) else None
         if isinstance(name, str) and name in self.library.skills:
             self.scope.activate(session, name)
+        elif isinstance(name, str) and name in self.library.remote:
+            self.scope.activate_remote(session, self.library.remote[name])
 
     def offered(self, registry: ToolRegistry) -> list[ToolDef]:
         """The definitions the model sees this turn, after a library reload re-registered the
