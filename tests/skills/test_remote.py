@@ -157,6 +157,21 @@ async def test_a_remote_skill_grants_only_while_trusted_as_listed(
     assert asked == ["create_pr_comment", "create_pr_comment"]  # the trust ended with the change
 
 
+async def test_listed_again_after_the_manager_reports_a_change(
+    tmp_path: Path, manager: MCPManager, docs_url: str
+) -> None:
+    library = SkillLibrary([tmp_path / "none"])
+    library.add_remote(manager)
+    assert await library.refresh_remote(force=False)
+    before = library.remote["docs__code-review"]
+    assert not await library.refresh_remote(force=False)  # listed: nothing asked
+    await manager.remove("docs")  # the manager tells its catalog listeners
+    assert await library.refresh_remote(force=False) and not library.remote
+    await manager.add(ServerConfig("docs", url=docs_url))
+    assert await library.refresh_remote(force=False)
+    assert library.remote["docs__code-review"] == before
+
+
 async def test_a_local_skill_of_the_same_name_wins(tmp_path: Path, manager: MCPManager) -> None:
     root = tmp_path / "local"
     write_skill(root, "docs__web-research", "description: 本地版本 local copy")

@@ -94,10 +94,21 @@ class SkillLibrary:
 
     def add_remote(self, source: RemoteSkillSource) -> None:
         """Join the skills `source` serves (an `MCPManager`: its servers' skills extension) to
-        this library; they are listed by `refresh_remote()` (the agent calls it before its
-        first run) and their files read only when asked (see `toolweave.skills.remote`)."""
+        this library; they are listed by `refresh_remote()` (the agent calls it before a run
+        whenever the manager reported a server connecting, dropping or changing its resources
+        since the last listing) and their files read only when asked (see
+        `toolweave.skills.remote`)."""
         self._remote_sources.append(source)
         self._remote_listed = False
+        listeners = getattr(source, "catalog_listeners", None)
+        if isinstance(listeners, list):  # an MCPManager: servers came, went or changed lists
+            listeners.append(self._remote_changed)
+
+    def _remote_changed(self, kind: str) -> None:
+        """A source's resources may have changed: list again at the next `refresh_remote`
+        that is not forced (the agent's next run)."""
+        if kind == "resources":
+            self._remote_listed = False
 
     async def refresh_remote(self, *, force: bool = True) -> bool:
         """List the remote sources' skills now (level 1 only) and swap them in; `force=False`

@@ -88,7 +88,9 @@ class MCPManager:
         self._closed = False
         self.catalog_listeners: list[Callable[[str], None]] = []
         """Called with `"resources"` or `"prompts"` when a server's list of them may have
-        changed (its own list_changed notification, or the server connecting or dropping)."""
+        changed (its own list_changed notification, or the server connecting, dropping, being
+        added, removed or reconnected); a `SkillLibrary` that joined the servers' skills lists
+        them again at its next use."""
 
     @classmethod
     def from_config(
@@ -363,6 +365,7 @@ class MCPManager:
             state = self.servers[config.name] = ServerState(config)
         await self._connect(state)
         self._sync()
+        self._catalog_changed("resources", "prompts")
         return state
 
     async def remove(self, name: str) -> ServerConfig:
@@ -375,6 +378,7 @@ class MCPManager:
             await state.client.close()
         state.tools = []
         self._sync()
+        self._catalog_changed("resources", "prompts")
         return state.config
 
     async def reconnect(self, name: str, config: ServerConfig | None = None) -> ServerState:
@@ -392,6 +396,7 @@ class MCPManager:
             state.client = None
         await self._connect(state)
         self._sync()
+        self._catalog_changed("resources", "prompts")
         return state
 
     async def close(self) -> None:
