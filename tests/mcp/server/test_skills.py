@@ -115,6 +115,17 @@ async def test_unknown_skill_and_server_without_skills(pdf_skill: Path) -> None:
     assert "extensions" not in plain.capabilities()
 
 
+def test_from_folder_leaves_out_hidden_files_and_symlinks_out_of_the_folder(
+    pdf_skill: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "secret.txt").write_text("token", encoding="utf-8")
+    (pdf_skill / "leak.txt").symlink_to(tmp_path / "secret.txt")
+    (pdf_skill / "inside.md").symlink_to(pdf_skill / "references" / "FORMS.md")
+    (pdf_skill / ".env").write_text("KEY=1", encoding="utf-8")
+    served_files = [f.path for f in ServedSkill.from_folder(pdf_skill).files]
+    assert served_files == ["SKILL.md", "inside.md", "references/FORMS.md"]
+
+
 def test_a_skill_that_breaks_the_extension_is_refused_naming_it(tmp_path: Path) -> None:
     folder = write_skill(tmp_path, "x", "name: other-name\ndescription: d")
     skill = ServedSkill.from_folder(folder)

@@ -70,13 +70,16 @@ class ServedSkill:
 
     @classmethod
     def from_folder(cls, folder: str | Path) -> ServedSkill:
-        """Every non-hidden file of a skill folder (UTF-8 files as text, others as bytes); the
-        name is the frontmatter's."""
+        """Every non-hidden file of a skill folder (UTF-8 files as text, others as bytes); a
+        symlink that leads outside the folder is left out. The name is the frontmatter's."""
         root = Path(folder)
+        real = root.resolve()
         files: list[SkillFile] = []
         for path in sorted(p for p in root.rglob("*") if p.is_file()):
             rel = path.relative_to(root).as_posix()
             if any(part.startswith(".") or part == "__pycache__" for part in rel.split("/")):
+                continue
+            if not path.resolve().is_relative_to(real):
                 continue
             data = path.read_bytes()
             try:
