@@ -95,6 +95,24 @@ async def test_official_client_reads_skills_from_toolweave_serve(served: str, mo
     ]
 
 
+async def test_listing_rehashes_only_skills_whose_files_changed(tmp_path: Path) -> None:
+    async with (
+        serving_skills(tmp_path, watch_interval=0) as url,
+        Client(url, mode="legacy") as client,
+    ):
+        request = types.Request[dict[str, Any], str](method="skills/list", params={})
+        first = (await client.session.send_request(request, _Raw)).root["skills"]
+        policy = tmp_path / "skills" / "web-research" / "data" / "source_policy.json"
+        policy.write_text(policy.read_text().replace("high", "HIGH"))  # same size
+        second = (await client.session.send_request(request, _Raw)).root["skills"]
+    assert first[0] == second[0]  # code-review: unchanged
+    digests = [
+        {r["uri"]: r["digest"] for r in entries[2]["resources"]} for entries in (first, second)
+    ]
+    changed = [uri for uri in digests[0] if digests[0][uri] != digests[1][uri]]
+    assert changed == ["skill://web-research/data/source_policy.json"]
+
+
 async def test_the_extension_can_be_switched_off(tmp_path: Path) -> None:
     async with (
         serving_skills(tmp_path, mcp_extension=False) as url,

@@ -56,6 +56,15 @@ def prompt_name(skill_name: str) -> str:
     return (PROMPT_PREFIX + _NOT_NAME_CHARACTER.sub("_", skill_name))[:128]
 
 
+def _stamp(skill: Skill, rel: str) -> tuple[int, int]:
+    """A listed file's modification time (ns) and size; (-1, -1) when it cannot be read."""
+    try:
+        info = os.stat(skill.dir / rel)
+    except OSError:
+        return (-1, -1)
+    return (info.st_mtime_ns, info.st_size)
+
+
 def _served(skill: Skill, rel: str) -> str | bytes:
     """A skill file as served: text (UTF-8, a BOM dropped) for text types, else its bytes."""
     data = skill.read_bytes(rel)
@@ -70,6 +79,9 @@ class SkillCatalog:
 
     def __init__(self, library: SkillLibrary) -> None:
         self.library = library
+        # Skill name -> (its files' stamps, the ServedSkill built from them), so skills/list
+        # re-reads and re-hashes only skills with a changed file.
+        self._served: dict[str, tuple[tuple[tuple[str, tuple[int, int]], ...], ServedSkill]] = {}
 
     def _prompted(self) -> dict[str, Skill]:
         """Prompt name -> skill, for user-invocable skills (the first of a clashing pair wins)."""
@@ -155,17 +167,21 @@ class SkillCatalog:
             for skill in self.library.skills.values():
                 if skill.display_name is not None or not is_spec_name(skill.name):
                     continue  # the extension's URI ends in the frontmatter name
+                rels = ["SKILL.md", *skill.resources()]
+                stamps = tuple((rel, _stamp(skill, rel)) for rel in rels)
+                cached = self._served.get(skill.name)
+                if cached is not None and cached[0] == stamps:  # no file changed: no re-read
+                    served.append(cached[1])
+                    continue
                 try:
-                    files = tuple(
-                        SkillFile(rel, _served(skill, rel), _mime(rel))
-                        for rel in ["SKILL.md", *skill.resources()]
-                    )
+                    files = tuple(SkillFile(rel, _served(skill, rel), _mime(rel)) for rel in rels)
                 except SkillError as exc:
                     logger.warning(
                         "skill %r is not served by the MCP extension: %s", skill.name, exc
                     )
                     continue
-                served.append(ServedSkill(skill.name, files))
+                self._served[skill.name] = (stamps, ServedSkill(skill.name, files))
+                served.append(self._served[skill.name][1])
             return served
 
         return await asyncio.to_thread(build)

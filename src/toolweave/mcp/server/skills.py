@@ -160,6 +160,9 @@ class SkillServing(ResourceCatalog):
 
     def __init__(self) -> None:
         self.sources: list[SkillSource] = []
+        # Entries of the skills last returned, by object: a source that returns the same
+        # `ServedSkill` objects again is not hashed again.
+        self._entries: dict[int, tuple[ServedSkill, dict[str, Any]]] = {}
 
     def add(self, skills: SkillSource | Iterable[ServedSkill]) -> None:
         if callable(skills) and inspect.iscoroutinefunction(skills):
@@ -182,14 +185,21 @@ class SkillServing(ResourceCatalog):
     async def current(self) -> list[tuple[ServedSkill, dict[str, Any]]]:
         """Every servable skill with its entry, sorted by name (the first of a name wins)."""
         found: dict[str, tuple[ServedSkill, dict[str, Any]]] = {}
+        known: dict[int, tuple[ServedSkill, dict[str, Any]]] = {}
         for source in self.sources:
             for skill in await source():
-                try:
-                    entry = skill.entry()
-                except ValueError as exc:
-                    logger.warning("not serving a skill: %s", exc)
-                    continue
+                cached = self._entries.get(id(skill))
+                if cached is not None and cached[0] is skill:  # the same object: same entry
+                    entry = cached[1]
+                else:
+                    try:
+                        entry = skill.entry()
+                    except ValueError as exc:
+                        logger.warning("not serving a skill: %s", exc)
+                        continue
+                known[id(skill)] = (skill, entry)
                 found.setdefault(skill.name, (skill, entry))
+        self._entries = known  # what no source returns any more is forgotten
         return [found[name] for name in sorted(found)]
 
     async def entries(self) -> list[dict[str, Any]]:
