@@ -265,16 +265,19 @@ class Context(ToolContext):
         }
         return await self._ask("elicitation/create", params, key, timeout)
 
-    async def ask_caller(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    async def ask_caller(
+        self, method: str, params: dict[str, Any], key: str | None = None
+    ) -> dict[str, Any]:
         """Put a question a downstream server asked during this call (a gateway's proxied tool)
-        to this call's client, as sent: an `elicitation/create` in form or URL mode. Refused
-        (-32021) when the client did not declare that kind of elicitation."""
+        to this call's client, as sent: an `elicitation/create` in form or URL mode, named `key`
+        in an input-required round. Refused (-32021) when the client did not declare that kind
+        of elicitation."""
         if method != "elicitation/create":
             raise JSONRPCError(METHOD_NOT_FOUND, f"{method} is not forwarded to the caller")
         url = params.get("mode") == "url"
         what = "a downstream server's " + ("URL-mode elicitation" if url else "elicitation")
         self._require("elicitation", what, "url" if url else None)
-        return await self._ask(method, params, None, DEFAULT_ELICITATION_TIMEOUT)
+        return await self._ask(method, params, key, DEFAULT_ELICITATION_TIMEOUT)
 
     async def list_roots(
         self, *, key: str | None = None, timeout: float = DEFAULT_SAMPLING_TIMEOUT
