@@ -26,7 +26,12 @@ from toolweave.mcp.client.upstream import (
     DEFAULT_MAX_HELD_CALLS,
     CallerRoutes,
 )
-from toolweave.mcp.shared.constants import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED
+from toolweave.mcp.shared.constants import (
+    ELICITATION_COMPLETE,
+    PROMPTS_CHANGED,
+    RESOURCES_CHANGED,
+    TOOLS_CHANGED,
+)
 from toolweave.mcp.shared.errors import MCPConnectionClosed, MCPError
 from toolweave.mcp.shared.jsonrpc import ProgressHandler, RequestContext
 from toolweave.mcp.shared.peer import JSONRPCPeer
@@ -463,9 +468,19 @@ class MCPClient(ServerFeatures):
             self._lists.pop("prompts/list", None)
         elif method == "notifications/message":
             self.callbacks.log_message(params)
+        elif method == ELICITATION_COMPLETE and self.callbacks.routes is not None:
+            return self._relay(method, params)  # a gateway's: to the caller it completes
         if self.on_notification is not None:
             return self.on_notification(method, params)
         return None
+
+    async def _relay(self, method: str, params: dict[str, Any]) -> None:
+        assert self.callbacks.routes is not None
+        await self.callbacks.routes.relay(method, params)
+        if self.on_notification is not None:
+            listened = self.on_notification(method, params)
+            if listened is not None:
+                await listened
 
     def _invalidate(self) -> None:
         """Forget the listings (tools, and the `ttlMs`-cached resources and prompts)."""

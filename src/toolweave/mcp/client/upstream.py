@@ -3,15 +3,22 @@
 A gateway (`toolweave serve` with `[mcpServers]`) calls a downstream tool on behalf of an
 upstream client's call. When the downstream server asks something in the middle of it
 (`elicitation/create`, form or URL mode), only that upstream client can answer. The proxied
-tool runs its downstream call inside `asking_caller(ask, rounds)`, where `ask(method, params,
-key)` puts a question to the upstream call's client (the server `Context.ask_caller`); an
-`MCPClient` made with `forward_questions=True` sends the questions of its calls there:
+tool runs its downstream call inside `asking_caller(caller, rounds)`, where the `Caller` (the
+server `Context` of the upstream call) puts a question to its client (`ask_caller(method,
+params, key)`) or tells it something (`notify_caller(method, params)`); an `MCPClient` made
+with `forward_questions=True` sends the questions of its calls there:
 
 - a 2026-07-28 downstream server returns its questions as `inputRequests`, answered in the
   calling task itself, so the call's own `ask` is used (exact);
 - a 2025-11-25 downstream server sends a request on its session, handled by the client's reader
   task: it goes to the `ask` of the one call in flight on that client; with several in flight the
   question cannot be tied to its call and is refused (-32603, naming why).
+
+A URL-mode question's completion (`notifications/elicitation/complete`, which a downstream
+server may send once the person finished on the page) goes to the caller the question went to,
+on the upstream request of that call (its response stream, in both eras); one that arrives
+while the call is held is passed on when the retried round resumes it, and one for a call that
+has ended is dropped (the upstream request that could carry it is answered).
 
 When the upstream client can only be asked in a new 2026 round (`ask` raises `InputRequired`),
 the downstream call is *held*, not ended: its question waits, the upstream call pauses with an
@@ -36,8 +43,9 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+from toolweave.mcp.shared.constants import ELICITATION_COMPLETE
 from toolweave.mcp.shared.errors import INTERNAL_ERROR, InputRequired, JSONRPCError
 from toolweave.tools.calls import CallRounds
 
@@ -46,14 +54,25 @@ __all__ = [
     "DEFAULT_MAX_HELD_CALLS",
     "FORWARDED_METHODS",
     "HELD_MEMO_KEY",
-    "Asker",
+    "Caller",
     "CallerRoutes",
     "asking_caller",
 ]
 
-Asker = Callable[[str, dict[str, Any], str], Awaitable[dict[str, Any]]]
-"""Puts one server request (`method`, `params`, under `key` in an input-required round) to the
-upstream caller; returns its answer."""
+
+class Caller(Protocol):
+    """The upstream side of a proxied call (the server `Context` of that call)."""
+
+    async def ask_caller(
+        self, method: str, params: dict[str, Any], key: str | None = None
+    ) -> dict[str, Any]:
+        """Put one server request to the caller (named `key` in an input-required round)."""
+        ...
+
+    async def notify_caller(self, method: str, params: dict[str, Any]) -> None:
+        """Send the caller a notification about its call."""
+        ...
+
 
 FORWARDED_METHODS = frozenset({"elicitation/create"})
 """What a forwarding client sends on to the caller (the rest is answered by its own callbacks)."""
@@ -68,19 +87,19 @@ _KEY_PREFIX = "forwarded"
 
 
 @dataclass(frozen=True, slots=True)
-class _Caller:
-    ask: Asker
+class _Upstream:
+    caller: Caller
     rounds: CallRounds | None
 
 
-_CALLER: ContextVar[_Caller | None] = ContextVar("toolweave_mcp_caller", default=None)
+_CALLER: ContextVar[_Upstream | None] = ContextVar("toolweave_mcp_caller", default=None)
 
 
 @contextmanager
-def asking_caller(ask: Asker | None, rounds: CallRounds | None = None) -> Iterator[None]:
-    """Run the calls made inside with `ask` as where their server's questions go; `rounds`
+def asking_caller(caller: Caller | None, rounds: CallRounds | None = None) -> Iterator[None]:
+    """Run the calls made inside with `caller` as where their server's questions go; `rounds`
     (the upstream call's, in the 2026 era) is where a held call's nonce is kept."""
-    token = _CALLER.set(_Caller(ask, rounds) if ask is not None else None)
+    token = _CALLER.set(_Upstream(caller, rounds) if caller is not None else None)
     try:
         yield
     finally:
@@ -99,11 +118,15 @@ class _Question:
 class _Call:
     """One downstream call in flight for a caller; it outlives an upstream round when held."""
 
-    ask: Asker
+    caller: Caller
     paused: asyncio.Event = field(default_factory=asyncio.Event)
     pause: InputRequired | None = None
     waiting: list[_Question] = field(default_factory=list)
     asked: int = 0
+    url_ids: set[str] = field(default_factory=set)
+    """The `elicitationId`s of the URL-mode questions this call asked (for their completion)."""
+    notes: list[dict[str, Any]] = field(default_factory=list)
+    """Completions that came while the call was held, passed on when it resumes."""
 
 
 @dataclass(eq=False, slots=True)
@@ -141,16 +164,19 @@ class CallerRoutes:
         memo = caller.rounds.memo if caller.rounds is not None else {}
         nonce = memo.pop(HELD_MEMO_KEY, None)
         if nonce is not None:
-            entry, call = self._resume(str(nonce), caller.ask)
+            entry, call = self._resume(str(nonce), caller.caller)
             waiting, entry.waiting = entry.waiting, []
+            notes, entry.notes = entry.notes, []
             try:
+                for note in notes:  # completions that came while it was held
+                    await entry.caller.notify_caller(ELICITATION_COMPLETE, note)
                 for question in waiting:  # asked again under their keys: the retry has answers
                     await self._put(entry, question)
             except BaseException:
                 _drop(entry, call)
                 raise
         else:
-            entry = _Call(caller.ask)
+            entry = _Call(caller.caller)
             token = _ENTRY.set(entry)  # a 2026 downstream's questions are asked in `call`
             try:
                 call = asyncio.ensure_future(send())
@@ -199,13 +225,15 @@ class CallerRoutes:
             entry = self._calls[0]
         entry.asked += 1
         key = f"{_KEY_PREFIX}-{entry.asked}"
+        if params.get("mode") == "url" and isinstance(params.get("elicitationId"), str):
+            entry.url_ids.add(params["elicitationId"])
         question = _Question(method, params, key, asyncio.get_running_loop().create_future())
         await self._put(entry, question)
         return await question.answer
 
     async def _put(self, entry: _Call, question: _Question) -> None:
         try:
-            answer = await entry.ask(question.method, question.params, question.key)
+            answer = await entry.caller.ask_caller(question.method, question.params, question.key)
         except InputRequired as exc:  # the answer comes in the caller's next round
             entry.waiting.append(question)
             entry.pause = exc
@@ -238,7 +266,7 @@ class CallerRoutes:
         if held is not None:
             _drop(held.entry, held.call)
 
-    def _resume(self, nonce: str, ask: Asker) -> tuple[_Call, asyncio.Future[dict[str, Any]]]:
+    def _resume(self, nonce: str, caller: Caller) -> tuple[_Call, asyncio.Future[dict[str, Any]]]:
         held = self._held.pop(nonce, None)
         if held is None:
             raise JSONRPCError(
@@ -250,9 +278,21 @@ class CallerRoutes:
             )
         held.expiry.cancel()
         entry = held.entry
-        entry.ask, entry.pause = ask, None
+        entry.caller, entry.pause = caller, None
         entry.paused.clear()
         return entry, held.call
+
+    async def relay(self, method: str, params: dict[str, Any]) -> None:
+        """Pass a URL-mode completion on to the caller whose question it completes."""
+        elicitation_id = params.get("elicitationId")
+        for entry in self._calls:
+            if elicitation_id in entry.url_ids:
+                await entry.caller.notify_caller(method, params)
+                return
+        for held in self._held.values():
+            if elicitation_id in held.entry.url_ids:
+                held.entry.notes.append(params)
+                return
 
     def close(self) -> None:
         """Cancel every held call (the client is closing)."""

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolweave.mcp.server._input import InputChannel, RetryInputs, SessionInputs, input_key
 from toolweave.mcp.server._tasks import tasks_declared
-from toolweave.mcp.shared.constants import CALLER_EXTRA
+from toolweave.mcp.shared.constants import CALLER_EXTRA, ELICITATION_COMPLETE
 from toolweave.mcp.shared.errors import (
     METHOD_NOT_FOUND,
     MISSING_CLIENT_CAPABILITY,
@@ -92,7 +92,7 @@ class Context(ToolContext):
         )
         if isinstance(self.inputs, RetryInputs):  # the call's stages see which round this is
             self.extras[ROUNDS_EXTRA] = self.inputs.rounds
-        self.extras[CALLER_EXTRA] = self.ask_caller  # a proxied tool's downstream questions
+        self.extras[CALLER_EXTRA] = self  # where a proxied tool's downstream questions go
         self._asked = 0
         # Shared with the copies `for_call` makes: a detach reaches the copy the tool holds.
         self._route = _Route(self.progress_callback)
@@ -278,6 +278,23 @@ class Context(ToolContext):
         what = "a downstream server's " + ("URL-mode elicitation" if url else "elicitation")
         self._require("elicitation", what, "url" if url else None)
         return await self._ask(method, params, key, DEFAULT_ELICITATION_TIMEOUT)
+
+    async def notify_caller(self, method: str, params: dict[str, Any]) -> None:
+        """Pass a downstream server's URL-mode completion (`notifications/elicitation/complete`)
+        about this call to this call's client, on the call's own request; dropped for a
+        2026-07-28 request, whose revision has no such notification."""
+        if method != ELICITATION_COMPLETE:
+            raise ValueError(f"{method} is not passed on to the caller")
+        if not self._session.is_modern(self.meta):
+            await self._request.notify(method, params)
+
+    async def complete_elicitation(self, elicitation_id: str) -> None:
+        """Tell the client that the out-of-band interaction of a URL-mode elicitation
+        (`elicit_url(..., elicitation_id=...)`) finished (`notifications/elicitation/complete`,
+        SEP-1036), on this call's request: send it before the tool returns. A 2026-07-28 request
+        gets nothing: that revision removed the notification (its client retries the call once
+        the person is done, and the retry carries the answer)."""
+        await self.notify_caller(ELICITATION_COMPLETE, {"elicitationId": elicitation_id})
 
     async def list_roots(
         self, *, key: str | None = None, timeout: float = DEFAULT_SAMPLING_TIMEOUT
