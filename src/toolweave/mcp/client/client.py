@@ -308,7 +308,7 @@ class MCPClient(ServerFeatures):
         negotiated = await protocol.negotiate(
             request,
             notify,
-            self.callbacks.capabilities(),
+            self.callbacks.capabilities(session=True),
             mode=self.protocol_mode,
             timeout=self.timeout,
             probe_may_go_unanswered=not getattr(self.transport, "answers_every_request", False),

@@ -2,7 +2,8 @@
 
 A gateway (`toolweave serve` with `[mcpServers]`) calls a downstream tool on behalf of an
 upstream client's call. When the downstream server asks something in the middle of it
-(`elicitation/create`, form or URL mode), only that upstream client can answer. The proxied
+(`elicitation/create` in form or URL mode, `sampling/createMessage`, `roots/list`), only that
+upstream client can answer. The proxied
 tool runs its downstream call inside `asking_caller(caller, rounds)`, where the `Caller` (the
 server `Context` of the upstream call) puts a question to its client (`ask_caller(method,
 params, key)`) or tells it something (`notify_caller(method, params)`); an `MCPClient` made
@@ -29,8 +30,8 @@ that changed something before asking does not do it again. At most `max_held_cal
 held, each for at most `held_call_ttl` seconds (then the downstream call is cancelled); a retry
 whose call is not held here (expired, or the state reached another replica) is refused, never
 run again.
-Other refusals (the client declared no elicitation) go back to the downstream server as its
-request's error.
+Other refusals (the client did not declare the capability the question needs: -32021 naming
+it) go back to the downstream server as its request's error.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ class Caller(Protocol):
         ...
 
 
-FORWARDED_METHODS = frozenset({"elicitation/create"})
+FORWARDED_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
 """What a forwarding client sends on to the caller (the rest is answered by its own callbacks)."""
 
 DEFAULT_MAX_HELD_CALLS = 100

@@ -269,15 +269,23 @@ class Context(ToolContext):
         self, method: str, params: dict[str, Any], key: str | None = None
     ) -> dict[str, Any]:
         """Put a question a downstream server asked during this call (a gateway's proxied tool)
-        to this call's client, as sent: an `elicitation/create` in form or URL mode, named `key`
-        in an input-required round. Refused (-32021) when the client did not declare that kind
-        of elicitation."""
-        if method != "elicitation/create":
+        to this call's client, as sent: an `elicitation/create` in form or URL mode, a
+        `sampling/createMessage` or a `roots/list`, named `key` in an input-required round.
+        Refused (-32021, naming it) when the client did not declare the capability it needs."""
+        if method == "elicitation/create":
+            url = params.get("mode") == "url"
+            what = "a downstream server's " + ("URL-mode elicitation" if url else "elicitation")
+            self._require("elicitation", what, "url" if url else None)
+            return await self._ask(method, params, key, DEFAULT_ELICITATION_TIMEOUT)
+        if method == "sampling/createMessage":
+            tools = "tools" in params
+            what = "a downstream server's sampling" + (" with tools" if tools else "")
+            self._require("sampling", what, "tools" if tools else None)
+        elif method == "roots/list":
+            self._require("roots", "a downstream server's roots request")
+        else:
             raise JSONRPCError(METHOD_NOT_FOUND, f"{method} is not forwarded to the caller")
-        url = params.get("mode") == "url"
-        what = "a downstream server's " + ("URL-mode elicitation" if url else "elicitation")
-        self._require("elicitation", what, "url" if url else None)
-        return await self._ask(method, params, key, DEFAULT_ELICITATION_TIMEOUT)
+        return await self._ask(method, params, key, DEFAULT_SAMPLING_TIMEOUT)
 
     async def notify_caller(self, method: str, params: dict[str, Any]) -> None:
         """Pass a downstream server's URL-mode completion (`notifications/elicitation/complete`)
