@@ -31,10 +31,13 @@ async def serving_http(host: ToolHost) -> AsyncIterator[ToolHost]:
 
 @asynccontextmanager
 async def serving_gateway(
-    tmp_path: Path, servers: dict[str, dict[str, Any]], allow: list[str]
+    tmp_path: Path,
+    servers: dict[str, dict[str, Any]],
+    allow: list[str],
+    serve: dict[str, Any] | None = None,
 ) -> AsyncIterator[str]:
     """The URL of a host with only `[mcpServers]` `servers` (their tools in `allow` run unasked),
-    data in `tmp_path`, until the block ends."""
+    data in `tmp_path` and more `[serve]` keys from `serve`, until the block ends."""
     config = parse_config(
         {
             "serve": {
@@ -43,6 +46,7 @@ async def serving_gateway(
                 "port": 0,
                 "data_dir": str(tmp_path),
                 "rules": {"allow": allow},
+                **(serve or {}),
             },
             "mcpServers": servers,
         },

@@ -29,6 +29,7 @@ MODES = ["auto", "legacy"]
 FORM = {"everything": "everything__trigger-elicitation-request", "toolkit": "toolkit__book"}
 URL = {"everything": "everything__trigger-url-elicitation", "toolkit": "toolkit__pay"}
 TOOLKIT = Path(__file__).with_name("eliciting_server.py")
+PAYMENTS = Path(__file__).parents[1] / "peers" / "url_payment_server.mjs"
 
 
 def gateway(tmp_path: Path) -> AbstractAsyncContextManager[str]:
@@ -86,6 +87,35 @@ async def test_a_url_question_reaches_the_upstream_client(tmp_path: Path, mode: 
         (page, "e-1"),
         ("https://pay.example.com/checkout", "order-7"),
     }
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_url_questions_completion_reaches_a_2025_upstream_client(
+    tmp_path: Path, mode: str
+) -> None:
+    """A 2025 downstream server on the TypeScript SDK sends `notifications/elicitation/complete`
+    once the person accepted its payment page; the gateway passes it to the client the URL
+    question went to, on that call's request. A 2026 client gets none: the 2026-07-28 revision
+    removed the notification (the official SDK drops it), and its call still completes, the
+    downstream call held between its rounds."""
+    completed: list[str] = []
+
+    async def listen(message: Any) -> None:
+        if getattr(message, "method", None) == "notifications/elicitation/complete":
+            completed.append(message.params.elicitation_id)
+
+    servers = {"payments": {"command": str(NODE), "args": [str(PAYMENTS)]}}
+    person = Person()
+    async with (
+        serving_gateway(tmp_path, servers, ["payments__pay"]) as url,
+        Client(url, mode=mode, elicitation_callback=person, message_handler=listen) as client,
+    ):
+        paid = await client.call_tool("payments__pay", {"amount": 30})
+    assert not paid.is_error and _text(paid) == "payment accept"
+    assert [(p.url, p.elicitation_id) for p in person.asked] == [  # type: ignore[union-attr]
+        ("https://pay.example.com/checkout", "payment-30")
+    ]
+    assert completed == (["payment-30"] if mode == "legacy" else [])
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -1,6 +1,7 @@
 """An approval asked of a 2026-07-28 client through an input-required round: the retry goes on
 with the same call, so the daily quota and the query log count it once and PreToolUse hooks run
-once; answers sent without the `requestState` they answer are refused. Driven by the official
+once, and so do PermissionRequest and Notification hooks (once per approval the call asks);
+answers sent without the `requestState` they answer are refused. Driven by the official
 MCP SDK client (2026 mode) and raw HTTP for the malformed retry."""
 
 from __future__ import annotations
@@ -65,6 +66,31 @@ async def test_an_approved_2026_call_counts_once_logs_once_and_hooks_once(tmp_pa
         ('run_command {"command": "make 构建"}', "success"),
     ]
     assert len(rows) == 3 and all(PAUSED_ERROR not in row.error for row in rows)
+
+
+async def test_permission_request_and_notification_hooks_run_once_per_approval(
+    tmp_path: Path,
+) -> None:
+    """The approval is asked in one round and answered in the retry: each of its hooks ran in
+    the first round only (before, the retry ran them again)."""
+    log = tmp_path / "hooks.log"
+    hooks = {
+        event: [{"matcher": matcher, "hooks": [{"type": "command", "command": command}]}]
+        for event, matcher, command in (
+            ("PermissionRequest", "run_command", f"echo permission >> {log}"),
+            ("Notification", "permission_prompt", f"echo notified >> {log}"),
+        )
+    }
+    (tmp_path / "hooks.json").write_text(json.dumps({"hooks": hooks}))
+    serve = {"hooks": "hooks.json", "data_dir": str(tmp_path / "data")}
+    async for url in _serve(tmp_path, serve):
+        yes = Elicitor("accept", {})
+        async with Client(url, mode="auto", elicitation_callback=yes) as client:
+            first = await client.call_tool("run_command", {"command": "make 构建"})
+            second = await client.call_tool("run_command", {"command": "make test"})
+    assert _text(first) == "ran make 构建" and _text(second) == "ran make test"
+    assert len(yes.messages) == 2
+    assert log.read_text().splitlines() == ["permission", "notified"] * 2
 
 
 async def test_an_unanswered_round_is_logged_as_waiting_and_counted_once(tmp_path: Path) -> None:

@@ -86,6 +86,9 @@ class GateContext:
     memo: dict[str, Any] | None = None
     """What earlier rounds of this very call kept (`toolweave.tools.calls.CallRounds.memo`: a
     PreToolUse hook's outcome), so a call that goes on in a retry is not decided twice."""
+    approvals: int = 0
+    """How many approvals this round of the call has asked so far: the n-th approval's hooks
+    (PermissionRequest, Notification) are kept in `memo` under n, the same in every round."""
 
     @classmethod
     def of(cls, session: GovernedSession, policy: PermissionPolicy | None = None) -> GateContext:

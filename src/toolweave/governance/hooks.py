@@ -102,17 +102,22 @@ class HookOutcome:
     errors: list[str] = field(default_factory=list)
 
 
-ONCE_PER_CALL_EVENTS = frozenset({"PreToolUse"})
-"""Events whose hooks run once per call, even when the call goes on over several requests (an
-MCP input-required round, `toolweave.tools.calls.CallRounds`): later rounds reuse the outcome."""
+ONCE_PER_CALL_EVENTS = frozenset({"PreToolUse", "PermissionRequest", "Notification"})
+"""Events whose hooks run once per call (PermissionRequest and Notification: once per approval
+the call asks), even when the call goes on over several requests (an MCP input-required round,
+`toolweave.tools.calls.CallRounds`): later rounds reuse the outcome."""
 
 
 async def run_once(
-    memo: dict[str, Any] | None, event: str, run: Callable[[], Awaitable[HookOutcome]]
+    memo: dict[str, Any] | None,
+    event: str,
+    run: Callable[[], Awaitable[HookOutcome]],
+    nth: int = 0,
 ) -> HookOutcome:
     """`run()`'s outcome, or for an event of `ONCE_PER_CALL_EVENTS` the one an earlier round
-    of this call kept in `memo` (the call's `CallRounds.memo`; None: the call has no rounds)."""
-    key = f"hooks.{event}"
+    of this call kept in `memo` (the call's `CallRounds.memo`; None: the call has no rounds);
+    `nth` tells apart the approvals of one call (`GateContext.approvals`): each has its own."""
+    key = f"hooks.{event}" + (f".{nth}" if nth else "")
     if memo is None or event not in ONCE_PER_CALL_EVENTS:
         return await run()
     kept = memo.get(key)

@@ -347,6 +347,7 @@ class Governance:
         gate: GateContext,
         reason: str,
     ) -> None:
+        gate.approvals += 1  # its hooks run once per call, in whichever round asks it
         if kind == "user" and self.hooks is not None and self.hooks.has("PermissionRequest"):
             outcome = await self._hook("PermissionRequest", tool_name, call_id, args, tool, gate)
             if outcome.decision == "allow":
@@ -360,13 +361,15 @@ class Governance:
         approver = self.admin_approver if kind == "admin" else self.approver
         if approver is not None and self.hooks is not None and self.hooks.has("Notification"):
             name = claude_code_name(tool_name, tool)
-            await self.fire(
+            notify = partial(
+                self.fire,
                 "Notification",
                 gate,
                 notification_type="permission_prompt",
                 message=f"toolweave needs your permission to use {name}",
                 title="Permission needed",
             )
+            await run_once(gate.memo, "Notification", notify, gate.approvals)
         request = ApprovalRequest(
             tool_name,
             dict(args),
@@ -423,7 +426,7 @@ class Governance:
             **fields,
         )
         run = partial(self.hooks.run, event, payload, names=tool_names(tool_name, tool))
-        return await run_once(gate.memo, event, run)
+        return await run_once(gate.memo, event, run, gate.approvals)
 
     async def _denied(
         self,

@@ -29,6 +29,9 @@ task_after = 0.0               # seconds after which a call still running become
                                # (for clients that support tasks); 0 = never
 task_timeout = 1800.0          # seconds a call that became a task may run (not tool_timeout)
 connect_deadline = 5.0         # seconds the first tools/list waits for downstream servers
+max_held_calls = 100           # per downstream server: calls held open while their 2026
+                               # caller answers
+held_call_ttl = 600.0          # seconds one is held before it is cancelled
 tool_search = false            # past the threshold, list tool_search, tool_call,
                                # tool_search_pinned and the tools each client's searches found
 tool_search_threshold = 30     # search mode only when more tools than this are published
@@ -130,6 +133,7 @@ from toolweave.host.sections import (
     section_model,
     validate_section,
 )
+from toolweave.mcp.client.upstream import DEFAULT_HELD_CALL_TTL, DEFAULT_MAX_HELD_CALLS
 from toolweave.mcp.shared.constants import (
     DEFAULT_BODY_READ_TIMEOUT,
     DEFAULT_IDEMPOTENCY_TTL,
@@ -194,6 +198,8 @@ class ServeSection(Section):
     """Seconds a served call may run once it can become a task (`task_after` set and the client
     declared the tasks extension): `tool_timeout` bounds the others."""
     connect_deadline: float = Field(5.0, gt=0)
+    max_held_calls: int = Field(DEFAULT_MAX_HELD_CALLS, ge=0)
+    held_call_ttl: float = Field(DEFAULT_HELD_CALL_TTL, gt=0)
     tool_search: bool = False
     tool_search_threshold: int = Field(DEFAULT_TOOL_SEARCH_THRESHOLD, ge=0)
     tool_search_pinned: tuple[str, ...] = ()

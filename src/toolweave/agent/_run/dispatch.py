@@ -28,7 +28,7 @@ from toolweave.tools import (
     ToolRegistry,
     truncate_text,
 )
-from toolweave.tools.calls import CallHandler, ToolCall, chain
+from toolweave.tools.calls import CallHandler, CallMiddleware, ToolCall, chain
 
 
 @dataclass
@@ -45,7 +45,8 @@ class CallOutcome:
 
 @dataclass(frozen=True)
 class CallSetup:
-    """The run-wide pieces a call needs."""
+    """The run-wide pieces a call needs; `traced` is the run's tracing stage (innermost, so the
+    tool runs with its span current), None when the run is not traced."""
 
     registry: ToolRegistry
     governance: GovernanceMiddleware
@@ -53,6 +54,7 @@ class CallSetup:
     pages: ResultPages | None
     on_started: Callable[[ToolCallPart], None]
     on_blocked: Callable[[ToolCallPart, CallBlocked], None]
+    traced: CallMiddleware | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +80,10 @@ async def dispatch_call(
     """Run `part` through the chain; `timeout` bounds running the tool (None for tools that keep
     their own budget: subagent_run, team_run)."""
     call = ToolCall(part.name, part.id, part.arguments, tool, ctx, timeout)
-    handler = chain([setup.governance, _Started(setup.on_started, part)], setup.registry.run_call)
+    stages: list[CallMiddleware] = [setup.governance, _Started(setup.on_started, part)]
+    if setup.traced is not None:
+        stages.append(setup.traced)
+    handler = chain(stages, setup.registry.run_call)
     try:
         inv = await handler(call)
     except ApprovalDeferred as later:

@@ -403,6 +403,7 @@ class Run:
             config.economy.pages if config.economy is not None else None,
             lambda call: self.emit_started(call, turn),
             lambda call, blocked: self.emit_blocked(call, blocked.stage, blocked.reason, turn),
+            self.trace.tool_stage if self.trace is not None else None,
         )
 
     def emit_started(self, call: ToolCallPart, turn: int) -> None:

@@ -15,6 +15,10 @@ invoke_agent <agent>          gen_ai.agent.name, gen_ai.conversation.id, usage t
                               toolweave.tool.duration_s, gen_ai.tool.call.arguments (redacted)
 ```
 
+While a tool runs, its `execute_tool` span is the current span (`RunTrace.tool_stage`, the call
+chain's innermost stage), so what the tool does joins it: an MCP request sent by the tool carries
+that span in its `traceparent` (SEP-414), and a span the tool opens is its child.
+
 Tool arguments may hold secrets or personal data, so they are recorded as `"[redacted]"`
 unless `Tracing(redact_arguments=False)`. The OpenTelemetry API and SDK come with the `otel`
 extra and are imported only when tracing is switched on.
@@ -32,6 +36,7 @@ from toolweave.agent import events
 from toolweave.agent.events import AgentEvent
 from toolweave.errors import ConfigError
 from toolweave.llm import Finished, Model, ModelRequest, ModelResponse, StreamEvent, ToolCallPart
+from toolweave.tools.calls import CallHandler, ToolCall, ToolInvocation
 from toolweave.version import __version__
 
 if TYPE_CHECKING:
@@ -120,6 +125,17 @@ class RunTrace:
 
     def model(self, model: Model) -> Model:
         return _TracedModel(model, self)
+
+    async def tool_stage(self, call: ToolCall, next: CallHandler) -> ToolInvocation:
+        """A call-chain stage, inside the start event: the call's `execute_tool` span is the
+        current span while the tool runs (each call runs in its own task, so its own context)."""
+        span = self._tools.get(call.call_id) if call.call_id is not None else None
+        if span is None:
+            return await next(call)
+        from opentelemetry import trace
+
+        with trace.use_span(span, record_exception=False, set_status_on_exception=False):
+            return await next(call)
 
     def finish(
         self, error_type: str = "cancelled", description: str = "the run was cancelled"

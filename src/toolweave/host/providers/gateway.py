@@ -40,11 +40,16 @@ class GatewayProvider:
 
         self.config = config
         # Validated now (a config mistake stops `toolweave serve` at once), connected later.
-        # A downstream server's elicitations go to the client whose call caused them.
+        # A downstream server's elicitations go to the client whose call caused them; a call
+        # waiting for a 2026 caller's next round is held (`max_held_calls`, `held_call_ttl`).
         self.manager: MCPManager = MCPManager.from_config(
             {"mcpServers": config.mcp_servers},
             workspace=config.workspace,
-            client_options={"forward_questions": True},
+            client_options={
+                "forward_questions": True,
+                "max_held_calls": config.max_held_calls,
+                "held_call_ttl": config.held_call_ttl,
+            },
         )
 
     def describe(self) -> str:

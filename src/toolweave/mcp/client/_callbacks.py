@@ -50,7 +50,10 @@ class ClientCallbacks:
         self.routes = routes
         """Set when questions go to the caller of the call they belong to (a gateway)."""
 
-    def capabilities(self) -> dict[str, Any]:
+    def capabilities(self, *, session: bool = False) -> dict[str, Any]:
+        """What the client declares: per request (2026-07-28), or for a whole 2025-11-25
+        session (`session`). A gateway forwards roots requests only per request: a session's
+        roots would be one caller's folders taken as every caller's by a shared server."""
         capabilities: dict[str, Any] = {"extensions": {TASKS_EXTENSION: {}}}
         if self.roots is not None:
             capabilities["roots"] = {"listChanged": True}
@@ -58,6 +61,10 @@ class ClientCallbacks:
             capabilities["sampling"] = {}
         if self.elicitation_handler is not None or self.routes is not None:
             capabilities["elicitation"] = {"form": {}, "url": {}}
+        if self.routes is not None:  # a gateway's: the caller is asked (or refuses, -32021)
+            capabilities["sampling"] = {"tools": {}}
+            if not session:
+                capabilities.setdefault("roots", {})
         return capabilities
 
     async def dispatch(self, method: str, params: dict[str, Any]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from toolweave.mcp.client._callbacks import LOG_LEVELS
@@ -121,9 +122,11 @@ class ServerFeatures(TaskFeatures):
         if not modern and info is not None and info.execution.get("taskSupport") == "required":
             params["task"] = {}  # 2025: such a tool runs only as a task the client asks for
         try:
-            call = self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
             routes = self.callbacks.routes  # a gateway's: questions go to the call's caller
-            raw = await (call if routes is None else routes.run(call))
+            send = partial(
+                self.request, "tools/call", params, timeout=timeout, on_progress=on_progress
+            )
+            raw = await (send() if routes is None else routes.run(send))
             if is_task_answer(raw):  # a call that finishes later: followed to its end
                 result = await self.run_task(MCPTask.from_wire(raw), on_progress)
             else:

@@ -21,8 +21,17 @@ from toolweave.mcp.client._callbacks import ClientCallbacks, ServerRequestHandle
 from toolweave.mcp.client._features import ServerFeatures
 from toolweave.mcp.client._param_headers import param_headers
 from toolweave.mcp.client.models import MCPToolInfo
-from toolweave.mcp.client.upstream import CallerRoutes
-from toolweave.mcp.shared.constants import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED
+from toolweave.mcp.client.upstream import (
+    DEFAULT_HELD_CALL_TTL,
+    DEFAULT_MAX_HELD_CALLS,
+    CallerRoutes,
+)
+from toolweave.mcp.shared.constants import (
+    ELICITATION_COMPLETE,
+    PROMPTS_CHANGED,
+    RESOURCES_CHANGED,
+    TOOLS_CHANGED,
+)
 from toolweave.mcp.shared.errors import MCPConnectionClosed, MCPError
 from toolweave.mcp.shared.jsonrpc import ProgressHandler, RequestContext
 from toolweave.mcp.shared.peer import JSONRPCPeer
@@ -60,7 +69,9 @@ class MCPClient(ServerFeatures):
     `async with client:` connects and negotiates; every request method raises `MCPError` on
     protocol or transport failure and `MCPTimeout` when the server does not answer in time.
     `forward_questions=True` (a gateway's downstream clients) sends the elicitations a call's
-    server asks to the caller the call runs for (`toolweave.mcp.client.upstream`).
+    server asks to the caller the call runs for (`toolweave.mcp.client.upstream`), holding at
+    most `max_held_calls` calls open between a 2026 caller's rounds, each for at most
+    `held_call_ttl` seconds.
     """
 
     def __init__(
@@ -78,6 +89,8 @@ class MCPClient(ServerFeatures):
         on_notification: NotificationListener | None = None,
         on_disconnect: Callable[[MCPError], None] | None = None,
         forward_questions: bool = False,
+        max_held_calls: int = DEFAULT_MAX_HELD_CALLS,
+        held_call_ttl: float = DEFAULT_HELD_CALL_TTL,
     ) -> None:
         if protocol_mode not in ("auto", "modern", "legacy"):
             raise ValueError(
@@ -110,7 +123,7 @@ class MCPClient(ServerFeatures):
             elicitation_handler,
             roots,
             logging.getLogger(f"toolweave.mcp.server.{self.name}"),
-            CallerRoutes() if forward_questions else None,
+            CallerRoutes(max_held_calls, held_call_ttl) if forward_questions else None,
         )
         self.tools_version = 0
 
@@ -295,7 +308,7 @@ class MCPClient(ServerFeatures):
         negotiated = await protocol.negotiate(
             request,
             notify,
-            self.callbacks.capabilities(),
+            self.callbacks.capabilities(session=True),
             mode=self.protocol_mode,
             timeout=self.timeout,
             probe_may_go_unanswered=not getattr(self.transport, "answers_every_request", False),
@@ -320,6 +333,8 @@ class MCPClient(ServerFeatures):
                 await listener
         if peer is not None:
             peer.close()
+        if self.callbacks.routes is not None:
+            self.callbacks.routes.close()  # held calls end with their connection
         await self.transport.close()
 
     async def reconnect(self) -> None:
@@ -453,9 +468,19 @@ class MCPClient(ServerFeatures):
             self._lists.pop("prompts/list", None)
         elif method == "notifications/message":
             self.callbacks.log_message(params)
+        elif method == ELICITATION_COMPLETE and self.callbacks.routes is not None:
+            return self._relay(method, params)  # a gateway's: to the caller it completes
         if self.on_notification is not None:
             return self.on_notification(method, params)
         return None
+
+    async def _relay(self, method: str, params: dict[str, Any]) -> None:
+        assert self.callbacks.routes is not None
+        await self.callbacks.routes.relay(method, params)
+        if self.on_notification is not None:
+            listened = self.on_notification(method, params)
+            if listened is not None:
+                await listened
 
     def _invalidate(self) -> None:
         """Forget the listings (tools, and the `ttlMs`-cached resources and prompts)."""

@@ -2,9 +2,11 @@
 
 A gateway (`toolweave serve` with `[mcpServers]`) calls a downstream tool on behalf of an
 upstream client's call. When the downstream server asks something in the middle of it
-(`elicitation/create`, form or URL mode), only that upstream client can answer. The proxied
-tool runs its downstream call inside `asking_caller(ask)`, where `ask(method, params)` puts a
-question to the upstream call's client (the server `Context.ask_caller`); an `MCPClient` made
+(`elicitation/create` in form or URL mode, `sampling/createMessage`, `roots/list`), only that
+upstream client can answer. The proxied
+tool runs its downstream call inside `asking_caller(caller, rounds)`, where the `Caller` (the
+server `Context` of the upstream call) puts a question to its client (`ask_caller(method,
+params, key)`) or tells it something (`notify_caller(method, params)`); an `MCPClient` made
 with `forward_questions=True` sends the questions of its calls there:
 
 - a 2026-07-28 downstream server returns its questions as `inputRequests`, answered in the
@@ -13,91 +15,203 @@ with `forward_questions=True` sends the questions of its calls there:
   task: it goes to the `ask` of the one call in flight on that client; with several in flight the
   question cannot be tied to its call and is refused (-32603, naming why).
 
-When the upstream client cannot be asked (it declared no elicitation, or a 2026 call needs a new
-round), `ask` raises: the error goes back to the downstream server, and a pending 2026 round
-(`InputRequired`) also ends the downstream call and pauses the upstream one; the retry runs the
-downstream call again and its repeated question finds the answer.
+A URL-mode question's completion (`notifications/elicitation/complete`, which a downstream
+server may send once the person finished on the page) goes to the caller the question went to,
+on the upstream request of that call (its response stream, in both eras); one that arrives
+while the call is held is passed on when the retried round resumes it, and one for a call that
+has ended is dropped (the upstream request that could carry it is answered).
+
+When the upstream client can only be asked in a new 2026 round (`ask` raises `InputRequired`),
+the downstream call is *held*, not ended: its question waits, the upstream call pauses with an
+input-required result, and a nonce naming the held call is sealed in that result's
+`requestState` (the call's `CallRounds.memo`). The retried round finds the held call by that
+nonce, answers its question and goes on with the same downstream call, so a downstream tool
+that changed something before asking does not do it again. At most `max_held_calls` calls are
+held, each for at most `held_call_ttl` seconds (then the downstream call is cancelled); a retry
+whose call is not held here (expired, or the state reached another replica) is refused, never
+run again.
+Other refusals (the client did not declare the capability the question needs: -32021 naming
+it) go back to the downstream server as its request's error.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+from toolweave.mcp.shared.constants import ELICITATION_COMPLETE
 from toolweave.mcp.shared.errors import INTERNAL_ERROR, InputRequired, JSONRPCError
+from toolweave.tools.calls import CallRounds
 
-__all__ = ["FORWARDED_METHODS", "Asker", "CallerRoutes", "asking_caller"]
+__all__ = [
+    "DEFAULT_HELD_CALL_TTL",
+    "DEFAULT_MAX_HELD_CALLS",
+    "FORWARDED_METHODS",
+    "HELD_MEMO_KEY",
+    "Caller",
+    "CallerRoutes",
+    "asking_caller",
+]
 
-Asker = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
-"""Puts one server request (`method`, `params`) to the upstream caller; returns its answer."""
 
-FORWARDED_METHODS = frozenset({"elicitation/create"})
+class Caller(Protocol):
+    """The upstream side of a proxied call (the server `Context` of that call)."""
+
+    async def ask_caller(
+        self, method: str, params: dict[str, Any], key: str | None = None
+    ) -> dict[str, Any]:
+        """Put one server request to the caller (named `key` in an input-required round)."""
+        ...
+
+    async def notify_caller(self, method: str, params: dict[str, Any]) -> None:
+        """Send the caller a notification about its call."""
+        ...
+
+
+FORWARDED_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
 """What a forwarding client sends on to the caller (the rest is answered by its own callbacks)."""
 
-_CALLER: ContextVar[Asker | None] = ContextVar("toolweave_mcp_caller", default=None)
+DEFAULT_MAX_HELD_CALLS = 100
+"""Most downstream calls one forwarding client holds open for their caller's next round."""
+DEFAULT_HELD_CALL_TTL = 600.0
+"""Seconds a held downstream call waits for its caller's next round before it is cancelled."""
+HELD_MEMO_KEY = "gateway.held"
+"""The `CallRounds.memo` key of the nonce naming a held downstream call."""
+_KEY_PREFIX = "forwarded"
+
+
+@dataclass(frozen=True, slots=True)
+class _Upstream:
+    caller: Caller
+    rounds: CallRounds | None
+
+
+_CALLER: ContextVar[_Upstream | None] = ContextVar("toolweave_mcp_caller", default=None)
 
 
 @contextmanager
-def asking_caller(ask: Asker | None) -> Iterator[None]:
-    """Run the calls made inside with `ask` as where their server's questions go."""
-    token = _CALLER.set(ask)
+def asking_caller(caller: Caller | None, rounds: CallRounds | None = None) -> Iterator[None]:
+    """Run the calls made inside with `caller` as where their server's questions go; `rounds`
+    (the upstream call's, in the 2026 era) is where a held call's nonce is kept."""
+    token = _CALLER.set(_Upstream(caller, rounds) if caller is not None else None)
     try:
         yield
     finally:
         _CALLER.reset(token)
 
 
-def current_caller() -> Asker | None:
-    """The `ask` of the call running in this task, if it is a forwarded one."""
-    return _CALLER.get()
+@dataclass(eq=False, slots=True)
+class _Question:
+    method: str
+    params: dict[str, Any]
+    key: str
+    answer: asyncio.Future[dict[str, Any]]
 
 
 @dataclass(eq=False, slots=True)
 class _Call:
-    ask: Asker
-    paused: asyncio.Future[InputRequired] = field(
-        default_factory=lambda: asyncio.get_running_loop().create_future()
-    )
+    """One downstream call in flight for a caller; it outlives an upstream round when held."""
+
+    caller: Caller
+    paused: asyncio.Event = field(default_factory=asyncio.Event)
+    pause: InputRequired | None = None
+    waiting: list[_Question] = field(default_factory=list)
+    asked: int = 0
+    url_ids: set[str] = field(default_factory=set)
+    """The `elicitationId`s of the URL-mode questions this call asked (for their completion)."""
+    notes: list[dict[str, Any]] = field(default_factory=list)
+    """Completions that came while the call was held, passed on when it resumes."""
+
+
+@dataclass(eq=False, slots=True)
+class _Held:
+    entry: _Call
+    call: asyncio.Future[dict[str, Any]]
+    expiry: asyncio.TimerHandle
+
+
+_ENTRY: ContextVar[_Call | None] = ContextVar("toolweave_mcp_call", default=None)
 
 
 class CallerRoutes:
-    """One forwarding client's calls in flight, and where their questions go."""
+    """One forwarding client's calls in flight, where their questions go, and the calls held
+    between two rounds of their caller (at most `max_held_calls`, each `held_call_ttl` s)."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        max_held_calls: int = DEFAULT_MAX_HELD_CALLS,
+        held_call_ttl: float = DEFAULT_HELD_CALL_TTL,
+    ):
+        if max_held_calls < 0 or held_call_ttl <= 0:
+            raise ValueError("max_held_calls must be >= 0 and held_call_ttl > 0 (seconds)")
+        self.max_held_calls = max_held_calls
+        self.held_call_ttl = held_call_ttl
         self._calls: list[_Call] = []
+        self._held: OrderedDict[str, _Held] = OrderedDict()
 
-    async def run(self, request: Awaitable[dict[str, Any]]) -> dict[str, Any]:
-        """Send a call (`request`), its questions going to the caller of this task; a question
-        that needs a new 2026 round upstream stops the call and raises its `InputRequired`."""
-        ask = _CALLER.get()
-        if ask is None:
-            return await request
-        entry = _Call(ask)
+    async def run(self, send: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
+        """Send a call (`send()`), its questions going to the caller of this task; a retried
+        round goes on with the call it held instead (see the module docstring)."""
+        caller = _CALLER.get()
+        if caller is None:
+            return await send()
+        memo = caller.rounds.memo if caller.rounds is not None else {}
+        nonce = memo.pop(HELD_MEMO_KEY, None)
+        if nonce is not None:
+            entry, call = self._resume(str(nonce), caller.caller)
+            waiting, entry.waiting = entry.waiting, []
+            notes, entry.notes = entry.notes, []
+            try:
+                for note in notes:  # completions that came while it was held
+                    await entry.caller.notify_caller(ELICITATION_COMPLETE, note)
+                for question in waiting:  # asked again under their keys: the retry has answers
+                    await self._put(entry, question)
+            except BaseException:
+                _drop(entry, call)
+                raise
+        else:
+            entry = _Call(caller.caller)
+            token = _ENTRY.set(entry)  # a 2026 downstream's questions are asked in `call`
+            try:
+                call = asyncio.ensure_future(send())
+            finally:
+                _ENTRY.reset(token)
         self._calls.append(entry)
-        call = asyncio.ensure_future(request)
-        waits: set[asyncio.Future[Any]] = {call, entry.paused}
+        pause = asyncio.ensure_future(entry.paused.wait())
+        waits: set[asyncio.Future[Any]] = {call, pause}
         try:
             await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            self._calls.remove(entry)
             if not call.done():
-                call.cancel()  # paused (or cancelled): the downstream hears notifications/cancelled
-                with contextlib.suppress(asyncio.CancelledError):
-                    await call
-        if entry.paused.done():
-            raise entry.paused.result()
-        return call.result()
+                await asyncio.sleep(0)  # questions asked alongside join the same round
+        except BaseException:
+            _drop(entry, call)  # cancelled: the downstream hears notifications/cancelled
+            with contextlib.suppress(asyncio.CancelledError):
+                await call
+            raise
+        finally:
+            pause.cancel()
+            self._calls.remove(entry)
+        if call.done():
+            return call.result()
+        assert entry.pause is not None
+        if caller.rounds is None:  # no round record to name a held call in: end it
+            _drop(entry, call)
+        else:
+            memo[HELD_MEMO_KEY] = self._hold(entry, call)
+        raise entry.pause
 
     async def ask(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """Put a server's question to the caller of the call it belongs to."""
-        ask = _CALLER.get()
-        entry: _Call | None = None
-        if ask is None:
+        """Put a server's question to the caller of the call it belongs to; one that must wait
+        for the caller's next round keeps waiting (the call is held)."""
+        entry = _ENTRY.get()
+        if entry is None:
             if len(self._calls) != 1:
                 raise JSONRPCError(
                     INTERNAL_ERROR,
@@ -110,10 +224,91 @@ class CallerRoutes:
                     ),
                 )
             entry = self._calls[0]
-            ask = entry.ask
+        entry.asked += 1
+        key = f"{_KEY_PREFIX}-{entry.asked}"
+        if params.get("mode") == "url" and isinstance(params.get("elicitationId"), str):
+            entry.url_ids.add(params["elicitationId"])
+        question = _Question(method, params, key, asyncio.get_running_loop().create_future())
+        await self._put(entry, question)
+        return await question.answer
+
+    async def _put(self, entry: _Call, question: _Question) -> None:
         try:
-            return await ask(method, params)
-        except InputRequired as exc:
-            if entry is not None and not entry.paused.done():
-                entry.paused.set_result(exc)  # the call ends; the upstream round begins
+            answer = await entry.caller.ask_caller(question.method, question.params, question.key)
+        except InputRequired as exc:  # the answer comes in the caller's next round
+            entry.waiting.append(question)
+            entry.pause = exc
+            entry.paused.set()
+        except asyncio.CancelledError:
+            question.answer.cancel()
             raise
+        except Exception as exc:
+            if not question.answer.done():
+                question.answer.set_exception(exc)
+        else:
+            if not question.answer.done():
+                question.answer.set_result(answer)
+
+    def _hold(self, entry: _Call, call: asyncio.Future[dict[str, Any]]) -> str:
+        if len(self._held) >= self.max_held_calls:
+            _drop(entry, call)
+            raise JSONRPCError(
+                INTERNAL_ERROR,
+                f"the gateway already holds {len(self._held)} downstream calls waiting for their "
+                f"callers' answers (max_held_calls = {self.max_held_calls}); try again later",
+            )
+        nonce = secrets.token_urlsafe(16)
+        expiry = asyncio.get_running_loop().call_later(self.held_call_ttl, self._expire, nonce)
+        self._held[nonce] = _Held(entry, call, expiry)
+        return nonce
+
+    def _expire(self, nonce: str) -> None:
+        held = self._held.pop(nonce, None)
+        if held is not None:
+            _drop(held.entry, held.call)
+
+    def _resume(self, nonce: str, caller: Caller) -> tuple[_Call, asyncio.Future[dict[str, Any]]]:
+        held = self._held.pop(nonce, None)
+        if held is None:
+            raise JSONRPCError(
+                INTERNAL_ERROR,
+                "the downstream call this requestState continues is not held here: it waited "
+                f"longer than held_call_ttl ({self.held_call_ttl:g} s), or the retry reached "
+                "another replica than the first round; it is not run again, so call again "
+                "without requestState to start over",
+            )
+        held.expiry.cancel()
+        entry = held.entry
+        entry.caller, entry.pause = caller, None
+        entry.paused.clear()
+        return entry, held.call
+
+    async def relay(self, method: str, params: dict[str, Any]) -> None:
+        """Pass a URL-mode completion on to the caller whose question it completes."""
+        elicitation_id = params.get("elicitationId")
+        for entry in self._calls:
+            if elicitation_id in entry.url_ids:
+                await entry.caller.notify_caller(method, params)
+                return
+        for held in self._held.values():
+            if elicitation_id in held.entry.url_ids:
+                held.entry.notes.append(params)
+                return
+
+    def close(self) -> None:
+        """Cancel every held call (the client is closing)."""
+        for held in self._held.values():
+            held.expiry.cancel()
+            _drop(held.entry, held.call)
+        self._held.clear()
+
+
+def _drop(entry: _Call, call: asyncio.Future[dict[str, Any]]) -> None:
+    """End a downstream call: cancel it and fail its questions still waiting for answers."""
+    call.cancel()
+    for question in entry.waiting:
+        if not question.answer.done():
+            question.answer.set_exception(
+                JSONRPCError(INTERNAL_ERROR, "the call this question belongs to has ended")
+            )
+    entry.waiting.clear()

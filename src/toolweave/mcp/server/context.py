@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolweave.mcp.server._declared import tasks_declared
 from toolweave.mcp.server._input import InputChannel, RetryInputs, SessionInputs, input_key
-from toolweave.mcp.shared.constants import CALLER_EXTRA
+from toolweave.mcp.shared.constants import CALLER_EXTRA, ELICITATION_COMPLETE
 from toolweave.mcp.shared.errors import (
     METHOD_NOT_FOUND,
     MISSING_CLIENT_CAPABILITY,
@@ -92,7 +92,7 @@ class Context(ToolContext):
         )
         if isinstance(self.inputs, RetryInputs):  # the call's stages see which round this is
             self.extras[ROUNDS_EXTRA] = self.inputs.rounds
-        self.extras[CALLER_EXTRA] = self.ask_caller  # a proxied tool's downstream questions
+        self.extras[CALLER_EXTRA] = self  # where a proxied tool's downstream questions go
         self._asked = 0
         # Shared with the copies `for_call` makes: a detach reaches the copy the tool holds.
         self._route = _Route(self.progress_callback)
@@ -265,16 +265,44 @@ class Context(ToolContext):
         }
         return await self._ask("elicitation/create", params, key, timeout)
 
-    async def ask_caller(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    async def ask_caller(
+        self, method: str, params: dict[str, Any], key: str | None = None
+    ) -> dict[str, Any]:
         """Put a question a downstream server asked during this call (a gateway's proxied tool)
-        to this call's client, as sent: an `elicitation/create` in form or URL mode. Refused
-        (-32021) when the client did not declare that kind of elicitation."""
-        if method != "elicitation/create":
+        to this call's client, as sent: an `elicitation/create` in form or URL mode, a
+        `sampling/createMessage` or a `roots/list`, named `key` in an input-required round.
+        Refused (-32021, naming it) when the client did not declare the capability it needs."""
+        if method == "elicitation/create":
+            url = params.get("mode") == "url"
+            what = "a downstream server's " + ("URL-mode elicitation" if url else "elicitation")
+            self._require("elicitation", what, "url" if url else None)
+            return await self._ask(method, params, key, DEFAULT_ELICITATION_TIMEOUT)
+        if method == "sampling/createMessage":
+            tools = "tools" in params
+            what = "a downstream server's sampling" + (" with tools" if tools else "")
+            self._require("sampling", what, "tools" if tools else None)
+        elif method == "roots/list":
+            self._require("roots", "a downstream server's roots request")
+        else:
             raise JSONRPCError(METHOD_NOT_FOUND, f"{method} is not forwarded to the caller")
-        url = params.get("mode") == "url"
-        what = "a downstream server's " + ("URL-mode elicitation" if url else "elicitation")
-        self._require("elicitation", what, "url" if url else None)
-        return await self._ask(method, params, None, DEFAULT_ELICITATION_TIMEOUT)
+        return await self._ask(method, params, key, DEFAULT_SAMPLING_TIMEOUT)
+
+    async def notify_caller(self, method: str, params: dict[str, Any]) -> None:
+        """Pass a downstream server's URL-mode completion (`notifications/elicitation/complete`)
+        about this call to this call's client, on the call's own request; dropped for a
+        2026-07-28 request, whose revision has no such notification."""
+        if method != ELICITATION_COMPLETE:
+            raise ValueError(f"{method} is not passed on to the caller")
+        if not self._session.is_modern(self.meta):
+            await self._request.notify(method, params)
+
+    async def complete_elicitation(self, elicitation_id: str) -> None:
+        """Tell the client that the out-of-band interaction of a URL-mode elicitation
+        (`elicit_url(..., elicitation_id=...)`) finished (`notifications/elicitation/complete`,
+        SEP-1036), on this call's request: send it before the tool returns. A 2026-07-28 request
+        gets nothing: that revision removed the notification (its client retries the call once
+        the person is done, and the retry carries the answer)."""
+        await self.notify_caller(ELICITATION_COMPLETE, {"elicitationId": elicitation_id})
 
     async def list_roots(
         self, *, key: str | None = None, timeout: float = DEFAULT_SAMPLING_TIMEOUT

@@ -66,11 +66,14 @@ PROBE_ALWAYS = "forge.always"
 #: Host names that are loopback; a server bound to one accepts only these in `Host`.
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]", "::1")
 
-# List-change notifications, sent by servers and acted on by clients and the gateway.
-CALLER_EXTRA = "mcp_ask_caller"
-"""The `ToolContext.extras` key of a served call's `ask_caller(method, params)`: what a proxied
-tool forwards its downstream server's questions to (`toolweave.mcp.client.upstream`)."""
+CALLER_EXTRA = "mcp_caller"
+"""The `ToolContext.extras` key of a served call's caller (its `Context`, with `ask_caller` and
+`notify_caller`): what a proxied tool forwards its downstream server's questions and URL-mode
+completions to (`toolweave.mcp.client.upstream`)."""
 
+#: SEP-1036: an out-of-band (URL-mode) elicitation finished; params `{"elicitationId": ...}`.
+ELICITATION_COMPLETE = "notifications/elicitation/complete"
+# List-change notifications, sent by servers and acted on by clients and the gateway.
 TOOLS_CHANGED = "notifications/tools/list_changed"
 PROMPTS_CHANGED = "notifications/prompts/list_changed"
 RESOURCES_CHANGED = "notifications/resources/list_changed"

@@ -27,6 +27,7 @@ from toolweave.mcp.shared.constants import (
 )
 from toolweave.mcp.shared.errors import MCPError
 from toolweave.tools.base import ToolAnnotations
+from toolweave.tools.calls import call_rounds
 from toolweave.tools.context import ToolContext
 from toolweave.tools.errors import ToolCancelled
 from toolweave.tools.permissions import Permission
@@ -143,7 +144,8 @@ class MCPTool:
 
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         on_progress = ctx.report_progress if ctx.progress_callback is not None else None
-        with asking_caller(ctx.extras.get(CALLER_EXTRA)):  # its server's questions go there
+        # Its server's questions go to the caller; a retried round goes on with a held call.
+        with asking_caller(ctx.extras.get(CALLER_EXTRA), call_rounds(ctx)):
             call = asyncio.ensure_future(
                 self.client.call_tool(self.remote_name, args, on_progress=on_progress)
             )
