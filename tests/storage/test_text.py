@@ -98,11 +98,10 @@ def test_many_texts_are_cut_by_one_jieba_call_word_for_word_as_one_by_one(
     import toolweave.storage.text as text_module
 
     texts = [*chinese_corpus(), "plain English", "Python编程2024年\n第二行", "", "　全角　"]
-
-    def one_run(run: str) -> str:  # cut by a call of its own, then its character pairs
-        return f" {' '.join([*text_module._cut(run), *text_module.char_pairs(run)])} "
-
-    alone = [text_module._CJK_RUN.sub(lambda run: one_run(run.group()), t) for t in texts]
+    alone = [  # each CJK run cut by a call of its own
+        text_module._CJK_RUN.sub(lambda run: f" {' '.join(text_module._cut(run.group()))} ", t)
+        for t in texts
+    ]
     calls: list[str] = []
     real = text_module._jieba()
 

@@ -5,11 +5,6 @@ to cut Chinese into words, and they must agree: a chunk the knowledge base sizes
 must be 500 tokens to the session budget too. So the CJK character class, the token estimate,
 jieba segmentation and the FTS5 query builder are defined here, once.
 
-Keyword search indexes and asks for each CJK run's jieba words plus its overlapping character
-pairs (`char_pairs`): jieba keeps a compound whole where the text it should find spells a shorter
-word ("翻译成" in a query, "翻译" in a tool's description; DRCD's Traditional Chinese, which
-jieba's dictionary knows less well). The pairs match across such differences.
-
 The segmenter is rjieba (jieba-rs: jieba's dictionary and search-mode cut in Rust, 13x faster
 than jieba's pure Python, word for word the same; a test holds it to jieba). It is imported,
 and its dictionary loaded (~0.1 s), on the first segmentation, never at import.
@@ -43,14 +38,6 @@ TOKEN = re.compile(f"{TOKEN_CHAR}+")
 _CJK_RUN = re.compile(
     f"((?:{CJK.pattern}|[A-Za-z0-9])*{CJK.pattern}(?:{CJK.pattern}|[A-Za-z0-9])*)"
 )
-#: A run of CJK letters whose overlapping pairs keyword search indexes: Han ideographs, kana
-#: and hangul (not CJK punctuation nor full-width forms).
-_PAIR_RUN = re.compile(
-    "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ceaf]{2,}"
-)
-#: Names how `fts_texts` cuts CJK text for the words index (jieba's search mode without its
-#: HMM, plus `char_pairs`): an index whose words were cut another way rebuilds them on opening.
-SEGMENTATION = "jieba-search-no-hmm+pairs"
 _JIEBA: Any = None
 _JIEBA_LOCK = threading.Lock()
 
@@ -241,22 +228,12 @@ def _jieba() -> Any:
     return _JIEBA
 
 
-def char_pairs(text: str) -> list[str]:
-    """The overlapping character pairs of each run of CJK letters in `text` ("翻译成" -> 翻译,
-    译成). Beside jieba's words, in plain BM25 (held-out halves): recall@5 on ACEBench's Chinese
-    tools 0.948 -> 0.969, hit@1 on DRCD 0.873 -> 0.917; in the whole keyword search (phrase bonus,
-    substrings) hit@1 on CMRC 2018 0.983 -> 0.990, DRCD 0.917 -> 0.913, XQuAD-zh 0.943 -> 0.923
-    (docs/knowledge-base.md)."""
-    return [run[i : i + 2] for run in _PAIR_RUN.findall(text) for i in range(len(run) - 1)]
-
-
-def segment(text: str, *, pairs: bool = False) -> list[str]:
+def segment(text: str) -> list[str]:
     """Words of `text`, lower-cased: jieba's search-mode cut for CJK runs, `\\w+` for the rest.
 
     Search mode also yields the parts of long words ("清华大学" -> 清华, 大学, 清华大学), so a
     two-character query word finds the four-character word that contains it. Only the CJK runs
-    go through jieba; everything else is a regex. `pairs` adds each CJK run's `char_pairs`
-    after its words (what the words index holds).
+    go through jieba; everything else is a regex.
     """
     if not has_cjk(text):
         return [w.lower() for w in WORD.findall(text)]
@@ -265,16 +242,14 @@ def segment(text: str, *, pairs: bool = False) -> list[str]:
     for position, part in enumerate(_CJK_RUN.split(text)):
         if position % 2:
             words.extend(WORD.findall(" ".join(_cut(part))))
-            if pairs:
-                words.extend(char_pairs(part))
         elif part:
             words.extend(WORD.findall(part))
     return [w.lower() for w in words]
 
 
 def segmented(text: str) -> str:
-    """`segment(text, pairs=True)` joined by spaces: the words the words index holds."""
-    return " ".join(segment(text, pairs=True))
+    """`segment(text)` joined by spaces: the column a `simple` tsvector indexes."""
+    return " ".join(segment(text))
 
 
 def fts_text(text: str) -> str:
@@ -285,8 +260,7 @@ def fts_text(text: str) -> str:
 
 
 def fts_texts(texts: Sequence[str]) -> list[str]:
-    """`fts_text` of each text (each CJK run's words, then its `char_pairs`), with one jieba
-    call for all their CJK runs.
+    """`fts_text` of each text, with one jieba call for all their CJK runs.
 
     jieba lets go of the GIL on every call, and a thread taking it back waits for any other
     busy thread to yield it (up to the 5 ms switch interval): cutting 1,000 short Chinese texts
@@ -302,7 +276,6 @@ def fts_texts(texts: Sequence[str]) -> list[str]:
     cut = " ".join(words).split(" \n ")  # a run's words hold no space
     if len(cut) != len(runs):  # a jieba that kept a line break inside a word
         cut = [" ".join(_cut(run)) for run in runs]
-    cut = [" ".join([piece, *char_pairs(run)]) for piece, run in zip(cut, runs, strict=True)]
     out, position = list(texts), 0
     for n, split in enumerate(parts):
         if split:
@@ -337,11 +310,9 @@ def query_terms(query: str) -> list[str]:
 def keyword_terms(query: str) -> list[str]:
     """The query's terms as the words index holds them: each word of `query_terms` split into
     its unicode61 tokens ("max_retries" -> "max", "retries"; "gpt-4o" -> "gpt", "4o"), with the
-    words `query_terms` leaves out left out of the tokens too, and each CJK run's `char_pairs`.
-    Scoring counts each token as the index does, so "max_retries", "max-retries" and "max
-    retries" count alike."""
-    words = segment(query, pairs=True)
-    return _content_terms([t for word in words for t in TOKEN.findall(word)])
+    words `query_terms` leaves out left out of the tokens too. Scoring counts each token as
+    the index does, so "max_retries", "max-retries" and "max retries" count alike."""
+    return _content_terms([t for word in segment(query) for t in TOKEN.findall(word)])
 
 
 def _content_terms(words: list[str]) -> list[str]:

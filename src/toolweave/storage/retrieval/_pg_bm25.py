@@ -20,7 +20,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from toolweave.storage.text import SEGMENTATION, TOKEN, fts_texts
+from toolweave.storage.text import TOKEN, fts_texts
 
 if TYPE_CHECKING:
     import numpy as np
@@ -45,9 +45,6 @@ every record holds made the sort cost 10-20 ms a query at 100k records."""
 
 TEXT_CONFIG = "toolweave_porter"
 """The full-text configuration: Snowball `porter` stems, every word kept (no stop words)."""
-WORDS_VERSION = f"{TEXT_CONFIG} {SEGMENTATION}"
-"""What the `text` row of `<name>_meta` holds once the tsvectors are made with `TEXT_CONFIG`
-from text cut as `SEGMENTATION` says; an index holding anything else has them rebuilt."""
 TEXT_CONFIG_SQL = f"""DO $$ BEGIN
     IF NOT EXISTS (SELECT 1 FROM pg_ts_config WHERE cfgname = '{TEXT_CONFIG}') THEN
         CREATE TEXT SEARCH DICTIONARY {TEXT_CONFIG} (TEMPLATE = snowball, Language = porter);

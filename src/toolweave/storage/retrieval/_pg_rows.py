@@ -9,7 +9,7 @@ import json
 import uuid
 from typing import Any
 
-from toolweave.storage.retrieval._pg_bm25 import TEXT_CONFIG, WORDS_VERSION, tsvector_words
+from toolweave.storage.retrieval._pg_bm25 import TEXT_CONFIG, tsvector_words
 from toolweave.storage.retrieval.index import RANGE_OPERATORS, Where, check_where
 
 _POINT_NAMESPACE = uuid.UUID("5b0e7f1c-8a52-4a59-9d0b-2f6f1c0f7a11")
@@ -79,8 +79,7 @@ def qdrant_filter(collection: str, where: Where | None) -> Any:
 
 
 async def reindex_words(conn: Any, t: str) -> None:
-    """Rebuild every row's tsvector with `TEXT_CONFIG` from its text cut as `tsvector_words`
-    cuts it now (inside the caller's transaction), and record `WORDS_VERSION`."""
+    """Rebuild every row's tsvector with `TEXT_CONFIG` (inside the caller's transaction)."""
     cursor = await conn.execute(f"SELECT collection, id, text FROM {t}")
     rows = await cursor.fetchall()
     for start in range(0, len(rows), _REINDEX_BATCH):
@@ -95,5 +94,5 @@ async def reindex_words(conn: Any, t: str) -> None:
     await conn.execute(
         f"INSERT INTO {t}_meta VALUES ('text', %s)"
         " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-        (WORDS_VERSION,),
+        (TEXT_CONFIG,),
     )

@@ -16,14 +16,12 @@ import sqlite3
 
 from toolweave.storage.retrieval.fusion import SUBSTRING_SHARE
 from toolweave.storage.retrieval.index import IndexHit, Record
-from toolweave.storage.text import SEGMENTATION, fts_texts
+from toolweave.storage.text import fts_texts
 
 WORDS_TOKENIZER = "porter unicode61 remove_diacritics 1"
 """English words stemmed (Porter), the rest (jieba's Chinese words) as unicode61 splits them.
 `remove_diacritics 1` is unicode61's default, spelled out to mark the tables whose Chinese was
 cut without jieba's HMM (`toolweave.storage.text`): a table made before it is rebuilt."""
-SEGMENTATION_KEY = "segmentation"
-"""The `<name>_meta` row naming how the words table's CJK text was cut (`SEGMENTATION`)."""
 
 
 def scored_hits(records: list[Record], bm25: dict[str, float], by_words: int) -> list[IndexHit]:
@@ -42,17 +40,14 @@ def scored_hits(records: list[Record], bm25: dict[str, float], by_words: int) ->
 
 def unstemmed(conn: sqlite3.Connection, t: str) -> bool:
     """Whether the words table predates stemming or the current segmentation (made with another
-    tokenizer declaration, or its `SEGMENTATION_KEY` row names another cut or none)."""
+    tokenizer declaration)."""
     row = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", [f"{t}_words"]).fetchone()
-    if row is None:
-        return False
-    cut = conn.execute(f"SELECT value FROM {t}_meta WHERE key = ?", [SEGMENTATION_KEY]).fetchone()
-    return WORDS_TOKENIZER not in row[0] or cut is None or cut[0] != SEGMENTATION
+    return row is not None and WORDS_TOKENIZER not in row[0]
 
 
 def stem_words(conn: sqlite3.Connection, t: str, chunk: int) -> None:
-    """Rebuild the words table with the stemming tokenizer and the current segmentation from
-    the rows' text (one transaction: a crash leaves the old table)."""
+    """Rebuild the words table with the stemming tokenizer from the rows' text (one
+    transaction: a crash leaves the old table)."""
     if not unstemmed(conn, t):
         return
     conn.execute(f"DROP TABLE {t}_words")
@@ -64,8 +59,3 @@ def stem_words(conn: sqlite3.Connection, t: str, chunk: int) -> None:
             f"INSERT INTO {t}_words (rowid, words) VALUES (?, ?)",
             zip([r[0] for r in part], fts_texts([r[1] for r in part]), strict=True),
         )
-    conn.execute(
-        f"INSERT INTO {t}_meta (key, value) VALUES (?, ?)"
-        " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        [SEGMENTATION_KEY, SEGMENTATION],
-    )

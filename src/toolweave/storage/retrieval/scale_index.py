@@ -20,12 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolweave.storage.errors import ConfigError, DimensionMismatch
-from toolweave.storage.retrieval._pg_bm25 import (
-    TEXT_CONFIG,
-    TEXT_CONFIG_SQL,
-    WORDS_VERSION,
-    tsvector_words,
-)
+from toolweave.storage.retrieval._pg_bm25 import TEXT_CONFIG, TEXT_CONFIG_SQL, tsvector_words
 from toolweave.storage.retrieval._pg_postings import PgPostings, best_rows, count_writes_sql
 from toolweave.storage.retrieval._pg_rows import (
     point_id,
@@ -140,8 +135,8 @@ class PostgresQdrantIndex(FusedSearch):
             embedder_name = self.embedder.name
             dim = self.guard.dim(int(meta["dim"]) if "dim" in meta else None)
             if not meta:
-                await conn.execute(f"INSERT INTO {t}_meta VALUES ('text', %s)", (WORDS_VERSION,))
-            elif meta.get("text") != WORDS_VERSION:
+                await conn.execute(f"INSERT INTO {t}_meta VALUES ('text', %s)", (TEXT_CONFIG,))
+            elif meta.get("text") != TEXT_CONFIG:
                 await reindex_words(conn, t)
             stored = meta.get("fusion")
             fusion = self._fusion_given or (
