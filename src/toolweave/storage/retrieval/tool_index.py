@@ -133,6 +133,7 @@ class HybridToolIndex:
         fusion: ToolFusion = DEFAULT_TOOL_FUSION,
     ) -> None:
         check_mode(mode)
+        self._private = index is None
         if not isinstance(fusion, ToolFusion):
             raise ConfigError(f"HybridToolIndex fusion must be a ToolFusion, not {fusion!r}")
         self.index: TextIndex = index or SQLiteTextIndex(
@@ -172,7 +173,11 @@ class HybridToolIndex:
         if not tools or k < 1:
             return []
         await self.sync(tools)
-        where = {"name": sorted(tool.name for tool in tools)}
+        names = sorted(tool.name for tool in tools)
+        # Every tool our own index holds (none removed, none only another caller may use): no
+        # filter. An index handed in may hold tools others wrote (a shared store).
+        every = self._private and len(names) == len(self._digests)
+        where = None if every else {"name": names}
         if self.mode != "hybrid":
             found = await self.index.search(
                 query, limit=k, collection=TOOL_COLLECTION, where=where, mode=self.mode
@@ -201,7 +206,7 @@ class HybridToolIndex:
         ]
 
     async def _fused(
-        self, query: str, where: dict[str, Any], pool: int
+        self, query: str, where: dict[str, Any] | None, pool: int
     ) -> tuple[list[IndexHit], float]:
         """`query`'s keyword and vector candidates fused at its weight (`ToolFusion.weight`,
         then `crossed_weight` and `agreed_weight` as every hybrid search), each score divided
