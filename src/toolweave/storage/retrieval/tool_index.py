@@ -18,7 +18,8 @@ no choice depends on a backend's raw score scale.
 The index follows the registry it serves: every search first writes the tools whose text changed
 since they were indexed (a digest per tool; only tool objects it has not read yet are read),
 then searches only among the names it was handed, so a removed tool, or one this caller may not
-use that another caller's search indexed, is never returned. Records of removed tools stay until
+use that another caller's search indexed, is never returned (its own in-memory index, handed
+every tool it holds, needs no filter and skips it). Records of removed tools stay until
 `close` (a few hundred bytes each): the candidates differ per caller, so absence from one search
 says nothing about the registry.
 """
@@ -71,7 +72,7 @@ class ToolFusion:
     any length). A query of two or more sentences is also searched sentence by sentence (at most
     `max_sentences` searches: the rest of a longer query is the last one), and a tool's score is
     its normalised score for the whole query plus `sentence_share` times its best for one
-    sentence. Chosen on the tune halves of MetaTool, Seal-Tools and ACEBench
+    sentence. Chosen on the tune halves of MetaTool, Seal-Tools and ACEBench English
     (benchmarks/tool_search.py, WordLlama vectors): recall@5 over bm25s, tune / held-out,
     MetaTool +11.3 / +10.3 points, Seal-Tools +15.4 / +12.2, ACEBench English +0.0 / +0.4; at a
     fixed weight of 0.2 without sentences +6.7 / +6.0, +7.5 / +4.0, +0.7 / +0.4.
