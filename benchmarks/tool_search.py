@@ -2,13 +2,14 @@
 model is sent per request.
 
 The sets are nobody's here (`tool_search_sets.py` says where each comes from): MetaTool (199
-plugins, English), Seal-Tools (4,076 API tools, English) and ACEBench (a Chinese half with
-Chinese-described tools, and an English half). Their text is never committed: fetch the
-repositories and point the script at them (`--metatool`, `--seal-tools`, `--acebench`; any
+plugins, English), Seal-Tools (4,076 API tools, English), ACEBench (a Chinese half with
+Chinese-described tools, and an English half) and ToolBench's test queries over 2,479 RapidAPI
+endpoints (StableToolBench's copy). Their text is never committed: fetch the repositories and
+point the script at them (`--metatool`, `--seal-tools`, `--acebench`, `--stabletoolbench`; any
 subset). Queries are subsampled with a fixed seed (`--queries`, `--seed`), every system answers
 the same ones. `--half tune` / `--half held-out` keep the queries whose SHA-1's first byte is
-even / odd: the default index's vector weight (`TOOL_SEARCH_FUSION`) was chosen on MetaTool's
-tune half, and the docs report the held-out halves.
+even / odd: `HybridToolIndex`'s per-query fusion (`ToolFusion`) was chosen on the tune halves,
+and the docs report the held-out halves.
 
 Systems, each over the same tool text (`toolweave.tools.search.tool_text`: name words, title,
 description, parameter names and descriptions): `ToolRegistry.search` with its default
@@ -27,6 +28,7 @@ matches it loaded).
 
 Run: .venv/bin/python benchmarks/tool_search.py --metatool PATH/MetaTool/dataset
     --seal-tools PATH/Seal-Tools/Seal-Tools_Dataset --acebench PATH/ACEBench/data_all
+    --stabletoolbench PATH/StableToolBench/solvable_queries/test_instruction
     --livemcptool PATH/LiveMCPBench/tools/LiveMCPTool/tools.json
     --mcptoolbench PATH/MCPToolBenchPP/data/file_system/filesystem_0723_single.json
 (the real-server catalog, `--livemcptool` with `--mcptoolbench`, starts the MCP servers the tests
@@ -55,6 +57,7 @@ from tool_search_sets import (
     load_mcp_catalog,
     load_metatool,
     load_seal_tools,
+    load_stabletoolbench,
 )
 
 from toolweave.mcp import MCPManager, lazy_tools
@@ -265,14 +268,16 @@ async def main(args: argparse.Namespace) -> None:
         sets.append(load_seal_tools(args.seal_tools))
     if args.acebench:
         sets += [load_acebench(args.acebench, "zh"), load_acebench(args.acebench, "en")]
+    if args.stabletoolbench:
+        sets.append(load_stabletoolbench(args.stabletoolbench))
     if args.livemcptool and args.mcptoolbench:
         with tempfile.TemporaryDirectory() as root:
             real = await installed_servers_tools(Path(root))
         sets.append(load_mcp_catalog(real, args.livemcptool, args.mcptoolbench, args.pad_to))
     if not sets:
         raise SystemExit(
-            "name at least one set: --metatool, --seal-tools, --acebench, or --livemcptool "
-            "with --mcptoolbench"
+            "name at least one set: --metatool, --seal-tools, --acebench, --stabletoolbench, or"
+            " --livemcptool with --mcptoolbench"
         )
     for toolset in sets:
         await run_set(toolset, args)
@@ -283,6 +288,11 @@ if __name__ == "__main__":
     parser.add_argument("--metatool", type=Path, help="MetaTool's dataset folder")
     parser.add_argument("--seal-tools", type=Path, help="Seal-Tools' Seal-Tools_Dataset folder")
     parser.add_argument("--acebench", type=Path, help="ACEBench's data_all folder")
+    parser.add_argument(
+        "--stabletoolbench",
+        type=Path,
+        help="StableToolBench's solvable_queries/test_instruction folder",
+    )
     parser.add_argument("--livemcptool", type=Path, help="LiveMCPBench's LiveMCPTool tools.json")
     parser.add_argument(
         "--mcptoolbench", type=Path, help="MCPToolBench++'s filesystem_0723_single.json"

@@ -16,6 +16,13 @@ parameters, as the set describes them) and queries labelled with the tools that 
   `possible_answer` (a parallel call's `name_1`, `name_2` are `name`). The catalog is every
   function offered by any item of those files (1,455 Chinese-described, 1,649 English), so a
   query's tool competes with the near-duplicates the set offers beside it (`similar_api`).
+- ToolBench's test queries as StableToolBench keeps them (`load_stabletoolbench`; Qin et al.,
+  ICLR 2024, and Guo et al., 2024; github.com/THUNLP-MT/StableToolBench, Apache-2.0: the six
+  files of `solvable_queries/test_instruction/`, G1 single-tool, G2 intra-category and G3
+  intra-collection multi-tool requests): 765 queries, each labelled with its `relevant APIs`;
+  the catalog is every RapidAPI endpoint any query offers (2,479; named `tool__api`, described
+  by the tool's name and category and the endpoint's own description, often empty, with its
+  parameters). Harder than the others: BM25 finds well under 0.9 of the labelled endpoints.
 - The real-server catalog (`load_mcp_catalog`): the tools of the MCP servers the tests install
   (server-everything, server-filesystem, server-memory; their own descriptions, listed through
   `MCPManager` as `server__tool`), padded with the real MCP servers' tools LiveMCPTool collected
@@ -145,6 +152,50 @@ def load_seal_tools(folder: Path) -> ToolSet:
             if gold:
                 queries.append((item["query"], gold))
     return ToolSet("Seal-Tools (test splits)", str(folder), tools, queries)
+
+
+_RAPIDAPI_TYPES = {"STRING": "string", "NUMBER": "number", "BOOLEAN": "boolean"}
+_STABLETOOLBENCH_FILES = (
+    "G1_category",
+    "G1_instruction",
+    "G1_tool",
+    "G2_category",
+    "G2_instruction",
+    "G3_instruction",
+)
+
+
+def _rapidapi_label(tool: str, api: str) -> str:
+    return f"{_UNSAFE.sub('_', tool).strip('_')}__{_UNSAFE.sub('_', api).strip('_')}"
+
+
+def load_stabletoolbench(folder: Path) -> ToolSet:
+    """`folder` is the repository's `solvable_queries/test_instruction`."""
+    tools: dict[str, tuple[str, dict[str, Any]]] = {}
+    queries = []
+    for stem in _STABLETOOLBENCH_FILES:
+        for item in json.loads((folder / f"{stem}.json").read_text(encoding="utf-8")):
+            for api in item["api_list"]:
+                required = api.get("required_parameters") or []
+                properties = {
+                    p["name"]: {
+                        "type": _RAPIDAPI_TYPES.get(str(p.get("type")), "string"),
+                        "description": str(p.get("description") or ""),
+                    }
+                    for p in [*required, *(api.get("optional_parameters") or [])]
+                }
+                schema = {
+                    "type": "object",
+                    "properties": properties,
+                    "required": [p["name"] for p in required],
+                }
+                about = f"{api['tool_name']} ({api['category_name']}): {api['api_description']}"
+                label = _rapidapi_label(api["tool_name"], api["api_name"])
+                tools.setdefault(label, (about.strip(), schema))
+            gold = frozenset(_rapidapi_label(tool, api) for tool, api in item["relevant APIs"])
+            if gold and gold <= tools.keys():
+                queries.append((item["query"], gold))
+    return ToolSet("ToolBench test queries (StableToolBench)", str(folder), tools, queries)
 
 
 def _user_turns(conversation: str) -> str:
