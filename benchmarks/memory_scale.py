@@ -45,7 +45,7 @@ from typing import Any
 from memory_peers import PEERS, beside_busy_thread
 
 from toolweave.memory import MemoryManager
-from toolweave.storage.retrieval import Embedder, load_embedder
+from toolweave.storage.retrieval import Embedder, IndexSettings, load_embedder
 from toolweave.storage.retrieval.hnsw import DEFAULT_HNSW_THRESHOLD
 from toolweave.storage.text import fts_texts
 
@@ -171,7 +171,9 @@ async def print_searches(manager: MemoryManager, args: argparse.Namespace, how: 
 
 
 def open_manager(path: Path, embedder: Embedder, hnsw_threshold: int | None) -> MemoryManager:
-    return MemoryManager(path, embedder=embedder, hnsw_threshold=hnsw_threshold)
+    return MemoryManager(
+        path, embedder=embedder, index=IndexSettings(hnsw_threshold=hnsw_threshold)
+    )
 
 
 async def run_size(size: int, args: argparse.Namespace, root: Path) -> None:

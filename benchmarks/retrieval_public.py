@@ -72,6 +72,7 @@ from retrieval_sets import (
 from toolweave.memory import MemoryManager
 from toolweave.storage.retrieval import (
     FUSION_POOL,
+    IndexSettings,
     Record,
     fuse_hits,
     open_index,
@@ -177,8 +178,8 @@ def cosine_rankings(
 
 @contextmanager
 def backend(name: str) -> Iterator[dict[str, Any]]:
-    """`open_index` arguments for the embedded backend, or for Postgres (a temporary cluster,
-    the tests' `temporary_cluster`) + Qdrant's local mode."""
+    """`IndexSettings` arguments for the embedded backend, or for Postgres (a temporary
+    cluster, the tests' `temporary_cluster`) + Qdrant's local mode."""
     if name == "sqlite":
         yield {}
         return
@@ -196,10 +197,13 @@ async def toolweave_rankings(
     sweep: bool,
     where: dict[str, Any],
 ) -> tuple[dict[str, list[list[str]]], dict[str, list[list[str]]], float]:
-    """Every question in each mode (and re-fused, with `sweep`); `where` holds `open_index`'s
-    backend arguments and the index name."""
+    """Every question in each mode (and re-fused, with `sweep`); `where` holds the backend's
+    `IndexSettings` arguments and the index name."""
+    settings = IndexSettings(**{k: v for k, v in where.items() if k != "name"})
     with tempfile.TemporaryDirectory() as tmp:
-        index: Any = open_index(Path(tmp) / "bench.db", embedder, **where)
+        index: Any = open_index(
+            Path(tmp) / "bench.db", embedder, name=where["name"], settings=settings
+        )
         began = time.perf_counter()
         for name, passages in dataset.collections.items():
             for start in range(0, len(passages), 500):
@@ -247,7 +251,9 @@ async def memory_rankings(
         for name, turns in dataset.collections.items():
             store = f"memory_{len(stores)}.db" if per_user else "memory.db"
             if per_user or not stores:
-                manager = MemoryManager(Path(tmp) / store, embedder=embedder, **where)
+                manager = MemoryManager(
+                    Path(tmp) / store, embedder=embedder, index=IndexSettings(**where)
+                )
             stores[name] = manager
             user = manager.for_user(name)
             ids = await user.add_many({"content": t, "memory_type": "episodic"} for _, t in turns)

@@ -1,5 +1,6 @@
 """`toolweave memory` reports the embedder a store was made with, whatever `--embedder` says,
-and says when the given one differs; memories are shown as written (brackets included)."""
+and says when the given one differs; memories are shown as written (brackets included); a
+failing embedder is retried as `--embed-attempts/--embed-backoff/--embed-recheck` say."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from tests.outage_embedder import Embeddings, Endpoint, endpoint, spec
 from toolweave.cli import app
+
+__all__ = ["endpoint"]  # the fixture
 
 
 def memory(db: Path, *args: str) -> tuple[int, str, str]:
@@ -96,3 +100,32 @@ def test_options_say_what_they_take() -> None:
     assert "forget memories below this importance" in forget and "older than" in forget
     assert "Most memories to show" in help_of("memory", "search")
     assert "working, episodic, semantic, perceptual" in help_of("memory", "add")
+
+
+def test_the_embed_retry_options_reach_the_store_and_are_checked(
+    tmp_path: Path, endpoint: Endpoint
+) -> None:
+    db, down = tmp_path / "m.db", spec(endpoint)
+    code, _, err = memory(db, "--embedder", down, "add", "每天早上喝乌龙茶")  # it answers
+    assert code == 0, err
+    Embeddings.fail_next = 10**6  # now every request gets 503
+    slow = ["--embed-attempts", "1", "--embed-recheck", "4321"]
+    code, out, err = memory(db, "--embedder", down, *slow, "search", "乌龙茶")
+    assert code == 0 and "每天早上喝乌龙茶" in out  # by keywords
+    assert "keywords only" in err and "tried again after 4321 s" in err
+    calls = []
+    for attempts in ("1", "3"):
+        before = Embeddings.calls
+        eager = ["--embed-attempts", attempts, "--embed-backoff", "0", "--embed-recheck", "0"]
+        code, out, err = memory(db, "--embedder", down, *eager, "search", "乌龙茶")
+        assert code == 0 and "每天早上喝乌龙茶" in out and "tried again after 0 s" in err
+        calls.append(Embeddings.calls - before)
+    assert calls[1] - calls[0] == 2  # the query's embedding tried 3 times instead of once
+    for option, value, bound in (
+        ("--embed-attempts", "0", "greater than or equal to 1"),
+        ("--embed-backoff", "-1", "greater than or equal to 0"),
+        ("--embed-recheck", "-0.5", "greater than or equal to 0"),
+    ):
+        code, _, err = memory(db, option, value, "stats")
+        flat = " ".join(part.strip(" │") for part in err.splitlines())  # Rich's box, unwrapped
+        assert code == 2 and f"Invalid value for '{option}'" in flat and bound in flat, flat

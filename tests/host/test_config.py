@@ -197,7 +197,7 @@ async def test_the_memory_table_configures_the_served_store(tmp_path: Path) -> N
     )
     host = ToolHost(load_host_config(path, env={}))
     provider = host.providers[0]
-    assert isinstance(provider, MemoryProvider) and provider.embedder == "hash"
+    assert isinstance(provider, MemoryProvider) and provider.settings.embedder == "hash"
     (tool,) = await provider.tools()
     await host.close()
     assert tool.name == "memory"

@@ -7,6 +7,7 @@ from __future__ import annotations
 from tests.kb.conftest import KBFactory
 from tests.outage_embedder import NO_WAIT, Endpoint, endpoint, spec
 from toolweave.kb.tools import knowledge_base_tools
+from toolweave.storage.retrieval import IndexSettings
 from toolweave.tools import ToolContext
 
 __all__ = ["endpoint"]  # the fixture
@@ -19,7 +20,7 @@ async def test_a_knowledge_base_searches_by_keywords_while_its_embedder_is_down(
     make_kb: KBFactory, endpoint: Endpoint
 ) -> None:
     endpoint.down()
-    kb = make_kb(embedder=spec(endpoint), embed_retry=NO_WAIT)
+    kb = make_kb(embedder=spec(endpoint), index=IndexSettings(embed_retry=NO_WAIT))
     await kb.add_text(GUIDE, title="Tea")
     await kb.add_text(GUIDE_ZH, title="猫")
     hits = await kb.search("oolong steeping")

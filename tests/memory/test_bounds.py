@@ -22,7 +22,7 @@ from toolweave.kb.notes import MAX_NOTE_FIELD_CHARS, NoteStore
 from toolweave.memory import MemoryArgumentError, MemoryManager
 from toolweave.memory.manager import DEFAULT_MAX_QUERY_CHARS
 from toolweave.memory.types import MAX_CONTENT_CHARS
-from toolweave.storage.retrieval import Embedder
+from toolweave.storage.retrieval import Embedder, IndexSettings
 
 TOOLWEAVE = Path(sys.executable).with_name("toolweave")
 
@@ -169,7 +169,9 @@ async def test_search_query_length_is_capped_and_a_long_query_keeps_its_rarest_w
     assert len(long_query) <= DEFAULT_MAX_QUERY_CHARS
     hits = await manager.search(long_query, mode="keyword")
     assert "word250 appears here" in [h.item.content for h in hits]
-    narrow = MemoryManager(tmp_path / "narrow.db", embedder=embedder, max_query_terms=1)
+    narrow = MemoryManager(
+        tmp_path / "narrow.db", embedder=embedder, index=IndexSettings(max_query_terms=1)
+    )
     try:
         for content in memories:
             await narrow.add(content, memory_type="episodic")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from tests.memory.conftest import ManagerFactory
 from tests.outage_embedder import NO_WAIT, Endpoint, endpoint, spec
 from toolweave.memory import MemoryTool
+from toolweave.storage.retrieval import IndexSettings
 from toolweave.tools import ToolContext
 
 __all__ = ["endpoint"]  # the fixture
@@ -16,7 +17,7 @@ async def test_memory_recalls_by_keywords_while_its_embedder_is_down(
     make_manager: ManagerFactory, endpoint: Endpoint
 ) -> None:
     endpoint.down()
-    memory = make_manager(embedder=spec(endpoint), embed_retry=NO_WAIT)
+    memory = make_manager(embedder=spec(endpoint), index=IndexSettings(embed_retry=NO_WAIT))
     await memory.add("The user drinks oolong tea every morning", memory_type="semantic")
     await memory.add("用户养了一只橘猫", memory_type="episodic")
     hits = await memory.search("oolong tea")

@@ -11,6 +11,7 @@ import pytest
 from toolweave.errors import ConfigError
 from toolweave.memory import MemoryArgumentError, MemoryManager, Relation
 from toolweave.memory.types import utc_now
+from toolweave.storage.retrieval import IndexSettings
 
 ManagerFactory = Callable[..., MemoryManager]
 
@@ -323,7 +324,7 @@ async def test_bad_arguments_name_the_field(make_manager: ManagerFactory) -> Non
         with pytest.raises(MemoryArgumentError, match="user_id must be"):
             MemoryManager(":memory:", user_id=bad_user)
     with pytest.raises(ConfigError, match="dsn= needs a vector store: pass qdrant_url"):
-        MemoryManager(dsn="postgresql://localhost/x")
+        MemoryManager(index=IndexSettings(dsn="postgresql://localhost/x"))
 
 
 async def test_model_extracts_relations_after_the_write(make_manager: ManagerFactory) -> None:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 from typing import Any
 
 from toolweave.memory import MemoryManager
-from toolweave.storage.retrieval import Embedder
+from toolweave.storage.retrieval import Embedder, IndexSettings
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "memory.md"
 
@@ -39,9 +40,9 @@ async def test_the_documented_migration_moves_everything(
     qdrant = str(tmp_path / "qdrant")
 
     def manager(path: Any = "memory.db", **kwargs: Any) -> MemoryManager:
-        if "dsn" in kwargs:
-            kwargs.pop("qdrant_url")
-            kwargs.update(qdrant_path=qdrant, table=table)
+        if "index" in kwargs:
+            index = dataclasses.replace(kwargs["index"], qdrant_url=None, qdrant_path=qdrant)
+            kwargs.update(index=index, table=table)
         return MemoryManager(path, embedder=embedder, **kwargs)
 
     migrate = migrate_function()
@@ -50,7 +51,10 @@ async def test_the_documented_migration_moves_everything(
     assert moved == 4
 
     target = MemoryManager(
-        dsn=postgres_dsn, qdrant_path=qdrant, user_id="alice", embedder=embedder, table=table
+        user_id="alice",
+        embedder=embedder,
+        index=IndexSettings(dsn=postgres_dsn, qdrant_path=qdrant),
+        table=table,
     )
     old = await target.get(paris)
     assert old is not None and old.superseded_by == london

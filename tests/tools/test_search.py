@@ -53,15 +53,14 @@ async def registry(request: pytest.FixtureRequest, tmp_path: Path):  # type: ign
     if request.param == "hybrid-sqlite":
         index = HybridToolIndex()
     elif request.param == "hybrid-postgres":
-        from toolweave.storage.retrieval import open_index
+        from toolweave.storage.retrieval import IndexSettings, open_index
 
         dsn = request.getfixturevalue("postgres_dsn")
         backend = open_index(
             tmp_path / "unused.db",
             "auto",
             name=f"tools_{uuid.uuid4().hex[:8]}",
-            dsn=dsn,
-            qdrant_path=str(tmp_path / "qdrant"),
+            settings=IndexSettings(dsn=dsn, qdrant_path=str(tmp_path / "qdrant")),
         )
         index = HybridToolIndex(backend)
     if index is not None:

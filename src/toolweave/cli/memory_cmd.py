@@ -20,6 +20,11 @@ import typer
 
 from toolweave.cli.literal_help import LiteralHelpTyper
 from toolweave.memory.types import FORGET_STRATEGIES, MEMORY_TYPES
+from toolweave.storage.retrieval.embed_guard import (
+    DEFAULT_EMBED_ATTEMPTS,
+    DEFAULT_EMBED_BACKOFF,
+    DEFAULT_EMBED_RECHECK,
+)
 
 if TYPE_CHECKING:
     from toolweave.memory import MemoryManager
@@ -47,6 +52,27 @@ def store(
     ),
     dsn: str | None = typer.Option(None, "--dsn", help="Postgres DSN (needs --qdrant-url)."),
     qdrant_url: str | None = typer.Option(None, "--qdrant-url", help="Qdrant URL (with --dsn)."),
+    embed_attempts: int = typer.Option(
+        DEFAULT_EMBED_ATTEMPTS,
+        "--embed-attempts",
+        min=1,
+        metavar="<int>",
+        help="Tries of one embedding call before search falls back to keywords.",
+    ),
+    embed_backoff: float = typer.Option(
+        DEFAULT_EMBED_BACKOFF,
+        "--embed-backoff",
+        min=0.0,
+        metavar="<float>",
+        help="Seconds before the second try, doubled before each further one.",
+    ),
+    embed_recheck: float = typer.Option(
+        DEFAULT_EMBED_RECHECK,
+        "--embed-recheck",
+        min=0.0,
+        metavar="<float>",
+        help="Seconds of keyword-only search before a failed embedder is tried again.",
+    ),
 ) -> None:
     """Long-term memory: add, search, stats, forget, import. Store options go before the
     command: toolweave memory --db notes.db search "..."."""
@@ -56,6 +82,7 @@ def store(
         "embedder": embedder,
         "dsn": dsn,
         "qdrant_url": qdrant_url,
+        "embed_retry": (embed_attempts, embed_backoff, embed_recheck),
     }
 
 
@@ -63,14 +90,20 @@ def _run(ctx: typer.Context, work: Callable[[MemoryManager], Awaitable[T]]) -> T
     from toolweave.cli.errors import about_file, existing_parent, fail
     from toolweave.memory import MemoryManager
     from toolweave.storage.errors import DimensionMismatch
+    from toolweave.storage.retrieval import EmbedRetry, IndexSettings
 
-    options = dict(ctx.obj)
+    options = ctx.obj
     path: Path = options["path"]
     if options["dsn"] is None and path != Path(DEFAULT_DB).expanduser():
         existing_parent(path, "--db")
 
     async def main() -> T:
-        manager = MemoryManager(options.pop("path"), **options)
+        index = IndexSettings(
+            dsn=options["dsn"],
+            qdrant_url=options["qdrant_url"],
+            embed_retry=EmbedRetry(*options["embed_retry"]),
+        )
+        manager = MemoryManager(path, options["user_id"], options["embedder"], index=index)
         try:
             return await work(manager)
         finally:

@@ -60,8 +60,13 @@ from toolweave.kb.results import (
     fused_hits,
     hit_from_index,
 )
-from toolweave.storage.retrieval.backend import open_index
-from toolweave.storage.retrieval.embed_guard import DEFAULT_EMBED_RETRY, EmbedRetry, Hits
+from toolweave.storage.retrieval.backend import (
+    DEFAULT_INDEX_SETTINGS,
+    IndexSettings,
+    index_or_open,
+    open_index,
+)
+from toolweave.storage.retrieval.embed_guard import Hits
 from toolweave.storage.retrieval.embedders import DEFAULT_EMBED_BATCH, Embedder, load_embedder
 from toolweave.storage.retrieval.index import (
     Record,
@@ -100,12 +105,14 @@ _MODES = ("hybrid", "vector", "keyword")
 class KnowledgeBase:
     """Documents split into cited chunks, searched by keywords, vectors or both.
 
-    `path` is the SQLite file (embedded default); `dsn` + `qdrant_url` (or `qdrant_path`, Qdrant's
-    local mode) select the scale-out backend (Postgres rows and full text, Qdrant vectors); or
-    pass any ready `index`. `index_name` names its tables (and Qdrant collection). `model`
-    enables query expansion and `ask`. Chunk sizes are `chunk_tokens` / `overlap_tokens` in
-    `unit` ("tokens" or "chars"), and at most `max_chunk_chars` characters whatever the unit.
-    `embed_retry`: a failing embedder's retries, then keyword-only search (hits' `warning`).
+    `path` is the SQLite file (embedded default). `index` is an `IndexSettings` (its `dsn` +
+    `qdrant_url`, or `qdrant_path` for Qdrant's local mode, select the scale-out backend:
+    Postgres rows and full text, Qdrant vectors; its `embed_retry` sets a failing embedder's
+    retries before keyword-only search, the hits' `warning`), or any open `TextIndex` to share
+    (not closed by this instance). `index_name` names its tables (and Qdrant collection).
+    `model` enables query expansion and `ask`. Chunk sizes are `chunk_tokens` /
+    `overlap_tokens` in `unit` ("tokens" or "chars"), and at most `max_chunk_chars` characters
+    whatever the unit.
     """
 
     def __init__(
@@ -114,11 +121,8 @@ class KnowledgeBase:
         embedder: str | Embedder = "auto",
         namespace: str = DEFAULT_NAMESPACE,
         *,
-        dsn: str | None = None,
-        qdrant_url: str | None = None,
-        qdrant_path: str | None = None,
+        index: IndexSettings | TextIndex = DEFAULT_INDEX_SETTINGS,
         index_name: str = DEFAULT_INDEX_NAME,
-        index: TextIndex | None = None,
         model: Model | None = None,
         max_docs: int = DEFAULT_MAX_DOCS,
         chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
@@ -127,7 +131,6 @@ class KnowledgeBase:
         max_chunk_chars: int = DEFAULT_MAX_CHUNK_CHARS,
         batch_size: int = DEFAULT_EMBED_BATCH,
         conversion: ConversionLimits = DEFAULT_LIMITS,
-        embed_retry: EmbedRetry = DEFAULT_EMBED_RETRY,
     ) -> None:
         self.namespace = check_namespace(namespace)
         self.conversion = conversion
@@ -139,21 +142,17 @@ class KnowledgeBase:
         self.max_docs = max_docs
         self.chunk_tokens, self.overlap_tokens, self.unit = chunk_tokens, overlap_tokens, unit
         self._embedder = BatchedEmbedder(load_embedder(embedder), batch_size)
-        self.index = (
-            index
-            if index is not None
-            else open_index(
+        self.index, self._owns_index = index_or_open(
+            index,
+            "KnowledgeBase",
+            lambda settings: open_index(
                 path,
                 self._embedder,
                 name=index_name,
-                dsn=dsn,
-                qdrant_url=qdrant_url,
-                qdrant_path=qdrant_path,
+                settings=settings,
                 indexed_fields=INDEXED_FIELDS,
-                embed_retry=embed_retry,
-            )
+            ),
         )
-        self._owns_index = index is None
         self._listeners: list[Callable[[], None]] = []
 
     @property

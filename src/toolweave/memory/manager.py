@@ -2,10 +2,11 @@
 
 Working memory lives in this process (`WorkingMemory`); episodic, semantic and perceptual
 memories live in a `TextIndex` from `toolweave.storage` (one SQLite file by default, Postgres +
-Qdrant with `dsn=`), one collection per user, so every write is one transaction and everything
-but working memory survives a restart. Semantic memories carry their relations, which feed the
-`KnowledgeGraph`; a semantic fact contradicted by a newer one or by an update is superseded
-(`valid_to`, `superseded_by`), never deleted, and `search(as_of=...)` sees history.
+Qdrant with `index=IndexSettings(dsn=...)`), one collection per user, so every write is one
+transaction and everything but working memory survives a restart. Semantic memories carry
+their relations, which feed the `KnowledgeGraph`; a semantic fact contradicted by a newer one
+or by an update is superseded (`valid_to`, `superseded_by`), never deleted, and
+`search(as_of=...)` sees history.
 """
 
 from __future__ import annotations
@@ -46,9 +47,13 @@ from toolweave.memory.working import (
     WorkingMemory,
 )
 from toolweave.storage.retrieval import Embedder, TextIndex
-from toolweave.storage.retrieval.embed_guard import DEFAULT_EMBED_RETRY, EmbedRetry, Hits
-from toolweave.storage.retrieval.hnsw import DEFAULT_HNSW_THRESHOLD
-from toolweave.storage.retrieval.index import DEFAULT_MAX_QUERY_TERMS, SEARCH_MODES, SearchMode
+from toolweave.storage.retrieval.backend import (
+    DEFAULT_INDEX_SETTINGS,
+    IndexSettings,
+    index_or_open,
+)
+from toolweave.storage.retrieval.embed_guard import Hits
+from toolweave.storage.retrieval.index import SEARCH_MODES, SearchMode
 
 if TYPE_CHECKING:
     from toolweave.llm import Model
@@ -71,16 +76,13 @@ class MemoryManager:
 
     `embedder`: "auto" (WordLlama), "minilm", "e5" (multilingual), "hash",
     "openai-compat:<url>#<model>" or an `Embedder`. `model`, when given, extracts relations from
-    semantic memories after each write (off the `add` path). `index` shares one store between
-    managers of different users (`for_user`); the manager then does not close it. `table` names
-    the tables (and the Qdrant collection), so several stores can share one database.
-    `min_similarity` is the cosine a memory found only by its vector needs to be returned;
-    `max_search_limit` bounds `limit`. From `hnsw_threshold` stored vectors on (SQLite, with
-    usearch installed) vector search uses HNSW graphs instead of the exact scan; None: always
-    exact. A query of more than `max_query_terms` distinct words is searched whole by its vector
-    and by its rarest words in the user's memories (the index it opens; `DEFAULT_MAX_QUERY_TERMS`).
-    `embed_retry` retries a failing embedder, then stores and searches by keywords only (the
-    hits' and `stats()`'s warning) until it answers and what it missed is embedded.
+    semantic memories after each write (off the `add` path). `index` is an `IndexSettings`
+    (the backend, Postgres + Qdrant with `dsn=`, `hnsw_threshold`, `max_query_terms`,
+    `embed_retry`: the index the manager opens at `path` and closes), or an open `TextIndex`
+    shared between managers of different users (`for_user`), which the manager does not close.
+    `table` names the tables (and the Qdrant collection), so several stores can share one
+    database. `min_similarity` is the cosine a memory found only by its vector needs to be
+    returned; `max_search_limit` bounds `limit`.
     """
 
     def __init__(
@@ -91,35 +93,20 @@ class MemoryManager:
         working_capacity: int = DEFAULT_WORKING_CAPACITY,
         working_ttl_minutes: float = DEFAULT_WORKING_TTL_MINUTES,
         *,
-        dsn: str | None = None,
-        qdrant_url: str | None = None,
-        qdrant_path: str | None = None,
-        qdrant_api_key: str | None = None,
-        index: TextIndex | None = None,
+        index: IndexSettings | TextIndex = DEFAULT_INDEX_SETTINGS,
         model: Model | None = None,
         max_memories: int = DEFAULT_MAX_MEMORIES,
         exclusive_predicates: Iterable[str] = EXCLUSIVE_PREDICATES,
         table: str = DEFAULT_TABLE,
         min_similarity: float = DEFAULT_MIN_SIMILARITY,
         max_search_limit: int = DEFAULT_MAX_SEARCH_LIMIT,
-        hnsw_threshold: int | None = DEFAULT_HNSW_THRESHOLD,
         max_query_chars: int = DEFAULT_MAX_QUERY_CHARS,
-        max_query_terms: int = DEFAULT_MAX_QUERY_TERMS,
-        embed_retry: EmbedRetry = DEFAULT_EMBED_RETRY,
     ) -> None:
         self.user_id = check_user_id(user_id)
-        self._owns_index = index is None
-        self.index: TextIndex = index or open_memory_index(
-            path,
-            embedder,
-            dsn=dsn,
-            qdrant_url=qdrant_url,
-            qdrant_path=qdrant_path,
-            qdrant_api_key=qdrant_api_key,
-            table=table,
-            hnsw_threshold=hnsw_threshold,
-            max_query_terms=max_query_terms,
-            embed_retry=embed_retry,
+        self.index, self._owns_index = index_or_open(
+            index,
+            "MemoryManager",
+            lambda settings: open_memory_index(path, embedder, settings, table),
         )
         self.working = WorkingMemory(working_capacity, working_ttl_minutes)
         self.model = model
@@ -127,7 +114,6 @@ class MemoryManager:
         self.min_similarity = min_similarity
         self.max_search_limit = max_search_limit
         self.max_query_chars = max_query_chars
-        self.max_query_terms = max_query_terms
         self.exclusive_predicates = frozenset(exclusive_predicates)
         self._graph: KnowledgeGraph | None = None
         self._graph_lock = asyncio.Lock()
@@ -150,7 +136,6 @@ class MemoryManager:
             min_similarity=self.min_similarity,
             max_search_limit=self.max_search_limit,
             max_query_chars=self.max_query_chars,
-            max_query_terms=self.max_query_terms,
         )
 
     # -- adding --------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Where memories are stored: SQLite by default, Postgres + Qdrant with a DSN (`open_index`).
+"""Where memories are stored: SQLite by default, Postgres + Qdrant with a DSN (`IndexSettings`).
 
 Both are a `toolweave.storage` `TextIndex`, one collection per user, with B-tree indexes on
 the payload fields every write filters by (content hash, type).
@@ -11,10 +11,7 @@ from typing import Any
 from toolweave.memory import _codec
 from toolweave.memory.errors import MemoryArgumentError
 from toolweave.storage.retrieval import Embedder, TextIndex
-from toolweave.storage.retrieval.backend import open_index
-from toolweave.storage.retrieval.embed_guard import DEFAULT_EMBED_RETRY, EmbedRetry
-from toolweave.storage.retrieval.hnsw import DEFAULT_HNSW_THRESHOLD
-from toolweave.storage.retrieval.index import DEFAULT_MAX_QUERY_TERMS
+from toolweave.storage.retrieval.backend import IndexSettings, open_index
 
 MAX_USER_ID_CHARS = 200
 DEFAULT_TABLE = "memories"
@@ -35,29 +32,9 @@ def check_user_id(user_id: str) -> str:
 
 
 def open_memory_index(
-    path: str | Any,
-    embedder: Embedder | str,
-    *,
-    dsn: str | None,
-    qdrant_url: str | None,
-    qdrant_path: str | None,
-    qdrant_api_key: str | None,
-    table: str = DEFAULT_TABLE,
-    hnsw_threshold: int | None = DEFAULT_HNSW_THRESHOLD,
-    max_query_terms: int = DEFAULT_MAX_QUERY_TERMS,
-    embed_retry: EmbedRetry = DEFAULT_EMBED_RETRY,
+    path: str | Any, embedder: Embedder | str, settings: IndexSettings, table: str = DEFAULT_TABLE
 ) -> TextIndex:
     """The memory index (`open_index`) with the payload fields every memory write filters by."""
     return open_index(
-        path,
-        embedder,
-        name=table,
-        dsn=dsn,
-        qdrant_url=qdrant_url,
-        qdrant_path=qdrant_path,
-        qdrant_api_key=qdrant_api_key,
-        indexed_fields=_codec.INDEXED_FIELDS,
-        hnsw_threshold=hnsw_threshold,
-        max_query_terms=max_query_terms,
-        embed_retry=embed_retry,
+        path, embedder, name=table, settings=settings, indexed_fields=_codec.INDEXED_FIELDS
     )

@@ -17,7 +17,7 @@ from toolweave.agent._run.command_run import expand_context
 from toolweave.agent._run.dispatch import CallOutcome, CallSetup, dispatch_call, invoke_all
 from toolweave.agent._run.economy import compact_history
 from toolweave.agent._run.hooks import prompt_message, stop_reason
-from toolweave.agent._run.orchestrate import RunOrchestration
+from toolweave.agent._run.orchestrate import ChildrenStage, LimitsStage
 from toolweave.agent._run.resume import Answers, paused_state, restore, resume_turn
 from toolweave.agent._run.shape import error_part, unanswered
 from toolweave.agent._run.skill_rules import run_grants
@@ -98,8 +98,8 @@ class Run:
             session_id=session.id, trace_id=self.run_id, deps=deps, output_sink=self._sink
         )
         self.ctx.extras[SCOPE_EXTRA] = scope
-        self.steps = RunOrchestration(config.orchestration, scope, self.run_id)
-        self.stages = config.stages(self.steps)  # memory, skills, orchestration: one seam
+        self.limits = LimitsStage(config.orchestration.limits, scope, self.run_id)
+        self.stages = config.stages(ChildrenStage(scope), self.limits)  # one seam
         self.output = OutputHandler(
             config.output, config.output_mode, config.output_retries, config.max_tool_result_chars
         )
@@ -410,7 +410,7 @@ class Run:
             self.emit(ToolExecutionStarted(call, turn))
 
     def emit_blocked(self, call: ToolCallPart, stage: str, reason: str, turn: int) -> None:
-        self.steps.blocked(call, stage, reason)  # the query log's row of the refused call
+        self.limits.blocked(call, stage, reason)  # the query log's row of the refused call
         if self.emit is not None:
             self.emit(ToolCallBlocked(call, stage, reason, turn))
 
@@ -427,7 +427,7 @@ class Run:
         child = ctx.for_call(call.id)
         config = self.config
         # A subagent or team run keeps its own time budget.
-        budgeted = call.name in config.orchestration.budgeted_tools
+        budgeted = call.name in config.orchestration.children.budgeted_tools
         timeout = None if budgeted else config.tool_timeout
         try:
             outcome = await dispatch_call(setup, call, tool, child, timeout)
@@ -436,7 +436,7 @@ class Run:
         parts[index] = outcome.part
         inv = outcome.invocation
         if inv is None and outcome.refusal is not None:  # e.g. a hook's `continue: false`
-            self.steps.stopped(call, outcome.refusal)
+            self.limits.stopped(call, outcome.refusal)
         if inv is not None:
             for stage in self.stages:
                 stage.after_tool(self.session, inv)

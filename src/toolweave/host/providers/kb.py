@@ -29,6 +29,11 @@ scopes = false            # true: each MCP session adds to its own documents and
                           # with the shared ones ([kb].namespace, [kb].paths); changing the
                           # shared ones needs the admin's approval (the console)
 
+[kb.embed_retry]          # a failing embedder, as [memory.embed_retry] (memory provider)
+attempts = 3              # tries of one embedding call before search falls back to keywords
+backoff = 0.5             # seconds before the second try, doubled before each further one
+recheck = 30.0            # seconds searches stay keyword-only before the embedder is retried
+
 [notes]
 embedder = "auto"
 ```
@@ -46,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, model_validator
 
 from toolweave.host.config import HostConfig
+from toolweave.host.providers.memory import EmbedRetrySection
 from toolweave.host.sections import Section
 from toolweave.kb.chunking import DEFAULT_MAX_CHUNK_CHARS
 from toolweave.kb.convert import (
@@ -88,6 +94,7 @@ class KBSection(Section):
     dsn: str = ""
     qdrant_url: str = ""
     scopes: bool = False
+    embed_retry: EmbedRetrySection = Field(default_factory=EmbedRetrySection)
 
     @model_validator(mode="after")
     def _backend(self) -> KBSection:
@@ -115,6 +122,7 @@ def open_knowledge_base(config: HostConfig, settings: KBSection | None = None) -
     """The knowledge base `[kb]` describes (what `serve` and the `kb` CLI both open)."""
     from toolweave.kb import KnowledgeBase
     from toolweave.kb.convert import ConversionLimits
+    from toolweave.storage.retrieval import IndexSettings
 
     settings = settings or kb_settings(config)
     limits = ConversionLimits(
@@ -132,8 +140,11 @@ def open_knowledge_base(config: HostConfig, settings: KBSection | None = None) -
         config.data_dir / KB_FILE,
         settings.embedder,
         settings.namespace,
-        dsn=settings.dsn or None,
-        qdrant_url=settings.qdrant_url or None,
+        index=IndexSettings(
+            dsn=settings.dsn or None,
+            qdrant_url=settings.qdrant_url or None,
+            embed_retry=settings.embed_retry.retry(),
+        ),
         model=model,
         max_docs=settings.max_docs,
         max_chunk_chars=settings.max_chunk_chars,

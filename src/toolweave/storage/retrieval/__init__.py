@@ -2,8 +2,8 @@
 
 `TextIndex` is the protocol; `SQLiteTextIndex` is the embedded backend (FTS5 words and trigrams,
 float32 vectors searched exactly or through an HNSW graph), `PostgresQdrantIndex` the scale-out
-one (Postgres full text, Qdrant vectors); `open_index` chooses between them. Embedders turn
-text into vectors (`load_embedder`).
+one (Postgres full text, Qdrant vectors); `open_index` chooses between them as an
+`IndexSettings` says. Embedders turn text into vectors (`load_embedder`).
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ _EXPORTS: dict[str, str] = {
     "Hits": "toolweave.storage.retrieval.embed_guard",
     "HNSWVectors": "toolweave.storage.retrieval.hnsw",
     "check_backend": "toolweave.storage.retrieval.backend",
+    "DEFAULT_INDEX_SETTINGS": "toolweave.storage.retrieval.backend",
+    "IndexSettings": "toolweave.storage.retrieval.backend",
     "open_index": "toolweave.storage.retrieval.backend",
     "DEFAULT_COLLECTION": "toolweave.storage.retrieval.index",
     "IndexHit": "toolweave.storage.retrieval.index",
@@ -44,7 +46,12 @@ _EXPORTS: dict[str, str] = {
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
-    from toolweave.storage.retrieval.backend import check_backend, open_index
+    from toolweave.storage.retrieval.backend import (
+        DEFAULT_INDEX_SETTINGS,
+        IndexSettings,
+        check_backend,
+        open_index,
+    )
     from toolweave.storage.retrieval.embed_guard import EmbedRetry, Hits
     from toolweave.storage.retrieval.embedders import (
         DEFAULT_EMBEDDER,
@@ -78,6 +85,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_COLLECTION",
     "DEFAULT_EMBEDDER",
+    "DEFAULT_INDEX_SETTINGS",
     "FUSION_POOL",
     "EmbedRetry",
     "Embedder",
@@ -86,6 +94,7 @@ __all__ = [
     "HashEmbedder",
     "Hits",
     "IndexHit",
+    "IndexSettings",
     "MiniLMEmbedder",
     "OpenAICompatEmbedder",
     "PostgresQdrantIndex",
