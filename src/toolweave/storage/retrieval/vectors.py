@@ -189,17 +189,21 @@ class QuantizedSlots:
     """int8 copies of a snapshot's vectors, slot for slot, for a fast approximate pass."""
 
     def __init__(self, vectors: Any) -> None:
+        import numkong
         import numpy as np
 
         count, dim = vectors.shape
-        self._codes: npt.NDArray[np.int8] = np.empty((count, dim), np.int8)
+        codes = np.empty((count, dim), np.int8)
         self._scales: npt.NDArray[np.float32] = np.empty(count, np.float32)
         for start in range(0, count, _CHUNK):
             block = vectors[start : start + _CHUNK]
             peak = np.abs(block).max(axis=1)
             peak[peak == 0] = 1.0
-            self._codes[start : start + _CHUNK] = np.rint(block * (_LEVELS / peak)[:, None])
+            codes[start : start + _CHUNK] = np.rint(block * (_LEVELS / peak)[:, None])
             self._scales[start : start + _CHUNK] = peak / _LEVELS
+        # Packed for numkong's matrix kernels: 3.3 ms a query at 100k x 256 against 5.9 ms
+        # for the same products one row at a time (cdist), on a busy 2-core machine.
+        self._packed = numkong.dots_pack(codes)
 
     def __len__(self) -> int:
         return len(self._scales)
@@ -213,8 +217,8 @@ class QuantizedSlots:
         q = np.asarray(query, np.float32)
         peak = float(np.abs(q).max()) or 1.0
         q8 = np.rint(q * (_LEVELS / peak)).astype(np.int8)
-        raw = numkong.cdist(self._codes, q8[None, :], metric="dot", out_dtype="float32")
-        scores = np.asarray(raw, np.float32).reshape(-1) * self._scales
+        raw = np.asarray(numkong.dots_packed(q8[None, :], self._packed)).reshape(-1)
+        scores = np.multiply(raw, self._scales, dtype=np.float32)
         scores[~mask] = -np.inf
         count = min(count, int(mask.sum()))
         if count <= 0:
