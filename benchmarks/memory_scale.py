@@ -16,7 +16,9 @@ the whole store. For each size the benchmark measures, in the same run:
   `memory_peers.py`, with what each keeps and does not, and toolweave's rate over each;
 - search for plain queries and for queries of words every memory holds ("topic 7 item 0");
 - search right after the ingest, while the HNSW graph is built in the background (the first
-  search of a store past 50k vectors starts the build; the exact matrix answers meanwhile).
+  search of a store past 50k vectors starts the build; an int8 copy of the vectors, rescored
+  exactly, answers meanwhile), by how much of the graph is built;
+- recall@10 of the HNSW graph against the exact scan.
 Goals: search p50 <= 10 ms at 100k and <= 50 ms at 1M, common words included; one add <= 5 ms
 p50; ingest at least as fast as the fastest peer while keeping full text, dedupe and the graph.
 
@@ -192,6 +194,7 @@ async def run_size(size: int, args: argparse.Namespace, root: Path) -> None:
     first = time.perf_counter() - start
     print(f"first search        {first * 1000:8.0f} ms  (loads the vector matrix)")
     await print_searches(manager, args, "exact scan")
+    exact = await nearest_ids(manager, size)
     await manager.close()
     if args.hnsw:
         manager = open_manager(path, embedder, 1)
@@ -200,6 +203,10 @@ async def run_size(size: int, args: argparse.Namespace, root: Path) -> None:
         build = time.perf_counter() - start
         print(f"HNSW graph build    {build:8.1f} s   (in the background, once; loaded if saved)")
         await print_searches(manager, args, "HNSW")
+        print(
+            f"HNSW recall@{RECALL_AT}      {recall(exact, await nearest_ids(manager, size)):8.3f}"
+            f"     (vector search against the exact scan, {len(exact)} queries)"
+        )
         await manager.close()  # saves the graph beside the file
         manager = open_manager(path, embedder, 1)
         start = time.perf_counter()
@@ -207,6 +214,26 @@ async def run_size(size: int, args: argparse.Namespace, root: Path) -> None:
         reload = time.perf_counter() - start
         await manager.close()
         print(f"HNSW graph reload   {reload:8.1f} s   (a restart: the graph saved on close)")
+
+
+RECALL_AT = 10
+RECALL_MEMORIES = 80
+"""Stored memories asked for their neighbours too, beside the benchmark's queries."""
+
+
+async def nearest_ids(manager: MemoryManager, size: int) -> list[set[str]]:
+    """The `RECALL_AT` nearest memories of every benchmark query and of `RECALL_MEMORIES`
+    stored ones, by vector alone."""
+    found = []
+    for query in QUERIES + COMMON_QUERIES + memories(size)[:: size // RECALL_MEMORIES]:
+        hits = await manager.index.vector_search(query, limit=RECALL_AT, collection=manager.user_id)
+        found.append({hit.record.id for hit in hits})
+    return found
+
+
+def recall(exact: list[set[str]], approximate: list[set[str]]) -> float:
+    """The share of the exact nearest memories an approximate search found."""
+    return sum(len(e & a) for e, a in zip(exact, approximate, strict=True)) / sum(map(len, exact))
 
 
 async def searches_during_build(path: Path, embedder: Embedder, args: argparse.Namespace) -> None:
@@ -220,12 +247,12 @@ async def searches_during_build(path: Path, embedder: Embedder, args: argparse.N
     first = (time.perf_counter() - start) * 1000
     print(f"first search        {first:8.0f} ms  (loads the vectors, starts the graph build)")
     times: list[float] = []
-    phases: dict[str, list[float]] = {}  # by what answered: the segments' share of the rows
+    phases: dict[str, list[tuple[float, float]]] = {}  # (wall, CPU) by how much is built
     while live.building:
-        share = live._covered / max(1, len(live.current or ()))
+        copied, share = live._scan is not None, live.build_progress
         times.extend(await timed_searches(manager, 1, QUERIES[len(times) % len(QUERIES) :]))
-        phase = f"segments cover {min(9, int(share * 10))}0%+" if share else "no segment yet"
-        phases.setdefault(phase, []).append(times[-1])
+        phase = f"graph holds {min(9, int(share * 10))}0%+" if copied else "before the int8 copy"
+        phases.setdefault(phase, []).append((times[-1], CPU_MS[-1]))
     built = time.perf_counter() - start
     goal = 10 if args.size <= 100_000 else 50
     if times:
@@ -235,7 +262,11 @@ async def searches_during_build(path: Path, embedder: Embedder, args: argparse.N
             f" in the {built:.1f} s until the graph took over)"
         )
         for phase, spent in sorted(phases.items()):
-            print(f"  {phase:22} {spread(spent)}  ({len(spent)} searches)")
+            cpu = statistics.median(c for _, c in spent)
+            print(
+                f"  {phase:22} {spread([w for w, _ in spent])}  CPU p50 {cpu:6.2f} ms"
+                f"  ({len(spent)} searches)"
+            )
     await print_searches(manager, args, "just built")
     await manager.close()
 

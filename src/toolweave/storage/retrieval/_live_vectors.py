@@ -7,16 +7,14 @@ commit order and no write can fall between reading the rows and installing what 
 
 From `hnsw_threshold` vectors on, an HNSW graph takes over from the exact scan, which reads
 every vector per query (10 ms at 100k, 100 ms at 1M). Building the graph takes seconds to a
-minute or two on 2 cores, so it happens in a background thread while the exact matrix keeps
-answering; the writes made meanwhile are replayed onto the graph before it takes over. A store
-past `HNSW_SEGMENT` vectors is first built as fixed segments of that many slots: each one,
-once finished, is never written again, so searches use it while the next is built, and scan
-exactly only the slots no segment covers (the rows added later and the unbuilt rest). Then
-the one graph is built from the whole snapshot (one search instead of one per segment) while
-the segments answer. The
-graph is saved beside the file on close, with a fingerprint of the rows it holds (including a
-counter every write transaction bumps, so a replaced row cannot pass for the old one), and
-loaded instead of rebuilt next time if the fingerprint still matches.
+minute or two on 2 cores, so it happens in a background thread at a lower priority than the
+searches of its own process (`_BUILD_NICE`); the writes made meanwhile are replayed onto the
+graph before it takes over. Meanwhile a search scans an int8 copy of the build's snapshot
+(`QuantizedSlots`: a quarter of the float32 scan's bytes) and rescores its best candidates
+exactly, and scans the rows written since the snapshot exactly. The graph is saved beside the
+file on close, with a fingerprint of the rows it holds (including a counter every write
+transaction bumps, so a replaced row cannot pass for the old one), and loaded instead of
+rebuilt next time if the fingerprint still matches.
 
 A script may end without closing its index while a build is still running: at interpreter exit
 the daemon builder would be killed inside usearch's C++ code, which aborts the process
@@ -30,20 +28,17 @@ from __future__ import annotations
 import asyncio
 import atexit
 import logging
+import os
 import sqlite3
+import sys
 import threading
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolweave.storage.retrieval.hnsw import (
-    HNSW_BUILD_THREADS,
-    HNSW_SEGMENT,
-    HNSWVectors,
-    hnsw_available,
-)
-from toolweave.storage.retrieval.vectors import VectorMatrix
+from toolweave.storage.retrieval.hnsw import HNSW_BUILD_THREADS, HNSWVectors, hnsw_available
+from toolweave.storage.retrieval.vectors import RESCORE, QuantizedSlots, VectorMatrix
 
 if TYPE_CHECKING:
     from toolweave.storage.sqlite import SQLiteDatabase
@@ -55,6 +50,9 @@ WRITES_KEY = "writes"
 _BUILD_CHUNK = 5_000
 """Vectors added to a graph between checks of the stop flag (a close waits at most one chunk)."""
 _LOAD_BATCH = 20_000
+_BUILD_NICE = 19
+"""The builder thread's nice value on Linux: the searches of its own process come first (its
+share against other processes is the process's, under the kernel's autogroup scheduling)."""
 
 
 def count_write(conn: sqlite3.Connection, table: str) -> int:
@@ -99,15 +97,22 @@ class LiveVectors:
         self._suspended = False
         self._stop = threading.Event()  # the running build's own stop flag
         self._touched: set[int] = set()
-        # The running build's finished segments, and the matrix slots they cover (0 to this).
-        self._segments: list[HNSWVectors] = []
-        self._covered = 0
+        # The running build's int8 copy of its snapshot (what searches scan meanwhile), and
+        # how many of the snapshot's slots its graph holds so far.
+        self._scan: QuantizedSlots | None = None
+        self._built = 0
         _INSTANCES.add(self)
 
     @property
     def building(self) -> bool:
-        """Whether a graph is being built in the background (the exact matrix answers)."""
+        """Whether a graph is being built in the background (searches scan meanwhile)."""
         return self._builder is not None
+
+    @property
+    def build_progress(self) -> float:
+        """The share of the vectors a running build has added to its graph so far."""
+        scan = self._scan
+        return self._built / len(scan) if scan is not None and len(scan) else 0.0
 
     @property
     def graph_path(self) -> Path:
@@ -176,23 +181,21 @@ class LiveVectors:
             vectors = self.current
             if vectors is None:  # closed meanwhile
                 return [], 0
-            if isinstance(vectors, VectorMatrix) and self._segments:
-                return self._segmented_search(vectors, query, k, collection)
+            if isinstance(vectors, VectorMatrix) and self._scan is not None:
+                return self._scanned_search(vectors, self._scan, query, k, collection)
             return vectors.search(query, k, collection), vectors.count(collection)
 
-    def _segmented_search(
-        self, matrix: VectorMatrix, query: Any, k: int, collection: str
+    @staticmethod
+    def _scanned_search(
+        matrix: VectorMatrix, scan: QuantizedSlots, query: Any, k: int, collection: str
     ) -> tuple[list[tuple[int, float]], int]:
-        """During a build: the finished segments, and an exact scan of the slots they do not
-        cover. A segment's hit counts only while its row is still in a covered slot (a
-        replaced row moves to a new slot, which the scan reads; a deleted one has none)."""
-        covered = self._covered
-        found = matrix.search(query, k, collection, start=covered)
-        for segment in self._segments:
-            for rowid, score in segment.search(query, k, collection):
-                slot = matrix.slot(rowid)
-                if slot is not None and slot < covered:
-                    found.append((rowid, score))
+        """During a build: the snapshot's live rows through their int8 copy (the best
+        `RESCORE` x k rescored exactly), and the rows written since exactly."""
+        found: list[tuple[int, float]] = []
+        mask = matrix.members(collection, 0, len(scan))
+        if mask is not None:
+            found = matrix.rescored(query, scan.best_slots(query, mask, RESCORE * k), k)
+        found += matrix.search(query, k, collection, start=len(scan))
         found.sort(key=lambda pair: -pair[1])
         return found[:k], matrix.count(collection)
 
@@ -220,7 +223,7 @@ class LiveVectors:
                 self.current, self._data_version = None, None
                 self._stop.set()
                 self._builder = None
-                self._drop_segments()
+                self._drop_scan()
 
     # -- the graph (a background thread) --------------------------------------------------------
 
@@ -271,7 +274,7 @@ class LiveVectors:
             if self._builder is not threading.current_thread():
                 return  # stopped: `_stop_builder` released the snapshot
             self._builder = None
-            self._drop_segments()
+            self._drop_scan()
             self._build_failed = self._build_failed or failed
             matrix = self.current
             if not isinstance(matrix, VectorMatrix):
@@ -290,25 +293,32 @@ class LiveVectors:
     def _built_graph(
         self, stop: threading.Event, rowids: Any, codes: Any, vectors: Any, names: dict[int, str]
     ) -> HNSWVectors | None:
-        if len(rowids) <= HNSW_SEGMENT:
-            return _graph_of(stop, rowids, codes, vectors, names, self.dim)
-        for start in range(0, len(rowids), HNSW_SEGMENT):
-            end = start + HNSW_SEGMENT
-            segment = _graph_of(
-                stop, rowids[start:end], codes[start:end], vectors[start:end], names, self.dim
-            )
-            if segment is None:
+        """The graph of the live rows of the snapshot's slots, added in chunks of
+        `_BUILD_CHUNK` (usearch lets go of the GIL while it adds); None once `stop` is set."""
+        scan = QuantizedSlots(vectors)
+        with self._lock:
+            if self._builder is not threading.current_thread():
                 return None
-            with self._lock:
-                if self._builder is not threading.current_thread():
-                    return None
-                self._segments.append(segment)
-                self._covered = min(end, len(rowids))
-        return _graph_of(stop, rowids, codes, vectors, names, self.dim)
+            self._scan = scan
+        _yield_to_searches()  # the copy at full priority: searches scan float32 until it is in
+        graph = HNSWVectors(self.dim)
+        for start in range(0, len(rowids), _BUILD_CHUNK):
+            if stop.is_set():
+                return None
+            end = start + _BUILD_CHUNK
+            live = codes[start:end] >= 0
+            graph.add(
+                rowids[start:end][live].tolist(),
+                [names[int(c)] for c in codes[start:end][live]],
+                vectors[start:end][live],
+                threads=HNSW_BUILD_THREADS,
+            )
+            self._built = min(end, len(rowids))
+        return graph
 
-    def _drop_segments(self) -> None:
-        """Forget the build's segments (holding `_lock`, with the snapshot they index)."""
-        self._segments, self._covered = [], 0
+    def _drop_scan(self) -> None:
+        """Forget the build's int8 copy (holding `_lock`, with the snapshot it copies)."""
+        self._scan, self._built = None, 0
 
     async def build_graph(self) -> bool:
         """Wait for the HNSW graph (starting its build if the store is large enough); False if
@@ -331,7 +341,7 @@ class LiveVectors:
         with self._lock:
             self._suspended = True
             builder, self._builder = self._builder, None
-            self._drop_segments()
+            self._drop_scan()
             if builder is None:
                 return None
             self._stop.set()
@@ -378,29 +388,13 @@ def _add_rows(vectors: VectorMatrix | HNSWVectors, rows: Sequence[tuple[int, str
     )
 
 
-def _graph_of(
-    stop: threading.Event,
-    rowids: Any,
-    codes: Any,
-    vectors: Any,
-    names: dict[int, str],
-    dim: int,
-) -> HNSWVectors | None:
-    """A graph of the live rows of a snapshot's slots, added in chunks of `_BUILD_CHUNK`
-    (usearch lets go of the GIL while it adds); None once `stop` is set."""
-    graph = HNSWVectors(dim)
-    for start in range(0, len(rowids), _BUILD_CHUNK):
-        if stop.is_set():
-            return None
-        end = start + _BUILD_CHUNK
-        live = codes[start:end] >= 0
-        graph.add(
-            rowids[start:end][live].tolist(),
-            [names[int(c)] for c in codes[start:end][live]],
-            vectors[start:end][live],
-            threads=HNSW_BUILD_THREADS,
-        )
-    return graph
+def _yield_to_searches() -> None:
+    """Lower the calling (builder) thread's priority, so that a search never waits for a core
+    behind it: measured, an exact scan of 50k vectors took 7.8 ms beside a builder at the same
+    priority and 2.2 ms (as with no build) beside one at nice 19. Linux only: elsewhere the
+    nice value is the whole process's."""
+    if sys.platform == "linux":
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _BUILD_NICE)
 
 
 _INSTANCES: weakref.WeakSet[LiveVectors] = weakref.WeakSet()

@@ -32,15 +32,13 @@ HNSW_EXPANSION_SEARCH = 64
 HNSW_ADD_THREADS = 2
 """Threads usearch adds a write's vectors with (the caller waits for them)."""
 HNSW_BUILD_THREADS = 1
-"""Threads a background graph build adds with: one core stays free for the searches the exact
-matrix answers meanwhile."""
-HNSW_SEGMENT = 10_000
-"""Vectors per graph segment a background build finishes first: searches during the build use
-the finished segments and scan exactly only the rows no segment covers yet."""
+"""Threads a background graph build adds with: one core stays free for the searches that scan
+meanwhile."""
 
 
 def hnsw_available() -> bool:
     try:
+        import numkong  # noqa: F401  (the int8 scan searches use while a graph is built)
         import usearch.index  # noqa: F401
     except ImportError:
         return False

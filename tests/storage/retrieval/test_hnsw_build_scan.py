@@ -1,5 +1,6 @@
-"""Searches during a background HNSW build: finished graph segments plus an exact scan of the
-slots no segment covers yet find every planted record an exact scan finds, at every step.
+"""Searches during a background HNSW build: the int8 scan of the build's snapshot, rescored
+exactly, plus an exact scan of the rows written since, find what an exact scan finds, at every
+step of the build.
 
 Only `SQLiteTextIndex` has the in-memory HNSW path (`PostgresQdrantIndex` leaves vector
 search to Qdrant), so these tests run on SQLite alone. The build is held between its chunks
@@ -15,14 +16,15 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from toolweave.storage.retrieval import Record, SQLiteTextIndex, _live_vectors
+from toolweave.storage.retrieval._live_vectors import LiveVectors
 from toolweave.storage.retrieval.hnsw import HNSW_BUILD_THREADS, HNSWVectors
-from toolweave.storage.retrieval.vectors import VectorMatrix
+from toolweave.storage.retrieval.vectors import QuantizedSlots, VectorMatrix
 
 ROWS = 2_400
-SEGMENT = 1_000
 CHUNK = 400
 
 
@@ -56,7 +58,6 @@ async def exact_ids(index: SQLiteTextIndex, query: str, limit: int) -> list[str]
 def gated(monkeypatch: pytest.MonkeyPatch) -> tuple[queue.Queue[str], threading.Semaphore]:
     """Each chunk the builder thread adds reports itself, then waits for one release (not the
     replay at takeover, which runs holding the lock searches take)."""
-    monkeypatch.setattr(_live_vectors, "HNSW_SEGMENT", SEGMENT)
     monkeypatch.setattr(_live_vectors, "_BUILD_CHUNK", CHUNK)
     arrived: queue.Queue[str] = queue.Queue()
     go = threading.Semaphore(0)
@@ -96,49 +97,73 @@ async def test_every_moment_of_a_build_finds_what_an_exact_scan_finds(
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
     probes = [0, 1, 999, 1_000, 1_500, 2_001, ROWS - 1]
-    coverage: set[int] = set()
+    progress: list[float] = []
     steps = 0
     while await asyncio.to_thread(arrived.get) == "add":
         steps += 1
-        coverage.add(index.vectors._covered)
+        progress.append(index.vectors.build_progress)
+        assert index.vectors._scan is not None  # every search of the build scans the copy
         for number in probes:
             found = await vector_ids(index, text(number), 3)
-            assert found[0] == f"r{number}", (steps, index.vectors._covered, found)
+            assert found[0] == f"r{number}", (steps, progress[-1], found)
             assert found[0] == (await exact_ids(index, text(number), 3))[0]
-        if steps == 4:  # in the middle: a new row, a replaced covered row, a deleted one
+        if steps == 3:  # in the middle: a new row, a replaced row, a deleted one
             await index.write([Record("fresh", "a brand new memory"), Record("r1", "moved on")])
             await index.write(delete=[("default", "r999")])
             probes = [0, 1_000, 1_500, 2_001, ROWS - 1]
-        if steps > 4:
+        if steps > 3:
             assert await vector_ids(index, "a brand new memory", 1) == ["fresh"]
             assert await vector_ids(index, "moved on", 1) == ["r1"]
             assert "r1" not in await vector_ids(index, text(1), 3)
             assert "r999" not in await vector_ids(index, text(999), 3)
         go.release()
     watcher.join()
-    # Searched with no segment, with one and two finished, and with all three (final graph).
-    assert {0, SEGMENT, 2 * SEGMENT, ROWS} <= coverage
+    # Searched before the first chunk, and after each of the six but the last.
+    assert progress == [i * CHUNK / ROWS for i in range(ROWS // CHUNK)]
     assert isinstance(index.vectors.current, HNSWVectors)
-    assert index.vectors._segments == []
+    assert index.vectors._scan is None and index.vectors.build_progress == 0.0
     assert await vector_ids(index, "moved on", 1) == ["r1"]
     assert "r999" not in await vector_ids(index, text(999), 3)
     await index.close()
 
 
-async def test_a_build_stopped_midway_drops_its_segments(
+async def test_a_build_stopped_midway_drops_its_scan(
     tmp_path: Path, gated: tuple[queue.Queue[str], threading.Semaphore]
 ) -> None:
-    """Closing during the segment phase stops the build; nothing of it is searched after."""
+    """Closing in the middle of a build stops it; its int8 copy is never searched after."""
     arrived, go = gated
     index = await building(tmp_path / "stop.db")
-    for _ in range(4):  # two chunks make the first segment; stop inside the second
+    for _ in range(2):
         await asyncio.to_thread(arrived.get)
         go.release()
     await asyncio.to_thread(arrived.get)
-    assert index.vectors._segments and index.vectors._covered == SEGMENT
+    assert index.vectors._scan is not None and index.vectors.build_progress == 2 * CHUNK / ROWS
     builder = index.vectors._halt_builder()  # what close() and the atexit hook do first
-    assert builder is not None and index.vectors._segments == []
+    assert builder is not None and index.vectors._scan is None
     go.release()
     await asyncio.to_thread(builder.join)
     await index.close()
-    assert index.vectors._segments == [] and index.vectors.current is None
+    assert index.vectors._scan is None and index.vectors.current is None
+
+
+def test_the_int8_scan_rescored_answers_as_the_exact_scan() -> None:
+    """On 3,000 random unit vectors in two collections, with rows removed and rows written
+    after the snapshot, the build-time search returns the exact top 10, scores included."""
+    rng = np.random.default_rng(7)
+    dim, count = 64, 3_000
+    vectors = rng.standard_normal((count + 200, dim)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    matrix = VectorMatrix(dim)
+    names = ["a" if n % 3 else "b" for n in range(count + 200)]
+    matrix.add(list(range(count)), names[:count], vectors[:count])
+    _, _, snapshot, _ = matrix.snapshot()
+    scan = QuantizedSlots(snapshot)
+    matrix.remove(list(range(0, count, 7)))
+    matrix.add(list(range(count, count + 200)), names[count:], vectors[count:])
+    queries = vectors[rng.integers(0, count + 200, 60)] + 0.3 * rng.standard_normal((60, dim))
+    for query in queries.astype(np.float32):
+        for collection in ("a", "b"):
+            found, available = LiveVectors._scanned_search(matrix, scan, query, 10, collection)
+            assert found == matrix.search(query, 10, collection)
+            assert available == matrix.count(collection)
+            assert not {rowid for rowid, _ in found} & set(range(0, count, 7))
