@@ -220,7 +220,9 @@ class HybridToolIndex:
                 for mode in ("keyword", "vector")
             )
         )
-        weight = crossed_weight(self.fusion.weight(query), query, keyword, vector)
+        weight = crossed_weight(
+            self.fusion.weight(query), query, keyword, vector, TOOL_SEARCH_FUSION
+        )
         weight = agreed_weight(weight, keyword, vector)
         fused = fuse_hits(keyword, vector, pool, weight=weight)
         top = fused[0].score if fused and fused[0].score > 0 else 1.0
