@@ -245,3 +245,48 @@ async def test_a_call_a_hook_stops_is_a_refused_row_of_the_run(tmp_path: Path) -
         assert (row.parent, row.kind, run.status) == (run.id, "call", "error")
     finally:
         await log.close()
+
+
+async def test_a_call_the_declared_permission_policy_refuses_is_a_row_of_the_run(
+    store_args: dict[str, Any],
+) -> None:
+    from toolweave.agent import Agent, Session
+    from toolweave.agent.orchestration import Orchestration
+    from toolweave.governance import Governance
+    from toolweave.llm import Message, ScriptedModel, ToolCallPart
+    from toolweave.tools import PermissionDenied, PermissionPolicy, tool
+
+    ran: list[str] = []
+
+    @tool(permissions=["shell"])
+    def shell(command: str) -> str:
+        """Runs a command."""
+        ran.append(command)
+        return "ok"
+
+    call = ToolCallPart("1", "shell", {"command": "rm -rf 数据"})
+    log = QueryLog(**store_args)
+    agent = Agent(
+        ScriptedModel([Message.assistant("", [call])]),
+        [shell],
+        governance=Governance(policy=PermissionPolicy(denied=["shell"])),
+        orchestration=Orchestration(query_log=log),
+    )
+    try:
+        with pytest.raises(PermissionDenied, match="'shell'"):
+            await agent.run("清理", Session("chat-4", requester="bob"))
+        assert ran == []  # the run ended before anything ran
+        (run,) = await log.search(kind="run")
+        (row,) = await log.search(parent=run.id)
+        assert (row.kind, row.tool, row.client, row.session_id) == (
+            "call",
+            "shell",
+            "bob",
+            "chat-4",
+        )
+        assert row.outcome == "refused:policy" and "denied by the policy" in row.error
+        assert row.input == 'shell {"command": "rm -rf 数据"}'
+        assert [r.id for r in await log.search(client="bob", outcome="refused:policy")] == [row.id]
+        assert run.status == "error" and "PermissionDenied" in run.error
+    finally:
+        await log.close()

@@ -209,7 +209,7 @@ class CallAccounting:
 
 def refused_outcome(exc: BaseException) -> str:
     """The outcome of a call an error stopped before it ran: "refused:<stage>" for a governance
-    refusal (its `stage`: plan, gate, rules, hook, admin, approval), "failed" otherwise."""
+    refusal (its `stage`: plan, policy, gate, rules, hook, admin, approval), "failed" otherwise."""
     stage = getattr(exc, "stage", None)  # governance sits beside accounting: no import
     return f"refused:{stage}" if isinstance(stage, str) and stage else "failed"
 

@@ -340,6 +340,7 @@ class Run:
                 parts[i] = error_part(call, blocked.message, config.max_tool_result_chars)
                 continue
             except ToolError as denied:  # the declared-permission policy ends the run
+                self.steps.blocked(call, "policy", denied.message)  # its query-log row
                 parts[i] = error_part(call, denied.message, config.max_tool_result_chars)
                 self._settle(f"Not executed: the call to {call.name!r} was refused.")
                 return denied
