@@ -290,3 +290,37 @@ async def test_a_call_the_declared_permission_policy_refuses_is_a_row_of_the_run
         assert run.status == "error" and "PermissionDenied" in run.error
     finally:
         await log.close()
+
+
+async def test_a_call_a_gate_refuses_for_good_is_a_refused_row_of_the_run(tmp_path: Path) -> None:
+    from toolweave.agent import Agent, Session
+    from toolweave.agent.orchestration import Orchestration
+    from toolweave.governance import GateRequest, Governance
+    from toolweave.llm import Message, ScriptedModel, ToolCallPart
+    from toolweave.tools import PermissionDenied, tool
+
+    @tool
+    def transfer(amount: int) -> str:
+        """Moves money."""
+        return "moved"
+
+    class Closed:
+        async def check(self, request: GateRequest) -> None:
+            raise PermissionDenied("转账已关闭 (transfers are closed)", tool=request.call.name)
+
+    log = QueryLog(tmp_path / "q.db")
+    agent = Agent(
+        ScriptedModel([Message.assistant("", [ToolCallPart("1", "transfer", {"amount": 5})])]),
+        [transfer],
+        governance=Governance(gates=[Closed()]),
+        orchestration=Orchestration(query_log=log),
+    )
+    try:
+        with pytest.raises(PermissionDenied, match="转账已关闭"):
+            await agent.run("转五块", Session("chat-5", requester="carol"))
+        (run,) = await log.search(kind="run")
+        (row,) = await log.search(parent=run.id)
+        assert (row.tool, row.client, row.outcome) == ("transfer", "carol", "refused:gate")
+        assert "转账已关闭" in row.error
+    finally:
+        await log.close()
