@@ -324,3 +324,50 @@ async def test_a_call_a_gate_refuses_for_good_is_a_refused_row_of_the_run(tmp_pa
         assert "转账已关闭" in row.error
     finally:
         await log.close()
+
+
+async def test_a_slash_commands_lines_are_rows_of_its_run(tmp_path: Path) -> None:
+    from toolweave.agent import Agent, Session
+    from toolweave.agent.orchestration import Commands, Orchestration
+    from toolweave.builtins.filesystem import filesystem_tools
+    from toolweave.builtins.shell import shell_tool
+    from toolweave.governance import GateRequest, Governance
+    from toolweave.llm import Message, ScriptedModel
+    from toolweave.tools import PermissionDenied
+
+    class NoTouch:
+        async def check(self, request: GateRequest) -> None:
+            if "touch" in str(request.call.arguments.get("command", "")):
+                raise PermissionDenied("不许创建文件 (no new files)", tool=request.call.name)
+
+    work, commands = tmp_path / "work", tmp_path / "commands"
+    (work / "notes").mkdir(parents=True)
+    commands.mkdir()
+    (work / "notes" / "待办.md").write_text("- 修复登录\n", encoding="utf-8")
+    (commands / "review.md").write_text(
+        "---\nallowed-tools: Bash(echo:*), Read\n---\n"
+        "!`echo 你好`\n!`ls notes`\n!`touch x`\n@notes/待办.md\nReview.\n",
+        encoding="utf-8",
+    )
+    model = ScriptedModel([Message.assistant("ok")])
+    log = QueryLog(tmp_path / "q.db")
+    agent = Agent(
+        model,
+        [shell_tool(work), *filesystem_tools(work)],
+        governance=Governance(gates=[NoTouch()]),
+        orchestration=Orchestration(commands=Commands.from_directory(commands), query_log=log),
+    )
+    try:
+        await agent.run("/review", Session("chat-6", requester="dave"))
+        (run,) = await log.search(kind="run")
+        rows = await log.search(parent=run.id)
+        assert sorted((row.input.split('"')[-2], row.outcome) for row in rows) == [
+            ("echo 你好", "ran"),  # pre-approved by the command's allowed-tools
+            ("ls notes", "refused:approval"),  # no rule, no approver
+            ("notes/待办.md", "ran"),
+            ("touch x", "refused:gate"),
+        ]
+        assert {(row.kind, row.client) for row in rows} == {("call", "dave")}
+        assert not (work / "x").exists()
+    finally:
+        await log.close()

@@ -15,7 +15,8 @@ whose output it embeds (`` !`git status` ``) and files it embeds (`@src/app.py`)
 - `@path`: read with the agent's `read_file` tool (its file jail, under the same governance);
   the file's text follows the reference. A path that cannot be read is noted the same way.
 
-Every such call is a tool invocation of the run (`RunResult.invocations`), emitted as events.
+Every such call is a tool invocation of the run (`RunResult.invocations`), emitted as events,
+and ends like a turn's call for the run's stages (`call_ended`: its query-log row).
 """
 
 from __future__ import annotations
@@ -27,12 +28,14 @@ import uuid
 from typing import TYPE_CHECKING, Any, Protocol
 
 from toolweave.agent._run.dispatch import CallSetup, dispatch_call
+from toolweave.agent._run.stages import RunStage, call_ended
 from toolweave.agent.orchestration.slash_commands import Command, Commands
 from toolweave.llm import Model, ToolCallPart
 from toolweave.tools import ToolContext, ToolInvocation, ToolRegistry
 
 if TYPE_CHECKING:
     from toolweave.agent._run.config import RunConfig
+    from toolweave.agent.session import Session
 
 logger = logging.getLogger("toolweave.agent.commands")
 
@@ -56,6 +59,8 @@ class CommandRun(Protocol):
     registry: ToolRegistry
     ctx: ToolContext
     invocations: list[ToolInvocation]
+    session: Session
+    stages: tuple[RunStage, ...]
 
     @property
     def config(self) -> RunConfig: ...
@@ -143,6 +148,7 @@ async def context_call(run: CommandRun, name: str, args: dict[str, Any]) -> tupl
     finally:
         run.ctx.cancellation.release(child.cancellation)
     invocation = outcome.invocation
+    call_ended(run.stages, run.session, call, outcome)
     if invocation is not None:
         run.invocations.append(invocation)
     if invocation is not None and invocation.ok:

@@ -21,6 +21,7 @@ from toolweave.agent._run.orchestrate import RunOrchestration
 from toolweave.agent._run.resume import Answers, paused_state, restore, resume_turn
 from toolweave.agent._run.shape import error_part, unanswered
 from toolweave.agent._run.skill_rules import run_grants
+from toolweave.agent._run.stages import call_ended
 from toolweave.agent._run.stream import StreamReader
 from toolweave.agent.errors import MaxTurnsExceeded, RunPaused
 from toolweave.agent.events import (
@@ -436,11 +437,7 @@ class Run:
             ctx.cancellation.release(child.cancellation)
         parts[index] = outcome.part
         inv = outcome.invocation
-        if inv is None and outcome.refusal is not None:  # e.g. a hook's `continue: false`
-            self.steps.stopped(call, outcome.refusal)
-        if inv is not None:
-            for stage in self.stages:
-                stage.after_tool(self.session, inv)
+        call_ended(self.stages, self.session, call, outcome)
         if self.emit is not None and inv is not None:
             self.emit(ToolExecutionCompleted(call, outcome.part, inv.error, inv.duration, turn))
         return outcome
