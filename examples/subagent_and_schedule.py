@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from toolweave import Agent
-from toolweave.agent.orchestration import Orchestration
+from toolweave.agent.orchestration import Children
 from toolweave.llm import Message, Model, ScriptedModel, ToolCallPart
 from toolweave.scheduler import Scheduler
 from toolweave.tools.demo import get_weather
@@ -44,7 +44,7 @@ async def main() -> None:
     agent = Agent(
         main_model,
         [get_weather],
-        orchestration=Orchestration(subagents=True, subagent_model=sub_model),
+        orchestration=Children(subagents=True, subagent_model=sub_model),
     )
     result = await agent.run("请让助手去查北京天气。")
     (report,) = [i.result.text for i in result.invocations if i.name == "subagent_run"]

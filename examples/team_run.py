@@ -1,6 +1,6 @@
 """Orchestration: a team run.
 
-The lead agent (`Agent(..., orchestration=Orchestration(teams=True))`) calls `team_run` with
+The lead agent (`Agent(..., orchestration=Children(teams=True))`) calls `team_run` with
 two ad-hoc members, a 研究员 (researcher) and a writer, each with its role prompt. Both
 members run at once as subagents on the same task and see none of the lead's history; their
 answers come back under their names, in the order given, and the lead writes the final answer
@@ -19,7 +19,7 @@ import asyncio
 import os
 
 from toolweave import Agent
-from toolweave.agent.orchestration import Orchestration
+from toolweave.agent.orchestration import Children
 from toolweave.llm import FunctionModel, Message, Model, ModelRequest, ScriptedModel, ToolCallPart
 
 TASK = "为新上线的天气查询功能写一段两句话的发布说明。"
@@ -64,7 +64,7 @@ async def main() -> None:
         ]
     )
     member: Model | str = configured or FunctionModel(_member)
-    agent = Agent(lead, orchestration=Orchestration(teams=True, subagent_model=member))
+    agent = Agent(lead, orchestration=Children(teams=True, subagent_model=member))
     result = await agent.run("请组一个小团队，为天气查询功能写发布说明。")
     (report,) = [i.result.text for i in result.invocations if i.name == "team_run"]
     print(report.splitlines()[0])

@@ -133,13 +133,11 @@ def test_a_query_log_from_before_the_audit_is_upgraded_in_place(tmp_path: Path) 
 
 async def test_an_agent_run_is_logged_with_who_asked(tmp_path: Path) -> None:
     from toolweave.agent import Agent, Session
-    from toolweave.agent.orchestration import Orchestration
+    from toolweave.agent.orchestration import RunLimits
     from toolweave.llm import Message, ScriptedModel
 
     log = QueryLog(tmp_path / "q.db")
-    agent = Agent(
-        ScriptedModel([Message.assistant("晴")]), orchestration=Orchestration(query_log=log)
-    )
+    agent = Agent(ScriptedModel([Message.assistant("晴")]), orchestration=RunLimits(query_log=log))
     try:
         await agent.run("北京天气", Session("chat-1", requester="alice"))
         (row,) = await log.search(client="alice", outcome="ran")
@@ -152,7 +150,7 @@ async def test_an_agent_runs_tool_calls_are_rows_linked_to_the_run(
     store_args: dict[str, Any],
 ) -> None:
     from toolweave.agent import Agent, Session
-    from toolweave.agent.orchestration import Orchestration
+    from toolweave.agent.orchestration import RunLimits
     from toolweave.governance import Governance, Rules
     from toolweave.llm import Message, ScriptedModel, ToolCallPart
     from toolweave.tools import tool
@@ -183,7 +181,7 @@ async def test_an_agent_runs_tool_calls_are_rows_linked_to_the_run(
         model,
         [weather, broken, delete_all],
         governance=Governance(rules=Rules(default="allow", deny=["delete_all"])),
-        orchestration=Orchestration(query_log=log),
+        orchestration=RunLimits(query_log=log),
     )
     try:
         await agent.run("三个城市", Session("chat-2", requester="alice"))
@@ -217,7 +215,7 @@ async def test_an_agent_runs_tool_calls_are_rows_linked_to_the_run(
 
 async def test_a_call_a_hook_stops_is_a_refused_row_of_the_run(tmp_path: Path) -> None:
     from toolweave.agent import Agent, Session
-    from toolweave.agent.orchestration import Orchestration
+    from toolweave.agent.orchestration import RunLimits
     from toolweave.governance import Governance, Hooks, HookStopped
     from toolweave.llm import Message, ScriptedModel, ToolCallPart
     from toolweave.tools import tool
@@ -235,7 +233,7 @@ async def test_a_call_a_hook_stops_is_a_refused_row_of_the_run(tmp_path: Path) -
         ScriptedModel([Message.assistant("", [call])]),
         [weather],
         governance=Governance(hooks=hooks),
-        orchestration=Orchestration(query_log=log),
+        orchestration=RunLimits(query_log=log),
     )
     try:
         with pytest.raises(HookStopped, match="预算用完"):
@@ -251,7 +249,7 @@ async def test_a_call_the_declared_permission_policy_refuses_is_a_row_of_the_run
     store_args: dict[str, Any],
 ) -> None:
     from toolweave.agent import Agent, Session
-    from toolweave.agent.orchestration import Orchestration
+    from toolweave.agent.orchestration import RunLimits
     from toolweave.governance import Governance
     from toolweave.llm import Message, ScriptedModel, ToolCallPart
     from toolweave.tools import PermissionDenied, PermissionPolicy, tool
@@ -270,7 +268,7 @@ async def test_a_call_the_declared_permission_policy_refuses_is_a_row_of_the_run
         ScriptedModel([Message.assistant("", [call])]),
         [shell],
         governance=Governance(policy=PermissionPolicy(denied=["shell"])),
-        orchestration=Orchestration(query_log=log),
+        orchestration=RunLimits(query_log=log),
     )
     try:
         with pytest.raises(PermissionDenied, match="'shell'"):
@@ -294,7 +292,7 @@ async def test_a_call_the_declared_permission_policy_refuses_is_a_row_of_the_run
 
 async def test_a_call_a_gate_refuses_for_good_is_a_refused_row_of_the_run(tmp_path: Path) -> None:
     from toolweave.agent import Agent, Session
-    from toolweave.agent.orchestration import Orchestration
+    from toolweave.agent.orchestration import RunLimits
     from toolweave.governance import GateRequest, Governance
     from toolweave.llm import Message, ScriptedModel, ToolCallPart
     from toolweave.tools import PermissionDenied, tool
@@ -313,7 +311,7 @@ async def test_a_call_a_gate_refuses_for_good_is_a_refused_row_of_the_run(tmp_pa
         ScriptedModel([Message.assistant("", [ToolCallPart("1", "transfer", {"amount": 5})])]),
         [transfer],
         governance=Governance(gates=[Closed()]),
-        orchestration=Orchestration(query_log=log),
+        orchestration=RunLimits(query_log=log),
     )
     try:
         with pytest.raises(PermissionDenied, match="转账已关闭"):
@@ -328,7 +326,7 @@ async def test_a_call_a_gate_refuses_for_good_is_a_refused_row_of_the_run(tmp_pa
 
 async def test_a_slash_commands_lines_are_rows_of_its_run(tmp_path: Path) -> None:
     from toolweave.agent import Agent, Session
-    from toolweave.agent.orchestration import Commands, Orchestration
+    from toolweave.agent.orchestration import Commands, Orchestration, RunLimits
     from toolweave.builtins.filesystem import filesystem_tools
     from toolweave.builtins.shell import shell_tool
     from toolweave.governance import GateRequest, Governance
@@ -355,7 +353,9 @@ async def test_a_slash_commands_lines_are_rows_of_its_run(tmp_path: Path) -> Non
         model,
         [shell_tool(work), *filesystem_tools(work)],
         governance=Governance(gates=[NoTouch()]),
-        orchestration=Orchestration(commands=Commands.from_directory(commands), query_log=log),
+        orchestration=Orchestration(
+            limits=RunLimits(query_log=log), commands=Commands.from_directory(commands)
+        ),
     )
     try:
         await agent.run("/review", Session("chat-6", requester="dave"))

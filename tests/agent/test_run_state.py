@@ -22,7 +22,7 @@ from toolweave.agent import (
     SQLiteSessionStore,
     ToolExecutionStarted,
 )
-from toolweave.agent.orchestration.settings import Orchestration
+from toolweave.agent.orchestration import RunLimits
 from toolweave.governance import Governance, defer_approval
 from toolweave.llm import FunctionModel, Message, ModelRequest, ToolCallPart
 from toolweave.tools import ApprovalRequired, ToolContext, tool
@@ -192,7 +192,7 @@ async def test_a_stored_session_resumes_where_it_paused(tmp_path: Path) -> None:
 
 async def test_the_query_log_records_a_pause_and_then_the_finish(tmp_path: Path) -> None:
     log = QueryLog(tmp_path / "queries.db")
-    agent = build(tmp_path, orchestration=Orchestration(query_log=log))
+    agent = build(tmp_path, orchestration=RunLimits(query_log=log))
     try:
         state = await paused(agent)
         assert [r.status for r in await log.search(kind="run")] == ["paused"]

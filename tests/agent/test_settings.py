@@ -11,7 +11,7 @@ import pytest
 
 from tests.agent.script import call, calls, tool_messages
 from toolweave.agent import Agent, Output, Session
-from toolweave.agent.orchestration import Orchestration, RunScope
+from toolweave.agent.orchestration import Children, Orchestration, RunLimits, RunScope
 from toolweave.errors import ConfigError
 from toolweave.governance import Governance, Rules
 from toolweave.llm import Message, ModelSettings, ScriptedModel
@@ -97,18 +97,33 @@ async def test_output_and_model_settings_check_themselves_and_reach_the_model() 
 
 
 def test_orchestration_checks_itself() -> None:
-    with pytest.raises(ConfigError, match=r"Orchestration\(subagent_tools='all'\)"):
-        Orchestration(subagent_tools="all")  # type: ignore[arg-type]
-    with pytest.raises(ConfigError, match=r"Orchestration\(subagent_timeout=\.\.\.\)"):
-        Orchestration(subagent_timeout=0)
-    with pytest.raises(TypeError, match=r"Orchestration\(quota=\.\.\.\)"):
-        Orchestration(quota="bot.db")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"Children\(subagent_tools='all'\)"):
+        Children(subagent_tools="all")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"Children\(subagent_timeout=\.\.\.\)"):
+        Children(subagent_timeout=0)
+    with pytest.raises(TypeError, match=r"RunLimits\(quota=\.\.\.\)"):
+        RunLimits(quota="bot.db")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"Orchestration\(children=\.\.\.\) must be a Children"):
+        Orchestration(children=RunLimits())  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"Agent\(orchestration=\.\.\.\)"):
         Agent(ScriptedModel([]), orchestration={"subagents": True})  # type: ignore[arg-type]
-    teams = Orchestration(teams=True, commands={"tr": "翻译：$ARGUMENTS"})
-    assert teams.subagents and teams.teams is not None and teams.commands is not None
+    teams = Orchestration(children=Children(teams=True), commands={"tr": "翻译：$ARGUMENTS"})
+    assert teams.children.subagents and teams.children.teams is not None
+    assert teams.commands is not None and teams.limits.circuit is not None
     child = teams.child()
-    assert child.circuit is teams.circuit and not child.subagents and child.commands is None
+    assert child.limits.circuit is teams.limits.circuit and not child.children.subagents
+    assert child.commands is None
+
+
+def test_a_bare_children_or_run_limits_is_the_orchestration_with_defaults() -> None:
+    children = Children(subagents=True)
+    limits = RunLimits(circuit_failures=None)
+    agent = Agent(ScriptedModel([]), orchestration=children)
+    assert agent.orchestration.children is children and "subagent_run" in agent.registry
+    assert agent.orchestration.limits.circuit is not None  # RunLimits() is the default
+    limited = Agent(ScriptedModel([]), orchestration=limits)
+    assert limited.orchestration.limits is limits and not limited.orchestration.children.subagents
+    assert "subagent_run" not in limited.registry
 
 
 async def test_replace_and_run_scoped_are_what_a_scheduled_run_uses() -> None:

@@ -125,41 +125,12 @@ def test_type_checking_and_function_local_imports_count() -> None:
 # module, the `_run` helpers take what they read, orchestration reaches the agent through
 # `ScopedAgent`); `mcp`'s root is in layers (client < toolset, the toolset reads a manager
 # through `client.servers.ManagedServers`) and `shared.jsonrpc` reaches the peer through its
-# `Peer` protocol; `mcp.server` keeps one cycle: the app, its sessions, handlers, tasks and
-# transports all name `MCPServer` or each other.
+# `Peer` protocol; in `mcp.server` nothing below the app imports it: sessions reach their server
+# through `SessionHost` (the handler table the server binds), handlers and transports through
+# `ServerView`, and the task runner calls `_run_tool`, below it. `host` has none either: the
+# console reads its host through `ConsoleHost`, and the sandbox paths are handed the skill roots.
 KNOWN_CYCLES: dict[str, list[frozenset[str]]] = {
     "builtins": [frozenset({"builtins._sql_postgres", "builtins.sql"})],
-    "host": [
-        frozenset(
-            {
-                "host._governance",
-                "host.accounting",
-                "host.app",
-                "host.config",
-                "host.console.app",
-                "host.providers.base",
-            }
-        ),
-        frozenset({"host.providers.skills", "host.sandbox_paths"}),
-    ],
-    "mcp": [
-        frozenset(
-            {
-                "mcp.server._asgi",
-                "mcp.server._guards",
-                "mcp.server._handlers",
-                "mcp.server._headers",
-                "mcp.server._http",
-                "mcp.server._listen",
-                "mcp.server._session",
-                "mcp.server._tasks",
-                "mcp.server._tools",
-                "mcp.server._transports",
-                "mcp.server.app",
-                "mcp.server.context",
-            }
-        ),
-    ],
     "memory": [
         frozenset({"memory._overview", "memory._search", "memory.maintenance", "memory.manager"})
     ],

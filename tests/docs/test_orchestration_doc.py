@@ -29,6 +29,7 @@ def test_every_block_runs(
         "北京: sunny. Review done.",
         "Review the weather report for bugs and risky changes.",
         "success ['subagent_run']",
+        "['get_weather', 'subagent_run']",
     ]
     assert outputs[1] == ["['reviewers']"]
     assert outputs[2] == ["1000 950 UTC"]

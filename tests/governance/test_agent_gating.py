@@ -101,7 +101,7 @@ async def test_opt_outs_run_as_before_given_bare_rules_or_a_policy() -> None:
         model = ScriptedModel([calls(call("wipe", "1", target="tmp")), Message.assistant("done")])
         agent = Agent(model, [wipe], governance=governance)
         # The agent's circuit breaker is one of the governance's own gates.
-        assert agent.governance.gates == (agent.orchestration.circuit,)
+        assert agent.governance.gates == (agent.orchestration.limits.circuit,)
         assert dataclasses.replace(agent.governance, gates=()) == Governance.of(governance)
         await agent.run("go")
     assert ran == ["wipe tmp", "wipe tmp"]

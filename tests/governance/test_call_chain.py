@@ -68,7 +68,7 @@ async def run_row(row: Scenario, hooks: Path) -> tuple[bool, str, int]:
     agent = Agent(model, TOOLS, governance=governance, tool_timeout=TOOL_TIMEOUT)
     session = Session()
     if row.circuit_open:
-        breaker = agent.orchestration.circuit
+        breaker = agent.orchestration.limits.circuit
         assert breaker is not None
         for _ in range(breaker.failures):
             breaker.record(session.id, row.tool, True)

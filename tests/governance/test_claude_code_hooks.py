@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from toolweave import Agent
-from toolweave.agent.orchestration import Orchestration
+from toolweave.agent.orchestration import Children
 from toolweave.builtins import filesystem_tools, shell_tool
 from toolweave.governance import CallBlocked, GateContext, Governance, Hooks, Rules
 from toolweave.governance.errors import HookConfigError
@@ -218,7 +218,7 @@ async def test_subagent_start_and_stop_fire_around_a_subagent() -> None:
         parent,
         [],
         governance=Governance(hooks=hooks),
-        orchestration=Orchestration(subagents=True, subagent_model=child),
+        orchestration=Children(subagents=True, subagent_model=child),
     )
     await agent.run("go")
     [(start, kind, agent_id), stop] = events

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from toolweave import Agent
-from toolweave.agent.orchestration import Orchestration
+from toolweave.agent.orchestration import Children
 from toolweave.errors import ConfigError
 from toolweave.llm import Message, ScriptedModel, TextPart, ToolCallPart
 from toolweave.memory import MemoryManager, MemorySettings
@@ -100,7 +100,7 @@ async def test_memory_and_skills_shape_the_prompt_the_same_way(
         instructions="你是茶艺师。",
         memory=MemorySettings(memory, context=2),
         skills=SkillLibrary([tmp_path / "skills"]),
-        orchestration=Orchestration(subagents=True, subagent_model=child),
+        orchestration=Children(subagents=True, subagent_model=child),
     )
     await agent.run("乌龙茶用多少度的水？")
     system = model.requests[0].messages[0].text

@@ -21,7 +21,9 @@ from toolweave.agent._run.resume import prepare
 from toolweave.agent._run.stream import run_events
 from toolweave.agent.economy import ContextEconomy
 from toolweave.agent.events import AgentEvent
-from toolweave.agent.orchestration.registry import orchestration_registry
+from toolweave.agent.orchestration.children import Children
+from toolweave.agent.orchestration.limits import RunLimits
+from toolweave.agent.orchestration.registry import children_registry
 from toolweave.agent.orchestration.settings import Orchestration, RunScope
 from toolweave.agent.output import Output, OutputT
 from toolweave.agent.result import RunResult
@@ -62,7 +64,8 @@ class Agent(Generic[DepsT, OutputT]):
 
     Each capability comes in through one parameter holding its own settings object, which
     checks itself (the table is in docs/agent.md): `governance` (a `Governance`, or a bare
-    `Rules` or `PermissionPolicy`), `orchestration` (`Orchestration`), `memory`
+    `Rules` or `PermissionPolicy`), `orchestration` (`Orchestration`: `Children` for subagents
+    and teams, `RunLimits` for quota, query log, circuit and todos, slash commands), `memory`
     (`MemorySettings`, or a bare `MemoryManager`), `skills` (`SkillSettings`, or a bare
     `SkillLibrary`), `tracing` (`Tracing`) and `tool_search` (`ToolSearch`, or True for its
     defaults: past a threshold of tools the model sees pinned ones and a `tool_search` tool) and
@@ -86,7 +89,7 @@ class Agent(Generic[DepsT, OutputT]):
         name: str = "agent",
         deps_type: type[DepsT] | None = None,
         governance: Governance | Rules | PermissionPolicy | None = None,
-        orchestration: Orchestration | None = None,
+        orchestration: Orchestration | Children | RunLimits | None = None,
         memory: MemorySettings | MemoryManager | None = None,
         skills: SkillSettings | SkillLibrary | None = None,
         tracing: Tracing | None = None,
@@ -113,13 +116,7 @@ class Agent(Generic[DepsT, OutputT]):
                 f"Agent(model_settings=...) must be a toolweave.llm.ModelSettings, got "
                 f"{type(model_settings).__name__}"
             )
-        if orchestration is None:
-            orchestration = Orchestration()
-        elif not isinstance(orchestration, Orchestration):
-            raise TypeError(
-                f"Agent(orchestration=...) must be an Orchestration, got "
-                f"{type(orchestration).__name__}"
-            )
+        orchestration = Orchestration.of(orchestration)
         if tracing is not None and not isinstance(tracing, Tracing):
             raise TypeError(f"Agent(tracing=...) must be a Tracing, got {type(tracing).__name__}")
         gating = Governance.of(governance)
@@ -150,7 +147,7 @@ class Agent(Generic[DepsT, OutputT]):
 
             agent_skills = AgentSkills(SkillSettings.of(skills), model)
             agent_skills.install(registry)
-        registry = orchestration_registry(registry, orchestration)
+        registry = children_registry(registry, orchestration.children)
         economy = ContextEconomy.of(context)
         agent_economy = None
         if economy is not None:  # saved results and `read_result`; model summaries if asked
@@ -169,7 +166,7 @@ class Agent(Generic[DepsT, OutputT]):
                 pinned = (*pinned, READ_RESULT)  # a cut result names its pager
             agent_search = AgentToolSearch(search_settings, gating, pinned, model)
             agent_search.install(registry)
-        circuit = orchestration.circuit
+        circuit = orchestration.limits.circuit
         if circuit is not None and circuit not in gating.gates:  # governance runs every gate
             gating = replace(gating, gates=(circuit, *gating.gates))
         self.name = name
@@ -226,7 +223,8 @@ class Agent(Generic[DepsT, OutputT]):
 
     @property
     def orchestration(self) -> Orchestration:
-        """Subagents, teams, circuit breaker, reminders, quota, commands and query log."""
+        """`children` (subagents, teams), `limits` (quota, query log, circuit, todos) and
+        slash `commands`."""
         return self._config.orchestration
 
     @property
@@ -321,10 +319,10 @@ class Agent(Generic[DepsT, OutputT]):
         agent_type: str,
     ) -> Agent[Any, str]:
         """A disposable child (a subagent or team member): the same gates, policy, skills,
-        quota, circuit breaker and limits; its own model, tools and instructions; plain-text
-        answers; no memory context, subagents, teams, reminders, commands or log. Its rules and
-        hooks are the parent's (a child narrows, never widens), and hook payloads and approval
-        requests name it and its parent chain."""
+        quota, circuit breaker, query log and limits; its own model, tools and instructions;
+        plain-text answers; no memory context, subagents, teams, reminders or commands. Its
+        rules and hooks are the parent's (a child narrows, never widens), and hook payloads and
+        approval requests name it and its parent chain."""
         config = dataclasses.replace(
             self._config,
             model=model,

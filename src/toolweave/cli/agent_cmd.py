@@ -95,7 +95,7 @@ def _build_agent(
     trace: Path | None = None,
 ) -> Agent:
     from toolweave.agent import Agent
-    from toolweave.agent.orchestration import Commands, Orchestration
+    from toolweave.agent.orchestration import Commands, Orchestration, RunLimits
     from toolweave.agent.tracing import Tracing
     from toolweave.governance import Governance
     from toolweave.llm import ModelConfigError
@@ -118,7 +118,7 @@ def _build_agent(
             governance=governance,
             orchestration=Orchestration(
                 commands=Commands.load(commands) if commands is not None else None,
-                query_log=tools.query_log,
+                limits=RunLimits(query_log=tools.query_log),
             ),
             tracing=Tracing.to_jsonl(trace) if trace is not None else None,
         )

@@ -51,7 +51,7 @@ class AgentTools:
     """`--config`'s query log (with `[serve].query_log` on): the terminal's approval decisions
     are kept there beside the served ones (`toolweave log --approvals`); plain chat's own log."""
     query_log: QueryLog | None = None
-    """Where the agent's runs and tool calls are logged (`Orchestration(query_log=...)`)."""
+    """Where the agent's runs and tool calls are logged (`RunLimits(query_log=...)`)."""
 
 
 @asynccontextmanager

@@ -121,7 +121,6 @@ from toolweave.errors import ConfigError
 from toolweave.governance.rules import Rules
 from toolweave.host._config_env import MCP_SERVERS, merge_env
 from toolweave.host._toml_lines import key_lines
-from toolweave.host.console.app import DEFAULT_MAX_PENDING_PER_CLIENT
 from toolweave.host.sections import (
     SECTIONS,
     ConfigSource,
@@ -146,6 +145,10 @@ DEFAULT_DRAIN_NOTICE = 2.0
 checks take it out before it stops accepting (docs/serve.md, several replicas)."""
 DEFAULT_DRAIN_TIMEOUT = 30.0
 """Seconds a draining replica gives its running calls to finish before it cuts them."""
+DEFAULT_MAX_PENDING_PER_CLIENT = 10
+"""Requests one client (`ApprovalRequest.requester`, else its session) may have waiting at once
+in the console (`ConsoleApprovals`); its next ones are denied immediately, and nobody else's
+are: one client's flood never fills the queue for the others (`[serve].approvals_per_client`)."""
 USER_CONFIG_FILE = "~/.toolweave/toolweave.toml"
 """The user's own config: what `toolweave serve` runs when no `--config` is given and the
 current folder's `toolweave.toml` is absent or not trusted."""

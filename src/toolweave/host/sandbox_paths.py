@@ -13,16 +13,17 @@ the sandbox behind empty read-only ones.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from toolweave.governance import Hooks
 from toolweave.host.config import HostConfig
 from toolweave.skills import SkillLibrary
 
 
-def host_files(config: HostConfig) -> tuple[str, ...]:
-    """Absolute paths the host executes or loads, for its sandboxes to keep read-only."""
-    from toolweave.host.providers.skills import SkillsSection  # which imports this module
-
+def host_files(config: HostConfig, skill_roots: list[Path] | None) -> tuple[str, ...]:
+    """Absolute paths the host executes or loads, for its sandboxes to keep read-only;
+    `skill_roots` are the `[skills]` roots (`SkillsSection.root_paths`; None: the usual places).
+    """
     found: list[str] = []
     if config.source is not None:
         found.append(str(config.source))
@@ -31,8 +32,7 @@ def host_files(config: HostConfig) -> tuple[str, ...]:
     if config.hooks is not None and config.hooks.is_file():
         root = str(config.workspace)
         found += Hooks.from_file(config.hooks, cwd=root).files()
-    skills = config.section("skills", SkillsSection)
-    found += (str(r) for r in SkillLibrary(skills.root_paths(config.source)).roots)
+    found += (str(r) for r in SkillLibrary(skill_roots).roots)
     return tuple(dict.fromkeys(os.path.abspath(p) for p in found))
 
 

@@ -181,9 +181,8 @@ async def run_scheduled(
     from toolweave.agent.orchestration.settings import RunScope
     from toolweave.agent.session import Session
 
-    settings = agent.orchestration
     registry = agent.registry
-    if settings.subagents:
+    if agent.orchestration.children.subagents:
         registry = registry.overlay()
         for tool in background_tools():
             registry.register(tool)
@@ -215,7 +214,8 @@ async def run_scheduled(
         for _ in range(MAX_SYNTHESIS_ROUNDS):
             if not background.pending():
                 break
-            results = await background.drain(deadline, settings.subagent_max_result_chars)
+            limit = agent.orchestration.children.subagent_max_result_chars
+            results = await background.drain(deadline, limit)
             scope.turns_left = agent.max_turns
             result = await scheduled.run_scoped(results, scope)
             _collect(result, calls, outputs)

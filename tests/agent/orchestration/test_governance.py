@@ -8,7 +8,7 @@ from typing import Any
 
 from tests.agent.orchestration.test_subagents import call, results, write_note
 from toolweave.agent import Agent, Session
-from toolweave.agent.orchestration import Orchestration
+from toolweave.agent.orchestration import Children
 from toolweave.governance import ApprovalRequest, Governance, Hooks, Rules
 from toolweave.llm import Message, ScriptedModel
 
@@ -20,7 +20,7 @@ def delegating(child: ScriptedModel, **governance: Any) -> tuple[Agent, Scripted
         parent,
         [write_note],
         governance=Governance(**governance),
-        orchestration=Orchestration(subagents=True, subagent_model=child, subagent_tools="inherit"),
+        orchestration=Children(subagents=True, subagent_model=child, subagent_tools="inherit"),
     )
     return agent, parent
 

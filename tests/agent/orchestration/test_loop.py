@@ -12,7 +12,7 @@ import pytest
 from tests.agent.orchestration.test_subagents import call, results
 from toolweave.accounting import QueryLog, Quota, QuotaExceeded
 from toolweave.agent import Agent, Session
-from toolweave.agent.orchestration import Orchestration
+from toolweave.agent.orchestration import Children, Orchestration, RunLimits
 from toolweave.agent.orchestration.circuit import CircuitBreaker
 from toolweave.llm import FunctionModel, Message, ModelRequest, ScriptedModel, Usage
 from toolweave.tools import tool
@@ -123,7 +123,7 @@ async def test_todo_reminder_is_injected_once_per_change() -> None:
             Message.assistant("done"),
         ]
     )
-    agent = Agent(model, [step], max_turns=6, orchestration=Orchestration(todos=todos))
+    agent = Agent(model, [step], max_turns=6, orchestration=RunLimits(todos=todos))
     session = Session("s")
     await agent.run("work", session)
 
@@ -157,7 +157,7 @@ async def test_todo_write_feeds_the_reminder_end_to_end() -> None:
             Message.assistant("working"),
         ]
     )
-    agent = Agent(model, [todo_tool(store)], orchestration=Orchestration(todos=store))
+    agent = Agent(model, [todo_tool(store)], orchestration=RunLimits(todos=store))
     session = Session("todo-session")
     await agent.run("plan it", session)
     last = model.requests[1].messages[-1].text
@@ -169,7 +169,7 @@ async def test_todo_write_feeds_the_reminder_end_to_end() -> None:
 async def test_quota_refuses_before_the_model_call(tmp_path: Path) -> None:
     quota = Quota(tmp_path / "q.db", per_session_daily_tokens=100)
     model = ScriptedModel([Message.assistant("hi")] * 3, usage=Usage(60, 10))
-    agent = Agent(model, [], orchestration=Orchestration(quota=quota))
+    agent = Agent(model, [], orchestration=RunLimits(quota=quota))
     try:
         first = await agent.run("hello", Session("u1"))
         assert first.output == "hi"
@@ -192,7 +192,11 @@ async def test_subagent_tokens_count_against_the_parents_quota(tmp_path: Path) -
         [call("subagent_run", "p", task="t"), Message.assistant("ok")], usage=Usage(10, 10)
     )
     agent = Agent(
-        parent, [], orchestration=Orchestration(subagents=True, subagent_model=child, quota=quota)
+        parent,
+        [],
+        orchestration=Orchestration(
+            children=Children(subagents=True, subagent_model=child), limits=RunLimits(quota=quota)
+        ),
     )
     try:
         result = await agent.run("go", Session("u"))
@@ -236,21 +240,19 @@ async def test_query_log_rows_for_each_ending(tmp_path: Path) -> None:
         raise AssertionError("unreachable")
 
     try:
-        await Agent(ok, [ping], orchestration=Orchestration(query_log=log)).run(
+        await Agent(ok, [ping], orchestration=RunLimits(query_log=log)).run(
             "北京天气", Session("s1")
         )
         with pytest.raises(RuntimeError):
-            await Agent(failing, [], orchestration=Orchestration(query_log=log)).run(
+            await Agent(failing, [], orchestration=RunLimits(query_log=log)).run(
                 "will fail", Session("s2")
             )
         with pytest.raises(TimeoutError):
-            await Agent(FunctionModel(slow), [], orchestration=Orchestration(query_log=log)).run(
+            await Agent(FunctionModel(slow), [], orchestration=RunLimits(query_log=log)).run(
                 "slow", timeout=0.05
             )
         task = asyncio.create_task(
-            Agent(FunctionModel(slow), [], orchestration=Orchestration(query_log=log)).run(
-                "stop me"
-            )
+            Agent(FunctionModel(slow), [], orchestration=RunLimits(query_log=log)).run("stop me")
         )
         started.clear()
         await started.wait()
@@ -323,3 +325,52 @@ def test_chat_runs_custom_commands_and_still_rejects_unknown_ones(tmp_path: Path
     chat_loop(agent, Session(), console, lambda: next(lines))
     assert seen == ["翻译：你好"]
     assert "unknown command /nope" in console.export_text()
+
+
+async def test_a_subagents_own_tool_calls_are_rows_under_the_parent_run(tmp_path: Path) -> None:
+    log = QueryLog(tmp_path / "log.db")
+
+    @tool(read_only=True)
+    def weather(city: str) -> str:
+        """Look the weather up."""
+        return f"{city}: 晴"
+
+    @tool(read_only=True)
+    def broken(city: str) -> str:
+        """Always fails."""
+        raise RuntimeError(f"no station in {city}")
+
+    child = ScriptedModel(
+        [
+            call("weather", "c1", city="北京"),
+            call("broken", "c2", city="上海"),
+            Message.assistant("北京晴"),
+        ]
+    )
+    parent = ScriptedModel([call("subagent_run", "p1", task="查天气"), Message.assistant("ok")])
+    agent = Agent(
+        parent,
+        [weather, broken],
+        orchestration=Orchestration(
+            children=Children(subagents=True, subagent_model=child),
+            limits=RunLimits(query_log=log),
+        ),
+    )
+    try:
+        await agent.run("天气如何", Session("s1", requester="alice"))
+        (run,) = await log.search(kind="run")
+        rows = {row.tool: row for row in await log.search(parent=run.id)}
+        assert {name: row.outcome for name, row in rows.items()} == {
+            "subagent_run": "ran",
+            "weather": "ran",
+            "broken": "failed",
+        }
+        assert rows["subagent_run"].session_id == "s1"
+        for name in ("weather", "broken"):  # the subagent's own session, the same requester
+            assert rows[name].session_id.startswith("s1/subagent-task-")
+            assert (rows[name].kind, rows[name].client) == ("call", "alice")
+        assert rows["weather"].input == 'weather {"city": "北京"}'
+        assert "no station in 上海" in rows["broken"].error
+        assert run.tools == ["subagent_run"]  # the run's own calls; the subagent's are rows
+    finally:
+        await log.close()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from toolweave.agent import Agent
-from toolweave.agent.orchestration import Orchestration
+from toolweave.agent.orchestration import Children
 from toolweave.agent.orchestration.subagents import (
     SUBAGENT_RESERVE,
     resolve_subagent_timeout,
@@ -76,9 +76,7 @@ async def test_only_the_final_answer_returns_with_metadata_truncated() -> None:
     agent = Agent(
         parent,
         [lookup, write_note],
-        orchestration=Orchestration(
-            subagents=True, subagent_model=child, subagent_max_result_chars=500
-        ),
+        orchestration=Children(subagents=True, subagent_model=child, subagent_max_result_chars=500),
     )
     result = await agent.run("delegate it")
     (text,) = results(parent.requests[1])
@@ -104,7 +102,7 @@ async def test_subagents_cannot_start_subagents_or_teams() -> None:
     agent = Agent(
         parent,
         [lookup],
-        orchestration=Orchestration(
+        orchestration=Children(
             subagents=True, teams=True, subagent_model=child, subagent_tools="inherit"
         ),
     )
@@ -126,7 +124,7 @@ async def test_a_timed_out_subagent_is_a_tool_result_not_a_failure() -> None:
         [call("subagent_run", "p1", task="slow", timeout_sec=0.01), Message.assistant("fine")]
     )
     agent = Agent(
-        parent, [], orchestration=Orchestration(subagents=True, subagent_model=FunctionModel(never))
+        parent, [], orchestration=Children(subagents=True, subagent_model=FunctionModel(never))
     )
     result = await agent.run("go")  # the 0.01 s request is clamped up to 1 s
     (text,) = results(parent.requests[1])
@@ -144,7 +142,7 @@ async def test_the_per_call_tool_timeout_does_not_cut_a_subagent_short() -> None
         parent,
         [],
         tool_timeout=0.05,
-        orchestration=Orchestration(subagents=True, subagent_model=FunctionModel(worker)),
+        orchestration=Children(subagents=True, subagent_model=FunctionModel(worker)),
     )
     await agent.run("go")
     (text,) = results(parent.requests[1])
@@ -154,7 +152,7 @@ async def test_the_per_call_tool_timeout_does_not_cut_a_subagent_short() -> None
 async def test_little_time_left_refuses_to_start_and_the_parent_continues() -> None:
     child = ScriptedModel([Message.assistant("never asked")])
     parent = ScriptedModel([call("subagent_run", "p1", task="t"), Message.assistant("done")])
-    agent = Agent(parent, [], orchestration=Orchestration(subagents=True, subagent_model=child))
+    agent = Agent(parent, [], orchestration=Children(subagents=True, subagent_model=child))
     result = await agent.run("go", timeout=SUBAGENT_RESERVE + 0.5)
     (text,) = results(parent.requests[1])
     assert "not enough time left" in text and result.output == "done"
@@ -188,7 +186,7 @@ async def test_cancelling_the_parent_cancels_the_subagent() -> None:
 
     parent = ScriptedModel([call("subagent_run", "p1", task="t")])
     agent = Agent(
-        parent, [], orchestration=Orchestration(subagents=True, subagent_model=FunctionModel(child))
+        parent, [], orchestration=Children(subagents=True, subagent_model=FunctionModel(child))
     )
     run = asyncio.create_task(agent.run("go"))
     await started.wait()
@@ -217,7 +215,7 @@ def test_tool_sets() -> None:
     assert subagent_registry(registry, "inherit").names() == ["lookup", "memory_add", "write_note"]
     assert subagent_registry(registry, ["write_note"]).names() == ["write_note"]
     with pytest.raises(ValueError, match="subagent_tools='all'"):
-        Agent(ScriptedModel([]), orchestration=Orchestration(subagents=True, subagent_tools="all"))  # type: ignore[arg-type]
+        Agent(ScriptedModel([]), orchestration=Children(subagents=True, subagent_tools="all"))  # type: ignore[arg-type]
 
 
 async def test_scheduled_runs_use_background_subagents_and_synthesise(tmp_path: Path) -> None:
@@ -231,7 +229,7 @@ async def test_scheduled_runs_use_background_subagents_and_synthesise(tmp_path: 
         ],
         usage=Usage(5, 5),
     )
-    agent = Agent(main, [lookup], orchestration=Orchestration(subagents=True, subagent_model=child))
+    agent = Agent(main, [lookup], orchestration=Children(subagents=True, subagent_model=child))
     inbox: list[tuple[str, str]] = []
     now = [1_000_000.0]
     scheduler = Scheduler(

@@ -7,7 +7,7 @@ import asyncio
 
 from tests.agent.orchestration.test_subagents import call, results
 from toolweave.agent import Agent
-from toolweave.agent.orchestration import Orchestration, TeamStore
+from toolweave.agent.orchestration import Children, TeamStore
 from toolweave.governance import ApprovalRequest, Governance
 from toolweave.llm import FunctionModel, Message, ModelRequest, ScriptedModel, Usage
 
@@ -30,7 +30,7 @@ async def test_six_members_run_at_the_same_time() -> None:
         [call("team_run", "t1", task="split the work", members=members), Message.assistant("ok")]
     )
     agent = Agent(
-        parent, [], orchestration=Orchestration(teams=True, subagent_model=FunctionModel(member))
+        parent, [], orchestration=Children(teams=True, subagent_model=FunctionModel(member))
     )
     await agent.run("go")
     (text,) = results(parent.requests[1])
@@ -48,7 +48,7 @@ async def test_more_than_ten_members_are_refused() -> None:
     parent = ScriptedModel(
         [call("team_run", "t1", task="t", members=members), Message.assistant("ok")]
     )
-    agent = Agent(parent, [], orchestration=Orchestration(teams=True, subagent_model=child))
+    agent = Agent(parent, [], orchestration=Children(teams=True, subagent_model=child))
     await agent.run("go")
     (text,) = results(parent.requests[1])
     assert "at most 10" in text and child.requests == []
@@ -86,7 +86,7 @@ async def test_saved_teams_are_scoped_and_run_by_name() -> None:
         parent,
         [],
         governance=Governance(approver=approve),
-        orchestration=Orchestration(teams=store, subagent_model=child),
+        orchestration=Children(teams=store, subagent_model=child),
     )
     result = await agent.run("go")
     assert asked == ["team_delete"]

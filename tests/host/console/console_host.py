@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from toolweave.agent import Agent
-from toolweave.agent.orchestration import Orchestration
+from toolweave.agent.orchestration import RunLimits
 from toolweave.governance import Governance, Rules
 from toolweave.host import ToolHost, parse_config
 from toolweave.llm import Message, ScriptedModel, ToolCallPart, Usage
@@ -71,5 +71,5 @@ def gated_weather_agent(
         model,
         tools,
         governance=Governance(rules=Rules(ask=["get_weather"]), approver=host.console.approvals),
-        orchestration=Orchestration(query_log=query_log),
+        orchestration=RunLimits(query_log=query_log),
     )

@@ -52,11 +52,11 @@ class RunConfig:
     tool_search: AgentToolSearch | None = None
     economy: AgentEconomy | None = None
 
-    def stages(self, steps: RunStage) -> tuple[RunStage, ...]:
+    def stages(self, *steps: RunStage) -> tuple[RunStage, ...]:
         """A run's stages in the order the loop calls them: memory, skills, then the run's own
-        orchestration `steps` (the system message reads instructions, memories, then the skill
-        catalog)."""
-        return (*(s for s in (self.memory, self.skills) if s is not None), steps)
+        `steps` (its children and limits stages; the system message reads instructions,
+        memories, then the skill catalog)."""
+        return (*(s for s in (self.memory, self.skills) if s is not None), *steps)
 
     def session_registry(self, session: Session) -> ToolRegistry:
         """The session's overlay on the agent's tools, with the agent's policy applied."""

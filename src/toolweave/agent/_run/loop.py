@@ -17,7 +17,7 @@ from toolweave.agent._run.command_run import expand_context
 from toolweave.agent._run.dispatch import CallOutcome, CallSetup, dispatch_call, invoke_all
 from toolweave.agent._run.economy import compact_history
 from toolweave.agent._run.hooks import prompt_message, stop_reason
-from toolweave.agent._run.orchestrate import RunOrchestration
+from toolweave.agent._run.orchestrate import ChildrenStage, LimitsStage
 from toolweave.agent._run.resume import Answers, paused_state, restore, resume_turn
 from toolweave.agent._run.shape import error_part, unanswered
 from toolweave.agent._run.skill_rules import run_grants
@@ -99,8 +99,8 @@ class Run:
             session_id=session.id, trace_id=self.run_id, deps=deps, output_sink=self._sink
         )
         self.ctx.extras[SCOPE_EXTRA] = scope
-        self.steps = RunOrchestration(config.orchestration, scope, self.run_id)
-        self.stages = config.stages(self.steps)  # memory, skills, orchestration: one seam
+        self.limits = LimitsStage(config.orchestration.limits, scope, self.run_id)
+        self.stages = config.stages(ChildrenStage(scope), self.limits)  # one seam
         self.output = OutputHandler(
             config.output, config.output_mode, config.output_retries, config.max_tool_result_chars
         )
@@ -341,7 +341,7 @@ class Run:
                 parts[i] = error_part(call, blocked.message, config.max_tool_result_chars)
                 continue
             except ToolError as denied:  # the declared-permission policy ends the run
-                self.steps.blocked(call, "policy", denied.message)  # its query-log row
+                self.limits.blocked(call, "policy", denied.message)  # its query-log row
                 parts[i] = error_part(call, denied.message, config.max_tool_result_chars)
                 self._settle(f"Not executed: the call to {call.name!r} was refused.")
                 return denied
@@ -412,7 +412,7 @@ class Run:
             self.emit(ToolExecutionStarted(call, turn))
 
     def emit_blocked(self, call: ToolCallPart, stage: str, reason: str, turn: int) -> None:
-        self.steps.blocked(call, stage, reason)  # the query log's row of the refused call
+        self.limits.blocked(call, stage, reason)  # the query log's row of the refused call
         if self.emit is not None:
             self.emit(ToolCallBlocked(call, stage, reason, turn))
 
@@ -429,7 +429,7 @@ class Run:
         child = ctx.for_call(call.id)
         config = self.config
         # A subagent or team run keeps its own time budget.
-        budgeted = call.name in config.orchestration.budgeted_tools
+        budgeted = call.name in config.orchestration.children.budgeted_tools
         timeout = None if budgeted else config.tool_timeout
         try:
             outcome = await dispatch_call(setup, call, tool, child, timeout)

@@ -1,12 +1,14 @@
-"""The orchestration steps of one run, a `RunStage` the loop calls at its fixed points.
+"""The two orchestration stages of one run, `RunStage`s the loop calls at its fixed points.
 
-Kept out of `loop.py` so the loop reads as model-call / tools / history, and each step here is
-a no-op when its setting is off: the query-log row (written when the run starts, finished with
+Kept out of `loop.py` so the loop reads as model-call / tools / history.
+
+`ChildrenStage` (every run) records each model call's usage in the run's scope, which rolls a
+subagent's model calls up into its parent's. `LimitsStage` applies `RunLimits`, each step a
+no-op when its setting is off: the query-log row (written when the run starts, finished with
 its status) and a row per tool call linked to it (its outcome: ran, failed, refused:<stage>;
-written before the next model call and when the run ends), the quota reservation before each
-model call and its settlement after, the todo reminder appended to the request, the circuit
-breaker's count after each tool call, and the usage record that rolls a subagent's model calls
-up into its parent's.
+written before the next model call and when the run ends; a subagent's calls are linked to the
+outermost run's row), the quota reservation before each model call and its settlement after,
+the todo reminder appended to the request, and the circuit breaker's count after each tool call.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from toolweave.agent._run.stages import RunStage
-from toolweave.agent.orchestration.settings import Orchestration, RunScope
+from toolweave.agent.orchestration.limits import RunLimits
+from toolweave.agent.orchestration.settings import RunScope
 from toolweave.llm import ModelRequest, ToolCallPart, Usage
 from toolweave.tools import ToolInvocation
 
@@ -39,24 +42,42 @@ class _CallRow:
     outcome: str
 
 
-class RunOrchestration(RunStage):
-    """Per-run state of the orchestration steps (one instance per `Run`)."""
+class ChildrenStage(RunStage):
+    """Counts the run's model calls in its scope (and so in every ancestor's usage)."""
 
-    def __init__(self, settings: Orchestration, scope: RunScope, run_id: str) -> None:
+    def __init__(self, scope: RunScope) -> None:
+        self.scope = scope
+
+    async def after_model(self, usage: Usage | None) -> None:
+        if usage is not None:
+            self.scope.record(usage)
+
+
+class LimitsStage(RunStage):
+    """Per-run state of the run's `RunLimits` (one instance per `Run`)."""
+
+    def __init__(self, settings: RunLimits, scope: RunScope, run_id: str) -> None:
         self.settings = settings
         self.scope = scope
         self.run_id = run_id
-        self._row: str | None = None
+        self._row: str | None = None  # this run's own row (the outermost run only)
         self._reservation: str | None = None
         self._tools: list[str] = []
         self._calls: list[_CallRow] = []
         self._refused: set[str | None] = set()
+
+    @property
+    def _parent_row(self) -> str | None:
+        """The row this run's tool calls are logged under: its own, or its outermost run's (the
+        scope's, set when that run started)."""
+        return self.scope.query_row if self.settings.query_log is not None else None
 
     async def started(self, prompt: str) -> None:
         log = self.settings.query_log
         if log is not None and self.scope.depth == 0:
             session = self.scope.session
             self._row = await log.start(prompt, session.id, client=session.requester or "")
+            self.scope.query_row = self._row
 
     async def before_model(self, request: ModelRequest, turn: int) -> ModelRequest:
         """Log the last turn's tool calls, reserve the call's estimated input against the quota
@@ -79,9 +100,7 @@ class RunOrchestration(RunStage):
         return request
 
     async def after_model(self, usage: Usage | None) -> None:
-        """Settle the reservation with the real usage (0 when the call failed) and record it."""
-        if usage is not None:
-            self.scope.record(usage)
+        """Settle the reservation with the real usage (0 when the call failed)."""
         rid, self._reservation = self._reservation, None
         quota = self.settings.quota
         if quota is not None and rid is not None:
@@ -90,7 +109,7 @@ class RunOrchestration(RunStage):
 
     def after_tool(self, session: Session, invocation: ToolInvocation) -> None:
         self._tools.append(invocation.name)
-        if self._row is not None and invocation.call_id not in self._refused:
+        if self._parent_row is not None and invocation.call_id not in self._refused:
             from toolweave.accounting.calls import invocation_outcome
 
             status, error, outcome = invocation_outcome(invocation)
@@ -114,7 +133,7 @@ class RunOrchestration(RunStage):
     def blocked(self, call: ToolCallPart, stage: str, reason: str) -> None:
         """A governance stage refused `call` (the loop's `ToolCallBlocked`): its row says
         "refused:<stage>" (one row, also when the refusal came after the tool ran)."""
-        if self._row is not None:
+        if self._parent_row is not None:
             self._refused.add(call.id)
             row = _CallRow(
                 call.name, call.arguments, time.time(), 0.0, "stopped", reason, f"refused:{stage}"
@@ -126,7 +145,7 @@ class RunOrchestration(RunStage):
         governance stop (a hook's `continue: false`), else "refused:gate": the registry turns
         what a tool raises into its outcome, so an error stopping the chain before the tool ran
         is a gate's refusal for good (a `PermissionDenied`, a gate that failed closed)."""
-        if self._row is not None:
+        if self._parent_row is not None:
             from toolweave.accounting.calls import refused_outcome
 
             message = getattr(error, "message", str(error))
@@ -142,7 +161,7 @@ class RunOrchestration(RunStage):
             self._calls.append(row)
 
     async def _log_calls(self) -> None:
-        log, row = self.settings.query_log, self._row
+        log, row = self.settings.query_log, self._parent_row
         calls, self._calls = self._calls, []
         if log is None or row is None:
             return
@@ -169,10 +188,11 @@ class RunOrchestration(RunStage):
             )
 
     async def finished(self, status: QueryStatus, error: BaseException | None = None) -> None:
+        if self._calls:
+            await asyncio.shield(self._log_calls())
         log, row = self.settings.query_log, self._row
-        if log is None or row is None:
+        if log is None or row is None:  # a subagent's row is its parent's
             return
-        await asyncio.shield(self._log_calls())
         message = "" if error is None else f"{type(error).__name__}: {error}"
         await asyncio.shield(
             log.finish(

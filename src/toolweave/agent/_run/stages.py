@@ -1,17 +1,18 @@
 """The run-stage seam: how a capability joins a run, at the few points the loop calls.
 
 A `RunStage` overrides the hooks it needs; every hook is a no-op here. The loop calls each of
-the run's stages (`RunConfig.stages(...)`: memory, skills, then the run's orchestration steps)
-at the same points, in that order:
+the run's stages (`RunConfig.stages(...)`: memory, skills, then the run's children and limits
+stages, `agent/_run/orchestrate.py`) at the same points, in that order:
 
 - `shape`: the prompt and system message, once, before the first model call (memory adds what
   it recalls; skills expand a `/name` command and add the catalog);
 - `started` / `finished`: the run begins, and ends with a status (the query log's row);
-- `before_model` / `after_model`: around each model call (the quota's reservation and
-  settlement, the todo reminder, usage rolling up to a parent run);
-- `after_tool`: each finished tool call (the circuit breaker's count, skill activation);
-  `stopped`: a call an error stopped before it ran (its query-log row). Both for the calls of
-  the model's turns and of a slash command's `!`/`@` lines alike (`call_ended`).
+- `before_model` / `after_model`: around each model call (usage rolling up to a parent run;
+  the quota's reservation and settlement, the todo reminder);
+- `after_tool`: each finished tool call (the circuit breaker's count, the query log's call
+  rows, skill activation); `stopped`: a call an error stopped before it ran (its query-log
+  row). Both for the calls of the model's turns and of a slash command's `!`/`@` lines alike
+  (`call_ended`).
 
 Tracing wraps the run's events and model instead (`RunTrace.observe`, `RunTrace.model`), and a
 tool call's own stages are the call chain (`toolweave.tools.calls`).

@@ -1,5 +1,6 @@
-"""Orchestration: one agent directing others. Subagents, teams, a circuit breaker for failing
-tools, todo reminders and slash commands, gathered in one `Orchestration` settings object.
+"""Orchestration: one agent directing others and what limits its runs. `Children` (subagents,
+teams) runs children; `RunLimits` (quota, query log, circuit breaker, todo reminders) limits a
+run; slash `Commands`; `Orchestration` holds the three for `Agent(orchestration=...)`.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from typing import TYPE_CHECKING
 from toolweave._lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
+    "Children": "toolweave.agent.orchestration.children",
+    "RunLimits": "toolweave.agent.orchestration.limits",
     "Orchestration": "toolweave.agent.orchestration.settings",
     "RunScope": "toolweave.agent.orchestration.settings",
     "CircuitBreaker": "toolweave.agent.orchestration.circuit",
@@ -27,7 +30,9 @@ _EXPORTS: dict[str, str] = {
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
+    from toolweave.agent.orchestration.children import Children
     from toolweave.agent.orchestration.circuit import CircuitBreaker
+    from toolweave.agent.orchestration.limits import RunLimits
     from toolweave.agent.orchestration.settings import Orchestration, RunScope
     from toolweave.agent.orchestration.slash_commands import BUILTIN_COMMANDS, Command, Commands
     from toolweave.agent.orchestration.subagents import SubagentResult
@@ -44,10 +49,12 @@ __all__ = [
     "BUILTIN_COMMANDS",
     "GLOBAL_TEAM_SCOPE",
     "MAX_TEAM_MEMBERS",
+    "Children",
     "CircuitBreaker",
     "Command",
     "Commands",
     "Orchestration",
+    "RunLimits",
     "RunScope",
     "SubagentResult",
     "Team",

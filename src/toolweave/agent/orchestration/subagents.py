@@ -23,14 +23,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from toolweave.agent.errors import AgentError
+from toolweave.agent.orchestration.children import ORCHESTRATION_TOOLS, SubagentTools
 from toolweave.agent.orchestration.errors import SubagentBudgetExhausted
 from toolweave.agent.orchestration.settings import (
     MAX_SUBAGENT_DEPTH,
-    ORCHESTRATION_TOOLS,
     SCOPE_EXTRA,
     AgentType,
     RunScope,
-    SubagentTools,
 )
 from toolweave.governance import GateContext
 from toolweave.governance.errors import GovernanceError
@@ -156,7 +155,7 @@ async def run_subagent(
     from toolweave.agent.session import Session
 
     parent = scope.agent
-    settings = parent.orchestration
+    settings = parent.orchestration.children
     loop = asyncio.get_running_loop()
     timeout = resolve_subagent_timeout(
         settings.subagent_timeout, timeout_sec, scope.deadline, loop.time()
@@ -243,6 +242,6 @@ def subagent_tool() -> Tool:
             started: str = await scope.background.start(scope, ctx, task, timeout_sec)
             return started
         result = await run_subagent(scope, ctx, task, timeout_sec=timeout_sec)
-        return result.render(scope.agent.orchestration.subagent_max_result_chars)
+        return result.render(scope.agent.orchestration.children.subagent_max_result_chars)
 
     return FunctionTool(subagent_run, category="orchestration")

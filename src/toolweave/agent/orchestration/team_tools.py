@@ -25,10 +25,10 @@ from toolweave.tools import ExecutionFailed, FunctionTool, Tool, ToolContext
 
 
 def _store(scope: RunScope) -> TeamStore:
-    store = scope.agent.orchestration.teams
+    store = scope.agent.orchestration.children.teams
     if store is None:
         raise ExecutionFailed(
-            "teams are not enabled for this agent (Agent(orchestration=Orchestration(teams=True)))"
+            "teams are not enabled for this agent (Agent(orchestration=Children(teams=True)))"
         )
     return store
 
@@ -85,7 +85,7 @@ def team_tools() -> list[Tool]:
                 for member in chosen
             )
         )
-        limit = scope.agent.orchestration.subagent_max_result_chars
+        limit = scope.agent.orchestration.children.subagent_max_result_chars
         sections = [f"## {r.name}\n{r.render(limit)}" for r in results]
         return f"Team results ({len(results)} members):\n\n" + "\n\n".join(sections)
 

@@ -40,7 +40,7 @@ class TodoReminders:
     def __init__(self, source: TodoSource) -> None:
         if not isinstance(source, TodoSource):
             raise TypeError(
-                "Orchestration(todos=...) needs a todo store with get(session_id) -> snapshot, "
+                "RunLimits(todos=...) needs a todo store with get(session_id) -> snapshot, "
                 f"such as toolweave.builtins.TodoStore; got {source!r}"
             )
         self.source = source

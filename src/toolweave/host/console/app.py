@@ -32,9 +32,10 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 from toolweave.errors import ConfigError
+from toolweave.host.config import DEFAULT_MAX_PENDING_PER_CLIENT
 from toolweave.host.console.log import QuerySource, row_json, usage_summary
 from toolweave.host.governed import unwrapped
 
@@ -43,18 +44,17 @@ if TYPE_CHECKING:
     from starlette.responses import Response
     from starlette.routing import BaseRoute
 
-    from toolweave.host.app import ToolHost
+    from toolweave.accounting.calls import CallAccounting
+    from toolweave.host.config import HostConfig
     from toolweave.host.console.approval_queue import PostgresApprovalQueue
+    from toolweave.host.providers.base import CapabilityProvider
+    from toolweave.mcp.server import MCPServer
 
 CONSOLE_PATH = "/console"
 DEFAULT_APPROVAL_TIMEOUT = 300.0
 """Seconds a request waits in the console for an admin before it is denied."""
 DEFAULT_MAX_PENDING = 100
 """Requests the console queues at once; more are denied immediately."""
-DEFAULT_MAX_PENDING_PER_CLIENT = 10
-"""Requests one client (`ApprovalRequest.requester`, else its session) may have waiting at once;
-its next ones are denied immediately, and nobody else's are: one client's flood never fills the
-queue for the others (`[serve].approvals_per_client`)."""
 DEFAULT_QUERY_ROWS = 200
 """Rows the query page and the usage charts read."""
 MAX_QUERY_ROWS = 5000
@@ -194,12 +194,31 @@ def _client_of(request: Any) -> str:
     return str(getattr(request, "requester", None) or getattr(request, "session_id", None))
 
 
+class ConsoleHost(Protocol):
+    """What the console reads of a running host (`ToolHost` is one)."""
+
+    @property
+    def config(self) -> HostConfig: ...
+
+    @property
+    def accounting(self) -> CallAccounting: ...
+
+    @property
+    def server(self) -> MCPServer: ...
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def providers(self) -> list[CapabilityProvider]: ...
+
+
 class Console:
-    """The console's data, read from a running `ToolHost`."""
+    """The console's data, read from a running `ToolHost` (a `ConsoleHost`)."""
 
     def __init__(
         self,
-        host: ToolHost,
+        host: ConsoleHost,
         *,
         approvals: ConsoleApprovals | None = None,
         query_log: QuerySource | None = None,

@@ -1,8 +1,8 @@
 """What the web console's query and usage pages show: rows of the host's query log.
 
-Every call `toolweave serve` runs is a row of the orchestration query log (`QueryLog`, written
+Every call `toolweave serve` runs is a row of the query log (`QueryLog`, written
 by host/accounting.py when `[serve].query_log` is on; agent runs logged with
-`Orchestration(query_log=...)` land there too). The console reads any source with
+`RunLimits(query_log=...)` land there too). The console reads any source with
 `async recent(n) -> rows` whose rows have `QueryRecord`'s fields; `usage_summary` turns them
 into what the usage page draws: calls and errors per tool, latency percentiles per tool,
 tokens per day.

@@ -48,6 +48,7 @@ from toolweave.builtins.fetch import DEFAULT_MAX_HTML_DEPTH, DEFAULT_MAX_HTML_NO
 from toolweave.builtins.shell import shell_rules
 from toolweave.builtins.sql import DEFAULT_MAX_CELL_BYTES
 from toolweave.host.config import HostConfig
+from toolweave.host.providers.skills import SkillsSection
 from toolweave.host.sandbox_paths import host_files, private_paths
 from toolweave.host.sections import Section
 from toolweave.tools.base import Tool
@@ -183,12 +184,16 @@ class BuiltinsProvider:
                     timeout=settings.shell_timeout,
                     sandbox=settings.sandbox,
                     network=settings.network,
-                    protected=host_files(self.config),
+                    protected=host_files(self.config, self._skill_roots()),
                     hidden=private_paths(self.config),
                     limits=settings.limits(),
                 )
             )
         return tools
+
+    def _skill_roots(self) -> list[Path] | None:
+        """The `[skills]` roots: the skill scripts bash must not rewrite."""
+        return self.config.section("skills", SkillsSection).root_paths(self.config.source)
 
     async def close(self) -> None:
         for closer in self._closers:

@@ -203,12 +203,12 @@ class SkillsProvider:
 
     def __init__(self, config: HostConfig) -> None:
         self.settings = config.section("skills", SkillsSection)
+        roots = self.settings.root_paths(config.source)
         self._sandbox = dataclasses.replace(
             self.settings.sandbox(config.source),
-            protected=host_files(config),
+            protected=host_files(config, roots),
             hidden=private_paths(config),
         )
-        roots = self.settings.root_paths(config.source)
         self.library = SkillLibrary(roots, self.settings.allow or None)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._on_added: Callable[[Tool], None] | None = None

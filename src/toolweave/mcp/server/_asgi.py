@@ -20,14 +20,14 @@ from toolweave.mcp.server.event_store import EventStore
 from toolweave.mcp.shared.constants import DEFAULT_IDEMPOTENCY_TTL, LOOPBACK_HOSTS
 
 if TYPE_CHECKING:
-    from toolweave.mcp.server.app import MCPServer
+    from toolweave.mcp.server._view import ServerView
     from toolweave.mcp.server.postgres_sessions import PostgresMCPSessionStore
 
 logger = logging.getLogger("toolweave.mcp.server")
 
 
 def build_app(
-    server: MCPServer,
+    server: ServerView,
     path: str,
     *,
     allowed_origins: Sequence[str],
@@ -74,19 +74,18 @@ def build_app(
 
 
 def serve_http(
-    server: MCPServer, *, host: str, port: int, path: str, auth_token: str | None, log_level: str
+    app: Starlette, *, name: str, host: str, port: int, guarded: bool, log_level: str
 ) -> None:
-    """Run `server` under uvicorn until interrupted (what `MCPServer.run("http")` does)."""
-    loopback = _loopback_hosts(host)
-    if loopback is None and auth_token is None:
+    """Run the app of server `name` under uvicorn until interrupted (what `MCPServer.run("http")`
+    does); `guarded` says whether the app checks a bearer token."""
+    if loopback_hosts(host) is None and not guarded:
         logger.warning(
             "serving %s on %s:%s without auth_token: anyone who can reach this address can "
             "call every tool; pass auth_token=... or bind to 127.0.0.1",
-            server.name,
+            name,
             host,
             port,
         )
-    app = server.asgi_app(path, allowed_hosts=loopback, auth_token=auth_token)
     import uvicorn
 
     uvicorn.run(
@@ -99,6 +98,6 @@ def serve_http(
     )
 
 
-def _loopback_hosts(bind: str) -> tuple[str, ...] | None:
+def loopback_hosts(bind: str) -> tuple[str, ...] | None:
     """Bound to loopback, only loopback Host headers are legitimate (DNS-rebinding guard)."""
     return LOOPBACK_HOSTS if bind in LOOPBACK_HOSTS else None

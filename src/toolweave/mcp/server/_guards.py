@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.responses import Response
 
-from toolweave.mcp.server._session import unsupported_version
+from toolweave.mcp.server._declared import unsupported_version
 from toolweave.mcp.shared.constants import (
     LOOPBACK_HOSTS,
     META_CLIENT_CAPABILITIES,

@@ -1,18 +1,24 @@
 """The MCP methods a server answers, one coroutine each, shared by every transport.
 
+Each handler takes the server it answers for (a `ServerView`) before the session:
+`bind_handlers` gives an `MCPServer` its own table, which its sessions dispatch to, so nothing
+below the app imports the app or this module.
+
 Error policy (spec 2025-11-25 and the forge contract): an unknown tool, prompt or bad request
 shape is a JSON-RPC error (-32602); invalid arguments and anything the tool itself raises are a
 result with `isError: true` naming the problem, so the model can correct itself; MCP/transport
-failures inside a tool (a proxied server died, sampling timed out) stay JSON-RPC errors.
+failures inside a tool (a proxied server died, sampling timed out) stay JSON-RPC errors
+(`_run_tool`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
+from toolweave.mcp.server._declared import tasks_declared, tasks_required
 from toolweave.mcp.server._input import (
     RetryInputs,
     arguments_digest,
@@ -20,17 +26,15 @@ from toolweave.mcp.server._input import (
     retry_inputs,
 )
 from toolweave.mcp.server._listing import page
-from toolweave.mcp.server._session import ServerSession
-from toolweave.mcp.server._tasks import tasks_declared, tasks_required
-from toolweave.mcp.server._tools import ToolEntry
+from toolweave.mcp.server._run_tool import run_tool
+from toolweave.mcp.server._session import Handler, ServerSession
+from toolweave.mcp.server._view import ServerView
 from toolweave.mcp.server.context import LOG_LEVELS, Context
 from toolweave.mcp.server.results import error_result, result_to_wire
 from toolweave.mcp.shared.constants import (
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE,
     META_SERVER_INFO,
-    PROBE_ALWAYS,
-    PROBE_PATTERNS,
     SUPPORTED_VERSIONS,
 )
 from toolweave.mcp.shared.errors import (
@@ -38,19 +42,18 @@ from toolweave.mcp.shared.errors import (
     RESOURCE_NOT_FOUND,
     InputRequired,
     JSONRPCError,
-    MCPError,
 )
 from toolweave.mcp.shared.jsonrpc import RequestContext
-from toolweave.tools.base import Tool
-from toolweave.tools.errors import ToolError
-from toolweave.tools.result import ToolResult
 
-Handler = Callable[[ServerSession, dict[str, Any], RequestContext], Awaitable[dict[str, Any]]]
+#: A method's handler: the server it answers for, the session, the params, the request.
+ServerHandler = Callable[
+    [ServerView, ServerSession, dict[str, Any], RequestContext], Awaitable[dict[str, Any]]
+]
 MAX_COMPLETIONS = 100
 
 
 async def initialize(
-    session: ServerSession, params: dict[str, Any], ctx: RequestContext
+    server: ServerView, session: ServerSession, params: dict[str, Any], ctx: RequestContext
 ) -> dict[str, Any]:
     requested = params.get("protocolVersion")
     version = requested if requested in HANDSHAKE_VERSIONS else LATEST_HANDSHAKE
@@ -60,7 +63,6 @@ async def initialize(
     session.client_info = info if isinstance(info, dict) else {}
     caps = params.get("capabilities")
     session.client_capabilities = caps if isinstance(caps, dict) else {}
-    server = session.server
     result: dict[str, Any] = {
         "protocolVersion": version,
         "capabilities": server.capabilities(),
@@ -72,9 +74,8 @@ async def initialize(
 
 
 async def discover(
-    session: ServerSession, params: dict[str, Any], ctx: RequestContext
+    server: ServerView, session: ServerSession, params: dict[str, Any], ctx: RequestContext
 ) -> dict[str, Any]:
-    server = session.server
     result: dict[str, Any] = {
         "supportedVersions": list(SUPPORTED_VERSIONS),
         "capabilities": server.capabilities(),
@@ -86,9 +87,8 @@ async def discover(
 
 
 async def tools_list(
-    session: ServerSession, params: dict[str, Any], ctx: RequestContext
+    server: ServerView, session: ServerSession, params: dict[str, Any], ctx: RequestContext
 ) -> dict[str, Any]:
-    server = session.server
     await server.load_tool_sources()
     return page("tools", "tools", server.tool_definitions_for(session), params, server.page_size)
 
@@ -98,9 +98,8 @@ def _bad_params(message: str) -> JSONRPCError:
 
 
 async def tools_call(
-    session: ServerSession, params: dict[str, Any], ctx: RequestContext
+    server: ServerView, session: ServerSession, params: dict[str, Any], ctx: RequestContext
 ) -> dict[str, Any]:
-    server = session.server
     name = params.get("name")
     if not isinstance(name, str):
         raise _bad_params("tools/call needs params.name, the tool's name as a string")
@@ -117,7 +116,7 @@ async def tools_call(
     if not isinstance(args, dict):
         return result_to_wire(error_result(f"arguments of tool {name!r} must be a JSON object"))
     binding = _binding(session, ctx, f"tools/call:{name}", args)
-    inputs = await _retry_inputs(session, params, binding)
+    inputs = await _retry_inputs(server, params, binding)
     call_ctx = Context(session, ctx, tool_name=name, deps=server.deps, inputs=inputs)
     try:
         if (
@@ -150,67 +149,16 @@ def _binding(
 
 
 async def _retry_inputs(
-    session: ServerSession, params: dict[str, Any], binding: dict[str, str] | None
+    server: ServerView, params: dict[str, Any], binding: dict[str, str] | None
 ) -> RetryInputs | None:
     if binding is None:
         return None
-    return await retry_inputs(session.server.request_states, params, **binding)
-
-
-async def run_tool(entry: ToolEntry, tool: Tool, args: dict[str, Any], ctx: Context) -> ToolResult:
-    """Run one call of `tool` (or answer its probe): its failures become error results, MCP
-    failures and questions for the client (`InputRequired`) propagate."""
-    name = entry.name
-    try:
-        if ctx.probe:
-            return await _probe(entry, tool, args, ctx)
-        if entry.timeout is not None:
-            async with asyncio.timeout(entry.timeout):
-                return await tool.execute(args, ctx)
-        return await tool.execute(args, ctx)
-    except asyncio.CancelledError:
-        ctx.cancel()  # a sync handler in a worker thread can poll ctx.cancelled
-        raise
-    except MCPError:
-        raise  # infrastructure failure: a JSON-RPC error, not something the model can fix
-    except ToolError as exc:
-        return error_result(exc.message)
-    except TimeoutError as exc:
-        if entry.timeout is None:  # raised by the tool itself (a `Tool` added with add_tool)
-            return error_result(f"Tool {name!r} timed out: {exc or 'no detail'}")
-        ctx.cancel()
-        return error_result(
-            f"Tool {name!r} timed out after {entry.timeout:g}s; try a smaller request"
-        )
-
-
-async def _probe(entry: Any, tool: Any, args: dict[str, Any], ctx: Context) -> ToolResult:
-    """Answer a forge permission probe without running the tool (unless it handles probes)."""
-    if not entry.supports_probe:
-        return error_result(
-            f"Tool {entry.name!r} does not support permission probes (it declares no "
-            "permission patterns); call it without _meta['forge.permission_patterns']"
-        )
-    if entry.probe is True:  # the tool answers probes itself (is_probe(ctx) / probe_result)
-        result: ToolResult = await tool.execute(args, ctx)
-        return result
-    schema = getattr(tool, "schema", None)
-    if schema is not None:  # validate first so patterns are computed from well-formed input
-        args = schema.validate(entry.name, args)
-    try:
-        patterns = entry.probe(args)
-        if inspect.isawaitable(patterns):
-            patterns = await patterns
-    except ValueError as exc:  # e.g. a validator refusing the path the call would write
-        return error_result(f"Tool {entry.name!r} refuses these arguments: {exc}")
-    meta = {PROBE_PATTERNS: list(patterns), PROBE_ALWAYS: list(entry.always)}
-    return ToolResult(content=[], metadata={"_meta": meta})
+    return await retry_inputs(server.request_states, params, **binding)
 
 
 async def resources_list(
-    session: ServerSession, params: dict[str, Any], ctx: RequestContext
+    server: ServerView, session: ServerSession, params: dict[str, Any], ctx: RequestContext
 ) -> dict[str, Any]:
-    server = session.server
     resources = [r.definition() for r in server.resources if not r.is_template]
     for source in server.catalog_sources:
         resources.extend(await source.resources())
@@ -218,12 +166,12 @@ async def resources_list(
 
 
 async def resource_templates_list(
-    session: ServerSession, params: dict[str, Any], ctx: RequestContext
+    server: ServerView, session: ServerSession, params: dict[str, Any], ctx: RequestContext
 ) -> dict[str, Any]:
-    templates = [r.definition() for r in session.server.resources if r.is_template]
-    for source in session.server.catalog_sources:
+    templates = [r.definition() for r in server.resources if r.is_template]
+    for source in server.catalog_sources:
         templates.extend(await source.resource_templates())
-    return page("templates", "resourceTemplates", templates, params, session.server.page_size)
+    return page("templates", "resourceTemplates", templates, params, server.page_size)
 
 
 async def _call(func: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
@@ -234,17 +182,17 @@ async def _call(func: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
 
 
 async def resources_read(
-    session: ServerSession, params: dict[str, Any], ctx: RequestContext
+    server: ServerView, session: ServerSession, params: dict[str, Any], ctx: RequestContext
 ) -> dict[str, Any]:
     uri = params.get("uri")
     if not isinstance(uri, str):
         raise _bad_params("resources/read needs params.uri, the resource URI as a string")
-    for entry in session.server.resources:
+    for entry in server.resources:
         variables = entry.match(uri)
         if variables is not None:
             value = await _call(entry.func, variables)
             return {"contents": entry.contents(uri, value)}
-    for source in session.server.catalog_sources:
+    for source in server.catalog_sources:
         found = await source.read_resource(uri)
         if found is not None:
             return found
@@ -253,7 +201,7 @@ async def resources_read(
 
 
 async def resources_subscribe(
-    session: ServerSession, params: dict[str, Any], ctx: RequestContext
+    server: ServerView, session: ServerSession, params: dict[str, Any], ctx: RequestContext
 ) -> dict[str, Any]:
     uri = params.get("uri")
     if not isinstance(uri, str):
@@ -263,7 +211,7 @@ async def resources_subscribe(
 
 
 async def resources_unsubscribe(
-    session: ServerSession, params: dict[str, Any], ctx: RequestContext
+    server: ServerView, session: ServerSession, params: dict[str, Any], ctx: RequestContext
 ) -> dict[str, Any]:
     uri = params.get("uri")
     if not isinstance(uri, str):
@@ -273,29 +221,29 @@ async def resources_unsubscribe(
 
 
 async def prompts_list(
-    session: ServerSession, params: dict[str, Any], ctx: RequestContext
+    server: ServerView, session: ServerSession, params: dict[str, Any], ctx: RequestContext
 ) -> dict[str, Any]:
-    prompts = [p.definition() for p in session.server.prompts.values()]
-    for source in session.server.catalog_sources:
+    prompts = [p.definition() for p in server.prompts.values()]
+    for source in server.catalog_sources:
         prompts.extend(await source.prompts())
-    return page("prompts", "prompts", prompts, params, session.server.page_size)
+    return page("prompts", "prompts", prompts, params, server.page_size)
 
 
 async def prompts_get(
-    session: ServerSession, params: dict[str, Any], ctx: RequestContext
+    server: ServerView, session: ServerSession, params: dict[str, Any], ctx: RequestContext
 ) -> dict[str, Any]:
     name = params.get("name")
-    entry = session.server.prompts.get(name) if isinstance(name, str) else None
+    entry = server.prompts.get(name) if isinstance(name, str) else None
     arguments = params.get("arguments") or {}
     if not isinstance(arguments, dict):
         raise _bad_params(f"arguments of prompt {name!r} must be an object of strings")
     if entry is None and isinstance(name, str):
-        for source in session.server.catalog_sources:
+        for source in server.catalog_sources:
             found = await source.get_prompt(name, arguments)
             if found is not None:
                 return found
     if entry is None:
-        known = ", ".join(sorted(session.server.prompts))
+        known = ", ".join(sorted(server.prompts))
         raise _bad_params(f"Unknown prompt: {name!r}. Available prompts: {known}")
     declared = entry.definition().get("arguments", [])
     missing = [a["name"] for a in declared if a["required"] and a["name"] not in arguments]
@@ -305,19 +253,19 @@ async def prompts_get(
     if unknown:
         raise _bad_params(f"prompt {name!r} has no arguments named {', '.join(sorted(unknown))}")
     binding = _binding(session, ctx, f"prompts/get:{name}", arguments)
-    inputs = await _retry_inputs(session, params, binding)
+    inputs = await _retry_inputs(server, params, binding)
     kwargs = dict(arguments)
     if entry.context_param is not None:
-        kwargs[entry.context_param] = Context(session, ctx, deps=session.server.deps, inputs=inputs)
+        kwargs[entry.context_param] = Context(session, ctx, deps=server.deps, inputs=inputs)
     try:
         return entry.messages(await _call(entry.func, kwargs))
     except InputRequired:
         assert inputs is not None and binding is not None
-        return input_required_result(session.server.request_states, inputs, **binding)
+        return input_required_result(server.request_states, inputs, **binding)
 
 
 async def complete(
-    session: ServerSession, params: dict[str, Any], ctx: RequestContext
+    server: ServerView, session: ServerSession, params: dict[str, Any], ctx: RequestContext
 ) -> dict[str, Any]:
     ref = params.get("ref")
     argument = params.get("argument") or {}
@@ -327,7 +275,7 @@ async def complete(
             "{'type': 'ref/resource', 'uri': ...}) and params.argument ({'name', 'value'})"
         )
     key = ref.get("name") if ref.get("type") == "ref/prompt" else ref.get("uri")
-    handler = session.server.completions.get(key) if isinstance(key, str) else None
+    handler = server.completions.get(key) if isinstance(key, str) else None
     values: list[str] = []
     if handler is not None:
         context = (params.get("context") or {}).get("arguments") or {}
@@ -342,7 +290,7 @@ async def complete(
         values = [str(v) for v in found]
     else:
         context = (params.get("context") or {}).get("arguments") or {}
-        for source in session.server.catalog_sources:
+        for source in server.catalog_sources:
             answered = await source.complete(ref, argument, context)
             if answered is not None:
                 return answered
@@ -362,27 +310,29 @@ def _task_owner(session: ServerSession, ctx: RequestContext) -> str:
     return session.principal or ""
 
 
-def _task_method(name: str) -> Handler:
+def _task_method(name: str) -> ServerHandler:
     """The handler of `tasks/<name>`: the server's `TaskManager.<name>` for the caller's tasks."""
 
     async def handle(
-        session: ServerSession, params: dict[str, Any], ctx: RequestContext
+        server: ServerView, session: ServerSession, params: dict[str, Any], ctx: RequestContext
     ) -> dict[str, Any]:
         method: Callable[[dict[str, Any], str], Awaitable[dict[str, Any]]]
-        method = getattr(session.server.tasks, name)
+        method = getattr(server.tasks, name)
         return await method(params, _task_owner(session, ctx))
 
     return handle
 
 
 async def listen(
-    session: ServerSession, params: dict[str, Any], ctx: RequestContext
+    server: ServerView, session: ServerSession, params: dict[str, Any], ctx: RequestContext
 ) -> dict[str, Any]:
-    return await session.server.changes.listen(session, params, ctx)
+    return await server.changes.listen(
+        session, params, ctx, capabilities=server.capabilities(), tasks=server.tasks
+    )
 
 
 async def set_level(
-    session: ServerSession, params: dict[str, Any], ctx: RequestContext
+    server: ServerView, session: ServerSession, params: dict[str, Any], ctx: RequestContext
 ) -> dict[str, Any]:
     level = params.get("level")
     if level not in LOG_LEVELS:
@@ -391,7 +341,8 @@ async def set_level(
     return {}
 
 
-HANDLERS: dict[str, Handler] = {
+#: The handler of each method, unbound (`bind_handlers` gives a server its own table).
+HANDLERS: dict[str, ServerHandler] = {
     "initialize": initialize,
     "server/discover": discover,
     "tools/list": tools_list,
@@ -410,3 +361,9 @@ HANDLERS: dict[str, Handler] = {
     "tasks/update": _task_method("update"),
     "tasks/cancel": _task_method("cancel"),
 }
+
+
+def bind_handlers(server: ServerView) -> dict[str, Handler]:
+    """`server`'s method table: each handler of `HANDLERS` with `server` as its first argument
+    (what its sessions dispatch to, see `SessionHost.handlers`)."""
+    return {method: partial(handler, server) for method, handler in HANDLERS.items()}

@@ -61,7 +61,7 @@ from toolweave.mcp.shared.peer import JSONRPCPeer
 from toolweave.storage.errors import StoreUnavailable
 
 if TYPE_CHECKING:
-    from toolweave.mcp.server.app import MCPServer
+    from toolweave.mcp.server._view import ServerView
     from toolweave.mcp.server.postgres_sessions import PostgresMCPSessionStore
 
 logger = logging.getLogger("toolweave.mcp.server")
@@ -85,7 +85,7 @@ class StreamableHTTPApp(SharedSessions):
 
     def __init__(
         self,
-        server: MCPServer,
+        server: ServerView,
         *,
         allowed_origins: Sequence[str],
         allowed_hosts: Sequence[str] | None,

@@ -36,6 +36,7 @@ from toolweave.mcp.shared.jsonrpc import RequestContext
 
 if TYPE_CHECKING:
     from toolweave.mcp.server._session import ServerSession
+    from toolweave.mcp.server._tasks import TaskManager
 
 logger = logging.getLogger("toolweave.mcp.server")
 
@@ -56,7 +57,7 @@ MAX_LISTEN_TASK_IDS = 100
 class Subscription:
     """One open `subscriptions/listen` request and the notifications it opted in to."""
 
-    __slots__ = ("ctx", "flags", "pending", "queue", "session", "task_ids", "uris")
+    __slots__ = ("ctx", "flags", "pending", "queue", "session", "task_ids", "tasks", "uris")
 
     def __init__(
         self,
@@ -64,12 +65,14 @@ class Subscription:
         ctx: RequestContext,
         flags: set[str],
         uris: list[str],
+        tasks: TaskManager,
         task_ids: list[str] | None = None,
     ) -> None:
         self.session = session
         self.ctx = ctx
         self.flags = flags
         self.uris = uris
+        self.tasks = tasks  # where a followed task's status is read
         self.task_ids = task_ids or []
         self.queue: asyncio.Queue[tuple[str, str | None] | None] = asyncio.Queue()
         self.pending: set[tuple[str, str | None]] = set()
@@ -110,7 +113,7 @@ class Subscription:
             method, uri = item
             params: dict[str, Any] = {"_meta": {META_SUBSCRIPTION_ID: self.id}}
             if method == TASK_STATUS and uri is not None:  # the task as it is now
-                task = await self.session.server.tasks.snapshot(uri, self.session.principal or "")
+                task = await self.tasks.snapshot(uri, self.session.principal or "")
                 if task is None:
                     continue
                 params.update(task)
@@ -132,9 +135,16 @@ class ChangeFeed:
         self.relays: list[Callable[[str, str | None], None]] = []
 
     async def listen(
-        self, session: ServerSession, params: dict[str, Any], ctx: RequestContext
+        self,
+        session: ServerSession,
+        params: dict[str, Any],
+        ctx: RequestContext,
+        *,
+        capabilities: dict[str, Any],
+        tasks: TaskManager,
     ) -> dict[str, Any]:
-        """The `subscriptions/listen` handler: acknowledge, stream changes, end gracefully."""
+        """The `subscriptions/listen` handler: acknowledge, stream changes, end gracefully.
+        `capabilities` are the server's (what it can report on), `tasks` its task runner."""
         if not session.is_modern(ctx.meta):
             raise JSONRPCError(
                 METHOD_NOT_FOUND,
@@ -143,9 +153,9 @@ class ChangeFeed:
                 "receives list changes without it",
             )
         requested = params.get("notifications")
-        flags, uris = _honored(requested, session.server.capabilities())
-        task_ids = await session.server.tasks.owned(_task_ids(requested), session.principal or "")
-        subscription = Subscription(session, ctx, flags, uris, task_ids)
+        flags, uris = _honored(requested, capabilities)
+        task_ids = await tasks.owned(_task_ids(requested), session.principal or "")
+        subscription = Subscription(session, ctx, flags, uris, tasks, task_ids)
         self.open.append(subscription)  # before the ack: a change made meanwhile is queued
         meta = {META_SUBSCRIPTION_ID: ctx.id}
         try:

@@ -5,12 +5,18 @@ session remembers its version, identity, capabilities and log level; a modern (2
 request carries all of that in its own `_meta`. The session answers both from the same handlers:
 `*_for(meta)` picks the per-request value when there is one, and `handle` wraps modern results
 with `resultType` and `serverInfo`.
+
+The session sits low in `mcp/server/`: it knows its server only as a `SessionHost` (the method
+table the server registered, the server's info and caching hints), so it imports neither the
+server nor the handlers.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
+from toolweave.mcp.server._declared import unsupported_version
 from toolweave.mcp.shared.constants import (
     HANDSHAKE_ONLY_METHODS,
     LATEST_HANDSHAKE,
@@ -20,15 +26,15 @@ from toolweave.mcp.shared.constants import (
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
     MODERN_VERSIONS,
-    SUPPORTED_VERSIONS,
-    UNSUPPORTED_PROTOCOL_VERSION,
 )
 from toolweave.mcp.shared.errors import INVALID_PARAMS, METHOD_NOT_FOUND, JSONRPCError
 from toolweave.mcp.shared.jsonrpc import RequestContext
 
 if TYPE_CHECKING:
-    from toolweave.mcp.server.app import MCPServer
     from toolweave.mcp.shared.peer import JSONRPCPeer
+
+#: How a session calls the handler of one method (the server binds each handler to itself).
+Handler = Callable[["ServerSession", dict[str, Any], RequestContext], Awaitable[dict[str, Any]]]
 
 #: Methods whose modern results must carry caching hints (`ttlMs`, `cacheScope`).
 CACHEABLE_METHODS = frozenset(
@@ -43,19 +49,29 @@ CACHEABLE_METHODS = frozenset(
 )
 
 
-def unsupported_version(requested: Any) -> JSONRPCError:
-    return JSONRPCError(
-        UNSUPPORTED_PROTOCOL_VERSION,
-        "Unsupported protocol version",
-        {"supported": list(SUPPORTED_VERSIONS), "requested": requested},
-    )
+class SessionHost(Protocol):
+    """What a session reads of its server (`MCPServer` is one)."""
+
+    @property
+    def handlers(self) -> Mapping[str, Handler]:
+        """The handler of each method the server answers."""
+        ...
+
+    @property
+    def info(self) -> dict[str, Any]: ...
+
+    @property
+    def cache_ttl_ms(self) -> int: ...
+
+    @property
+    def cache_scope(self) -> str: ...
 
 
 class ServerSession:
     """Per-client state plus the request dispatcher the JSON-RPC peer calls."""
 
     def __init__(
-        self, server: MCPServer, *, session_id: str | None = None, stateless: bool = False
+        self, server: SessionHost, *, session_id: str | None = None, stateless: bool = False
     ) -> None:
         self.server = server
         self.session_id = session_id
@@ -106,9 +122,7 @@ class ServerSession:
     async def handle(
         self, method: str, params: dict[str, Any], ctx: RequestContext
     ) -> dict[str, Any]:
-        from toolweave.mcp.server._handlers import HANDLERS
-
-        handler = HANDLERS.get(method)
+        handler = self.server.handlers.get(method)
         meta = ctx.meta
         version = meta.get(META_PROTOCOL_VERSION)
         if version is None:

@@ -21,11 +21,14 @@ import stat
 import sys
 import threading
 from collections.abc import AsyncIterator
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from toolweave.mcp.shared.errors import INVALID_REQUEST, JSONRPCError
 from toolweave.mcp.shared.jsonrpc import RequestContext, decode, encode
 from toolweave.mcp.shared.peer import JSONRPCPeer
+
+if TYPE_CHECKING:
+    from toolweave.mcp.server._view import ServerView
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """Bytes of one stdio message (line) accepted by default; `toolweave serve` passes
@@ -107,7 +110,7 @@ def _pollable(source: BinaryIO) -> bool:
 
 
 async def serve_stdio(
-    server: Any,
+    server: ServerView,
     *,
     stdin: BinaryIO | None = None,
     stdout: BinaryIO | None = None,

@@ -19,16 +19,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolweave.mcp.server._input import RetryInputs
+from toolweave.mcp.server._run_tool import run_tool
 from toolweave.mcp.server.results import result_to_wire
 from toolweave.mcp.server.tasks import SQLiteTaskStore, TaskRecord, TaskStore, new_task_id
-from toolweave.mcp.shared.constants import TASKS_EXTENSION
-from toolweave.mcp.shared.errors import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    MISSING_CLIENT_CAPABILITY,
-    JSONRPCError,
-    MCPError,
-)
+from toolweave.mcp.shared.errors import INTERNAL_ERROR, INVALID_PARAMS, JSONRPCError, MCPError
 from toolweave.tools.calls import CallRounds
 
 if TYPE_CHECKING:
@@ -41,20 +35,6 @@ logger = logging.getLogger("toolweave.mcp.server")
 DEFAULT_TASK_TTL_MS = 3_600_000
 #: Default polling interval suggested to clients (`task_poll_interval_ms`).
 DEFAULT_TASK_POLL_INTERVAL_MS = 1_000
-
-
-def tasks_declared(capabilities: dict[str, Any]) -> bool:
-    extensions = capabilities.get("extensions")
-    return isinstance(extensions, dict) and isinstance(extensions.get(TASKS_EXTENSION), dict)
-
-
-def tasks_required(what: str) -> JSONRPCError:
-    return JSONRPCError(
-        MISSING_CLIENT_CAPABILITY,
-        f"{what} needs the {TASKS_EXTENSION} extension: declare it under "
-        "clientCapabilities.extensions",
-        {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
-    )
 
 
 class TaskInputs(RetryInputs):
@@ -129,8 +109,6 @@ class TaskManager:
     ) -> dict[str, Any] | ToolResult:
         """Run a task-capable call: its result if it ends soon (an `InputRequired` propagates),
         else the CreateTaskResult of the task it became."""
-        from toolweave.mcp.server._handlers import run_tool
-
         store = await self.store()  # open now: from the first pause on, nothing may wait here
         before = ctx.inputs
         inputs = TaskInputs(answers, before.rounds if isinstance(before, RetryInputs) else None)

@@ -21,7 +21,7 @@ from toolweave.mcp.shared.constants import (
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
-    from toolweave.mcp.server.app import MCPServer
+    from toolweave.mcp.server._view import ServerView
     from toolweave.mcp.server.event_store import EventStore
     from toolweave.mcp.server.postgres_sessions import PostgresMCPSessionStore
 
@@ -30,8 +30,8 @@ class Transports:
     """The serving methods `MCPServer` inherits."""
 
     @property
-    def _server(self) -> MCPServer:
-        return cast("MCPServer", self)
+    def _server(self) -> ServerView:
+        return cast("ServerView", self)
 
     async def run_stdio(self, *, max_line_bytes: int | None = None) -> None:
         """Serve one client over stdin/stdout until stdin closes; a message (line) over
@@ -127,13 +127,14 @@ class Transports:
         from toolweave._extras import require
 
         require("server", 'MCPServer.run("http")')
-        from toolweave.mcp.server._asgi import serve_http
+        from toolweave.mcp.server._asgi import loopback_hosts, serve_http
 
+        app = self.asgi_app(path, allowed_hosts=loopback_hosts(host), auth_token=auth_token)
         serve_http(
-            self._server,
+            app,
+            name=self._server.name,
             host=host,
             port=port,
-            path=path,
-            auth_token=auth_token,
+            guarded=auth_token is not None,
             log_level=log_level,
         )

@@ -13,10 +13,11 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from toolweave.mcp.server._catalog import CatalogSource, PromptEntry, ResourceEntry
+from toolweave.mcp.server._handlers import bind_handlers
 from toolweave.mcp.server._input import DEFAULT_REQUEST_STATE_TTL, RequestStates, SpentStates
 from toolweave.mcp.server._listen import ChangeFeed
 from toolweave.mcp.server._listing import check_icons
-from toolweave.mcp.server._session import ServerSession
+from toolweave.mcp.server._session import Handler, ServerSession
 from toolweave.mcp.server._tasks import (
     DEFAULT_TASK_POLL_INTERVAL_MS,
     DEFAULT_TASK_TTL_MS,
@@ -118,6 +119,8 @@ class MCPServer(Transports):
         `CatalogSource`); the tool host's gateway adds its downstream servers here."""
         self.sessions: set[ServerSession] = set()
         self.changes = ChangeFeed()  # 2026-07-28 `subscriptions/listen` streams
+        #: What its sessions dispatch each method to (the handlers, bound to this server).
+        self.handlers: dict[str, Handler] = bind_handlers(self)
         self._sources: list[ToolSource] = []
         self._loading: asyncio.Task[None] | None = None
 

@@ -13,8 +13,8 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from toolweave.mcp.server._declared import tasks_declared
 from toolweave.mcp.server._input import InputChannel, RetryInputs, SessionInputs, input_key
-from toolweave.mcp.server._tasks import tasks_declared
 from toolweave.mcp.shared.constants import CALLER_EXTRA
 from toolweave.mcp.shared.errors import (
     METHOD_NOT_FOUND,
