@@ -371,3 +371,37 @@ async def test_a_slash_commands_lines_are_rows_of_its_run(tmp_path: Path) -> Non
         assert not (work / "x").exists()
     finally:
         await log.close()
+
+
+async def test_a_slash_command_line_the_policy_refuses_is_a_refused_row(tmp_path: Path) -> None:
+    from toolweave.agent import Agent, Session
+    from toolweave.agent.orchestration import Commands, Orchestration, RunLimits
+    from toolweave.builtins.shell import shell_tool
+    from toolweave.governance import Governance
+    from toolweave.llm import Message, ScriptedModel
+    from toolweave.tools import PermissionPolicy
+
+    commands = tmp_path / "commands"
+    commands.mkdir()
+    (commands / "status.md").write_text(
+        "---\nallowed-tools: Bash(echo:*)\n---\n!`echo 状态`\nSummarise.\n", encoding="utf-8"
+    )
+    model = ScriptedModel([Message.assistant("ok")])
+    log = QueryLog(tmp_path / "q.db")
+    agent = Agent(
+        model,
+        [shell_tool(tmp_path)],
+        governance=Governance(policy=PermissionPolicy(denied=["shell"])),
+        orchestration=Orchestration(
+            limits=RunLimits(query_log=log), commands=Commands.from_directory(commands)
+        ),
+    )
+    try:
+        await agent.run("/status", Session("chat-7", requester="erin"))
+        prompt = model.requests[0].messages[-1].text
+        assert "[`echo 状态` was not run: tool 'bash' needs permission 'shell'" in prompt
+        (run,) = await log.search(kind="run")
+        (row,) = await log.search(parent=run.id)
+        assert (row.tool, row.client, row.outcome) == ("bash", "erin", "refused:policy")
+    finally:
+        await log.close()
