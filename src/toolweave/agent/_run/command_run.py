@@ -11,8 +11,8 @@ whose output it embeds (`` !`git status` ``) and files it embeds (`@src/app.py`)
   decided by the rules and approvals as usual, never refused just for being unlisted.
 - `` !`cmd` ``: run through the agent's own shell tool (`bash`) under the run's governance
   (the declared-permission policy, plan mode, rules with the command's `allowed-tools`, hooks,
-  approvals); its output replaces
-  the line. A refusal is written in its place, so it is never silently dropped.
+  approvals); its output replaces the line. A refusal is written in its place, so it is never
+  silently dropped.
 - `@path`: read with the agent's `read_file` tool (its file jail, under the same governance);
   the file's text follows the reference. A path that cannot be read is noted the same way.
 
