@@ -14,11 +14,17 @@ is unambiguous:
   `queries.jsonl`, `qrels/test.tsv`);
 - LoCoMo: 10 long conversations (one collection each, as memory keeps one per user), the
   questions of categories 1-4 with their evidence turns (`data/locomo10.zip` of
-  github.com/snap-research/locomo).
+  github.com/snap-research/locomo);
+- MADial-Bench: 160 dialogues per language (English, Chinese) recalling memories of two users'
+  events, the dialogue before the recalling turn as the query, and the two cross-language pairs
+  (`data/` of github.com/hejunqing/MADial-Bench);
+- XQuAD: 240 paragraphs, 1,190 questions in English and Chinese, and across
+  (github.com/google-deepmind/xquad).
 Their text is never committed: fetch the repositories and point the script at the files
-(`--squad`, `--cmrc`, `--drcd`, `--beir`, `--locomo`, or one folder in
-`TOOLWEAVE_RETRIEVAL_DATA` holding `squad.json`, `cmrc2018_dev.json`, `DRCD_*.json`, `scifact/`
-and `locomo/` with the unzipped conversation files). The loaders are in `retrieval_sets.py`.
+(`--squad`, `--cmrc`, `--drcd`, `--beir`, `--xquad`, `--locomo`, `--madial`, or one folder in
+`TOOLWEAVE_RETRIEVAL_DATA` holding `squad.json`, `cmrc2018_dev.json`, `DRCD_*.json`, `scifact/`,
+`xquad/`, `locomo/` with the unzipped conversation files and `madial/`). The loaders are in
+`retrieval_sets.py`.
 
 Questions are subsampled with a fixed seed (`--questions`, `--seed`); every system answers the
 same ones. `--half tune` and `--half held-out` split each set's questions in two by a hash of
@@ -65,6 +71,7 @@ from retrieval_sets import (
     load_cmrc,
     load_drcd,
     load_locomo,
+    load_madial,
     load_squad,
     load_xquad,
 )
@@ -86,7 +93,7 @@ from toolweave.storage.text import has_cjk
 
 K = 10
 MODES: tuple[SearchMode, ...] = ("hybrid", "keyword", "vector")
-SWEEP = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
+SWEEP = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9, 1.0)
 ENV = "TOOLWEAVE_RETRIEVAL_DATA"
 
 
@@ -302,6 +309,7 @@ def run_sets(args: argparse.Namespace, where: dict[str, Any]) -> None:
         "beir": (args.beir or (base and base / "scifact"), load_beir),
         "xquad": (args.xquad or (base and base / "xquad"), load_xquad),
         "locomo": (args.locomo or (base and base / "locomo"), load_locomo),
+        "madial": (args.madial or (base and base / "madial"), load_madial),
     }
     for noisy in ("jieba", "bm25s"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
@@ -380,6 +388,7 @@ def main() -> None:
     parser.add_argument("--beir", type=Path, help="a BEIR set's folder (scifact)")
     parser.add_argument("--xquad", type=Path, help="folder with xquad.en.json, xquad.zh.json")
     parser.add_argument("--locomo", type=Path, help="folder of LoCoMo conversation JSON files")
+    parser.add_argument("--madial", type=Path, help="MADial-Bench's data folder (en/, ch/)")
     parser.add_argument("--questions", type=int, default=300, help="questions per set")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--embedder", default="auto")

@@ -11,7 +11,10 @@ the records that answer them.
 - BEIR (`load_beir`): a corpus.jsonl / queries.jsonl / qrels/test.tsv folder (SciFact and the
   other BEIR sets), title and text of a document one record, graded relevance kept as a set;
 - LoCoMo (`load_locomo`): long conversations, one collection each, questions with their
-  evidence turns.
+  evidence turns;
+- MADial-Bench (`load_madial`): memories of two users' events, English and Chinese, recalled
+  from the dialogue before the turn that recalls them (long conversational queries), and across
+  the two languages.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import csv
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 
 @dataclasses.dataclass
@@ -137,3 +141,62 @@ def load_beir(folder: Path) -> Dataset:
     name = folder.name
     questions = [(name, queries[q], docs) for q, docs in sorted(relevant.items())]
     return Dataset(f"BEIR {name} (test)", str(folder), {name: passages}, questions)
+
+
+def _json_lines(path: Path) -> list[dict[str, Any]]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def _madial(folder: Path, language: str) -> tuple[dict[str, str], list[dict[str, Any]]]:
+    """One language's memories (id -> event) and dialogues of MADial-Bench's `data` folder."""
+    sub, tag = {"en": ("en", "en"), "zh": ("ch", "zh")}[language]
+    memories = {}
+    for line in _json_lines(folder / sub / f"MADial-Bench-{tag}-memory.json"):
+        for key, memory in line.items():
+            memories[str(key)] = memory["event"]
+    return memories, _json_lines(folder / sub / f"MADial-Bench-{tag}-dialogue.json")
+
+
+def load_madial(folder: Path) -> list[Dataset]:
+    """MADial-Bench (github.com/hejunqing/MADial-Bench, its `data` folder): 160 dialogues per
+    language, each with the memories (about five) the assistant's recalling turn draws on.
+    The question is the dialogue before that turn (its first `test-turn`), 90-400 words; the
+    records are the events of the dialogue's user (a collection per user, as memory keeps one
+    per user; the English memories have no user field and take the Chinese ones', their ids
+    are aligned). English, Chinese, and the cross-language pairs."""
+    memories = {language: _madial(folder, language) for language in ("en", "zh")}
+    owner = {}
+    for line in _json_lines(folder / "ch" / "MADial-Bench-zh-memory.json"):
+        for key, memory in line.items():
+            owner[str(key)] = f"user_{memory['user-id']}"
+    sets = {}
+    for language, (events, dialogues) in memories.items():
+        collections: dict[str, list[tuple[str, str]]] = {}
+        for key, event in events.items():
+            collections.setdefault(owner[key], []).append((key, event))
+        questions = []
+        for dialogue in dialogues:
+            turns = dialogue["dialogue"][1 : dialogue["test-turn"][0]]
+            question = "".join(turn for turn in turns if turn.strip() != "<BOD>").strip()
+            relevant = {str(i) for i in dialogue["relevant-id"] if str(i) in events}
+            questions.append((f"user_{dialogue['user-id']}", question, relevant))
+        sets[language] = (collections, questions)
+    name = "MADial-Bench {} (dialogue memory)"
+    out = [
+        Dataset(name.format(language), str(folder), collections, questions)
+        for language, (collections, questions) in sets.items()
+    ]
+    for asked, held in (("en", "zh"), ("zh", "en")):
+        out.append(
+            Dataset(
+                f"MADial-Bench {asked}->{held} ({asked} dialogues, {held} memories)",
+                str(folder),
+                sets[held][0],
+                [
+                    (c, q, r & {i for p in sets[held][0].values() for i, _ in p})
+                    for c, q, r in sets[asked][1]
+                ],
+            )
+        )
+    return out

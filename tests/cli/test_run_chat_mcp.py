@@ -251,3 +251,34 @@ def test_run_and_chat_refuse_an_unknown_command_alike_and_help_lists_them(
     for entry in ("/clear", "/exit", "/help", "/review", "Review a file", "/总结"):
         assert entry in chat.output, chat.output
     assert len(server.requests) == 1  # only "/etc/hosts?" (a path, not a command) reached it
+
+
+def test_run_joins_the_skills_its_mcp_servers_serve(tmp_path: Path) -> None:
+    skills_server = SERVER.replace("weather_server.py", "mcp_skills_server.py")
+    config = tmp_path / "mcp.json"
+    config.write_text(
+        json.dumps({"mcpServers": {"docs": {"command": sys.executable, "args": [skills_server]}}})
+    )
+    replies = [
+        Reply(None, [("s", "skill_read", {"name": "docs__web-research"})]),
+        Reply("先查官方文档。"),
+    ]
+    with FakeOpenAI(replies) as server:
+        model = f"openai-compat:{server.base_url}#fake"
+        args = [
+            "run",
+            "LangGraph 有什么新变化？",
+            "-m",
+            model,
+            "--tools",
+            "none",
+            "--mcp",
+            str(config),
+        ]
+        result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    system = server.requests[0]["messages"][0]["content"]
+    assert "- docs__web-research: 用于回答需要联网检索" in system  # type: ignore[operator]
+    assert "skill_read" in offered(server.requests[0])
+    tool_answer = server.requests[1]["messages"][-1]["content"]
+    assert "# Skill: docs__web-research (from MCP server 'docs', verified)" in tool_answer  # type: ignore[operator]

@@ -27,4 +27,4 @@ def test_skills_doc_example_runs(
 
 
 def test_skills_doc_has_examples() -> None:
-    assert len(BLOCKS) == 4
+    assert len(BLOCKS) == 5

@@ -1,15 +1,18 @@
 """A `ToolHost` serving over loopback HTTP for the length of a block, for the host tests; and a
-gateway host in front of given downstream servers."""
+gateway host in front of given downstream servers; a host serving the example skills."""
 
 from __future__ import annotations
 
 import asyncio
+import shutil
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from toolweave.host import ToolHost, parse_config
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 @asynccontextmanager
@@ -42,6 +45,27 @@ async def serving_gateway(
                 "rules": {"allow": allow},
             },
             "mcpServers": servers,
+        },
+        source=tmp_path / "toolweave.toml",
+    )
+    async with serving_http(ToolHost(config)) as host:
+        yield host.url
+
+
+@asynccontextmanager
+async def serving_skills(tmp_path: Path, **skills: Any) -> AsyncIterator[str]:
+    """The URL of `toolweave serve` publishing the example skills (more `[skills]` keys in
+    `skills`) until the block ends."""
+    shutil.copytree(EXAMPLES / "skills", tmp_path / "skills")
+    config = parse_config(
+        {
+            "serve": {
+                "providers": ["skills"],
+                "transport": "http",
+                "port": 0,
+                "data_dir": str(tmp_path / "data"),
+            },
+            "skills": {"roots": ["skills"], **skills},
         },
         source=tmp_path / "toolweave.toml",
     )

@@ -121,6 +121,7 @@ def _build_agent(
                 limits=RunLimits(query_log=tools.query_log),
             ),
             tracing=Tracing.to_jsonl(trace) if trace is not None else None,
+            skills=tools.skills,
         )
     except (ModelConfigError, ConfigError) as exc:
         raise _fail(str(exc)) from None

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from toolweave.governance.approvals import ApprovalAudit
     from toolweave.governance.pipeline import Governance
     from toolweave.mcp.client.config_values import InputSpec
+    from toolweave.mcp.client.manager import MCPManager
+    from toolweave.skills import SkillLibrary
 
 logger = logging.getLogger("toolweave.cli")
 
@@ -52,6 +54,8 @@ class AgentTools:
     are kept there beside the served ones (`toolweave log --approvals`); plain chat's own log."""
     query_log: QueryLog | None = None
     """Where the agent's runs and tool calls are logged (`RunLimits(query_log=...)`)."""
+    skills: SkillLibrary | None = None
+    """The skills `--mcp`'s servers serve by the MCP skills extension (None: they serve none)."""
 
 
 @asynccontextmanager
@@ -134,6 +138,18 @@ async def _mcp_tools(mcp: Path, result: AgentTools, stack: AsyncExitStack, *, ea
     for name, error in (await manager.start(quiet=True)).items():
         result.notes.append(f"MCP server {name!r} is unavailable: {error}")
     result.tools.extend(manager.tools() if eager else lazy_tools(manager))
+    result.skills = await remote_skills(manager)
+
+
+async def remote_skills(manager: MCPManager) -> SkillLibrary | None:
+    """A library of the skills `manager`'s servers serve (listed only; read when asked), or
+    None when they serve none."""
+    from toolweave.skills import SkillLibrary
+
+    library = SkillLibrary(roots=[])
+    library.add_remote(manager)
+    await library.refresh_remote()
+    return library if library.remote else None
 
 
 def ask_input(spec: InputSpec) -> str:

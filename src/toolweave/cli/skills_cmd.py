@@ -1,8 +1,10 @@
-"""`toolweave skills`: list, show, validate, install and remove Agent Skills.
+"""`toolweave skills`: list, show, validate, install, remove and trust Agent Skills.
 
 Roots default to the usual places (project `.agents/skills`, `.claude/skills`, then the
 user's); `--root` (repeatable) replaces them. `validate` exits 1 when any skill deviates from
-the Agent Skills spec, so it can guard a repository in CI.
+the Agent Skills spec, so it can guard a repository in CI. `list --mcp FILE` adds the skills the
+servers of an mcp.json serve (MCP skills extension) as `<server>__<skill>`; `trust NAME --mcp
+FILE` lets such a remote skill's `allowed-tools` pre-approve, as listed now.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ if TYPE_CHECKING:
     from toolweave.skills import SkillLibrary
 
 skills_app = LiteralHelpTyper(
-    help="Agent Skills: list, show, validate, install, remove.", no_args_is_help=True
+    help="Agent Skills: list, show, validate, install, remove, trust.", no_args_is_help=True
 )
 
 RootsOption = Annotated[
@@ -46,8 +48,16 @@ def _fail(message: str) -> typer.Exit:
 def list_skills(
     roots: RootsOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    mcp: Annotated[
+        Path | None,
+        typer.Option(
+            "--mcp",
+            help="An mcp.json: also list the skills its servers serve (MCP skills extension), "
+            "named <server>__<skill>; nothing but the catalog is read.",
+        ),
+    ] = None,
 ) -> None:
-    """List the skills found under the roots, sorted by name."""
+    """List the skills found under the roots (and, with --mcp, its servers'), sorted by name."""
     library = _library(roots)
     rows = [
         {
@@ -60,6 +70,9 @@ def list_skills(
         }
         for s in library.skills.values()
     ]
+    if mcp is not None:
+        rows.extend(_remote_rows(library, mcp))
+        rows.sort(key=lambda row: str(row["name"]))
     if as_json:
         typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
@@ -80,6 +93,68 @@ def list_skills(
         tools = ", ".join(row["allowed_tools"]) or "-"  # type: ignore[arg-type]
         table.add_row(*(escape(cell) for cell in (str(row["name"]), description, tools)))
     make_console().print(table)
+
+
+def _remote_rows(library: SkillLibrary, mcp: Path) -> list[dict[str, object]]:
+    """The remote skills of `mcp`'s servers, as `list` rows (`uri` in place of `dir`)."""
+    _list_remote(library, mcp)
+    return [
+        {
+            "name": s.name,
+            "description": s.description,
+            "allowed_tools": s.allowed_tools,
+            "uri": s.info.uri,
+            "server": s.server,
+            "model_invocable": not s.disable_model_invocation,
+            "user_invocable": False,
+            "trusted": s.trusted(),
+        }
+        for s in library.remote.values()
+    ]
+
+
+def _list_remote(library: SkillLibrary, mcp: Path) -> None:
+    """Join the skills `mcp`'s servers serve to `library` (their catalogs only)."""
+    import asyncio
+
+    from toolweave.cli.agent_tools import ask_input
+    from toolweave.errors import ConfigError
+    from toolweave.mcp.client.manager import MCPManager
+
+    async def listed() -> None:
+        async with MCPManager.from_config(mcp, ask=ask_input) as manager:
+            for name, error in manager.errors.items():
+                typer.echo(f"warning: MCP server {name!r} is unavailable: {error}", err=True)
+            library.add_remote(manager)
+            await library.refresh_remote()
+
+    try:
+        asyncio.run(listed())
+    except ConfigError as exc:
+        raise _fail(str(exc)) from None
+
+
+@skills_app.command("trust")
+def trust(
+    name: Annotated[str, typer.Argument(help="The remote skill, <server>__<skill>.")],
+    mcp: Annotated[Path, typer.Option("--mcp", help="The mcp.json whose server serves the skill.")],
+) -> None:
+    """Trust a remote skill you reviewed, as its server lists it now: its allowed-tools then
+    pre-approve in an agent's run, until the server lists another SKILL.md. (Local skills:
+    `toolweave trust FOLDER`.)"""
+    from toolweave.skills import SkillLibrary
+
+    library = SkillLibrary(roots=[])
+    _list_remote(library, mcp)
+    skill = library.remote.get(name)
+    if skill is None:
+        listed = ", ".join(library.remote) or "none"
+        raise _fail(f"no remote skill named {name!r} in {mcp}; its servers serve: {listed}")
+    skill.trust()
+    typer.echo(
+        f"trusted {name} ({skill.info.uri} on MCP server {skill.server!r}, sha256 "
+        f"{(skill.listed_digest or '')[:12]}); a changed SKILL.md needs a new trust"
+    )
 
 
 def _none_found(roots: list[Path]) -> str:

@@ -173,6 +173,9 @@ class ToolHost:
                         on_change=self._catalog_changed,
                     )
                 )
+            served_skills = getattr(provider, "served_skills", None)
+            if served_skills is not None:  # the MCP skills extension (SEP-2640)
+                self.server.add_skills(served_skills, serve_files=False)
 
         if config.commands is not None:
             from toolweave.host.prompts import serve_commands

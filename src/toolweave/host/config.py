@@ -86,6 +86,7 @@ script_max_output_bytes = 1048576  # script output read into memory at most
 script_memory_bytes = 1073741824   # per script process; also script_max_processes (256),
                                    # script_tmp_bytes (256 MiB), script_file_bytes (1 GiB)
 watch_interval = 2.0           # seconds between checks of the roots for edits; 0 = off
+mcp_extension = true           # also publish them by the MCP skills extension (SEP-2640)
 
 [builtins]                     # the built-in tools (docs/builtins.md; host/providers/builtins.py)
 root = "~/work"                # filesystem jail; default toolweave-workspace beside data_dir

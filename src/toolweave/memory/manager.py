@@ -82,7 +82,8 @@ class MemoryManager:
     shared between managers of different users (`for_user`), which the manager does not close.
     `table` names the tables (and the Qdrant collection), so several stores can share one
     database. `min_similarity` is the cosine a memory found only by its vector needs to be
-    returned; `max_search_limit` bounds `limit`.
+    returned, unless hybrid search ranks it at or above a keyword match (in any mode, the floor
+    never drops what hybrid search keeps); `max_search_limit` bounds `limit`.
     """
 
     def __init__(

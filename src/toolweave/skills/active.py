@@ -16,7 +16,9 @@ A grant is a snapshot: the `allowed-tools` the skill had when it was activated, 
 its SKILL.md then. A skill rewritten during the run (`Bash(*)` written into it, then reloaded)
 loses its grant instead of widening it; it grants again when activated anew in a later run. A
 skill whose folder lies under a folder a sandboxed tool can write (`writable`) grants nothing
-until a person trusts its SKILL.md (`toolweave trust`, `toolweave.storage.trust`).
+until a person trusts its SKILL.md (`toolweave trust`, `toolweave.storage.trust`). A remote
+skill (`toolweave.skills.remote`) grants only once trusted as listed (`RemoteSkill.trust`), and
+only while its server lists the same SKILL.md digest.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from toolweave.skills.remote import RemoteSkill
 from toolweave.storage.trust import content_digest, exposed, is_trusted
 
 if TYPE_CHECKING:
@@ -38,7 +41,7 @@ if TYPE_CHECKING:
 class _Grant:
     """A skill as it was activated, and the hash of its SKILL.md then."""
 
-    skill: Skill
+    skill: Skill | RemoteSkill
     digest: str | None
 
 
@@ -68,6 +71,13 @@ class SkillScope:
         self.library.mark_used(skill.name)
         return skill
 
+    def activate_remote(self, key: object, skill: RemoteSkill) -> None:
+        """A remote skill the model read: its `allowed-tools` are granted until the run ends
+        only if a person trusted it exactly as it is listed now (`RemoteSkill.trusted`)."""
+        if skill.allowed_tools and skill.trusted():
+            self._granting.setdefault(key, {})[skill.name] = _Grant(skill, skill.listed_digest)
+        self.library.mark_used(skill.name)
+
     def grants_tools(self, skill: Skill) -> bool:
         """False for a skill under a sandbox-writable folder that no person has trusted."""
         return not exposed(skill.dir, self.writable) or is_trusted(skill.path)
@@ -82,16 +92,22 @@ class SkillScope:
         name = self._active.get(key)
         return self.library.skills.get(name) if name is not None else None
 
-    def grants(self, key: object) -> list[Skill]:
+    def grants(self, key: object) -> list[Skill | RemoteSkill]:
         """The still-installed skills activated for `key` during its current run, in order, as
         they were activated: their `allowed-tools` then are pre-approved until `end_run`. A
         skill whose SKILL.md changed since (or is gone) is left out."""
-        kept: list[Skill] = []
+        kept: list[Skill | RemoteSkill] = []
         for name, grant in self._granting.get(key, {}).items():
-            if name not in self.library.skills or not grant.skill.allowed_tools:
+            skill = grant.skill
+            if isinstance(skill, RemoteSkill):  # still listed with the same SKILL.md
+                listed = self.library.remote.get(name)
+                if listed is not None and listed.listed_digest == grant.digest:
+                    kept.append(skill)
                 continue
-            if grant.digest is not None and content_digest(grant.skill.path) == grant.digest:
-                kept.append(grant.skill)
+            if name not in self.library.skills or not skill.allowed_tools:
+                continue
+            if grant.digest is not None and content_digest(skill.path) == grant.digest:
+                kept.append(skill)
         return kept
 
     def end_run(self, key: object) -> None:

@@ -25,12 +25,14 @@ from toolweave.skills._bm25 import bm25_scores
 from toolweave.skills._loader import scan
 from toolweave.skills.arguments import parse_command
 from toolweave.skills.errors import SkillError
+from toolweave.skills.remote import RemoteSkill
 from toolweave.skills.skill import Skill
 from toolweave.skills.sources import DEFAULT_GITHUB_BASE, Download
 from toolweave.skills.spec import DESCRIPTION_MAX
 
 if TYPE_CHECKING:
     from toolweave.skills.install import InstallReport
+    from toolweave.skills.remote import RemoteSkillSource
     from toolweave.tools.base import Tool
     from toolweave.tools.sandbox import Sandbox
 
@@ -70,6 +72,9 @@ class SkillLibrary:
         self._listeners: list[Callable[[], None]] = []
         self._lock = threading.Lock()
         self._used: dict[str, int] = {}
+        self._remote: dict[str, RemoteSkill] = {}
+        self._remote_sources: list[RemoteSkillSource] = []
+        self._remote_listed = False
         self.reload()
 
     @property
@@ -81,6 +86,71 @@ class SkillLibrary:
     def warnings(self) -> list[str]:
         """What the last successful scan skipped or found odd, one line per file."""
         return list(self._warnings)
+
+    @property
+    def remote(self) -> Mapping[str, RemoteSkill]:
+        """Name -> `RemoteSkill` (`<server>__<name>`), sorted by name, as last listed."""
+        return MappingProxyType(self._remote)
+
+    def add_remote(self, source: RemoteSkillSource) -> None:
+        """Join the skills `source` serves (an `MCPManager`: its servers' skills extension) to
+        this library; they are listed by `refresh_remote()` (the agent calls it before a run
+        whenever the manager reported a server connecting, dropping or changing its resources
+        since the last listing) and their files read only when asked (see
+        `toolweave.skills.remote`)."""
+        self._remote_sources.append(source)
+        self._remote_listed = False
+        listeners = getattr(source, "catalog_listeners", None)
+        if isinstance(listeners, list):  # an MCPManager: servers came, went or changed lists
+            listeners.append(self._remote_changed)
+
+    def _remote_changed(self, kind: str) -> None:
+        """A source's resources may have changed: list again at the next `refresh_remote`
+        that is not forced (the agent's next run)."""
+        if kind == "resources":
+            self._remote_listed = False
+
+    async def refresh_remote(self, *, force: bool = True) -> bool:
+        """List the remote sources' skills now (level 1 only) and swap them in; `force=False`
+        lists only if never listed since a source was added. Returns whether the set changed
+        (subscribers are called then)."""
+        if self._remote_listed and not force:
+            return False
+        found: dict[str, RemoteSkill] = {}
+        warnings: list[str] = []
+        for source in self._remote_sources:
+            for info in await source.skills():
+                skill = RemoteSkill.of(info, source)
+                if skill.name in self._skills or skill.name in found:
+                    warnings.append(
+                        f"remote {skill.where} is left out: a skill named {skill.name!r} is "
+                        "already in the library"
+                    )
+                elif self.allow is None or skill.name in self.allow:
+                    found[skill.name] = skill
+        self._remote_listed = True
+        for warning in warnings:
+            logger.warning("%s", warning)
+        remote = dict(sorted(found.items()))
+        changed = remote != self._remote
+        self._remote = remote
+        if changed:
+            for listener in list(self._listeners):
+                listener()
+        return changed
+
+    def find(self, name: str) -> Skill | RemoteSkill:
+        """A local skill as `get` finds it, else the remote skill of that name."""
+        remote = self._remote.get(name)
+        if remote is not None and name not in self._skills:
+            return remote
+        try:
+            return self.get(name)
+        except SkillError:
+            if not self._remote:
+                raise
+            names = ", ".join([*self._skills, *self._remote])
+            raise SkillError(f"no skill named {name!r}; available skills: {names}") from None
 
     def get(self, name: str) -> Skill:
         """The skill called `name`, or whose display name it is (case and spaces aside)."""
@@ -136,7 +206,8 @@ class SkillLibrary:
         """The level-1 listing: one `- name: description` line per model-invocable skill."""
         if budget_chars < 1:
             raise ConfigError(f"budget_chars must be positive, not {budget_chars}")
-        listed = [s for s in self._skills.values() if not s.disable_model_invocation]
+        every: list[Skill | RemoteSkill] = [*self._skills.values(), *self._remote.values()]
+        listed = [s for s in every if not s.disable_model_invocation]
         if not listed:
             return ""
         if query:
@@ -263,7 +334,7 @@ class SkillLibrary:
         return f"SkillLibrary({len(self._skills)} skills, roots={[str(r) for r in self.roots]})"
 
 
-def _catalog_line(skill: Skill, cap: int = DESCRIPTION_MAX) -> str:
+def _catalog_line(skill: Skill | RemoteSkill, cap: int = DESCRIPTION_MAX) -> str:
     description = " ".join(skill.description.split())
     if len(description) > cap:
         description = description[: cap - 1] + "…"

@@ -140,23 +140,32 @@ class Skill:
 
     def query_data(self, rel: str, query: str = "", limit: int = 5) -> list[Any]:
         """Records of a JSON, JSONL or CSV file that contain every word of `query`."""
-        if limit < 1:
-            raise SkillError(f"limit must be at least 1, not {limit}")
-        if not rel.lower().endswith(DATA_SUFFIXES):
-            raise SkillError(
-                f"{rel!r} is not a data file; skill_data reads {', '.join(DATA_SUFFIXES)} "
-                "(use skill_resource for other files)"
-            )
-        records = _records(rel, self.read_resource(rel))
-        terms = query.casefold().split()
-        matched = []
-        for record in records:
-            text = json.dumps(record, ensure_ascii=False).casefold()
-            if all(term in text for term in terms):
-                matched.append(record)
-                if len(matched) >= limit:
-                    break
-        return matched
+        check_data_query(rel, limit)
+        return query_records(rel, self.read_resource(rel), query, limit)
+
+
+def check_data_query(rel: str, limit: int) -> None:
+    """`SkillError` unless `rel` is a data file `query_records` reads and `limit` positive."""
+    if limit < 1:
+        raise SkillError(f"limit must be at least 1, not {limit}")
+    if not rel.lower().endswith(DATA_SUFFIXES):
+        raise SkillError(
+            f"{rel!r} is not a data file; skill_data reads {', '.join(DATA_SUFFIXES)} "
+            "(use skill_resource for other files)"
+        )
+
+
+def query_records(rel: str, text: str, query: str, limit: int) -> list[Any]:
+    """The first `limit` records of data file `rel` (its `text`) containing every word of
+    `query`."""
+    terms = query.casefold().split()
+    matched = []
+    for record in _records(rel, text):
+        if all(term in json.dumps(record, ensure_ascii=False).casefold() for term in terms):
+            matched.append(record)
+            if len(matched) >= limit:
+                break
+    return matched
 
 
 def _within(path: Path, root: Path) -> bool:

@@ -10,6 +10,7 @@ admin approval.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import urlsplit
@@ -17,12 +18,14 @@ from urllib.parse import urlsplit
 from pydantic import Field
 
 from toolweave.skills.errors import SkillError
+from toolweave.skills.remote import RemoteSkill
 from toolweave.skills.scripts import MAX_SCRIPT_OUTPUT_BYTES, SCRIPT_TIMEOUT, run_script
 from toolweave.tools.function_tool import FunctionTool
 from toolweave.tools.permissions import Permission
 
 if TYPE_CHECKING:
     from toolweave.skills.library import SkillLibrary
+    from toolweave.skills.skill import Skill
     from toolweave.skills.sources import Download
     from toolweave.tools.base import Tool
     from toolweave.tools.sandbox import Sandbox
@@ -39,16 +42,27 @@ class _SkillNameTool(FunctionTool):
     """
 
     def __init__(
-        self, library: SkillLibrary, func: Any, *, model_only: bool = False, **options: Any
+        self,
+        library: SkillLibrary,
+        func: Any,
+        *,
+        model_only: bool = False,
+        remote: bool = True,
+        **options: Any,
     ) -> None:
         super().__init__(func, **options)
         self.library = library
         self.model_only = model_only
+        self.remote = remote
 
     @property
     def parameters(self) -> dict[str, Any]:
-        skills = self.library.skills.values()
-        names = [s.name for s in skills if not (self.model_only and s.disable_model_invocation)]
+        skills: list[Skill | RemoteSkill] = [*self.library.skills.values()]
+        if self.remote:
+            skills.extend(self.library.remote.values())
+        names = sorted(
+            s.name for s in skills if not (self.model_only and s.disable_model_invocation)
+        )
         schema = json.loads(json.dumps(self.schema.parameters))
         schema["properties"]["name"]["enum"] = names
         return schema  # type: ignore[no-any-return]
@@ -68,50 +82,72 @@ def skill_tools(
     most `script_max_output_bytes` of their output is read. `skill_install` downloads URLs and
     GitHub paths through `download` only (none: local sources and SKILL.md text)."""
 
-    def skill_read(name: Annotated[str, Field(description="The skill to load.")]) -> str:
+    async def skill_read(name: Annotated[str, Field(description="The skill to load.")]) -> str:
         """Load a skill's instructions; follow them, and read its listed files when they say to.
 
         In a toolweave agent, the tools it lists run without asking for the rest of the run.
         """
-        skill = library.get(name)
+        skill = library.find(name)
         if skill.disable_model_invocation:
             raise SkillError(f"skill {name!r} can only be run by the user as the /{name} command")
-        body = skill.body()
-        parts = [f"# Skill: {skill.name}", body]
-        resources = skill.resources()
+        if isinstance(skill, RemoteSkill):
+            body = await skill.body()
+            resources = skill.resources()
+            title = f"# Skill: {skill.name} (from MCP server {skill.server!r}, verified)"
+        else:
+            body = await asyncio.to_thread(skill.body)
+            resources = await asyncio.to_thread(skill.resources)
+            title = f"# Skill: {skill.name}"
+        parts = [title, body]
         if resources:
             parts.append(
                 "Files of this skill (read with skill_resource, query data with skill_data):\n"
                 + "\n".join(f"- {r}" for r in resources)
             )
-        if skill.allowed_tools:
+        if isinstance(skill, RemoteSkill) and skill.allowed_tools and not skill.trusted():
+            parts.append(
+                "Not pre-approved (a remote skill no person trusted grants nothing): "
+                + ", ".join(skill.allowed_tools)
+            )
+        elif skill.allowed_tools:
             parts.append(
                 f"Pre-approved for this run (no approval asked): {', '.join(skill.allowed_tools)}"
             )
         return "\n\n".join(parts)
 
-    def skill_resource(
+    async def skill_resource(
         name: Annotated[str, Field(description="The skill the file belongs to.")],
         path: Annotated[
             str, Field(description="File path relative to the skill, e.g. 'advanced.md'.")
         ],
     ) -> str:
         """Read one file bundled with a skill (a reference, template or data file)."""
-        return library.get(name).read_resource(path)
+        skill = library.find(name)
+        if isinstance(skill, RemoteSkill):
+            return await skill.read_resource(path)
+        return await asyncio.to_thread(skill.read_resource, path)
 
-    def skill_data(
+    async def skill_data(
         name: Annotated[str, Field(description="The skill the data file belongs to.")],
         path: Annotated[str, Field(description="A JSON, JSONL or CSV file of the skill.")],
         query: Annotated[str, Field(description="Words every returned record must contain.")] = "",
         limit: Annotated[int, Field(ge=1, le=MAX_DATA_LIMIT, description="Most records.")] = 5,
     ) -> list[Any]:
         """Query a data file bundled with a skill instead of reading all of it."""
-        return library.get(name).query_data(path, query, limit)
+        skill = library.find(name)
+        if isinstance(skill, RemoteSkill):
+            return await skill.query_data(path, query, limit)
+        return await asyncio.to_thread(skill.query_data, path, query, limit)
 
-    def skill_reload() -> dict[str, Any]:
-        """Rescan the skill folders (after skills were edited on disk); lists what loaded."""
-        library.reload()
-        return {"skills": list(library.skills), "warnings": library.warnings}
+    async def skill_reload() -> dict[str, Any]:
+        """Rescan the skill folders (after skills were edited on disk) and list the remote
+        skills again; lists what loaded."""
+        await asyncio.to_thread(library.reload)
+        await library.refresh_remote()
+        return {
+            "skills": [*library.skills, *library.remote],
+            "warnings": library.warnings,
+        }
 
     async def skill_run(
         name: Annotated[str, Field(description="The skill whose script to run.")],
@@ -137,6 +173,7 @@ def skill_tools(
         _SkillNameTool(
             library,
             skill_run,
+            remote=False,  # remote skill text is data: never run
             permissions=[Permission.SHELL],
             destructive=True,
             timeout=script_timeout + 5,  # the script's own timeout fires first

@@ -18,7 +18,15 @@ from pathlib import Path
 
 from toolweave.storage.files import atomic_write
 
-__all__ = ["DEFAULT_TRUST_FILE", "content_digest", "exposed", "is_trusted", "trust"]
+__all__ = [
+    "DEFAULT_TRUST_FILE",
+    "content_digest",
+    "exposed",
+    "is_trusted",
+    "is_trusted_digest",
+    "trust",
+    "trust_digest",
+]
 
 DEFAULT_TRUST_FILE = "~/.toolweave/trusted.json"
 """Where trusted files are recorded, unless a caller names another store."""
@@ -53,13 +61,26 @@ def trust(path: str | os.PathLike[str], *, store: str | os.PathLike[str] | None 
     digest = content_digest(real)
     if digest is None:
         raise FileNotFoundError(f"cannot read {real} to trust it")
+    trust_digest(real, digest, store=store)
+    return digest
+
+
+def trust_digest(key: str, digest: str, *, store: str | os.PathLike[str] | None = None) -> None:
+    """Record `key` (something that is not a local file, e.g. a remote skill's
+    `mcp-skill:<server>:<uri>`) as trusted while its content hashes to `digest` (hex)."""
     where = _store(store)
     entries = _entries(where)
-    entries[real] = digest
+    entries[key] = digest
     where.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     text = json.dumps({"trusted": dict(sorted(entries.items()))}, indent=2)
     atomic_write(where, text + "\n", new_mode=_PRIVATE)
-    return digest
+
+
+def is_trusted_digest(
+    key: str, digest: str, *, store: str | os.PathLike[str] | None = None
+) -> bool:
+    """Whether a person trusted `key` with exactly the content hashing to `digest`."""
+    return _entries(_store(store)).get(key) == digest
 
 
 def is_trusted(

@@ -1,5 +1,5 @@
-"""The 2026-07-28 examples of docs/mcp-server.md (input-required results, tasks, custom headers)
-run as written and print what their comments say."""
+"""The 2026-07-28 examples of docs/mcp-server.md (input-required results, tasks, custom headers,
+skills) run as written and print what their comments say."""
 
 from __future__ import annotations
 
@@ -13,6 +13,13 @@ BLOCKS = {
     "input_required": ("state_key=", ["input_required ['confirm']", "api: deployed"]),
     "tasks": ("task_store=store", ["task working", "completed report 2026: 12 months"]),
     "custom_headers": ("header_params=", ["'x-mcp-header': 'Region'", "=?base64?"]),
+    "skills": (
+        "add_skills(",
+        [
+            "skill://pdf-processing/SKILL.md ['skill://pdf-processing/references/FORMS.md']",
+            "verified: True",
+        ],
+    ),
 }
 
 

@@ -26,13 +26,22 @@ from toolweave.storage.retrieval.fusion import (
     AGREEMENT_DEPTH,
     CROSS_SCRIPT_DEPTH,
     DISAGREEMENT_SHARE,
+    LONG_QUERY_WORDS,
     PHRASE_WEIGHT,
     agreed_weight,
     crossed_weight,
+    long_query,
     weights_for,
 )
 
 IndexFactory = Callable[..., Any]
+WEIGHTS = FusionWeights(latin=0.2, cjk=0.1, long_latin=0.7)
+LONG_ENGLISH = " ".join(f"word{i}" for i in range(LONG_QUERY_WORDS))
+LONG_CHINESE = (
+    "我们昨天在公园里放风筝，晚上一起去看了一场电影。周末打算和家人去海边游泳，"
+    "老师表扬了我的作文，妈妈做了红烧肉和糖醋排骨，弟弟参加了学校的篮球比赛，"
+    "爷爷种的西红柿终于成熟了，邻居家的小猫生了三只小猫。"
+)
 
 
 def keyword_hits(*scored: tuple[str, float]) -> list[IndexHit]:
@@ -150,15 +159,34 @@ def test_a_latin_query_over_chinese_records_is_ranked_by_its_vectors() -> None:
     chinese = [f"第{i}段 讲的是 1998 年的比赛" for i in range(CROSS_SCRIPT_DEPTH)]
     near = hits(*chinese, vector=True)
     chance = hits("1998 年的比赛", vector=False)
-    assert crossed_weight(0.1, "What happened in 1998?", chance, near) == 1.0
-    assert crossed_weight(0.1, "What happened in 1998?", [], near) == 1.0
-    assert crossed_weight(0.1, "1998 年发生了什么", chance, near) == 0.1
+    assert crossed_weight(0.1, "What happened in 1998?", chance, near, WEIGHTS) == 1.0
+    assert crossed_weight(0.1, "What happened in 1998?", [], near, WEIGHTS) == 1.0
+    assert crossed_weight(0.1, "1998 年发生了什么", chance, near, WEIGHTS) == 0.1
     english = hits("In 1998 the final was played", vector=False)
-    assert crossed_weight(0.1, "What happened in 1998?", english, near) == 0.1
+    assert crossed_weight(0.1, "What happened in 1998?", english, near, WEIGHTS) == 0.1
     mixed = hits(*chinese[: CROSS_SCRIPT_DEPTH // 2], *["an English text"] * 5, vector=True)
-    assert crossed_weight(0.1, "What happened in 1998?", chance, mixed) == 0.1
+    assert crossed_weight(0.1, "What happened in 1998?", chance, mixed, WEIGHTS) == 0.1
     for single in (0.0, 1.0):
-        assert crossed_weight(single, "What happened in 1998?", chance, near) == single
+        assert crossed_weight(single, "What happened in 1998?", chance, near, WEIGHTS) == single
+
+
+def test_a_chinese_query_over_english_records_takes_the_weight_of_an_english_one() -> None:
+    """`crossed_weight`: a Chinese query whose nearest records and best keyword match are
+    English is fused with the weight of an English query of its length: the long one's (a
+    conversation, whose words the records do not share), the short one's for a question; a
+    Chinese best keyword match keeps the Chinese weight."""
+    english = [
+        IndexHit(Record(f"e{i}", f"Bart flew a kite on day {i}"), 0.5, vector_score=0.5)
+        for i in range(CROSS_SCRIPT_DEPTH)
+    ]
+    named = [IndexHit(Record("e0", "Bart flew a kite"), 0.0, keyword_rank=1, keyword_score=2.0)]
+    assert long_query(LONG_CHINESE) and not long_query("Bart 放风筝了吗")
+    assert WEIGHTS.for_query(LONG_CHINESE) == 0.1  # no long Chinese weight: the short one
+    assert crossed_weight(0.1, LONG_CHINESE, named, english, WEIGHTS) == 0.7
+    assert crossed_weight(0.1, LONG_CHINESE, [], english, WEIGHTS) == 0.7
+    assert crossed_weight(0.1, "Bart 放风筝了吗", named, english, WEIGHTS) == 0.2
+    chinese = [IndexHit(Record("z", "Bart 放风筝"), 0.0, keyword_rank=1, keyword_score=2.0)]
+    assert crossed_weight(0.1, LONG_CHINESE, chinese, english, WEIGHTS) == 0.1
 
 
 def test_weights_are_checked_and_depend_on_the_query_script() -> None:
@@ -166,6 +194,13 @@ def test_weights_are_checked_and_depend_on_the_query_script() -> None:
     assert weights.for_query("budget review") == 0.3
     assert weights.for_query("预算 review") == 0.0
     assert FusionWeights.from_json(weights.to_json()) == weights
+    # A long query (LONG_QUERY_WORDS distinct words) takes the long weight of its script.
+    assert WEIGHTS.for_query(LONG_ENGLISH) == 0.7 and WEIGHTS.for_query("word1 word2") == 0.2
+    assert FusionWeights.from_json(WEIGHTS.to_json()) == WEIGHTS
+    # Weights stored before the long ones existed rank long queries as they did.
+    assert FusionWeights.from_json('{"cjk": 0.1, "latin": 0.2}').for_query(LONG_ENGLISH) == 0.2
+    with pytest.raises(ConfigError, match=r"FusionWeights.long_cjk must be a number from 0 to 1"):
+        FusionWeights(latin=0.1, cjk=0.1, long_cjk=-0.5)
     assert weights_for("wordllama:256") == weights_for("wordllama:64")
     with pytest.raises(ConfigError, match=r"FusionWeights.latin must be a number from 0 to 1"):
         FusionWeights(latin=1.5, cjk=0.0)

@@ -9,7 +9,9 @@ join the registry, and a skill the model has read (a `skill_read` call that ran 
 so one a rule, hook or approver refused grants nothing) becomes active: from then until the run
 ends, its `allowed-tools` are pre-approved (allow rules joined to the run's governance,
 `toolweave.governance.grants`). Nothing is hidden or refused for being unlisted, as in Claude
-Code.
+Code. Remote skills (`library.add_remote(manager)`) are listed before a run's catalog when stale
+and read like local ones; their `allowed-tools` grant nothing unless a person trusted the skill
+as listed (`RemoteSkill.trust`).
 """
 
 from __future__ import annotations
@@ -73,6 +75,8 @@ class AgentSkills(RunStage):
         name = args.get("name") if isinstance(args, dict) else None
         if isinstance(name, str) and name in self.library.skills:
             self.scope.activate(session, name)
+        elif isinstance(name, str) and name in self.library.remote:
+            self.scope.activate_remote(session, self.library.remote[name])
 
     def offered(self, registry: ToolRegistry) -> list[ToolDef]:
         """The definitions the model sees this turn, after a library reload re-registered the
@@ -89,6 +93,7 @@ class AgentSkills(RunStage):
     ) -> tuple[str, Message | None]:
         """The prompt as a skill command or with the selector's pick, and the system message
         with the catalog of model-invocable skills after it."""
+        await self.library.refresh_remote(force=False)  # remote skills: listed when stale
         prompt = await self._prepare(prompt, session)
         catalog = self.library.catalog(self.catalog_budget_chars, query=prompt)
         instructions = system.text if system is not None else ""

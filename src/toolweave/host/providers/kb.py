@@ -60,6 +60,7 @@ from toolweave.kb.convert import (
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_MAX_UNZIPPED_BYTES,
 )
+from toolweave.mcp.server import ResourceCatalog
 from toolweave.storage.retrieval.backend import check_backend
 from toolweave.tools.base import Tool
 
@@ -152,7 +153,7 @@ def open_knowledge_base(config: HostConfig, settings: KBSection | None = None) -
     )
 
 
-class KBCatalog:
+class KBCatalog(ResourceCatalog):
     """The knowledge base's documents as MCP resources (an `MCPServer` `CatalogSource`), read
     from the store on every request, so the listing is never stale."""
 
@@ -192,17 +193,6 @@ class KBCatalog:
         if found is None:
             return None
         return {"contents": [{"uri": uri, "mimeType": MIME_TYPE, "text": found[1]}]}
-
-    async def prompts(self) -> list[dict[str, Any]]:
-        return []
-
-    async def get_prompt(self, name: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
-        return None
-
-    async def complete(
-        self, ref: dict[str, Any], argument: dict[str, Any], context: dict[str, Any]
-    ) -> dict[str, Any] | None:
-        return None
 
 
 class KBProvider:

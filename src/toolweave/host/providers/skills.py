@@ -18,7 +18,6 @@ import concurrent.futures
 import contextlib
 import dataclasses
 import logging
-import mimetypes
 import os
 import re
 from collections.abc import Awaitable, Callable
@@ -31,7 +30,10 @@ from pydantic import Field
 from toolweave.host.config import HostConfig
 from toolweave.host.sandbox_paths import host_files, private_paths
 from toolweave.host.sections import Section
+from toolweave.mcp.server.skills import ServedSkill, SkillFile
+from toolweave.mcp.server.skills import file_type as _mime
 from toolweave.skills import Skill, SkillError, SkillLibrary
+from toolweave.skills.spec import is_spec_name
 from toolweave.tools.base import Tool
 from toolweave.tools.sandbox import Sandbox, SandboxLimits
 from toolweave.tools.sandbox_limits import (
@@ -54,10 +56,22 @@ def prompt_name(skill_name: str) -> str:
     return (PROMPT_PREFIX + _NOT_NAME_CHARACTER.sub("_", skill_name))[:128]
 
 
-def _mime(rel: str) -> str:
-    if rel.endswith(".md"):
-        return "text/markdown"
-    return mimetypes.guess_type(rel)[0] or "text/plain"
+def _stamp(skill: Skill, rel: str) -> tuple[int, int]:
+    """A listed file's modification time (ns) and size; (-1, -1) when it cannot be read."""
+    try:
+        info = os.stat(skill.dir / rel)
+    except OSError:
+        return (-1, -1)
+    return (info.st_mtime_ns, info.st_size)
+
+
+def _served(skill: Skill, rel: str) -> str | bytes:
+    """A skill file as served: text (UTF-8, a BOM dropped) for text types, else its bytes."""
+    data = skill.read_bytes(rel)
+    mime = _mime(rel)
+    if mime.startswith("text/") or mime in _TEXT_TYPES:
+        return data.decode("utf-8-sig", errors="replace")
+    return data
 
 
 class SkillCatalog:
@@ -65,6 +79,9 @@ class SkillCatalog:
 
     def __init__(self, library: SkillLibrary) -> None:
         self.library = library
+        # Skill name -> (its files' stamps, the ServedSkill built from them), so skills/list
+        # re-reads and re-hashes only skills with a changed file.
+        self._served: dict[str, tuple[tuple[tuple[str, tuple[int, int]], ...], ServedSkill]] = {}
 
     def _prompted(self) -> dict[str, Skill]:
         """Prompt name -> skill, for user-invocable skills (the first of a clashing pair wins)."""
@@ -111,8 +128,8 @@ class SkillCatalog:
                         "name": f"{skill.name}/{rel}",
                         "mimeType": _mime(rel),
                     }
-                    if rel == "SKILL.md":
-                        entry["description"] = skill.description
+                    if rel == "SKILL.md":  # as the MCP skills extension asks
+                        entry.update(name=skill.name, description=skill.description)
                     entries.append(entry)
             return entries
 
@@ -130,16 +147,44 @@ class SkillCatalog:
         if skill is None or not rel:
             return None
         try:
-            data = await asyncio.to_thread(skill.read_bytes, rel)
+            content = await asyncio.to_thread(_served, skill, rel)
         except SkillError:
             return None  # outside the folder or missing: "resource not found"
-        mime = _mime(rel)
-        item: dict[str, Any] = {"uri": uri, "mimeType": mime}
-        if mime.startswith("text/") or mime in _TEXT_TYPES:
-            item["text"] = data.decode("utf-8-sig", errors="replace")
+        item: dict[str, Any] = {"uri": uri, "mimeType": _mime(rel)}
+        if isinstance(content, str):
+            item["text"] = content
         else:
-            item["blob"] = base64.b64encode(data).decode("ascii")
+            item["blob"] = base64.b64encode(content).decode("ascii")
         return {"contents": [item]}
+
+    async def served_skills(self) -> list[ServedSkill]:
+        """The spec-named skills as the MCP skills extension serves them (SEP-2640), with the
+        same bytes `read_resource` serves; a skill with a file that cannot be served (over
+        the size limit) is left out, logged."""
+
+        def build() -> list[ServedSkill]:
+            served = []
+            for skill in self.library.skills.values():
+                if skill.display_name is not None or not is_spec_name(skill.name):
+                    continue  # the extension's URI ends in the frontmatter name
+                rels = ["SKILL.md", *skill.resources()]
+                stamps = tuple((rel, _stamp(skill, rel)) for rel in rels)
+                cached = self._served.get(skill.name)
+                if cached is not None and cached[0] == stamps:  # no file changed: no re-read
+                    served.append(cached[1])
+                    continue
+                try:
+                    files = tuple(SkillFile(rel, _served(skill, rel), _mime(rel)) for rel in rels)
+                except SkillError as exc:
+                    logger.warning(
+                        "skill %r is not served by the MCP extension: %s", skill.name, exc
+                    )
+                    continue
+                self._served[skill.name] = (stamps, ServedSkill(skill.name, files))
+                served.append(self._served[skill.name][1])
+            return served
+
+        return await asyncio.to_thread(build)
 
     async def complete(
         self, ref: dict[str, Any], argument: dict[str, Any], context: dict[str, Any]
@@ -158,6 +203,9 @@ class SkillsSection(Section):
     toolweave.toml), and `script_max_output_bytes` of output read at most, each run bounded by
     `script_memory_bytes`, `script_max_processes`, `script_tmp_bytes` and `script_file_bytes`
     (as `[builtins]`' `sandbox_*` keys); `watch_interval` 0 stops watching the roots.
+    `mcp_extension` also publishes the same skills by the MCP skills extension (SEP-2640:
+    `skills/list`, `skills/get`, digests of the files already served as resources); only
+    spec-named skills, since the extension's URI ends in the frontmatter name.
     """
 
     roots: list[str] = Field(default_factory=list)
@@ -175,6 +223,7 @@ class SkillsSection(Section):
     script_tmp_bytes: int = Field(DEFAULT_TMP_BYTES, gt=0)
     script_file_bytes: int = Field(DEFAULT_FILE_BYTES, gt=0)
     watch_interval: float = Field(2.0, ge=0)
+    mcp_extension: bool = True
 
     def sandbox(self, source: Path | None) -> Sandbox:
         """The sandbox `skill_run`'s scripts run in."""
@@ -215,6 +264,7 @@ class SkillsProvider:
         self._on_removed: Callable[[str], None] | None = None
         self._published: set[str] = set()
         self._on_catalog: Callable[[str], None] | None = None
+        self._catalog = SkillCatalog(self.library)
         self._fingerprint = self._disk_state()
         self._watcher: asyncio.Task[None] | None = None
         self._pending: asyncio.Task[None] | concurrent.futures.Future[None] | None = None
@@ -278,7 +328,13 @@ class SkillsProvider:
         (`allowed` and `ready` concern downstream servers; skills are local and always ready.)
         """
         self._on_catalog = on_change
-        return SkillCatalog(self.library)
+        return self._catalog
+
+    @property
+    def served_skills(self) -> Callable[[], Awaitable[list[ServedSkill]]] | None:
+        """What the host serves by the MCP skills extension (None when `mcp_extension` is off):
+        the skills its resources already serve, with the same bytes."""
+        return self._catalog.served_skills if self.settings.mcp_extension else None
 
     async def start(self) -> None:
         """Poll the roots every `watch_interval` seconds (0 = never) while serving."""

@@ -21,7 +21,12 @@ from toolweave.mcp.client.client import DEFAULT_TIMEOUT
 from toolweave.mcp.client.config import ServerConfig, load_config
 from toolweave.mcp.client.config_values import InputAsker
 from toolweave.mcp.client.servers import TOOL_SEPARATOR, ServerState
-from toolweave.mcp.client.skills import MCPSkill, list_skills, load_skill
+from toolweave.mcp.client.skills import (
+    MAX_SKILL_FILE_BYTES,
+    MCPSkill,
+    list_skills,
+    read_skill_file,
+)
 from toolweave.mcp.shared.constants import PROMPTS_CHANGED, RESOURCES_CHANGED, TOOLS_CHANGED
 from toolweave.mcp.shared.errors import MCPError
 from toolweave.mcp.toolset.bridge import MCPTool, ToolFilter, safe_tool_name, select
@@ -57,7 +62,14 @@ class MCPManager:
         reconnect: bool = True,
         reconnect_delay: float = RECONNECT_DELAY,
         reconnect_max_delay: float = RECONNECT_MAX_DELAY,
+        max_skill_file_bytes: int = MAX_SKILL_FILE_BYTES,
     ) -> None:
+        if max_skill_file_bytes < 1:
+            raise ValueError(
+                f"max_skill_file_bytes must be a positive number of bytes, not "
+                f"{max_skill_file_bytes}"
+            )
+        self.max_skill_file_bytes = max_skill_file_bytes
         self.reconnect_enabled = reconnect
         self.reconnect_delay = reconnect_delay
         self.reconnect_max_delay = reconnect_max_delay
@@ -76,7 +88,9 @@ class MCPManager:
         self._closed = False
         self.catalog_listeners: list[Callable[[str], None]] = []
         """Called with `"resources"` or `"prompts"` when a server's list of them may have
-        changed (its own list_changed notification, or the server connecting or dropping)."""
+        changed (its own list_changed notification, or the server connecting, dropping, being
+        added, removed or reconnected); a `SkillLibrary` that joined the servers' skills lists
+        them again at its next use."""
 
     @classmethod
     def from_config(
@@ -276,10 +290,15 @@ class MCPManager:
     async def load_skill(self, skill: MCPSkill) -> str:
         """The verified `SKILL.md` of a listed skill (`SkillVerificationError` when its bytes,
         digest or frontmatter differ from the listing)."""
+        return await self.read_skill_file(skill, skill.uri)
+
+    async def read_skill_file(self, skill: MCPSkill, uri: str) -> str:
+        """One verified file of a listed skill, at most `max_skill_file_bytes` long (a remote
+        skill's level 2 and 3, read only when asked: `toolweave.skills.RemoteSkill`)."""
         state = self.servers.get(skill.server)
         if state is None or state.client is None or not state.connected:
             raise MCPError(f"MCP server {skill.server!r} is not connected")
-        return await load_skill(state.client, skill)
+        return await read_skill_file(state.client, skill, uri, max_bytes=self.max_skill_file_bytes)
 
     def find(self, name: str) -> MCPTool | None:
         for state in self.servers.values():
@@ -346,6 +365,7 @@ class MCPManager:
             state = self.servers[config.name] = ServerState(config)
         await self._connect(state)
         self._sync()
+        self._catalog_changed("resources", "prompts")
         return state
 
     async def remove(self, name: str) -> ServerConfig:
@@ -358,6 +378,7 @@ class MCPManager:
             await state.client.close()
         state.tools = []
         self._sync()
+        self._catalog_changed("resources", "prompts")
         return state.config
 
     async def reconnect(self, name: str, config: ServerConfig | None = None) -> ServerState:
@@ -375,6 +396,7 @@ class MCPManager:
             state.client = None
         await self._connect(state)
         self._sync()
+        self._catalog_changed("resources", "prompts")
         return state
 
     async def close(self) -> None:

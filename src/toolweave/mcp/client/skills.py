@@ -15,6 +15,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from toolweave.mcp.shared.constants import SKILLS_EXTENSION
 from toolweave.mcp.shared.errors import MCPError, SkillVerificationError
 from toolweave.storage.errors import FrontmatterError
 from toolweave.storage.files import split_frontmatter
@@ -22,8 +23,8 @@ from toolweave.storage.files import split_frontmatter
 if TYPE_CHECKING:
     from toolweave.mcp.client.client import MCPClient
 
-#: The extension's identifier under `capabilities.extensions`.
-SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
+MAX_SKILL_FILE_BYTES = 1_000_000
+"""The largest skill file a client reads (by its listed size, then its real one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,32 +98,46 @@ async def list_skills(client: MCPClient) -> list[MCPSkill]:
     return skills
 
 
-async def read_skill_file(client: MCPClient, skill: MCPSkill, uri: str) -> str:
+async def read_skill_file(
+    client: MCPClient, skill: MCPSkill, uri: str, *, max_bytes: int = MAX_SKILL_FILE_BYTES
+) -> str:
     """One file of `skill`, verified against its entry (size, then digest); `SKILL.md` also
-    against the listed frontmatter. Raises `SkillVerificationError`, returning nothing."""
+    against the listed frontmatter. A file listed without a digest or a size, or over
+    `max_bytes`, is refused before it is read. Raises `SkillVerificationError`, returning
+    nothing."""
     entry = skill.file(uri)
+    where = f"skill {skill.name!r} on MCP server {skill.server!r}: {uri}"
+    if entry.digest is None or entry.size is None:
+        raise SkillVerificationError(
+            f"{where} is listed without a digest or a size, so it cannot be verified; not read"
+        )
+    if entry.size > max_bytes:
+        raise SkillVerificationError(
+            f"{where} is listed at {entry.size} bytes, over the {max_bytes}-byte limit for a "
+            "skill file (MCPManager(max_skill_file_bytes=...)); not read"
+        )
     contents = await client.read_resource(uri)
     text = next((c.text for c in contents if c.text is not None), None)
     if text is None:
-        raise SkillVerificationError(f"{uri} came back without text")
+        raise SkillVerificationError(f"{where} came back without text")
     data = text.encode("utf-8")
-    where = f"skill {skill.name!r} on {skill.server!r}: {uri}"
-    if entry.size is not None and len(data) != entry.size:
+    if len(data) != entry.size:
         raise SkillVerificationError(
             f"{where} is {len(data)} bytes, the listing says {entry.size}; not using it"
         )
-    if entry.digest is not None:
-        algorithm, _, expected = entry.digest.partition(":")
-        if algorithm != "sha256" or hashlib.sha256(data).hexdigest() != expected.lower():
-            raise SkillVerificationError(f"{where} does not match digest {entry.digest}")
+    algorithm, _, expected = entry.digest.partition(":")
+    if algorithm != "sha256" or hashlib.sha256(data).hexdigest() != expected.lower():
+        raise SkillVerificationError(f"{where} does not match digest {entry.digest}; not using it")
     if uri == skill.uri:
         _check_frontmatter(skill, text, where)
     return text
 
 
-async def load_skill(client: MCPClient, skill: MCPSkill) -> str:
+async def load_skill(
+    client: MCPClient, skill: MCPSkill, *, max_bytes: int = MAX_SKILL_FILE_BYTES
+) -> str:
     """Level 2: the verified `SKILL.md` of `skill` (its other files stay unread)."""
-    return await read_skill_file(client, skill, skill.uri)
+    return await read_skill_file(client, skill, skill.uri, max_bytes=max_bytes)
 
 
 def _check_frontmatter(skill: MCPSkill, text: str, where: str) -> None:

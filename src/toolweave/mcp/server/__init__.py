@@ -14,6 +14,9 @@ _EXPORTS: dict[str, str] = {
     "EventStore": "toolweave.mcp.server.event_store",
     "InMemoryEventStore": "toolweave.mcp.server.event_store",
     "MCPServer": "toolweave.mcp.server.app",
+    "ResourceCatalog": "toolweave.mcp.server._catalog",
+    "ServedSkill": "toolweave.mcp.server.skills",
+    "SkillFile": "toolweave.mcp.server.skills",
     "PostgresChangeRelay": "toolweave.mcp.server.postgres_events",
     "PostgresEventStore": "toolweave.mcp.server.postgres_events",
     "PostgresMCPSessionStore": "toolweave.mcp.server.postgres_sessions",
@@ -29,6 +32,7 @@ _EXPORTS: dict[str, str] = {
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
+    from toolweave.mcp.server._catalog import ResourceCatalog
     from toolweave.mcp.server.app import MCPServer
     from toolweave.mcp.server.context import Context, is_probe
     from toolweave.mcp.server.event_store import EventStore, InMemoryEventStore
@@ -36,6 +40,7 @@ if TYPE_CHECKING:
     from toolweave.mcp.server.postgres_sessions import PostgresMCPSessionStore
     from toolweave.mcp.server.postgres_states import PostgresSpentStates
     from toolweave.mcp.server.results import error_result, image_result, probe_result, text_result
+    from toolweave.mcp.server.skills import ServedSkill, SkillFile
 
 __all__ = [
     "Context",
@@ -46,6 +51,9 @@ __all__ = [
     "PostgresEventStore",
     "PostgresMCPSessionStore",
     "PostgresSpentStates",
+    "ResourceCatalog",
+    "ServedSkill",
+    "SkillFile",
     "error_result",
     "image_result",
     "is_probe",

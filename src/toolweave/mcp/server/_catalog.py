@@ -36,6 +36,32 @@ class CatalogSource(Protocol):
     ) -> dict[str, Any] | None: ...
 
 
+class ResourceCatalog:
+    """A `CatalogSource` of resources only: its subclass answers `resources` and
+    `read_resource` (and `resource_templates` if it has any); it has no prompts or completions.
+    """
+
+    async def resources(self) -> list[dict[str, Any]]:
+        return []
+
+    async def resource_templates(self) -> list[dict[str, Any]]:
+        return []
+
+    async def read_resource(self, uri: str) -> dict[str, Any] | None:
+        return None
+
+    async def prompts(self) -> list[dict[str, Any]]:
+        return []
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
+        return None
+
+    async def complete(
+        self, ref: dict[str, Any], argument: dict[str, Any], context: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        return None
+
+
 class ResourceEntry:
     """A static resource (`uri`) or a template (`uri` with `{name}` parts)."""
 

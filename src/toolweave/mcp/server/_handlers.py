@@ -39,6 +39,7 @@ from toolweave.mcp.shared.constants import (
 )
 from toolweave.mcp.shared.errors import (
     INVALID_PARAMS,
+    METHOD_NOT_FOUND,
     RESOURCE_NOT_FOUND,
     InputRequired,
     JSONRPCError,
@@ -303,6 +304,27 @@ async def complete(
     }
 
 
+def _serves_skills(server: ServerView, method: str) -> None:
+    if not server.skills.sources:
+        raise JSONRPCError(
+            METHOD_NOT_FOUND, f"Method not found: {method} (this server has no skills)"
+        )
+
+
+async def skills_list(
+    server: ServerView, session: ServerSession, params: dict[str, Any], ctx: RequestContext
+) -> dict[str, Any]:
+    _serves_skills(server, ctx.method)
+    return page("skills", "skills", await server.skills.entries(), params, server.page_size)
+
+
+async def skills_get(
+    server: ServerView, session: ServerSession, params: dict[str, Any], ctx: RequestContext
+) -> dict[str, Any]:
+    _serves_skills(server, ctx.method)
+    return await server.skills.get(params.get("uri"))
+
+
 def _task_owner(session: ServerSession, ctx: RequestContext) -> str:
     """Who may see the task (tasks/* are refused to a client without the extension)."""
     if not tasks_declared(session.client_capabilities_for(ctx.meta)):
@@ -357,6 +379,8 @@ HANDLERS: dict[str, ServerHandler] = {
     "completion/complete": complete,
     "logging/setLevel": set_level,
     "subscriptions/listen": listen,
+    "skills/list": skills_list,
+    "skills/get": skills_get,
     "tasks/get": _task_method("get"),
     "tasks/update": _task_method("update"),
     "tasks/cancel": _task_method("cancel"),

@@ -45,6 +45,8 @@ CACHEABLE_METHODS = frozenset(
         "resources/list",
         "resources/templates/list",
         "resources/read",
+        "skills/list",
+        "skills/get",
     }
 )
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from toolweave.mcp.server._session import ServerSession
     from toolweave.mcp.server._tasks import TaskManager
     from toolweave.mcp.server._tools import ToolEntry
+    from toolweave.mcp.server.skills import SkillServing
 
 
 class ServerView(SessionHost, Protocol):
@@ -61,6 +62,9 @@ class ServerView(SessionHost, Protocol):
 
     @property
     def catalog_sources(self) -> list[CatalogSource]: ...
+
+    @property
+    def skills(self) -> SkillServing: ...
 
     def capabilities(self) -> dict[str, Any]: ...
 

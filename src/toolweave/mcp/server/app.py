@@ -25,10 +25,12 @@ from toolweave.mcp.server._tasks import (
 )
 from toolweave.mcp.server._tools import PatternSource, ToolEntry, check_name, function_entry
 from toolweave.mcp.server._transports import Transports
+from toolweave.mcp.server.skills import ServedSkill, SkillServing, SkillSource
 from toolweave.mcp.shared.constants import (
     PROMPTS_CHANGED,
     RESOURCE_UPDATED,
     RESOURCES_CHANGED,
+    SKILLS_EXTENSION,
     TASK_STATUS,
     TASKS_EXTENSION,
     TOOLS_CHANGED,
@@ -117,6 +119,8 @@ class MCPServer(Transports):
         self.catalog_sources: list[CatalogSource] = []
         """Where resources, prompts and completions beyond this server's own come from (see
         `CatalogSource`); the tool host's gateway adds its downstream servers here."""
+        #: The skills served by the skills extension (SEP-2640); see `add_skills`.
+        self.skills = SkillServing()
         self.sessions: set[ServerSession] = set()
         self.changes = ChangeFeed()  # 2026-07-28 `subscriptions/listen` streams
         #: What its sessions dispatch each method to (the handlers, bound to this server).
@@ -383,6 +387,19 @@ class MCPServer(Transports):
 
         return decorate
 
+    def add_skills(
+        self, skills: SkillSource | Iterable[ServedSkill], *, serve_files: bool = True
+    ) -> None:
+        """Serve Agent Skills by the skills extension (SEP-2640): `ServedSkill`s (e.g.
+        `ServedSkill.from_folder(path)`), or a coroutine function returning the current ones.
+        The server declares the extension and answers `skills/list` and `skills/get`; with
+        `serve_files` it also serves the files as `skill://` resources (pass False when another
+        catalog source already serves those URIs with the same bytes)."""
+        first = not self.skills.sources
+        self.skills.add(skills)
+        if serve_files and first:
+            self.catalog_sources.append(self.skills)
+
     # -- protocol ---------------------------------------------------------------------------------
 
     def capabilities(self) -> dict[str, Any]:
@@ -395,8 +412,14 @@ class MCPServer(Transports):
             caps["resources"] = {"subscribe": True, "listChanged": True}
         if self.prompts or self.catalog_sources:
             caps["prompts"] = {"listChanged": True}
+        extensions: dict[str, Any] = {}
         if any(entry.task_support for entry in self._tools.values()):
-            caps["extensions"] = {TASKS_EXTENSION: {}}
+            extensions[TASKS_EXTENSION] = {}
+        if self.skills.sources:  # the files are resources: the extension requires `resources`
+            extensions[SKILLS_EXTENSION] = {}
+            caps.setdefault("resources", {"listChanged": True})
+        if extensions:
+            caps["extensions"] = extensions
         return caps
 
     def new_session(

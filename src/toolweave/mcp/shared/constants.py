@@ -33,6 +33,9 @@ META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 #: The tasks extension (SEP-2663): declared under `capabilities.extensions` by both sides.
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+#: The skills extension (SEP-2640): a server that declares it serves `skills/list`, `skills/get`
+#: and each skill's files as `skill://<name>/<path>` resources.
+SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
 #: The body field the `Mcp-Name` header mirrors, per method (SEP-2243; SEP-2663 adds the task
 #: methods): the client sets the header from it and the server checks the header against it.
 NAME_PARAMS = {

@@ -29,11 +29,17 @@ When the vector side's best candidate is not among the keyword side's first ten,
 disagree and hybrid search halves `w` (`agreed_weight`): on dialogue memory (LoCoMo) WordLlama's
 vectors are weak, and a full-weight disagreement cost hybrid its lead over keyword search.
 
-`w`, the vector weight, depends on the embedder (how good its vectors are) and on the query's
-script: measured on public sets (docs/knowledge-base.md, benchmarks/retrieval_public.py),
-WordLlama's vectors add a little at w = 0.1 on English and 0.05 on Chinese and cost hit@1 from
-0.2 on; MiniLM is English-only, so its Chinese queries are keyword-only. The weights are stored with
-each index, so a store keeps ranking the way it was measured until its owner changes them.
+`w`, the vector weight, depends on the embedder (how good its vectors are), on the query's
+script and on its length (`FusionWeights.for_query`), and on the script of the records it finds
+(`crossed_weight`): measured on public sets (docs/knowledge-base.md,
+benchmarks/retrieval_public.py), WordLlama's vectors add a little to short questions at w = 0.1
+on English and 0.05 on Chinese and cost hit@1 from 0.2 on, while a long English query (a
+conversation's recent turns, `LONG_QUERY_WORDS` distinct words or more) wants 0.7: on
+MADial-Bench's tune half keyword 0.491, vectors 0.549, fused at 0.1 0.526, at 0.7 0.589
+nDCG@10. Long Chinese dialogue stays at 0.05 (WordLlama reads no Chinese: vectors 0.165 against
+keyword 0.505). MiniLM is English-only, so its Chinese queries are keyword-only. The weights
+are stored with each index, so a store keeps ranking the way it was measured until its owner
+changes them.
 """
 
 from __future__ import annotations
@@ -70,38 +76,71 @@ CROSS_SCRIPT_DEPTH = 10
 PHRASE_WEIGHT = 1.0
 """Keyword score a candidate gains for having all the query's adjacent word pairs side by side,
 as a share of the best keyword score (a part of the pairs earns that part of it)."""
+LONG_QUERY_WORDS = 32
+"""Distinct words (stop words left out) from which a query is long and fused with the long-query
+weight (`FusionWeights.long_latin` / `long_cjk`): a conversation's recent turns rather than a
+question. The questions of XQuAD, CMRC 2018 and LoCoMo have at most 29 such words (median 5-7),
+DRCD's up to 39 (median 13: jieba's search mode adds the parts of long words); MADial-Bench's
+dialogues a median of 50 (English) and 57 (Chinese), 149 of 160 at least 32."""
 FUSION_FORMULA = "(1 - w) * keyword/best + w * (cosine - floor)/(best - floor)"
+
+
+def long_query(query: str) -> bool:
+    """Whether `query` has `LONG_QUERY_WORDS` distinct words (`segment`) or more, stop words
+    left out; a query shorter than that in characters is short without being segmented."""
+    if len(query) < LONG_QUERY_WORDS:
+        return False
+    return len(set(segment(query)) - QUERY_STOP_WORDS) >= LONG_QUERY_WORDS
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class FusionWeights:
-    """The vector side's weight `w` in 0..1 for queries without CJK (`latin`) and with (`cjk`)."""
+    """The vector side's weight `w` in 0..1 for queries without CJK (`latin`) and with (`cjk`),
+    and for long queries of each script (`long_latin`, `long_cjk`: `LONG_QUERY_WORDS` distinct
+    words or more; the short weight when not given)."""
 
     latin: float
     cjk: float
+    long_latin: float | None = None
+    long_cjk: float | None = None
 
     def __post_init__(self) -> None:
-        for field in ("latin", "cjk"):
+        for field in ("latin", "cjk", "long_latin", "long_cjk"):
             value = getattr(self, field)
+            if value is None and field.startswith("long_"):
+                continue
             if not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
                 raise ConfigError(
                     f"FusionWeights.{field} must be a number from 0 to 1, not {value!r}"
                 )
 
     def for_query(self, query: str) -> float:
-        return self.cjk if has_cjk(query) else self.latin
+        """The weight for `query`: by its script, and by its length (`long_query`)."""
+        return self.weight(cjk=has_cjk(query), long=long_query(query))
+
+    def weight(self, *, cjk: bool, long: bool) -> float:
+        """The weight for a query of that script and length."""
+        short, longer = (self.cjk, self.long_cjk) if cjk else (self.latin, self.long_latin)
+        return longer if long and longer is not None else short
 
     def to_json(self) -> str:
-        return json.dumps({"latin": self.latin, "cjk": self.cjk}, sort_keys=True)
+        return json.dumps(dataclasses.asdict(self), sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> FusionWeights:
+        """Weights stored by `to_json`; a store written before the long-query weights existed
+        keeps its short weights for long queries too (it ranks as it did)."""
         data = json.loads(text)
-        return cls(float(data["latin"]), float(data["cjk"]))
+        return cls(
+            float(data["latin"]),
+            float(data["cjk"]),
+            data.get("long_latin"),
+            data.get("long_cjk"),
+        )
 
 
 EMBEDDER_WEIGHTS: dict[str, FusionWeights] = {
-    "wordllama": FusionWeights(latin=0.1, cjk=0.05),
+    "wordllama": FusionWeights(latin=0.1, cjk=0.05, long_latin=0.7),
     "minilm": FusionWeights(latin=0.3, cjk=0.0),
     "hash": FusionWeights(latin=0.3, cjk=0.1),
 }
@@ -205,23 +244,38 @@ def agreed_weight(weight: float, keyword: Sequence[IndexHit], vector: Sequence[I
 
 
 def crossed_weight(
-    weight: float, query: str, keyword: Sequence[IndexHit], vector: Sequence[IndexHit]
+    weight: float,
+    query: str,
+    keyword: Sequence[IndexHit],
+    vector: Sequence[IndexHit],
+    weights: FusionWeights,
 ) -> float:
-    """1.0 (the vector side alone) for a query without CJK over Chinese records: most of its
-    `CROSS_SCRIPT_DEPTH` nearest records hold CJK and so does the keyword side's best match (it
-    matched the few Latin words a Chinese text holds, or none). Measured on XQuAD, English
-    questions over the Chinese paragraphs (docs/knowledge-base.md): WordLlama's vectors alone
-    0.341 nDCG@10, fused at any weight up to 0.5 about 0.30. A Chinese query over English
-    records keeps `weight`: its Latin words are names and numbers, which the keyword side
-    matches well (fused 0.250, vectors alone 0.168). Keyword-only and vector-only searches,
-    and a query with CJK, keep `weight`; so does one whose best keyword match has no CJK (an
-    English record of a mixed store, found by its words)."""
-    if weight in (0.0, 1.0) or not vector or has_cjk(query):
+    """The weight for a query over records of the other script: most of its `CROSS_SCRIPT_DEPTH`
+    nearest records are of the other script (CJK or not) and so is the keyword side's best
+    match (it matched the few words the two scripts share, or none).
+
+    - A query without CJK over Chinese records: 1.0, the vector side alone. Measured on XQuAD,
+      English questions over the Chinese paragraphs (docs/knowledge-base.md): WordLlama's
+      vectors alone 0.341 nDCG@10, fused at any weight up to 0.5 about 0.30.
+    - A Chinese query over records without CJK: the weight of a query without CJK of its
+      length (`weights.weight`): the keyword side reads the records' script. A short question's
+      Latin words are names and numbers, which the keyword side matches well (XQuAD zh->en:
+      fused 0.250, vectors alone 0.168); a long one is a conversation whose words the records
+      do not share (MADial-Bench zh->en, WordLlama: keyword 0.100, fused at 0.7 0.146).
+
+    Keyword-only and vector-only searches, and a query the keyword side matched a record of
+    its own script for, keep `weight`."""
+    if weight in (0.0, 1.0) or not vector:
         return weight
-    if keyword and not has_cjk(keyword[0].record.text):
+    query_cjk = has_cjk(query)
+    if keyword and has_cjk(keyword[0].record.text) == query_cjk:
         return weight
     near = vector[:CROSS_SCRIPT_DEPTH]
-    return 1.0 if 2 * sum(has_cjk(hit.record.text) for hit in near) > len(near) else weight
+    if (2 * sum(has_cjk(hit.record.text) for hit in near) > len(near)) == query_cjk:
+        return weight
+    if not query_cjk:
+        return 1.0
+    return weights.weight(cjk=False, long=long_query(query))
 
 
 def fuse_hits(

@@ -210,18 +210,20 @@ class FusedSearch:
         mode: SearchMode = "hybrid",
     ) -> Hits[IndexHit]:
         """Best `limit` records for `query`: keyword scores with the phrase bonus
-        (`phrase_boost`) and vector scores fused (`fuse_hits`) at the index's vector weight,
-        halved when the sides disagree (`agreed_weight`), the vectors alone for a query
-        without CJK over Chinese records (`crossed_weight`); each side asked for the same pool of
+        (`phrase_boost`) and vector scores fused (`fuse_hits`) at the index's vector weight for
+        the query's script and length (`FusionWeights.for_query`), another for a query over
+        records of the other script (`crossed_weight`), halved when the sides disagree
+        (`agreed_weight`); each side asked for the same pool of
         candidates whatever `limit` is. While the embedder fails (`guard`), by keywords only,
         the hits carrying the guard's warning."""
         check_limit(limit)
         check_mode(mode)
         none: list[IndexHit] = []
         pool = pool_size(limit)
+        weights = await self.stored_fusion()
         weight = {"keyword": 0.0, "vector": 1.0}.get(mode)
         if weight is None:
-            weight = (await self.stored_fusion()).for_query(query)
+            weight = weights.for_query(query)
         # The vector search starts first: its quick bookkeeping query then goes ahead of the
         # keyword query in SQLite's queue, and its embedding and scan overlap the keyword one.
         vector, keyword = await asyncio.gather(
@@ -236,7 +238,8 @@ class FusedSearch:
         warning = self.guard.warning if weight > 0.0 else None
         if warning is not None:
             weight = 0.0 if weight < 1.0 else weight
-        weight = agreed_weight(crossed_weight(weight, query, keyword, vector), keyword, vector)
+        weight = crossed_weight(weight, query, keyword, vector, weights)
+        weight = agreed_weight(weight, keyword, vector)
         return Hits(fuse_hits(keyword, vector, limit, weight=weight), warning)
 
 
