@@ -243,3 +243,165 @@ async def test_a_call_a_hook_stops_is_a_refused_row_of_the_run(tmp_path: Path) -
         assert (row.parent, row.kind, run.status) == (run.id, "call", "error")
     finally:
         await log.close()
+
+
+async def test_a_call_the_declared_permission_policy_refuses_is_a_row_of_the_run(
+    store_args: dict[str, Any],
+) -> None:
+    from toolweave.agent import Agent, Session
+    from toolweave.agent.orchestration import RunLimits
+    from toolweave.governance import Governance
+    from toolweave.llm import Message, ScriptedModel, ToolCallPart
+    from toolweave.tools import PermissionDenied, PermissionPolicy, tool
+
+    ran: list[str] = []
+
+    @tool(permissions=["shell"])
+    def shell(command: str) -> str:
+        """Runs a command."""
+        ran.append(command)
+        return "ok"
+
+    call = ToolCallPart("1", "shell", {"command": "rm -rf 数据"})
+    log = QueryLog(**store_args)
+    agent = Agent(
+        ScriptedModel([Message.assistant("", [call])]),
+        [shell],
+        governance=Governance(policy=PermissionPolicy(denied=["shell"])),
+        orchestration=RunLimits(query_log=log),
+    )
+    try:
+        with pytest.raises(PermissionDenied, match="'shell'"):
+            await agent.run("清理", Session("chat-4", requester="bob"))
+        assert ran == []  # the run ended before anything ran
+        (run,) = await log.search(kind="run")
+        (row,) = await log.search(parent=run.id)
+        assert (row.kind, row.tool, row.client, row.session_id) == (
+            "call",
+            "shell",
+            "bob",
+            "chat-4",
+        )
+        assert row.outcome == "refused:policy" and "denied by the policy" in row.error
+        assert row.input == 'shell {"command": "rm -rf 数据"}'
+        assert [r.id for r in await log.search(client="bob", outcome="refused:policy")] == [row.id]
+        assert run.status == "error" and "PermissionDenied" in run.error
+    finally:
+        await log.close()
+
+
+async def test_a_call_a_gate_refuses_for_good_is_a_refused_row_of_the_run(tmp_path: Path) -> None:
+    from toolweave.agent import Agent, Session
+    from toolweave.agent.orchestration import RunLimits
+    from toolweave.governance import GateRequest, Governance
+    from toolweave.llm import Message, ScriptedModel, ToolCallPart
+    from toolweave.tools import PermissionDenied, tool
+
+    @tool
+    def transfer(amount: int) -> str:
+        """Moves money."""
+        return "moved"
+
+    class Closed:
+        async def check(self, request: GateRequest) -> None:
+            raise PermissionDenied("转账已关闭 (transfers are closed)", tool=request.call.name)
+
+    log = QueryLog(tmp_path / "q.db")
+    agent = Agent(
+        ScriptedModel([Message.assistant("", [ToolCallPart("1", "transfer", {"amount": 5})])]),
+        [transfer],
+        governance=Governance(gates=[Closed()]),
+        orchestration=RunLimits(query_log=log),
+    )
+    try:
+        with pytest.raises(PermissionDenied, match="转账已关闭"):
+            await agent.run("转五块", Session("chat-5", requester="carol"))
+        (run,) = await log.search(kind="run")
+        (row,) = await log.search(parent=run.id)
+        assert (row.tool, row.client, row.outcome) == ("transfer", "carol", "refused:gate")
+        assert "转账已关闭" in row.error
+    finally:
+        await log.close()
+
+
+async def test_a_slash_commands_lines_are_rows_of_its_run(tmp_path: Path) -> None:
+    from toolweave.agent import Agent, Session
+    from toolweave.agent.orchestration import Commands, Orchestration, RunLimits
+    from toolweave.builtins.filesystem import filesystem_tools
+    from toolweave.builtins.shell import shell_tool
+    from toolweave.governance import GateRequest, Governance
+    from toolweave.llm import Message, ScriptedModel
+    from toolweave.tools import PermissionDenied
+
+    class NoTouch:
+        async def check(self, request: GateRequest) -> None:
+            if "touch" in str(request.call.arguments.get("command", "")):
+                raise PermissionDenied("不许创建文件 (no new files)", tool=request.call.name)
+
+    work, commands = tmp_path / "work", tmp_path / "commands"
+    (work / "notes").mkdir(parents=True)
+    commands.mkdir()
+    (work / "notes" / "待办.md").write_text("- 修复登录\n", encoding="utf-8")
+    (commands / "review.md").write_text(
+        "---\nallowed-tools: Bash(echo:*), Read\n---\n"
+        "!`echo 你好`\n!`ls notes`\n!`touch x`\n@notes/待办.md\nReview.\n",
+        encoding="utf-8",
+    )
+    model = ScriptedModel([Message.assistant("ok")])
+    log = QueryLog(tmp_path / "q.db")
+    agent = Agent(
+        model,
+        [shell_tool(work), *filesystem_tools(work)],
+        governance=Governance(gates=[NoTouch()]),
+        orchestration=Orchestration(
+            limits=RunLimits(query_log=log), commands=Commands.from_directory(commands)
+        ),
+    )
+    try:
+        await agent.run("/review", Session("chat-6", requester="dave"))
+        (run,) = await log.search(kind="run")
+        rows = await log.search(parent=run.id)
+        assert sorted((row.input.split('"')[-2], row.outcome) for row in rows) == [
+            ("echo 你好", "ran"),  # pre-approved by the command's allowed-tools
+            ("ls notes", "refused:approval"),  # no rule, no approver
+            ("notes/待办.md", "ran"),
+            ("touch x", "refused:gate"),
+        ]
+        assert {(row.kind, row.client) for row in rows} == {("call", "dave")}
+        assert not (work / "x").exists()
+    finally:
+        await log.close()
+
+
+async def test_a_slash_command_line_the_policy_refuses_is_a_refused_row(tmp_path: Path) -> None:
+    from toolweave.agent import Agent, Session
+    from toolweave.agent.orchestration import Commands, Orchestration, RunLimits
+    from toolweave.builtins.shell import shell_tool
+    from toolweave.governance import Governance
+    from toolweave.llm import Message, ScriptedModel
+    from toolweave.tools import PermissionPolicy
+
+    commands = tmp_path / "commands"
+    commands.mkdir()
+    (commands / "status.md").write_text(
+        "---\nallowed-tools: Bash(echo:*)\n---\n!`echo 状态`\nSummarise.\n", encoding="utf-8"
+    )
+    model = ScriptedModel([Message.assistant("ok")])
+    log = QueryLog(tmp_path / "q.db")
+    agent = Agent(
+        model,
+        [shell_tool(tmp_path)],
+        governance=Governance(policy=PermissionPolicy(denied=["shell"])),
+        orchestration=Orchestration(
+            limits=RunLimits(query_log=log), commands=Commands.from_directory(commands)
+        ),
+    )
+    try:
+        await agent.run("/status", Session("chat-7", requester="erin"))
+        prompt = model.requests[0].messages[-1].text
+        assert "[`echo 状态` was not run: tool 'bash' needs permission 'shell'" in prompt
+        (run,) = await log.search(kind="run")
+        (row,) = await log.search(parent=run.id)
+        assert (row.tool, row.client, row.outcome) == ("bash", "erin", "refused:policy")
+    finally:
+        await log.close()

@@ -1,4 +1,5 @@
-"""`toolweave kb ingest|search|stats|remove` against a real store in a temporary directory."""
+"""`toolweave kb ingest|search|stats|remove` against a real store in a temporary directory, and
+`[kb.embed_retry]` applied to a failing embedder."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.kb.formats import make_pdf
+from tests.outage_embedder import Embeddings, Endpoint, endpoint, spec
 from toolweave.cli import app
+
+__all__ = ["endpoint"]  # the fixture
 
 
 @pytest.fixture
@@ -97,3 +101,20 @@ def test_stats_reports_the_embedder_the_store_was_made_with(project: Path) -> No
     assert result.exit_code == 0, result.output
     assert "wordllama" in result.stdout and "hash" not in result.stdout
     assert "[kb].embedder makes hash" in result.stderr and "made with wordllama" in result.stderr
+
+
+def test_the_kb_commands_retry_the_embedder_as_kb_embed_retry_says(
+    project: Path, endpoint: Endpoint
+) -> None:
+    (project / "toolweave.toml").write_text(
+        f'[serve]\ndata_dir = "data"\n\n[kb]\nembedder = "{spec(endpoint)}"\n\n'
+        "[kb.embed_retry]\nattempts = 1\nrecheck = 1234\n",
+        encoding="utf-8",
+    )
+    code, out = run("kb", "ingest", "docs/ports.md")
+    assert code == 0, out
+    Embeddings.fail_next = 10**6  # now every request gets 503
+    result = CliRunner().invoke(app, ["kb", "search", "默认端口", "-k", "1", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)[0]["text"].endswith("默认端口是 8765。")  # by keywords
+    assert "keywords only" in result.stderr and "tried again after 1234 s" in result.stderr

@@ -99,7 +99,7 @@ def test_a_bad_value_is_refused_naming_the_key_its_line_and_the_bound(tmp_path: 
         "toolweave.toml:17: [kb.embed_retry].attempts: Input should be greater than or equal to 1,"
         " not 0",
         "toolweave.toml:18: [kb.embed_retry].backof is not a known key; the keys of"
-        " [kb].embed_retry are attempts, backoff, recheck",
+        " [kb.embed_retry] are attempts, backoff, recheck",
         "toolweave.toml:19: [kb.embed_retry].recheck: Input should be greater than or equal to 0,"
         " not -1",
     ]

@@ -207,11 +207,12 @@ class CallAccounting:
         self._log = self._quota = None
 
 
-def refused_outcome(exc: BaseException) -> str:
+def refused_outcome(exc: BaseException, otherwise: str = "failed") -> str:
     """The outcome of a call an error stopped before it ran: "refused:<stage>" for a governance
-    refusal (its `stage`: plan, gate, rules, hook, admin, approval), "failed" otherwise."""
+    refusal (its `stage`: plan, policy, gate, rules, hook, admin, approval), `otherwise` for an
+    error that names no stage."""
     stage = getattr(exc, "stage", None)  # governance sits beside accounting: no import
-    return f"refused:{stage}" if isinstance(stage, str) and stage else "failed"
+    return f"refused:{stage}" if isinstance(stage, str) and stage else otherwise
 
 
 def invocation_outcome(inv: ToolInvocation) -> tuple[QueryStatus, str, str]:

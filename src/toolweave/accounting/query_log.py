@@ -4,7 +4,7 @@ When a user asks "why did the bot answer that" or "what did it cost", the answer
 input, the session, who asked (`client`, the caller's identity), how many tool calls and which
 tools (the first 20 names, plus the total), tokens, duration, how it ended (`status`) and what
 became of it (`outcome`: "ran", "failed", "stopped" or "refused:<stage>", the stage that refused
-it: plan, gate, rules, hook, admin, approval or quota; "asked" for a call paused for its
+it: plan, policy, gate, rules, hook, admin, approval or quota; "asked" for a call paused for its
 client's answer). A row is written as `running` when the
 work starts and finished in place, so a crash leaves a visible `running` row rather than
 nothing. `search` filters rows by tool, client, time and outcome; the same store keeps the

@@ -12,8 +12,9 @@ from typing import Any, Literal
 
 from toolweave.errors import ConfigError, ToolweaveError
 
-Stage = Literal["plan", "gate", "rules", "hook", "admin", "approval"]
-"""Where a call was blocked ("gate" is a custom `ToolGate`)."""
+Stage = Literal["plan", "policy", "gate", "rules", "hook", "admin", "approval"]
+"""Where a call was blocked ("gate" is a custom `ToolGate`; "policy" the `PermissionPolicy` over
+a tool's declared permissions, whose refusal ends an agent's run)."""
 
 
 class GovernanceError(ToolweaveError):

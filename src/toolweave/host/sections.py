@@ -117,7 +117,7 @@ def _problem(model: type[Section], path: tuple[str, ...], error: Any, source: Co
     if error["type"] == "extra_forbidden":
         table = _model_at(model, error["loc"][:-1])
         known = ", ".join(sorted(table.model_fields)) if table is not None else "none"
-        parent = key_name(loc[:-1])
+        parent = "[" + ".".join(p for p in loc[:-1] if isinstance(p, str)) + "]"  # a table
         return f"{where}: {key_name(loc)} is not a known key; the keys of {parent} are {known}"
     if error["type"] == "missing":
         return f"{where}: {key_name(loc)} is required"

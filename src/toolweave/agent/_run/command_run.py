@@ -10,12 +10,14 @@ whose output it embeds (`` !`git status` ``) and files it embeds (`@src/app.py`)
   (allow rules below every deny and ask rule, `toolweave.governance.grants`); other calls are
   decided by the rules and approvals as usual, never refused just for being unlisted.
 - `` !`cmd` ``: run through the agent's own shell tool (`bash`) under the run's governance
-  (plan mode, rules with the command's `allowed-tools`, hooks, approvals); its output replaces
-  the line. A refusal is written in its place, so it is never silently dropped.
+  (the declared-permission policy, plan mode, rules with the command's `allowed-tools`, hooks,
+  approvals); its output replaces the line. A refusal is written in its place, so it is never
+  silently dropped.
 - `@path`: read with the agent's `read_file` tool (its file jail, under the same governance);
   the file's text follows the reference. A path that cannot be read is noted the same way.
 
-Every such call is a tool invocation of the run (`RunResult.invocations`), emitted as events.
+Every such call is a tool invocation of the run (`RunResult.invocations`), emitted as events,
+and ends like a turn's call for the run's stages (`call_ended`: its query-log row).
 """
 
 from __future__ import annotations
@@ -27,12 +29,15 @@ import uuid
 from typing import TYPE_CHECKING, Any, Protocol
 
 from toolweave.agent._run.dispatch import CallSetup, dispatch_call
+from toolweave.agent._run.stages import RunStage, call_ended
 from toolweave.agent.orchestration.slash_commands import Command, Commands
+from toolweave.governance.errors import CallBlocked
 from toolweave.llm import Model, ToolCallPart
-from toolweave.tools import ToolContext, ToolInvocation, ToolRegistry
+from toolweave.tools import PermissionDenied, ToolContext, ToolInvocation, ToolRegistry
 
 if TYPE_CHECKING:
     from toolweave.agent._run.config import RunConfig
+    from toolweave.agent.session import Session
 
 logger = logging.getLogger("toolweave.agent.commands")
 
@@ -56,6 +61,8 @@ class CommandRun(Protocol):
     registry: ToolRegistry
     ctx: ToolContext
     invocations: list[ToolInvocation]
+    session: Session
+    stages: tuple[RunStage, ...]
 
     @property
     def config(self) -> RunConfig: ...
@@ -137,12 +144,19 @@ async def context_call(run: CommandRun, name: str, args: dict[str, Any]) -> tupl
     if tool is None:
         return False, f"this agent has no {name!r} tool"
     call = ToolCallPart(f"command-{uuid.uuid4().hex[:12]}", name, args)
+    setup = run.call_setup(0)
+    try:  # the registry's declared-permission policy, as for a turn's calls (a blocked line)
+        run.registry.check_permissions(name, tool)
+    except PermissionDenied as denied:
+        setup.on_blocked(call, CallBlocked("policy", denied.message, tool=name))
+        return False, denied.message
     child = run.ctx.for_call(call.id)
     try:
-        outcome = await dispatch_call(run.call_setup(0), call, tool, child, run.config.tool_timeout)
+        outcome = await dispatch_call(setup, call, tool, child, run.config.tool_timeout)
     finally:
         run.ctx.cancellation.release(child.cancellation)
     invocation = outcome.invocation
+    call_ended(run.stages, run.session, call, outcome)
     if invocation is not None:
         run.invocations.append(invocation)
     if invocation is not None and invocation.ok:

@@ -21,6 +21,7 @@ from toolweave.agent._run.orchestrate import ChildrenStage, LimitsStage
 from toolweave.agent._run.resume import Answers, paused_state, restore, resume_turn
 from toolweave.agent._run.shape import error_part, unanswered
 from toolweave.agent._run.skill_rules import run_grants
+from toolweave.agent._run.stages import call_ended
 from toolweave.agent._run.stream import StreamReader
 from toolweave.agent.errors import MaxTurnsExceeded, RunPaused
 from toolweave.agent.events import (
@@ -340,6 +341,7 @@ class Run:
                 parts[i] = error_part(call, blocked.message, config.max_tool_result_chars)
                 continue
             except ToolError as denied:  # the declared-permission policy ends the run
+                self.limits.blocked(call, "policy", denied.message)  # its query-log row
                 parts[i] = error_part(call, denied.message, config.max_tool_result_chars)
                 self._settle(f"Not executed: the call to {call.name!r} was refused.")
                 return denied
@@ -436,11 +438,7 @@ class Run:
             ctx.cancellation.release(child.cancellation)
         parts[index] = outcome.part
         inv = outcome.invocation
-        if inv is None and outcome.refusal is not None:  # e.g. a hook's `continue: false`
-            self.limits.stopped(call, outcome.refusal)
-        if inv is not None:
-            for stage in self.stages:
-                stage.after_tool(self.session, inv)
+        call_ended(self.stages, self.session, call, outcome)
         if self.emit is not None and inv is not None:
             self.emit(ToolExecutionCompleted(call, outcome.part, inv.error, inv.duration, turn))
         return outcome

@@ -142,7 +142,9 @@ class LimitsStage(RunStage):
 
     def stopped(self, call: ToolCallPart, error: Exception) -> None:
         """An error ended the run before `call` ran: its row says "refused:<stage>" for a
-        governance stop (a hook's `continue: false`), else "failed"."""
+        governance stop (a hook's `continue: false`), else "refused:gate": the registry turns
+        what a tool raises into its outcome, so an error stopping the chain before the tool ran
+        is a gate's refusal for good (a `PermissionDenied`, a gate that failed closed)."""
         if self._parent_row is not None:
             from toolweave.accounting.calls import refused_outcome
 
@@ -154,7 +156,7 @@ class LimitsStage(RunStage):
                 0.0,
                 "error",
                 message,
-                refused_outcome(error),
+                refused_outcome(error, otherwise="refused:gate"),
             )
             self._calls.append(row)
 

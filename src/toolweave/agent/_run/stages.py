@@ -10,7 +10,9 @@ stages, `agent/_run/orchestrate.py`) at the same points, in that order:
 - `before_model` / `after_model`: around each model call (usage rolling up to a parent run;
   the quota's reservation and settlement, the todo reminder);
 - `after_tool`: each finished tool call (the circuit breaker's count, the query log's call
-  rows, skill activation).
+  rows, skill activation); `stopped`: a call an error stopped before it ran (its query-log
+  row). Both for the calls of the model's turns and of a slash command's `!`/`@` lines alike
+  (`call_ended`).
 
 Tracing wraps the run's events and model instead (`RunTrace.observe`, `RunTrace.model`), and a
 tool call's own stages are the call chain (`toolweave.tools.calls`).
@@ -18,16 +20,18 @@ tool call's own stages are the call chain (`toolweave.tools.calls`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from toolweave.llm import Message, Model, ModelRequest, Usage
+from toolweave.llm import Message, Model, ModelRequest, ToolCallPart, Usage
 from toolweave.tools import ToolInvocation
 
 if TYPE_CHECKING:
     from toolweave.accounting.query_log import QueryStatus
+    from toolweave.agent._run.dispatch import CallOutcome
     from toolweave.agent.session import Session
 
-__all__ = ["RunStage"]
+__all__ = ["RunStage", "call_ended"]
 
 
 class RunStage:
@@ -50,5 +54,21 @@ class RunStage:
     def after_tool(self, session: Session, invocation: ToolInvocation) -> None:
         return None
 
+    def stopped(self, call: ToolCallPart, error: Exception) -> None:
+        return None
+
     async def finished(self, status: QueryStatus, error: BaseException | None = None) -> None:
         return None
+
+
+def call_ended(
+    stages: Sequence[RunStage], session: Session, call: ToolCallPart, outcome: CallOutcome
+) -> None:
+    """Tell every stage how `call` ended: `after_tool` when it ran, `stopped` when an error
+    stopped it before it ran (a hook's `continue: false`, a gate's refusal for good)."""
+    invocation = outcome.invocation
+    for stage in stages:
+        if invocation is not None:
+            stage.after_tool(session, invocation)
+        elif outcome.refusal is not None:
+            stage.stopped(call, outcome.refusal)
