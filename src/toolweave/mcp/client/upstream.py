@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import secrets
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator
@@ -151,8 +152,11 @@ class CallerRoutes:
         max_held_calls: int = DEFAULT_MAX_HELD_CALLS,
         held_call_ttl: float = DEFAULT_HELD_CALL_TTL,
     ):
-        if max_held_calls < 0 or held_call_ttl <= 0:
-            raise ValueError("max_held_calls must be >= 0 and held_call_ttl > 0 (seconds)")
+        if max_held_calls < 0 or not 0 < held_call_ttl < math.inf:  # nan: a NaN timer deadline
+            raise ValueError(
+                "max_held_calls must be >= 0 and held_call_ttl a finite number of seconds > 0, "
+                f"not {max_held_calls!r} and {held_call_ttl!r}"
+            )
         self.max_held_calls = max_held_calls
         self.held_call_ttl = held_call_ttl
         self._calls: list[_Call] = []
