@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from toolweave.storage.errors import ConfigError
+from toolweave.storage.retrieval.embedders import E5_NAME
 from toolweave.storage.retrieval.tool_index import TOOL_COLLECTION, HybridToolIndex, ToolFusion
 from toolweave.tools import FunctionTool, ToolRegistry
 
@@ -63,6 +64,10 @@ def test_the_weight_follows_the_query_s_script_and_length() -> None:
     assert fusion.weight("mail a letter") == fusion.short
     assert fusion.weight(REQUEST) == fusion.long
     assert fusion.weight("给我的经理发一封邮件") == fusion.cjk
+    # e5 reads Chinese, WordLlama does not: a Chinese query weighs e5's vectors more
+    assert fusion.weight("给我的经理发一封邮件", E5_NAME) == fusion.cjk_by_embedder[E5_NAME] > 0.2
+    assert fusion.weight("给我的经理发一封邮件", "wordllama:256") == fusion.cjk < 0.1
+    assert fusion.weight("mail a letter", E5_NAME) == fusion.short
     assert fusion.sentences("mail a letter. OK.") == []  # "OK." is no sentence of its own
     assert fusion.sentences("Pay 3.5 dollars at www.example.com now") == []
     assert fusion.sentences("读取项目文件夹里的文件内容。然后把摘要发送给经理。") == [
@@ -84,12 +89,13 @@ def test_the_weight_follows_the_query_s_script_and_length() -> None:
     [
         ({"short": 1.5}, "ToolFusion.short"),
         ({"cjk": -0.1}, "ToolFusion.cjk"),
+        ({"cjk_by_embedder": {"e5-small-q4": 2}}, "ToolFusion.cjk_by_embedder"),
         ({"sentence_share": -1}, "ToolFusion.sentence_share"),
         ({"long_terms": 0}, "ToolFusion.long_terms"),
         ({"max_sentences": 0}, "ToolFusion.max_sentences"),
     ],
 )
-def test_bad_settings_name_the_field(settings: dict[str, float], field: str) -> None:
+def test_bad_settings_name_the_field(settings: dict[str, object], field: str) -> None:
     with pytest.raises(ConfigError, match=field):
         ToolFusion(**settings)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="HybridToolIndex fusion"):

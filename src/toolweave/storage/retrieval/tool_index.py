@@ -36,11 +36,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolweave.storage.errors import ConfigError
-from toolweave.storage.retrieval.embedders import Embedder
+from toolweave.storage.retrieval.embedders import E5_NAME, Embedder
 from toolweave.storage.retrieval.fusion import (
     FUSION_POOL,
     FusionWeights,
@@ -81,20 +81,26 @@ class ToolFusion:
     """How `HybridToolIndex` weighs vectors against keywords, per query.
 
     `short` is the vector weight of a query of fewer than `long_terms` distinct words
-    (`query_terms`: stop words left out), `long` of a longer one, `cjk` of a query with CJK (of
-    any length). A query of two or more sentences is also searched sentence by sentence (at most
-    `max_sentences` searches: the rest of a longer query is the last one), and a tool's score is
-    its normalised score for the whole query plus `sentence_share` times its best for one
+    (`query_terms`: stop words left out), `long` of a longer one, and a query with CJK (of any
+    length) has its embedder's weight in `cjk_by_embedder` (by `Embedder.name`), else `cjk`: an
+    embedder that reads Chinese earns weight, one that does not (WordLlama) gets little. A
+    query of two or more sentences is also searched sentence by sentence (at most
+    `max_sentences` searches: the rest of a longer query is the last one), and a tool's score
+    is its normalised score for the whole query plus `sentence_share` times its best for one
     sentence. Chosen on the tune halves of MetaTool, Seal-Tools and ACEBench English
     (benchmarks/tool_search.py, WordLlama vectors): recall@5 over bm25s, tune / held-out,
     MetaTool +11.3 / +10.3 points, Seal-Tools +15.4 / +12.2, ACEBench English +0.0 / +0.4; at a
-    fixed weight of 0.2 without sentences +6.7 / +6.0, +7.5 / +4.0, +0.7 / +0.4.
+    fixed weight of 0.2 without sentences +6.7 / +6.0, +7.5 / +4.0, +0.7 / +0.4. The Chinese
+    weights on ACEBench's Chinese half (tune, 295 queries, recall@5; the keyword side alone
+    0.966): e5 0.963 up to 0.1, 0.975 at 0.15, 0.978 at 0.2, 0.981 at 0.3 and 0.4, 0.976-0.980
+    at 0.5-0.6; WordLlama 0.963-0.964 up to 0.15, 0.958 at 0.3, 0.842 at 0.8.
     """
 
     short: float = 0.8
     long: float = 0.1
     long_terms: int = 14
     cjk: float = 0.05
+    cjk_by_embedder: Mapping[str, float] = dataclasses.field(default_factory=lambda: {E5_NAME: 0.3})
     sentence_share: float = 1.0
     max_sentences: int = 8
 
@@ -108,13 +114,20 @@ class ToolFusion:
                 f"ToolFusion.sentence_share must be a number of 0 or more, not"
                 f" {self.sentence_share!r}"
             )
+        for name, value in self.cjk_by_embedder.items():
+            if not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
+                raise ConfigError(
+                    f"ToolFusion.cjk_by_embedder[{name!r}] must be a number from 0 to 1, not"
+                    f" {value!r}"
+                )
         check_limit(self.long_terms, name="ToolFusion.long_terms")
         check_limit(self.max_sentences, name="ToolFusion.max_sentences")
 
-    def weight(self, query: str) -> float:
-        """The vector weight for `query`: by its script, then by its length."""
+    def weight(self, query: str, embedder: str = "") -> float:
+        """The vector weight for `query` searched with vectors of `embedder` (its name): by the
+        query's script, then by its length."""
         if has_cjk(query):
-            return self.cjk
+            return self.cjk_by_embedder.get(embedder, self.cjk)
         return self.short if len(query_terms(query)) < self.long_terms else self.long
 
     def sentences(self, query: str) -> list[str]:
@@ -259,7 +272,11 @@ class HybridToolIndex:
             ),
         )
         weight = crossed_weight(
-            self.fusion.weight(query), query, keyword, vector, TOOL_SEARCH_FUSION
+            self.fusion.weight(query, self.index.embedder.name),
+            query,
+            keyword,
+            vector,
+            TOOL_SEARCH_FUSION,
         )
         weight = agreed_weight(weight, keyword, vector)
         fused = fuse_hits(keyword, vector, pool, weight=weight)
