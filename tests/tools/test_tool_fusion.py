@@ -89,7 +89,7 @@ def test_the_weight_follows_the_query_s_script_and_length() -> None:
     [
         ({"short": 1.5}, "ToolFusion.short"),
         ({"cjk": -0.1}, "ToolFusion.cjk"),
-        ({"cjk_by_embedder": {"e5-small-q4": 2}}, "ToolFusion.cjk_by_embedder"),
+        ({"cjk_by_embedder": {E5_NAME: 2}}, "ToolFusion.cjk_by_embedder"),
         ({"sentence_share": -1}, "ToolFusion.sentence_share"),
         ({"long_terms": 0}, "ToolFusion.long_terms"),
         ({"max_sentences": 0}, "ToolFusion.max_sentences"),
