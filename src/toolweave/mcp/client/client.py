@@ -26,6 +26,7 @@ from toolweave.mcp.client.upstream import (
     DEFAULT_MAX_HELD_CALLS,
     CallerRoutes,
 )
+from toolweave.mcp.shared.clock import RequestClock
 from toolweave.mcp.shared.constants import (
     ELICITATION_COMPLETE,
     PROMPTS_CHANGED,
@@ -382,10 +383,13 @@ class MCPClient(ServerFeatures):
         *,
         timeout: float | None = None,
         on_progress: ProgressHandler | None = None,
+        clock: RequestClock | None = None,
     ) -> dict[str, Any]:
-        """Send any request and return its raw result (the typed methods build on this)."""
+        """Send any request and return its raw result (the typed methods build on this);
+        `clock` lets the caller stop its timeout while it waits for a person
+        (`toolweave.mcp.shared.clock`)."""
         call_timeout = timeout if timeout is not None else self.timeout
-        return await self._send_request(method, params, call_timeout, on_progress)
+        return await self._send_request(method, params, call_timeout, on_progress, clock)
 
     async def _send_request(
         self,
@@ -393,6 +397,7 @@ class MCPClient(ServerFeatures):
         params: dict[str, Any] | None,
         call_timeout: float | None,
         on_progress: ProgressHandler | None,
+        clock: RequestClock | None = None,
     ) -> dict[str, Any]:
         negotiated = self._require()
         peer = self._peer
@@ -408,6 +413,7 @@ class MCPClient(ServerFeatures):
                 timeout=call_timeout,
                 max_timeout=self.max_timeout,
                 on_progress=on_progress,
+                clock=clock,
             )
         params = dict(params or {})
         for _round in range(MAX_INPUT_ROUNDS):
@@ -424,6 +430,7 @@ class MCPClient(ServerFeatures):
                 timeout=call_timeout,
                 max_timeout=self.max_timeout,
                 on_progress=on_progress,
+                clock=clock,
             )
             if result.get("resultType", "complete") != "input_required":
                 return result
