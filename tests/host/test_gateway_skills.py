@@ -2,7 +2,8 @@
 with two `[mcpServers]` entries running `examples/mcp_skills_server.py` (toolkit servers over
 stdio, the same three example skills each, so every skill name clashes) answers `skills/list`,
 `skills/get` and every file read with the downstream entries and bytes, each server's skills
-under `skill://<server>/...`. Read by the official SDK client in its default (2026) and legacy
+under `skill://<server>/...`, refereed by the conformance suite's skills scenarios. Read by
+the official SDK client in its default (2026) and legacy
 modes, checking every digest and size against the bytes it read and against the files the
 downstream hashed; by toolweave's own agent through `SkillLibrary.add_remote`; and a server the
 host policy refuses has its skills neither listed nor read."""
@@ -10,6 +11,7 @@ host policy refuses has its skills neither listed nor read."""
 from __future__ import annotations
 
 import hashlib
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,7 +22,9 @@ from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 from pydantic import RootModel
 
+from tests.host.providers.test_skills_extension import SKILL_SCENARIOS, run_scenario
 from tests.host.serving import serving_gateway
+from tests.mcp.server.test_peers import needs_node
 from tests.skills.test_agent import call
 from toolweave.agent import Agent
 from toolweave.llm import Message, ScriptedModel
@@ -122,3 +126,21 @@ async def test_an_agent_reads_downstream_skills_through_the_gateway(tmp_path: Pa
     assert outputs[0].startswith(heading)
     assert "# Web Research Skill" in outputs[0] and "- advanced.md" in outputs[0]
     assert "来源优先级" in outputs[1]
+
+
+@needs_node
+@pytest.mark.parametrize("scenario", SKILL_SCENARIOS)
+async def test_the_conformance_suite_referees_the_republished_skills(
+    tmp_path: Path, scenario: str
+) -> None:
+    async with serving_gateway(tmp_path / "gw", SERVERS, []) as url:
+        out = await run_scenario(url, scenario, tmp_path)
+    summary = [line for line in out.splitlines() if line.startswith("Passed:")]
+    # Two servers serve the same three skills: names unchanged (the bytes are), URIs apart. The
+    # one warning is the extension's SHOULD that names be unique ("not guaranteed to be").
+    warned = sorted(set(re.findall(r"\[(sep-[\w-]+)\s*\]\S* \S*WARNING", out)))
+    assert summary and ", 0 failed, " in summary[-1], out[-4000:]
+    unique = ["sep-2640-names-should-be-unique"] if scenario.endswith("enumeration") else []
+    assert warned == unique, out[-4000:]
+    if scenario != "sep-2640-skills-directory":  # directoryRead is optional: skipped
+        assert "SKIPPED" not in out, out[-4000:]
