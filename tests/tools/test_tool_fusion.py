@@ -24,14 +24,14 @@ REQUEST = (
 def hybrid_index(backend: str, tmp_path: Path, request: pytest.FixtureRequest, **kw: object):  # type: ignore[no-untyped-def]
     if backend == "sqlite":
         return HybridToolIndex(**kw)  # type: ignore[arg-type]
-    from toolweave.storage.retrieval import open_index
+    from toolweave.storage.retrieval import IndexSettings, open_index
 
-    index = open_index(
-        tmp_path / "unused.db",
-        "auto",
-        name=f"tools_{uuid.uuid4().hex[:8]}",
+    settings = IndexSettings(
         dsn=request.getfixturevalue("postgres_dsn"),
         qdrant_path=str(tmp_path / f"qdrant_{uuid.uuid4().hex[:8]}"),
+    )
+    index = open_index(
+        tmp_path / "unused.db", "auto", name=f"tools_{uuid.uuid4().hex[:8]}", settings=settings
     )
     return HybridToolIndex(index, **kw)  # type: ignore[arg-type]
 

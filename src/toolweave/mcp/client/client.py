@@ -172,12 +172,16 @@ class MCPClient(ServerFeatures):
         name: str | None = None,
         auth: httpx.Auth | None = None,
         legacy_sse_fallback: bool = True,
+        max_message_bytes: int | None = None,
         **options: Any,
     ) -> MCPClient:
         """A client for a Streamable HTTP endpoint; `auth` is any `httpx.Auth`, e.g. an
         `OAuthClientProvider`. With `legacy_sse_fallback`, a url ending in `/sse` that answers
-        405 to the POST is connected to again over the legacy HTTP+SSE transport."""
+        405 to the POST is connected to again over the legacy HTTP+SSE transport. An answer
+        longer than `max_message_bytes` (default 64 MiB, as `max_line_bytes` over stdio) fails
+        the request it answers, read no further."""
         from toolweave.mcp.client._http import HTTPTransport
+        from toolweave.mcp.client._stdio import DEFAULT_MAX_LINE_BYTES
 
         transport = HTTPTransport(
             url,
@@ -186,6 +190,7 @@ class MCPClient(ServerFeatures):
             timeout=timeout,
             name=name,
             legacy_sse_fallback=legacy_sse_fallback,
+            max_message_bytes=max_message_bytes or DEFAULT_MAX_LINE_BYTES,
         )
         return cls(transport, name=name, timeout=timeout, **options)
 
@@ -385,9 +390,8 @@ class MCPClient(ServerFeatures):
         on_progress: ProgressHandler | None = None,
         clock: RequestClock | None = None,
     ) -> dict[str, Any]:
-        """Send any request and return its raw result (the typed methods build on this);
-        `clock` lets the caller stop its timeout while it waits for a person
-        (`toolweave.mcp.shared.clock`)."""
+        """Send any request and return its raw result (the typed methods build on this); a
+        `clock` lets the caller stop the timeout while it waits for a person."""
         call_timeout = timeout if timeout is not None else self.timeout
         return await self._send_request(method, params, call_timeout, on_progress, clock)
 
@@ -406,15 +410,10 @@ class MCPClient(ServerFeatures):
         trace = trace_meta()  # the caller's OpenTelemetry span, when tracing is on
         if trace:
             params = {**(params or {}), "_meta": {**trace, **((params or {}).get("_meta") or {})}}
+        bounds: dict[str, Any] = {"timeout": call_timeout, "max_timeout": self.max_timeout}
+        bounds.update(on_progress=on_progress, clock=clock)
         if not negotiated.modern:
-            return await peer.request(
-                method,
-                params,
-                timeout=call_timeout,
-                max_timeout=self.max_timeout,
-                on_progress=on_progress,
-                clock=clock,
-            )
+            return await peer.request(method, params, **bounds)
         params = dict(params or {})
         for _round in range(MAX_INPUT_ROUNDS):
             meta = dict(params.get("_meta") or {})
@@ -424,14 +423,7 @@ class MCPClient(ServerFeatures):
                 )
             )
             params["_meta"] = meta
-            result = await peer.request(
-                method,
-                params,
-                timeout=call_timeout,
-                max_timeout=self.max_timeout,
-                on_progress=on_progress,
-                clock=clock,
-            )
+            result = await peer.request(method, params, **bounds)
             if result.get("resultType", "complete") != "input_required":
                 return result
             params.pop("inputResponses", None)
