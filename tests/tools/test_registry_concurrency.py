@@ -260,3 +260,47 @@ async def test_invoke_all_children_share_state_but_not_ids() -> None:
     )
     assert parent.state == {"x": "c1", "y": "c2"}
     assert not parent.cancelled
+
+
+async def test_the_wait_for_a_person_is_not_the_calls_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ctx.waiting_for_person()` stops the call's timeout (the loop's clock is the test's):
+    far past it while the person is asked, the call goes on; after the answer it has the time
+    that was left, and running past that still times it out."""
+    loop = asyncio.get_running_loop()
+    now = [loop.time()]
+    monkeypatch.setattr(loop, "time", lambda: now[0])
+    asked, answered = asyncio.Event(), asyncio.Event()
+
+    @tool
+    async def book(ctx: ToolContext) -> str:
+        """Ask a person, then work forever."""
+        with ctx.waiting_for_person():
+            asked.set()
+            await answered.wait()
+        await asyncio.Event().wait()
+        return "never"
+
+    @tool
+    async def hang() -> str:
+        """Wait forever (a witness: its timeout firing shows the loop ran its timers)."""
+        await asyncio.Event().wait()
+        return "never"
+
+    async def times_out(advance: float) -> None:
+        witness = asyncio.ensure_future(registry.invoke("hang", {}, timeout=advance - 1))
+        await asyncio.sleep(0)
+        now[0] += advance
+        assert isinstance((await witness).error, ToolTimeout)
+
+    registry = make_registry(book, hang)
+    call = asyncio.ensure_future(registry.invoke("book", {}, timeout=10))
+    await asked.wait()
+    await times_out(100)
+    assert not call.done()
+    answered.set()
+    await asyncio.sleep(0)
+    await times_out(9)  # 10 s were left when the person was asked
+    assert not call.done()
+    now[0] += 2
+    timed_out = (await call).error
+    assert isinstance(timed_out, ToolTimeout) and timed_out.timeout == 10

@@ -165,14 +165,16 @@ class ToolHost:
         for provider in self.providers:
             self.server.add_tool_source(self._source(provider))
             catalog = getattr(provider, "catalog", None)
-            if catalog is not None:  # the gateway's downstream resources and prompts
-                self.server.catalog_sources.append(
-                    catalog(
-                        self._server_allowed,
-                        ready=self.server.load_tool_sources,
-                        on_change=self._catalog_changed,
-                    )
+            if catalog is not None:  # resources and prompts: the gateway's downstream, the kb's
+                proxied = catalog(
+                    self._server_allowed,
+                    ready=self.server.load_tool_sources,
+                    on_change=self._catalog_changed,
                 )
+                self.server.catalog_sources.append(proxied)
+                skill_entries = getattr(proxied, "skill_entries", None)
+                if skill_entries is not None:  # the gateway's: downstream skills (SEP-2640)
+                    self.server.add_skill_entries(skill_entries)
             served_skills = getattr(provider, "served_skills", None)
             if served_skills is not None:  # the MCP skills extension (SEP-2640)
                 self.server.add_skills(served_skills, serve_files=False)

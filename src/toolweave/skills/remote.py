@@ -7,9 +7,11 @@ one: `library.add_remote(manager)`. Level 2 (`await skill.body()`) and level 3
 (`await skill.read_resource(path)`) are read only when asked, never on listing.
 
 Naming: a remote skill is called `<server>__<name>` (the server as the MCP manager names it,
-two underscores, the skill's own name), as MCP tools are. A spec-named local skill cannot
-contain `__`, so the two never meet; a local skill that does carry the very name wins and the
-remote one is left out with a warning, so a server can never shadow a skill on disk.
+two underscores, the skill's own name), as MCP tools are; the segments of a longer `skill://`
+path come in between (`<server>__<downstream>__<name>` for a gateway's republished skill). A
+spec-named local skill cannot contain `__`, so the two never meet; a local skill that does carry
+the very name wins and the remote one is left out with a warning, so a server can never shadow a
+skill on disk.
 
 Remote text is data: it is read and shown, never run (`skill_run` refuses remote skills, and
 they are not slash commands), and its `allowed-tools` pre-approve nothing until a person trusts
@@ -36,6 +38,7 @@ from toolweave.storage.trust import is_trusted_digest, trust_digest
 
 REMOTE_SEPARATOR = "__"
 """Between the server's name and the skill's in a remote skill's name."""
+_SKILL_SCHEME = "skill://"  # the extension's scheme (mcp/, beside this package, names it too)
 
 
 class RemoteFileInfo(Protocol):
@@ -72,9 +75,15 @@ class RemoteSkillSource(Protocol):
     async def read_skill_file(self, skill: Any, uri: str) -> str: ...
 
 
-def remote_name(server: str, name: str) -> str:
-    """The name a remote skill has in a library: `<server>__<name>`."""
-    return f"{server}{REMOTE_SEPARATOR}{name}"
+def remote_name(server: str, name: str, uri: str = "") -> str:
+    """The name a remote skill has in a library: `<server>__<name>`, or, for a skill whose
+    `skill://` path has more segments ending in its name, every segment:
+    `skill://docs/web-research/SKILL.md` (a gateway's, republishing server `docs`) is
+    `<server>__docs__web-research`, so two servers' skills behind one gateway stay apart."""
+    segments = uri.removeprefix(_SKILL_SCHEME).split("/")[:-1]
+    if not uri.startswith(_SKILL_SCHEME) or not segments or unquote(segments[-1]) != name:
+        segments = [name]
+    return REMOTE_SEPARATOR.join([server, *(unquote(s) for s in segments)])
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +104,7 @@ class RemoteSkill:
     def of(cls, info: RemoteSkillInfo, source: RemoteSkillSource) -> RemoteSkill:
         frontmatter = info.frontmatter
         return cls(
-            name=remote_name(info.server, info.name),
+            name=remote_name(info.server, info.name, info.uri),
             description=info.description,
             server=info.server,
             info=info,

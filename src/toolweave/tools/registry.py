@@ -21,7 +21,7 @@ from toolweave.errors import ToolweaveError
 from toolweave.tools.arguments import parse_arguments
 from toolweave.tools.base import Tool, ToolDef, tool_def
 from toolweave.tools.calls import ToolCall, ToolInvocation
-from toolweave.tools.context import ToolContext
+from toolweave.tools.context import CallTimer, ToolContext
 from toolweave.tools.errors import (
     ExecutionFailed,
     PermissionDenied,
@@ -370,6 +370,7 @@ class ToolRegistry:
         call_ctx = ctx.for_call(ctx.call_id)
         try:
             async with asyncio.timeout(limit) as scope:
+                call_ctx.call_timer = CallTimer(scope)  # stopped while a person is asked
                 return await tool.execute(args, call_ctx)
         except TimeoutError:
             if not scope.expired():

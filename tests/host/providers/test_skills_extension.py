@@ -38,9 +38,8 @@ async def served(tmp_path: Path) -> AsyncIterator[str]:
         yield url
 
 
-@needs_node
-@pytest.mark.parametrize("scenario", SKILL_SCENARIOS)
-async def test_conformance_skills_scenarios(served: str, tmp_path: Path, scenario: str) -> None:
+async def run_scenario(url: str, scenario: str, tmp_path: Path) -> str:
+    """The conformance suite's server `scenario` against `url` (HOME in `tmp_path`): its output."""
     suite = str(PEERS / ".bin" / "conformance")
     env = {**os.environ, "HOME": str(tmp_path), "PATH": f"{NODE.parent}:{os.environ['PATH']}"}
     proc = await asyncio.create_subprocess_exec(
@@ -48,7 +47,7 @@ async def test_conformance_skills_scenarios(served: str, tmp_path: Path, scenari
         suite,
         "server",
         "--url",
-        served,
+        url,
         "--scenario",
         scenario,
         cwd=tmp_path,
@@ -58,6 +57,13 @@ async def test_conformance_skills_scenarios(served: str, tmp_path: Path, scenari
     )
     out = (await asyncio.wait_for(proc.communicate(), 120))[0].decode()
     assert proc.returncode == 0, out[-4000:]
+    return out
+
+
+@needs_node
+@pytest.mark.parametrize("scenario", SKILL_SCENARIOS)
+async def test_conformance_skills_scenarios(served: str, tmp_path: Path, scenario: str) -> None:
+    out = await run_scenario(served, scenario, tmp_path)
     summary = [line for line in out.splitlines() if line.startswith("Passed:")]
     assert summary and summary[-1].endswith(", 0 failed, 0 warnings"), out[-4000:]
     if scenario != "sep-2640-skills-directory":  # directoryRead is optional: skipped

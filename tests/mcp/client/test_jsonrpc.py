@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from toolweave.mcp import MCPConnectionClosed, MCPTimeout
+from toolweave.mcp.shared.clock import RequestClock
 from toolweave.mcp.shared.errors import INVALID_REQUEST, METHOD_NOT_FOUND, JSONRPCError
 from toolweave.mcp.shared.jsonrpc import RequestContext, decode, encode
 from toolweave.mcp.shared.peer import JSONRPCPeer
@@ -302,3 +303,45 @@ async def test_a_boolean_id_does_not_answer_request_1() -> None:
     peer.feed({"jsonrpc": "2.0", "id": True, "result": {"wrong": True}})
     peer.feed({"jsonrpc": "2.0", "id": 1, "result": {"right": True}})
     assert await call == {"right": True}
+
+
+async def test_a_stopped_clock_does_not_run_while_a_person_is_asked(clock: VirtualClock) -> None:
+    """`RequestClock.stopped()`: neither the timeout nor the hard maximum runs inside the block;
+    after it the timeout restarts in full, then runs as before (also for a clock stopped before
+    its request was sent)."""
+    release = asyncio.Event()
+
+    async def handler(method: str, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+        if method == "work":
+            await release.wait()
+            return {"done": True}
+        await asyncio.Event().wait()
+        return {}
+
+    async def times_out(timeout: float, advance: float) -> None:
+        """A witness: a plain request times out after `advance` s, so the loop ran its timers."""
+        witness = asyncio.ensure_future(client.request("hang", timeout=timeout))
+        await asyncio.sleep(0)
+        clock.now += advance
+        with pytest.raises(MCPTimeout):
+            await witness
+
+    client, _, _ = pair(handler)
+    person = RequestClock()
+    call = asyncio.ensure_future(client.request("work", timeout=10, max_timeout=20, clock=person))
+    await asyncio.sleep(0)
+    with person.stopped():
+        await times_out(10, 100)  # far past the timeout and the hard maximum
+        assert not call.done()
+    await times_out(5, 9)  # restarted in full: 9 s after the answer it still runs
+    assert not call.done()
+    release.set()
+    assert await call == {"done": True}
+    with person.stopped():  # stopped before the request is sent
+        silent = asyncio.ensure_future(client.request("hang", timeout=10, clock=person))
+        await times_out(10, 50)
+        assert not silent.done()
+    await asyncio.sleep(0)
+    clock.now += 11  # running again: the timeout ends it
+    with pytest.raises(MCPTimeout):
+        await silent

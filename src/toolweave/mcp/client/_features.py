@@ -133,7 +133,7 @@ class ServerFeatures(TaskFeatures):
             send = partial(
                 self.request, "tools/call", params, timeout=timeout, on_progress=on_progress
             )
-            raw = await (send() if routes is None else routes.run(send))
+            raw = await (send() if routes is None else routes.run(send))  # routes add a clock
             if is_task_answer(raw):  # a call that finishes later: followed to its end
                 result = await self.run_task(MCPTask.from_wire(raw), on_progress)
             else:

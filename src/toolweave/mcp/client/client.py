@@ -26,6 +26,7 @@ from toolweave.mcp.client.upstream import (
     DEFAULT_MAX_HELD_CALLS,
     CallerRoutes,
 )
+from toolweave.mcp.shared.clock import RequestClock
 from toolweave.mcp.shared.constants import (
     ELICITATION_COMPLETE,
     PROMPTS_CHANGED,
@@ -387,10 +388,12 @@ class MCPClient(ServerFeatures):
         *,
         timeout: float | None = None,
         on_progress: ProgressHandler | None = None,
+        clock: RequestClock | None = None,
     ) -> dict[str, Any]:
-        """Send any request and return its raw result (the typed methods build on this)."""
+        """Send any request and return its raw result (the typed methods build on this); a
+        `clock` lets the caller stop the timeout while it waits for a person."""
         call_timeout = timeout if timeout is not None else self.timeout
-        return await self._send_request(method, params, call_timeout, on_progress)
+        return await self._send_request(method, params, call_timeout, on_progress, clock)
 
     async def _send_request(
         self,
@@ -398,6 +401,7 @@ class MCPClient(ServerFeatures):
         params: dict[str, Any] | None,
         call_timeout: float | None,
         on_progress: ProgressHandler | None,
+        clock: RequestClock | None = None,
     ) -> dict[str, Any]:
         negotiated = self._require()
         peer = self._peer
@@ -406,14 +410,10 @@ class MCPClient(ServerFeatures):
         trace = trace_meta()  # the caller's OpenTelemetry span, when tracing is on
         if trace:
             params = {**(params or {}), "_meta": {**trace, **((params or {}).get("_meta") or {})}}
+        bounds: dict[str, Any] = {"timeout": call_timeout, "max_timeout": self.max_timeout}
+        bounds.update(on_progress=on_progress, clock=clock)
         if not negotiated.modern:
-            return await peer.request(
-                method,
-                params,
-                timeout=call_timeout,
-                max_timeout=self.max_timeout,
-                on_progress=on_progress,
-            )
+            return await peer.request(method, params, **bounds)
         params = dict(params or {})
         for _round in range(MAX_INPUT_ROUNDS):
             meta = dict(params.get("_meta") or {})
@@ -423,13 +423,7 @@ class MCPClient(ServerFeatures):
                 )
             )
             params["_meta"] = meta
-            result = await peer.request(
-                method,
-                params,
-                timeout=call_timeout,
-                max_timeout=self.max_timeout,
-                on_progress=on_progress,
-            )
+            result = await peer.request(method, params, **bounds)
             if result.get("resultType", "complete") != "input_required":
                 return result
             params.pop("inputResponses", None)

@@ -32,6 +32,11 @@ that changed something before asking does not do it again. At most `max_held_cal
 held, each for at most `held_call_ttl` seconds (then the downstream call is cancelled); a retry
 whose call is not held here (expired, or the state reached another replica) is refused, never
 run again.
+The wait for the caller's answer is not the downstream server's work, so it does not count
+against the downstream request's timeout (`MCPClient(timeout=...)`, 30 s by default, restarted by
+progress): the request's `RequestClock` is stopped while a question is pending and restarts in
+full when it is answered. The wait is bounded by the question's own timeout instead: the
+elicitation (or sampling) timeout of a 2025 caller's request, `held_call_ttl` for a held call.
 Other refusals (the client did not declare the capability the question needs: -32021 naming
 it) go back to the downstream server as its request's error.
 """
@@ -49,6 +54,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from toolweave.mcp.shared.clock import RequestClock
 from toolweave.mcp.shared.constants import ELICITATION_COMPLETE
 from toolweave.mcp.shared.errors import INTERNAL_ERROR, InputRequired, JSONRPCError
 from toolweave.tools.calls import CallRounds
@@ -123,6 +129,8 @@ class _Call:
     """One downstream call in flight for a caller; it outlives an upstream round when held."""
 
     caller: Caller
+    clock: RequestClock = field(default_factory=RequestClock)
+    """The downstream request's timeout clock, stopped while a question waits for a person."""
     paused: asyncio.Event = field(default_factory=asyncio.Event)
     pause: InputRequired | None = None
     waiting: list[_Question] = field(default_factory=list)
@@ -162,9 +170,10 @@ class CallerRoutes:
         self._calls: list[_Call] = []
         self._held: OrderedDict[str, _Held] = OrderedDict()
 
-    async def run(self, send: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
-        """Send a call (`send()`), its questions going to the caller of this task; a retried
-        round goes on with the call it held instead (see the module docstring)."""
+    async def run(self, send: Callable[..., Awaitable[dict[str, Any]]]) -> dict[str, Any]:
+        """Send a call (`send(clock=...)`), its questions going to the caller of this task; a
+        retried round goes on with the call it held instead (see the module docstring). While
+        a question waits for the caller, the call's `RequestClock` is stopped."""
         caller = _CALLER.get()
         if caller is None:
             return await send()
@@ -186,7 +195,7 @@ class CallerRoutes:
             entry = _Call(caller.caller)
             token = _ENTRY.set(entry)  # a 2026 downstream's questions are asked in `call`
             try:
-                call = asyncio.ensure_future(send())
+                call = asyncio.ensure_future(send(clock=entry.clock))
             finally:
                 _ENTRY.reset(token)
         self._calls.append(entry)
@@ -239,11 +248,12 @@ class CallerRoutes:
         if params.get("mode") == "url" and isinstance(params.get("elicitationId"), str):
             entry.url_ids.add(params["elicitationId"])
         question = _Question(method, params, key, asyncio.get_running_loop().create_future())
-        if entry in held:  # its caller is asked when the retried round resumes it
-            entry.waiting.append(question)
-        else:
-            await self._put(entry, question)
-        return await question.answer
+        with entry.clock.stopped():  # the wait for a person is not the downstream's work
+            if entry in held:  # its caller is asked when the retried round resumes it
+                entry.waiting.append(question)
+            else:
+                await self._put(entry, question)
+            return await question.answer
 
     async def _put(self, entry: _Call, question: _Question) -> None:
         try:

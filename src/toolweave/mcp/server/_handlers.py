@@ -305,7 +305,7 @@ async def complete(
 
 
 def _serves_skills(server: ServerView, method: str) -> None:
-    if not server.skills.sources:
+    if not server.skills.offered:
         raise JSONRPCError(
             METHOD_NOT_FOUND, f"Method not found: {method} (this server has no skills)"
         )

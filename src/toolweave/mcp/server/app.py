@@ -25,7 +25,7 @@ from toolweave.mcp.server._tasks import (
 )
 from toolweave.mcp.server._tools import PatternSource, ToolEntry, check_name, function_entry
 from toolweave.mcp.server._transports import Transports
-from toolweave.mcp.server.skills import ServedSkill, SkillServing, SkillSource
+from toolweave.mcp.server.skills import EntrySource, ServedSkill, SkillServing, SkillSource
 from toolweave.mcp.shared.constants import (
     PROMPTS_CHANGED,
     RESOURCE_UPDATED,
@@ -400,6 +400,12 @@ class MCPServer(Transports):
         if serve_files and first:
             self.catalog_sources.append(self.skills)
 
+    def add_skill_entries(self, source: EntrySource) -> None:
+        """Serve ready `skills/list` entries as well (a coroutine function returning them, asked
+        on every request): another server's skills republished, digests and sizes as that
+        server computed them; a catalog source must serve their files with the same bytes."""
+        self.skills.entry_sources.append(source)
+
     # -- protocol ---------------------------------------------------------------------------------
 
     def capabilities(self) -> dict[str, Any]:
@@ -415,7 +421,7 @@ class MCPServer(Transports):
         extensions: dict[str, Any] = {}
         if any(entry.task_support for entry in self._tools.values()):
             extensions[TASKS_EXTENSION] = {}
-        if self.skills.sources:  # the files are resources: the extension requires `resources`
+        if self.skills.offered:  # the files are resources: the extension requires `resources`
             extensions[SKILLS_EXTENSION] = {}
             caps.setdefault("resources", {"listChanged": True})
         if extensions:

@@ -176,7 +176,10 @@ class Context(ToolContext):
         self, method: str, params: dict[str, Any], key: str | None, timeout: float
     ) -> dict[str, Any]:
         self._asked += 1
-        return await self.inputs.ask(key or input_key(method, self._asked), method, params, timeout)
+        with self.waiting_for_person():  # the call's timeout does not count the person's wait
+            return await self.inputs.ask(
+                key or input_key(method, self._asked), method, params, timeout
+            )
 
     async def sample(
         self,

@@ -44,6 +44,8 @@ MAX_SKILL_TOTAL_BYTES = 16 * 1024 * 1024
 
 SkillSource = Callable[[], Awaitable[Iterable["ServedSkill"]]]
 """A coroutine function returning the skills to serve now."""
+EntrySource = Callable[[], Awaitable[Iterable[dict[str, Any]]]]
+"""A coroutine function returning ready `skills/list` entries (another server's, republished)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +162,7 @@ class SkillServing(ResourceCatalog):
 
     def __init__(self) -> None:
         self.sources: list[SkillSource] = []
+        self.entry_sources: list[EntrySource] = []
         # Entries of the skills last returned, by object: a source that returns the same
         # `ServedSkill` objects again is not hashed again.
         self._entries: dict[int, tuple[ServedSkill, dict[str, Any]]] = {}
@@ -202,15 +205,31 @@ class SkillServing(ResourceCatalog):
         self._entries = known  # what no source returns any more is forgotten
         return [found[name] for name in sorted(found)]
 
+    @property
+    def offered(self) -> bool:
+        """Whether this server serves skills at all (it then declares the extension)."""
+        return bool(self.sources or self.entry_sources)
+
     async def entries(self) -> list[dict[str, Any]]:
-        return [entry for _, entry in await self.current()]
+        """Its own skills' entries, then the entry sources' as they come; an entry whose URI
+        is already taken is left out (logged)."""
+        found = [entry for _, entry in await self.current()]
+        taken = {entry["uri"] for entry in found}
+        for source in self.entry_sources:
+            for entry in await source():
+                if entry.get("uri") in taken:
+                    logger.warning("not serving a second skill at %s", entry.get("uri"))
+                    continue
+                taken.add(entry.get("uri"))
+                found.append(entry)
+        return found
 
     async def get(self, uri: Any) -> dict[str, Any]:
         """`skills/get`: the entry of the skill whose `SKILL.md` is `uri`, else -32602."""
         if not isinstance(uri, str):
             raise JSONRPCError(INVALID_PARAMS, "skills/get needs params.uri, a skill's URI")
-        for _, entry in await self.current():
-            if entry["uri"] == uri:
+        for entry in await self.entries():
+            if entry.get("uri") == uri:
                 return {"skill": entry}
         raise JSONRPCError(
             INVALID_PARAMS, f"no skill is served at {uri}; skills/list names the skills"

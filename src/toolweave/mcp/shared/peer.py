@@ -25,10 +25,12 @@ API (stable; only additive changes; the wire format is in `toolweave.mcp.shared.
     once and with a null id, a request whose id is neither an integer nor a string and one
     reusing the id of a request still running.
   - `await peer.request(method, params=None, *, timeout=None, max_timeout=None,
-    on_progress=None, send=None) -> dict`: sends a request with the next integer id and waits
-    for the matching response. With `on_progress` a `progressToken` is added to `_meta` and
-    each progress notification calls `on_progress(progress, total, message)` (sync or async)
-    and restarts the `timeout` clock, but never past `max_timeout` seconds in total. On
+    on_progress=None, send=None, clock=None) -> dict`: sends a request with the next integer id
+    and waits for the matching response; `clock` (a `toolweave.mcp.shared.clock.RequestClock`)
+    lets the sender stop the timeout while the request waits for a person. With `on_progress` a
+    `progressToken` is added to `_meta` and each progress notification calls
+    `on_progress(progress, total, message)` (sync or async) and restarts the `timeout` clock,
+    but never past `max_timeout` seconds in total. On
     timeout it sends `notifications/cancelled` and raises `MCPTimeout`; if the awaiting task is
     cancelled it sends `notifications/cancelled` too and re-raises `CancelledError`. (The
     `initialize` request is never cancelled on the wire, as the spec requires.)
@@ -45,9 +47,11 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
+from toolweave.mcp.shared.clock import RequestClock
 from toolweave.mcp.shared.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -71,15 +75,44 @@ logger = logging.getLogger("toolweave.mcp.jsonrpc")
 
 
 class _Pending:
-    __slots__ = ("deadline", "future", "handle", "method", "on_progress", "timeout")
+    """One request awaiting its answer; its timer is a `ClockTimer` (a `RequestClock` stops it
+    while the sender waits for a person)."""
 
-    def __init__(self, future: asyncio.Future[dict[str, Any]], method: str) -> None:
+    __slots__ = (
+        "deadline",
+        "expire",
+        "future",
+        "handle",
+        "method",
+        "on_progress",
+        "timeout",
+    )
+
+    def __init__(
+        self, future: asyncio.Future[dict[str, Any]], method: str, expire: Callable[[], None]
+    ) -> None:
         self.future = future
         self.method = method
+        self.expire = expire
         self.handle: asyncio.TimerHandle | None = None
         self.timeout: float | None = None
         self.deadline: float | None = None
         self.on_progress: ProgressHandler | None = None
+
+    def stop(self) -> None:
+        if self.handle is not None:
+            self.handle.cancel()
+            self.handle = None
+
+    def restart(self, stopped_for: float) -> None:
+        if self.timeout is None or self.future.done():
+            return
+        loop = asyncio.get_running_loop()
+        delay = self.timeout
+        if self.deadline is not None:
+            self.deadline += stopped_for
+            delay = min(delay, self.deadline - loop.time())
+        self.handle = loop.call_later(max(delay, 0.0), self.expire)
 
 
 class JSONRPCPeer:
@@ -128,13 +161,14 @@ class JSONRPCPeer:
         max_timeout: float | None = None,
         on_progress: ProgressHandler | None = None,
         send: Send | None = None,
+        clock: RequestClock | None = None,
     ) -> dict[str, Any]:
         if self._closed is not None:
             raise self._closed_error()
         self._next_id += 1
         request_id = self._next_id
         loop = asyncio.get_running_loop()
-        pending = _Pending(loop.create_future(), method)
+        pending = _Pending(loop.create_future(), method, partial(self._expire, request_id))
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if on_progress is not None:
             params = dict(params) if params else {}
@@ -151,6 +185,8 @@ class JSONRPCPeer:
             if max_timeout is not None:
                 pending.deadline = loop.time() + max(max_timeout, timeout)
         self._pending[request_id] = pending
+        if clock is not None:
+            clock.attach(pending)
         try:
             await (send or self._send)(message)
             return await pending.future
@@ -166,6 +202,8 @@ class JSONRPCPeer:
                 task.add_done_callback(self._background.discard)
             raise
         finally:
+            if clock is not None:
+                clock.detach()
             self._pending.pop(request_id, None)
             if on_progress is not None:
                 self._progress.pop(request_id, None)
@@ -214,7 +252,7 @@ class JSONRPCPeer:
         pending = self._pending.get(request_id) if request_id is not None else None
         if pending is None:
             return False
-        if pending.handle is not None and pending.timeout is not None:
+        if pending.handle is not None and pending.timeout is not None:  # None while stopped
             pending.handle.cancel()
             loop = asyncio.get_running_loop()
             delay = pending.timeout

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolweave.mcp.client.models import MCPToolInfo
-from toolweave.mcp.client.upstream import asking_caller
+from toolweave.mcp.client.upstream import Caller, asking_caller
 from toolweave.mcp.shared.constants import (
     CALLER_EXTRA,
     PROBE_ALWAYS,
@@ -145,7 +145,9 @@ class MCPTool:
     async def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         on_progress = ctx.report_progress if ctx.progress_callback is not None else None
         # Its server's questions go to the caller; a retried round goes on with a held call.
-        with asking_caller(ctx.extras.get(CALLER_EXTRA), call_rounds(ctx)):
+        caller = ctx.extras.get(CALLER_EXTRA)
+        timed = _TimedCaller(caller, ctx) if caller is not None else None
+        with asking_caller(timed, call_rounds(ctx)):
             call = asyncio.ensure_future(
                 self.client.call_tool(self.remote_name, args, on_progress=on_progress)
             )
@@ -224,3 +226,21 @@ async def as_tools(
         MCPTool(client, info, name=f"{prefix or ''}{info.name}", max_chars=max_chars)
         for info in infos
     ]
+
+
+class _TimedCaller:
+    """The caller of a proxied call, asked with the call's timeout stopped: the wait for the
+    person answering a downstream server's question is not the tool's running time."""
+
+    def __init__(self, caller: Caller, ctx: ToolContext) -> None:
+        self.caller = caller
+        self.ctx = ctx
+
+    async def ask_caller(
+        self, method: str, params: dict[str, Any], key: str | None = None
+    ) -> dict[str, Any]:
+        with self.ctx.waiting_for_person():
+            return await self.caller.ask_caller(method, params, key)
+
+    async def notify_caller(self, method: str, params: dict[str, Any]) -> None:
+        await self.caller.notify_caller(method, params)
