@@ -256,10 +256,9 @@ async def searches_during_build(path: Path, embedder: Embedder, args: argparse.N
     phases: dict[str, list[tuple[float, float, float]]] = {}
     builder = live._builder
     while live.building:
-        copied, share = live._scan is not None, live.build_progress
-        before = thread_cpu_ms(builder)
+        share, before = live.build_progress, thread_cpu_ms(builder)
         times.extend(await timed_searches(manager, 1, QUERIES[len(times) % len(QUERIES) :]))
-        phase = f"graph holds {min(9, int(share * 10))}0%+" if copied else "before the int8 copy"
+        phase = f"graph holds {min(9, int(share * 10))}0%+"
         spent = (times[-1], CPU_MS[-1], max(0.0, thread_cpu_ms(builder) - before))
         phases.setdefault(phase, []).append(spent)
     built = time.perf_counter() - start
