@@ -111,3 +111,22 @@ async def test_a_database_in_memory_reads_each_word_as_queries_ask(tmp_path: Pat
     assert [h.record.id for h in hits] == ["r"]
     assert await index.warm_postings() == 1
     await index.close()
+
+
+async def test_a_read_stopped_by_close_takes_nothing(tmp_path: Path) -> None:
+    """A read ahead stopped (the index closing) returns nothing."""
+    import sqlite3
+    import threading
+
+    from toolweave.storage.retrieval._sqlite_bm25 import read_postings
+
+    path = tmp_path / "stopped.db"
+    index = SQLiteTextIndex(path, "hash:64")
+    await index.write(records(random.Random(1), 50, "r"))
+    await index.close()
+    stop = threading.Event()
+    conn = sqlite3.connect(path, isolation_level=None)
+    assert read_postings(conn, "records", 1_000, stop) is not None
+    stop.set()
+    assert read_postings(conn, "records", 1_000, stop) is None
+    conn.close()

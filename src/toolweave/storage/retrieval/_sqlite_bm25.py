@@ -52,6 +52,8 @@ _KEYS_KEPT = 65_536
 """Distinct query tokens whose terms are kept (queries meet the same few words again)."""
 _READ_BATCH = 65_536
 """Postings fetched at a time by `read_postings` (between two checks of its stop flag)."""
+_STOP_CHECK = 100_000
+"""SQLite virtual-machine steps between two checks of `read_postings`' stop flag."""
 RECOUNT_ROWS = 2_000
 """Rows one write may add before the postings kept are dropped instead of counted in (reading
 a term's postings again costs less than segmenting and stemming that many records)."""
@@ -155,11 +157,12 @@ def read_postings(
 ) -> Snapshot | None:
     """The postings of table `name`'s terms, in term order until `kept` postings, read in one
     transaction (on a connection of its own: the index's keeps serving); None if `stop` was set
-    meanwhile."""
+    meanwhile (SQLite's own work is interrupted then, its sort of the vocabulary included)."""
     import numpy as np
 
     parts: dict[str, list[tuple[Any, Any]]] = {}
     held, full = 0, False
+    conn.set_progress_handler(stop.is_set, _STOP_CHECK)
     conn.execute("BEGIN")
     try:
         row = conn.execute(f"SELECT value FROM {name}_meta WHERE key = ?", [WRITES_KEY]).fetchone()
@@ -181,7 +184,12 @@ def read_postings(
                     full = True
                     break
                 parts.setdefault(terms[start], []).append((ids[start:end], tf[start:end]))
+    except sqlite3.OperationalError:
+        if stop.is_set():  # interrupted by the progress handler
+            return None
+        raise
     finally:
+        conn.set_progress_handler(None, 0)
         conn.execute("ROLLBACK")
     found = {
         key: pieces[0]

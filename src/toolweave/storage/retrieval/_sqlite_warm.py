@@ -32,11 +32,12 @@ class PostingsWarmer:
         self.postings = postings
         self._task: asyncio.Task[int] | None = None
         self._again = False
+        self._failed = False
         self._stop = threading.Event()
 
     def soon(self) -> None:
         """Start a read unless one runs, the postings are all held, or the file is in memory."""
-        if self._stop.is_set() or self.postings.whole or self.db.path == ":memory:":
+        if self._stop.is_set() or self._failed or self.postings.whole or self.db.path == ":memory:":
             return
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._read())
@@ -73,8 +74,9 @@ class PostingsWarmer:
                 )
             finally:
                 await reader.close()
-        except sqlite3.Error as error:  # the next search reads its words itself
+        except sqlite3.Error as error:  # searches read their words themselves from now on
             log.warning("reading the postings of %s ahead failed: %s", postings.name, error)
+            self._failed = True
             return 0
         if snapshot is None or stop.is_set():
             return 0
