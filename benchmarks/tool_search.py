@@ -18,7 +18,9 @@ the English sets, `--chinese-embedder` for the Chinese one: WordLlama, the defau
 Chinese), bm25s as the BM25 baseline (PyStemmer for English, jieba words for Chinese; the
 `bench` extra), and the substring filter `mcp_discover` applies today (the query must appear in
 a name or description; ranked by name). Metrics: recall@1, @5, @10 (the share of a query's
-labelled tools among the first k) and nDCG@10, each with a 95% bootstrap interval over queries.
+labelled tools among the first k) and nDCG@10, each with a 95% bootstrap interval over queries;
+then hybrid's recall@5 lead over bm25s with a paired interval (both resampled with the same
+queries) and the most any system could lead by (1 - bm25s' recall@5).
 
 Bytes per request, the JSON of the tool definitions a model receives, averaged over queries:
 eager (every tool), lazy as `mcp_discover` / `mcp_load` work today (the two loader tools plus the
@@ -72,6 +74,7 @@ SEARCH_LOADS = 5
 """Tools a search mode loads per request in the bytes estimate."""
 DISCOVER_LINE = 100
 """Characters of a description in an `mcp_discover` line."""
+BM25S = "bm25s (stemmer / jieba)"
 Ranker = Callable[[str], Awaitable[list[str]]]
 Outcome = tuple[list[int], int]
 """The ranks (0-based, under K) of a query's labelled tools that were found, and how many it has."""
@@ -127,13 +130,30 @@ def _metrics(outcomes: Sequence[Outcome]) -> dict[str, float]:
     return {"R@1": recall(1), "R@5": recall(5), "R@10": recall(10), "nDCG@10": mean_ndcg}
 
 
-def _interval(outcomes: Sequence[Outcome], key: str, rounds: int = 1000) -> tuple[float, float]:
+def _bootstrap(
+    count: int, statistic: Callable[[Sequence[int]], float], rounds: int = 1000
+) -> tuple[float, float]:
+    """The 95% bootstrap interval of `statistic` (of the indices of a resample of `count`
+    queries)."""
     rng = random.Random(0)
-    values = sorted(
-        _metrics([outcomes[rng.randrange(len(outcomes))] for _ in outcomes])[key]
-        for _ in range(rounds)
-    )
+    values = sorted(statistic([rng.randrange(count) for _ in range(count)]) for _ in range(rounds))
     return values[int(0.025 * rounds)], values[int(0.975 * rounds) - 1]
+
+
+def _interval(outcomes: Sequence[Outcome], key: str) -> tuple[float, float]:
+    return _bootstrap(len(outcomes), lambda picks: _metrics([outcomes[i] for i in picks])[key])
+
+
+def _lead(ours: Sequence[Outcome], theirs: Sequence[Outcome]) -> tuple[float, float, float]:
+    """Recall@5 of `ours` minus that of `theirs` over the same queries, and its 95% paired
+    bootstrap interval (both resampled with the same queries: tighter than two intervals)."""
+
+    def lead(picks: Sequence[int]) -> float:
+        return (
+            _metrics([ours[i] for i in picks])["R@5"] - _metrics([theirs[i] for i in picks])["R@5"]
+        )
+
+    return (lead(range(len(ours))), *_bootstrap(len(ours), lead))
 
 
 async def evaluate(
@@ -215,23 +235,32 @@ async def run_set(toolset: ToolSet, args: argparse.Namespace) -> None:
         label = f"toolweave HybridToolIndex {mode} ({embedder})"
         systems.append((label, registry_ranker(clone), mode))
     try:
-        systems.append(("bm25s (stemmer / jieba)", bm25s_ranker(registry, toolset.chinese), None))
+        systems.append((BM25S, bm25s_ranker(registry, toolset.chinese), None))
     except ImportError:
         print("bm25s or PyStemmer missing: pip install 'toolweave[bench]'", file=sys.stderr)
     systems.append(("substring filter (mcp_discover today)", substring_ranker(registry), None))
     print(
         "\n| system | R@1 | R@5 (95% CI) | R@10 | nDCG@10 | ms/query |\n|---|---|---|---|---|---|"
     )
+    results: dict[str, list[Outcome]] = {}
     for label, rank, mode in systems:
         if mode is not None:
             hybrid.mode = mode  # type: ignore[assignment]
         await rank("warm up")  # index the tools, load the embedder
         outcomes, ms = await evaluate(rank, sample, labels)
+        results[mode or label] = outcomes
         m = _metrics(outcomes)
         low, high = _interval(outcomes, "R@5")
         print(
             f"| {label} | {m['R@1']:.3f} | {m['R@5']:.3f} ({low:.3f}-{high:.3f}) | "
             f"{m['R@10']:.3f} | {m['nDCG@10']:.3f} | {ms:.2f} |"
+        )
+    if BM25S in results:
+        lead, low, high = _lead(results["hybrid"], results[BM25S])
+        print(
+            f"\nhybrid over bm25s, recall@5: {lead * 100:+.1f} points (95% paired bootstrap"
+            f" interval {low * 100:+.1f} to {high * 100:+.1f}; the most possible"
+            f" {(1 - _metrics(results[BM25S])['R@5']) * 100:+.1f})"
         )
     hybrid.mode = "hybrid"
     sizes = await request_bytes(clone, sample[: args.byte_queries], labels)

@@ -1,10 +1,11 @@
 """Fixtures shared by every test package: a temporary home for every test (and a failure for a
 test that writes into the real one), a real Postgres server for the scale-out stores, and
-toolweave's wheel built once per session."""
+toolweave's wheel built once per session; Python's own Ctrl-C handler in place for every test."""
 
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,6 +37,16 @@ def temporary_home(
             f"the test wrote into the real home {home_guard.REAL_HOME}: {written}; "
             "use tmp_path or the temporary HOME (the `temporary_home` fixture)"
         )
+
+
+@pytest.fixture(autouse=True)
+def default_sigint() -> None:
+    """Every test starts with Python's own SIGINT handler. A host served from an async
+    fixture leaks one: uvicorn saves the handler pytest-asyncio's runner installed for the
+    fixture's setup and puts it back at teardown, after that runner stopped owning it; the
+    leaked handler would raise `KeyboardInterrupt` into a later test's `asyncio.run` (which
+    installs its own only over the default), as the chat's Ctrl-C test found."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")

@@ -76,6 +76,11 @@ class SSEDecoder:
         self.last_event_id = self._id_buffer
         return events
 
+    @property
+    def pending(self) -> int:
+        """Characters of the event being received (not yet ended by a blank line)."""
+        return len(self._buffer)
+
     def _parse_block(self, block: str) -> tuple[str, str] | None:
         event = ""
         data: list[str] = []

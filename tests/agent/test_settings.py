@@ -103,6 +103,11 @@ def test_orchestration_checks_itself() -> None:
         Children(subagent_timeout=0)
     with pytest.raises(TypeError, match=r"RunLimits\(quota=\.\.\.\)"):
         RunLimits(quota="bot.db")  # type: ignore[arg-type]
+    for recovery in (float("inf"), float("nan")):  # each refusal raised OverflowError/ValueError
+        with pytest.raises(ConfigError, match="circuit_recovery must be a positive number"):
+            RunLimits(circuit_recovery=recovery)
+    with pytest.raises(ConfigError, match="circuit_failures must be an integer"):
+        RunLimits(circuit_failures=2.5)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"Orchestration\(children=\.\.\.\) must be a Children"):
         Orchestration(children=RunLimits())  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"Agent\(orchestration=\.\.\.\)"):

@@ -105,3 +105,19 @@ def test_a_bad_value_is_refused_naming_the_key_its_line_and_the_bound(tmp_path: 
     ]
     for message in expected:
         assert any(message in line for line in lines), (message, lines)
+
+
+def test_unbounded_retry_values_are_refused(tmp_path: Path) -> None:
+    from toolweave.cli import app
+
+    bad = "[kb.embed_retry]\nattempts = 11\nbackoff = inf\nrecheck = nan\n"
+    config = write_config(tmp_path, "hash", kb_retry=bad)
+    result = CliRunner().invoke(app, ["serve", "--stdio", "--config", str(config)])
+    assert result.exit_code == 2 and "Traceback" not in result.stderr
+    expected = [
+        "toolweave.toml:17: [kb.embed_retry].attempts: Input should be less than or equal to 10",
+        "toolweave.toml:18: [kb.embed_retry].backoff: Input should be a finite number",
+        "toolweave.toml:19: [kb.embed_retry].recheck: Input should be a finite number",
+    ]
+    for message in expected:
+        assert message in result.stderr, (message, result.stderr)

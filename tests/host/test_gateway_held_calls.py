@@ -19,6 +19,9 @@ from mcp.shared.exceptions import MCPError
 
 from tests.host.serving import serving_gateway
 from tests.host.test_gateway_elicitation import TOOLKIT, Person, _text
+from toolweave.errors import ConfigError
+from toolweave.host.config import parse_config
+from toolweave.mcp import MCPClient
 
 ORDER = "toolkit__order"
 STATE_KEY = "a shared key of the two replicas, 32+ bytes"
@@ -103,3 +106,13 @@ async def test_past_max_held_calls_a_question_needing_a_new_round_is_refused(
             await client.call_tool(ORDER, {"item": "箸"})
     assert refused.value.code == -32603 and "max_held_calls = 0" in str(refused.value)
     assert person.asked == [] and _lines(orders) == ["run 箸", "order 箸"]
+
+
+def test_held_call_ttl_must_be_finite() -> None:
+    """nan slipped past `<= 0` into `call_later` (a NaN deadline in the loop's timer heap); inf
+    held a call forever."""
+    for ttl in (float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="held_call_ttl a finite number of seconds"):
+            MCPClient.http("http://127.0.0.1:9/mcp", forward_questions=True, held_call_ttl=ttl)
+        with pytest.raises(ConfigError, match=r"held_call_ttl: Input should be a finite"):
+            parse_config({"serve": {"held_call_ttl": ttl}})

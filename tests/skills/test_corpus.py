@@ -7,7 +7,6 @@ their reasons are printed (`pytest -s`) for the issue note.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -45,7 +44,8 @@ def test_corpus_loads() -> None:
     assert "template-skill" in by_name
 
 
-def test_whole_catalog_loads_fast_without_reading_bodies(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_whole_catalog_loads_without_reading_bodies(monkeypatch: pytest.MonkeyPatch) -> None:
+    """How fast is benchmarks/skills_load.py's to say (no wall-clock bound in a unit test)."""
     roots = sorted({path.parent.parent for path in FILES})
     opened: list[str] = []
     original = Path.read_text
@@ -55,12 +55,8 @@ def test_whole_catalog_loads_fast_without_reading_bodies(monkeypatch: pytest.Mon
         return original(self, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(Path, "read_text", spy)
-    started = time.perf_counter()
     library = SkillLibrary(roots)
     catalog = library.catalog()
-    elapsed = time.perf_counter() - started
-    print(f"\ncorpus catalog: {len(library)} skills, {len(roots)} roots, {elapsed * 1000:.0f} ms")
-    assert elapsed < 0.5
     assert opened == []  # frontmatter is streamed line by line; no body is read
     assert len(library) >= 0.95 * len(FILES) - 4  # 4 names appear in two repositories
     assert 0 < len(catalog) <= 15_000

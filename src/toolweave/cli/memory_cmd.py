@@ -24,6 +24,7 @@ from toolweave.storage.retrieval.embed_guard import (
     DEFAULT_EMBED_ATTEMPTS,
     DEFAULT_EMBED_BACKOFF,
     DEFAULT_EMBED_RECHECK,
+    MAX_EMBED_ATTEMPTS,
 )
 
 if TYPE_CHECKING:
@@ -56,6 +57,7 @@ def store(
         DEFAULT_EMBED_ATTEMPTS,
         "--embed-attempts",
         min=1,
+        max=MAX_EMBED_ATTEMPTS,
         metavar="<int>",
         help="Tries of one embedding call before search falls back to keywords.",
     ),

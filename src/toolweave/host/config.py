@@ -199,7 +199,7 @@ class ServeSection(Section):
     declared the tasks extension): `tool_timeout` bounds the others."""
     connect_deadline: float = Field(5.0, gt=0)
     max_held_calls: int = Field(DEFAULT_MAX_HELD_CALLS, ge=0)
-    held_call_ttl: float = Field(DEFAULT_HELD_CALL_TTL, gt=0)
+    held_call_ttl: float = Field(DEFAULT_HELD_CALL_TTL, gt=0, allow_inf_nan=False)
     tool_search: bool = False
     tool_search_threshold: int = Field(DEFAULT_TOOL_SEARCH_THRESHOLD, ge=0)
     tool_search_pinned: tuple[str, ...] = ()

@@ -18,7 +18,7 @@ loses its grant instead of widening it; it grants again when activated anew in a
 skill whose folder lies under a folder a sandboxed tool can write (`writable`) grants nothing
 until a person trusts its SKILL.md (`toolweave trust`, `toolweave.storage.trust`). A remote
 skill (`toolweave.skills.remote`) grants only once trusted as listed (`RemoteSkill.trust`), and
-only while its server lists the same SKILL.md digest.
+only while its server lists the same SKILL.md digest and frontmatter.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ class SkillScope:
         """A remote skill the model read: its `allowed-tools` are granted until the run ends
         only if a person trusted it exactly as it is listed now (`RemoteSkill.trusted`)."""
         if skill.allowed_tools and skill.trusted():
-            self._granting.setdefault(key, {})[skill.name] = _Grant(skill, skill.listed_digest)
+            self._granting.setdefault(key, {})[skill.name] = _Grant(skill, skill.listing_digest)
         self.library.mark_used(skill.name)
 
     def grants_tools(self, skill: Skill) -> bool:
@@ -99,9 +99,9 @@ class SkillScope:
         kept: list[Skill | RemoteSkill] = []
         for name, grant in self._granting.get(key, {}).items():
             skill = grant.skill
-            if isinstance(skill, RemoteSkill):  # still listed with the same SKILL.md
+            if isinstance(skill, RemoteSkill):  # still listed as it was trusted
                 listed = self.library.remote.get(name)
-                if listed is not None and listed.listed_digest == grant.digest:
+                if listed is not None and listed.listing_digest == grant.digest:
                     kept.append(skill)
                 continue
             if name not in self.library.skills or not skill.allowed_tools:

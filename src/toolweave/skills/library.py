@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -28,7 +29,7 @@ from toolweave.skills.errors import SkillError
 from toolweave.skills.remote import RemoteSkill
 from toolweave.skills.skill import Skill
 from toolweave.skills.sources import DEFAULT_GITHUB_BASE, Download
-from toolweave.skills.spec import DESCRIPTION_MAX
+from toolweave.skills.spec import DESCRIPTION_MAX, name_problem
 
 if TYPE_CHECKING:
     from toolweave.skills.install import InstallReport
@@ -121,7 +122,10 @@ class SkillLibrary:
         for source in self._remote_sources:
             for info in await source.skills():
                 skill = RemoteSkill.of(info, source)
-                if skill.name in self._skills or skill.name in found:
+                problem = _remote_name_problem(info.name)
+                if problem is not None:
+                    warnings.append(f"remote {skill.where} is left out: its name {problem}")
+                elif skill.name in self._skills or skill.name in found:
                     warnings.append(
                         f"remote {skill.where} is left out: a skill named {skill.name!r} is "
                         "already in the library"
@@ -332,6 +336,16 @@ class SkillLibrary:
 
     def __repr__(self) -> str:
         return f"SkillLibrary({len(self._skills)} skills, roots={[str(r) for r in self.roots]})"
+
+
+def _remote_name_problem(name: str) -> str | None:
+    """Why a remote skill's name is refused: it must be a spec name exactly as sent (shown to
+    the model verbatim, a newline or markup in it would write lines of its own into the catalog,
+    and `__` could pose as another server's skill)."""
+    problem = name_problem(name)
+    if problem is None and name != unicodedata.normalize("NFKC", name.strip()):
+        problem = f"{name!r} is not in its normal form (NFKC, no surrounding spaces)"
+    return problem
 
 
 def _catalog_line(skill: Skill | RemoteSkill, cap: int = DESCRIPTION_MAX) -> str:

@@ -20,6 +20,8 @@ of `toolweave trust`, keyed by server and URI, holding the listed digest of its 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -118,6 +120,17 @@ class RemoteSkill:
         return digest.lower() if algorithm == "sha256" and digest else None
 
     @property
+    def listing_digest(self) -> str | None:
+        """What a trust is recorded against: the listed `SKILL.md` digest and the listed
+        frontmatter hashed together, since the `allowed-tools` a trusted skill grants are read
+        from the listing (a server listing the same digest with other tools is not trusted)."""
+        digest = self.listed_digest
+        if digest is None:
+            return None
+        listed = json.dumps(self.info.frontmatter, sort_keys=True, ensure_ascii=False, default=str)
+        return hashlib.sha256(f"{digest}\n{listed}".encode()).hexdigest()
+
+    @property
     def trust_key(self) -> str:
         """How the trust store names it: `mcp-skill:<server>:<uri of its SKILL.md>`."""
         return f"mcp-skill:{self.server}:{self.info.uri}"
@@ -125,15 +138,16 @@ class RemoteSkill:
     def trust(self, *, store: str | os.PathLike[str] | None = None) -> None:
         """Record that a person reviewed this skill as listed now: its `allowed-tools` then
         pre-approve like a local skill's while the server lists the same `SKILL.md` (any
-        change of its digest ends the trust). `toolweave skills trust NAME --mcp FILE`."""
-        digest = self.listed_digest
+        change of its digest or its listed frontmatter ends the trust). `toolweave skills
+        trust NAME --mcp FILE`."""
+        digest = self.listing_digest
         if digest is None:
             raise SkillError(f"{self.where} is listed without a sha256 digest; cannot trust it")
         trust_digest(self.trust_key, digest, store=store)
 
     def trusted(self, *, store: str | os.PathLike[str] | None = None) -> bool:
         """Whether a person trusted this skill exactly as it is listed now."""
-        digest = self.listed_digest
+        digest = self.listing_digest
         return digest is not None and is_trusted_digest(self.trust_key, digest, store=store)
 
     def _base(self) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -14,13 +14,17 @@ from toolweave.mcp import MCPServer
 
 
 @asynccontextmanager
-async def serve_in_process(server: MCPServer, **app_options: Any) -> AsyncIterator[str]:
-    """Our ASGI app under uvicorn on loopback, in this event loop (so the test sees the server)."""
+async def serve_in_process(
+    server: MCPServer, wrap: Callable[[Any], Any] | None = None, **app_options: Any
+) -> AsyncIterator[str]:
+    """Our ASGI app under uvicorn on loopback, in this event loop (so the test sees the server);
+    `wrap` puts ASGI middleware around it (e.g. compression)."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen()
     port = sock.getsockname()[1]
-    config = uvicorn.Config(server.asgi_app(**app_options), log_level="warning", lifespan="on")
+    app = server.asgi_app(**app_options)
+    config = uvicorn.Config(wrap(app) if wrap else app, log_level="warning", lifespan="on")
     runner = uvicorn.Server(config)
     task = asyncio.ensure_future(runner.serve(sockets=[sock]))
     try:

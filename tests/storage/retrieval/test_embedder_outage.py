@@ -79,7 +79,15 @@ async def test_a_failed_embedder_is_left_alone_for_recheck_seconds(
 
 
 @pytest.mark.parametrize(
-    ("field", "value"), [("attempts", 0), ("backoff", -1.0), ("recheck", "soon")]
+    ("field", "value"),
+    [
+        ("attempts", 0),
+        ("attempts", 11),  # 0.5 s doubled ten times: a write would wait 17 minutes
+        ("backoff", -1.0),
+        ("backoff", float("inf")),  # time.sleep(inf) raised instead of falling back
+        ("recheck", "soon"),
+        ("recheck", float("nan")),
+    ],
 )
 def test_retry_settings_are_checked(field: str, value: Any) -> None:
     with pytest.raises(ConfigError, match=f"EmbedRetry.{field}"):

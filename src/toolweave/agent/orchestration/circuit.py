@@ -9,6 +9,7 @@ the recovery time one trial call is let through (half-open), and a failure re-op
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,9 +44,14 @@ class CircuitBreaker:
         *,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        if isinstance(failures, bool) or failures < 1:
-            raise ConfigError(f"circuit_failures must be 1 or more, got {failures!r}")
-        if recovery <= 0:
+        if not isinstance(failures, int) or isinstance(failures, bool) or failures < 1:
+            raise ConfigError(f"circuit_failures must be an integer, 1 or more, got {failures!r}")
+        if (  # inf or nan made every refusal raise (its reopening time cannot be a date)
+            not isinstance(recovery, int | float)
+            or isinstance(recovery, bool)
+            or not math.isfinite(recovery)
+            or recovery <= 0
+        ):
             raise ConfigError(
                 f"circuit_recovery must be a positive number of seconds, got {recovery!r}"
             )

@@ -31,6 +31,7 @@ from toolweave.storage.retrieval.embed_guard import (
     DEFAULT_EMBED_ATTEMPTS,
     DEFAULT_EMBED_BACKOFF,
     DEFAULT_EMBED_RECHECK,
+    MAX_EMBED_ATTEMPTS,
     EmbedRetry,
 )
 from toolweave.tools.base import Tool
@@ -44,9 +45,9 @@ MEMORY_FILE = "memory.db"
 class EmbedRetrySection(Section):
     """`[memory.embed_retry]` and `[kb.embed_retry]`: `EmbedRetry` as a table."""
 
-    attempts: int = Field(default=DEFAULT_EMBED_ATTEMPTS, ge=1)
-    backoff: float = Field(default=DEFAULT_EMBED_BACKOFF, ge=0)
-    recheck: float = Field(default=DEFAULT_EMBED_RECHECK, ge=0)
+    attempts: int = Field(default=DEFAULT_EMBED_ATTEMPTS, ge=1, le=MAX_EMBED_ATTEMPTS)
+    backoff: float = Field(default=DEFAULT_EMBED_BACKOFF, ge=0, allow_inf_nan=False)
+    recheck: float = Field(default=DEFAULT_EMBED_RECHECK, ge=0, allow_inf_nan=False)
 
     def retry(self) -> EmbedRetry:
         return EmbedRetry(self.attempts, self.backoff, self.recheck)

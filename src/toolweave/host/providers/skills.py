@@ -74,6 +74,14 @@ def _served(skill: Skill, rel: str) -> str | bytes:
     return data
 
 
+def _listed_file(skill: Skill, rel: str) -> str | bytes:
+    """`_served`, for a file `resources()` lists only: a hidden file of the folder (`.env`) or
+    a sibling skill's file reached by `..` (one `allow` may leave out) is never published."""
+    if rel != "SKILL.md" and rel not in skill.resources():
+        raise SkillError(f"skill {skill.name!r} lists no file {rel!r}")
+    return _served(skill, rel)
+
+
 class SkillCatalog:
     """The skills as MCP prompts and resources (an `MCPServer` `CatalogSource`)."""
 
@@ -147,9 +155,9 @@ class SkillCatalog:
         if skill is None or not rel:
             return None
         try:
-            content = await asyncio.to_thread(_served, skill, rel)
+            content = await asyncio.to_thread(_listed_file, skill, rel)
         except SkillError:
-            return None  # outside the folder or missing: "resource not found"
+            return None  # unlisted (hidden, a sibling's, outside) or missing: "not found"
         item: dict[str, Any] = {"uri": uri, "mimeType": _mime(rel)}
         if isinstance(content, str):
             item["text"] = content

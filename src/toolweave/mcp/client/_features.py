@@ -39,8 +39,15 @@ if TYPE_CHECKING:
     from toolweave.mcp.shared.jsonrpc import ProgressHandler
 
 
+DEFAULT_MAX_LIST_PAGES = 1000
+"""Most pages one paginated listing reads (`client.max_list_pages`): a server handing out a new
+cursor forever is refused there instead of being listed until memory runs out."""
+
+
 class ServerFeatures(TaskFeatures):
     """Tools, listings and the other server features, on top of `request()`."""
+
+    max_list_pages: int = DEFAULT_MAX_LIST_PAGES
 
     tools_version: int
     _log_level: str | None
@@ -193,6 +200,12 @@ class ServerFeatures(TaskFeatures):
             if not isinstance(next_cursor, str) or not next_cursor or next_cursor in seen:
                 return items
             seen.add(next_cursor)
+            if len(seen) >= self.max_list_pages:
+                raise MCPError(
+                    f"{method} on {self.name!r}: the server gave a next page after "
+                    f"{len(seen)} pages (max_list_pages = {self.max_list_pages}); not listed "
+                    "further (set client.max_list_pages to allow more)"
+                )
             cursor = next_cursor
 
     async def _listing(self, method: str, key: str, refresh: bool) -> list[dict[str, Any]]:

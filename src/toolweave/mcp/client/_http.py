@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 from toolweave._sse import SSEDecoder
 from toolweave.mcp.client._param_headers import encode_header_value
 from toolweave.mcp.client._sse_legacy import LegacySSETransport, is_legacy_sse_url
+from toolweave.mcp.client._stdio import DEFAULT_MAX_LINE_BYTES
 from toolweave.mcp.shared.constants import (
     META_PROTOCOL_VERSION,
     MODERN_VERSIONS,
@@ -73,8 +74,17 @@ class HTTPTransport:
         timeout: float = 30.0,
         name: str | None = None,
         legacy_sse_fallback: bool = True,
+        max_message_bytes: int = DEFAULT_MAX_LINE_BYTES,
     ) -> None:
+        if isinstance(max_message_bytes, bool) or not isinstance(max_message_bytes, int):
+            raise ValueError(
+                f"max_message_bytes must be a number of bytes, not {max_message_bytes!r}"
+            )
+        if max_message_bytes < 1:
+            raise ValueError(f"max_message_bytes must be positive, not {max_message_bytes}")
         self.url = url
+        #: The largest answer (a JSON body or one SSE event, decompressed) read into memory.
+        self.max_message_bytes = max_message_bytes
         self.legacy_sse_fallback = legacy_sse_fallback
         self.rejected_post = False  # a 405: set for `legacy_transport`
         self.extra_headers = dict(headers or {})
@@ -218,9 +228,7 @@ class HTTPTransport:
         status = response.status_code
         self.rejected_post = self.rejected_post or status == 405
         if status >= 400:
-            raw = await response.aread()
-            await response.aclose()
-            raise _http_error(status, raw, self.url)
+            raise _http_error(status, await self._bounded_body(response), self.url)
         session = response.headers.get("mcp-session-id")
         if session and message.get("method") == "initialize":
             self.session_id = session
@@ -231,12 +239,33 @@ class HTTPTransport:
             task = asyncio.ensure_future(self._consume(response, _Stream(waiting)))
             self._track(task, request_id)
         else:
-            raw = await response.aread()
-            await response.aclose()
+            raw = await self._bounded_body(response)
             if raw.strip() and ctype.startswith("application/json"):
                 self._feed_all(decode(raw))
         if message.get("method") == "notifications/initialized":
             await self._start_get()
+
+    async def _bounded_body(self, response: httpx.Response) -> bytes:
+        """The body, read (decompressed) only up to `max_message_bytes`; over it the answer
+        is refused before more is read (a huge or endless body, a compression bomb)."""
+        parts: list[bytes] = []
+        size = 0
+        try:
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > self.max_message_bytes:
+                    raise JSONRPCError(INTERNAL_ERROR, self._too_long())
+                parts.append(chunk)
+        finally:
+            await response.aclose()
+        return b"".join(parts)
+
+    def _too_long(self) -> str:
+        return (
+            f"the answer from {self.url} is longer than max_message_bytes "
+            f"({self.max_message_bytes} bytes); not read further (raise max_message_bytes to "
+            "accept it)"
+        )
 
     def _track(self, task: asyncio.Task[None], request_id: Any) -> None:
         self._tasks.add(task)
@@ -328,6 +357,10 @@ class HTTPTransport:
                     self._fail(stream, f"an undecodable answer: {exc.message}")
                     continue
                 self._feed_all(decoded, stream)
+            if decoder.pending > self.max_message_bytes:  # an event that never ends
+                self._fail(stream, self._too_long())
+                await response.aclose()
+                return
             # Only ids of events dispatched so far count: a drop mid-event resumes before it.
             if decoder.last_event_id is not None:
                 stream.last_event_id = decoder.last_event_id or None

@@ -171,12 +171,16 @@ class MCPClient(ServerFeatures):
         name: str | None = None,
         auth: httpx.Auth | None = None,
         legacy_sse_fallback: bool = True,
+        max_message_bytes: int | None = None,
         **options: Any,
     ) -> MCPClient:
         """A client for a Streamable HTTP endpoint; `auth` is any `httpx.Auth`, e.g. an
         `OAuthClientProvider`. With `legacy_sse_fallback`, a url ending in `/sse` that answers
-        405 to the POST is connected to again over the legacy HTTP+SSE transport."""
+        405 to the POST is connected to again over the legacy HTTP+SSE transport. An answer
+        longer than `max_message_bytes` (default 64 MiB, as `max_line_bytes` over stdio) fails
+        the request it answers, read no further."""
         from toolweave.mcp.client._http import HTTPTransport
+        from toolweave.mcp.client._stdio import DEFAULT_MAX_LINE_BYTES
 
         transport = HTTPTransport(
             url,
@@ -185,6 +189,7 @@ class MCPClient(ServerFeatures):
             timeout=timeout,
             name=name,
             legacy_sse_fallback=legacy_sse_fallback,
+            max_message_bytes=max_message_bytes or DEFAULT_MAX_LINE_BYTES,
         )
         return cls(transport, name=name, timeout=timeout, **options)
 

@@ -13,7 +13,9 @@ with `forward_questions=True` sends the questions of its calls there:
   calling task itself, so the call's own `ask` is used (exact);
 - a 2025-11-25 downstream server sends a request on its session, handled by the client's reader
   task: it goes to the `ask` of the one call in flight on that client; with several in flight the
-  question cannot be tied to its call and is refused (-32603, naming why).
+  question cannot be tied to its call and is refused (-32603, naming why). A held call (below)
+  still runs downstream and counts as in flight: a question then is never put to another
+  caller, and one when it is the only call waits for its caller's retried round.
 
 A URL-mode question's completion (`notifications/elicitation/complete`, which a downstream
 server may send once the person finished on the page) goes to the caller the question went to,
@@ -38,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import secrets
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator
@@ -149,8 +152,11 @@ class CallerRoutes:
         max_held_calls: int = DEFAULT_MAX_HELD_CALLS,
         held_call_ttl: float = DEFAULT_HELD_CALL_TTL,
     ):
-        if max_held_calls < 0 or held_call_ttl <= 0:
-            raise ValueError("max_held_calls must be >= 0 and held_call_ttl > 0 (seconds)")
+        if max_held_calls < 0 or not 0 < held_call_ttl < math.inf:  # nan: a NaN timer deadline
+            raise ValueError(
+                "max_held_calls must be >= 0 and held_call_ttl a finite number of seconds > 0, "
+                f"not {max_held_calls!r} and {held_call_ttl!r}"
+            )
         self.max_held_calls = max_held_calls
         self.held_call_ttl = held_call_ttl
         self._calls: list[_Call] = []
@@ -211,25 +217,32 @@ class CallerRoutes:
         """Put a server's question to the caller of the call it belongs to; one that must wait
         for the caller's next round keeps waiting (the call is held)."""
         entry = _ENTRY.get()
+        held = [h.entry for h in self._held.values()]
         if entry is None:
-            if len(self._calls) != 1:
+            # A held call still runs downstream and may ask again: it is in flight too.
+            in_flight = [*self._calls, *held]
+            if len(in_flight) != 1:
                 raise JSONRPCError(
                     INTERNAL_ERROR,
                     f"{method} cannot be forwarded: "
                     + (
                         "no call is in flight"
-                        if not self._calls
-                        else f"{len(self._calls)} calls are in flight and a 2025-11-25 request "
-                        "does not say which one it belongs to"
+                        if not in_flight
+                        else f"{len(in_flight)} calls are in flight ({len(held)} held for their "
+                        "caller's next round) and a 2025-11-25 request does not say which one "
+                        "it belongs to"
                     ),
                 )
-            entry = self._calls[0]
+            entry = in_flight[0]
         entry.asked += 1
         key = f"{_KEY_PREFIX}-{entry.asked}"
         if params.get("mode") == "url" and isinstance(params.get("elicitationId"), str):
             entry.url_ids.add(params["elicitationId"])
         question = _Question(method, params, key, asyncio.get_running_loop().create_future())
-        await self._put(entry, question)
+        if entry in held:  # its caller is asked when the retried round resumes it
+            entry.waiting.append(question)
+        else:
+            await self._put(entry, question)
         return await question.answer
 
     async def _put(self, entry: _Call, question: _Question) -> None:

@@ -16,6 +16,7 @@ that cannot load is a configuration error and still raises.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -29,6 +30,9 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_EMBED_ATTEMPTS = 3
 """Tries of one embedding call before the index falls back to keywords."""
+MAX_EMBED_ATTEMPTS = 10
+"""Most tries `EmbedRetry.attempts` accepts: the waits double, so 10 tries already wait 511 x
+`backoff` seconds in all before the index falls back to keywords."""
 DEFAULT_EMBED_BACKOFF = 0.5
 """Seconds before the second try; doubled before each further one (0.5 s, then 1 s)."""
 DEFAULT_EMBED_RECHECK = 30.0
@@ -48,12 +52,22 @@ class EmbedRetry:
     def __post_init__(self) -> None:
         if not isinstance(self.attempts, int) or isinstance(self.attempts, bool):
             raise ConfigError(f"EmbedRetry.attempts must be an integer >= 1, not {self.attempts!r}")
-        if self.attempts < 1:
-            raise ConfigError(f"EmbedRetry.attempts must be >= 1, not {self.attempts}")
+        if not 1 <= self.attempts <= MAX_EMBED_ATTEMPTS:
+            raise ConfigError(
+                f"EmbedRetry.attempts must be from 1 to {MAX_EMBED_ATTEMPTS} (each wait doubles"
+                f" the one before), not {self.attempts}"
+            )
         for field in ("backoff", "recheck"):
             value = getattr(self, field)
-            if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
-                raise ConfigError(f"EmbedRetry.{field} must be seconds >= 0, not {value!r}")
+            if (
+                not isinstance(value, int | float)
+                or isinstance(value, bool)
+                or not math.isfinite(value)
+                or value < 0
+            ):
+                raise ConfigError(
+                    f"EmbedRetry.{field} must be a finite number of seconds >= 0, not {value!r}"
+                )
 
 
 DEFAULT_EMBED_RETRY = EmbedRetry()

@@ -67,6 +67,8 @@ DEFAULT_EMBEDDER = "auto"
 DEFAULT_HASH_DIM = 1024
 DEFAULT_EMBED_BATCH = 256
 DEFAULT_EMBED_TIMEOUT = 60.0
+E5_NAME = "e5-small-q4"
+"""`E5Embedder`'s name (what indexes record, and what tool search weighs its vectors by)."""
 
 
 @runtime_checkable
@@ -227,7 +229,7 @@ class E5Embedder(_LazyModel):
 
     @property
     def name(self) -> str:
-        return "e5-small-q4"
+        return E5_NAME
 
     @property
     def dim(self) -> int:
