@@ -72,6 +72,7 @@ from retrieval_sets import (
     load_drcd,
     load_locomo,
     load_madial,
+    load_scifact_subset,
     load_squad,
     load_xquad,
 )
@@ -307,6 +308,10 @@ def run_sets(args: argparse.Namespace, where: dict[str, Any]) -> None:
             load_drcd,
         ),
         "beir": (args.beir or (base and base / "scifact"), load_beir),
+        "scifact_subset": (
+            args.scifact_subset or (base and base / "scifact_subset"),
+            load_scifact_subset,
+        ),
         "xquad": (args.xquad or (base and base / "xquad"), load_xquad),
         "locomo": (args.locomo or (base and base / "locomo"), load_locomo),
         "madial": (args.madial or (base and base / "madial"), load_madial),
@@ -321,7 +326,7 @@ def run_sets(args: argparse.Namespace, where: dict[str, Any]) -> None:
     for key, (path, loader) in sources.items():
         paths = path if isinstance(path, list) else [path]
         if path is None or not all(Path(p).exists() for p in paths):
-            print(f"{key}: no data (pass --{key} or set {ENV}); skipped\n")
+            print(f"{key}: no data (pass --{key.replace('_', '-')} or set {ENV}); skipped\n")
             continue
         loaded = loader(path if isinstance(path, list) else Path(path))
         for dataset in loaded if isinstance(loaded, list) else [loaded]:
@@ -386,6 +391,9 @@ def main() -> None:
     parser.add_argument("--cmrc", type=Path, help="cmrc2018_dev.json")
     parser.add_argument("--drcd", type=Path, nargs="*", help="DRCD_dev.json, DRCD_test.json")
     parser.add_argument("--beir", type=Path, help="a BEIR set's folder (scifact)")
+    parser.add_argument(
+        "--scifact-subset", type=Path, help="folder for load_scifact_subset (retrieval_sets.py)"
+    )
     parser.add_argument("--xquad", type=Path, help="folder with xquad.en.json, xquad.zh.json")
     parser.add_argument("--locomo", type=Path, help="folder of LoCoMo conversation JSON files")
     parser.add_argument("--madial", type=Path, help="MADial-Bench's data folder (en/, ch/)")

@@ -10,6 +10,11 @@ the records that answer them.
 - CMRC 2018 dev (`load_cmrc`): Simplified Chinese Wikipedia paragraphs;
 - BEIR (`load_beir`): a corpus.jsonl / queries.jsonl / qrels/test.tsv folder (SciFact and the
   other BEIR sets), title and text of a document one record, graded relevance kept as a set;
+- a SciFact subset (`load_scifact_subset`), where no mirror holds BEIR's whole corpus: the
+  2,101 SciFact abstracts of 9-25 sentences that github.com/nice-hku-coder/coder_data keeps
+  (`scifact_antonym/corpus_candidate.jsonl`, text without titles) and the claims of BEIR's
+  SciFact test and train qrels (`scifact/queries.jsonl`, `scifact/qrels/*.tsv` of
+  github.com/Kirloxious/CSI4107_Assignment2) whose relevant abstracts are all among them;
 - LoCoMo (`load_locomo`): long conversations, one collection each, questions with their
   evidence turns;
 - MADial-Bench (`load_madial`): memories of two users' events, English and Chinese, recalled
@@ -141,6 +146,29 @@ def load_beir(folder: Path) -> Dataset:
     name = folder.name
     questions = [(name, queries[q], docs) for q, docs in sorted(relevant.items())]
     return Dataset(f"BEIR {name} (test)", str(folder), {name: passages}, questions)
+
+
+def load_scifact_subset(folder: Path) -> Dataset:
+    """`folder` holds corpus_candidate.jsonl, queries.jsonl and qrels/{test,train}.tsv (see the
+    module's docstring); a qrels row's ids are the last word of their column (the test file
+    writes "<query>\t 0 <doc>\t1")."""
+    passages = [
+        (str(d["doc_id"]), d["text"]) for d in _json_lines(folder / "corpus_candidate.jsonl")
+    ]
+    held = {id_ for id_, _ in passages}
+    queries = {str(q["_id"]): q["text"] for q in _json_lines(folder / "queries.jsonl")}
+    relevant: dict[str, set[str]] = {}
+    for split in ("test", "train"):
+        with (folder / "qrels" / f"{split}.tsv").open(encoding="utf-8") as qrels:
+            for row in list(csv.reader(qrels, delimiter="\t"))[1:]:
+                if int(row[2]) > 0:
+                    relevant.setdefault(row[0].split()[-1], set()).add(row[1].split()[-1])
+    questions = [
+        ("scifact", queries[q], docs) for q, docs in sorted(relevant.items()) if docs <= held
+    ]
+    return Dataset(
+        "SciFact subset (BEIR test + train claims)", str(folder), {"scifact": passages}, questions
+    )
 
 
 def _json_lines(path: Path) -> list[dict[str, Any]]:

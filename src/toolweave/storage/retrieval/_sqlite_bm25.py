@@ -18,19 +18,28 @@ counted into the postings kept; removed rows marked as belonging to no collectio
 anyone else (the table's write counter moved further than this index's writes account for)
 drops them, and the next search reads them again.
 
+A term's first read walks its occurrences in FTS5's index (milliseconds for a common word of a
+large table, paid by the first query that asks). `read_postings` reads every term's postings at
+once, in one sorted pass over the vocabulary view on another connection, and `Postings.adopt`
+takes them if no write came between: `_sqlite_warm` runs it in the background when the index
+opens, after a write that dropped the postings kept and after another process's write.
+
 A query's words are matched to the terms FTS5 indexed by FTS5's own tokenizer (`Tokenizer`),
 so "Technologies" finds "technology" exactly as a MATCH would.
 """
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toolweave.storage.retrieval._live_vectors import WRITES_KEY
 from toolweave.storage.retrieval._pg_bm25 import bm25_scores
 from toolweave.storage.retrieval._words import WORDS_TOKENIZER
+from toolweave.storage.retrieval.index import DEFAULT_POSTINGS_KEPT
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,9 +50,10 @@ if TYPE_CHECKING:
 
 _KEYS_KEPT = 65_536
 """Distinct query tokens whose terms are kept (queries meet the same few words again)."""
-POSTINGS_KEPT = 8_000_000
-"""Postings (record, frequency) kept in memory over all terms, about 12 bytes each; past it the
-terms are read again as queries ask for them."""
+_READ_BATCH = 65_536
+"""Postings fetched at a time by `read_postings` (between two checks of its stop flag)."""
+_STOP_CHECK = 100_000
+"""SQLite virtual-machine steps between two checks of `read_postings`' stop flag."""
 RECOUNT_ROWS = 2_000
 """Rows one write may add before the postings kept are dropped instead of counted in (reading
 a term's postings again costs less than segmenting and stemming that many records)."""
@@ -133,12 +143,74 @@ class _Rows:
     held: int = 0
 
 
+@dataclass
+class Snapshot:
+    """Every term's postings (up to a bound) of one table as of its write counter `writes`."""
+
+    writes: int
+    terms: dict[str, tuple[Any, Any]]
+    complete: bool
+
+
+def read_postings(
+    conn: sqlite3.Connection, name: str, kept: int, stop: threading.Event
+) -> Snapshot | None:
+    """The postings of table `name`'s terms, in term order until `kept` postings, read in one
+    transaction (on a connection of its own: the index's keeps serving); None if `stop` was set
+    meanwhile (SQLite's own work is interrupted then, its sort of the vocabulary included)."""
+    import numpy as np
+
+    parts: dict[str, list[tuple[Any, Any]]] = {}
+    held, full = 0, False
+    conn.set_progress_handler(stop.is_set, _STOP_CHECK)
+    conn.execute("BEGIN")
+    try:
+        row = conn.execute(f"SELECT value FROM {name}_meta WHERE key = ?", [WRITES_KEY]).fetchone()
+        cursor = conn.execute(
+            f"SELECT term, doc, count(*) FROM {name}_words_terms GROUP BY term, doc"
+        )
+        while not full and (batch := cursor.fetchmany(_READ_BATCH)):
+            if stop.is_set():
+                return None
+            terms, docs, counts = zip(*batch, strict=True)
+            ids = np.array(docs, np.int64)
+            tf = np.array(counts, np.float64)
+            ordered = np.array(terms, object)
+            bounds = [0, *(np.flatnonzero(ordered[1:] != ordered[:-1]) + 1).tolist(), len(ids)]
+            for start, end in itertools.pairwise(bounds):
+                held += end - start
+                if held > kept:  # this term (begun in an earlier batch perhaps) stays out
+                    parts.pop(terms[start], None)
+                    full = True
+                    break
+                parts.setdefault(terms[start], []).append((ids[start:end], tf[start:end]))
+    except sqlite3.OperationalError:
+        if stop.is_set():  # interrupted by the progress handler
+            return None
+        raise
+    finally:
+        conn.set_progress_handler(None, 0)
+        conn.execute("ROLLBACK")
+    found = {
+        key: pieces[0]
+        if len(pieces) == 1
+        else (np.concatenate([p[0] for p in pieces]), np.concatenate([p[1] for p in pieces]))
+        for key, pieces in parts.items()
+    }
+    return Snapshot(int(row[0]) if row else 0, found, not full)
+
+
 class Postings:
     """The postings and record figures of one index table `name`, kept between queries (the
-    index's own; used only on the database's thread)."""
+    index's own; used only on the database's thread), at most `kept` of them."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, kept: int = DEFAULT_POSTINGS_KEPT) -> None:
         self.name = name
+        self.kept = kept
+        self.whole = False
+        """Whether the postings were read ahead (`adopt`) since they were last dropped."""
+        self.complete = False
+        """Whether every term of the table is held (a write's new words are then counted in)."""
         self._rows: _Rows | None = None
         self._writes: int | None = None
         self._pending: list[_Write] = []
@@ -150,10 +222,12 @@ class Postings:
         if self._rows is None or self._writes is None:
             return
         if writes != self._writes + 1:
-            self._rows = None
+            self._rows, self.whole, self.complete = None, False, False
             return
         self._pending.append(_Write(removed, first, added))
         self._writes = writes
+        if added and (first <= self._rows.top or added > RECOUNT_ROWS):
+            self.whole = False  # `_apply` will drop the postings kept: read them ahead again
 
     def scores(
         self, conn: sqlite3.Connection, collection: str, terms: list[str], max_terms: int
@@ -183,6 +257,23 @@ class Postings:
             held, count=count, average=average, length=rows.length, max_terms=max_terms
         )
 
+    def held(self, conn: sqlite3.Connection) -> int:
+        """Postings in memory once the writes committed are applied."""
+        return self._current(conn).held
+
+    def adopt(self, conn: sqlite3.Connection, snapshot: Snapshot) -> int:
+        """Take the postings read ahead unless a write came after them; the postings held."""
+        rows = self._current(conn)
+        if snapshot.writes != self._writes:
+            return rows.held
+        for key, found in snapshot.terms.items():
+            if key not in rows.terms:
+                rows.terms[key] = found
+                rows.held += len(found[0])
+        self.whole = True
+        self.complete = snapshot.complete
+        return rows.held
+
     # -- loading and following writes ------------------------------------------------------
 
     def _current(self, conn: sqlite3.Connection) -> _Rows:
@@ -192,6 +283,7 @@ class Postings:
         writes = int(row[0]) if row else 0
         if self._rows is None or writes != self._writes:
             self._rows, self._writes, self._pending = self._load(conn), writes, []
+            self.whole = self.complete = False
         elif self._pending:
             for write in self._pending:
                 self._apply(conn, self._rows, write)
@@ -227,28 +319,32 @@ class Postings:
         if write.first <= rows.top or write.added > RECOUNT_ROWS:
             rows.terms.clear()  # a rowid used again, or too many rows to count in
             rows.held = 0
+            self.whole = self.complete = False
         if last > rows.top:
             grow = last - rows.top
             rows.owner = np.concatenate([rows.owner, np.full(grow, -1, np.int32)])
             rows.length = np.concatenate([rows.length, np.zeros(grow)])
             rows.top = last
-        t = self.name
+        t, count = self.name, bool(rows.terms or self.complete)
         found = conn.execute(
-            f"SELECT r.rowid, r.collection, d.sz, {'w.words' if rows.terms else 'NULL'}"
+            f"SELECT r.rowid, r.collection, d.sz, {'w.words' if count else 'NULL'}"
             f" FROM {t} r JOIN {t}_words_docsize d ON d.id = r.rowid"
             f" JOIN {t}_words w ON w.rowid = r.rowid WHERE r.rowid BETWEEN ? AND ?",
             [write.first, last],
         ).fetchall()
         for rowid, collection, size, _ in found:
             _add(rows, rowid, collection, document_length(size))
-        if not rows.terms:
+        if not count:
             return
         counted: dict[str, list[tuple[int, int]]] = {}
         for at, key, tf in self.tokenizer.counts([words for *_, words in found]):
-            if key in rows.terms:
+            if key in rows.terms or self.complete:
                 counted.setdefault(key, []).append((found[at][0], tf))
         for key, pairs in counted.items():
-            ids, tf = rows.terms[key]
+            if key not in rows.terms and rows.held + len(pairs) > self.kept:
+                self.complete = False  # a new word past the bound: read as queries ask
+                continue
+            ids, tf = rows.terms.get(key, (np.empty(0, np.int64), np.empty(0)))
             new = np.array(pairs, np.int64)
             rows.terms[key] = (np.concatenate([ids, new[:, 0]]), np.concatenate([tf, new[:, 1]]))
             rows.held += len(pairs)
@@ -270,9 +366,10 @@ class Postings:
             pairs = pairs[pairs[:, 0] <= rows.top]  # rows of a write not applied yet
             ids, tf = pairs[:, 0], pairs[:, 1].astype(np.float64)
             found = (ids, tf)
-            if rows.held + len(ids) > POSTINGS_KEPT:
+            if rows.held + len(ids) > self.kept:
                 rows.terms.clear()
                 rows.held = 0
+                self.complete = False
             rows.terms[key] = found
             rows.held += len(ids)
         return found

@@ -20,7 +20,9 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
+from typing import Any
 
+from toolweave.storage.retrieval._sqlite_keywords import CHUNK
 from toolweave.storage.retrieval.embed_guard import REEMBED_BATCH
 from toolweave.storage.retrieval.index import Record, payload_json
 from toolweave.storage.text import fts_texts
@@ -172,3 +174,24 @@ def fill_vectors(conn: sqlite3.Connection, t: str, blobs: Blobs) -> Added:
     added = [(int(r[0]), *blobs[int(r[0])]) for r in still]
     conn.executemany(f"UPDATE {t} SET vector = ? WHERE rowid = ?", [(a[2], a[0]) for a in added])
     return added
+
+
+def rows_by_key(
+    conn: sqlite3.Connection, t: str, keys: Sequence[tuple[str, str]], columns: str
+) -> dict[tuple[str, str], tuple[Any, ...]]:
+    """(rowid, *columns) of table `t`'s rows with these (collection, id) keys, by key."""
+    by_collection: dict[str, list[str]] = {}
+    for collection, id_ in keys:
+        by_collection.setdefault(collection, []).append(id_)
+    found: dict[tuple[str, str], tuple[Any, ...]] = {}
+    for collection, ids in by_collection.items():
+        for start in range(0, len(ids), CHUNK):
+            chunk = ids[start : start + CHUNK]
+            rows = conn.execute(
+                f"SELECT id, rowid{columns} FROM {t} WHERE collection = ?"
+                f" AND id IN ({', '.join('?' * len(chunk))})",
+                [collection, *chunk],
+            )
+            for id_, *rest in rows:
+                found[(collection, id_)] = tuple(rest)
+    return found

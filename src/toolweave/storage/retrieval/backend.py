@@ -19,7 +19,12 @@ from typing import TYPE_CHECKING
 from toolweave.storage.errors import ConfigError
 from toolweave.storage.retrieval.embed_guard import DEFAULT_EMBED_RETRY, EmbedRetry
 from toolweave.storage.retrieval.hnsw import DEFAULT_HNSW_THRESHOLD
-from toolweave.storage.retrieval.index import DEFAULT_MAX_QUERY_TERMS, TextIndex, check_limit
+from toolweave.storage.retrieval.index import (
+    DEFAULT_MAX_QUERY_TERMS,
+    DEFAULT_POSTINGS_KEPT,
+    TextIndex,
+    check_limit,
+)
 
 if TYPE_CHECKING:
     from toolweave.storage.retrieval.embedders import Embedder
@@ -58,6 +63,8 @@ class IndexSettings:
     `hnsw_threshold` stored vectors on, the embedded backend searches an HNSW graph instead of
     the exact scan (None: always exact; Qdrant always searches its own graph).
     `max_query_terms` bounds the distinct words one keyword search scores, on both backends.
+    `postings_kept` bounds the word postings the embedded backend keeps in memory, read ahead in
+    the background (`DEFAULT_POSTINGS_KEPT`).
     `embed_retry` is how a failing embedder is retried before the index stores and searches by
     keywords only (`EmbedRetry`).
     """
@@ -68,6 +75,7 @@ class IndexSettings:
     qdrant_api_key: str | None = None
     hnsw_threshold: int | None = DEFAULT_HNSW_THRESHOLD
     max_query_terms: int = DEFAULT_MAX_QUERY_TERMS
+    postings_kept: int = DEFAULT_POSTINGS_KEPT
     embed_retry: EmbedRetry = DEFAULT_EMBED_RETRY
 
     def __post_init__(self) -> None:
@@ -81,6 +89,7 @@ class IndexSettings:
                 f" always search exactly), not {threshold!r}"
             )
         check_limit(self.max_query_terms, name="IndexSettings.max_query_terms")
+        check_limit(self.postings_kept, name="IndexSettings.postings_kept")
         if not isinstance(self.embed_retry, EmbedRetry):
             raise ConfigError(
                 "IndexSettings.embed_retry must be an EmbedRetry(attempts=, backoff=, recheck=),"
@@ -124,6 +133,7 @@ def open_index(
             hnsw_threshold=settings.hnsw_threshold,
             max_query_terms=settings.max_query_terms,
             embed_retry=settings.embed_retry,
+            postings_kept=settings.postings_kept,
         )
     from toolweave.storage.retrieval.scale_index import PostgresQdrantIndex
 

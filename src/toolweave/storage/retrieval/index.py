@@ -44,6 +44,12 @@ DEFAULT_MAX_QUERY_TERMS = 64
 collection (the highest idf, which carry its bm25), never merely its first words; the vector
 side reads the whole query."""
 
+DEFAULT_POSTINGS_KEPT = 8_000_000
+"""Word postings (record, frequency) the embedded index keeps in memory over all terms, 16 bytes
+each (128 MB): read ahead in the background when the index opens and after writes, so no query
+walks FTS5's index for them; past it the first this many (in term order) are read ahead and the
+other words as queries ask for them."""
+
 SUBSTRING_FALLBACK = 10
 """Keyword search looks for substring matches (trigrams, short CJK terms) only while fewer
 records than this matched as words, and up to this many: they are the fallback for a query

@@ -26,7 +26,6 @@ import sqlite3
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from toolweave.storage.errors import DimensionMismatch
 from toolweave.storage.retrieval._live_vectors import LiveVectors, count_write
@@ -42,10 +41,12 @@ from toolweave.storage.retrieval._sqlite_rows import (
     insert_rows,
     prepared,
     read_trigrams_from_rows,
+    rows_by_key,
     rows_without_vectors,
     trigram_statements,
     trigrams_hold_text,
 )
+from toolweave.storage.retrieval._sqlite_warm import PostingsWarmer
 from toolweave.storage.retrieval._words import WORDS_TOKENIZER, stem_words, unstemmed
 from toolweave.storage.retrieval.embed_guard import (
     DEFAULT_EMBED_RETRY,
@@ -59,6 +60,7 @@ from toolweave.storage.retrieval.index import (
     DEFAULT_COLLECTION,
     DEFAULT_MAX_QUERY_TERMS,
     DEFAULT_OVERSAMPLE,
+    DEFAULT_POSTINGS_KEPT,
     FusedSearch,
     IndexHit,
     Record,
@@ -104,9 +106,10 @@ class SQLiteTextIndex(FusedSearch):
     how many matches of a common substring keyword search ranks (`DEFAULT_RANK_CAP`). `fusion`
     sets the vector weights of hybrid search and stores them in the index; without it the
     stored weights (or, in a new index, the embedder's measured defaults) apply.
-    `max_query_terms` bounds the words one keyword search scores (`DEFAULT_MAX_QUERY_TERMS`).
-    `embed_retry` sets how a failing embedder is retried before the index stores records
-    without vectors and searches by keywords only (`EmbedRetry`).
+    `max_query_terms` bounds the words one keyword search scores (`DEFAULT_MAX_QUERY_TERMS`);
+    `postings_kept` the word postings held in memory, read ahead in the background
+    (`DEFAULT_POSTINGS_KEPT`). `embed_retry` sets how a failing embedder is retried before the
+    index stores records without vectors and searches by keywords only (`EmbedRetry`).
     """
 
     def __init__(
@@ -122,6 +125,7 @@ class SQLiteTextIndex(FusedSearch):
         fusion: FusionWeights | None = None,
         max_query_terms: int = DEFAULT_MAX_QUERY_TERMS,
         embed_retry: EmbedRetry = DEFAULT_EMBED_RETRY,
+        postings_kept: int = DEFAULT_POSTINGS_KEPT,
     ) -> None:
         self.name = check_name(name)
         self.max_query_terms = check_limit(max_query_terms, name="max_query_terms")
@@ -132,9 +136,10 @@ class SQLiteTextIndex(FusedSearch):
         self._reembedding = asyncio.Lock()
         self.oversample = oversample
         self.rank_cap = check_limit(rank_cap, name="rank_cap")
-        self._postings = Postings(self.name)
+        self._postings = Postings(self.name, check_limit(postings_kept, name="postings_kept"))
         self._owns_db = not isinstance(db, SQLiteDatabase)
         self.db = db if isinstance(db, SQLiteDatabase) else SQLiteDatabase(db)
+        self._warmer = PostingsWarmer(self.db, self._postings)
         check_where(dict.fromkeys(indexed_fields))
         script = _schema(name) + "".join(
             f"CREATE INDEX IF NOT EXISTS {name}_by_{f} ON {name}"
@@ -202,6 +207,7 @@ class SQLiteTextIndex(FusedSearch):
     async def _ready(self) -> None:
         if not self._checked:
             self._checked = await self.db.transaction(self._check_meta)
+            self._warmer.soon()
 
     async def recorded_embedder(self) -> tuple[str, int] | None:
         sql = f"SELECT key, value FROM {self.name}_meta WHERE key IN ('embedder', 'dim')"
@@ -229,7 +235,7 @@ class SQLiteTextIndex(FusedSearch):
         await self._ready()
         keys = check_unique(upsert)
         texts = {(r.collection, r.id): r.text for r in upsert}
-        known = await self.db.run(lambda c: self._rows_by_key(c, keys, ", text, vector"))
+        known = await self.db.run(lambda c: rows_by_key(c, self.name, keys, ", text, vector"))
         reuse = {k: row[2] for k, row in known.items() if row[1] == texts[k] and row[2]}
         rows, blobs = await asyncio.gather(
             asyncio.to_thread(prepared, upsert),
@@ -241,7 +247,7 @@ class SQLiteTextIndex(FusedSearch):
         Done = tuple[list[int], list[tuple[int, str, bytes]], int]
 
         def apply(conn: sqlite3.Connection) -> Done:
-            old = self._rows_by_key(conn, [*delete, *keys], "")
+            old = rows_by_key(conn, t, [*delete, *keys], "")
             removed = sorted({row[0] for row in old.values()})
             delete_rows(conn, t, removed)
             top = int(conn.execute(f"SELECT coalesce(max(rowid), 0) FROM {t}").fetchone()[0])
@@ -257,6 +263,7 @@ class SQLiteTextIndex(FusedSearch):
             self._postings.committed(removed, added[0][0] if added else 0, len(added), writes)
 
         await self.db.transaction(apply, after_commit=committed)
+        self._warmer.soon()
 
     def _vector_blobs(
         self, records: Sequence[Record], reuse: dict[tuple[str, str], bytes]
@@ -289,26 +296,6 @@ class SQLiteTextIndex(FusedSearch):
             blobs.append(blob)
         return blobs
 
-    def _rows_by_key(
-        self, conn: sqlite3.Connection, keys: Sequence[tuple[str, str]], columns: str
-    ) -> dict[tuple[str, str], tuple[Any, ...]]:
-        """(rowid, *columns) of the rows with these (collection, id) keys, by key."""
-        by_collection: dict[str, list[str]] = {}
-        for collection, id_ in keys:
-            by_collection.setdefault(collection, []).append(id_)
-        found: dict[tuple[str, str], tuple[Any, ...]] = {}
-        for collection, ids in by_collection.items():
-            for start in range(0, len(ids), _CHUNK):
-                chunk = ids[start : start + _CHUNK]
-                rows = conn.execute(
-                    f"SELECT id, rowid{columns} FROM {self.name} WHERE collection = ?"
-                    f" AND id IN ({', '.join('?' * len(chunk))})",
-                    [collection, *chunk],
-                )
-                for id_, *rest in rows:
-                    found[(collection, id_)] = tuple(rest)
-        return found
-
     async def delete_where(
         self, collection: str = DEFAULT_COLLECTION, where: Where | None = None
     ) -> int:
@@ -337,7 +324,7 @@ class SQLiteTextIndex(FusedSearch):
 
     async def get(self, ids: Sequence[str], collection: str = DEFAULT_COLLECTION) -> list[Record]:
         keys = [(collection, i) for i in ids]
-        found = await self.db.run(lambda c: self._rows_by_key(c, keys, ", text, payload"))
+        found = await self.db.run(lambda c: rows_by_key(c, self.name, keys, ", text, payload"))
         return [
             Record(key[1], row[1], json.loads(row[2]), collection)
             for key in keys
@@ -396,9 +383,11 @@ class SQLiteTextIndex(FusedSearch):
         search = KeywordSearch(
             self.name, self.rank_cap, self.oversample, self._postings, self.max_query_terms
         )
-        return await self.db.run(
+        hits = await self.db.run(
             lambda conn: search.hits(conn, query, limit, collection, clause, params)
         )
+        self._warmer.soon()  # another process's write made the postings be read again
+        return hits
 
     async def vector_search(
         self,
@@ -481,8 +470,15 @@ class SQLiteTextIndex(FusedSearch):
         await self._ready()
         return await self.vectors.build_graph()
 
+    async def warm_postings(self) -> int:
+        """Read every word's postings now (or wait for the background read) instead of at the
+        first query that asks for each; the postings held (at most `postings_kept`)."""
+        await self._ready()
+        return await self._warmer.wait()
+
     async def close(self) -> None:
         """Save HNSW graphs changed since they were loaded, then release the file."""
+        await self._warmer.close()
         await self.vectors.close()
         if self._owns_db:
             await self.db.close()
