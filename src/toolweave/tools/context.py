@@ -13,13 +13,14 @@ import copy
 import inspect
 import mimetypes
 import os
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal
 
 from typing_extensions import TypeVar
 
 from toolweave.errors import ConfigError
+from toolweave.tools.clock import RequestClock
 
 if TYPE_CHECKING:
     from toolweave.tools.registry import ToolRegistry
@@ -122,37 +123,6 @@ def _wake(event: asyncio.Event, loop: asyncio.AbstractEventLoop) -> None:
         loop.call_soon_threadsafe(event.set)
 
 
-class CallTimer:
-    """The deadline of one timed call (the registry's `asyncio.timeout` scope), stopped while
-    the tool waits for a person (`ToolContext.waiting_for_person`): the time left when it
-    stopped is what the tool has once the answer came. A call's timeout covers running the
-    tool, never the wait for a person, which the question's own timeout bounds."""
-
-    __slots__ = ("_left", "_scope", "_stops")
-
-    def __init__(self, scope: asyncio.Timeout) -> None:
-        self._scope = scope
-        self._stops = 0
-        self._left: float | None = None
-
-    @contextlib.contextmanager
-    def stopped(self) -> Iterator[None]:
-        loop = asyncio.get_running_loop()
-        self._stops += 1
-        if self._stops == 1:
-            when = self._scope.when()
-            self._left = None if when is None else max(when - loop.time(), 0.0)
-            with contextlib.suppress(RuntimeError):  # the call has already ended
-                self._scope.reschedule(None)
-        try:
-            yield
-        finally:
-            self._stops -= 1
-            if self._stops == 0 and self._left is not None:
-                with contextlib.suppress(RuntimeError):
-                    self._scope.reschedule(loop.time() + self._left)
-
-
 class ToolContext(Generic[DepsT]):
     """Everything a running tool may need besides its arguments.
 
@@ -209,7 +179,7 @@ class ToolContext(Generic[DepsT]):
         # a tool that must never run ungoverned (the built-in shell) checks it.
         self.tool_call_cleared = tool_call_cleared
         # The call's deadline, set by the registry while it runs the call under a timeout.
-        self.call_timer: CallTimer | None = None
+        self.call_timer: RequestClock | None = None
 
     @property
     def registry(self) -> ToolRegistry | None:
@@ -232,7 +202,8 @@ class ToolContext(Generic[DepsT]):
 
     def waiting_for_person(self) -> contextlib.AbstractContextManager[None]:
         """Wrap the wait for a person's answer (an elicitation, an approval asked by the tool):
-        the call's timeout does not run inside (`CallTimer`); a no-op for an untimed call."""
+        the call's timeout does not run inside (`toolweave.tools.clock`); a no-op for an untimed
+        call."""
         timer = self.call_timer
         return timer.stopped() if timer is not None else contextlib.nullcontext()
 

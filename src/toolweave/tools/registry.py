@@ -21,7 +21,8 @@ from toolweave.errors import ToolweaveError
 from toolweave.tools.arguments import parse_arguments
 from toolweave.tools.base import Tool, ToolDef, tool_def
 from toolweave.tools.calls import ToolCall, ToolInvocation
-from toolweave.tools.context import CallTimer, ToolContext
+from toolweave.tools.clock import RequestClock, TimeoutTimer
+from toolweave.tools.context import ToolContext
 from toolweave.tools.errors import (
     ExecutionFailed,
     PermissionDenied,
@@ -370,7 +371,8 @@ class ToolRegistry:
         call_ctx = ctx.for_call(ctx.call_id)
         try:
             async with asyncio.timeout(limit) as scope:
-                call_ctx.call_timer = CallTimer(scope)  # stopped while a person is asked
+                call_ctx.call_timer = RequestClock()  # stopped while a person is asked
+                call_ctx.call_timer.attach(TimeoutTimer(scope))
                 return await tool.execute(args, call_ctx)
         except TimeoutError:
             if not scope.expired():

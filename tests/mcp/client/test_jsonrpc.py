@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from toolweave.mcp import MCPConnectionClosed, MCPTimeout
-from toolweave.mcp.shared.clock import RequestClock
 from toolweave.mcp.shared.errors import INVALID_REQUEST, METHOD_NOT_FOUND, JSONRPCError
 from toolweave.mcp.shared.jsonrpc import RequestContext, decode, encode
 from toolweave.mcp.shared.peer import JSONRPCPeer
+from toolweave.tools.clock import RequestClock
 
 
 def pair(

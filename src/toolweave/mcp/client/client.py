@@ -26,7 +26,6 @@ from toolweave.mcp.client.upstream import (
     DEFAULT_MAX_HELD_CALLS,
     CallerRoutes,
 )
-from toolweave.mcp.shared.clock import RequestClock
 from toolweave.mcp.shared.constants import (
     ELICITATION_COMPLETE,
     PROMPTS_CHANGED,
@@ -37,6 +36,7 @@ from toolweave.mcp.shared.errors import MCPConnectionClosed, MCPError
 from toolweave.mcp.shared.jsonrpc import ProgressHandler, RequestContext
 from toolweave.mcp.shared.peer import JSONRPCPeer
 from toolweave.mcp.shared.trace_context import trace_meta
+from toolweave.tools.clock import RequestClock
 
 if TYPE_CHECKING:
     import httpx

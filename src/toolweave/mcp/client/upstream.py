@@ -54,10 +54,10 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from toolweave.mcp.shared.clock import RequestClock
 from toolweave.mcp.shared.constants import ELICITATION_COMPLETE
 from toolweave.mcp.shared.errors import INTERNAL_ERROR, InputRequired, JSONRPCError
 from toolweave.tools.calls import CallRounds
+from toolweave.tools.clock import RequestClock
 
 __all__ = [
     "DEFAULT_HELD_CALL_TTL",

@@ -26,7 +26,7 @@ API (stable; only additive changes; the wire format is in `toolweave.mcp.shared.
     reusing the id of a request still running.
   - `await peer.request(method, params=None, *, timeout=None, max_timeout=None,
     on_progress=None, send=None, clock=None) -> dict`: sends a request with the next integer id
-    and waits for the matching response; `clock` (a `toolweave.mcp.shared.clock.RequestClock`)
+    and waits for the matching response; `clock` (a `toolweave.tools.clock.RequestClock`)
     lets the sender stop the timeout while the request waits for a person. With `on_progress` a
     `progressToken` is added to `_meta` and each progress notification calls
     `on_progress(progress, total, message)` (sync or async) and restarts the `timeout` clock,
@@ -51,7 +51,6 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
-from toolweave.mcp.shared.clock import RequestClock
 from toolweave.mcp.shared.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -70,6 +69,7 @@ from toolweave.mcp.shared.jsonrpc import (
     Send,
     valid_id,
 )
+from toolweave.tools.clock import RequestClock
 
 logger = logging.getLogger("toolweave.mcp.jsonrpc")
 

@@ -1,7 +1,11 @@
-"""The timeout clock of one outgoing request, which its sender may stop while the request waits
-for a person.
+"""A timeout that stops while a person is asked: the rule of the call chain (a tool's timeout
+covers running the tool, never the wait for a person) in one mechanism.
 
-A request's `timeout` (restarted by progress) and `max_timeout` bound the peer's work. A call a
+Two timers use it: a timed tool call's deadline (`ToolRegistry` sets `ToolContext.call_timer`,
+a `RequestClock` over the call's `asyncio.timeout` scope, `TimeoutTimer`; the tool waits inside
+`ToolContext.waiting_for_person()`), and an MCP request in flight (`JSONRPCPeer.request(clock=)`).
+
+An MCP request's `timeout` (restarted by progress) and `max_timeout` bound the peer's work. A call a
 gateway forwards can also wait for a person: the downstream server asks something (an
 elicitation, a sampling or roots request) that only the upstream client's user can answer, and
 that wait is not the downstream server's work (the rule of the call chain: a tool's timeout
@@ -17,17 +21,19 @@ for that wait:
 While at least one `stopped()` block is open neither the timeout nor the `max_timeout`
 deadline runs; when the last one closes the timeout starts again in full (as progress restarts
 it) and the deadline moves by the time stopped. What bounds the person's wait is the question's
-own timeout (the elicitation timeout, or a gateway's `held_call_ttl`), not the request's.
+own timeout (the elicitation timeout, or a gateway's `held_call_ttl`), not the request's. A
+tool call's deadline, once the last block closes, gives the tool the time it had left.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Protocol
 
-__all__ = ["ClockTimer", "RequestClock"]
+__all__ = ["ClockTimer", "RequestClock", "TimeoutTimer"]
 
 
 class ClockTimer(Protocol):
@@ -80,3 +86,25 @@ class RequestClock:
             self._stops -= 1
             if self._stops == 0 and self._timer is not None:
                 self._timer.restart(loop.time() - self._since)
+
+
+class TimeoutTimer:
+    """A `ClockTimer` over an `asyncio.timeout` scope: stopped, the deadline is lifted and the
+    time left kept; restarted, the deadline is that much time from now."""
+
+    __slots__ = ("_left", "_scope")
+
+    def __init__(self, scope: asyncio.Timeout) -> None:
+        self._scope = scope
+        self._left: float | None = None
+
+    def stop(self) -> None:
+        when = self._scope.when()
+        self._left = None if when is None else max(when - asyncio.get_running_loop().time(), 0.0)
+        with contextlib.suppress(RuntimeError):  # the call has already ended
+            self._scope.reschedule(None)
+
+    def restart(self, stopped_for: float) -> None:
+        if self._left is not None:
+            with contextlib.suppress(RuntimeError):
+                self._scope.reschedule(asyncio.get_running_loop().time() + self._left)
