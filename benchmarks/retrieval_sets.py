@@ -10,11 +10,11 @@ the records that answer them.
 - CMRC 2018 dev (`load_cmrc`): Simplified Chinese Wikipedia paragraphs;
 - BEIR (`load_beir`): a corpus.jsonl / queries.jsonl / qrels/test.tsv folder (SciFact and the
   other BEIR sets), title and text of a document one record, graded relevance kept as a set;
-- a SciFact subset (`load_scifact_subset`), where no mirror holds BEIR's whole corpus: the
-  2,101 SciFact abstracts of 9-25 sentences that github.com/nice-hku-coder/coder_data keeps
-  (`scifact_antonym/corpus_candidate.jsonl`, text without titles) and the claims of BEIR's
-  SciFact test and train qrels (`scifact/queries.jsonl`, `scifact/qrels/*.tsv` of
-  github.com/Kirloxious/CSI4107_Assignment2) whose relevant abstracts are all among them;
+- BEIR SciFact whole (`load_scifact`): the Hugging Face export of allenai/scifact as CSV
+  files (`corpus_train.csv`: the 5,183 abstracts, sentences as a printed array;
+  `claims_validation.csv`: the 300 claims with their cited abstracts), which
+  github.com/sumithra-p-v/claimverifier commits as `data/scifact.zip`; its claims and cited
+  abstracts are BEIR SciFact's test queries and qrels (the same 300 texts and 339 pairs);
 - LoCoMo (`load_locomo`): long conversations, one collection each, questions with their
   evidence turns;
 - MADial-Bench (`load_madial`): memories of two users' events, English and Chinese, recalled
@@ -24,9 +24,14 @@ the records that answer them.
 
 from __future__ import annotations
 
+import ast
 import csv
 import dataclasses
+import io
 import json
+import sys
+import tokenize
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -148,27 +153,42 @@ def load_beir(folder: Path) -> Dataset:
     return Dataset(f"BEIR {name} (test)", str(folder), {name: passages}, questions)
 
 
-def load_scifact_subset(folder: Path) -> Dataset:
-    """`folder` holds corpus_candidate.jsonl, queries.jsonl and qrels/{test,train}.tsv (see the
-    module's docstring); a qrels row's ids are the last word of their column (the test file
-    writes "<query>\t 0 <doc>\t1")."""
-    passages = [
-        (str(d["doc_id"]), d["text"]) for d in _json_lines(folder / "corpus_candidate.jsonl")
-    ]
-    held = {id_ for id_, _ in passages}
-    queries = {str(q["_id"]): q["text"] for q in _json_lines(folder / "queries.jsonl")}
-    relevant: dict[str, set[str]] = {}
-    for split in ("test", "train"):
-        with (folder / "qrels" / f"{split}.tsv").open(encoding="utf-8") as qrels:
-            for row in list(csv.reader(qrels, delimiter="\t"))[1:]:
-                if int(row[2]) > 0:
-                    relevant.setdefault(row[0].split()[-1], set()).add(row[1].split()[-1])
-    questions = [
-        ("scifact", queries[q], docs) for q, docs in sorted(relevant.items()) if docs <= held
-    ]
-    return Dataset(
-        "SciFact subset (BEIR test + train claims)", str(folder), {"scifact": passages}, questions
-    )
+def load_scifact(path: Path) -> Dataset:
+    """BEIR SciFact's test set from allenai/scifact's CSV export (see the module's docstring):
+    `path` is the zip or the folder holding `corpus_train.csv` and `claims_validation.csv`.
+    An abstract's sentences are joined by a space, its whitespace collapsed, its title first
+    (as `load_beir` writes a document); a claim's relevant abstracts are its `cited_doc_ids`
+    (a claim has a row per evidence set: their ids are merged)."""
+    csv.field_size_limit(sys.maxsize)
+    files = _folder_or_zip(path)
+    passages = []
+    for row in csv.DictReader(io.StringIO(files["corpus_train.csv"])):
+        sentences = (
+            ast.literal_eval(token.string)
+            for token in tokenize.generate_tokens(io.StringIO(row["abstract"]).readline)
+            if token.type == tokenize.STRING
+        )
+        text = " ".join(" ".join(sentences).split())
+        passages.append((row["doc_id"], f"{row['title']}\n{text}".strip()))
+    claims: dict[str, str] = {}
+    cited: dict[str, set[str]] = {}
+    for row in csv.DictReader(io.StringIO(files["claims_validation.csv"])):
+        claims[row["id"]] = row["claim"]
+        cited.setdefault(row["id"], set()).update(row["cited_doc_ids"].strip("[]").split())
+    questions = [("scifact", claims[c], docs) for c, docs in sorted(cited.items()) if docs]
+    return Dataset("BEIR SciFact (test)", str(path), {"scifact": passages}, questions)
+
+
+def _folder_or_zip(path: Path) -> dict[str, str]:
+    """The text of every file (by its name, folders dropped) of a zip or a folder."""
+    if path.is_dir():
+        return {f.name: f.read_text(encoding="utf-8") for f in path.iterdir() if f.is_file()}
+    with zipfile.ZipFile(path) as archive:
+        return {
+            Path(name).name: archive.read(name).decode("utf-8")
+            for name in archive.namelist()
+            if not name.endswith("/")
+        }
 
 
 def _json_lines(path: Path) -> list[dict[str, Any]]:
