@@ -14,6 +14,9 @@ is unambiguous:
 - BEIR SciFact whole (5,183 abstracts with titles, the 300 test claims and their 339 relevant
   abstracts) from allenai/scifact's CSV export (`data/scifact.zip` of
   github.com/sumithra-p-v/claimverifier);
+- NFCorpus test, the authors' files (3,162 medical abstracts, preprocessed by them; BEIR's 323
+  test queries and 12,334 judgements): `data/nfcorpus/` of
+  github.com/hakimamarullah/medisearch-api;
 - LoCoMo: 10 long conversations (one collection each, as memory keeps one per user), the
   questions of categories 1-4 with their evidence turns (`data/locomo10.zip` of
   github.com/snap-research/locomo);
@@ -23,10 +26,10 @@ is unambiguous:
 - XQuAD: 240 paragraphs, 1,190 questions in English and Chinese, and across
   (github.com/google-deepmind/xquad).
 Their text is never committed: fetch the repositories and point the script at the files
-(`--squad`, `--cmrc`, `--drcd`, `--beir`, `--scifact`, `--xquad`, `--locomo`, `--madial`, or one
-folder in `TOOLWEAVE_RETRIEVAL_DATA` holding `squad.json`, `cmrc2018_dev.json`, `DRCD_*.json`,
-`scifact/` (BEIR's layout), `scifact.zip`, `xquad/`, `locomo/` with the unzipped conversation
-files and `madial/`). The loaders are in
+(`--squad`, `--cmrc`, `--drcd`, `--beir`, `--scifact`, `--nfcorpus`, `--xquad`, `--locomo`,
+`--madial`, or one folder in `TOOLWEAVE_RETRIEVAL_DATA` holding `squad.json`,
+`cmrc2018_dev.json`, `DRCD_*.json`, `scifact/` (BEIR's layout), `scifact.zip`, `nfcorpus/`,
+`xquad/`, `locomo/` with the unzipped conversation files and `madial/`). The loaders are in
 `retrieval_sets.py`.
 
 Questions are subsampled with a fixed seed (`--questions`, `--seed`); every system answers the
@@ -75,6 +78,7 @@ from retrieval_sets import (
     load_drcd,
     load_locomo,
     load_madial,
+    load_nfcorpus,
     load_scifact,
     load_squad,
     load_xquad,
@@ -337,6 +341,7 @@ def run_sets(args: argparse.Namespace, where: dict[str, Any]) -> None:
         ),
         "beir": (args.beir or (base and base / "scifact"), load_beir),
         "scifact": (args.scifact or (base and base / "scifact.zip"), load_scifact),
+        "nfcorpus": (args.nfcorpus or (base and base / "nfcorpus"), load_nfcorpus),
         "xquad": (args.xquad or (base and base / "xquad"), load_xquad),
         "locomo": (args.locomo or (base and base / "locomo"), load_locomo),
         "madial": (args.madial or (base and base / "madial"), load_madial),
@@ -419,6 +424,9 @@ def main() -> None:
     parser.add_argument("--beir", type=Path, help="a BEIR set's folder (scifact)")
     parser.add_argument(
         "--scifact", type=Path, help="allenai/scifact's CSV export (scifact.zip or its folder)"
+    )
+    parser.add_argument(
+        "--nfcorpus", type=Path, help="NFCorpus's folder (test.docs, test.titles.queries, ...)"
     )
     parser.add_argument("--xquad", type=Path, help="folder with xquad.en.json, xquad.zh.json")
     parser.add_argument("--locomo", type=Path, help="folder of LoCoMo conversation JSON files")

@@ -15,6 +15,12 @@ the records that answer them.
   `claims_validation.csv`: the 300 claims with their cited abstracts), which
   github.com/sumithra-p-v/claimverifier commits as `data/scifact.zip`; its claims and cited
   abstracts are BEIR SciFact's test queries and qrels (the same 300 texts and 339 pairs);
+- NFCorpus as its authors distribute it (`load_nfcorpus`: `data/nfcorpus/` of
+  github.com/hakimamarullah/medisearch-api, the archive of www.cl.uni-heidelberg.de's
+  NFCorpus): the test split's 3,162 medical abstracts (text lower-cased, stop words and
+  numbers removed by the authors), its 323 title queries (lower-cased) and their 12,334 graded
+  judgements (`test.2-1-0.qrel`), which are BEIR NFCorpus's test queries and qrels; BEIR's
+  corpus also holds the other splits' abstracts (3,633) in their original text;
 - LoCoMo (`load_locomo`): long conversations, one collection each, questions with their
   evidence turns;
 - MADial-Bench (`load_madial`): memories of two users' events, English and Chinese, recalled
@@ -177,6 +183,27 @@ def load_scifact(path: Path) -> Dataset:
         cited.setdefault(row["id"], set()).update(row["cited_doc_ids"].strip("[]").split())
     questions = [("scifact", claims[c], docs) for c, docs in sorted(cited.items()) if docs]
     return Dataset("BEIR SciFact (test)", str(path), {"scifact": passages}, questions)
+
+
+def load_nfcorpus(folder: Path) -> Dataset:
+    """NFCorpus's test split from the authors' files in `folder` (see the module's docstring):
+    `test.docs` and `test.titles.queries` (tab-separated id and text), `test.2-1-0.qrel` (TREC
+    format: query, 0, document, level); levels 1 and 2 are both relevant here."""
+
+    def rows(name: str) -> list[list[str]]:
+        lines = (folder / name).read_text(encoding="utf-8").splitlines()
+        return [line.split("\t") for line in lines if line.strip()]
+
+    passages = [(doc, text) for doc, text in rows("test.docs")]
+    queries = dict(rows("test.titles.queries"))
+    relevant: dict[str, set[str]] = {}
+    for query, _, doc, level in (" ".join(r).split() for r in rows("test.2-1-0.qrel")):
+        if int(level) > 0:
+            relevant.setdefault(query, set()).add(doc)
+    questions = [("nfcorpus", queries[q], docs) for q, docs in sorted(relevant.items())]
+    return Dataset(
+        "NFCorpus test (the authors' files)", str(folder), {"nfcorpus": passages}, questions
+    )
 
 
 def _folder_or_zip(path: Path) -> dict[str, str]:
