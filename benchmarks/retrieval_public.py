@@ -11,8 +11,8 @@ is unambiguous:
 - DRCD dev + test: 2,000 Traditional Chinese Wikipedia paragraphs, 7,017 questions
   (`DRCD_dev.json`, `DRCD_test.json` of github.com/DRCKnowledgeTeam/DRCD);
 - a BEIR set in BEIR's layout: its folder (`corpus.jsonl`, `queries.jsonl`, `qrels/test.tsv`);
-- BEIR SciFact whole (5,183 abstracts with titles, the 300 test claims and their 339 relevant
-  abstracts) from allenai/scifact's CSV export (`data/scifact.zip` of
+- BEIR SciFact whole (5,183 abstracts with titles, the 300 test claims and their 339
+  judgements) from allenai/scifact's CSV export (`data/scifact.zip` of
   github.com/sumithra-p-v/claimverifier);
 - NFCorpus test, the authors' files (3,162 medical abstracts, preprocessed by them; BEIR's 323
   test queries and 12,334 judgements): `data/nfcorpus/` of
