@@ -75,9 +75,10 @@ def percentile(values: list[float], share: float) -> float:
 
 
 async def run_set(
-    dataset: Dataset, embedder: Embedder, where: dict[str, Any], asked: int, seed: int
+    dataset: Dataset, embedder: Embedder, where: dict[str, Any], asked: int, seed: int, n: int
 ) -> dict[str, Any]:
-    """Ingest `dataset` as titled documents, then answer `asked` of its questions."""
+    """Ingest `dataset` as titled documents into a store of its own (index `n`, on a shared
+    Postgres), then answer `asked` of its questions."""
     ((collection, passages),) = dataset.collections.items()
     counted = Counted(embedder)
     questions = [q for q in dataset.questions if q[0] == collection]
@@ -87,7 +88,7 @@ async def run_set(
             Path(tmp) / "kb.db",
             counted,  # type: ignore[arg-type]
             index=IndexSettings(**where),
-            index_name=f"kb_titles_{os.getpid()}_{collection}",
+            index_name=f"kb_titles_{n}",
         )
         ingest_load = os.getloadavg()[0]
         wall, cpu = time.perf_counter(), time.process_time()
@@ -171,8 +172,8 @@ def main() -> None:
     embedder = load_embedder(args.embedder)
     results = []
     with backend(args.backend) as where:
-        for dataset in sets:
-            result = asyncio.run(run_set(dataset, embedder, where, args.questions, args.seed))
+        for n, dataset in enumerate(sets):
+            result = asyncio.run(run_set(dataset, embedder, where, args.questions, args.seed, n))
             results.append(result)
             shown = {k: v for k, v in result.items() if k != "scores"}
             print(json.dumps(shown, ensure_ascii=False, indent=1), flush=True)
