@@ -1,13 +1,22 @@
 """A document's title is embedded once, heading its chunks: the document record costs no
-embedding, a query naming the title still finds the document, and a store written when each
-title was a record of its own (indexed and embedded) keeps working; on both backends."""
+embedding, a query naming the title still finds the document (in Python and through the served
+tools), and a store written when each title was a record of its own (indexed and embedded)
+keeps working; on both backends."""
 
 from __future__ import annotations
 
 import dataclasses
+import sqlite3
+from pathlib import Path
 
+import pytest
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+
+from tests.host.providers.test_kb import TOOLWEAVE, write_config
 from tests.kb.conftest import KBFactory
 from tests.storage.retrieval.test_index import CountingEmbedder
+from toolweave.host.providers.kb import KB_FILE
 from toolweave.kb import KnowledgeBase
 
 CACTUS = ("Water it once a month in winter.", "Cactus care")
@@ -79,3 +88,38 @@ async def test_a_store_with_title_records_keeps_working(make_kb: KBFactory) -> N
     assert [d.title for d in await kb.documents()] == ["泡茶方法"]
     assert (await kb.stats())["chunks"] == 1
     assert await vectored(kb, docs) == [added[2].doc_id]
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_served_tools_find_list_and_remove_by_title_without_title_vectors(
+    tmp_path: Path, mode: str
+) -> None:
+    """`toolweave serve` over stdio, the official MCP SDK client in its default (2026) and
+    legacy modes: the title finds its document, lists and removes it, and the store holds no
+    document record with text or a vector."""
+    config = write_config(tmp_path, '[serve.rules]\nallow = ["kb"]\n\n', watch=False)
+    params = StdioServerParameters(
+        command=str(TOOLWEAVE), args=["serve", "--stdio", "--config", str(config)], cwd=tmp_path
+    )
+    async with Client(params, mode=mode) as client:
+        added = await client.call_tool("kb_add", {"content": CACTUS[0], "title": CACTUS[1]})
+        found = await client.call_tool("kb_search", {"query": "cactus care", "k": 1})
+        listed = await client.call_tool("kb", {"action": "list"})
+        doc_id = (added.structured_content or {}).get("doc_id")
+        removed = await client.call_tool("kb", {"action": "remove", "doc_id": doc_id})
+        left = await client.call_tool("kb", {"action": "list"})
+    assert found.structured_content is not None
+    assert [r["title"] for r in found.structured_content["results"]] == [CACTUS[1]]
+    titles = [d["title"] for d in (listed.structured_content or {})["documents"]]
+    assert CACTUS[1] in titles and len(titles) == 3  # with the two files of docs/
+    assert removed.structured_content == {"removed": doc_id}
+    assert [d["title"] for d in (left.structured_content or {})["documents"]] == sorted(
+        set(titles) - {CACTUS[1]}
+    )
+    with sqlite3.connect(tmp_path / "data" / KB_FILE) as conn:
+        kinds = conn.execute(
+            "SELECT collection LIKE '%#documents', count(*), sum(text <> ''),"
+            " sum(length(vector) > 0) FROM kb GROUP BY 1 ORDER BY 1"
+        ).fetchall()
+    chunks, documents = kinds  # every chunk has text and a vector; no document record has
+    assert chunks[1] == chunks[2] == chunks[3] > 0 and documents == (1, 2, 0, 0)
