@@ -21,6 +21,9 @@ sets, seed and questions) prints this run's difference on each set with a 95% bo
 interval. Before/after: run the same script once with another checkout's `src` first on
 `PYTHONPATH`.
 
+The files are found as `retrieval_public.py` finds them: `--xquad`, `--drcd`, or `xquad/` and
+`DRCD_*.json` in the folder `TOOLWEAVE_RETRIEVAL_DATA` names; without them it says so and stops.
+
 Run: .venv/bin/python benchmarks/kb_titles.py --xquad DIR --drcd DRCD_dev.json DRCD_test.json
      [--backend sqlite|scale] [--questions 300] [--out after.json] [--compare before.json]
 """
@@ -39,7 +42,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from retrieval_public import MODES, backend, mean, metrics, paired_difference
+from retrieval_public import ENV, MODES, backend, mean, metrics, paired_difference
 from retrieval_sets import Dataset, load_drcd, load_xquad
 
 from toolweave.kb import KnowledgeBase
@@ -164,11 +167,15 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--compare", type=Path)
     args = parser.parse_args()
-    sets = load_xquad(args.xquad)[:2] if args.xquad else []
-    if args.drcd:
-        sets.append(load_drcd(args.drcd))
+    base = Path(os.environ[ENV]) if os.environ.get(ENV) else None
+    xquad = args.xquad or (base and base / "xquad")
+    drcd = args.drcd or (base and sorted(base.glob("DRCD_*.json")))
+    sets = load_xquad(xquad)[:2] if xquad and xquad.exists() else []
+    if drcd:
+        sets.append(load_drcd(drcd))
     if not sets:
-        parser.error("give --xquad and/or --drcd")
+        print(f"no data (pass --xquad and --drcd, or set {ENV}); skipped")
+        return
     embedder = load_embedder(args.embedder)
     results = []
     with backend(args.backend) as where:
