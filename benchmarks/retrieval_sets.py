@@ -2,7 +2,8 @@
 (never committed): each becomes collections of (id, text) records and questions with the ids of
 the records that answer them.
 
-- SQuAD v1.1 (`load_squad`): Wikipedia paragraphs, one answering paragraph per question;
+- SQuAD v1.1 (`load_squad`): Wikipedia paragraphs, one answering paragraph per question (each
+  SQuAD-format set keeps its paragraphs' article titles, `Dataset.titles`);
 - XQuAD (`load_xquad`): SQuAD paragraphs and questions in English and Chinese, and across;
 - DRCD (`load_drcd`, SQuAD format): Traditional Chinese Wikipedia paragraphs
   (`DRCD_dev.json` and `DRCD_test.json` of github.com/DRCKnowledgeTeam/DRCD), a Chinese
@@ -48,18 +49,26 @@ class Dataset:
     source: str
     collections: dict[str, list[tuple[str, str]]]  # collection -> (id, text)
     questions: list[tuple[str, str, set[str]]]  # (collection, question, relevant ids)
+    titles: dict[str, str] = dataclasses.field(default_factory=dict)
+    """The title of each record that has one (a SQuAD-format article's, spaces for `_`)."""
 
 
 def _squad_format(path: Path, collection: str) -> Dataset:
     """Paragraphs (id: article and paragraph position) and questions of a SQuAD-format file."""
     data = json.loads(path.read_text(encoding="utf-8"))["data"]
-    passages, questions = [], []
+    passages, questions, titles = [], [], {}
     for a, article in enumerate(data):
         for p, paragraph in enumerate(article["paragraphs"]):
             pid = f"{a}-{p}"
             passages.append((pid, paragraph["context"]))
+            titles[pid] = _title(article)
             questions += [(collection, qa["question"], {pid}) for qa in paragraph["qas"]]
-    return Dataset("", str(path), {collection: passages}, questions)
+    return Dataset("", str(path), {collection: passages}, questions, titles)
+
+
+def _title(article: dict[str, Any]) -> str:
+    """A SQuAD-format article's title as a person writes it ("Super_Bowl_50": "Super Bowl 50")."""
+    return str(article.get("title", "")).replace("_", " ").strip()
 
 
 def load_squad(path: Path) -> Dataset:
@@ -124,15 +133,16 @@ def load_locomo(folder: Path) -> Dataset:
 
 def load_drcd(paths: list[Path]) -> Dataset:
     """DRCD's files (SQuAD format, Traditional Chinese), their paragraphs one collection."""
-    passages, questions = [], []
+    passages, questions, titles = [], [], {}
     for path in paths:
         for article in json.loads(path.read_text(encoding="utf-8"))["data"]:
             for paragraph in article["paragraphs"]:
                 pid = str(paragraph["id"])
                 passages.append((pid, paragraph["context"]))
+                titles[pid] = _title(article)
                 questions += [("drcd", qa["question"], {pid}) for qa in paragraph["qas"]]
     source = ", ".join(str(p) for p in paths)
-    return Dataset("DRCD (Traditional Chinese)", source, {"drcd": passages}, questions)
+    return Dataset("DRCD (Traditional Chinese)", source, {"drcd": passages}, questions, titles)
 
 
 def load_beir(folder: Path) -> Dataset:
