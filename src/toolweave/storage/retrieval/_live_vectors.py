@@ -37,7 +37,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolweave.storage.retrieval._background import yield_to_searches
+from toolweave.storage.retrieval._background import (
+    BUILD_DEFER_MAX,
+    SearchGate,
+    yield_to_searches,
+)
 from toolweave.storage.retrieval.hnsw import HNSW_BUILD_THREADS, HNSWVectors, hnsw_available
 from toolweave.storage.retrieval.vectors import RESCORE, QuantizedSlots, VectorMatrix
 
@@ -48,8 +52,10 @@ logger = logging.getLogger(__name__)
 
 WRITES_KEY = "writes"
 """The `<table>_meta` row every write transaction increments (part of the graph fingerprint)."""
-_BUILD_CHUNK = 5_000
-"""Vectors added to a graph between checks of the stop flag (a close waits at most one chunk)."""
+_BUILD_CHUNK = 64
+"""Vectors added to a graph between checks of the stop flag (a close waits at most one chunk)
+and of the searches in flight (one chunk is what a search starting meanwhile runs beside:
+~5 ms at 100k; 64 cost no more per vector than 5,000 in usearch, 16 cost 12% more)."""
 _LOAD_BATCH = 20_000
 
 
@@ -99,6 +105,8 @@ class LiveVectors:
         # how many of the snapshot's slots its graph holds so far.
         self._scan: QuantizedSlots | None = None
         self._built = 0
+        #: The index's searches in flight, which the builder lets finish before each chunk.
+        self.gate = SearchGate()
         _INSTANCES.add(self)
 
     @property
@@ -220,6 +228,7 @@ class LiveVectors:
                 logger.exception("updating the vectors of %s failed; reloading", self.table)
                 self.current, self._data_version = None, None
                 self._stop.set()
+                self.gate.wake()
                 self._builder = None
                 self._drop_scan()
 
@@ -301,10 +310,12 @@ class LiveVectors:
         self, stop: threading.Event, rowids: Any, codes: Any, vectors: Any, names: dict[int, str]
     ) -> HNSWVectors | None:
         """The graph of the live rows of the snapshot's slots, added in chunks of
-        `_BUILD_CHUNK` (usearch lets go of the GIL while it adds); None once `stop` is set."""
+        `_BUILD_CHUNK` (usearch lets go of the GIL while it adds), each once the index's
+        searches in flight end (`SearchGate`); None once `stop` is set."""
         yield_to_searches()
         graph = HNSWVectors(self.dim)
         for start in range(0, len(rowids), _BUILD_CHUNK):
+            self.gate.wait_idle(stop, BUILD_DEFER_MAX)
             if stop.is_set():
                 return None
             end = start + _BUILD_CHUNK
@@ -347,6 +358,7 @@ class LiveVectors:
             if builder is None:
                 return None
             self._stop.set()
+            self.gate.wake()
             if isinstance(self.current, VectorMatrix):
                 self.current.release_snapshot()
             return builder

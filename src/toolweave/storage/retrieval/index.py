@@ -17,9 +17,11 @@ import dataclasses
 import json
 import re
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from toolweave.storage.errors import ConfigError
+from toolweave.storage.retrieval._background import SearchGate
 from toolweave.storage.retrieval.embed_guard import EmbedderGuard, Hits
 from toolweave.storage.retrieval.embedders import Embedder
 from toolweave.storage.retrieval.fusion import (
@@ -180,6 +182,8 @@ class FusedSearch:
 
     fusion: FusionWeights | None = None
     guard: EmbedderGuard
+    #: Counts this index's searches in flight for its background work (None: it has none).
+    search_gate: SearchGate | None = None
 
     async def stored_fusion(self) -> FusionWeights:
         """The fusion weights this index ranks with (read from the store on first use)."""
@@ -223,9 +227,16 @@ class FusedSearch:
         records of the other script (`crossed_weight`), halved when the sides disagree
         (`agreed_weight`); each side asked for the same pool of
         candidates whatever `limit` is. While the embedder fails (`guard`), by keywords only,
-        the hits carrying the guard's warning."""
+        the hits carrying the guard's warning. The index's background work waits meanwhile
+        (`search_gate`)."""
         check_limit(limit)
         check_mode(mode)
+        with self.search_gate or nullcontext():
+            return await self._fused(query, limit, collection, where, mode)
+
+    async def _fused(
+        self, query: str, limit: int, collection: str, where: Where | None, mode: SearchMode
+    ) -> Hits[IndexHit]:
         none: list[IndexHit] = []
         pool = pool_size(limit)
         weights = await self.stored_fusion()

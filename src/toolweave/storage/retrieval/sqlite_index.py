@@ -157,6 +157,7 @@ class SQLiteTextIndex(FusedSearch):
         self.vectors = LiveVectors(
             self.db, name, self.guard.dim(recorded) or 0, self.embedder.name, hnsw_threshold
         )
+        self.search_gate = self.vectors.gate
 
     @property
     def hnsw_threshold(self) -> int | None:
