@@ -8,7 +8,8 @@ commit order and no write can fall between reading the rows and installing what 
 From `hnsw_threshold` vectors on, an HNSW graph takes over from the exact scan, which reads
 every vector per query (10 ms at 100k, 100 ms at 1M). Building the graph takes seconds to a
 minute or two on 2 cores, so it happens in a background thread at a lower priority than the
-searches of its own process (`yield_to_searches`); the writes made meanwhile are replayed onto the
+searches of its own process (`yield_to_searches`), which waits before each small chunk for the
+index's searches in flight (`SearchGate`); the writes made meanwhile are replayed onto the
 graph before it takes over. Meanwhile a search scans an int8 copy of the build's snapshot
 (`QuantizedSlots`: a quarter of the float32 scan's bytes) and rescores its best candidates
 exactly, and scans the rows written since the snapshot exactly; the copy is made before the
