@@ -74,7 +74,7 @@ DEFAULT_MAX_QUERY_CHARS = 2_000
 class MemoryManager:
     """Add, search, update, forget and consolidate one user's memories.
 
-    `embedder`: "auto" (WordLlama), "minilm", "e5" (multilingual), "hash",
+    `embedder`: "auto" (WordLlama), "minilm", "e5" or "use" (multilingual), "hash",
     "openai-compat:<url>#<model>" or an `Embedder`. `model`, when given, extracts relations from
     semantic memories after each write (off the `add` path). `index` is an `IndexSettings`
     (the backend, Postgres + Qdrant with `dsn=`, `hnsw_threshold`, `max_query_terms`,

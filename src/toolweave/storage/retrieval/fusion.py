@@ -96,18 +96,21 @@ def long_query(query: str) -> bool:
 @dataclasses.dataclass(frozen=True, slots=True)
 class FusionWeights:
     """The vector side's weight `w` in 0..1 for queries without CJK (`latin`) and with (`cjk`),
-    and for long queries of each script (`long_latin`, `long_cjk`: `LONG_QUERY_WORDS` distinct
-    words or more; the short weight when not given)."""
+    for long queries of each script (`long_latin`, `long_cjk`: `LONG_QUERY_WORDS` distinct
+    words or more; the short weight when not given), and for a query over records of the other
+    script (`crossed`, for an embedder that crosses languages; when not given, `crossed_weight`'s
+    rules for an embedder that does not)."""
 
     latin: float
     cjk: float
     long_latin: float | None = None
     long_cjk: float | None = None
+    crossed: float | None = None
 
     def __post_init__(self) -> None:
-        for field in ("latin", "cjk", "long_latin", "long_cjk"):
+        for field in ("latin", "cjk", "long_latin", "long_cjk", "crossed"):
             value = getattr(self, field)
-            if value is None and field.startswith("long_"):
+            if value is None and field not in ("latin", "cjk"):
                 continue
             if not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
                 raise ConfigError(
@@ -128,14 +131,15 @@ class FusionWeights:
 
     @classmethod
     def from_json(cls, text: str) -> FusionWeights:
-        """Weights stored by `to_json`; a store written before the long-query weights existed
-        keeps its short weights for long queries too (it ranks as it did)."""
+        """Weights stored by `to_json`; a store written before the long-query (or crossed)
+        weights existed keeps its short weights for long queries too (it ranks as it did)."""
         data = json.loads(text)
         return cls(
             float(data["latin"]),
             float(data["cjk"]),
             data.get("long_latin"),
             data.get("long_cjk"),
+            data.get("crossed"),
         )
 
 
@@ -263,6 +267,10 @@ def crossed_weight(
       fused 0.250, vectors alone 0.168); a long one is a conversation whose words the records
       do not share (MADial-Bench zh->en, WordLlama: keyword 0.100, fused at 0.7 0.146).
 
+    An embedder that crosses languages sets its own weight for both directions
+    (`weights.crossed`): the multilingual USE's vectors alone beat any fusion on MADial-Bench's
+    cross-language pairs, the keyword side matching only chance words.
+
     Keyword-only and vector-only searches, and a query the keyword side matched a record of
     its own script for, keep `weight`."""
     if weight in (0.0, 1.0) or not vector:
@@ -273,6 +281,8 @@ def crossed_weight(
     near = vector[:CROSS_SCRIPT_DEPTH]
     if (2 * sum(has_cjk(hit.record.text) for hit in near) > len(near)) == query_cjk:
         return weight
+    if weights.crossed is not None:
+        return weights.crossed
     if not query_cjk:
         return 1.0
     return weights.weight(cjk=False, long=long_query(query))
