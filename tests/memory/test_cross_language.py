@@ -18,7 +18,9 @@ import pytest
 
 from toolweave.errors import MissingDependency
 from toolweave.memory import MemoryManager
+from toolweave.memory.manager import DEFAULT_MIN_SIMILARITY, MIN_SIMILARITY_BY_EMBEDDER
 from toolweave.storage.retrieval import load_embedder
+from toolweave.storage.retrieval.embedders import USE_NAME
 
 MULTILINGUAL = [
     pytest.param(
@@ -97,3 +99,18 @@ def test_without_the_extra_the_error_names_the_pip_line(
     with pytest.raises(MissingDependency, match=rf"pip install 'toolweave\[{spec}\]'") as caught:
         embedder.embed(["用户喜欢喝乌龙茶"])
     assert caught.value.module == module
+
+
+@pytest.mark.parametrize("embedder", MULTILINGUAL)
+async def test_the_similarity_floor_is_the_embedders_unless_given(
+    tmp_path: Path, embedder: str
+) -> None:
+    """USE's cosines sit lower than WordLlama's, so its memories have their own floor
+    (`MIN_SIMILARITY_BY_EMBEDDER`); an explicit `min_similarity` wins, and `for_user` keeps it."""
+    async with MemoryManager(tmp_path / "memory.db", embedder=embedder) as memory:
+        wanted = MIN_SIMILARITY_BY_EMBEDDER.get(memory.embedder.name, DEFAULT_MIN_SIMILARITY)
+        assert memory.min_similarity == wanted
+        assert memory.for_user("other").min_similarity == wanted
+    assert MIN_SIMILARITY_BY_EMBEDDER[USE_NAME] < DEFAULT_MIN_SIMILARITY
+    async with MemoryManager(tmp_path / "m2.db", embedder=embedder, min_similarity=0.5) as memory:
+        assert memory.min_similarity == 0.5

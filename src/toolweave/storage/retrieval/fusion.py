@@ -37,7 +37,9 @@ on English and 0.05 on Chinese and cost hit@1 from 0.2 on, while a long English 
 conversation's recent turns, `LONG_QUERY_WORDS` distinct words or more) wants 0.7: on
 MADial-Bench's tune half keyword 0.491, vectors 0.549, fused at 0.1 0.526, at 0.7 0.589
 nDCG@10. Long Chinese dialogue stays at 0.05 (WordLlama reads no Chinese: vectors 0.165 against
-keyword 0.505). MiniLM is English-only, so its Chinese queries are keyword-only. The weights
+keyword 0.505). MiniLM is English-only, so its Chinese queries are keyword-only. The
+multilingual USE (`embedder="use"`) reads Chinese and crosses languages, so its Chinese weights
+are higher and a query over records of the other script is ranked by its vectors alone. The weights
 are stored with each index, so a store keeps ranking the way it was measured until its owner
 changes them.
 """
@@ -145,6 +147,12 @@ class FusionWeights:
 
 EMBEDDER_WEIGHTS: dict[str, FusionWeights] = {
     "wordllama": FusionWeights(latin=0.1, cjk=0.05, long_latin=0.7),
+    # The multilingual USE, tune halves (docs/memory.md): XQuAD English 0.3 (0.988, keyword
+    # 0.984), XQuAD Chinese and DRCD 0.2 (0.982 / 0.949; 0.05 is DRCD's best, 0.953), MADial
+    # English 1.0 (vectors 0.628; fused at 0.7 0.610, 0.9 0.612; keyword 0.490), Chinese 0.5
+    # (0.579; vectors 0.530, keyword 0.505), across 1.0 (MADial en->zh 0.548 against 0.429 at
+    # 0.9, zh->en 0.513 against 0.373; XQuAD en->zh 0.806 against 0.564).
+    "use-m3": FusionWeights(latin=0.3, cjk=0.2, long_latin=1.0, long_cjk=0.5, crossed=1.0),
     "minilm": FusionWeights(latin=0.3, cjk=0.0),
     "hash": FusionWeights(latin=0.3, cjk=0.1),
 }
