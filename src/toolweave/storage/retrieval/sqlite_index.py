@@ -422,25 +422,30 @@ class SQLiteTextIndex(FusedSearch):
 
             def read(
                 conn: sqlite3.Connection, rowids: list[int] = rowids
-            ) -> list[tuple[int, Record]]:
-                out = []
+            ) -> list[tuple[int, str, str, str]]:
+                out: list[tuple[int, str, str, str]] = []
                 for start in range(0, len(rowids), _CHUNK):
                     chunk = rowids[start : start + _CHUNK]
                     sql = (
                         f"SELECT rowid, id, text, payload FROM {t} WHERE rowid IN"
                         f" ({', '.join('?' * len(chunk))}){clause}"
                     )
-                    for rowid, id_, text, payload in conn.execute(sql, [*chunk, *params]):
-                        out.append((int(rowid), Record(id_, text, json.loads(payload), collection)))
+                    out.extend(conn.execute(sql, [*chunk, *params]))
                 return out
 
             found = await self.db.run(read)
             if len(found) >= limit or want >= available:
                 break
             want *= 8
-        found.sort(key=lambda pair: -scores[pair[0]])
+        found.sort(key=lambda row: -scores[row[0]])
+        # Only the rows kept have their payload decoded (half of those read, oversampled).
         return [
-            IndexHit(r, scores[rowid], vector_score=scores[rowid]) for rowid, r in found[:limit]
+            IndexHit(
+                Record(id_, text, json.loads(payload), collection),
+                scores[rowid],
+                vector_score=scores[rowid],
+            )
+            for rowid, id_, text, payload in found[:limit]
         ]
 
     # -- vectors missing after an embedder failure -------------------------------------------
