@@ -34,8 +34,9 @@ import logging
 import math
 import os
 import threading
+import weakref
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -373,19 +374,36 @@ class OpenAICompatEmbedder:
         return vectors
 
 
+_SHARED_MODELS: weakref.WeakValueDictionary[str, Embedder] = weakref.WeakValueDictionary()
+"""The local models `load_embedder` handed out and someone still holds, by spec: memory, the
+knowledge base and tool search of one process share one model (`use` and `e5` hold about 100 MB
+each; a model is freed when nothing holds it)."""
+_SHARED_MODELS_LOCK = threading.Lock()
+
+
+def _shared_model(spec: str, make: Callable[[], Embedder]) -> Embedder:
+    """The model `spec` names, shared while anyone holds it (each model's own lock already
+    serialises what its engine cannot run twice at once)."""
+    with _SHARED_MODELS_LOCK:
+        model = _SHARED_MODELS.get(spec)
+        if model is None:
+            model = _SHARED_MODELS[spec] = make()
+        return model
+
+
 def load_embedder(spec: str | Embedder = DEFAULT_EMBEDDER) -> Embedder:
     """The embedder a spec names: `auto`, `wordllama`, `minilm`, `e5`, `use`, `hash[:dim]`,
     `openai-compat:<url>#<model>`; an `Embedder` instance is returned as is."""
     if not isinstance(spec, str):
         return spec
     if spec in ("auto", "wordllama"):
-        return WordLlamaEmbedder()
+        return _shared_model("wordllama", WordLlamaEmbedder)
     if spec == "minilm":
-        return MiniLMEmbedder()
+        return _shared_model(spec, MiniLMEmbedder)
     if spec == "e5":
-        return E5Embedder()
+        return _shared_model(spec, E5Embedder)
     if spec == "use":
-        return USEEmbedder()
+        return _shared_model(spec, USEEmbedder)
     if spec == "hash" or spec.startswith("hash:"):
         _, _, dim = spec.partition(":")
         if dim and not dim.isdigit():
