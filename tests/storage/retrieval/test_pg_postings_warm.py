@@ -177,3 +177,41 @@ async def test_index_settings_postings_kept_reaches_postgres(
     assert isinstance(index, PostgresQdrantIndex)
     assert index._postings.kept == 7
     await index.close()
+
+
+async def test_a_vector_search_of_the_only_collection_is_exact_even_after_another_writes(
+    opened: Opener,
+) -> None:
+    """A table seen holding one collection is searched in Qdrant without a payload filter; a
+    collection another writer adds meanwhile is filtered out all the same (oracle: cosine over
+    the embedder's vectors of the collection's records)."""
+    import numpy as np
+
+    rng = random.Random(9)
+    index, writer = opened(), opened()
+    mine = records(rng, 80, "a", ["a"])
+    await index.write(mine)
+    await index.warm_postings()
+    assert index._postings.only("a")
+
+    def nearest(query: str, texts: list[Record], k: int) -> list[float]:
+        """The `k` best cosines (ties make ids ambiguous, not scores)."""
+        vectors = np.asarray(index.embedder.embed([r.text for r in texts]), np.float64)
+        asked = np.asarray(index.embedder.embed([query])[0], np.float64)
+        cosine = vectors @ asked / (np.linalg.norm(vectors, axis=1) * np.linalg.norm(asked))
+        return [round(float(c), 5) for c in sorted(cosine, reverse=True)[:k]]
+
+    def found(hits: list[Any]) -> list[float]:
+        return [round(h.vector_score, 5) for h in hits]
+
+    for query in QUERIES:
+        hits = await index.vector_search(query, limit=5, collection="a", where=None)
+        assert found(hits) == nearest(query, mine, 5)
+    await writer.write([Record(f"b{r.id}", r.text, collection="b") for r in mine])
+    assert index._postings.only("a")  # not searched by keywords since: it has not seen "b"
+    for query in QUERIES:
+        hits = await index.vector_search(query, limit=5, collection="a", where=None)
+        assert {h.record.collection for h in hits} == {"a"}
+        assert found(hits) == nearest(query, mine, 5)
+    await writer.close()
+    await index.close()

@@ -237,6 +237,11 @@ class PgPostings:
     def holding(self) -> set[str]:
         return set(self._held)
 
+    def only(self, collection: str) -> bool:
+        """Whether the table holds no collection but `collection`, as the postings last saw it
+        (a vector search then asks Qdrant for the nearest points unfiltered)."""
+        return self.complete and set(self._held) == {collection}
+
     async def scores(
         self, conn: Any, collection: str, words: str, max_terms: int
     ) -> tuple[list[str], IDs, Floats]:

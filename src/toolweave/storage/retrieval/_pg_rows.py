@@ -80,6 +80,36 @@ def qdrant_filter(collection: str, where: Where | None) -> Any:
     return models.Filter(must=must)
 
 
+async def nearest_points(
+    qdrant: Any,
+    name: str,
+    vector: Any,
+    limit: int,
+    collection: str,
+    where: Where | None,
+    alone: bool,
+) -> list[Any]:
+    """The `limit` points of `collection` nearest `vector` that pass `where`, best first. With
+    `alone` (the table was seen holding no other collection, `where` is None) Qdrant is asked
+    without a filter (its local mode checks a filter in Python on every point), and again with
+    one if another collection's point came back."""
+    asked = [float(x) for x in vector]
+    if alone:
+        response = await qdrant.query_points(
+            name, query=asked, limit=limit, with_payload=["id", "collection"]
+        )
+        if all(p.payload["collection"] == collection for p in response.points):
+            return list(response.points)
+    response = await qdrant.query_points(
+        name,
+        query=asked,
+        query_filter=qdrant_filter(collection, where),
+        limit=limit,
+        with_payload=["id"],
+    )
+    return list(response.points)
+
+
 async def create_tables(conn: Any, t: str, indexed_fields: Sequence[str]) -> None:
     """Table `t` (records), `<t>_meta`, their indexes, the text configuration and the write
     counter's trigger, where missing (inside the caller's transaction)."""

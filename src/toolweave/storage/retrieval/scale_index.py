@@ -24,8 +24,8 @@ from toolweave.storage.retrieval._pg_bm25 import TEXT_CONFIG, tsvector_words
 from toolweave.storage.retrieval._pg_postings import PgPostings, best_rows, lock_writes, written
 from toolweave.storage.retrieval._pg_rows import (
     create_tables,
+    nearest_points,
     point_id,
-    qdrant_filter,
     qdrant_point,
     reindex_words,
     sql_where,
@@ -412,14 +412,10 @@ class PostgresQdrantIndex(FusedSearch):
             _, qdrant = await self._open()
             if not await self._vectors_ready(self.embedder.dim):
                 return []
-            response = await qdrant.query_points(
-                self.name,
-                query=[float(x) for x in vector],
-                query_filter=qdrant_filter(collection, where),
-                limit=limit,
-                with_payload=["id"],
-            )
-        scores = {str(p.payload["id"]): float(p.score) for p in response.points}
+            alone = where is None and self._postings.only(collection)
+        # Qdrant's own request runs outside the lock, beside the keyword side's Postgres ones.
+        points = await nearest_points(qdrant, self.name, vector, limit, collection, where, alone)
+        scores = {str(p.payload["id"]): float(p.score) for p in points}
         records = await self.get(list(scores), collection)
         return [IndexHit(r, scores[r.id], vector_score=scores[r.id]) for r in records]
 
