@@ -3,28 +3,36 @@ index's: a keyword search scores every record of a collection that holds a query
 numpy operations (`bm25_scores`), instead of a query that reads every matching tsvector.
 
 A collection's postings are read in one snapshot (`REPEATABLE READ`, `read_collections`): every
-record's id and, per lexeme, the records holding it with its frequency, aggregated by the server
-(a record's length is the sum of its frequencies). `_pg_warm` reads every collection ahead in
-the background, up to the index's `postings_kept`; a collection not held is read by the first
-search that asks for it.
+record's id and version and, per lexeme, the records holding it with its frequency, aggregated
+by the server. `_pg_warm` reads every collection ahead in the background, up to the index's
+`postings_kept`; a collection not held is read by the first search that asks for it.
 
 A statement-level trigger counts every write to the table's words (this process's, another
-process's, another replica's) in the `<table>_meta` row `WRITES_KEY`. This index's own write
-locks that row first (`lock_writes`), so the counter before and after it tells whether anyone
-else wrote meanwhile; if not, the rows it wrote are read back in its transaction (`written`) and
-counted into the postings held (`PgPostings.committed`), else everything held is dropped and read
-again in the background. Each search reads the counter in the same round trip as its query's
-lexemes: another writer's write drops everything held too (`PgPostings.scores`).
+process's, another replica's) in the `<table>_meta` row `WRITES_KEY`, and each collection held
+remembers the count it is current at. This index's own write locks that row first
+(`lock_writes`), so the counter before and after it tells whether anyone else wrote meanwhile;
+the rows it wrote are read back in its transaction (`written`) and counted in
+(`PgPostings.committed`). Each search reads the counter in the same round trip as its query's
+lexemes; when it moved past the collection's count (another writer wrote), the search reads
+the collection's record versions and only the records that changed (`PgPostings.catch_up`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolweave.storage.retrieval._live_vectors import WRITES_KEY
 from toolweave.storage.retrieval._pg_bm25 import TEXT_CONFIG, bm25_scores, tsvector_words
+from toolweave.storage.retrieval._pg_collection import (
+    HeldCollection,
+    Rows,
+    empty_collection,
+    read_collections,
+    read_rows,
+    read_versions,
+)
 from toolweave.storage.retrieval._sqlite_bm25 import RECOUNT_ROWS
 from toolweave.storage.retrieval.index import DEFAULT_POSTINGS_KEPT
 
@@ -35,12 +43,10 @@ if TYPE_CHECKING:
     IDs = npt.NDArray[np.int64]
     Floats = npt.NDArray[np.float64]
 
-    Rows = Callable[[str, Sequence[Any]], Awaitable[list[tuple[Any, ...]]]]
+    RowReader = Callable[[str, Sequence[Any]], Awaitable[list[tuple[Any, ...]]]]
 
 FILTERED_CHUNK = 1_000
 """Best-scored records a filtered keyword search reads at a time until `limit` pass the filter."""
-Written = dict[str, dict[str, list[tuple[str, int]]]]
-"""Rows one write stored: collection -> id -> (lexeme, frequency) of each of its words."""
 
 
 def count_writes_sql(t: str) -> list[str]:
@@ -70,132 +76,11 @@ async def lock_writes(conn: Any, t: str) -> int:
     return int((await cursor.fetchone())[0])
 
 
-async def written(conn: Any, t: str, keys: Sequence[tuple[str, str]]) -> tuple[int, Written]:
-    """The write counter after this transaction's writes, and the words of the rows `keys` as
-    stored (empty past `RECOUNT_ROWS` rows: reading them back costs more than reading the
-    collection again)."""
-    cursor = await conn.execute(f"SELECT value FROM {t}_meta WHERE key = %s", [WRITES_KEY])
-    after = int((await cursor.fetchone())[0])
-    found: Written = {}
-    if not keys or len(keys) > RECOUNT_ROWS:
-        return after, found
-    cursor = await conn.execute(
-        f"""SELECT r.collection, r.id, u.lexeme, coalesce(array_length(u.positions, 1), 1)
-        FROM {t} r LEFT JOIN LATERAL unnest(r.words) u ON true
-        WHERE (r.collection, r.id) IN (SELECT * FROM unnest(%s::text[], %s::text[]))""",
-        [[k[0] for k in keys], [k[1] for k in keys]],
-    )
-    for collection, id_, lexeme, tf in await cursor.fetchall():
-        words = found.setdefault(collection, {}).setdefault(id_, [])
-        if lexeme is not None:
-            words.append((lexeme, tf))
-    return after, found
-
-
-@dataclass
-class _Collection:
-    """One collection's records (by slot: its position when read, or when written later) and
-    postings; a replaced or removed record's slot is dead (`live` False) until it is read again."""
-
-    ids: list[str]
-    length: Any
-    live: Any
-    terms: dict[str, tuple[Any, Any]]
-    slots: dict[str, int] = field(default_factory=dict)
-    records: int = 0
-    tokens: float = 0.0
-    postings: int = 0
-    dead: int = 0
-
-    def __post_init__(self) -> None:
-        self.slots = {id_: n for n, id_ in enumerate(self.ids)}
-        self.records = len(self.ids)
-        self.tokens = float(self.length.sum())
-        self.postings = sum(len(ids) for ids, _ in self.terms.values())
-
-    def compact(self) -> None:
-        """Forget the dead slots (the live records are numbered again, in their order)."""
-        import numpy as np
-
-        keep = np.flatnonzero(self.live)
-        renumbered = np.full(len(self.ids), -1, np.int64)
-        renumbered[keep] = np.arange(len(keep))
-        terms = {}
-        for lexeme, (ids, tf) in self.terms.items():
-            alive = self.live[ids]
-            if alive.any():
-                terms[lexeme] = (renumbered[ids[alive]], tf[alive])
-        self.ids = [self.ids[i] for i in keep]
-        self.length, self.live, self.terms, self.dead = self.length[keep], self.live[keep], terms, 0
-        self.__post_init__()
-
-    def remove(self, id_: str) -> None:
-        slot = self.slots.pop(id_, None)
-        if slot is not None:
-            self.live[slot] = False
-            self.records -= 1
-            self.tokens -= float(self.length[slot])
-            self.dead += 1
-
-    def add(self, rows: dict[str, list[tuple[str, int]]]) -> int:
-        """Count in new records (id -> their words); the postings added."""
-        import numpy as np
-
-        first = len(self.ids)
-        pairs: dict[str, list[tuple[int, int]]] = {}
-        lengths = []
-        for slot, (id_, words) in enumerate(rows.items(), start=first):
-            self.ids.append(id_)
-            self.slots[id_] = slot
-            lengths.append(sum(tf for _, tf in words))
-            for lexeme, tf in words:
-                pairs.setdefault(lexeme, []).append((slot, tf))
-        self.length = np.concatenate([self.length, np.array(lengths, np.float64)])
-        self.live = np.concatenate([self.live, np.ones(len(lengths), bool)])
-        self.records += len(lengths)
-        self.tokens += float(sum(lengths))
-        for lexeme, found in pairs.items():
-            new = np.array(found, np.int64)
-            ids, tf = self.terms.get(lexeme, (np.empty(0, np.int64), np.empty(0)))
-            self.terms[lexeme] = (np.concatenate([ids, new[:, 0]]), np.concatenate([tf, new[:, 1]]))
-        added = sum(map(len, pairs.values()))
-        self.postings += added
-        return added
-
-
-async def read_collections(conn: Any, t: str, collections: list[str]) -> dict[str, _Collection]:
-    """The postings of `collections`, read inside the caller's `REPEATABLE READ` transaction."""
-    import numpy as np
-
-    cursor = conn.cursor(binary=True)
-    await cursor.execute(
-        f"SELECT collection, array_agg(id ORDER BY id) FROM {t} WHERE collection = ANY(%s)"
-        " GROUP BY collection",
-        [collections],
-    )
-    ids = dict(await cursor.fetchall())
-    await cursor.execute(
-        f"""WITH d AS (SELECT collection, words,
-            row_number() OVER (PARTITION BY collection ORDER BY id) - 1 AS n
-            FROM {t} WHERE collection = ANY(%s))
-        SELECT d.collection, u.lexeme, array_agg(d.n),
-            array_agg(coalesce(array_length(u.positions, 1), 1))
-        FROM d, unnest(d.words) u GROUP BY d.collection, u.lexeme""",
-        [collections],
-    )
-    terms: dict[str, dict[str, tuple[Any, Any]]] = {name: {} for name in collections}
-    for collection, lexeme, slots, tf in await cursor.fetchall():
-        terms[collection][lexeme] = (np.array(slots, np.int64), np.array(tf, np.float64))
-    found = {}
-    for name in collections:
-        count = len(ids.get(name, []))
-        length = np.zeros(count)
-        for slots, tf in terms[name].values():
-            length[slots] += tf  # a lexeme's records are distinct
-        found[name] = _Collection(
-            list(ids.get(name, [])), length, np.ones(count, bool), terms[name]
-        )
-    return found
+async def written(conn: Any, t: str, keys: Sequence[tuple[str, str]]) -> tuple[int, Rows]:
+    """The write counter after this transaction's writes, and the rows `keys` as stored (none
+    past `RECOUNT_ROWS` rows: reading them back costs more than reading the collection again)."""
+    after = await snapshot_writes(conn, t)
+    return after, await read_rows(conn, t, list(keys)) if len(keys) <= RECOUNT_ROWS else {}
 
 
 async def snapshot_writes(conn: Any, t: str) -> int:
@@ -211,7 +96,7 @@ class Snapshot:
     every collection of the table was one or the other."""
 
     writes: int
-    collections: dict[str, _Collection]
+    collections: dict[str, HeldCollection]
     skipped: set[str]
     complete: bool
 
@@ -225,10 +110,12 @@ class PgPostings:
         self.kept = kept
         self.whole = False
         """Whether every collection within `kept` is held (read ahead since last dropped)."""
-        self.complete = False
-        """Whether every collection of the table is held (a write to a new one counts it in)."""
-        self._held: dict[str, _Collection] = {}
-        self._writes: int | None = None
+        self._complete_at: int | None = None
+        """The write count at which every collection of the table was held (a write to a new
+        collection is counted in from then on)."""
+        self._written_at = 0
+        """The write count after this index's last write."""
+        self._held: dict[str, HeldCollection] = {}
 
     @property
     def held(self) -> int:
@@ -240,7 +127,7 @@ class PgPostings:
     def only(self, collection: str) -> bool:
         """Whether the table holds no collection but `collection`, as the postings last saw it
         (a vector search then asks Qdrant for the nearest points unfiltered)."""
-        return self.complete and set(self._held) == {collection}
+        return self._complete_at is not None and set(self._held) == {collection}
 
     async def scores(
         self, conn: Any, collection: str, words: str, max_terms: int
@@ -256,9 +143,11 @@ class PgPostings:
             [WRITES_KEY, *tsvector_words([words])],
         )
         writes, lexemes = await cursor.fetchone()
-        if int(writes or 0) != self._writes:  # another writer's write
-            self._drop(int(writes or 0))
-        kept = self._held.get(collection) or await self._read(conn, collection)
+        kept = self._held.get(collection)
+        if kept is None:
+            kept = await self._read(conn, collection)
+        elif kept.writes != int(writes or 0):  # another writer wrote
+            kept = await self.catch_up(conn, collection, kept)
         held = []
         for lexeme in lexemes:
             ids, tf = kept.terms.get(lexeme, (None, None))
@@ -275,47 +164,64 @@ class PgPostings:
         )
         return kept.ids, found, scored
 
+    async def catch_up(self, conn: Any, collection: str, kept: HeldCollection) -> HeldCollection:
+        """Bring `kept` to the table's current write count: records another writer removed are
+        dropped, and those it replaced or added read (all of the collection past
+        `RECOUNT_ROWS` of them)."""
+        t = self.name
+        async with conn.transaction():
+            await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            writes = await snapshot_writes(conn, t)
+            gone, stale = kept.changed(await read_versions(conn, t, collection))
+            if len(gone) + len(stale) > RECOUNT_ROWS:
+                fresh = (await read_collections(conn, t, [collection], writes))[collection]
+                self._held[collection] = fresh
+                return fresh
+            rows = await read_rows(conn, t, [(collection, id_) for id_ in stale])
+        for id_ in gone:
+            kept.remove(id_)
+        kept.add(rows.get(collection, {}))
+        kept.writes = writes
+        return kept
+
     def committed(
-        self, before: int, after: int, keys: Iterable[tuple[str, str]], rows: Written
+        self, before: int, after: int, keys: Iterable[tuple[str, str]], rows: Rows
     ) -> None:
         """This index's write that moved the counter from `before` to `after`, replacing or
-        removing the records `keys` and storing `rows` (their words; none read back past
-        `RECOUNT_ROWS`: the collections written are dropped then)."""
+        removing the records `keys` and storing `rows` (none read back past `RECOUNT_ROWS`:
+        the collections written are dropped then, and read again)."""
         keys = list(keys)
-        if before != self._writes:
-            self._drop(after)
-            return
-        self._writes = after
+        self._written_at = after
+        large = len(keys) > RECOUNT_ROWS
         touched: dict[str, list[str]] = {}
         for collection, id_ in keys:
             touched.setdefault(collection, []).append(id_)
-        large = len(keys) > RECOUNT_ROWS
-        for collection, ids in touched.items():
-            kept = self._held.get(collection)
-            if kept is None and self.complete and not large:
-                kept = self._held[collection] = _new_collection()  # a new collection
-            if kept is None:
+        if self._complete_at == before and not large:
+            self._complete_at = after
+            for collection in touched.keys() - self._held.keys():
+                self._held[collection] = empty_collection(before)  # a new collection
+        elif self._complete_at is not None:
+            self._complete_at = None
+        for name, kept in list(self._held.items()):
+            if kept.writes != before:
+                continue  # behind another writer's write: caught up at its next search
+            if large and name in touched:
+                del self._held[name]
+                self.whole = False
                 continue
-            if not large:
-                for id_ in ids:
-                    kept.remove(id_)
-                kept.add(rows.get(collection, {}))
-            if kept.dead > kept.records:
-                kept.compact()
-            if large or self.held > self.kept:
-                del self._held[collection]  # read again
-                self.whole = self.complete = False
+            for id_ in touched.get(name, ()):
+                kept.remove(id_)
+            kept.add(rows.get(name, {}))
+            kept.writes = after
+        if self.held > self.kept:
+            self._evict()
 
     def adopt(self, snapshot: Snapshot) -> bool:
-        """Take the collections read ahead, unless a write came after them (False: read
-        again)."""
-        held = self.holding()
-        if self._writes is not None and snapshot.writes < self._writes:
-            return False  # this index wrote after it
-        if held and snapshot.writes != self._writes:  # another writer wrote after them
-            self._drop(None)
+        """Take the collections read ahead that are not held, unless this index wrote after they
+        were read (False: read again)."""
+        if snapshot.writes < self._written_at:
             return False
-        self._writes = snapshot.writes
+        held = self.holding()
         budget = self.kept - self.held
         complete = snapshot.complete and snapshot.skipped <= held
         for name, collection in snapshot.collections.items():
@@ -326,37 +232,34 @@ class PgPostings:
                 continue
             self._held[name] = collection
             budget -= collection.postings
-        self.whole, self.complete = True, complete
+        self.whole = True
+        if complete:
+            self._complete_at = snapshot.writes
         return True
 
-    def _drop(self, writes: int | None) -> None:
-        self._held.clear()
-        self._writes = writes
-        self.whole = self.complete = False
+    def _evict(self) -> None:
+        """Drop collections past `kept` (the largest first) and stop counting new ones in."""
+        for name in sorted(self._held, key=lambda n: -self._held[n].postings):
+            if self.held <= self.kept:
+                break
+            del self._held[name]
+            self.whole, self._complete_at = False, None
 
-    async def _read(self, conn: Any, collection: str) -> _Collection:
+    async def _read(self, conn: Any, collection: str) -> HeldCollection:
         """Read one collection now (a search asked for it before the read ahead took it)."""
         async with conn.transaction():
             await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             writes = await snapshot_writes(conn, self.name)
-            kept = (await read_collections(conn, self.name, [collection]))[collection]
-        if writes != self._writes:
-            self._drop(writes)
+            kept = (await read_collections(conn, self.name, [collection], writes))[collection]
         if self.held + kept.postings > self.kept:
             self._held.clear()
-            self.whole = self.complete = False
+            self.whole, self._complete_at = False, None
         self._held[collection] = kept
         return kept
 
 
-def _new_collection() -> _Collection:
-    import numpy as np
-
-    return _Collection([], np.zeros(0), np.ones(0, bool), {})
-
-
 async def best_rows(
-    rows: Rows,
+    rows: RowReader,
     t: str,
     collection: str,
     scored: tuple[list[str], IDs, Floats],

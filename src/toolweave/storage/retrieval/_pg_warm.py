@@ -17,12 +17,8 @@ import asyncio
 import threading
 from typing import Any
 
-from toolweave.storage.retrieval._pg_postings import (
-    PgPostings,
-    Snapshot,
-    read_collections,
-    snapshot_writes,
-)
+from toolweave.storage.retrieval._pg_collection import read_collections
+from toolweave.storage.retrieval._pg_postings import PgPostings, Snapshot, snapshot_writes
 from toolweave.storage.retrieval._warm import PostingsReader
 
 
@@ -82,5 +78,5 @@ class PgPostingsWarmer(PostingsReader):
                 budget -= int(size)
             if stop.is_set():
                 return None
-            collections = await read_collections(conn, t, chosen) if chosen else {}
+            collections = await read_collections(conn, t, chosen, writes) if chosen else {}
         return Snapshot(writes, collections, held, complete)
