@@ -123,6 +123,30 @@ def open_bench_index(tmp: Path, embedder: str, dsn: str | None) -> TextIndex:
     return PostgresQdrantIndex(dsn, embedder, qdrant_path=str(tmp / "qdrant"), name=name)
 
 
+async def replica_reads(
+    index: PostgresQdrantIndex, tmp: Path, embedder: str, queries: list[str]
+) -> None:
+    """What a second index on the same table (another replica) pays: its read ahead when it
+    opens, and its first keyword search after the first index wrote one record (the search
+    reads the collection's record versions and the changed record: `PgPostings.catch_up`)."""
+    replica = PostgresQdrantIndex(
+        index.dsn, embedder, qdrant_path=str(tmp / "replica"), name=index.name
+    )
+    began = time.perf_counter(), time.process_time()
+    held = await replica.warm_postings()
+    print(
+        f"  a replica opening the table reads {held:,} postings ahead in"
+        f" {time.perf_counter() - began[0]:.2f} s ({time.process_time() - began[1]:.2f} s CPU)"
+    )
+    caught = Clock()
+    for n, query in enumerate(queries[:20]):
+        await index.write([Record(f"replica-{n}", query)])
+        with caught:
+            await replica.keyword_search(query, limit=10)
+    print(f"  its first keyword search after another writer's write: {percentiles(caught.times)}")
+    await replica.close()
+
+
 @contextmanager
 def profiled(on: bool, mode: str) -> Iterator[None]:
     """With `on`, print the functions the block spent its time in (cumulative, top 30)."""
@@ -171,6 +195,8 @@ async def toolweave_latency(
                     with clock:
                         await index.search(query, limit=10, mode=mode)
             times[mode] = clock.times
+        if isinstance(index, PostgresQdrantIndex):
+            await replica_reads(index, Path(tmp), embedder, queries)
         await index.close()
     return times
 

@@ -87,9 +87,9 @@ def searches_read(monkeypatch: pytest.MonkeyPatch) -> Reads:
     reads: list[tuple[Any, list[str]]] = []
     real: Callable[..., Awaitable[Any]] = _pg_postings.read_collections
 
-    async def read_collections(conn: Any, t: str, collections: list[str], writes: int) -> Any:
+    async def read_collections(conn: Any, t: str, collections: list[str], *at: int) -> Any:
         reads.append((conn, collections))
-        return await real(conn, t, collections, writes)
+        return await real(conn, t, collections, *at)
 
     monkeypatch.setattr(_pg_postings, "read_collections", read_collections)
     return lambda index: [names for conn, names in reads if conn is index._conn]

@@ -1,10 +1,13 @@
 """One collection's postings as `PostgresQdrantIndex` holds them (`_pg_postings`), and the queries
-that read them: a whole collection (`read_collections`), some records (`read_rows`) and every
-record's row version (`read_versions`), which tells what another writer changed.
+that read them: a whole collection (`read_collections`), some records (`read_rows`), and what
+another writer changed (`read_changes`).
 
-A record's version is its row's `xmin` (the transaction that wrote the row as it is): a record
-replaced, removed or added since the collection was read has another version, or none, or is
-new, whoever wrote it; only those records' words are read again (`HeldCollection.catch_up`).
+A record's version is its row's `xmin` (the transaction that wrote the row as it is). Every row
+written after a snapshot was taken has an `xmin` at or past that snapshot's horizon (its oldest
+transaction still running), so a collection held remembers the horizon of the snapshot it was
+read (or last caught up) in, and `read_changes` returns the versions of the rows written from
+it on (a superset of those changed: a record held at the same version is not read again) with
+the collection's count of records, which tells whether any held record was removed.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ class HeldCollection:
     distinct: Any
     terms: dict[str, tuple[Any, Any]]
     writes: int
+    horizon: int
     live: Any = None
     slots: dict[str, int] = field(default_factory=dict)
     records: int = 0
@@ -108,29 +112,29 @@ class HeldCollection:
         if self.dead > self.records:
             self.compact()
 
-    def changed(self, versions: dict[str, int]) -> tuple[list[str], list[str]]:
-        """(ids held but no longer stored, ids stored at another version or not held) against
-        the collection's stored `versions`."""
-        gone = [id_ for id_ in self.slots if id_ not in versions]
-        stale = [
+    def changed(self, versions: dict[str, int]) -> list[str]:
+        """The ids of `versions` (id -> stored version) not held at that version."""
+        return [
             id_
             for id_, version in versions.items()
             if (slot := self.slots.get(id_)) is None or self.versions[slot] != version
         ]
-        return gone, stale
 
 
 def empty_collection(writes: int) -> HeldCollection:
+    """A collection this index's write creates (its horizon 0: every row is newer)."""
     import numpy as np
 
-    return HeldCollection([], np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64), {}, writes)
+    return HeldCollection(
+        [], np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64), {}, writes, 0
+    )
 
 
 async def read_collections(
-    conn: Any, t: str, collections: list[str], writes: int
+    conn: Any, t: str, collections: list[str], writes: int, horizon: int
 ) -> dict[str, HeldCollection]:
     """The postings of `collections`, read inside the caller's `REPEATABLE READ` transaction
-    (at write counter `writes`)."""
+    (at write counter `writes`, its snapshot's `horizon`)."""
     import numpy as np
 
     cursor = conn.cursor(binary=True)
@@ -160,7 +164,7 @@ async def read_collections(
             length[slots] += tf  # a lexeme's records are distinct
             distinct[slots] += 1
         found[name] = HeldCollection(
-            list(ids), np.array(versions, np.int64), length, distinct, terms[name], writes
+            list(ids), np.array(versions, np.int64), length, distinct, terms[name], writes, horizon
         )
     return found
 
@@ -184,8 +188,32 @@ async def read_rows(conn: Any, t: str, keys: list[tuple[str, str]]) -> Rows:
     return found
 
 
-async def read_versions(conn: Any, t: str, collection: str) -> dict[str, int]:
-    """Every record of `collection`: id -> version."""
+async def read_horizon(conn: Any) -> int:
+    """The horizon of the caller's snapshot, as a 32-bit transaction id (what `xmin` holds)."""
+    cursor = await conn.execute(
+        "SELECT (pg_snapshot_xmin(pg_current_snapshot())::text::numeric % 4294967296)::bigint"
+    )
+    return int((await cursor.fetchone())[0])
+
+
+async def read_changes(
+    conn: Any, t: str, collection: str, horizon: int
+) -> tuple[int, dict[str, int]]:
+    """(the records of `collection`, id -> version of those written from `horizon` on)."""
     cursor = conn.cursor(binary=True)
-    await cursor.execute(f"SELECT id, {VERSION_SQL} FROM {t} WHERE collection = %s", [collection])
-    return dict(await cursor.fetchall())
+    newer = "FILTER (WHERE age(xmin) <= age(%s::text::xid))"
+    await cursor.execute(
+        f"""SELECT count(*), coalesce(array_agg(id) {newer}, '{{}}'),
+            coalesce(array_agg({VERSION_SQL}) {newer}, '{{}}')
+        FROM {t} WHERE collection = %s""",
+        [str(horizon), str(horizon), collection],
+    )
+    count, ids, versions = await cursor.fetchone()
+    return int(count), dict(zip(ids, versions, strict=True))
+
+
+async def read_ids(conn: Any, t: str, collection: str) -> set[str]:
+    """The ids of every record of `collection`."""
+    cursor = conn.cursor(binary=True)
+    await cursor.execute(f"SELECT id FROM {t} WHERE collection = %s", [collection])
+    return {row[0] for row in await cursor.fetchall()}

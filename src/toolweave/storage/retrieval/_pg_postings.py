@@ -29,9 +29,11 @@ from toolweave.storage.retrieval._pg_collection import (
     HeldCollection,
     Rows,
     empty_collection,
+    read_changes,
     read_collections,
+    read_horizon,
+    read_ids,
     read_rows,
-    read_versions,
 )
 from toolweave.storage.retrieval._sqlite_bm25 import RECOUNT_ROWS
 from toolweave.storage.retrieval.index import DEFAULT_POSTINGS_KEPT
@@ -165,23 +167,27 @@ class PgPostings:
         return kept.ids, found, scored
 
     async def catch_up(self, conn: Any, collection: str, kept: HeldCollection) -> HeldCollection:
-        """Bring `kept` to the table's current write count: records another writer removed are
-        dropped, and those it replaced or added read (all of the collection past
-        `RECOUNT_ROWS` of them)."""
+        """Bring `kept` to the table's current write count: the records written since its
+        horizon and held at another version (or not held) are read, those removed dropped (all
+        of the collection is read again past `RECOUNT_ROWS` changed records)."""
         t = self.name
         async with conn.transaction():
             await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            writes = await snapshot_writes(conn, t)
-            gone, stale = kept.changed(await read_versions(conn, t, collection))
-            if len(gone) + len(stale) > RECOUNT_ROWS:
-                fresh = (await read_collections(conn, t, [collection], writes))[collection]
-                self._held[collection] = fresh
-                return fresh
-            rows = await read_rows(conn, t, [(collection, id_) for id_ in stale])
-        for id_ in gone:
-            kept.remove(id_)
-        kept.add(rows.get(collection, {}))
-        kept.writes = writes
+            writes, horizon = await snapshot_writes(conn, t), await read_horizon(conn)
+            count, newer = await read_changes(conn, t, collection, kept.horizon)
+            stale = kept.changed(newer)
+            if len(stale) > RECOUNT_ROWS:
+                read = await read_collections(conn, t, [collection], writes, horizon)
+                self._held[collection] = read[collection]
+                return read[collection]
+            kept.add(
+                (await read_rows(conn, t, [(collection, id_) for id_ in stale])).get(collection, {})
+            )
+            if kept.records > count:  # held records another writer removed
+                ids = await read_ids(conn, t, collection)
+                for id_ in [id_ for id_ in kept.slots if id_ not in ids]:
+                    kept.remove(id_)
+        kept.writes, kept.horizon = writes, horizon
         return kept
 
     def committed(
@@ -249,8 +255,9 @@ class PgPostings:
         """Read one collection now (a search asked for it before the read ahead took it)."""
         async with conn.transaction():
             await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            writes = await snapshot_writes(conn, self.name)
-            kept = (await read_collections(conn, self.name, [collection], writes))[collection]
+            writes, horizon = await snapshot_writes(conn, self.name), await read_horizon(conn)
+            read = await read_collections(conn, self.name, [collection], writes, horizon)
+            kept = read[collection]
         if self.held + kept.postings > self.kept:
             self._held.clear()
             self.whole, self._complete_at = False, None

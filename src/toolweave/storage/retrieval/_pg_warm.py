@@ -17,7 +17,7 @@ import asyncio
 import threading
 from typing import Any
 
-from toolweave.storage.retrieval._pg_collection import read_collections
+from toolweave.storage.retrieval._pg_collection import read_collections, read_horizon
 from toolweave.storage.retrieval._pg_postings import PgPostings, Snapshot, snapshot_writes
 from toolweave.storage.retrieval._warm import PostingsReader
 
@@ -63,7 +63,7 @@ class PgPostingsWarmer(PostingsReader):
         t, budget = self.postings.name, self.postings.kept - self.postings.held
         async with conn.transaction():
             await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            writes = await snapshot_writes(conn, t)
+            writes, horizon = await snapshot_writes(conn, t), await read_horizon(conn)
             cursor = await conn.execute(
                 f"SELECT collection, sum(length(words)) FROM {t} GROUP BY 1 ORDER BY 1"
             )
@@ -78,5 +78,5 @@ class PgPostingsWarmer(PostingsReader):
                 budget -= int(size)
             if stop.is_set():
                 return None
-            collections = await read_collections(conn, t, chosen, writes) if chosen else {}
+            collections = await read_collections(conn, t, chosen, writes, horizon) if chosen else {}
         return Snapshot(writes, collections, held, complete)
