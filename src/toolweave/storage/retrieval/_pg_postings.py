@@ -105,7 +105,7 @@ class Snapshot:
 
 class PgPostings:
     """The postings of table `name`'s collections kept between searches, at most `kept` (the
-    index's own; used under its connection lock)."""
+    index's own; used on its event loop only)."""
 
     def __init__(self, name: str, kept: int = DEFAULT_POSTINGS_KEPT) -> None:
         self.name = name
@@ -115,6 +115,8 @@ class PgPostings:
         self._complete_at: int | None = None
         """The write count at which every collection of the table was held (a write to a new
         collection is counted in from then on)."""
+        self._dropped_at = 0
+        """The write count after this index's last write that dropped a collection it held."""
         self._written_at = 0
         """The write count after this index's last write."""
         self._held: dict[str, HeldCollection] = {}
@@ -213,7 +215,7 @@ class PgPostings:
                 continue  # behind another writer's write: caught up at its next search
             if large and name in touched:
                 del self._held[name]
-                self.whole = False
+                self.whole, self._dropped_at = False, after
                 continue
             for id_ in touched.get(name, ()):
                 kept.remove(id_)
@@ -223,9 +225,10 @@ class PgPostings:
             self._evict()
 
     def adopt(self, snapshot: Snapshot) -> bool:
-        """Take the collections read ahead that are not held, unless this index wrote after they
-        were read (False: read again)."""
-        if snapshot.writes < self._written_at:
+        """Take the collections read ahead that are not held (each catches up at its next search
+        if a write came after the read), unless this index dropped one after they were read
+        (False: read again)."""
+        if snapshot.writes < self._dropped_at:
             return False
         held = self.holding()
         budget = self.kept - self.held
@@ -238,9 +241,10 @@ class PgPostings:
                 continue
             self._held[name] = collection
             budget -= collection.postings
-        self.whole = True
-        if complete:
-            self._complete_at = snapshot.writes
+        if snapshot.writes >= self._written_at:  # else read again: a collection written since
+            self.whole = True  # may have been left out
+            if complete:
+                self._complete_at = snapshot.writes
         return True
 
     def _evict(self) -> None:

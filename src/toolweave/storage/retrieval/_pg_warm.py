@@ -3,17 +3,16 @@ collection's first read (the server aggregating every tsvector of the collection
 100k-chunk one).
 
 `PgPostingsWarmer.soon()` starts one read when the index's postings are not all held
-(`PgPostings.whole` is False: the index just opened, a large write or another writer's write
-dropped them): on a connection of its own, in one `REPEATABLE READ` snapshot, every collection
-not held, in name order, while their postings (a record's distinct words: `length(words)`) fit
-the index's `postings_kept`; then `PgPostings.adopt` takes them under the index's lock, unless a
-write came in between (then it reads again). The index's connection keeps serving searches and
-writes meanwhile.
+(`PgPostings.whole` is False: the index just opened, or a large write dropped a collection): on
+a connection of its own, in one `REPEATABLE READ` snapshot, every collection not held, in name
+order, while their postings (a record's distinct words: `length(words)`) fit the index's
+`postings_kept`; then `PgPostings.adopt` takes them (a collection a write reached meanwhile
+catches up at its next search; after a large write of this index it reads again). The index's
+connection keeps serving searches and writes meanwhile.
 """
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from typing import Any
 
@@ -23,20 +22,18 @@ from toolweave.storage.retrieval._warm import PostingsReader
 
 
 class PgPostingsWarmer(PostingsReader):
-    """The background reads of one index's postings (`postings`, used under `lock`)."""
+    """The background reads of one index's postings (`postings`, kept on the event loop)."""
 
-    def __init__(self, dsn: str, postings: PgPostings, lock: asyncio.Lock) -> None:
+    def __init__(self, dsn: str, postings: PgPostings) -> None:
         super().__init__(postings.name)
         self.dsn = dsn
         self.postings = postings
-        self.lock = lock
 
     def needed(self) -> bool:
         return not self.postings.whole
 
     async def held(self) -> int:
-        async with self.lock:
-            return self.postings.held
+        return self.postings.held
 
     async def close(self) -> None:
         """Stop a read under way (cancelling its statement) and wait for it."""
@@ -56,8 +53,7 @@ class PgPostingsWarmer(PostingsReader):
             return True
         if snapshot is None or stop.is_set():
             return True
-        async with self.lock:
-            return postings.adopt(snapshot)
+        return postings.adopt(snapshot)
 
     async def _snapshot(self, conn: Any, held: set[str], stop: threading.Event) -> Snapshot | None:
         t, budget = self.postings.name, self.postings.kept - self.postings.held

@@ -102,7 +102,7 @@ class PostgresQdrantIndex(FusedSearch):
         self._qdrant: Any = None
         self._lock = asyncio.Lock()
         self._postings = PgPostings(self.name, check_limit(postings_kept, name="postings_kept"))
-        self._warmer = PgPostingsWarmer(dsn, self._postings, self._lock)
+        self._warmer = PgPostingsWarmer(dsn, self._postings)
 
     # -- connection and schema ----------------------------------------------------------------
 
