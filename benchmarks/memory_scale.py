@@ -139,7 +139,7 @@ def pct(values: list[float], q: float) -> float:
 
 SEARCHED_TYPES = ["episodic", "semantic"]
 """The memory types every timed search asks for (the first semantic search of a store also
-reads its knowledge graph: networkx's import and every current fact, ~0.7 s at 100k)."""
+reads its knowledge graph: every current fact, ~0.2 s at 100k)."""
 CPU_MS: list[float] = []
 """The process's CPU time of each timed search, in ms (with a build running, the builder's
 share of it too); wall time alone misleads on a machine shared with other work."""
@@ -306,8 +306,8 @@ class KnownVectors:
 
 
 async def warm_up(embedder: Embedder) -> None:
-    """Load once per process what the first write loads (jieba's dictionary, networkx for the
-    graph), as each peer's imports happen before its timing starts."""
+    """Load once per process what the first write loads (jieba's dictionary), as each peer's
+    imports happen before its timing starts."""
     manager = MemoryManager(":memory:", embedder=embedder)
     await manager.add_many(
         [{"content": "预热 warm up", "memory_type": t} for t in ("episodic", "semantic")]

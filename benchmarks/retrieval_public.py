@@ -10,8 +10,13 @@ is unambiguous:
   (`data/cmrc2018_dev.json` of github.com/ymcui/cmrc2018);
 - DRCD dev + test: 2,000 Traditional Chinese Wikipedia paragraphs, 7,017 questions
   (`DRCD_dev.json`, `DRCD_test.json` of github.com/DRCKnowledgeTeam/DRCD);
-- a BEIR set (SciFact: 5,183 abstracts, 300 test claims): its folder (`corpus.jsonl`,
-  `queries.jsonl`, `qrels/test.tsv`);
+- a BEIR set in BEIR's layout: its folder (`corpus.jsonl`, `queries.jsonl`, `qrels/test.tsv`);
+- BEIR SciFact whole (5,183 abstracts with titles, the 300 test claims and their 339
+  judgements) from allenai/scifact's CSV export (`data/scifact.zip` of
+  github.com/sumithra-p-v/claimverifier);
+- NFCorpus test, the authors' files (3,162 medical abstracts, preprocessed by them; BEIR's 323
+  test queries and 12,334 judgements): `data/nfcorpus/` of
+  github.com/hakimamarullah/medisearch-api;
 - LoCoMo: 10 long conversations (one collection each, as memory keeps one per user), the
   questions of categories 1-4 with their evidence turns (`data/locomo10.zip` of
   github.com/snap-research/locomo);
@@ -21,8 +26,9 @@ is unambiguous:
 - XQuAD: 240 paragraphs, 1,190 questions in English and Chinese, and across
   (github.com/google-deepmind/xquad).
 Their text is never committed: fetch the repositories and point the script at the files
-(`--squad`, `--cmrc`, `--drcd`, `--beir`, `--xquad`, `--locomo`, `--madial`, or one folder in
-`TOOLWEAVE_RETRIEVAL_DATA` holding `squad.json`, `cmrc2018_dev.json`, `DRCD_*.json`, `scifact/`,
+(`--squad`, `--cmrc`, `--drcd`, `--beir`, `--scifact`, `--nfcorpus`, `--xquad`, `--locomo`,
+`--madial`, or one folder in `TOOLWEAVE_RETRIEVAL_DATA` holding `squad.json`,
+`cmrc2018_dev.json`, `DRCD_*.json`, `scifact/` (BEIR's layout), `scifact.zip`, `nfcorpus/`,
 `xquad/`, `locomo/` with the unzipped conversation files and `madial/`). The loaders are in
 `retrieval_sets.py`.
 
@@ -72,7 +78,8 @@ from retrieval_sets import (
     load_drcd,
     load_locomo,
     load_madial,
-    load_scifact_subset,
+    load_nfcorpus,
+    load_scifact,
     load_squad,
     load_xquad,
 )
@@ -179,6 +186,31 @@ def cosine_rankings(
         scores = vectors @ query
         out.append([ids[i] for i in np.argsort(-scores, kind="stable")[:K]])
     return out
+
+
+class RememberingEmbedder:
+    """`embedder` with each text's vector kept, so the brute-force cosine baseline reuses the
+    vectors the index computed (a slow embedder's corpus is embedded once per set)."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+        self._vectors: dict[str, Any] = {}
+
+    @property
+    def name(self) -> str:
+        return self._embedder.name
+
+    @property
+    def dim(self) -> int:
+        return self._embedder.dim
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        import numpy as np
+
+        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        if missing:
+            self._vectors.update(zip(missing, self._embedder.embed(missing), strict=True))
+        return np.asarray([self._vectors[t] for t in texts], np.float32).reshape(-1, self.dim)
 
 
 # -- toolweave --------------------------------------------------------------------------------
@@ -308,10 +340,8 @@ def run_sets(args: argparse.Namespace, where: dict[str, Any]) -> None:
             load_drcd,
         ),
         "beir": (args.beir or (base and base / "scifact"), load_beir),
-        "scifact_subset": (
-            args.scifact_subset or (base and base / "scifact_subset"),
-            load_scifact_subset,
-        ),
+        "scifact": (args.scifact or (base and base / "scifact.zip"), load_scifact),
+        "nfcorpus": (args.nfcorpus or (base and base / "nfcorpus"), load_nfcorpus),
         "xquad": (args.xquad or (base and base / "xquad"), load_xquad),
         "locomo": (args.locomo or (base and base / "locomo"), load_locomo),
         "madial": (args.madial or (base and base / "madial"), load_madial),
@@ -340,6 +370,7 @@ def run_set(
     dataset: Dataset,
     embedder: Embedder,
 ) -> None:
+    embedder = RememberingEmbedder(embedder)
     pool = [q for q in dataset.questions if in_half(q[1], args.half)]
     asked = random.Random(args.seed).sample(pool, min(args.questions, len(pool)))
     records = sum(len(p) for p in dataset.collections.values())
@@ -392,7 +423,10 @@ def main() -> None:
     parser.add_argument("--drcd", type=Path, nargs="*", help="DRCD_dev.json, DRCD_test.json")
     parser.add_argument("--beir", type=Path, help="a BEIR set's folder (scifact)")
     parser.add_argument(
-        "--scifact-subset", type=Path, help="folder for load_scifact_subset (retrieval_sets.py)"
+        "--scifact", type=Path, help="allenai/scifact's CSV export (scifact.zip or its folder)"
+    )
+    parser.add_argument(
+        "--nfcorpus", type=Path, help="NFCorpus's folder (test.docs, test.titles.queries, ...)"
     )
     parser.add_argument("--xquad", type=Path, help="folder with xquad.en.json, xquad.zh.json")
     parser.add_argument("--locomo", type=Path, help="folder of LoCoMo conversation JSON files")

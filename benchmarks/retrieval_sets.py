@@ -2,7 +2,8 @@
 (never committed): each becomes collections of (id, text) records and questions with the ids of
 the records that answer them.
 
-- SQuAD v1.1 (`load_squad`): Wikipedia paragraphs, one answering paragraph per question;
+- SQuAD v1.1 (`load_squad`): Wikipedia paragraphs, one answering paragraph per question (each
+  SQuAD-format set keeps its paragraphs' article titles, `Dataset.titles`);
 - XQuAD (`load_xquad`): SQuAD paragraphs and questions in English and Chinese, and across;
 - DRCD (`load_drcd`, SQuAD format): Traditional Chinese Wikipedia paragraphs
   (`DRCD_dev.json` and `DRCD_test.json` of github.com/DRCKnowledgeTeam/DRCD), a Chinese
@@ -10,11 +11,17 @@ the records that answer them.
 - CMRC 2018 dev (`load_cmrc`): Simplified Chinese Wikipedia paragraphs;
 - BEIR (`load_beir`): a corpus.jsonl / queries.jsonl / qrels/test.tsv folder (SciFact and the
   other BEIR sets), title and text of a document one record, graded relevance kept as a set;
-- a SciFact subset (`load_scifact_subset`), where no mirror holds BEIR's whole corpus: the
-  2,101 SciFact abstracts of 9-25 sentences that github.com/nice-hku-coder/coder_data keeps
-  (`scifact_antonym/corpus_candidate.jsonl`, text without titles) and the claims of BEIR's
-  SciFact test and train qrels (`scifact/queries.jsonl`, `scifact/qrels/*.tsv` of
-  github.com/Kirloxious/CSI4107_Assignment2) whose relevant abstracts are all among them;
+- BEIR SciFact whole (`load_scifact`): the Hugging Face export of allenai/scifact as CSV
+  files (`corpus_train.csv`: the 5,183 abstracts, sentences as a printed array;
+  `claims_validation.csv`: the 300 claims with their cited abstracts), which
+  github.com/sumithra-p-v/claimverifier commits as `data/scifact.zip`; its claims and cited
+  abstracts are BEIR SciFact's test queries and qrels (the same 300 texts and 339 pairs);
+- NFCorpus as its authors distribute it (`load_nfcorpus`: `data/nfcorpus/` of
+  github.com/hakimamarullah/medisearch-api, the archive of www.cl.uni-heidelberg.de's
+  NFCorpus): the test split's 3,162 medical abstracts (text lower-cased, stop words and
+  numbers removed by the authors), its 323 title queries (lower-cased) and their 12,334 graded
+  judgements (`test.2-1-0.qrel`), which are BEIR NFCorpus's test queries and qrels; BEIR's
+  corpus also holds the other splits' abstracts (3,633) in their original text;
 - LoCoMo (`load_locomo`): long conversations, one collection each, questions with their
   evidence turns;
 - MADial-Bench (`load_madial`): memories of two users' events, English and Chinese, recalled
@@ -24,9 +31,14 @@ the records that answer them.
 
 from __future__ import annotations
 
+import ast
 import csv
 import dataclasses
+import io
 import json
+import sys
+import tokenize
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -37,18 +49,26 @@ class Dataset:
     source: str
     collections: dict[str, list[tuple[str, str]]]  # collection -> (id, text)
     questions: list[tuple[str, str, set[str]]]  # (collection, question, relevant ids)
+    titles: dict[str, str] = dataclasses.field(default_factory=dict)
+    """The title of each record that has one (a SQuAD-format article's, spaces for `_`)."""
 
 
 def _squad_format(path: Path, collection: str) -> Dataset:
     """Paragraphs (id: article and paragraph position) and questions of a SQuAD-format file."""
     data = json.loads(path.read_text(encoding="utf-8"))["data"]
-    passages, questions = [], []
+    passages, questions, titles = [], [], {}
     for a, article in enumerate(data):
         for p, paragraph in enumerate(article["paragraphs"]):
             pid = f"{a}-{p}"
             passages.append((pid, paragraph["context"]))
+            titles[pid] = _title(article)
             questions += [(collection, qa["question"], {pid}) for qa in paragraph["qas"]]
-    return Dataset("", str(path), {collection: passages}, questions)
+    return Dataset("", str(path), {collection: passages}, questions, titles)
+
+
+def _title(article: dict[str, Any]) -> str:
+    """A SQuAD-format article's title as a person writes it ("Super_Bowl_50": "Super Bowl 50")."""
+    return str(article.get("title", "")).replace("_", " ").strip()
 
 
 def load_squad(path: Path) -> Dataset:
@@ -113,15 +133,16 @@ def load_locomo(folder: Path) -> Dataset:
 
 def load_drcd(paths: list[Path]) -> Dataset:
     """DRCD's files (SQuAD format, Traditional Chinese), their paragraphs one collection."""
-    passages, questions = [], []
+    passages, questions, titles = [], [], {}
     for path in paths:
         for article in json.loads(path.read_text(encoding="utf-8"))["data"]:
             for paragraph in article["paragraphs"]:
                 pid = str(paragraph["id"])
                 passages.append((pid, paragraph["context"]))
+                titles[pid] = _title(article)
                 questions += [("drcd", qa["question"], {pid}) for qa in paragraph["qas"]]
     source = ", ".join(str(p) for p in paths)
-    return Dataset("DRCD (Traditional Chinese)", source, {"drcd": passages}, questions)
+    return Dataset("DRCD (Traditional Chinese)", source, {"drcd": passages}, questions, titles)
 
 
 def load_beir(folder: Path) -> Dataset:
@@ -148,27 +169,63 @@ def load_beir(folder: Path) -> Dataset:
     return Dataset(f"BEIR {name} (test)", str(folder), {name: passages}, questions)
 
 
-def load_scifact_subset(folder: Path) -> Dataset:
-    """`folder` holds corpus_candidate.jsonl, queries.jsonl and qrels/{test,train}.tsv (see the
-    module's docstring); a qrels row's ids are the last word of their column (the test file
-    writes "<query>\t 0 <doc>\t1")."""
-    passages = [
-        (str(d["doc_id"]), d["text"]) for d in _json_lines(folder / "corpus_candidate.jsonl")
-    ]
-    held = {id_ for id_, _ in passages}
-    queries = {str(q["_id"]): q["text"] for q in _json_lines(folder / "queries.jsonl")}
+def load_scifact(path: Path) -> Dataset:
+    """BEIR SciFact's test set from allenai/scifact's CSV export (see the module's docstring):
+    `path` is the zip or the folder holding `corpus_train.csv` and `claims_validation.csv`.
+    An abstract's sentences are joined by a space, its whitespace collapsed, its title first
+    (as `load_beir` writes a document); a claim's relevant abstracts are its `cited_doc_ids`
+    (a claim has a row per evidence set: their ids are merged)."""
+    csv.field_size_limit(sys.maxsize)
+    files = _folder_or_zip(path)
+    passages = []
+    for row in csv.DictReader(io.StringIO(files["corpus_train.csv"])):
+        sentences = (
+            ast.literal_eval(token.string)
+            for token in tokenize.generate_tokens(io.StringIO(row["abstract"]).readline)
+            if token.type == tokenize.STRING
+        )
+        text = " ".join(" ".join(sentences).split())
+        passages.append((row["doc_id"], f"{row['title']}\n{text}".strip()))
+    claims: dict[str, str] = {}
+    cited: dict[str, set[str]] = {}
+    for row in csv.DictReader(io.StringIO(files["claims_validation.csv"])):
+        claims[row["id"]] = row["claim"]
+        cited.setdefault(row["id"], set()).update(row["cited_doc_ids"].strip("[]").split())
+    questions = [("scifact", claims[c], docs) for c, docs in sorted(cited.items()) if docs]
+    return Dataset("BEIR SciFact (test)", str(path), {"scifact": passages}, questions)
+
+
+def load_nfcorpus(folder: Path) -> Dataset:
+    """NFCorpus's test split from the authors' files in `folder` (see the module's docstring):
+    `test.docs` and `test.titles.queries` (tab-separated id and text), `test.2-1-0.qrel` (TREC
+    format: query, 0, document, level); levels 1 and 2 are both relevant here."""
+
+    def rows(name: str) -> list[list[str]]:
+        lines = (folder / name).read_text(encoding="utf-8").splitlines()
+        return [line.split("\t") for line in lines if line.strip()]
+
+    passages = [(doc, text) for doc, text in rows("test.docs")]
+    queries = dict(rows("test.titles.queries"))
     relevant: dict[str, set[str]] = {}
-    for split in ("test", "train"):
-        with (folder / "qrels" / f"{split}.tsv").open(encoding="utf-8") as qrels:
-            for row in list(csv.reader(qrels, delimiter="\t"))[1:]:
-                if int(row[2]) > 0:
-                    relevant.setdefault(row[0].split()[-1], set()).add(row[1].split()[-1])
-    questions = [
-        ("scifact", queries[q], docs) for q, docs in sorted(relevant.items()) if docs <= held
-    ]
+    for query, _, doc, level in (" ".join(r).split() for r in rows("test.2-1-0.qrel")):
+        if int(level) > 0:
+            relevant.setdefault(query, set()).add(doc)
+    questions = [("nfcorpus", queries[q], docs) for q, docs in sorted(relevant.items())]
     return Dataset(
-        "SciFact subset (BEIR test + train claims)", str(folder), {"scifact": passages}, questions
+        "NFCorpus test (the authors' files)", str(folder), {"nfcorpus": passages}, questions
     )
+
+
+def _folder_or_zip(path: Path) -> dict[str, str]:
+    """The text of every file (by its name, folders dropped) of a zip or a folder."""
+    if path.is_dir():
+        return {f.name: f.read_text(encoding="utf-8") for f in path.iterdir() if f.is_file()}
+    with zipfile.ZipFile(path) as archive:
+        return {
+            Path(name).name: archive.read(name).decode("utf-8")
+            for name in archive.namelist()
+            if not name.endswith("/")
+        }
 
 
 def _json_lines(path: Path) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from toolweave.errors import MissingDependency
 
 EXTRA_MODULES: dict[str, tuple[str, ...]] = {
-    "memory": ("numpy", "rjieba", "wordllama", "networkx"),
+    "memory": ("numpy", "rjieba", "wordllama"),
     "kb": ("numpy", "rjieba", "wordllama", "markitdown", "watchfiles"),
     "server": ("starlette", "uvicorn"),
     "durable": ("dbos",),

@@ -3,6 +3,11 @@
 `KnowledgeBase` decides what a document is (unchanged, a duplicate, added or replaced); this
 module turns one into what the index stores: a record per chunk, headed by the document's
 title and heading path so both are indexed and embedded, and one document record.
+
+The title is embedded only there, with its document's text: the document record's text is empty,
+so it costs no embedding and no words (it is read by id or payload, never searched), and a
+query naming the title finds the chunks. A store written before keeps each title as its document
+record's text (indexed and embedded, still never searched) until that document is written again.
 """
 
 from __future__ import annotations
@@ -60,7 +65,7 @@ def document_records(
     stale = [(namespace, chunk_id(spec.doc_id, i)) for i in range(len(chunks), old_count)]
     document = Record(
         spec.doc_id,
-        spec.title,
+        "",
         {
             "kind": "document",
             "title": spec.title,

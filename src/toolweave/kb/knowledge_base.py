@@ -3,10 +3,12 @@
 A document becomes Markdown (`convert`), then heading-aware chunks (`chunking`), then records of
 the storage layer's `TextIndex` (the same one memory uses: FTS5 with jieba plus trigram, vectors,
 reciprocal rank fusion; SQLite embedded, Postgres + Qdrant scaled out). Each namespace is two
-collections of that index: its chunks, and one record per document (title, source, content
-hash, chunk count, the Markdown, metadata). Adding or replacing a document is one `write`, so a
-crash mid-file leaves the previous state and re-running an ingest resumes where it stopped
-(unchanged files are skipped by content hash).
+collections of that index: its chunks (each headed by its document's title, the only place the
+title is indexed and embedded), and one record per document (title, source, content hash,
+chunk count, the Markdown, metadata in its payload; its text is empty, so it costs no
+embedding). Adding or replacing a document is one `write`, so a crash mid-file leaves the
+previous state and re-running an ingest resumes where it stopped (unchanged files are skipped by
+content hash).
 """
 
 from __future__ import annotations
@@ -322,7 +324,7 @@ class KnowledgeBase:
             if old is not None and old.payload.get("content_hash") == content_hash:
                 if spec.file_hash and old.payload.get("file_hash") != spec.file_hash:
                     payload = {**old.payload, **file_fields(spec)}  # known unchanged next time
-                    upsert.append(dataclasses.replace(old, payload=payload))
+                    upsert.append(dataclasses.replace(old, text="", payload=payload))
                 chunks = int(old.payload.get("chunks", 0))
                 results.append(AddResult(spec.doc_id, spec.title, "unchanged", chunks, spec.report))
                 continue

@@ -359,8 +359,8 @@ class MemoryManager:
                 graph = KnowledgeGraph()
                 where = {"memory_type": "semantic", **_codec.validity(None)}
                 for record in await self.index.find(self.user_id, where):
-                    item = _codec.to_item(record)
-                    graph.add(item.id, item.relations)
+                    if record.payload.get("relations"):  # most facts state no relation
+                        graph.add(record.id, _codec.to_item(record).relations)
                 self._graph = graph
             return self._graph
 

@@ -8,7 +8,7 @@ commit order and no write can fall between reading the rows and installing what 
 From `hnsw_threshold` vectors on, an HNSW graph takes over from the exact scan, which reads
 every vector per query (10 ms at 100k, 100 ms at 1M). Building the graph takes seconds to a
 minute or two on 2 cores, so it happens in a background thread at a lower priority than the
-searches of its own process (`_BUILD_NICE`); the writes made meanwhile are replayed onto the
+searches of its own process (`yield_to_searches`); the writes made meanwhile are replayed onto the
 graph before it takes over. Meanwhile a search scans an int8 copy of the build's snapshot
 (`QuantizedSlots`: a quarter of the float32 scan's bytes) and rescores its best candidates
 exactly, and scans the rows written since the snapshot exactly; the copy is made before the
@@ -30,15 +30,14 @@ from __future__ import annotations
 import asyncio
 import atexit
 import logging
-import os
 import sqlite3
-import sys
 import threading
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolweave.storage.retrieval._background import yield_to_searches
 from toolweave.storage.retrieval.hnsw import HNSW_BUILD_THREADS, HNSWVectors, hnsw_available
 from toolweave.storage.retrieval.vectors import RESCORE, QuantizedSlots, VectorMatrix
 
@@ -52,9 +51,6 @@ WRITES_KEY = "writes"
 _BUILD_CHUNK = 5_000
 """Vectors added to a graph between checks of the stop flag (a close waits at most one chunk)."""
 _LOAD_BATCH = 20_000
-_BUILD_NICE = 19
-"""The builder thread's nice value on Linux: the searches of its own process come first (its
-share against other processes is the process's, under the kernel's autogroup scheduling)."""
 
 
 def count_write(conn: sqlite3.Connection, table: str) -> int:
@@ -306,7 +302,7 @@ class LiveVectors:
     ) -> HNSWVectors | None:
         """The graph of the live rows of the snapshot's slots, added in chunks of
         `_BUILD_CHUNK` (usearch lets go of the GIL while it adds); None once `stop` is set."""
-        _yield_to_searches()
+        yield_to_searches()
         graph = HNSWVectors(self.dim)
         for start in range(0, len(rowids), _BUILD_CHUNK):
             if stop.is_set():
@@ -392,15 +388,6 @@ def _add_rows(vectors: VectorMatrix | HNSWVectors, rows: Sequence[tuple[int, str
         [r[1] for r in rows],
         np.frombuffer(b"".join(r[2] for r in rows), np.float32),
     )
-
-
-def _yield_to_searches() -> None:
-    """Lower the calling (builder) thread's priority, so that a search never waits for a core
-    behind it: measured, an exact scan of 50k vectors took 7.8 ms beside a builder at the same
-    priority and 2.2 ms (as with no build) beside one at nice 19. Linux only: elsewhere the
-    nice value is the whole process's."""
-    if sys.platform == "linux":
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _BUILD_NICE)
 
 
 _INSTANCES: weakref.WeakSet[LiveVectors] = weakref.WeakSet()

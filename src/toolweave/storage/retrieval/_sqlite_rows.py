@@ -41,6 +41,10 @@ Blobs = dict[int, tuple[str, bytes]]
 Added = list[tuple[int, str, bytes]]
 """(rowid, collection, float32 BLOB) of vectors just stored."""
 
+WITHOUT_VECTOR = "length(vector) = 0 AND text <> ''"
+"""The SQL condition of a row missing its vector: its BLOB is empty while it has text to embed
+(a row of empty text has nothing to embed and never gets one)."""
+
 _ROWS_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
 
 
@@ -56,7 +60,8 @@ def prepared(records: Sequence[Record]) -> list[Row]:
 def insert_rows(
     conn: sqlite3.Connection, t: str, first: int, rows: Sequence[Row], vectors: Sequence[bytes]
 ) -> None:
-    """Insert `rows` (with their float32 `vectors`, all one width) at rowids `first`, `first`+1,
+    """Insert `rows` (with their float32 `vectors`, all one width, the empty ones last: a
+    statement slices one BLOB, past whose end a row gets none) at rowids `first`, `first`+1,
     ... into table `t` and its words and trigram tables."""
     width = len(vectors[0]) if vectors else 0
     for start, end in _chunks(rows):
@@ -150,7 +155,7 @@ def rows_without_vectors(
     """(rowid, collection, text) of the next `REEMBED_BATCH` rows past rowid `after` stored
     without a vector (an empty BLOB: written while the embedder failed)."""
     sql = (
-        f"SELECT rowid, collection, text FROM {t} WHERE length(vector) = 0 AND rowid > ?"
+        f"SELECT rowid, collection, text FROM {t} WHERE {WITHOUT_VECTOR} AND rowid > ?"
         f" ORDER BY rowid LIMIT {REEMBED_BATCH}"
     )
     return [(int(r[0]), r[1], r[2]) for r in conn.execute(sql, [after])]
@@ -158,7 +163,7 @@ def rows_without_vectors(
 
 def count_without_vectors(conn: sqlite3.Connection, t: str, collection: str | None) -> int:
     """Rows (of `collection`, or of all) stored without a vector."""
-    sql = f"SELECT count(*) FROM {t} WHERE length(vector) = 0"
+    sql = f"SELECT count(*) FROM {t} WHERE {WITHOUT_VECTOR}"
     if collection is None:
         return int(conn.execute(sql).fetchone()[0])
     return int(conn.execute(f"{sql} AND collection = ?", [collection]).fetchone()[0])

@@ -63,7 +63,9 @@ RANGE_OPERATORS = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 
 @dataclasses.dataclass(slots=True)
 class Record:
-    """One indexed text. `id` is unique within its `collection`."""
+    """One indexed text. `id` is unique within its `collection`. A record of empty `text` has
+    nothing to embed: it gets no vector (and is not missing one), and is read by id or payload
+    (`get`, `find`), never found by `search`."""
 
     id: str
     text: str

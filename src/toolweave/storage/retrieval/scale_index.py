@@ -10,7 +10,8 @@ payload, so payload filters run inside the vector search. A write goes into one 
 transaction and into Qdrant before that transaction commits: a Qdrant failure rolls the rows
 back, and vector hits are always joined back to the rows, so a point whose rows never committed
 is never returned. A row written while the embedder failed (`embed_guard`) has no point and
-`vectored` false until `reembed` gives it one.
+`vectored` false until `reembed` gives it one; a row of empty text has nothing to embed: no
+point, and `vectored` true.
 """
 
 from __future__ import annotations
@@ -211,7 +212,7 @@ class PostgresQdrantIndex(FusedSearch):
             if unchanged and self._dim is not None:
                 points = await qdrant.retrieve(t, ids=list(unchanged), with_vectors=True)
                 reused = {str(p.id): p.vector for p in points}
-            todo = [r for r in upsert if point_id(r.collection, r.id) not in reused]
+            todo = [r for r in upsert if r.text and point_id(r.collection, r.id) not in reused]
             # Segmenting (jieba) and embedding both run off the loop, side by side.
             words, fresh = await asyncio.gather(
                 asyncio.to_thread(tsvector_words, [r.text for r in upsert]),
@@ -223,7 +224,8 @@ class PostgresQdrantIndex(FusedSearch):
             elif fresh is not None:
                 for record, row in zip(todo, fresh, strict=True):
                     vectors[point_id(record.collection, record.id)] = [float(x) for x in row]
-            # A record whose vector is not made now loses its old point (and is re-embedded).
+            # A record whose vector is not made now loses its old point (and is re-embedded,
+            # unless its text is empty).
             stale = [p for r in upsert if (p := point_id(r.collection, r.id)) not in vectors]
             async with conn.transaction():
                 before = await lock_writes(conn, t)
@@ -246,7 +248,7 @@ class PostgresQdrantIndex(FusedSearch):
                                     r.text,
                                     payload_json(r),
                                     segmented_words,
-                                    point_id(r.collection, r.id) in vectors,
+                                    point_id(r.collection, r.id) in vectors or not r.text,
                                 )
                                 for r, segmented_words in zip(upsert, words, strict=True)
                             ],

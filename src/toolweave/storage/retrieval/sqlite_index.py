@@ -33,6 +33,7 @@ from toolweave.storage.retrieval._sqlite_bm25 import Postings, vocabulary_statem
 from toolweave.storage.retrieval._sqlite_keywords import CHUNK as _CHUNK
 from toolweave.storage.retrieval._sqlite_keywords import KeywordSearch, sql_where
 from toolweave.storage.retrieval._sqlite_rows import (
+    WITHOUT_VECTOR,
     Added,
     Blobs,
     count_without_vectors,
@@ -185,7 +186,7 @@ class SQLiteTextIndex(FusedSearch):
                 [fusion.to_json()],
             )
         self.fusion = fusion
-        if conn.execute(f"SELECT 1 FROM {t} WHERE length(vector) = 0 LIMIT 1").fetchone():
+        if conn.execute(f"SELECT 1 FROM {t} WHERE {WITHOUT_VECTOR} LIMIT 1").fetchone():
             self.guard.missing = True
         if dim is None:
             return False
@@ -229,8 +230,9 @@ class SQLiteTextIndex(FusedSearch):
         The embedder and the preparation of the rows (segmentation, JSON) run side by side in
         worker threads before the transaction, which then only inserts: it never waits for an
         embedder (a remote one could hold the write lock for seconds). A record whose text is
-        unchanged keeps its stored vector. Any failure rolls the whole write back, except the
-        embedder's: after its retries (`EmbedRetry`) the records are stored without vectors.
+        unchanged keeps its stored vector; one of empty text gets none. Any failure rolls the
+        whole write back, except the embedder's: after its retries (`EmbedRetry`) the records
+        are stored without vectors.
         """
         await self._ready()
         keys = check_unique(upsert)
@@ -241,6 +243,10 @@ class SQLiteTextIndex(FusedSearch):
             asyncio.to_thread(prepared, upsert),
             asyncio.to_thread(self._vector_blobs, upsert, reuse),
         )
+        # The records without a vector go last: `insert_rows` slices one BLOB per statement.
+        order = sorted(range(len(upsert)), key=lambda n: not blobs[n])
+        upsert = [upsert[n] for n in order]
+        rows, blobs = [rows[n] for n in order], [blobs[n] for n in order]
         await self._ready()  # a store made while the embedder failed learns its dimension
         t = self.name
 
@@ -268,11 +274,12 @@ class SQLiteTextIndex(FusedSearch):
     def _vector_blobs(
         self, records: Sequence[Record], reuse: dict[tuple[str, str], bytes]
     ) -> list[bytes]:
-        """float32 BLOBs for the records: stored ones reused, the rest embedded (checked); all
-        empty when the embedder fails (a statement's BLOBs share one width)."""
+        """float32 BLOBs for the records: stored ones reused, the rest embedded (checked), empty
+        for a record of empty text (nothing to embed); all empty when the embedder fails (a
+        statement's BLOBs share one width)."""
         import numpy as np
 
-        todo = [r.text for r in records if (r.collection, r.id) not in reuse]
+        todo = [r.text for r in records if r.text and (r.collection, r.id) not in reuse]
         fresh = None
         if todo:
             embedded = self.guard.embed(todo)
@@ -288,7 +295,7 @@ class SQLiteTextIndex(FusedSearch):
             )
         blobs, position = [], 0
         for record in records:
-            blob = reuse.get((record.collection, record.id))
+            blob = reuse.get((record.collection, record.id), None if record.text else b"")
             if blob is None:
                 assert fresh is not None
                 blob = fresh[position].tobytes()
@@ -415,25 +422,30 @@ class SQLiteTextIndex(FusedSearch):
 
             def read(
                 conn: sqlite3.Connection, rowids: list[int] = rowids
-            ) -> list[tuple[int, Record]]:
-                out = []
+            ) -> list[tuple[int, str, str, str]]:
+                out: list[tuple[int, str, str, str]] = []
                 for start in range(0, len(rowids), _CHUNK):
                     chunk = rowids[start : start + _CHUNK]
                     sql = (
                         f"SELECT rowid, id, text, payload FROM {t} WHERE rowid IN"
                         f" ({', '.join('?' * len(chunk))}){clause}"
                     )
-                    for rowid, id_, text, payload in conn.execute(sql, [*chunk, *params]):
-                        out.append((int(rowid), Record(id_, text, json.loads(payload), collection)))
+                    out.extend(conn.execute(sql, [*chunk, *params]))
                 return out
 
             found = await self.db.run(read)
             if len(found) >= limit or want >= available:
                 break
             want *= 8
-        found.sort(key=lambda pair: -scores[pair[0]])
+        found.sort(key=lambda row: -scores[row[0]])
+        # Only the rows kept have their payload decoded (half of those read, oversampled).
         return [
-            IndexHit(r, scores[rowid], vector_score=scores[rowid]) for rowid, r in found[:limit]
+            IndexHit(
+                Record(id_, text, json.loads(payload), collection),
+                scores[rowid],
+                vector_score=scores[rowid],
+            )
+            for rowid, id_, text, payload in found[:limit]
         ]
 
     # -- vectors missing after an embedder failure -------------------------------------------
