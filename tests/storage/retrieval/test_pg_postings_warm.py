@@ -218,3 +218,18 @@ async def test_a_vector_search_of_the_only_collection_is_exact_even_after_anothe
         assert found(hits) == nearest(query, mine, 5)
     await writer.close()
     await index.close()
+
+
+async def test_ties_are_ordered_by_id_within_each_score(opened: Opener) -> None:
+    """Equal scores go by id (the shorter records, named last, score higher and come first);
+    a tie cut by the limit is taken whole, then ordered (in numpy: the chunk spans two scores)."""
+    index = opened()
+    shorter = [Record(f"z{i:02d}", "oolong tea") for i in (7, 3, 9)]
+    tied = [
+        Record(f"t{i:03d}", "oolong tea with milk")
+        for i in random.Random(5).sample(range(300), 300)
+    ]
+    await index.write(shorter + tied)
+    found = await index.keyword_search("oolong", limit=40)
+    assert [h.record.id for h in found] == ["z03", "z07", "z09", *[f"t{i:03d}" for i in range(37)]]
+    await index.close()

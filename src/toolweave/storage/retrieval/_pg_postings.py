@@ -284,10 +284,8 @@ async def best_rows(
 
     ids, found, score = scored
     order = np.argsort(-score, kind="stable")
+    negated = -score[order]  # ascending: each score's matches are one run here
     chunk = max(limit, FILTERED_CHUNK) if clause else limit
-
-    def by_score_then_id(i: int) -> tuple[float, str]:
-        return -float(score[i]), ids[found[i]]
 
     best: list[tuple[Any, ...]] = []
     pending: list[int] = []  # matches in order (score, then id), not read yet
@@ -295,9 +293,12 @@ async def best_rows(
     while pending or start < len(order):
         if len(pending) < chunk and start < len(order):
             end = min(start + chunk, len(order))
-            while end < len(order) and score[order[end]] == score[order[end - 1]]:
-                end += 1  # a tie is taken whole, to be ordered by id
-            pending += sorted(order[start:end].tolist(), key=by_score_then_id)
+            # A tie is taken whole, to be ordered by id (by numpy: a Python sort of 200k tied
+            # matches took 0.49 s of CPU).
+            end = int(np.searchsorted(negated, negated[end - 1], side="right"))
+            taken = order[start:end]
+            taken_ids = np.array([ids[slot] for slot in found[taken].tolist()])
+            pending += taken[np.lexsort((taken_ids, negated[start:end]))].tolist()
             start = end
         wanted = {ids[found[i]]: float(score[i]) for i in pending[:chunk]}
         pending = pending[chunk:]
