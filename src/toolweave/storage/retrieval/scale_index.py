@@ -57,6 +57,10 @@ from toolweave.storage.retrieval.index import (
 )
 from toolweave.storage.text import TRIGRAM_MIN_CHARS, has_cjk, keyword_terms, query_terms
 
+MISSING_VECTOR = "NOT vectored AND text <> ''"
+"""Rows still owed a vector: a row of empty text has none to get (older code wrote such rows,
+a knowledge base's document records, unvectored during an embedder outage)."""
+
 
 class PostgresQdrantIndex(FusedSearch):
     """A `TextIndex` over Postgres (rows, words) and Qdrant (vectors, payload filters).
@@ -137,7 +141,7 @@ class PostgresQdrantIndex(FusedSearch):
                     (fusion.to_json(),),
                 )
             self.fusion = fusion
-            cursor = await conn.execute(f"SELECT 1 FROM {t} WHERE NOT vectored LIMIT 1")
+            cursor = await conn.execute(f"SELECT 1 FROM {t} WHERE {MISSING_VECTOR} LIMIT 1")
             self.guard.missing = self.guard.missing or bool(await cursor.fetchall())
         if "dim" in meta and (int(meta["dim"]) != dim or meta["embedder"] != embedder_name):
             await conn.close()
@@ -422,13 +426,13 @@ class PostgresQdrantIndex(FusedSearch):
         return [IndexHit(r, scores[r.id], vector_score=scores[r.id]) for r in records]
 
     async def missing_vectors(self, collection: str | None = None) -> int:
-        sql = f"SELECT count(*) FROM {self.name} WHERE NOT vectored AND %s IN (collection, '*')"
+        sql = f"SELECT count(*) FROM {self.name} WHERE {MISSING_VECTOR} AND %s IN (collection, '*')"
         return int((await self._rows(sql, [collection or "*"]))[0][0])
 
     async def reembed(self) -> int:
         done, after = 0, ("", "")
         sql = (
-            f"SELECT collection, id, text, payload FROM {self.name} WHERE NOT vectored"
+            f"SELECT collection, id, text, payload FROM {self.name} WHERE {MISSING_VECTOR}"
             f" AND (collection, id) > (%s, %s) ORDER BY collection, id LIMIT {REEMBED_BATCH}"
         )
         while rows := await self._rows(sql, after):
