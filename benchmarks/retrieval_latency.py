@@ -12,8 +12,9 @@ Each mode is timed per query (the query embedded, words matched, bm25, fusion, t
 read; past `hnsw_threshold` vectors, once the HNSW graph is built), by the wall clock and by
 the CPU time the process spent (on a machine shared with other work the wall clock measures
 the queue for a core as well), after one warm-up query that loads what a first search loads.
-On SQLite the timing starts once the postings the index reads ahead in the background after
-its writes are held (`warm_postings`), as they are a moment after a store opens or is written.
+The timing starts once the postings the index reads ahead in the background after its writes
+are held (`warm_postings`, both backends), as they are a moment after a store opens or is
+written. `--profile` prints where each mode's time goes (cProfile, by cumulative time).
 bm25s is timed over its query tokenisation (PyStemmer for English,
 jieba for Chinese) and retrieval. Goals (issue 38):
 keyword and hybrid p50 <= 5 ms at 5k documents and <= 20 ms at 100k chunks on 2 cores.
@@ -24,7 +25,8 @@ To compare with an older toolweave in one sitting, run the script twice, once wi
 Run: .venv/bin/python benchmarks/retrieval_latency.py --squad F --cmrc F --drcd F [F ...]
      (or one folder in TOOLWEAVE_RETRIEVAL_DATA holding squad.json, cmrc2018_dev.json and
      DRCD_dev.json / DRCD_test.json)
-     ... --dsn postgresql://...   (the same on Postgres; tables in a fresh schema)
+     ... --postgres   (the same on Postgres + Qdrant's local mode: a throwaway cluster on
+     loopback, as the tests start it, or the server `--dsn postgresql://...` names)
 """
 
 from __future__ import annotations
@@ -36,9 +38,11 @@ import os
 import random
 import re
 import statistics
+import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -119,8 +123,55 @@ def open_bench_index(tmp: Path, embedder: str, dsn: str | None) -> TextIndex:
     return PostgresQdrantIndex(dsn, embedder, qdrant_path=str(tmp / "qdrant"), name=name)
 
 
+async def replica_reads(
+    index: PostgresQdrantIndex, tmp: Path, embedder: str, queries: list[str]
+) -> None:
+    """What a second index on the same table (another replica) pays: its read ahead when it
+    opens, and its first keyword search after the first index wrote one record (the search
+    reads the collection's record versions and the changed record: `PgPostings.catch_up`)."""
+    replica = PostgresQdrantIndex(
+        index.dsn, embedder, qdrant_path=str(tmp / "replica"), name=index.name
+    )
+    began = time.perf_counter(), time.process_time()
+    held = await replica.warm_postings()
+    print(
+        f"  a replica opening the table reads {held:,} postings ahead in"
+        f" {time.perf_counter() - began[0]:.2f} s ({time.process_time() - began[1]:.2f} s CPU)"
+    )
+    caught = Clock()
+    for n, query in enumerate(queries[:20]):
+        await index.write([Record(f"replica-{n}", query)])
+        with caught:
+            await replica.keyword_search(query, limit=10)
+    print(f"  its first keyword search after another writer's write: {percentiles(caught.times)}")
+    await replica.close()
+
+
+@contextmanager
+def profiled(on: bool, mode: str) -> Iterator[None]:
+    """With `on`, print the functions the block spent its time in (cumulative, top 30)."""
+    if not on:
+        yield
+        return
+    import cProfile
+    import pstats
+
+    profile = cProfile.Profile()
+    profile.enable()
+    try:
+        yield
+    finally:
+        profile.disable()
+        print(f"  -- profile of {mode} --")
+        pstats.Stats(profile).sort_stats("cumulative").print_stats(30)
+
+
 async def toolweave_latency(
-    texts: list[str], queries: list[str], embedder: str, dsn: str | None = None
+    texts: list[str],
+    queries: list[str],
+    embedder: str,
+    dsn: str | None = None,
+    profile: bool = False,
 ) -> dict[str, Timings]:
     with tempfile.TemporaryDirectory() as tmp:
         index = open_bench_index(Path(tmp), embedder, dsn)
@@ -131,17 +182,21 @@ async def toolweave_latency(
         print(f"  ingest: {len(texts) / (time.perf_counter() - began):,.0f} chunks/s")
         if isinstance(index, SQLiteTextIndex):  # past `hnsw_threshold`: wait for the graph
             await index.build_graph()
-            began = time.perf_counter()  # and for the postings read ahead after the writes
-            held = await index.warm_postings()
-            print(f"  postings read ahead: {held:,} in {time.perf_counter() - began:.2f} s")
+        assert isinstance(index, SQLiteTextIndex | PostgresQdrantIndex)
+        began = time.perf_counter()  # and for the postings read ahead after the writes
+        held = await index.warm_postings()
+        print(f"  postings read ahead: {held:,} in {time.perf_counter() - began:.2f} s")
         times: dict[str, Timings] = {}
         for mode in MODES:
             await index.search(queries[0], limit=10, mode=mode)  # the first search loads
             clock = Clock()
-            for query in queries:
-                with clock:
-                    await index.search(query, limit=10, mode=mode)
+            with profiled(profile, mode):
+                for query in queries:
+                    with clock:
+                        await index.search(query, limit=10, mode=mode)
             times[mode] = clock.times
+        if isinstance(index, PostgresQdrantIndex):
+            await replica_reads(index, Path(tmp), embedder, queries)
         await index.close()
     return times
 
@@ -179,7 +234,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--embedder", default="auto")
     parser.add_argument("--no-peer", action="store_true", help="skip bm25s")
-    parser.add_argument("--dsn", default=None, help="measure PostgresQdrantIndex on this server")
+    parser.add_argument("--postgres", action="store_true", help="measure PostgresQdrantIndex")
+    parser.add_argument("--dsn", default=None, help="the Postgres server (default: a throwaway)")
+    parser.add_argument("--profile", action="store_true", help="print where the time goes")
     args = parser.parse_args()
     folder = Path(os.environ[ENV]) if os.environ.get(ENV) else None
     squad_like = [*args.squad, *args.drcd]
@@ -192,16 +249,30 @@ def main() -> None:
     paragraphs, questions = read_sets(squad_like, cmrc)
     queries = random.Random(args.seed).sample(questions, min(args.queries, len(questions)))
     print(f"{len(paragraphs):,} paragraphs, {len(queries)} queries, embedder {args.embedder}")
-    for size in args.sizes:
-        texts = chunks(paragraphs, size)
-        print(f"\n{size:,} texts ({sum(map(len, texts)) / len(texts):.0f} characters on average)")
-        results: dict[str, Any] = asyncio.run(
-            toolweave_latency(texts, queries, args.embedder, args.dsn)
-        )
-        if not args.no_peer:
-            results["bm25s"] = bm25s_latency(texts, queries)
-        for name, times in results.items():
-            print(f"  {name:8} {percentiles(times)}", flush=True)
+    with ExitStack() as stack:
+        dsn = args.dsn
+        if args.postgres and dsn is None:
+            sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+            from tests.postgres_server import temporary_cluster
+
+            dsn = stack.enter_context(temporary_cluster())
+        for size in args.sizes:
+            run_size(paragraphs, size, queries, args, dsn)
+
+
+def run_size(
+    paragraphs: list[str], size: int, queries: list[str], args: argparse.Namespace, dsn: str | None
+) -> None:
+    """Measure `size` texts of `paragraphs` on the index (SQLite, or Postgres at `dsn`)."""
+    texts = chunks(paragraphs, size)
+    print(f"\n{size:,} texts ({sum(map(len, texts)) / len(texts):.0f} characters on average)")
+    results: dict[str, Any] = asyncio.run(
+        toolweave_latency(texts, queries, args.embedder, dsn, args.profile)
+    )
+    if not args.no_peer:
+        results["bm25s"] = bm25s_latency(texts, queries)
+    for name, times in results.items():
+        print(f"  {name:8} {percentiles(times)}", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,14 @@
 """The shared SSE decoder against the WHATWG event-stream rules, one test per rule.
 
 The LLM adapters and the MCP client both read streams through `toolweave._sse.SSEDecoder`;
-the resume-after-drop case over real HTTP is in tests/mcp/client/test_sse_resume.py.
+the resume-after-drop case over real HTTP is in tests/mcp/client/test_sse_resume.py. The cost
+of a long event is measured in memory allocated (tracemalloc), not in time: its speed is in
+benchmarks/sse_decoder.py.
 """
 
 from __future__ import annotations
+
+import tracemalloc
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -93,3 +97,30 @@ def test_decoding_is_independent_of_chunking(cuts: list[int]) -> None:
         index += 1
     assert events == [("a", "北京"), ("", "☀️ sunny"), ("b", "x")]
     assert decoder.last_event_id == "7"
+
+
+def test_a_long_event_costs_memory_in_proportion_to_its_length() -> None:
+    """Each chunk of an unfinished event is kept, not added to one growing string: before, every
+    chunk copied the whole event so far (a 1 MiB event in 1 KiB chunks: 512 MiB copied)."""
+    chunk, chunks = b"x" * 1024, 1024
+    decoder = SSEDecoder()
+    assert decoder.feed(b"event: big\ndata: ") == []
+    tracemalloc.start()
+    try:
+        allocated = 0  # the most each feed had allocated at once, summed over the feeds
+        for _ in range(chunks):
+            before = tracemalloc.get_traced_memory()[0]
+            tracemalloc.reset_peak()
+            assert decoder.feed(chunk) == []
+            allocated += tracemalloc.get_traced_memory()[1] - before
+        assert decoder.pending == len("event: big\ndata: ") + chunks * len(chunk)
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        events = decoder.feed(b"\n\n")
+        ending = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    size = chunks * len(chunk)
+    assert events == [("big", "x" * size)] and decoder.pending == 0
+    assert allocated < 2 * size  # each chunk once, with its string header and list slot
+    assert ending < 4 * size  # the joined event, its blocks and the data: a few copies, once

@@ -17,7 +17,9 @@ event-stream rules (https://html.spec.whatwg.org/multipage/server-sent-events.ht
 
 Streams dominate agent latency, so parsing must cost next to nothing: the decoder splits on
 blank lines with `str.split` (C speed) and parses fields line by line only when an event is more
-than a single `data:` line.
+than a single `data:` line. The text of an event still being received is kept as the list of its
+pieces and joined once, when a blank line ends it, so a long event costs time in proportion to
+its length (adding each chunk to one growing string would copy it again for every chunk).
 """
 
 from __future__ import annotations
@@ -33,12 +35,23 @@ class SSEDecoder:
     not).
     """
 
-    __slots__ = ("_buffer", "_decoder", "_id_buffer", "_skip_lf", "last_event_id", "retry")
+    __slots__ = (
+        "_decoder",
+        "_ends_lf",
+        "_id_buffer",
+        "_parts",
+        "_pending",
+        "_skip_lf",
+        "last_event_id",
+        "retry",
+    )
 
     def __init__(self) -> None:
         # "utf-8-sig" drops a byte order mark at the start only, even one split across chunks.
         self._decoder = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
-        self._buffer = ""
+        self._parts: list[str] = []  # the text after the last blank line, as received
+        self._pending = 0  # its length
+        self._ends_lf = False  # it ends with LF: an LF starting the next chunk is a blank line
         self._skip_lf = False
         self._id_buffer: str | None = None
         self.last_event_id: str | None = None
@@ -58,12 +71,17 @@ class SSEDecoder:
         if "\r" in text:
             self._skip_lf = text[-1] == "\r"
             text = text.replace("\r\n", "\n").replace("\r", "\n")
-        buffer = self._buffer + text if self._buffer else text
-        if "\n\n" not in buffer:
-            self._buffer = buffer
+        if "\n\n" not in text and not (self._ends_lf and text[0] == "\n"):
+            self._parts.append(text)  # no event ends in this chunk: keep it, copy nothing
+            self._pending += len(text)
+            self._ends_lf = text[-1] == "\n"
             return []
-        blocks = buffer.split("\n\n")
-        self._buffer = blocks.pop()
+        self._parts.append(text)
+        blocks = "".join(self._parts).split("\n\n")
+        rest = blocks.pop()
+        self._parts = [rest] if rest else []
+        self._pending = len(rest)
+        self._ends_lf = rest.endswith("\n")
         events: list[tuple[str, str]] = []
         for block in blocks:
             if block.startswith("data: ") and "\n" not in block:
@@ -79,7 +97,7 @@ class SSEDecoder:
     @property
     def pending(self) -> int:
         """Characters of the event being received (not yet ended by a blank line)."""
-        return len(self._buffer)
+        return self._pending
 
     def _parse_block(self, block: str) -> tuple[str, str] | None:
         event = ""

@@ -108,6 +108,38 @@ async def test_past_max_held_calls_a_question_needing_a_new_round_is_refused(
     assert person.asked == [] and _lines(orders) == ["run 箸", "order 箸"]
 
 
+async def test_one_client_cannot_fill_the_held_calls_of_everyone(tmp_path: Path) -> None:
+    """`max_held_calls` is shared by every caller: alice, holding her share
+    (`max_held_calls_per_client`), is refused another held call while bob still gets his."""
+    orders = tmp_path / "orders.txt"
+    tokens = {
+        "alice": "alice's token, 32 bytes or more...",
+        "bob": "bob's token, 32 bytes or more..",
+    }
+    serve = {"tokens": tokens, "max_held_calls": 2, "max_held_calls_per_client": 1}
+
+    async def call(http: httpx.AsyncClient, url: str, who: str, item: str) -> dict[str, Any]:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": ORDER, "arguments": {"item": item}, "_meta": _META}}  # fmt: skip
+        headers = {**_HEADERS, "Authorization": f"Bearer {tokens[who]}"}
+        answer: dict[str, Any] = (await http.post(url, json=body, headers=headers)).json()
+        return answer
+
+    async with (
+        serving_gateway(tmp_path, _servers(orders), [ORDER], serve) as url,
+        httpx.AsyncClient() as http,
+    ):
+        alice_first = await call(http, url, "alice", "皿")
+        alice_second = await call(http, url, "alice", "椀")
+        bob = await call(http, url, "bob", "箸")
+    assert alice_first["result"]["resultType"] == "input_required"
+    refusal = alice_second["error"]
+    assert refusal["code"] == -32603
+    assert "max_held_calls_per_client = 1" in refusal["message"]
+    assert "1 of them yours" in refusal["message"]
+    assert bob["result"]["resultType"] == "input_required"  # held: bob is not locked out
+
+
 def test_held_call_ttl_must_be_finite() -> None:
     """nan slipped past `<= 0` into `call_later` (a NaN deadline in the loop's timer heap); inf
     held a call forever."""
@@ -116,3 +148,5 @@ def test_held_call_ttl_must_be_finite() -> None:
             MCPClient.http("http://127.0.0.1:9/mcp", forward_questions=True, held_call_ttl=ttl)
         with pytest.raises(ConfigError, match=r"held_call_ttl: Input should be a finite"):
             parse_config({"serve": {"held_call_ttl": ttl}})
+    with pytest.raises(ConfigError, match=r"max_held_calls_per_client: Input should be greater"):
+        parse_config({"serve": {"max_held_calls_per_client": -1}})

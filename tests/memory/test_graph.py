@@ -47,6 +47,8 @@ def test_related_reaches_as_far_as_depth_in_either_direction() -> None:
     assert [r.memory_id for r in graph.related("Alice")] == ["a"]
     assert [r.memory_id for r in graph.related("Alice", depth=2)] == ["a", "b"]
     assert [r.memory_id for r in graph.related("Alice", depth=3)] == ["a", "c", "b"]  # sorted
+    # Past the last node reached the walk stops: before, it counted every level up to `depth`.
+    assert graph.related("Alice", depth=10**12) == graph.related("Alice", depth=3)
 
 
 def test_memory_scores_walk_direct_edges_then_neighbours_up_to_the_cap() -> None:

@@ -102,7 +102,7 @@ def since_timestamp(value: Since, *, field: str = "since") -> float:
 
 def identities(who: str) -> list[str]:
     """The stored identities a person's filter means: "alice" is also "principal:alice",
-    "10.0.0.7" also "address:10.0.0.7" (the keys `accounting.calls.client_key` writes)."""
+    "10.0.0.7" also "address:10.0.0.7" (the keys `toolweave.tools.clients.client_key` writes)."""
     return [who, f"principal:{who}", f"address:{who}"]
 
 

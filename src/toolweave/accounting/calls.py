@@ -15,7 +15,6 @@ database that several hosts share; they are opened on the first call.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import time
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from toolweave.mcp.shared.errors import InputRequired
 from toolweave.tools import ToolResult, ToolTimeout
 from toolweave.tools.calls import CallHandler, ToolCall, ToolInvocation, call_rounds
+from toolweave.tools.clients import client_key
 from toolweave.tools.context import ToolContext
 
 if TYPE_CHECKING:
@@ -67,28 +67,6 @@ def open_query_log(settings: AccountingSettings) -> QueryLog:
     if settings.store_dsn:
         return QueryLog(dsn=settings.store_dsn)
     return QueryLog(settings.data_dir / QUERY_LOG_FILE)
-
-
-def client_key(ctx: ToolContext) -> str:
-    """The quota key of a call: its principal (a `[serve.tokens]` client, a shared token's
-    fingerprint), else its network address with the whole loopback range one client (any
-    `127.x.y.z` and `::1` are the same machine), else "stdio"."""
-    principal = getattr(ctx, "principal", None)
-    if isinstance(principal, str) and principal:
-        return f"principal:{principal}"
-    address = getattr(ctx, "remote_address", None)
-    if isinstance(address, str) and address:
-        return "address:loopback" if _loopback(address) else f"address:{address}"
-    return "stdio"
-
-
-def _loopback(address: str) -> bool:
-    try:
-        ip = ipaddress.ip_address(address.split("%", 1)[0])
-    except ValueError:
-        return False
-    mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
-    return ip.is_loopback or (mapped is not None and mapped.is_loopback)
 
 
 def client_label(ctx: ToolContext) -> str:

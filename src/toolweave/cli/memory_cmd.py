@@ -49,7 +49,8 @@ def store(
     embedder: str = typer.Option(
         "auto",
         "--embedder",
-        help="auto (WordLlama), wordllama, minilm, e5, hash[:dim] or openai-compat:<url>#<model>.",
+        help="auto (WordLlama), wordllama, minilm, e5, use (multilingual), hash[:dim] or"
+        " openai-compat:<url>#<model>.",
     ),
     dsn: str | None = typer.Option(None, "--dsn", help="Postgres DSN (needs --qdrant-url)."),
     qdrant_url: str | None = typer.Option(None, "--qdrant-url", help="Qdrant URL (with --dsn)."),

@@ -13,7 +13,6 @@ from collections import OrderedDict
 from dataclasses import replace
 from typing import Any
 
-from toolweave.accounting.calls import client_key
 from toolweave.governance.approvals import (
     ApprovalAnswer,
     ApprovalAudit,
@@ -31,6 +30,7 @@ from toolweave.host.config import HostConfig
 from toolweave.mcp.server.context import Context
 from toolweave.tools.base import Tool
 from toolweave.tools.calls import ToolCall, call_rounds
+from toolweave.tools.clients import client_key
 from toolweave.tools.context import ToolContext
 from toolweave.tools.registry import ToolRegistry
 

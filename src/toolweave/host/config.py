@@ -31,6 +31,7 @@ task_timeout = 1800.0          # seconds a call that became a task may run (not 
 connect_deadline = 5.0         # seconds the first tools/list waits for downstream servers
 max_held_calls = 100           # per downstream server: calls held open while their 2026
                                # caller answers
+max_held_calls_per_client = 10 # of them, how many one client may have held at once
 held_call_ttl = 600.0          # seconds one is held before it is cancelled
 tool_search = false            # past the threshold, list tool_search, tool_call,
                                # tool_search_pinned and the tools each client's searches found
@@ -133,7 +134,11 @@ from toolweave.host.sections import (
     section_model,
     validate_section,
 )
-from toolweave.mcp.client.upstream import DEFAULT_HELD_CALL_TTL, DEFAULT_MAX_HELD_CALLS
+from toolweave.mcp.client.upstream import (
+    DEFAULT_HELD_CALL_TTL,
+    DEFAULT_MAX_HELD_CALLS,
+    DEFAULT_MAX_HELD_CALLS_PER_CLIENT,
+)
 from toolweave.mcp.shared.constants import (
     DEFAULT_BODY_READ_TIMEOUT,
     DEFAULT_IDEMPOTENCY_TTL,
@@ -199,6 +204,7 @@ class ServeSection(Section):
     declared the tasks extension): `tool_timeout` bounds the others."""
     connect_deadline: float = Field(5.0, gt=0)
     max_held_calls: int = Field(DEFAULT_MAX_HELD_CALLS, ge=0)
+    max_held_calls_per_client: int = Field(DEFAULT_MAX_HELD_CALLS_PER_CLIENT, ge=0)
     held_call_ttl: float = Field(DEFAULT_HELD_CALL_TTL, gt=0, allow_inf_nan=False)
     tool_search: bool = False
     tool_search_threshold: int = Field(DEFAULT_TOOL_SEARCH_THRESHOLD, ge=0)

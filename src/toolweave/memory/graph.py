@@ -232,6 +232,8 @@ class KnowledgeGraph:
         nodes, frontier = set(matches), set(matches)
         for _ in range(depth):
             frontier = {n for node in frontier for n in self._neighbors(node)} - nodes
+            if not frontier:  # nothing further: a larger depth reaches no more
+                break
             nodes |= frontier
         relations = {
             Relation(subject, predicate, obj, key)

@@ -53,6 +53,7 @@ from toolweave.storage.retrieval.backend import (
     index_or_open,
 )
 from toolweave.storage.retrieval.embed_guard import Hits
+from toolweave.storage.retrieval.embedders import USE_NAME
 from toolweave.storage.retrieval.index import SEARCH_MODES, SearchMode
 
 if TYPE_CHECKING:
@@ -65,6 +66,9 @@ DEFAULT_MAX_MEMORIES = 10_000
 DEFAULT_MIN_SIMILARITY = 0.25
 """Cosine a memory found only by vector search needs to be returned (WordLlama's scale:
 paraphrases score 0.5-0.7, unrelated texts below 0.1)."""
+MIN_SIMILARITY_BY_EMBEDDER: dict[str, float] = {USE_NAME: 0.1}
+"""`min_similarity` of the embedders whose cosines sit lower than WordLlama's (by name; USE's
+figures, MADial-Bench, in docs/memory.md)."""
 DEFAULT_MAX_SEARCH_LIMIT = 100
 """Most hits one `search` may ask for (a tool caller chooses `limit`)."""
 DEFAULT_MAX_QUERY_CHARS = 2_000
@@ -74,7 +78,7 @@ DEFAULT_MAX_QUERY_CHARS = 2_000
 class MemoryManager:
     """Add, search, update, forget and consolidate one user's memories.
 
-    `embedder`: "auto" (WordLlama), "minilm", "e5" (multilingual), "hash",
+    `embedder`: "auto" (WordLlama), "minilm", "e5" or "use" (multilingual), "hash",
     "openai-compat:<url>#<model>" or an `Embedder`. `model`, when given, extracts relations from
     semantic memories after each write (off the `add` path). `index` is an `IndexSettings`
     (the backend, Postgres + Qdrant with `dsn=`, `hnsw_threshold`, `max_query_terms`,
@@ -83,7 +87,8 @@ class MemoryManager:
     `table` names the tables (and the Qdrant collection), so several stores can share one
     database. `min_similarity` is the cosine a memory found only by its vector needs to be
     returned, unless hybrid search ranks it at or above a keyword match (in any mode, the floor
-    never drops what hybrid search keeps); `max_search_limit` bounds `limit`.
+    never drops what hybrid search keeps; by default `MIN_SIMILARITY_BY_EMBEDDER`'s, else
+    `DEFAULT_MIN_SIMILARITY`); `max_search_limit` bounds `limit`.
     """
 
     def __init__(
@@ -99,7 +104,7 @@ class MemoryManager:
         max_memories: int = DEFAULT_MAX_MEMORIES,
         exclusive_predicates: Iterable[str] = EXCLUSIVE_PREDICATES,
         table: str = DEFAULT_TABLE,
-        min_similarity: float = DEFAULT_MIN_SIMILARITY,
+        min_similarity: float | None = None,
         max_search_limit: int = DEFAULT_MAX_SEARCH_LIMIT,
         max_query_chars: int = DEFAULT_MAX_QUERY_CHARS,
     ) -> None:
@@ -112,7 +117,11 @@ class MemoryManager:
         self.working = WorkingMemory(working_capacity, working_ttl_minutes)
         self.model = model
         self.max_memories = max_memories
-        self.min_similarity = min_similarity
+        self.min_similarity = (
+            MIN_SIMILARITY_BY_EMBEDDER.get(self.embedder.name, DEFAULT_MIN_SIMILARITY)
+            if min_similarity is None
+            else min_similarity
+        )
         self.max_search_limit = max_search_limit
         self.max_query_chars = max_query_chars
         self.exclusive_predicates = frozenset(exclusive_predicates)

@@ -117,22 +117,28 @@ class SkillLibrary:
         (subscribers are called then)."""
         if self._remote_listed and not force:
             return False
+        # Set first: a change reported while listing (a server too slow to list is reported so)
+        # makes the next run list again.
+        self._remote_listed = True
         found: dict[str, RemoteSkill] = {}
         warnings: list[str] = []
-        for source in self._remote_sources:
-            for info in await source.skills():
-                skill = RemoteSkill.of(info, source)
-                problem = _remote_name_problem(info.name)
-                if problem is not None:
-                    warnings.append(f"remote {skill.where} is left out: its name {problem}")
-                elif skill.name in self._skills or skill.name in found:
-                    warnings.append(
-                        f"remote {skill.where} is left out: a skill named {skill.name!r} is "
-                        "already in the library"
-                    )
-                elif self.allow is None or skill.name in self.allow:
-                    found[skill.name] = skill
-        self._remote_listed = True
+        try:
+            listed = [(s, info) for s in self._remote_sources for info in await s.skills()]
+        except BaseException:
+            self._remote_listed = False
+            raise
+        for source, info in listed:
+            skill = RemoteSkill.of(info, source)
+            problem = _remote_name_problem(info.name)
+            if problem is not None:
+                warnings.append(f"remote {skill.where} is left out: its name {problem}")
+            elif skill.name in self._skills or skill.name in found:
+                warnings.append(
+                    f"remote {skill.where} is left out: a skill named {skill.name!r} is "
+                    "already in the library"
+                )
+            elif self.allow is None or skill.name in self.allow:
+                found[skill.name] = skill
         for warning in warnings:
             logger.warning("%s", warning)
         remote = dict(sorted(found.items()))

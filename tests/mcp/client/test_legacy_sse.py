@@ -6,10 +6,13 @@ Streamable HTTP, gets 405 for its POST and connects again over SSE, as hosts do.
 
 from __future__ import annotations
 
+import pytest
+
 from toolweave.mcp import MCPClient
 from toolweave.mcp.client._sse_legacy import LegacySSETransport
 from toolweave.mcp.client.config import load_config
 from toolweave.mcp.client.manager import MCPManager
+from toolweave.mcp.shared.errors import MCPError
 
 
 async def test_sse_client_calls_tools_and_reads_resources(sdk_sse_url: str) -> None:
@@ -49,3 +52,17 @@ async def test_manager_from_configs_of_both_shapes(sdk_sse_url: str) -> None:
         assert {"Legacy_SSE__add", "auto__add"} <= names
         tool = manager.find("Legacy_SSE__add")
         assert tool is not None
+
+
+async def test_an_event_over_max_message_bytes_closes_the_stream(sdk_sse_url: str) -> None:
+    """The legacy stream carries every answer, so one event longer than `max_message_bytes`
+    (here the SDK server's echo of 200,000 characters) closes it, naming the setting, instead
+    of being buffered however long it grows."""
+    bound = 65_536
+    async with MCPClient.http(sdk_sse_url, name="bounded", max_message_bytes=bound) as client:
+        assert isinstance(client.transport, LegacySSETransport)
+        fits = await client.call_tool("echo", {"text": "短" * 1000})
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("echo", {"text": "x" * 200_000})
+    assert fits.content[0].text == "短" * 1000  # type: ignore[union-attr]
+    assert f"longer than max_message_bytes ({bound} bytes)" in str(refused.value)

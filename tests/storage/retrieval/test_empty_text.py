@@ -4,11 +4,13 @@ while the embedder is down and after a restart."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.outage_embedder import NO_WAIT, Endpoint, endpoint, spec
 from tests.storage.retrieval.test_index import CountingEmbedder, ids
-from toolweave.storage.retrieval import Record
+from toolweave.storage.retrieval import PostgresQdrantIndex, Record
 
 from .conftest import IndexFactory
 
@@ -72,3 +74,30 @@ async def test_while_the_embedder_is_down_only_records_with_text_miss_a_vector(
     assert await index.reembed() == 2
     assert await index.missing_vectors() == 0
     assert await ids(index, CAT, collection="chunks", mode="vector", limit=1) == ["cat"]
+
+
+async def test_empty_rows_an_older_version_left_unvectored_are_owed_nothing(
+    postgres_dsn: str, tmp_path: Path
+) -> None:
+    """Rows of empty text an older version left unvectored (a knowledge base's document
+    records written during an embedder outage, their text emptied since): Postgres owes them no
+    vector, as SQLite (which has no such flag) does not, at open and after."""
+    import psycopg
+
+    embedder = CountingEmbedder()
+
+    def opened() -> PostgresQdrantIndex:
+        return PostgresQdrantIndex(
+            postgres_dsn, embedder, qdrant_path=str(tmp_path), name="old_empty"
+        )
+
+    index = opened()
+    await index.write(MIXED)
+    async with await psycopg.AsyncConnection.connect(postgres_dsn, autocommit=True) as conn:
+        await conn.execute("UPDATE old_empty SET vectored = false WHERE text = ''")
+    assert await index.missing_vectors() == 0 and await index.reembed() == 0
+    await index.close()
+    reopened, calls = opened(), embedder.calls
+    assert await reopened.missing_vectors() == 0 and await reopened.reembed() == 0
+    assert embedder.calls == calls
+    await reopened.close()

@@ -189,6 +189,28 @@ def test_a_chinese_query_over_english_records_takes_the_weight_of_an_english_one
     assert crossed_weight(0.1, LONG_CHINESE, chinese, english, WEIGHTS) == 0.1
 
 
+def test_an_embedder_that_crosses_languages_sets_its_own_crossed_weight() -> None:
+    """`FusionWeights.crossed` replaces both cross-script rules (either direction, any length);
+    a query over records of its own script keeps its weight."""
+    crossing = FusionWeights(latin=0.2, cjk=0.3, long_latin=0.7, crossed=0.9)
+    english = [
+        IndexHit(Record(f"e{i}", f"Bart flew a kite on day {i}"), 0.5, vector_score=0.5)
+        for i in range(CROSS_SCRIPT_DEPTH)
+    ]
+    chinese = [
+        IndexHit(Record(f"z{i}", f"第{i}天 Bart 放了风筝"), 0.5, vector_score=0.5)
+        for i in range(CROSS_SCRIPT_DEPTH)
+    ]
+    for query in (LONG_CHINESE, "Bart 放风筝了吗"):
+        assert crossed_weight(0.3, query, [], english, crossing) == 0.9
+        assert crossed_weight(0.3, query, [], chinese, crossing) == 0.3
+    assert crossed_weight(0.2, "Did Bart fly a kite?", [], chinese, crossing) == 0.9
+    assert crossed_weight(0.2, "Did Bart fly a kite?", [], english, crossing) == 0.2
+    assert FusionWeights.from_json(crossing.to_json()) == crossing
+    with pytest.raises(ConfigError, match=r"FusionWeights.crossed must be a number from 0 to 1"):
+        FusionWeights(latin=0.1, cjk=0.1, crossed=2.0)
+
+
 def test_weights_are_checked_and_depend_on_the_query_script() -> None:
     weights = FusionWeights(latin=0.3, cjk=0.0)
     assert weights.for_query("budget review") == 0.3

@@ -41,7 +41,8 @@ class GatewayProvider:
         self.config = config
         # Validated now (a config mistake stops `toolweave serve` at once), connected later.
         # A downstream server's elicitations go to the client whose call caused them; a call
-        # waiting for a 2026 caller's next round is held (`max_held_calls`, `held_call_ttl`).
+        # waiting for a 2026 caller's next round is held (`max_held_calls`,
+        # `max_held_calls_per_client`, `held_call_ttl`).
         self.manager: MCPManager = MCPManager.from_config(
             {"mcpServers": config.mcp_servers},
             workspace=config.workspace,
@@ -49,6 +50,7 @@ class GatewayProvider:
                 "forward_questions": True,
                 "max_held_calls": config.max_held_calls,
                 "held_call_ttl": config.held_call_ttl,
+                "max_held_calls_per_client": config.max_held_calls_per_client,
             },
         )
 

@@ -13,7 +13,7 @@ files the server opens. `notes` publishes the `note` tool over a `NoteStore` in
 [kb]
 paths = ["docs"]          # files and folders to ingest and watch (relative to this file)
 namespace = "default"
-embedder = "auto"         # auto (WordLlama), minilm, hash, openai-compat:<url>#<model>
+embedder = "auto"         # auto (WordLlama), minilm, e5, use, hash, openai-compat:<url>#<model>
 watch = true              # re-ingest [kb].paths on change
 model = ""                # e.g. "openai:gpt-4o-mini": enables kb ask and mqe/hyde
 max_docs = 10000

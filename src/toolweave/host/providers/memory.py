@@ -9,7 +9,7 @@ the Python API to delete.
 
 ```toml
 [memory]
-embedder = "auto"         # auto (WordLlama), minilm, hash[:dim] or openai-compat:<url>#<model>
+embedder = "auto"         # auto (WordLlama), minilm, e5, use, hash[:dim], openai-compat:...
 
 [memory.embed_retry]      # a failing embedder (the same table exists as [kb.embed_retry])
 attempts = 3              # tries of one embedding call before search falls back to keywords

@@ -439,6 +439,7 @@ class HTTPTransport:
             auth=self.auth,
             timeout=self.timeout,
             name=self.name,
+            max_message_bytes=self.max_message_bytes,
         )
 
     # -- shutdown -------------------------------------------------------------------------------

@@ -4,7 +4,9 @@ As the official SDK's `sse_client`: a GET opens an event stream whose first `end
 names the URL to POST messages to (resolved against the stream's URL, and refused unless it
 has the same scheme, host and port, so a server cannot send our messages elsewhere); every
 server message then arrives as a `message` event on that stream, and each POST is only
-acknowledged (202). The stream ending closes the connection, as a stdio server exiting does.
+acknowledged (202). The stream ending closes the connection, as a stdio server exiting does;
+so does an event longer than `max_message_bytes` (64 MiB by default, as the Streamable HTTP
+transport's bound), which cannot be skipped without reading it whole.
 `HTTPTransport` switches to this transport by itself when a url ending in `/sse` answers 405
 to the Streamable HTTP POST.
 """
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 from toolweave._sse import SSEDecoder
+from toolweave.mcp.client._stdio import DEFAULT_MAX_LINE_BYTES
 from toolweave.mcp.shared.errors import INTERNAL_ERROR, JSONRPCError, MCPConnectionClosed, MCPError
 from toolweave.mcp.shared.jsonrpc import decode, encode
 
@@ -44,8 +47,10 @@ class LegacySSETransport:
         auth: httpx.Auth | None = None,
         timeout: float = 30.0,
         name: str | None = None,
+        max_message_bytes: int = DEFAULT_MAX_LINE_BYTES,
     ) -> None:
         self.url = url
+        self.max_message_bytes = max_message_bytes
         self.extra_headers = dict(headers or {})
         self.auth = auth
         self.timeout = timeout
@@ -105,6 +110,13 @@ class LegacySSETransport:
                         self._set_endpoint(endpoint, data.strip())
                     elif event in ("", "message") and data.strip():
                         self._deliver(data)
+                if decoder.pending > self.max_message_bytes:  # one event that never ends
+                    reason = (
+                        f"the SSE stream from {self.url} sent an event longer than "
+                        f"max_message_bytes ({self.max_message_bytes} bytes); the stream is "
+                        "closed (raise max_message_bytes to accept it)"
+                    )
+                    break
         except asyncio.CancelledError:
             raise
         except Exception as exc:

@@ -24,6 +24,7 @@ from toolweave.mcp.client.models import MCPToolInfo
 from toolweave.mcp.client.upstream import (
     DEFAULT_HELD_CALL_TTL,
     DEFAULT_MAX_HELD_CALLS,
+    DEFAULT_MAX_HELD_CALLS_PER_CLIENT,
     CallerRoutes,
 )
 from toolweave.mcp.shared.constants import (
@@ -71,8 +72,8 @@ class MCPClient(ServerFeatures):
     protocol or transport failure and `MCPTimeout` when the server does not answer in time.
     `forward_questions=True` (a gateway's downstream clients) sends the elicitations a call's
     server asks to the caller the call runs for (`toolweave.mcp.client.upstream`), holding at
-    most `max_held_calls` calls open between a 2026 caller's rounds, each for at most
-    `held_call_ttl` seconds.
+    most `max_held_calls` calls open between a 2026 caller's rounds (`max_held_calls_per_client`
+    for one caller), each for at most `held_call_ttl` seconds.
     """
 
     def __init__(
@@ -92,6 +93,7 @@ class MCPClient(ServerFeatures):
         forward_questions: bool = False,
         max_held_calls: int = DEFAULT_MAX_HELD_CALLS,
         held_call_ttl: float = DEFAULT_HELD_CALL_TTL,
+        max_held_calls_per_client: int = DEFAULT_MAX_HELD_CALLS_PER_CLIENT,
     ) -> None:
         if protocol_mode not in ("auto", "modern", "legacy"):
             raise ValueError(
@@ -124,7 +126,9 @@ class MCPClient(ServerFeatures):
             elicitation_handler,
             roots,
             logging.getLogger(f"toolweave.mcp.server.{self.name}"),
-            CallerRoutes(max_held_calls, held_call_ttl) if forward_questions else None,
+            CallerRoutes(max_held_calls, held_call_ttl, max_held_calls_per_client)
+            if forward_questions
+            else None,
         )
         self.tools_version = 0
 

@@ -15,6 +15,7 @@ zero servers, so a typo in a path never silently leaves an agent without its too
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -36,6 +37,10 @@ _HTTP_URL = re.compile(r"^https?://[^/\s]+", re.IGNORECASE)
 _KINDS = {False: frozenset({"stdio"}), True: frozenset({"http", "streamable-http", "sse"})}
 _ENTRY_KEYS = frozenset({"command", "url", "serverUrl", "type"})
 _CONFIG_DIRS = frozenset({".vscode", ".cursor", ".claude", ".gemini", ".antigravitycli"})
+
+
+def _seconds(value: Any) -> float | None:
+    return float(value) if value is not None else None
 
 
 def server_prefix(name: str) -> str:
@@ -63,6 +68,8 @@ class ServerConfig:
     #: Seconds the server has to start and complete the handshake (`discover_timeout`; None:
     #: the client's default, generous enough for a server that takes 30 s to start).
     discover_timeout: float | None = None
+    #: Seconds the server has to list its skills (None: `MCPManager(skills_timeout=...)`).
+    skills_timeout: float | None = None
     #: Pass the host's whole environment to this stdio server (default: a minimal safe subset).
     inherit_env: bool = False
     #: "sse" for the legacy HTTP+SSE transport, "http" for Streamable HTTP, None to decide by
@@ -112,12 +119,16 @@ class ServerConfig:
         cwd = raw.get("cwd")
         if cwd is not None and not isinstance(cwd, str):
             raise ConfigError(f"{where}.cwd must be a directory path string, not {cwd!r}")
-        timeout, discover_timeout = raw.get("timeout"), raw.get("discover_timeout")
-        for key, value in (("timeout", timeout), ("discover_timeout", discover_timeout)):
+        seconds = {key: raw.get(key) for key in ("timeout", "discover_timeout", "skills_timeout")}
+        for key, value in seconds.items():
             if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int | float) or value <= 0
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not 0 < value < math.inf  # NaN too (JSON and TOML both can spell it)
             ):
-                raise ConfigError(f"{where}.{key} must be a positive number of seconds")
+                raise ConfigError(
+                    f"{where}.{key} must be a positive finite number of seconds, not {value!r}"
+                )
         inherit_env = raw.get("inherit_env", False)
         if not isinstance(inherit_env, bool):
             raise ConfigError(f"{where}.inherit_env must be true or false, not {inherit_env!r}")
@@ -132,8 +143,9 @@ class ServerConfig:
             cwd=cwd or None,
             url=url or None,
             headers=dict(headers),
-            timeout=float(timeout) if timeout is not None else None,
-            discover_timeout=float(discover_timeout) if discover_timeout is not None else None,
+            timeout=_seconds(seconds["timeout"]),
+            discover_timeout=_seconds(seconds["discover_timeout"]),
+            skills_timeout=_seconds(seconds["skills_timeout"]),
             inherit_env=inherit_env,
         )
 
@@ -159,6 +171,8 @@ class ServerConfig:
             out["timeout"] = self.timeout
         if self.discover_timeout is not None:
             out["discover_timeout"] = self.discover_timeout
+        if self.skills_timeout is not None:
+            out["skills_timeout"] = self.skills_timeout
         return out
 
     def make_client(self, timeout: float, **options: Any) -> MCPClient:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
@@ -22,6 +23,7 @@ from toolweave.mcp.client.config import ServerConfig, load_config
 from toolweave.mcp.client.config_values import InputAsker
 from toolweave.mcp.client.servers import TOOL_SEPARATOR, ServerState
 from toolweave.mcp.client.skills import (
+    DEFAULT_SKILLS_TIMEOUT,
     MAX_SKILL_FILE_BYTES,
     MCPSkill,
     list_skills,
@@ -63,13 +65,20 @@ class MCPManager:
         reconnect_delay: float = RECONNECT_DELAY,
         reconnect_max_delay: float = RECONNECT_MAX_DELAY,
         max_skill_file_bytes: int = MAX_SKILL_FILE_BYTES,
+        skills_timeout: float = DEFAULT_SKILLS_TIMEOUT,
     ) -> None:
         if max_skill_file_bytes < 1:
             raise ValueError(
                 f"max_skill_file_bytes must be a positive number of bytes, not "
                 f"{max_skill_file_bytes}"
             )
+        if not 0 < skills_timeout < math.inf:
+            raise ValueError(
+                f"skills_timeout must be a positive finite number of seconds, not "
+                f"{skills_timeout!r}"
+            )
         self.max_skill_file_bytes = max_skill_file_bytes
+        self.skills_timeout = skills_timeout
         self.reconnect_enabled = reconnect
         self.reconnect_delay = reconnect_delay
         self.reconnect_max_delay = reconnect_max_delay
@@ -276,16 +285,32 @@ class MCPManager:
 
     async def skills(self) -> list[MCPSkill]:
         """The skill catalogs (SEP-2640) of every connected server that offers them: level 1
-        only, nothing fetched; `load_skill` reads and verifies one when it is needed."""
-        found: list[MCPSkill] = []
-        for name, state in sorted(self.servers.items()):
-            if state.client is None or not state.connected:
-                continue
-            try:
-                found.extend(await list_skills(state.client))
-            except MCPError as exc:
-                logger.warning("MCP server %r: skills/list failed: %s", name, exc)
-        return found
+        only, nothing fetched; `load_skill` reads and verifies one when it is needed. The
+        servers are asked at once, each within its `skills_timeout`: one that fails or does not
+        answer in time is left out with a warning (and, when too slow, reported as changed, so
+        the next listing asks it again)."""
+        names = sorted(n for n, state in self.servers.items() if state.connected)
+        lists = await asyncio.gather(*(self._server_skills(name) for name in names))
+        return [skill for listed in lists for skill in listed]
+
+    async def _server_skills(self, name: str) -> list[MCPSkill]:
+        state = self.servers[name]
+        assert state.client is not None
+        timeout = state.config.skills_timeout or self.skills_timeout
+        try:
+            async with asyncio.timeout(timeout):
+                return await list_skills(state.client)
+        except TimeoutError:
+            logger.warning(
+                "MCP server %r: skills/list did not answer within skills_timeout (%g s); going "
+                "on without its skills, asked again at the next listing",
+                name,
+                timeout,
+            )
+            self._catalog_changed("resources")
+        except MCPError as exc:
+            logger.warning("MCP server %r: skills/list failed: %s", name, exc)
+        return []
 
     async def load_skill(self, skill: MCPSkill) -> str:
         """The verified `SKILL.md` of a listed skill (`SkillVerificationError` when its bytes,

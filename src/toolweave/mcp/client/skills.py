@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 
 MAX_SKILL_FILE_BYTES = 1_000_000
 """The largest skill file a client reads (by its listed size, then its real one)."""
+DEFAULT_SKILLS_TIMEOUT = 5.0
+"""Seconds one server has to list its skills (`MCPManager(skills_timeout=...)`, or
+`skills_timeout` in its `mcpServers` entry): an agent lists them before a run, which a slow
+server must not hold up by the whole request timeout."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,9 +29,11 @@ input-required result, and a nonce naming the held call is sealed in that result
 `requestState` (the call's `CallRounds.memo`). The retried round finds the held call by that
 nonce, answers its question and goes on with the same downstream call, so a downstream tool
 that changed something before asking does not do it again. At most `max_held_calls` calls are
-held, each for at most `held_call_ttl` seconds (then the downstream call is cancelled); a retry
-whose call is not held here (expired, or the state reached another replica) is refused, never
-run again.
+held, at most `max_held_calls_per_client` of them for one client (keyed by
+`toolweave.tools.clients.client_key`: its principal, else its address), so one client cannot
+fill the gateway for the others; each is held for at most `held_call_ttl` seconds (then the
+downstream call is cancelled). A retry whose call is not held here (expired, or the state
+reached another replica) is refused, never run again.
 The wait for the caller's answer is not the downstream server's work, so it does not count
 against the downstream request's timeout (`MCPClient(timeout=...)`, 30 s by default, restarted by
 progress): the request's `RequestClock` is stopped while a question is pending and restarts in
@@ -62,6 +64,7 @@ from toolweave.tools.clock import RequestClock
 __all__ = [
     "DEFAULT_HELD_CALL_TTL",
     "DEFAULT_MAX_HELD_CALLS",
+    "DEFAULT_MAX_HELD_CALLS_PER_CLIENT",
     "FORWARDED_METHODS",
     "HELD_MEMO_KEY",
     "Caller",
@@ -89,6 +92,8 @@ FORWARDED_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "
 
 DEFAULT_MAX_HELD_CALLS = 100
 """Most downstream calls one forwarding client holds open for their caller's next round."""
+DEFAULT_MAX_HELD_CALLS_PER_CLIENT = 10
+"""Most of them held for one upstream client (its `client_key`)."""
 DEFAULT_HELD_CALL_TTL = 600.0
 """Seconds a held downstream call waits for its caller's next round before it is cancelled."""
 HELD_MEMO_KEY = "gateway.held"
@@ -100,16 +105,20 @@ _KEY_PREFIX = "forwarded"
 class _Upstream:
     caller: Caller
     rounds: CallRounds | None
+    client: str
 
 
 _CALLER: ContextVar[_Upstream | None] = ContextVar("toolweave_mcp_caller", default=None)
 
 
 @contextmanager
-def asking_caller(caller: Caller | None, rounds: CallRounds | None = None) -> Iterator[None]:
+def asking_caller(
+    caller: Caller | None, rounds: CallRounds | None = None, client: str = ""
+) -> Iterator[None]:
     """Run the calls made inside with `caller` as where their server's questions go; `rounds`
-    (the upstream call's, in the 2026 era) is where a held call's nonce is kept."""
-    token = _CALLER.set(_Upstream(caller, rounds) if caller is not None else None)
+    (the upstream call's, in the 2026 era) is where a held call's nonce is kept, and `client`
+    (the caller's `client_key`) whose share of `max_held_calls_per_client` a held call takes."""
+    token = _CALLER.set(_Upstream(caller, rounds, client) if caller is not None else None)
     try:
         yield
     finally:
@@ -129,6 +138,7 @@ class _Call:
     """One downstream call in flight for a caller; it outlives an upstream round when held."""
 
     caller: Caller
+    client: str
     clock: RequestClock = field(default_factory=RequestClock)
     """The downstream request's timeout clock, stopped while a question waits for a person."""
     paused: asyncio.Event = field(default_factory=asyncio.Event)
@@ -153,19 +163,26 @@ _ENTRY: ContextVar[_Call | None] = ContextVar("toolweave_mcp_call", default=None
 
 class CallerRoutes:
     """One forwarding client's calls in flight, where their questions go, and the calls held
-    between two rounds of their caller (at most `max_held_calls`, each `held_call_ttl` s)."""
+    between two rounds of their caller (at most `max_held_calls`, `max_held_calls_per_client`
+    of them for one upstream client, each `held_call_ttl` s)."""
 
     def __init__(
         self,
         max_held_calls: int = DEFAULT_MAX_HELD_CALLS,
         held_call_ttl: float = DEFAULT_HELD_CALL_TTL,
+        max_held_calls_per_client: int = DEFAULT_MAX_HELD_CALLS_PER_CLIENT,
     ):
         if max_held_calls < 0 or not 0 < held_call_ttl < math.inf:  # nan: a NaN timer deadline
             raise ValueError(
                 "max_held_calls must be >= 0 and held_call_ttl a finite number of seconds > 0, "
                 f"not {max_held_calls!r} and {held_call_ttl!r}"
             )
+        if max_held_calls_per_client < 0:
+            raise ValueError(
+                f"max_held_calls_per_client must be >= 0, not {max_held_calls_per_client!r}"
+            )
         self.max_held_calls = max_held_calls
+        self.max_held_calls_per_client = max_held_calls_per_client
         self.held_call_ttl = held_call_ttl
         self._calls: list[_Call] = []
         self._held: OrderedDict[str, _Held] = OrderedDict()
@@ -192,7 +209,7 @@ class CallerRoutes:
                 _drop(entry, call)
                 raise
         else:
-            entry = _Call(caller.caller)
+            entry = _Call(caller.caller, caller.client)
             token = _ENTRY.set(entry)  # a 2026 downstream's questions are asked in `call`
             try:
                 call = asyncio.ensure_future(send(clock=entry.clock))
@@ -273,12 +290,15 @@ class CallerRoutes:
                 question.answer.set_result(answer)
 
     def _hold(self, entry: _Call, call: asyncio.Future[dict[str, Any]]) -> str:
-        if len(self._held) >= self.max_held_calls:
+        mine = sum(1 for held in self._held.values() if held.entry.client == entry.client)
+        if len(self._held) >= self.max_held_calls or mine >= self.max_held_calls_per_client:
             _drop(entry, call)
             raise JSONRPCError(
                 INTERNAL_ERROR,
                 f"the gateway already holds {len(self._held)} downstream calls waiting for their "
-                f"callers' answers (max_held_calls = {self.max_held_calls}); try again later",
+                f"callers' answers (max_held_calls = {self.max_held_calls}), {mine} of them "
+                f"yours (max_held_calls_per_client = {self.max_held_calls_per_client}); answer "
+                "or abandon those, or try again later",
             )
         nonce = secrets.token_urlsafe(16)
         expiry = asyncio.get_running_loop().call_later(self.held_call_ttl, self._expire, nonce)

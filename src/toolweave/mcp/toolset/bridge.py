@@ -28,6 +28,7 @@ from toolweave.mcp.shared.constants import (
 from toolweave.mcp.shared.errors import MCPError
 from toolweave.tools.base import ToolAnnotations
 from toolweave.tools.calls import call_rounds
+from toolweave.tools.clients import client_key
 from toolweave.tools.context import ToolContext
 from toolweave.tools.errors import ToolCancelled
 from toolweave.tools.permissions import Permission
@@ -147,7 +148,7 @@ class MCPTool:
         # Its server's questions go to the caller; a retried round goes on with a held call.
         caller = ctx.extras.get(CALLER_EXTRA)
         timed = _TimedCaller(caller, ctx) if caller is not None else None
-        with asking_caller(timed, call_rounds(ctx)):
+        with asking_caller(timed, call_rounds(ctx), client_key(ctx)):
             call = asyncio.ensure_future(
                 self.client.call_tool(self.remote_name, args, on_progress=on_progress)
             )

@@ -7,9 +7,11 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
-from toolweave.storage.retrieval._pg_bm25 import TEXT_CONFIG, tsvector_words
+from toolweave.storage.retrieval._pg_bm25 import TEXT_CONFIG, TEXT_CONFIG_SQL, tsvector_words
+from toolweave.storage.retrieval._pg_postings import count_writes_sql
 from toolweave.storage.retrieval.index import RANGE_OPERATORS, Where, check_where
 
 _POINT_NAMESPACE = uuid.UUID("5b0e7f1c-8a52-4a59-9d0b-2f6f1c0f7a11")
@@ -76,6 +78,61 @@ def qdrant_filter(collection: str, where: Where | None) -> Any:
         else:
             must.append(models.FieldCondition(key=key, range=models.Range(**{op: float(value)})))
     return models.Filter(must=must)
+
+
+async def nearest_points(
+    qdrant: Any,
+    name: str,
+    vector: Any,
+    limit: int,
+    collection: str,
+    where: Where | None,
+    alone: bool,
+) -> list[Any]:
+    """The `limit` points of `collection` nearest `vector` that pass `where`, best first. With
+    `alone` (the table was seen holding no other collection, `where` is None) Qdrant is asked
+    without a filter (its local mode checks a filter in Python on every point), and again with
+    one if another collection's point came back."""
+    asked = [float(x) for x in vector]
+    if alone:
+        response = await qdrant.query_points(
+            name, query=asked, limit=limit, with_payload=["id", "collection"]
+        )
+        if all(p.payload["collection"] == collection for p in response.points):
+            return list(response.points)
+    response = await qdrant.query_points(
+        name,
+        query=asked,
+        query_filter=qdrant_filter(collection, where),
+        limit=limit,
+        with_payload=["id"],
+    )
+    return list(response.points)
+
+
+async def create_tables(conn: Any, t: str, indexed_fields: Sequence[str]) -> None:
+    """Table `t` (records), `<t>_meta`, their indexes, the text configuration and the write
+    counter's trigger, where missing (inside the caller's transaction)."""
+    await conn.execute(
+        f"CREATE TABLE IF NOT EXISTS {t}_meta (key text PRIMARY KEY, value text NOT NULL)"
+    )
+    await conn.execute(
+        f"""CREATE TABLE IF NOT EXISTS {t} (
+            collection text NOT NULL, id text NOT NULL, text text NOT NULL,
+            payload jsonb NOT NULL, words tsvector NOT NULL,
+            PRIMARY KEY (collection, id))"""
+    )
+    await conn.execute(
+        f"ALTER TABLE {t} ADD COLUMN IF NOT EXISTS vectored boolean NOT NULL DEFAULT true"
+    )
+    await conn.execute(f"CREATE INDEX IF NOT EXISTS {t}_words_idx ON {t} USING gin (words)")
+    await conn.execute(TEXT_CONFIG_SQL)
+    for statement in count_writes_sql(t):
+        await conn.execute(statement)
+    for f in indexed_fields:
+        await conn.execute(
+            f"CREATE INDEX IF NOT EXISTS {t}_by_{f} ON {t} (collection, (payload->'{f}'))"
+        )
 
 
 async def reindex_words(conn: Any, t: str) -> None:

@@ -10,65 +10,36 @@ meanwhile, by a thread that yields to searches (`yield_to_searches`: searches du
 took 14.7-17.3 ms p50 beside it at full priority, 5.6-6.6 ms at nice 19); then
 `Postings.adopt` takes them on the index's thread, unless a write came in between (then it
 reads again). An in-memory database has no second connection: its words are read as queries
-ask for them.
+ask for them. The loop of reads is `_warm.PostingsReader`, shared with Postgres.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import sqlite3
 import threading
 
 from toolweave.storage.retrieval._background import yield_to_searches
 from toolweave.storage.retrieval._sqlite_bm25 import Postings, Snapshot, read_postings
+from toolweave.storage.retrieval._warm import PostingsReader
 from toolweave.storage.sqlite import SQLiteDatabase
 
-log = logging.getLogger(__name__)
 
-
-class PostingsWarmer:
+class PostingsWarmer(PostingsReader):
     """The background reads of one index's postings (`postings`, kept on `db`'s thread)."""
 
     def __init__(self, db: SQLiteDatabase, postings: Postings) -> None:
+        super().__init__(postings.name)
         self.db = db
         self.postings = postings
-        self._task: asyncio.Task[int] | None = None
-        self._again = False
-        self._failed = False
-        self._stop = threading.Event()
 
-    def soon(self) -> None:
-        """Start a read unless one runs, the postings are all held, or the file is in memory."""
-        if self._stop.is_set() or self._failed or self.postings.whole or self.db.path == ":memory:":
-            return
-        if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._read())
-        else:  # a write may have come after the read under way began: read again after it
-            self._again = True
+    def needed(self) -> bool:
+        return not self.postings.whole and self.db.path != ":memory:"
 
-    async def wait(self) -> int:
-        """Read now if needed (or wait for the read under way); the postings held then."""
-        self.soon()
-        if self._task is not None:
-            await asyncio.shield(self._task)
+    async def held(self) -> int:
         return await self.db.run(self.postings.held)
 
-    async def close(self) -> None:
-        """Stop a read under way (at its next batch) and wait for it."""
-        self._stop.set()
-        if self._task is not None:
-            await asyncio.gather(self._task, return_exceptions=True)
-
-    async def _read(self) -> int:
-        while True:
-            self._again = False
-            held = await self._read_once()
-            if self.postings.whole or not self._again or self._stop.is_set():
-                return held
-
-    async def _read_once(self) -> int:
-        postings, stop = self.postings, self._stop
+    async def read_once(self, stop: threading.Event) -> bool:
+        postings = self.postings
         try:
             reader = SQLiteDatabase(self.db.path, read_only=True)
             try:
@@ -77,13 +48,13 @@ class PostingsWarmer:
                 )
             finally:
                 await reader.close()
-        except sqlite3.Error as error:  # searches read their words themselves from now on
-            log.warning("reading the postings of %s ahead failed: %s", postings.name, error)
-            self._failed = True
-            return 0
+        except sqlite3.Error as error:
+            self.failed(error)
+            return True
         if snapshot is None or stop.is_set():
-            return 0
-        return await self.db.run(lambda conn: postings.adopt(conn, snapshot))
+            return True
+        await self.db.run(lambda conn: postings.adopt(conn, snapshot))
+        return postings.whole
 
 
 def _read_behind_searches(

@@ -63,8 +63,8 @@ class IndexSettings:
     `hnsw_threshold` stored vectors on, the embedded backend searches an HNSW graph instead of
     the exact scan (None: always exact; Qdrant always searches its own graph).
     `max_query_terms` bounds the distinct words one keyword search scores, on both backends.
-    `postings_kept` bounds the word postings the embedded backend keeps in memory, read ahead in
-    the background (`DEFAULT_POSTINGS_KEPT`).
+    `postings_kept` bounds the word postings the index keeps in memory, read ahead in the
+    background, on both backends (`DEFAULT_POSTINGS_KEPT`).
     `embed_retry` is how a failing embedder is retried before the index stores and searches by
     keywords only (`EmbedRetry`).
     """
@@ -148,6 +148,7 @@ def open_index(
         indexed_fields=indexed_fields,
         max_query_terms=settings.max_query_terms,
         embed_retry=settings.embed_retry,
+        postings_kept=settings.postings_kept,
     )
 
 

