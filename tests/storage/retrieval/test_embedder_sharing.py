@@ -8,18 +8,24 @@ import weakref
 
 import pytest
 
-from toolweave.storage.retrieval.embedders import load_embedder
+from toolweave.storage.retrieval.embedders import HashEmbedder, _shared_model, load_embedder
 
 
 @pytest.mark.parametrize("spec", ["wordllama", "minilm", "e5", "use"])
-def test_a_local_model_is_shared_while_held_and_freed_after(spec: str) -> None:
-    first = load_embedder(spec)
-    assert load_embedder(spec) is first
-    # Nothing but its holders keeps it alive: the loader does not pin 100 MB for good.
+def test_a_local_model_is_shared(spec: str) -> None:
+    assert load_embedder(spec) is load_embedder(spec)
+
+
+def test_the_loader_does_not_keep_a_model_alive() -> None:
+    # A spec no other test loads: once its holders let go, the model is freed and the next
+    # caller gets a new one (the loader does not pin 100 MB for good).
+    first = _shared_model("sharing-test", lambda: HashEmbedder(8))
+    assert _shared_model("sharing-test", lambda: HashEmbedder(8)) is first
     held = weakref.ref(first)
     del first
     gc.collect()
     assert held() is None
+    assert isinstance(_shared_model("sharing-test", lambda: HashEmbedder(8)), HashEmbedder)
 
 
 def test_auto_and_wordllama_are_one_model() -> None:
