@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -339,20 +340,21 @@ class MemoryManager:
             since=to_datetime(since, field="since") if since is not None else None,
             until=period_end(until) if until is not None else None,
         )
-        graph = await self.graph() if "semantic" in types else None
-        return await search_memories(
-            self,
-            query,
-            limit=limit,
-            types=types,
-            min_importance=min_importance,
-            explain=explain,
-            as_of=moment,
-            modality=_codec.check_modality(modality) if modality else None,
-            graph=graph,
-            mode=mode,
-            period=period,
-        )
+        with self.index.search_gate or nullcontext():  # background work waits for all of it
+            graph = await self.graph() if "semantic" in types else None
+            return await search_memories(
+                self,
+                query,
+                limit=limit,
+                types=types,
+                min_importance=min_importance,
+                explain=explain,
+                as_of=moment,
+                modality=_codec.check_modality(modality) if modality else None,
+                graph=graph,
+                mode=mode,
+                period=period,
+            )
 
     async def related(self, entity: str, depth: int = 1) -> list[Relation]:
         """Relations of current semantic facts within `depth` hops of `entity`."""

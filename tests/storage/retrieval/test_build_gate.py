@@ -1,5 +1,6 @@
 """The graph builder waits for the index's searches in flight before each chunk (`SearchGate`
-in `_background`), at most `BUILD_DEFER_MAX` per chunk, and a close wakes it.
+in `_background`), at most `DEFER_MAX` per chunk, and a close wakes it; the postings read ahead
+waits the same way before each step.
 
 A search is held in flight by a gate around the real `LiveVectors.search` (the vector side of
 `SQLiteTextIndex.search`, inside the whole search call the builder waits for).
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from toolweave.storage.retrieval import Record, SQLiteTextIndex, _live_vectors
+from toolweave.storage.retrieval import Record, SQLiteTextIndex, _background, _live_vectors
 from toolweave.storage.retrieval._background import SearchGate
 from toolweave.storage.retrieval.hnsw import HNSWVectors
 
@@ -55,7 +56,7 @@ async def below_threshold(
 ) -> SQLiteTextIndex:
     """An index one record short of building its graph, its vectors loaded; its builder will
     wait at most `defer` seconds before a chunk."""
-    monkeypatch.setattr(_live_vectors, "BUILD_DEFER_MAX", defer)
+    monkeypatch.setattr(_background, "DEFER_MAX", defer)
     index = SQLiteTextIndex(path, "hash:64", hnsw_threshold=ROWS)
     await index.write([Record(f"r{n}", text(n)) for n in range(ROWS - 1)])
     await index.search(text(5), limit=1, mode="vector")
@@ -97,7 +98,7 @@ async def test_the_build_completes_under_searches_that_never_stop(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """One search held for the whole build and a loop of others beside it: the gate is never
-    idle, and every chunk goes ahead after `BUILD_DEFER_MAX`."""
+    idle, and every chunk goes ahead after `DEFER_MAX`."""
     index = await below_threshold(tmp_path / "busy.db", monkeypatch, 0.001)
     gate = index.vectors.gate
     hold = HeldSearch(index, monkeypatch)
@@ -132,3 +133,68 @@ async def test_close_during_a_held_build_returns(
         await index.close()  # the stop wakes the builder's wait
         assert not builder.is_alive()
         assert index.vectors.current is None and not index.vectors.building
+
+
+async def reopened(path: Path) -> SQLiteTextIndex:
+    """An index of `ROWS` records, opened again: its postings are not held yet."""
+    index = SQLiteTextIndex(path, "hash:64")
+    await index.write([Record(f"r{n}", text(n)) for n in range(ROWS)])
+    await index.close()
+    return SQLiteTextIndex(path, "hash:64")
+
+
+async def test_the_postings_reader_waits_for_the_searches_in_flight(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_background, "DEFER_MAX", FOREVER)
+    index = await reopened(tmp_path / "read.db")
+    gate = index.vectors.gate
+    with gate:  # a search in flight
+        read = asyncio.create_task(index.warm_postings())
+        await asyncio.to_thread(wait_deferred, gate, 1)
+        assert not read.done() and not index._postings.whole
+    assert await read > ROWS  # released: it read every word
+    assert index._postings.whole
+    hits = await index.keyword_search(text(11), limit=1)
+    assert [hit.record.id for hit in hits] == ["r11"]
+    await index.close()
+
+
+async def test_close_during_a_held_read_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_background, "DEFER_MAX", FOREVER)
+    index = await reopened(tmp_path / "close-read.db")
+    gate = index.vectors.gate
+    with gate:
+        read = asyncio.create_task(index.warm_postings())
+        await asyncio.to_thread(wait_deferred, gate, 1)
+        await index.close()  # the stop wakes the reader's wait
+        await read
+        assert not index._postings.whole
+
+
+async def test_a_memory_search_holds_the_gate_for_its_whole_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The memory manager scores, reads linked facts and ranks after the index's search: the
+    builder must not start a chunk in between, so the gate spans the manager's whole call."""
+    from toolweave.memory import MemoryManager, _search
+
+    manager = MemoryManager(tmp_path / "memory.db", embedder="hash:64")
+    await manager.add("Alice likes green tea", "semantic")
+    await manager.add("Bob drinks green tea every morning", "episodic")
+    gate = manager.index.search_gate
+    assert gate is not None
+    in_flight: list[int] = []
+    original = _search._score
+
+    def scored(*args: Any) -> Any:
+        in_flight.append(gate.searching)
+        return original(*args)
+
+    monkeypatch.setattr(_search, "_score", scored)
+    hits = await manager.search("green tea", memory_types=["semantic", "episodic"])
+    assert len(hits) == 2 and in_flight == [1, 1]
+    assert gate.searching == 0
+    await manager.close()

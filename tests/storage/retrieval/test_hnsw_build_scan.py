@@ -1,10 +1,10 @@
-"""Searches during a background HNSW build: the int8 scan of the build's snapshot, rescored
-exactly, plus an exact scan of the rows written since, find what an exact scan finds, at every
-step of the build.
+"""Searches during a background HNSW build: the graph built so far for the snapshot's slots it
+holds, the int8 scan of the others, both rescored exactly, plus an exact scan of the rows
+written since, find what an exact scan finds, at every step of the build.
 
 Only `SQLiteTextIndex` has the in-memory HNSW path (`PostgresQdrantIndex` leaves vector
 search to Qdrant), so these tests run on SQLite alone. The build is held between its chunks
-(a gate around the real `HNSWVectors.add`, on the builder's thread only) so that every
+(in place of its wait for the searches in flight, on the builder's thread only) so that every
 moment of it is searched, including writes committed in the middle of it.
 """
 
@@ -14,14 +14,14 @@ import asyncio
 import queue
 import threading
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 
 from toolweave.storage.retrieval import Record, SQLiteTextIndex, _live_vectors
-from toolweave.storage.retrieval._live_vectors import LiveVectors
-from toolweave.storage.retrieval.hnsw import HNSW_BUILD_THREADS, HNSWVectors
+from toolweave.storage.retrieval._background import SearchGate
+from toolweave.storage.retrieval._live_vectors import scanned_search
+from toolweave.storage.retrieval.hnsw import HNSWVectors
 from toolweave.storage.retrieval.vectors import QuantizedSlots, VectorMatrix
 
 ROWS = 2_400
@@ -56,21 +56,21 @@ async def exact_ids(index: SQLiteTextIndex, query: str, limit: int) -> list[str]
 
 @pytest.fixture
 def gated(monkeypatch: pytest.MonkeyPatch) -> tuple[queue.Queue[str], threading.Semaphore]:
-    """Each chunk the builder thread adds reports itself, then waits for one release (not the
-    replay at takeover, which runs holding the lock searches take)."""
+    """Before each chunk the builder thread reports itself, then waits for one release (in
+    place of its wait for the searches in flight, so searches are free to run meanwhile)."""
     monkeypatch.setattr(_live_vectors, "_BUILD_CHUNK", CHUNK)
     arrived: queue.Queue[str] = queue.Queue()
     go = threading.Semaphore(0)
-    original_add = HNSWVectors.add
+    original_wait = SearchGate.wait_idle
 
-    def gated_add(self: HNSWVectors, *args: Any, **kwargs: Any) -> None:
-        chunk = kwargs.get("threads") == HNSW_BUILD_THREADS
-        if chunk and threading.current_thread().name == "toolweave-hnsw":
-            arrived.put("add")
-            go.acquire()
-        original_add(self, *args, **kwargs)
+    def gated_wait(self: SearchGate, stop: threading.Event) -> None:
+        if threading.current_thread().name != "toolweave-hnsw":
+            return original_wait(self, stop)
+        arrived.put("add")
+        go.acquire()
+        return None
 
-    monkeypatch.setattr(HNSWVectors, "add", gated_add)
+    monkeypatch.setattr(SearchGate, "wait_idle", gated_wait)
     return arrived, go
 
 
@@ -147,8 +147,11 @@ async def test_a_build_stopped_midway_drops_its_scan(
 
 
 def test_the_int8_scan_rescored_answers_as_the_exact_scan() -> None:
-    """On 3,000 random unit vectors in two collections, with rows removed and rows written
-    after the snapshot, the build-time search returns the exact top 10, scores included."""
+    """On 3,000 random unit vectors in two collections, with rows removed, a row replaced and
+    rows written after the snapshot, the build-time search returns exact scores of live rows
+    only at every moment of the build: with no graph yet, the exact top 10 (int8 rescored);
+    with a graph of the snapshot's first slots (the graph for those, int8 for the rest) or of
+    all of them, what the graph finds of the exact top 10 (as the finished graph would)."""
     rng = np.random.default_rng(7)
     dim, count = 64, 3_000
     vectors = rng.standard_normal((count + 200, dim)).astype(np.float32)
@@ -156,14 +159,42 @@ def test_the_int8_scan_rescored_answers_as_the_exact_scan() -> None:
     matrix = VectorMatrix(dim)
     names = ["a" if n % 3 else "b" for n in range(count + 200)]
     matrix.add(list(range(count)), names[:count], vectors[:count])
-    _, _, snapshot, _ = matrix.snapshot()
+    rowids, codes, snapshot, code_names = matrix.snapshot()
     scan = QuantizedSlots(snapshot)
-    matrix.remove(list(range(0, count, 7)))
+    removed = set(range(0, count, 7))
+    matrix.remove(sorted(removed))
+    matrix.add([5], ["a"], -vectors[5:6])  # replaced: the graph holds its old vector
     matrix.add(list(range(count, count + 200)), names[count:], vectors[count:])
     queries = vectors[rng.integers(0, count + 200, 60)] + 0.3 * rng.standard_normal((60, dim))
-    for query in queries.astype(np.float32):
-        for collection in ("a", "b"):
-            found, available = LiveVectors._scanned_search(matrix, scan, query, 10, collection)
-            assert found == matrix.search(query, 10, collection)
-            assert available == matrix.count(collection)
-            assert not {rowid for rowid, _ in found} & set(range(0, count, 7))
+    for built in (0, 1_000, 2_048, count):
+        partial = HNSWVectors(dim)
+        partial.add(
+            rowids[:built].tolist(),
+            [code_names[int(c)] for c in codes[:built]],
+            snapshot[:built],
+            threads=1,
+        )
+        partial.remove([*removed, 5])  # as the write's `apply` does during a build
+        finished = HNSWVectors(dim)  # the graph of the live rows, once built
+        live = [rowid for rowid in range(count + 200) if rowid not in removed]
+        finished.add(*matrix.rows(live), threads=1)
+        matched = wanted = graph_matched = 0
+        for query in queries.astype(np.float32):
+            for collection in ("a", "b"):
+                found, available = scanned_search(
+                    matrix, scan, partial, built, query, 10, collection
+                )
+                exact = matrix.search(query, 10, collection)
+                if not built:
+                    assert found == exact
+                scores = dict(matrix.search(query, count + 200, collection))
+                assert all(scores[rowid] == score for rowid, score in found)  # exact, live
+                assert available == matrix.count(collection)
+                matched += len(set(found) & set(exact))
+                wanted += len(exact)
+                graph_matched += len(
+                    {r for r, _ in finished.search(query, 10, collection)} & {r for r, _ in exact}
+                )
+        assert matched >= graph_matched, built
+        old = scanned_search(matrix, scan, partial, built, vectors[5], 3, "a")[0]
+        assert 5 not in [rowid for rowid, _ in old]  # its old vector is not its own any more

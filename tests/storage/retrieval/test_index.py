@@ -435,19 +435,20 @@ async def test_hnsw_graph_builds_in_the_background_and_replays_writes_made_meanw
     import threading
 
     from toolweave.storage.retrieval import SQLiteTextIndex
+    from toolweave.storage.retrieval._background import SearchGate
     from toolweave.storage.retrieval.hnsw import HNSWVectors
     from toolweave.storage.retrieval.vectors import VectorMatrix
 
     started, release = threading.Event(), threading.Event()
-    original_add = HNSWVectors.add
+    original_wait = SearchGate.wait_idle
 
-    def gated_add(self: HNSWVectors, *args: Any, **kwargs: Any) -> None:
+    def held_before_each_chunk(self: SearchGate, stop: threading.Event) -> None:
         if threading.current_thread().name == "toolweave-hnsw":
             started.set()
             release.wait()
-        original_add(self, *args, **kwargs)
+        original_wait(self, stop)
 
-    monkeypatch.setattr(HNSWVectors, "add", gated_add)
+    monkeypatch.setattr(SearchGate, "wait_idle", held_before_each_chunk)
     index = SQLiteTextIndex(tmp_path / "bg.db", "hash:64", hnsw_threshold=len(DOCS))
     await index.write(DOCS)
     assert await ids(index, "深度学习", limit=1, mode="vector") == ["zh-ml"]

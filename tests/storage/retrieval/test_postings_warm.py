@@ -118,6 +118,7 @@ async def test_a_read_stopped_by_close_takes_nothing(tmp_path: Path) -> None:
     import sqlite3
     import threading
 
+    from toolweave.storage.retrieval._background import SearchGate
     from toolweave.storage.retrieval._sqlite_bm25 import read_postings
 
     path = tmp_path / "stopped.db"
@@ -126,7 +127,7 @@ async def test_a_read_stopped_by_close_takes_nothing(tmp_path: Path) -> None:
     await index.close()
     stop = threading.Event()
     conn = sqlite3.connect(path, isolation_level=None)
-    assert read_postings(conn, "records", 1_000, stop) is not None
+    assert read_postings(conn, "records", 1_000, stop, SearchGate()) is not None
     stop.set()
-    assert read_postings(conn, "records", 1_000, stop) is None
+    assert read_postings(conn, "records", 1_000, stop, SearchGate()) is None
     conn.close()

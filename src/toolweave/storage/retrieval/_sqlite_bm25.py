@@ -36,6 +36,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from toolweave.storage.retrieval._background import SearchGate
 from toolweave.storage.retrieval._live_vectors import WRITES_KEY
 from toolweave.storage.retrieval._pg_bm25 import bm25_scores
 from toolweave.storage.retrieval._words import WORDS_TOKENIZER
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
 
 _KEYS_KEPT = 65_536
 """Distinct query tokens whose terms are kept (queries meet the same few words again)."""
-_READ_BATCH = 65_536
+_READ_BATCH = 8_192
 """Postings fetched at a time by `read_postings` (between two checks of its stop flag)."""
 _STOP_CHECK = 100_000
 """SQLite virtual-machine steps between two checks of `read_postings`' stop flag."""
@@ -153,16 +154,22 @@ class Snapshot:
 
 
 def read_postings(
-    conn: sqlite3.Connection, name: str, kept: int, stop: threading.Event
+    conn: sqlite3.Connection, name: str, kept: int, stop: threading.Event, gate: SearchGate
 ) -> Snapshot | None:
     """The postings of table `name`'s terms, in term order until `kept` postings, read in one
     transaction (on a connection of its own: the index's keeps serving); None if `stop` was set
-    meanwhile (SQLite's own work is interrupted then, its sort of the vocabulary included)."""
+    meanwhile (SQLite's own work is interrupted then, its sort of the vocabulary included).
+    Every step (`_STOP_CHECK` of SQLite's, a batch of `_READ_BATCH` rows) first waits for the
+    index's searches in flight (`gate`)."""
     import numpy as np
+
+    def halted() -> bool:
+        gate.wait_idle(stop)
+        return stop.is_set()
 
     parts: dict[str, list[tuple[Any, Any]]] = {}
     held, full = 0, False
-    conn.set_progress_handler(stop.is_set, _STOP_CHECK)
+    conn.set_progress_handler(halted, _STOP_CHECK)
     conn.execute("BEGIN")
     try:
         row = conn.execute(f"SELECT value FROM {name}_meta WHERE key = ?", [WRITES_KEY]).fetchone()
@@ -170,7 +177,7 @@ def read_postings(
             f"SELECT term, doc, count(*) FROM {name}_words_terms GROUP BY term, doc"
         )
         while not full and (batch := cursor.fetchmany(_READ_BATCH)):
-            if stop.is_set():
+            if halted():
                 return None
             terms, docs, counts = zip(*batch, strict=True)
             ids = np.array(docs, np.int64)

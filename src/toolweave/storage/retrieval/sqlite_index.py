@@ -140,7 +140,6 @@ class SQLiteTextIndex(FusedSearch):
         self._postings = Postings(self.name, check_limit(postings_kept, name="postings_kept"))
         self._owns_db = not isinstance(db, SQLiteDatabase)
         self.db = db if isinstance(db, SQLiteDatabase) else SQLiteDatabase(db)
-        self._warmer = PostingsWarmer(self.db, self._postings)
         check_where(dict.fromkeys(indexed_fields))
         script = _schema(name) + "".join(
             f"CREATE INDEX IF NOT EXISTS {name}_by_{f} ON {name}"
@@ -158,6 +157,7 @@ class SQLiteTextIndex(FusedSearch):
             self.db, name, self.guard.dim(recorded) or 0, self.embedder.name, hnsw_threshold
         )
         self.search_gate = self.vectors.gate
+        self._warmer = PostingsWarmer(self.db, self._postings, self.vectors.gate)
 
     @property
     def hnsw_threshold(self) -> int | None:

@@ -149,6 +149,11 @@ class VectorMatrix:
         order = np.argsort(-scores, kind="stable")[:k]
         return [(int(self._rowids[slots[i]]), float(scores[i])) for i in order]
 
+    def slots_of(self, rowids: Sequence[int], below: int) -> list[int]:
+        """The slots of the live rows among `rowids` that lie below slot `below`."""
+        slots = (self._slot.get(rowid) for rowid in rowids)
+        return [slot for slot in slots if slot is not None and slot < below]
+
     def snapshot(self) -> tuple[Any, Any, Any, dict[int, str]]:
         """Row ids, collection codes (-1: removed), vectors and code names as of now, without
         copying the vectors: rows are only appended, and compaction waits for
@@ -192,36 +197,41 @@ class QuantizedSlots:
         import numkong
         import numpy as np
 
-        count, dim = vectors.shape
-        codes = np.empty((count, dim), np.int8)
+        count = len(vectors)
         self._scales: npt.NDArray[np.float32] = np.empty(count, np.float32)
+        # Packed for numkong's matrix kernels (3.3 ms a query at 100k x 256 against 5.9 ms for
+        # the same products one row at a time, on a busy 2-core machine), a block of `_CHUNK`
+        # rows at a time, so that a search scans only the blocks a partial graph does not hold.
+        self._blocks: list[Any] = []
         for start in range(0, count, _CHUNK):
             block = vectors[start : start + _CHUNK]
             peak = np.abs(block).max(axis=1)
             peak[peak == 0] = 1.0
-            codes[start : start + _CHUNK] = np.rint(block * (_LEVELS / peak)[:, None])
+            codes = np.rint(block * (_LEVELS / peak)[:, None]).astype(np.int8)
             self._scales[start : start + _CHUNK] = peak / _LEVELS
-        # Packed for numkong's matrix kernels: 3.3 ms a query at 100k x 256 against 5.9 ms
-        # for the same products one row at a time (cdist), on a busy 2-core machine.
-        self._packed = numkong.dots_pack(codes)
+            self._blocks.append(numkong.dots_pack(codes))
 
     def __len__(self) -> int:
         return len(self._scales)
 
-    def best_slots(self, query: Any, mask: Any, count: int) -> Any:
-        """The `count` slots (among those `mask` keeps, one flag per slot) whose int8 dot
-        product with `query` is highest, best first."""
+    def best_slots(self, query: Any, mask: Any, count: int, start: int = 0) -> Any:
+        """The `count` slots from `start` on (among those `mask` keeps, one flag per slot from
+        `start`) whose int8 dot product with `query` is highest, best first."""
         import numkong
         import numpy as np
 
         q = np.asarray(query, np.float32)
         peak = float(np.abs(q).max()) or 1.0
-        q8 = np.rint(q * (_LEVELS / peak)).astype(np.int8)
-        raw = np.asarray(numkong.dots_packed(q8[None, :], self._packed)).reshape(-1)
-        scores = np.multiply(raw, self._scales, dtype=np.float32)
+        q8 = np.rint(q * (_LEVELS / peak)).astype(np.int8)[None, :]
+        first = start // _CHUNK
+        blocks = self._blocks[first:]
+        raw = np.concatenate(
+            [np.asarray(numkong.dots_packed(q8, block)).reshape(-1) for block in blocks]
+        )[start - first * _CHUNK :]
+        scores = np.multiply(raw, self._scales[start:], dtype=np.float32)
         scores[~mask] = -np.inf
         count = min(count, int(mask.sum()))
         if count <= 0:
             return np.empty(0, np.int64)
         top = np.argpartition(-scores, count - 1)[:count]
-        return top[np.argsort(-scores[top], kind="stable")]
+        return start + top[np.argsort(-scores[top], kind="stable")]
