@@ -340,7 +340,9 @@ class MemoryManager:
             since=to_datetime(since, field="since") if since is not None else None,
             until=period_end(until) if until is not None else None,
         )
-        with self.index.search_gate or nullcontext():  # background work waits for all of it
+        # The index's background work (`FusedSearch.search_gate`) waits for all of it; an index
+        # of the caller's own may have no gate.
+        with getattr(self.index, "search_gate", None) or nullcontext():
             graph = await self.graph() if "semantic" in types else None
             return await search_memories(
                 self,

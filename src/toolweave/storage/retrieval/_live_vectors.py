@@ -10,9 +10,10 @@ every vector per query (10 ms at 100k, 100 ms at 1M). Building the graph takes s
 minute or two on 2 cores, so it happens in a background thread at a lower priority than the
 searches of its own process (`yield_to_searches`), which waits before each small chunk for the
 index's searches in flight (`SearchGate`); the writes made meanwhile are replayed onto the
-graph before it takes over. Meanwhile a search scans an int8 copy of the build's snapshot
-(`QuantizedSlots`: a quarter of the float32 scan's bytes) and rescores its best candidates
-exactly, and scans the rows written since the snapshot exactly; the copy is made before the
+graph before it takes over. Meanwhile a search asks the graph built so far for the snapshot's
+slots it holds, scans an int8 copy of the others (`QuantizedSlots`: a quarter of the float32
+scan's bytes), rescores both exactly, and scans the rows written since the snapshot exactly
+(`RunningBuild`, one per build); the copy is made before the
 build starts (0.4 s at 100k, within the load or write that starts it), so no search of the
 build scans float32 beside it. The graph is saved beside the file on close, with a fingerprint
 of the rows it holds (including a counter every write transaction bumps, so a replaced row
@@ -39,8 +40,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolweave.storage.retrieval._background import SearchGate, yield_to_searches
-from toolweave.storage.retrieval.hnsw import HNSW_BUILD_THREADS, HNSWVectors, hnsw_available
-from toolweave.storage.retrieval.vectors import RESCORE, QuantizedSlots, VectorMatrix
+from toolweave.storage.retrieval._running_build import RunningBuild
+from toolweave.storage.retrieval.hnsw import HNSWVectors, hnsw_available
+from toolweave.storage.retrieval.vectors import QuantizedSlots, VectorMatrix
 
 if TYPE_CHECKING:
     from toolweave.storage.sqlite import SQLiteDatabase
@@ -99,14 +101,8 @@ class LiveVectors:
         self._suspended = False
         self._stop = threading.Event()  # the running build's own stop flag
         self._touched: set[int] = set()
-        # The running build's int8 copy of its snapshot (what searches scan meanwhile), and
-        # how many of the snapshot's slots its graph holds so far.
-        self._scan: QuantizedSlots | None = None
-        self._built = 0
-        # The running build's graph so far (its first `_built` slots), searched meanwhile, and
-        # what keeps a search of it from running inside the builder's add of a chunk.
-        self._partial: HNSWVectors | None = None
-        self._adding = threading.Lock()
+        # What searches see of the running build: its int8 copy and its graph so far.
+        self._running: RunningBuild | None = None
         #: The index's searches in flight, which the builder lets finish before each chunk.
         self.gate = SearchGate()
         _INSTANCES.add(self)
@@ -119,8 +115,8 @@ class LiveVectors:
     @property
     def build_progress(self) -> float:
         """The share of the vectors a running build has added to its graph so far."""
-        scan = self._scan
-        return self._built / len(scan) if scan is not None and len(scan) else 0.0
+        running = self._running
+        return running.progress if running is not None else 0.0
 
     @property
     def graph_path(self) -> Path:
@@ -189,11 +185,8 @@ class LiveVectors:
             vectors = self.current
             if vectors is None:  # closed meanwhile
                 return [], 0
-            if isinstance(vectors, VectorMatrix) and self._scan is not None:
-                with self._adding:  # usearch searches no graph a chunk is being added to
-                    return scanned_search(
-                        vectors, self._scan, self._partial, self._built, query, k, collection
-                    )
+            if isinstance(vectors, VectorMatrix) and self._running is not None:
+                return self._running.search(vectors, query, k, collection)
             return vectors.search(query, k, collection), vectors.count(collection)
 
     def apply(self, removed: list[int], added: list[tuple[int, str, bytes]]) -> None:
@@ -210,13 +203,12 @@ class LiveVectors:
                 if self._builder is not None:
                     self._touched.update(removed)
                     self._touched.update(a[0] for a in added)
-                    if self._partial is not None:  # its search then wastes no hit on them
-                        with self._adding:
-                            self._partial.remove([*removed, *(a[0] for a in added)])
                 self.dirty = self.dirty or isinstance(vectors, HNSWVectors)
                 vectors.remove(removed)
                 if added:
                     _add_rows(vectors, added)
+                if self._running is not None:  # after the matrix: see `_running_build`
+                    self._running.drop([*removed, *(a[0] for a in added)])
                 self._maybe_build()
             except Exception:
                 logger.exception("updating the vectors of %s failed; reloading", self.table)
@@ -238,20 +230,21 @@ class LiveVectors:
             or not self._graph_wanted(len(matrix))
         ):
             return
-        rowids, codes, vectors, names = matrix.snapshot()
+        rowids, _, vectors, names = matrix.snapshot()
         try:
             # The copy before any search of the build: made by the builder, it took 0.4 s at
             # 100k at full priority, and searches meanwhile scanned float32 beside it (182 ms
             # p50 at load 14). Here it lengthens the load (or the write) that starts the build.
-            self._scan = QuantizedSlots(vectors)
+            running = RunningBuild(QuantizedSlots(vectors), self.dim)
         except BaseException:
             matrix.release_snapshot()
             raise
+        self._running = running
         self._touched = set()
         self._stop = stop = threading.Event()
         builder = threading.Thread(
             target=self._build,
-            args=(self._generation, stop, rowids, codes, vectors, names),
+            args=(self._generation, stop, running, matrix, rowids, vectors, names),
             name="toolweave-hnsw",
             daemon=True,
         )
@@ -268,15 +261,16 @@ class LiveVectors:
         self,
         generation: int,
         stop: threading.Event,
+        running: RunningBuild,
+        matrix: VectorMatrix,
         rowids: Any,
-        codes: Any,
         vectors: Any,
         names: dict[int, str],
     ) -> None:
         graph: HNSWVectors | None = None
         failed = False
         try:
-            graph = self._built_graph(stop, rowids, codes, vectors, names)
+            graph = self._built_graph(stop, running, matrix, rowids, vectors, names)
         except Exception:  # the exact matrix keeps answering; say why there is no graph
             logger.exception("building the HNSW graph for %s failed", self.graph_path)
             failed = True
@@ -286,48 +280,45 @@ class LiveVectors:
             self._builder = None
             self._drop_scan()
             self._build_failed = self._build_failed or failed
-            matrix = self.current
-            if not isinstance(matrix, VectorMatrix):
+            current = self.current
+            if not isinstance(current, VectorMatrix):
                 return
-            matrix.release_snapshot()
+            current.release_snapshot()
             touched, self._touched = sorted(self._touched), set()
             if graph is None or stop.is_set() or generation != self._generation:
                 return
             # Writes committed while the graph was built: replay them from the matrix.
             graph.remove(touched)
-            rowids, collections, fresh = matrix.rows(touched)
+            rowids, collections, fresh = current.rows(touched)
             if rowids:
                 graph.add(rowids, collections, fresh)
             self.current, self.dirty = graph, True
 
     def _built_graph(
-        self, stop: threading.Event, rowids: Any, codes: Any, vectors: Any, names: dict[int, str]
+        self,
+        stop: threading.Event,
+        running: RunningBuild,
+        matrix: VectorMatrix,
+        rowids: Any,
+        vectors: Any,
+        names: dict[int, str],
     ) -> HNSWVectors | None:
-        """The graph of the live rows of the snapshot's slots, added in chunks of
+        """The graph of the snapshot's slots whose rows are still live, added in chunks of
         `_BUILD_CHUNK` (usearch lets go of the GIL while it adds), each once the index's
         searches in flight end (`SearchGate`); None once `stop` is set."""
         yield_to_searches()
-        graph = self._partial = HNSWVectors(self.dim)
         for start in range(0, len(rowids), _BUILD_CHUNK):
             self.gate.wait_idle(stop)
             if stop.is_set():
                 return None
-            end = start + _BUILD_CHUNK
-            live = codes[start:end] >= 0
-            with self._adding:
-                graph.add(
-                    rowids[start:end][live].tolist(),
-                    [names[int(c)] for c in codes[start:end][live]],
-                    vectors[start:end][live],
-                    threads=HNSW_BUILD_THREADS,
-                )
-            self._built = min(end, len(rowids))
-        return graph
+            end = min(start + _BUILD_CHUNK, len(rowids))
+            running.add_chunk(matrix, rowids, vectors, names, end)
+        return running.graph
 
     def _drop_scan(self) -> None:
         """Forget the build's int8 copy and graph so far (holding `_lock`, with the snapshot
-        they copy)."""
-        self._scan, self._built, self._partial = None, 0, None
+        they copy): searches scan the matrix again."""
+        self._running = None
 
     async def build_graph(self) -> bool:
         """Wait for the HNSW graph (starting its build if the store is large enough); False if
@@ -381,35 +372,6 @@ class LiveVectors:
                     await asyncio.to_thread(graph.save, self.graph_path, fingerprint)
             with self._lock:
                 self.current = None
-
-
-def scanned_search(
-    matrix: VectorMatrix,
-    scan: QuantizedSlots,
-    partial: HNSWVectors | None,
-    built: int,
-    query: Any,
-    k: int,
-    collection: str,
-) -> tuple[list[tuple[int, float]], int]:
-    """A search during a build: the snapshot's first `built` slots through the graph built of
-    them so far (`partial`), the snapshot's others through their int8 copy (`scan`: the best
-    `RESCORE` x k), both rescored exactly, and the rows written since exactly. The graph
-    answers rows removed or replaced since the snapshot too: only the live rows it returns
-    whose slot it holds are kept."""
-    import numpy as np
-
-    slots: list[Any] = []
-    if built and partial is not None:
-        hits = partial.search(query, k, collection)
-        slots.append(matrix.slots_of([rowid for rowid, _ in hits], below=built))
-    mask = matrix.members(collection, built, len(scan))
-    if mask is not None:
-        slots.append(scan.best_slots(query, mask, RESCORE * k, start=built))
-    found = matrix.rescored(query, np.concatenate(slots or [[]]).astype(np.int64), k)
-    found += matrix.search(query, k, collection, start=len(scan))
-    found.sort(key=lambda pair: -pair[1])
-    return found[:k], matrix.count(collection)
 
 
 def _add_rows(vectors: VectorMatrix | HNSWVectors, rows: Sequence[tuple[int, str, bytes]]) -> None:

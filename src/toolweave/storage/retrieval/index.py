@@ -98,9 +98,6 @@ class TextIndex(Protocol):
     embedder: Embedder
     guard: EmbedderGuard
     """The embedder behind retries; `guard.warning` says why search runs by keywords only."""
-    search_gate: SearchGate | None
-    """The searches in flight, which the index's background work (a graph build, postings read
-    ahead) waits for; a caller that does more around `search` holds it for the whole."""
 
     async def write(
         self, upsert: Sequence[Record] = (), delete: Sequence[tuple[str, str]] = ()

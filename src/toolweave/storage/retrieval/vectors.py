@@ -149,6 +149,10 @@ class VectorMatrix:
         order = np.argsort(-scores, kind="stable")[:k]
         return [(int(self._rowids[slots[i]]), float(scores[i])) for i in order]
 
+    def slot_codes(self, start: int, end: int) -> Any:
+        """The collection code of each slot from `start` to `end` (-1: its row is gone)."""
+        return self._codes[start:end].copy()
+
     def slots_of(self, rowids: Sequence[int], below: int) -> list[int]:
         """The slots of the live rows among `rowids` that lie below slot `below`."""
         slots = (self._slot.get(rowid) for rowid in rowids)
@@ -220,6 +224,9 @@ class QuantizedSlots:
         import numkong
         import numpy as np
 
+        count = min(count, int(mask.sum()))
+        if count <= 0 or start >= len(self):
+            return np.empty(0, np.int64)
         q = np.asarray(query, np.float32)
         peak = float(np.abs(q).max()) or 1.0
         q8 = np.rint(q * (_LEVELS / peak)).astype(np.int8)[None, :]
@@ -230,8 +237,5 @@ class QuantizedSlots:
         )[start - first * _CHUNK :]
         scores = np.multiply(raw, self._scales[start:], dtype=np.float32)
         scores[~mask] = -np.inf
-        count = min(count, int(mask.sum()))
-        if count <= 0:
-            return np.empty(0, np.int64)
         top = np.argpartition(-scores, count - 1)[:count]
         return start + top[np.argsort(-scores[top], kind="stable")]
