@@ -202,3 +202,27 @@ async def test_a_refused_key_names_where_it_came_from(
     explicit = OpenAIChatModel("m", base_url=replay.url, client=client, api_key="k")
     with pytest.raises(ModelError, match=r"the API key from api_key=\.\.\. was refused"):
         await explicit.complete(ModelRequest(opening()))
+
+
+async def test_an_answer_over_max_answer_bytes_fails_naming_the_setting(
+    replay: ReplayServer, client: httpx.AsyncClient
+) -> None:
+    """A JSON body, an error body and one stream event are each read no further than the
+    model's `max_answer_bytes`; a stream of many events within it is read whole."""
+    model = _chat(replay, client, retries=0)
+    model.max_answer_bytes = 500  # the JSON answer is 758 bytes
+    replay.json("openai_chat_text.json")
+    with pytest.raises(ModelError, match=r"longer than max_answer_bytes \(500 bytes\)"):
+        await model.complete(ModelRequest(opening()))
+    replay.json({"error": {"message": "x" * 1_000}}, 400)
+    with pytest.raises(ModelError, match="max_answer_bytes"):
+        await model.complete(ModelRequest(opening()))
+    replay.sse(b'data: {"choices": [{"delta": {"content": "' + b"y" * 5_000)  # never ends
+    with pytest.raises(ModelError, match="max_answer_bytes"):
+        await collect(model.stream(ModelRequest(opening())))
+    replay.sse("openai_chat_text.sse")  # 3,508 bytes in events of at most 478
+    _, streamed = await collect(model.stream(ModelRequest(opening())))
+    assert streamed.message.text == "Beijing is sunny today, 15°C."
+    model.max_answer_bytes = _http.MAX_ANSWER_BYTES
+    replay.json("openai_chat_text.json")
+    assert (await model.complete(ModelRequest(opening()))).message.text == "北京今天晴，15℃。"

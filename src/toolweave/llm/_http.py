@@ -34,6 +34,9 @@ DEFAULT_TIMEOUT = 600.0
 """Seconds per request; long generations with thinking can take minutes."""
 CONNECT_TIMEOUT = 10.0
 """Seconds to open a connection; an unreachable server should fail fast."""
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
+"""The default `HTTPModel.max_answer_bytes`: the largest answer read into memory (a JSON body,
+an error body, or one event of a stream), as the MCP client's `max_message_bytes`."""
 
 
 def resolve_api_key(
@@ -193,6 +196,10 @@ class HTTPModel:
     """Base of the adapters: one lazily created `httpx.AsyncClient` per event loop."""
 
     provider = "http"
+    #: The largest answer read into memory: a JSON body, an error body or one stream event.
+    #: A server that sends more (an endless event from a broken `openai-compat:` endpoint)
+    #: fails the call naming this setting instead of growing memory until the timeout.
+    max_answer_bytes: int = MAX_ANSWER_BYTES
 
     def __init__(
         self,
@@ -263,11 +270,28 @@ class HTTPModel:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
+    async def _read(self, response: httpx.Response, url: str) -> bytes:
+        """The body of a streamed `response`, read no further than `max_answer_bytes`."""
+        parts, size = [], 0
+        async for chunk in _chunks(response):
+            size += len(chunk)
+            if size > self.max_answer_bytes:
+                raise self._too_long(response.status_code, url)
+            parts.append(chunk)
+        return b"".join(parts)
+
+    def _too_long(self, status: int | None, url: str) -> ModelError:
+        return ModelError(
+            status,
+            f"the answer from {url} is longer than max_answer_bytes ({self.max_answer_bytes}"
+            " bytes); not read further (raise the model's max_answer_bytes to accept it)",
+        )
+
     async def _send(
-        self, url: str, body: Any, *, stream: bool, headers: Mapping[str, str] | None = None
+        self, url: str, body: Any, *, headers: Mapping[str, str] | None = None
     ) -> httpx.Response:
-        """POST with retries; returns a successful response (open when `stream`). `headers`
-        are this request's own (e.g. a beta flag a provider tool needs)."""
+        """POST with retries; returns a successful response, open for reading. `headers` are
+        this request's own (e.g. a beta flag a provider tool needs)."""
         client = self._http()
         headers = {
             **self._headers(),
@@ -279,8 +303,8 @@ class HTTPModel:
         attempt = 0
         while True:
             request = client.build_request("POST", url, content=content, headers=headers)
-            try:
-                response = await client.send(request, stream=stream)
+            try:  # always streamed, so that no body is read past `max_answer_bytes`
+                response = await client.send(request, stream=True)
             except httpx.TransportError as exc:
                 if attempt >= self.max_retries:
                     raise ModelError(None, f"{type(exc).__name__}: {exc} ({url})", True) from exc
@@ -289,8 +313,10 @@ class HTTPModel:
                 continue
             if response.status_code < 400:
                 return response
-            raw = await response.aread()
-            await response.aclose()
+            try:
+                raw = await self._read(response, url)
+            finally:
+                await response.aclose()
             message, code, _ = _read_error(raw)
             # OpenAI and Anthropic may override the status-based rule with x-should-retry.
             hint = response.headers.get("x-should-retry")
@@ -308,9 +334,13 @@ class HTTPModel:
     async def _post_json(
         self, url: str, body: Any, headers: Mapping[str, str] | None = None
     ) -> Any:
-        response = await self._send(url, body, stream=False, headers=headers)
+        response = await self._send(url, body, headers=headers)
         try:
-            return response.json()
+            raw = await self._read(response, url)
+        finally:
+            await response.aclose()
+        try:
+            return json.loads(raw)
         except ValueError as exc:
             raise ModelError(response.status_code, f"invalid JSON from {url}: {exc}") from exc
 
@@ -330,11 +360,11 @@ class HTTPModel:
         `Finished`). The response is closed as soon as this generator stops, even when the
         caller raises.
         """
-        response = await self._send(url, body, stream=True, headers=headers)
+        response = await self._send(url, body, headers=headers)
         try:
             content_type = response.headers.get("content-type", "")
             if "json" in content_type and "event-stream" not in content_type:
-                raw = await response.aread()
+                raw = await self._read(response, url)
                 try:
                     parsed = whole(json.loads(raw))
                 except (ValueError, LookupError, TypeError, AttributeError) as exc:
@@ -355,6 +385,8 @@ class HTTPModel:
                         ) from exc
                     for event in events:
                         yield event
+                if decoder.pending > self.max_answer_bytes:  # an event that never ends
+                    raise self._too_long(None, url)
         finally:
             await response.aclose()
 

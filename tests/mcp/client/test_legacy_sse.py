@@ -6,6 +6,8 @@ Streamable HTTP, gets 405 for its POST and connects again over SSE, as hosts do.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from toolweave.mcp import MCPClient
@@ -54,15 +56,25 @@ async def test_manager_from_configs_of_both_shapes(sdk_sse_url: str) -> None:
         assert tool is not None
 
 
-async def test_an_event_over_max_message_bytes_closes_the_stream(sdk_sse_url: str) -> None:
+@pytest.mark.parametrize("connect", [MCPClient.http, MCPClient.sse])
+async def test_an_event_over_max_message_bytes_closes_the_stream(
+    sdk_sse_url: str, connect: Any
+) -> None:
     """The legacy stream carries every answer, so one event longer than `max_message_bytes`
     (here the SDK server's echo of 200,000 characters) closes it, naming the setting, instead
-    of being buffered however long it grows."""
+    of being buffered however long it grows: reached through `http` (the fallback) and `sse`."""
     bound = 65_536
-    async with MCPClient.http(sdk_sse_url, name="bounded", max_message_bytes=bound) as client:
+    async with connect(sdk_sse_url, name="bounded", max_message_bytes=bound) as client:
         assert isinstance(client.transport, LegacySSETransport)
         fits = await client.call_tool("echo", {"text": "短" * 1000})
         with pytest.raises(MCPError) as refused:
             await client.call_tool("echo", {"text": "x" * 200_000})
     assert fits.content[0].text == "短" * 1000  # type: ignore[union-attr]
     assert f"longer than max_message_bytes ({bound} bytes)" in str(refused.value)
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, 1.5, "64"])
+def test_max_message_bytes_must_be_a_positive_number_of_bytes(bad: Any) -> None:
+    for connect in (MCPClient.http, MCPClient.sse):
+        with pytest.raises(ValueError, match="max_message_bytes"):
+            connect("http://127.0.0.1:9/sse", max_message_bytes=bad)

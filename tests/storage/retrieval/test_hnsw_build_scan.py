@@ -166,25 +166,25 @@ def test_the_build_time_search_answers_as_the_exact_scan() -> None:
         matrix = VectorMatrix(dim)
         matrix.add(list(range(count)), names[:count], vectors[:count])
         rowids, _, snapshot, code_names = matrix.snapshot()
-        running = RunningBuild(QuantizedSlots(snapshot), dim)
-        running.add_chunk(matrix, rowids, snapshot, code_names, built // 2)
+        running = RunningBuild(matrix, rowids, snapshot, code_names)
+        running.add_chunk(built // 2)
         matrix.remove(sorted(removed))  # what `LiveVectors.apply` does: the matrix, then drop
         matrix.add([5], ["a"], -vectors[5:6])  # replaced: its old vector must not answer
         matrix.add(list(range(count, count + 200)), names[count:], vectors[count:])
         running.drop([*removed, 5, *range(count, count + 200)])
-        running.add_chunk(matrix, rowids, snapshot, code_names, built)  # skips the gone rows
+        running.add_chunk(built)  # skips the gone rows
         finished = HNSWVectors(dim)  # the graph of the live rows, once built
         live = [rowid for rowid in range(count + 200) if rowid not in removed]
         finished.add(*matrix.rows(live), threads=1)
         matched = wanted = graph_matched = 0
         for query in queries.astype(np.float32):
             for collection in ("a", "b"):
-                found, available = running.search(matrix, query, 10, collection)
+                found, available = running.search(query, 10, collection)
                 exact = matrix.search(query, 10, collection)
                 if not built:
                     assert found == exact
                 with running.adding:  # the builder is adding a chunk: the copy answers alone
-                    assert running.search(matrix, query, 10, collection)[0] == exact
+                    assert running.search(query, 10, collection)[0] == exact
                 scores = dict(matrix.search(query, count + 200, collection))
                 assert all(scores[rowid] == score for rowid, score in found)  # exact, live
                 assert available == matrix.count(collection)
@@ -194,7 +194,7 @@ def test_the_build_time_search_answers_as_the_exact_scan() -> None:
                     {r for r, _ in finished.search(query, 10, collection)} & {r for r, _ in exact}
                 )
         assert matched >= graph_matched, built
-        old = running.search(matrix, vectors[5], 3, "a")[0]
+        old = running.search(vectors[5], 3, "a")[0]
         assert 5 not in [rowid for rowid, _ in old]  # its old vector is not its own any more
         assert len(running.graph) == len([s for s in range(built) if s not in removed | {5}])
 
@@ -229,7 +229,8 @@ async def test_a_build_stopped_inside_a_chunk_leaves_the_next_build_whole(
 
     def halt(self: LiveVectors) -> threading.Thread | None:
         builder = original_halt(self)
-        release.set()  # the stopped builder ends its chunk once the reload went ahead
+        if builder is not None:  # (the first load halts no build)
+            release.set()  # the stopped builder ends its chunk once the reload went ahead
         return builder
 
     def wait_idle(self: SearchGate, stop: threading.Event) -> None:

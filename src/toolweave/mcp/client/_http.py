@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from toolweave._sse import SSEDecoder
 from toolweave.mcp.client._param_headers import encode_header_value
 from toolweave.mcp.client._sse_legacy import LegacySSETransport, is_legacy_sse_url
-from toolweave.mcp.client._stdio import DEFAULT_MAX_LINE_BYTES
+from toolweave.mcp.client._stdio import check_message_bytes
 from toolweave.mcp.shared.constants import (
     META_PROTOCOL_VERSION,
     MODERN_VERSIONS,
@@ -74,17 +74,11 @@ class HTTPTransport:
         timeout: float = 30.0,
         name: str | None = None,
         legacy_sse_fallback: bool = True,
-        max_message_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        max_message_bytes: int | None = None,
     ) -> None:
-        if isinstance(max_message_bytes, bool) or not isinstance(max_message_bytes, int):
-            raise ValueError(
-                f"max_message_bytes must be a number of bytes, not {max_message_bytes!r}"
-            )
-        if max_message_bytes < 1:
-            raise ValueError(f"max_message_bytes must be positive, not {max_message_bytes}")
         self.url = url
         #: The largest answer (a JSON body or one SSE event, decompressed) read into memory.
-        self.max_message_bytes = max_message_bytes
+        self.max_message_bytes = check_message_bytes(max_message_bytes)
         self.legacy_sse_fallback = legacy_sse_fallback
         self.rejected_post = False  # a 405: set for `legacy_transport`
         self.extra_headers = dict(headers or {})

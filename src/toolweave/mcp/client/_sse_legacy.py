@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 from toolweave._sse import SSEDecoder
-from toolweave.mcp.client._stdio import DEFAULT_MAX_LINE_BYTES
+from toolweave.mcp.client._stdio import check_message_bytes
 from toolweave.mcp.shared.errors import INTERNAL_ERROR, JSONRPCError, MCPConnectionClosed, MCPError
 from toolweave.mcp.shared.jsonrpc import decode, encode
 
@@ -47,10 +47,10 @@ class LegacySSETransport:
         auth: httpx.Auth | None = None,
         timeout: float = 30.0,
         name: str | None = None,
-        max_message_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        max_message_bytes: int | None = None,
     ) -> None:
         self.url = url
-        self.max_message_bytes = max_message_bytes
+        self.max_message_bytes = check_message_bytes(max_message_bytes)
         self.extra_headers = dict(headers or {})
         self.auth = auth
         self.timeout = timeout

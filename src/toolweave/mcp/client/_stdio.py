@@ -62,6 +62,20 @@ def server_environment(env: dict[str, str] | None, *, inherit_env: bool = False)
 
 #: Longest accepted stdout line; a longer message fails the call it answers.
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+
+
+def check_message_bytes(value: int | None) -> int:
+    """An HTTP transport's `max_message_bytes`: `value` if it is a positive number of bytes,
+    the default (`DEFAULT_MAX_LINE_BYTES`) if None, else ValueError naming the setting."""
+    if value is None:
+        return DEFAULT_MAX_LINE_BYTES
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"max_message_bytes must be a number of bytes, not {value!r}")
+    if value < 1:
+        raise ValueError(f"max_message_bytes must be positive, not {value}")
+    return value
+
+
 #: How long shutdown waits after closing stdin, and again after SIGTERM.
 DEFAULT_SHUTDOWN_TIMEOUT = 2.0
 #: How long to wait for the exit code once stdout has closed (and for stdout to close once

@@ -185,7 +185,6 @@ class MCPClient(ServerFeatures):
         longer than `max_message_bytes` (default 64 MiB, as `max_line_bytes` over stdio) fails
         the request it answers, read no further."""
         from toolweave.mcp.client._http import HTTPTransport
-        from toolweave.mcp.client._stdio import DEFAULT_MAX_LINE_BYTES
 
         transport = HTTPTransport(
             url,
@@ -194,7 +193,7 @@ class MCPClient(ServerFeatures):
             timeout=timeout,
             name=name,
             legacy_sse_fallback=legacy_sse_fallback,
-            max_message_bytes=max_message_bytes or DEFAULT_MAX_LINE_BYTES,
+            max_message_bytes=max_message_bytes,
         )
         return cls(transport, name=name, timeout=timeout, **options)
 
@@ -207,13 +206,21 @@ class MCPClient(ServerFeatures):
         *,
         name: str | None = None,
         auth: httpx.Auth | None = None,
+        max_message_bytes: int | None = None,
         **options: Any,
     ) -> MCPClient:
-        """A client for a legacy HTTP+SSE endpoint (MCP 2024-11-05, `"type": "sse"`), as the
-        official SDK's `sse_client`."""
+        """A client for a legacy HTTP+SSE endpoint (MCP 2024-11-05, `"type": "sse"`) as the SDK's
+        `sse_client`; an event longer than `max_message_bytes` (64 MiB) closes the stream."""
         from toolweave.mcp.client._sse_legacy import LegacySSETransport
 
-        transport = LegacySSETransport(url, headers=headers, auth=auth, timeout=timeout, name=name)
+        transport = LegacySSETransport(
+            url,
+            headers=headers,
+            auth=auth,
+            timeout=timeout,
+            name=name,
+            max_message_bytes=max_message_bytes,
+        )
         return cls(transport, name=name, timeout=timeout, **options)
 
     # -- lifecycle ------------------------------------------------------------------------------

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from toolweave.storage.retrieval._background import SearchGate, yield_to_searches
 from toolweave.storage.retrieval._running_build import RunningBuild
 from toolweave.storage.retrieval.hnsw import HNSWVectors, hnsw_available
-from toolweave.storage.retrieval.vectors import QuantizedSlots, VectorMatrix
+from toolweave.storage.retrieval.vectors import VectorMatrix
 
 if TYPE_CHECKING:
     from toolweave.storage.sqlite import SQLiteDatabase
@@ -186,7 +186,7 @@ class LiveVectors:
             if vectors is None:  # closed meanwhile
                 return [], 0
             if isinstance(vectors, VectorMatrix) and self._running is not None:
-                return self._running.search(vectors, query, k, collection)
+                return self._running.search(query, k, collection)
             return vectors.search(query, k, collection), vectors.count(collection)
 
     def apply(self, removed: list[int], added: list[tuple[int, str, bytes]]) -> None:
@@ -232,10 +232,7 @@ class LiveVectors:
             return
         rowids, _, vectors, names = matrix.snapshot()
         try:
-            # The copy before any search of the build: made by the builder, it took 0.4 s at
-            # 100k at full priority, and searches meanwhile scanned float32 beside it (182 ms
-            # p50 at load 14). Here it lengthens the load (or the write) that starts the build.
-            running = RunningBuild(QuantizedSlots(vectors), self.dim)
+            running = RunningBuild(matrix, rowids, vectors, names)
         except BaseException:
             matrix.release_snapshot()
             raise
@@ -244,7 +241,7 @@ class LiveVectors:
         self._stop = stop = threading.Event()
         builder = threading.Thread(
             target=self._build,
-            args=(self._generation, stop, running, matrix, rowids, vectors, names),
+            args=(self._generation, stop, running),
             name="toolweave-hnsw",
             daemon=True,
         )
@@ -262,15 +259,11 @@ class LiveVectors:
         generation: int,
         stop: threading.Event,
         running: RunningBuild,
-        matrix: VectorMatrix,
-        rowids: Any,
-        vectors: Any,
-        names: dict[int, str],
     ) -> None:
         graph: HNSWVectors | None = None
         failed = False
         try:
-            graph = self._built_graph(stop, running, matrix, rowids, vectors, names)
+            graph = self._built_graph(stop, running)
         except Exception:  # the exact matrix keeps answering; say why there is no graph
             logger.exception("building the HNSW graph for %s failed", self.graph_path)
             failed = True
@@ -294,25 +287,17 @@ class LiveVectors:
                 graph.add(rowids, collections, fresh)
             self.current, self.dirty = graph, True
 
-    def _built_graph(
-        self,
-        stop: threading.Event,
-        running: RunningBuild,
-        matrix: VectorMatrix,
-        rowids: Any,
-        vectors: Any,
-        names: dict[int, str],
-    ) -> HNSWVectors | None:
+    def _built_graph(self, stop: threading.Event, running: RunningBuild) -> HNSWVectors | None:
         """The graph of the snapshot's slots whose rows are still live, added in chunks of
         `_BUILD_CHUNK` (usearch lets go of the GIL while it adds), each once the index's
         searches in flight end (`SearchGate`); None once `stop` is set."""
         yield_to_searches()
-        for start in range(0, len(rowids), _BUILD_CHUNK):
+        count = len(running.rowids)
+        for start in range(0, count, _BUILD_CHUNK):
             self.gate.wait_idle(stop)
             if stop.is_set():
                 return None
-            end = min(start + _BUILD_CHUNK, len(rowids))
-            running.add_chunk(matrix, rowids, vectors, names, end)
+            running.add_chunk(min(start + _BUILD_CHUNK, count))
         return running.graph
 
     def _drop_scan(self) -> None:

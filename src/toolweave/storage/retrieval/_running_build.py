@@ -26,11 +26,21 @@ from toolweave.storage.retrieval.vectors import RESCORE, QuantizedSlots, VectorM
 
 
 class RunningBuild:
-    """One background graph build: its snapshot's int8 copy (`scan`) and its graph so far."""
+    """One background graph build of `matrix`'s snapshot (row ids, vectors, collection names by
+    code): its int8 copy (`scan`) and its graph so far."""
 
-    def __init__(self, scan: QuantizedSlots, dim: int) -> None:
-        self.scan = scan
-        self.graph = HNSWVectors(dim)
+    def __init__(
+        self, matrix: VectorMatrix, rowids: Any, vectors: Any, names: dict[int, str]
+    ) -> None:
+        self.matrix = matrix
+        self.rowids = rowids
+        self.vectors = vectors
+        self.names = names
+        # Made before any search of the build: made by the builder, it took 0.4 s at 100k at
+        # full priority, and searches meanwhile scanned float32 beside it (182 ms p50 at load
+        # 14). Here it lengthens the load (or the write) that starts the build.
+        self.scan = QuantizedSlots(vectors)
+        self.graph = HNSWVectors(matrix.dim)
         #: The snapshot's slots the graph holds (the first `built`).
         self.built = 0
         #: Held while the graph is changed or searched (usearch's Python index is not searched
@@ -55,33 +65,30 @@ class RunningBuild:
         if rowids:
             self.graph.remove(rowids)
 
-    def add_chunk(
-        self, matrix: VectorMatrix, rowids: Any, vectors: Any, names: dict[int, str], end: int
-    ) -> None:
+    def add_chunk(self, end: int) -> None:
         """Add the snapshot's slots from `built` to `end` whose rows are still live (their
         codes read now, holding `adding`, after the rows written since are taken out)."""
         start = self.built
         with self.adding:
             self._take_out_dropped()
-            codes = matrix.slot_codes(start, end)
+            codes = self.matrix.slot_codes(start, end)
             live = codes >= 0
             self.graph.add(
-                rowids[start:end][live].tolist(),
-                [names[int(code)] for code in codes[live]],
-                vectors[start:end][live],
+                self.rowids[start:end][live].tolist(),
+                [self.names[int(code)] for code in codes[live]],
+                self.vectors[start:end][live],
                 threads=HNSW_BUILD_THREADS,
             )
             self.built = end
 
-    def search(
-        self, matrix: VectorMatrix, query: Any, k: int, collection: str
-    ) -> tuple[list[tuple[int, float]], int]:
+    def search(self, query: Any, k: int, collection: str) -> tuple[list[tuple[int, float]], int]:
         """The `k` nearest (row id, exact cosine) pairs of `collection` during the build: the
         graph's slots through the graph (unless the builder is adding: then through the int8
         copy too), the snapshot's others through the int8 copy (the best `RESCORE` x k), both
         rescored exactly, and the rows written since the snapshot exactly."""
         import numpy as np
 
+        matrix = self.matrix
         slots: list[Any] = []
         built = 0
         if self.adding.acquire(blocking=False):
