@@ -19,6 +19,7 @@ from typing import Any, Self
 
 import httpx
 
+from toolweave._bounded import read_bounded
 from toolweave._sse import SSEDecoder
 from toolweave.llm.errors import ModelConfigError, ModelError
 from toolweave.llm.types import ModelResponse, StreamEvent, response_events
@@ -272,13 +273,10 @@ class HTTPModel:
 
     async def _read(self, response: httpx.Response, url: str) -> bytes:
         """The body of a streamed `response`, read no further than `max_answer_bytes`."""
-        parts, size = [], 0
-        async for chunk in _chunks(response):
-            size += len(chunk)
-            if size > self.max_answer_bytes:
-                raise self._too_long(response.status_code, url)
-            parts.append(chunk)
-        return b"".join(parts)
+        body = await read_bounded(_chunks(response), self.max_answer_bytes)
+        if body is None:
+            raise self._too_long(response.status_code, url)
+        return body
 
     def _too_long(self, status: int | None, url: str) -> ModelError:
         return ModelError(

@@ -143,6 +143,14 @@ async def reopened(path: Path) -> SQLiteTextIndex:
     return SQLiteTextIndex(path, "hash:64")
 
 
+async def held_read(index: SQLiteTextIndex) -> asyncio.Task[int]:
+    """The postings read ahead of `index`, started while a search is in flight (the caller
+    holds the gate), once it waits for that search."""
+    read = asyncio.create_task(index.warm_postings())
+    await asyncio.to_thread(wait_deferred, index.vectors.gate, 1)
+    return read
+
+
 async def test_the_postings_reader_waits_for_the_searches_in_flight(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -150,8 +158,7 @@ async def test_the_postings_reader_waits_for_the_searches_in_flight(
     index = await reopened(tmp_path / "read.db")
     gate = index.vectors.gate
     with gate:  # a search in flight
-        read = asyncio.create_task(index.warm_postings())
-        await asyncio.to_thread(wait_deferred, gate, 1)
+        read = await held_read(index)
         assert not read.done() and not index._postings.whole
     assert await read > ROWS  # released: it read every word
     assert index._postings.whole
@@ -167,8 +174,7 @@ async def test_close_during_a_held_read_returns(
     index = await reopened(tmp_path / "close-read.db")
     gate = index.vectors.gate
     with gate:
-        read = asyncio.create_task(index.warm_postings())
-        await asyncio.to_thread(wait_deferred, gate, 1)
+        read = await held_read(index)
         await index.close()  # the stop wakes the reader's wait
         await read
         assert not index._postings.whole

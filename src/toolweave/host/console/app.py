@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
+from toolweave._bounded import read_bounded
 from toolweave.errors import ConfigError
 from toolweave.host.config import DEFAULT_MAX_PENDING_PER_CLIENT
 from toolweave.host.console.log import QuerySource, row_json, usage_summary
@@ -378,7 +379,7 @@ class Console:
         async def decide(request: Request) -> Response:
             if request.headers.get("content-type", "").split(";")[0] != "application/json":
                 return JSONResponse({"error": "send Content-Type: application/json"}, 415)
-            raw = await _bounded_body(request, max_body)
+            raw = await read_bounded(request.stream(), max_body)
             if raw is None:
                 message = f"request body larger than max_body_bytes ({max_body} bytes)"
                 return JSONResponse({"error": message}, status_code=413)
@@ -410,18 +411,6 @@ class Console:
             Route(f"{api}/approvals/history", guarded(history)),
             Route(f"{api}/approvals/{{id}}", guarded(decide), methods=["POST"]),
         ]
-
-
-async def _bounded_body(request: Request, limit: int) -> bytes | None:
-    """The body, or None once it passes `limit` bytes (nothing past the limit is kept)."""
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _filters(request: Request, names: tuple[str, ...]) -> dict[str, str]:

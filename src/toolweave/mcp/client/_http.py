@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from toolweave._bounded import read_bounded
 from toolweave._sse import SSEDecoder
 from toolweave.mcp.client._param_headers import encode_header_value
 from toolweave.mcp.client._sse_legacy import LegacySSETransport, is_legacy_sse_url
@@ -242,17 +243,13 @@ class HTTPTransport:
     async def _bounded_body(self, response: httpx.Response) -> bytes:
         """The body, read (decompressed) only up to `max_message_bytes`; over it the answer
         is refused before more is read (a huge or endless body, a compression bomb)."""
-        parts: list[bytes] = []
-        size = 0
         try:
-            async for chunk in response.aiter_bytes():
-                size += len(chunk)
-                if size > self.max_message_bytes:
-                    raise JSONRPCError(INTERNAL_ERROR, self._too_long())
-                parts.append(chunk)
+            body = await read_bounded(response.aiter_bytes(), self.max_message_bytes)
         finally:
             await response.aclose()
-        return b"".join(parts)
+        if body is None:
+            raise JSONRPCError(INTERNAL_ERROR, self._too_long())
+        return body
 
     def _too_long(self) -> str:
         return (

@@ -216,7 +216,7 @@ class LiveVectors:
                 self._stop.set()
                 self.gate.wake()
                 self._builder = None
-                self._drop_scan()
+                self._drop_running()
 
     # -- the graph (a background thread) --------------------------------------------------------
 
@@ -250,7 +250,7 @@ class LiveVectors:
             builder.start()
         except BaseException:
             self._builder = None
-            self._drop_scan()
+            self._drop_running()
             matrix.release_snapshot()
             raise
 
@@ -271,7 +271,7 @@ class LiveVectors:
             if self._builder is not threading.current_thread():
                 return  # stopped: `_stop_builder` released the snapshot
             self._builder = None
-            self._drop_scan()
+            self._drop_running()
             self._build_failed = self._build_failed or failed
             current = self.current
             if not isinstance(current, VectorMatrix):
@@ -300,7 +300,7 @@ class LiveVectors:
             running.add_chunk(min(start + _BUILD_CHUNK, count))
         return running.graph
 
-    def _drop_scan(self) -> None:
+    def _drop_running(self) -> None:
         """Forget the build's int8 copy and graph so far (holding `_lock`, with the snapshot
         they copy): searches scan the matrix again."""
         self._running = None
@@ -326,7 +326,7 @@ class LiveVectors:
         with self._lock:
             self._suspended = True
             builder, self._builder = self._builder, None
-            self._drop_scan()
+            self._drop_running()
             if builder is None:
                 return None
             self._stop.set()

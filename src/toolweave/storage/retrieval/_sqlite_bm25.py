@@ -52,9 +52,11 @@ if TYPE_CHECKING:
 _KEYS_KEPT = 65_536
 """Distinct query tokens whose terms are kept (queries meet the same few words again)."""
 _READ_BATCH = 8_192
-"""Postings fetched at a time by `read_postings` (between two checks of its stop flag)."""
+"""Postings fetched at a time by `read_postings` (between two waits for the searches in flight
+and checks of its stop flag)."""
 _STOP_CHECK = 100_000
-"""SQLite virtual-machine steps between two checks of `read_postings`' stop flag."""
+"""SQLite virtual-machine steps between two waits for the searches in flight and checks of
+`read_postings`' stop flag."""
 RECOUNT_ROWS = 2_000
 """Rows one write may add before the postings kept are dropped instead of counted in (reading
 a term's postings again costs less than segmenting and stemming that many records)."""
