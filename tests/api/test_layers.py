@@ -4,8 +4,8 @@ tools < storage < llm < capabilities (mcp, skills, memory, kb, builtins) < gover
 < agent < scheduler < host < cli. A package imports only packages of a lower layer (never one
 beside it), and every import counts: module level, inside a function, and under
 `if TYPE_CHECKING:` (a type-only import upward still ties the lower layer to the upper one's
-names). The root's own modules (`errors`, `version`, `_lazy`, `_sse`, `_extras`) sit below
-everything; the root package itself is the facade over all layers and is not a layer.
+names). The root's own modules (`errors`, `version`, `_lazy`, `_sse`, `_bounded`, `_extras`)
+sit below everything; the root package itself is the facade over all layers and is not a layer.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cli",),
 )
 RANK = {package: rank for rank, layer in enumerate(LAYERS) for package in layer}
-ROOT_MODULES = {"errors", "version", "_lazy", "_sse", "_extras"}
+ROOT_MODULES = {"errors", "version", "_lazy", "_sse", "_bounded", "_extras"}
 
 
 def _package(dotted: str) -> str:
