@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from toolweave.storage.retrieval.hnsw import HNSW_BUILD_THREADS, HNSWVectors
-from toolweave.storage.retrieval.vectors import RESCORE, QuantizedSlots, VectorMatrix
+from toolweave.storage.retrieval.vectors import QuantizedSlots, VectorMatrix
 
 
 class RunningBuild:
@@ -84,7 +84,7 @@ class RunningBuild:
     def search(self, query: Any, k: int, collection: str) -> tuple[list[tuple[int, float]], int]:
         """The `k` nearest (row id, exact cosine) pairs of `collection` during the build: the
         graph's slots through the graph (unless the builder is adding: then through the int8
-        copy too), the snapshot's others through the int8 copy (the best `RESCORE` x k), both
+        copy too), the snapshot's others through the int8 copy (its best `rescore` x k), both
         rescored exactly, and the rows written since the snapshot exactly."""
         import numpy as np
 
@@ -102,7 +102,7 @@ class RunningBuild:
                 self.adding.release()
         mask = matrix.members(collection, built, len(self.scan))
         if mask is not None:
-            slots.append(self.scan.best_slots(query, mask, RESCORE * k, start=built))
+            slots.append(self.scan.best_slots(query, mask, k, start=built))
         found = matrix.rescored(query, np.concatenate(slots or [[]]).astype(np.int64), k)
         found += matrix.search(query, k, collection, start=len(self.scan))
         found.sort(key=lambda pair: -pair[1])
