@@ -206,7 +206,7 @@ def test_the_copy_scanned_from_its_last_slot_finds_nothing() -> None:
     scan = QuantizedSlots(vectors)
     assert len(scan.best_slots(vectors[0], np.ones(0, bool), 10, start=8_192)) == 0
     best = scan.best_slots(vectors[8_191], np.ones(2, bool), 1, start=8_190).tolist()
-    assert best[0] == 8_191 and sorted(best) == [8_190, 8_191]  # `rescore` x 1, at most 2
+    assert best[0] == 8_191 and sorted(best) == [8_190, 8_191]  # `candidates(1)`, at most 2
 
 
 async def test_a_build_stopped_inside_a_chunk_leaves_the_next_build_whole(

@@ -84,7 +84,7 @@ class RunningBuild:
     def search(self, query: Any, k: int, collection: str) -> tuple[list[tuple[int, float]], int]:
         """The `k` nearest (row id, exact cosine) pairs of `collection` during the build: the
         graph's slots through the graph (unless the builder is adding: then through the int8
-        copy too), the snapshot's others through the int8 copy (its best `rescore` x k), both
+        copy too), the snapshot's others through the int8 copy (its best `candidates(k)`), both
         rescored exactly, and the rows written since the snapshot exactly."""
         import numpy as np
 

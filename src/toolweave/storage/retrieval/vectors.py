@@ -26,8 +26,8 @@ dimensions), half the bytes again, and the best `PROJECTED_RESCORE` x k are scor
 At 100k x 256 the kernel fell from 2.2 to 1.0 ms (memory-bound: the bytes are what it costs);
 in a memory search at 0% built (k = 100: 1,000 rows scored exactly) the vector side fell from
 3.1 to about 1.8 ms. Recall against the exact scan, 1,109 SciFact queries over 45k SciFact
-sentences (WordLlama): 0.9972 of the 100 nearest, 0.9876 of the 10 nearest (1.000 with the
-whole int8 vectors; the finished graph's recall@10 is 0.90-0.95); USE over 15k: 0.9995, 0.9984.
+sentences (WordLlama): 0.9972 of the 100 nearest, 0.9995 of the 10 nearest (1.000 with the
+whole int8 vectors; the finished graph's recall@10 is 0.90-0.95); USE over 15k: 0.9995, 1.000.
 """
 
 from __future__ import annotations
@@ -43,7 +43,11 @@ _INITIAL_CAPACITY = 1024
 RESCORE = 4
 """int8 candidates per wanted hit, scored again exactly on the float32 vectors."""
 PROJECTED_RESCORE = 10
-"""The same, when the int8 copy holds the vectors' principal components (`principal_axes`)."""
+"""The same, when the int8 copy holds the vectors' principal components (`principal_axes`)..."""
+PROJECTED_CANDIDATES = 1_000
+"""...and at least this many: a collection that is a small part of the store (Chinese sentences
+beside 45k English ones) may differ from the rest along axes the store's variance leaves out
+(its 10 nearest: 0.959 from 100 candidates, 0.9997 from 1,000)."""
 KEPT_VARIANCE = 0.75
 """The share of the vectors' variance their principal components must keep to stand in for them."""
 _AXES_STEP = 64
@@ -230,8 +234,6 @@ class QuantizedSlots:
         count = len(vectors)
         self._scales: npt.NDArray[np.float32] = np.empty(count, np.float32)
         self._axes = principal_axes(vectors)
-        #: Candidates per wanted hit that `best_slots` returns for exact scoring.
-        self.rescore = RESCORE if self._axes is None else PROJECTED_RESCORE
         # Packed for numkong's matrix kernels (3.3 ms a query at 100k x 256 against 5.9 ms for
         # the same products one row at a time, on a busy 2-core machine), a block of `_CHUNK`
         # rows at a time, so that a search scans only the blocks a partial graph does not hold.
@@ -250,13 +252,19 @@ class QuantizedSlots:
     def __len__(self) -> int:
         return len(self._scales)
 
+    def candidates(self, wanted: int) -> int:
+        """How many slots `best_slots` returns (at most) for `wanted` hits, to score exactly."""
+        if self._axes is None:
+            return RESCORE * wanted
+        return max(PROJECTED_RESCORE * wanted, PROJECTED_CANDIDATES)
+
     def best_slots(self, query: Any, mask: Any, wanted: int, start: int = 0) -> Any:
-        """The `rescore` x `wanted` slots from `start` on (among those `mask` keeps, one flag
+        """The `candidates(wanted)` slots from `start` on (among those `mask` keeps, one flag
         per slot from `start`) whose int8 dot product with `query` is highest, best first."""
         import numkong
         import numpy as np
 
-        count = min(self.rescore * wanted, int(mask.sum()))
+        count = min(self.candidates(wanted), int(mask.sum()))
         if count <= 0 or start >= len(self):
             return np.empty(0, np.int64)
         q = np.asarray(query, np.float32)
