@@ -39,7 +39,7 @@ class RunningBuild:
         # Made before any search of the build: made by the builder, it took 0.4 s at 100k at
         # full priority, and searches meanwhile scanned float32 beside it (182 ms p50 at load
         # 14). Here it lengthens the load (or the write) that starts the build.
-        self.scan = QuantizedSlots(vectors)
+        self.scan = QuantizedSlots(vectors, matrix.slot_codes(0, len(vectors)))
         self.graph = HNSWVectors(matrix.dim)
         #: The snapshot's slots the graph holds (the first `built`).
         self.built = 0

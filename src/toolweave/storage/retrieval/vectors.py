@@ -17,12 +17,14 @@ the 100 candidates a memory search wants explores most of its graph, about 1 ms 
 per row) and scans it with numkong's SIMD int8 dot product (the kernels usearch computes
 with); the best `RESCORE` x k candidates are then scored exactly on the float32 vectors, so
 every returned score is the exact cosine, and a row is missed only if int8 rounding pushes it
-out of a candidate list four times longer than the answer.
+out of a candidate list four times longer than the answer (when the copy keeps every
+dimension; see below for when it does not).
 
 Text embeddings put most of their variance in a few directions: WordLlama's 256 dimensions keep
 78% of it in their first 128 principal components, the multilingual USE's 512 88%. The copy then
 holds those components only (`principal_axes`, at least `KEPT_VARIANCE` in at most half the
-dimensions), half the bytes again, and the best `PROJECTED_RESCORE` x k are scored exactly.
+dimensions, for the whole snapshot and for each large collection in it), half the bytes again,
+and the best `PROJECTED_RESCORE` x k (at least `PROJECTED_CANDIDATES`) are scored exactly.
 At 100k x 256 the kernel fell from 2.2 to 1.0 ms (memory-bound: the bytes are what it costs);
 in a memory search at 0% built (k = 100: 1,000 rows scored exactly) the vector side fell from
 3.1 to about 1.8 ms. Recall against the exact scan, 1,109 SciFact queries over 45k SciFact
@@ -45,18 +47,18 @@ RESCORE = 4
 PROJECTED_RESCORE = 10
 """The same, when the int8 copy holds the vectors' principal components (`principal_axes`)..."""
 PROJECTED_CANDIDATES = 1_000
-"""...and at least this many: a collection that is a small part of the store (Chinese sentences
-beside 45k English ones) may differ from the rest along axes the store's variance leaves out
-(its 10 nearest: 0.959 from 100 candidates, 0.9997 from 1,000)."""
+"""...and at least this many: a collection of at most this many rows is then scored whole, as
+`principal_axes` checks only larger ones (Chinese sentences beside 45k English ones, through the
+store's axes: their 10 nearest 0.959 from 100 candidates, 0.9997 from 1,000)."""
 KEPT_VARIANCE = 0.75
 """The share of the vectors' variance their principal components must keep to stand in for them."""
 _AXES_STEP = 64
 """Principal components are kept by this many (numkong's kernels run whole blocks of them)."""
 _AXES_SAMPLE = 8_192
-"""Rows, at most, that the principal components are computed from."""
+"""Rows, at most, that the principal components are computed from (evenly spaced)."""
 _AXES_MAX_DIMS = 1_536
-"""Vectors of more dimensions are copied whole: finding the axes took 0.19 s at 1,024
-dimensions, 0.53 s at 1,536 and 3.4 s at 3,072 (2-core machine)."""
+"""Vectors of more dimensions are copied whole: finding the axes with one BLAS thread took
+0.31 s at 1,024 dimensions and 0.81 s at 1,536 (busy 2-core machine); 3.4 s at 3,072."""
 _LEVELS = 127
 _CHUNK = 8_192
 """Rows quantized at a time (bounds the float temporaries to a few MB)."""
@@ -227,18 +229,27 @@ class QuantizedSlots:
     their principal components (`principal_axes`) when a few of them keep most of what tells
     the vectors apart, else of the vectors themselves."""
 
-    def __init__(self, vectors: Any) -> None:
+    def __init__(self, vectors: Any, codes: Any = None) -> None:
+        """`vectors` and their collection `codes` (-1: a removed row; None: one collection)."""
+        import numpy as np
+        from threadpoolctl import threadpool_limits
+
+        self._scales: npt.NDArray[np.float32] = np.empty(len(vectors), np.float32)
+        self._blocks: list[Any] = []
+        # One BLAS thread: on a busy 2-core machine two OpenBLAS threads waiting on each other
+        # made the copy take 1.38 s in one run of several (0.11-0.13 s otherwise).
+        with threadpool_limits(1, user_api="blas"):
+            self._axes = principal_axes(vectors, codes)
+            self._quantize(vectors)
+
+    def _quantize(self, vectors: Any) -> None:
         import numkong
         import numpy as np
 
-        count = len(vectors)
-        self._scales: npt.NDArray[np.float32] = np.empty(count, np.float32)
-        self._axes = principal_axes(vectors)
         # Packed for numkong's matrix kernels (3.3 ms a query at 100k x 256 against 5.9 ms for
         # the same products one row at a time, on a busy 2-core machine), a block of `_CHUNK`
         # rows at a time, so that a search scans only the blocks a partial graph does not hold.
-        self._blocks: list[Any] = []
-        for start in range(0, count, _CHUNK):
+        for start in range(0, len(vectors), _CHUNK):
             block = vectors[start : start + _CHUNK]
             if self._axes is not None:
                 center, axes = self._axes
@@ -254,6 +265,8 @@ class QuantizedSlots:
 
     def candidates(self, wanted: int) -> int:
         """How many slots `best_slots` returns (at most) for `wanted` hits, to score exactly."""
+        if wanted <= 0:
+            return 0
         if self._axes is None:
             return RESCORE * wanted
         return max(PROJECTED_RESCORE * wanted, PROJECTED_CANDIDATES)
@@ -284,27 +297,51 @@ class QuantizedSlots:
         return start + top[np.argsort(-scores[top], kind="stable")]
 
 
-def principal_axes(vectors: Any) -> tuple[Any, Any] | None:
+def principal_axes(vectors: Any, codes: Any = None) -> tuple[Any, Any] | None:
     """(centre, axes): the fewest principal axes of `vectors` (a multiple of `_AXES_STEP`, from
-    a sample of `_AXES_SAMPLE` rows) that keep `KEPT_VARIANCE` of their variance, if they are
-    at most half the dimensions; else None (the copy keeps every dimension). Vectors of more
-    than `_AXES_MAX_DIMS` dimensions are kept whole (finding their axes would cost seconds in
-    the load that starts the build)."""
+    at most `_AXES_SAMPLE` evenly spaced rows) that keep `KEPT_VARIANCE` of the variance of
+    them all and of each collection of more than `PROJECTED_CANDIDATES` rows (`codes`: one per
+    row, -1 for a removed row; None: one collection), if they are at most half the dimensions;
+    else None (the copy keeps every dimension). A collection is checked on its own because the
+    axes are the whole store's: a large one that differs from the rest along axes they leave out
+    would be ranked by noise. Vectors of more than `_AXES_MAX_DIMS` dimensions are kept whole
+    (finding their axes would cost seconds in the load that starts the build)."""
     import numpy as np
 
     count, dim = vectors.shape
     if not 2 * _AXES_STEP <= dim <= _AXES_MAX_DIMS or count < dim:
         return None
-    sample = np.asarray(vectors[:: max(1, count // _AXES_SAMPLE)], np.float32)
-    center = sample.mean(axis=0, dtype=np.float64)
-    spread = sample - center.astype(np.float32)
+    step = -(-count // _AXES_SAMPLE)
+    sample = np.asarray(vectors[::step], np.float32)
+    center = sample.mean(axis=0, dtype=np.float64).astype(np.float32)
+    spread = sample - center
     variances, axes = np.linalg.eigh((spread.T @ spread).astype(np.float64))  # ascending
-    variances, axes = variances[::-1], axes[:, ::-1]
+    variances, axes = variances[::-1], np.ascontiguousarray(axes[:, ::-1], np.float32)
     total = float(variances.sum())
-    if total <= 0:
+    if not np.isfinite(total) or total <= 0:
         return None
-    kept = np.cumsum(variances) / total
+    kept = np.cumsum(variances)[: dim // 2] / total
+    for group in _large_collections(sample, codes, step):
+        group = group - group.mean(axis=0)
+        along = np.cumsum(((group @ axes[:, : dim // 2]) ** 2).sum(axis=0))
+        kept = np.minimum(kept, along / max(float((group**2).sum()), 1e-30))
     for dims in range(_AXES_STEP, dim // 2 + 1, _AXES_STEP):
         if kept[dims - 1] >= KEPT_VARIANCE:
-            return center.astype(np.float32), np.ascontiguousarray(axes[:, :dims], np.float32)
+            return center, np.ascontiguousarray(axes[:, :dims])
     return None
+
+
+def _large_collections(sample: Any, codes: Any, step: int) -> list[Any]:
+    """The sample's rows of each collection of more than `PROJECTED_CANDIDATES` live rows, when
+    the live rows are of more than one collection (one collection is the whole sample)."""
+    import numpy as np
+
+    if codes is None:
+        return []
+    codes = np.asarray(codes)
+    found, rows = np.unique(codes[codes >= 0], return_counts=True)
+    if len(found) < 2:
+        return []
+    sampled = codes[::step]
+    groups = [sample[sampled == code] for code in found[rows > PROJECTED_CANDIDATES]]
+    return [group for group in groups if len(group) > 1]
