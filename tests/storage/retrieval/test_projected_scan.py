@@ -216,3 +216,59 @@ def test_the_build_time_search_through_a_projected_copy_finds_the_exact_nearest(
                 found += len(in_copy & {rowid for rowid, _ in hits})
                 wanted += len(in_copy)
         assert wanted and found / wanted >= 0.99, built
+
+
+def test_a_large_collection_between_the_sampled_rows_is_checked() -> None:
+    """The apart collection's rows are written between the others' (slots 1, 4, 7, ... of
+    20,000, where an evenly spaced sample of the store takes 0, 3, 6, ...): it is checked on
+    its own rows, so the copy keeps every dimension and it is found."""
+    rng = np.random.default_rng(15)
+    axes = np.linalg.qr(rng.standard_normal((256, 256)))[0]
+    vectors = (rng.standard_normal((20_000, 64)) @ axes[:, :64].T).astype(np.float32)
+    apart_slots = np.arange(1, 20_000, 3)
+    vectors[apart_slots] = 4.0 * axes[:, 255] + 0.3 * (
+        rng.standard_normal((len(apart_slots), 160)) @ axes[:, 64:224].T
+    )
+    names = ["b"] * 20_000
+    for slot in apart_slots:
+        names[slot] = "a"
+    codes = np.array([0 if name == "a" else 1 for name in names])
+    assert principal_axes(vectors, codes) is None
+    share, _ = recall(vectors, vectors[apart_slots[:50]] + 0.05, collections=names)
+    assert share >= 0.99
+
+
+def test_removed_rows_do_not_choose_the_axes() -> None:
+    """10,000 removed rows along 64 axes and 10,000 live rows along 128 others: the axes are the
+    live rows' (from the removed rows', the live ones would be ranked by noise)."""
+    rng = np.random.default_rng(16)
+    axes = np.linalg.qr(rng.standard_normal((256, 256)))[0]
+    removed = 3.0 * rng.standard_normal((10_000, 64)) @ axes[:, :64].T
+    live = rng.standard_normal((10_000, 128)) @ axes[:, 64:192].T
+    vectors = np.concatenate([removed, live]).astype(np.float32)
+    vectors += 0.01 * rng.standard_normal(vectors.shape).astype(np.float32)
+    codes = np.array([-1] * 10_000 + [0] * 10_000)
+    projected = principal_axes(vectors, codes)
+    assert projected is not None and projected[1].shape[1] == 128
+    along_live = np.linalg.norm(axes[:, 64:192].T @ projected[1]) ** 2
+    assert along_live > 0.99 * 128  # every kept axis lies in the live rows' subspace
+
+
+def test_a_collection_of_identical_rows_leaves_the_projection_on() -> None:
+    """1,500 copies of one memory in a collection of their own: any order of them is right, so
+    they do not turn the projection off for the store."""
+    vectors, _ = apart(400, 17)
+    vectors = np.concatenate([np.repeat(vectors[-1:], 1_500, axis=0), vectors[400:]])
+    codes = np.array([0] * 1_500 + [1] * (len(vectors) - 1_500))
+    projected = principal_axes(vectors, codes)
+    assert projected is not None and projected[1].shape[1] == 64
+
+
+def test_a_build_passes_the_collections_of_its_snapshot() -> None:
+    """`RunningBuild` makes its copy with the snapshot's collections: a large collection apart
+    from the store's axes makes it keep every dimension (4 x k candidates)."""
+    vectors, names = apart(5_000, 18)
+    matrix = VectorMatrix(256)
+    matrix.add(list(range(len(vectors))), names, vectors)
+    rowids, _, snapshot, code_names = matrix.snapshot()
+    assert RunningBuild(matrix, rowids, snapshot, code_names).scan.candidates(10) == RESCORE * 10

@@ -34,7 +34,9 @@ whole int8 vectors; the finished graph's recall@10 is 0.90-0.95); USE over 15k: 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -55,10 +57,15 @@ KEPT_VARIANCE = 0.75
 _AXES_STEP = 64
 """Principal components are kept by this many (numkong's kernels run whole blocks of them)."""
 _AXES_SAMPLE = 8_192
-"""Rows, at most, that the principal components are computed from (evenly spaced)."""
+"""Live rows, at most, that the principal components are computed from (evenly spaced)."""
+_COLLECTION_SAMPLE = 512
+"""Rows, at most, of each large collection that its share of the variance is checked on."""
 _AXES_MAX_DIMS = 1_536
 """Vectors of more dimensions are copied whole: finding the axes with one BLAS thread took
-0.31 s at 1,024 dimensions and 0.81 s at 1,536 (busy 2-core machine); 3.4 s at 3,072."""
+0.31 s at 1,024 dimensions and 0.81 s at 1,536 (busy 2-core machine), and grows with the cube."""
+_BLAS_LIMIT = threading.Lock()
+"""Held around threadpoolctl's limit, which is the whole process's: two copies made at once
+take turns, so neither restores the other's limit as the process's own."""
 _LEVELS = 127
 _CHUNK = 8_192
 """Rows quantized at a time (bounds the float temporaries to a few MB)."""
@@ -232,13 +239,10 @@ class QuantizedSlots:
     def __init__(self, vectors: Any, codes: Any = None) -> None:
         """`vectors` and their collection `codes` (-1: a removed row; None: one collection)."""
         import numpy as np
-        from threadpoolctl import threadpool_limits
 
         self._scales: npt.NDArray[np.float32] = np.empty(len(vectors), np.float32)
         self._blocks: list[Any] = []
-        # One BLAS thread: on a busy 2-core machine two OpenBLAS threads waiting on each other
-        # made the copy take 1.38 s in one run of several (0.11-0.13 s otherwise).
-        with threadpool_limits(1, user_api="blas"):
+        with _one_blas_thread():
             self._axes = principal_axes(vectors, codes)
             self._quantize(vectors)
 
@@ -297,22 +301,39 @@ class QuantizedSlots:
         return start + top[np.argsort(-scores[top], kind="stable")]
 
 
+@contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    """One BLAS thread for the products that make a copy: on a busy 2-core machine two OpenBLAS
+    threads waiting on each other made the copy take 1.38 s in one run of several (0.11-0.13 s
+    otherwise), and the axes at 1,024 dimensions 1.26 s against 0.31 s. (A BLAS threadpoolctl
+    does not know, such as Apple's Accelerate, keeps its own threads.)"""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # installed before it joined the `memory` extra: no limit, same copy
+        yield
+        return
+    with _BLAS_LIMIT, threadpool_limits(1, user_api="blas"):
+        yield
+
+
 def principal_axes(vectors: Any, codes: Any = None) -> tuple[Any, Any] | None:
-    """(centre, axes): the fewest principal axes of `vectors` (a multiple of `_AXES_STEP`, from
-    at most `_AXES_SAMPLE` evenly spaced rows) that keep `KEPT_VARIANCE` of the variance of
-    them all and of each collection of more than `PROJECTED_CANDIDATES` rows (`codes`: one per
-    row, -1 for a removed row; None: one collection), if they are at most half the dimensions;
+    """(centre, axes): the fewest principal axes of the live rows of `vectors` (`codes`: each
+    row's collection, -1 for a removed row; None: every row live, one collection), a multiple
+    of `_AXES_STEP` found from at most `_AXES_SAMPLE` evenly spaced live rows, that keep
+    `KEPT_VARIANCE` of the variance of them all and of each collection of more than
+    `PROJECTED_CANDIDATES` rows (from its own rows), if they are at most half the dimensions;
     else None (the copy keeps every dimension). A collection is checked on its own because the
     axes are the whole store's: a large one that differs from the rest along axes they leave out
-    would be ranked by noise. Vectors of more than `_AXES_MAX_DIMS` dimensions are kept whole
-    (finding their axes would cost seconds in the load that starts the build)."""
+    would be ranked by noise (so one such collection keeps every dimension for the whole copy).
+    Vectors of more than `_AXES_MAX_DIMS` dimensions are kept whole (finding their axes would
+    cost seconds in the load that starts the build). Call it inside `_one_blas_thread`."""
     import numpy as np
 
     count, dim = vectors.shape
-    if not 2 * _AXES_STEP <= dim <= _AXES_MAX_DIMS or count < dim:
+    live = np.arange(count) if codes is None else np.flatnonzero(np.asarray(codes) >= 0)
+    if not 2 * _AXES_STEP <= dim <= _AXES_MAX_DIMS or len(live) < dim:
         return None
-    step = -(-count // _AXES_SAMPLE)
-    sample = np.asarray(vectors[::step], np.float32)
+    sample = _spaced_rows(vectors, live, _AXES_SAMPLE)
     center = sample.mean(axis=0, dtype=np.float64).astype(np.float32)
     spread = sample - center
     variances, axes = np.linalg.eigh((spread.T @ spread).astype(np.float64))  # ascending
@@ -321,19 +342,28 @@ def principal_axes(vectors: Any, codes: Any = None) -> tuple[Any, Any] | None:
     if not np.isfinite(total) or total <= 0:
         return None
     kept = np.cumsum(variances)[: dim // 2] / total
-    for group in _large_collections(sample, codes, step):
-        group = group - group.mean(axis=0)
-        along = np.cumsum(((group @ axes[:, : dim // 2]) ** 2).sum(axis=0))
-        kept = np.minimum(kept, along / max(float((group**2).sum()), 1e-30))
+    for rows in _large_collections(vectors, codes):
+        group = rows - rows.mean(axis=0, dtype=np.float64).astype(np.float32)
+        spread_total = float((group**2).sum())
+        if spread_total > 1e-6 * float((rows**2).sum()):  # rows all alike: any order is right
+            along = np.cumsum(((group @ axes[:, : dim // 2]) ** 2).sum(axis=0))
+            kept = np.minimum(kept, along / spread_total)
     for dims in range(_AXES_STEP, dim // 2 + 1, _AXES_STEP):
         if kept[dims - 1] >= KEPT_VARIANCE:
             return center, np.ascontiguousarray(axes[:, :dims])
     return None
 
 
-def _large_collections(sample: Any, codes: Any, step: int) -> list[Any]:
-    """The sample's rows of each collection of more than `PROJECTED_CANDIDATES` live rows, when
-    the live rows are of more than one collection (one collection is the whole sample)."""
+def _spaced_rows(vectors: Any, slots: Any, most: int) -> Any:
+    """At most `most` of `vectors`' rows at `slots`, evenly spaced among them, as float32."""
+    import numpy as np
+
+    return np.asarray(vectors[slots[:: -(-len(slots) // most)]], np.float32)
+
+
+def _large_collections(vectors: Any, codes: Any) -> list[Any]:
+    """Up to `_COLLECTION_SAMPLE` rows of each collection of more than `PROJECTED_CANDIDATES`
+    rows, when the live rows are of more than one collection (one collection is the sample)."""
     import numpy as np
 
     if codes is None:
@@ -342,6 +372,7 @@ def _large_collections(sample: Any, codes: Any, step: int) -> list[Any]:
     found, rows = np.unique(codes[codes >= 0], return_counts=True)
     if len(found) < 2:
         return []
-    sampled = codes[::step]
-    groups = [sample[sampled == code] for code in found[rows > PROJECTED_CANDIDATES]]
-    return [group for group in groups if len(group) > 1]
+    return [
+        _spaced_rows(vectors, np.flatnonzero(codes == code), _COLLECTION_SAMPLE)
+        for code in found[rows > PROJECTED_CANDIDATES]
+    ]
